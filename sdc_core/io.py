@@ -1,0 +1,192 @@
+"""Reading tables and inferring what kind of data each column holds.
+
+Supported: CSV/TSV/TXT (delimiter sniffed among ``,`` ``;`` tab ``|``; UTF-8 with or without a
+byte-order mark, Latin-1 as the fallback), Excel ``.xlsx``, Parquet, Stata ``.dta`` and SPSS
+``.sav``/``.zsav``. A source is a path or the raw bytes of an upload (then ``name`` gives the
+file name, whose extension selects the reader); bytes are read from memory, never written to
+disk. Every failure raises :class:`~sdc_core.errors.SdcInputError` with a message that names the
+file and the problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import zipfile
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+
+#: Default bound on the size of a file to read (bytes).
+MAX_BYTES = 200 * 1024 * 1024
+
+EXAMPLE_PATH = Path(__file__).resolve().parent / "data" / "actg175.csv"
+EXAMPLE_NAME = "ACTG 175 (AIDS clinical trial, 2139 patients)"
+
+_DELIMITED = {".csv", ".tsv", ".txt", ".tab"}
+_EXCEL = {".xlsx", ".xlsm"}
+_PARQUET = {".parquet", ".pq"}
+_STATA = {".dta"}
+_SPSS = {".sav", ".zsav"}
+SUPPORTED_EXTENSIONS = sorted(_DELIMITED | _EXCEL | _PARQUET | _STATA | _SPSS)
+_DELIMITERS = ",;\t|"
+
+
+class Kind(str, Enum):
+    """What a column holds, as far as disclosure control is concerned."""
+
+    NUMERIC = "numeric"
+    CATEGORICAL = "categorical"
+    DATE = "date"
+    IDENTIFIER = "identifier"
+
+
+def load_example() -> pd.DataFrame:
+    """The built-in example: the ACTG 175 trial data (see ``sdc_core/data/README.md``)."""
+    return read_table(EXAMPLE_PATH)
+
+
+def read_table(source: str | Path | bytes, name: str | None = None,
+               max_bytes: int = MAX_BYTES) -> pd.DataFrame:
+    """Read a table from a path or from the bytes of an uploaded file.
+
+    Parameters
+    ----------
+    source : path or bytes
+        The file, or its content.
+    name : str, optional
+        The file name (needed with bytes: its extension selects the reader).
+    max_bytes : int
+        Larger files are refused.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        label = name or "uploaded file"
+        raw = bytes(source)
+    else:
+        path = Path(source)
+        label = name or path.name
+        if not path.is_file():
+            raise SdcInputError(f"{label}: no such file")
+        if path.stat().st_size > max_bytes:
+            raise SdcInputError(f"{label}: file is larger than the limit of "
+                                f"{max_bytes / 2**20:.0f} MB")
+        raw = path.read_bytes()
+    if len(raw) > max_bytes:
+        raise SdcInputError(f"{label}: file is larger than the limit of "
+                            f"{max_bytes / 2**20:.0f} MB")
+    if not raw.strip():
+        raise SdcInputError(f"{label}: file is empty")
+    ext = Path(label).suffix.lower()
+    if ext == ".xls":
+        raise SdcInputError(f"{label}: the legacy Excel .xls format is not supported; "
+                            "save it as .xlsx or CSV")
+    if ext not in SUPPORTED_EXTENSIONS:
+        raise SdcInputError(f"{label}: unsupported file type '{ext or '(none)'}'; expected one "
+                            f"of {', '.join(SUPPORTED_EXTENSIONS)}")
+    try:
+        if ext in _DELIMITED:
+            df = _read_delimited(raw)
+        elif ext in _EXCEL:
+            df = pd.read_excel(io.BytesIO(raw), engine="openpyxl")
+        elif ext in _PARQUET:
+            df = pd.read_parquet(io.BytesIO(raw))
+        elif ext in _STATA:
+            df = pd.read_stata(io.BytesIO(raw))
+        else:
+            import pyreadstat
+            df, _meta = pyreadstat.read_sav(io.BytesIO(raw))
+    except SdcInputError as err:
+        raise SdcInputError(f"{label}: {err}") from None
+    except (ValueError, TypeError, OSError, KeyError, IndexError, UnicodeError,
+            zipfile.BadZipFile, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise SdcInputError(f"{label}: cannot be read as {ext[1:].upper()} "
+                            f"({_first_line(err)})") from None
+    except Exception as err:  # readers of binary formats raise their own exception types
+        raise SdcInputError(f"{label}: cannot be read as {ext[1:].upper()} "
+                            f"({type(err).__name__}: {_first_line(err)})") from None
+    if df.shape[1] == 0 or df.shape[0] == 0:
+        raise SdcInputError(f"{label}: the table has no data rows")
+    df.columns = [str(c).strip() for c in df.columns]
+    if len(set(df.columns)) != df.shape[1]:
+        dup = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+        raise SdcInputError(f"{label}: duplicate column names: {', '.join(dup)}")
+    return df
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
+def _decode(raw: bytes) -> str:
+    """UTF-8 (a byte-order mark is dropped), else Latin-1, which maps every byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def sniff_delimiter(text: str) -> str:
+    """The field delimiter of delimited text, among ``,`` ``;`` tab and ``|``.
+
+    ``csv.Sniffer`` on the first lines; when it cannot decide, the candidate that occurs most
+    often in the header line (``,`` when none occurs: a single column).
+    """
+    sample = "\n".join(text[:65536].splitlines()[:50])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except csv.Error:
+        header = sample.splitlines()[0] if sample else ""
+        counts = {d: header.count(d) for d in _DELIMITERS}
+        best = max(counts, key=counts.get)
+        return best if counts[best] > 0 else ","
+
+
+def _read_delimited(raw: bytes) -> pd.DataFrame:
+    text = _decode(raw)
+    sep = sniff_delimiter(text)
+    return pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=False)
+
+
+_DATE_PATTERN = re.compile(
+    r"^\s*(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}[./]\d{1,2}[./]\d{2,4})\s*$")
+
+
+def infer_kind(s: pd.Series, identifier_share: float = 0.95, max_categories: int = 10) -> Kind:
+    """Infer a column's kind.
+
+    - ``date``: a datetime dtype, or text whose non-missing values all look like dates
+      (``2024-03-01``, ``01.03.2024``, ``1/3/24``).
+    - ``identifier``: integers or text with a distinct value on at least ``identifier_share`` of
+      the (at least 20) non-missing records, like a patient number.
+    - ``categorical``: text, booleans, or numbers with at most ``max_categories`` distinct values.
+    - ``numeric``: other numbers.
+    """
+    values = s.dropna()
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return Kind.DATE
+    n = len(values)
+    nunique = values.nunique()
+    is_bool = pd.api.types.is_bool_dtype(s)
+    is_num = pd.api.types.is_numeric_dtype(s) and not is_bool
+    if not is_num and not is_bool and n > 0:
+        head = values.astype(str).head(1000)
+        if head.str.match(_DATE_PATTERN).all():
+            return Kind.DATE
+    if n >= 20 and nunique >= identifier_share * n and (
+            not is_num or pd.api.types.is_integer_dtype(s)
+            or bool(np.all(np.mod(values.to_numpy(dtype=float), 1) == 0))):
+        return Kind.IDENTIFIER
+    if is_num and nunique > max_categories:
+        return Kind.NUMERIC
+    return Kind.CATEGORICAL
+
+
+def infer_kinds(df: pd.DataFrame) -> dict[str, Kind]:
+    """:func:`infer_kind` for every column, in column order."""
+    return {c: infer_kind(df[c]) for c in df.columns}

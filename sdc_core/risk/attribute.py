@@ -1,0 +1,89 @@
+"""Attribute-disclosure scan: released columns that give a sensitive column away.
+
+For a sensitive column S and another released column Z, on the records where both are present,
+group by Z and let share = Σ_z max_s n(z, s) / Σ_z n(z) over the Z values held by at least two
+records (a value held by one record says nothing about determination: that record is unique on Z,
+an identity-disclosure matter). Z *determines* S when every such Z value maps to one S value
+(share = 1), e.g. ``arms`` → ``treat`` in ACTG 175; it *nearly determines* S when share ≥
+``near`` (0.95) and S is not itself nearly constant (its most common value covers less than
+``near`` of the records). A column with a distinct value on at least ``identifier_share`` of its
+records determines everything trivially: it is reported once, as a direct identifier to drop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.risk.keys import check_columns
+
+
+@dataclass(frozen=True)
+class AttributeFinding:
+    column: str
+    sensitive: str
+    level: str  # "determines" or "nearly determines"
+    share: float
+    n_values: int
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AttributeScan:
+    findings: list[AttributeFinding] = field(default_factory=list)
+    direct_identifiers: list[str] = field(default_factory=list)
+
+
+def is_identifier_like(s: pd.Series, identifier_share: float = 0.95) -> bool:
+    """A distinct value on at least ``identifier_share`` of the (at least 2) non-missing records."""
+    values = s.dropna()
+    return len(values) >= 2 and values.nunique() >= identifier_share * len(values)
+
+
+def determination_share(z: pd.Series, s: pd.Series) -> tuple[float, int] | None:
+    """(share, number of Z values) as defined in the module docstring; None when no Z value is
+    held by two records with S present."""
+    both = z.notna().to_numpy() & s.notna().to_numpy()
+    z_code, _ = pd.factorize(z[both])
+    s_code, s_levels = pd.factorize(s[both])
+    card_s = max(len(s_levels), 1)
+    pairs, counts = np.unique(z_code.astype(np.int64) * card_s + s_code, return_counts=True)
+    zc = pairs // card_s
+    starts = np.flatnonzero(np.diff(zc, prepend=-1))
+    totals = np.add.reduceat(counts, starts)
+    maxima = np.maximum.reduceat(counts, starts)
+    shared = totals >= 2
+    if not shared.any():
+        return None
+    return float(maxima[shared].sum() / totals[shared].sum()), int(len(starts))
+
+
+def attribute_disclosure_scan(df: pd.DataFrame, sensitive: Sequence[str],
+                              columns: Sequence[str] | None = None, near: float = 0.95,
+                              identifier_share: float = 0.95) -> AttributeScan:
+    """Scan every pair (Z, S) of a released column Z (default: all columns) and a sensitive S."""
+    sens = check_columns(df, sensitive, "sensitive")
+    cols = check_columns(df, columns if columns is not None else list(df.columns), "released")
+    identifiers = [c for c in cols if is_identifier_like(df[c], identifier_share)]
+    findings = []
+    for s_col in sens:
+        s = df[s_col]
+        mode_share = s.value_counts(normalize=True).max() if s.notna().any() else 1.0
+        for z_col in cols:
+            if z_col == s_col or z_col in identifiers:
+                continue
+            result = determination_share(df[z_col], s)
+            if result is None:
+                continue
+            share, n_values = result
+            if share == 1.0:
+                findings.append(AttributeFinding(z_col, s_col, "determines", share, n_values))
+            elif share >= near and mode_share < near:
+                findings.append(AttributeFinding(z_col, s_col, "nearly determines", share,
+                                                 n_values))
+    return AttributeScan(findings, identifiers)

@@ -1,0 +1,72 @@
+"""Distinct l-diversity of a sensitive column S over the equivalence classes.
+
+l(i) = number of distinct non-missing S values among the records of record i's class; a class
+with l = 1 is homogeneous: anyone who places a person in it learns S. With missing key values
+(wildcard semantics) the class of i holds every record that counts towards f_k(i) with a weight
+above zero, so l(i) counts the S values of all records compatible with i.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.risk.classes import ClassSizes, PatternPair, class_table, pattern_pairs, shared_keys
+from sdc_core.risk.keys import check_columns
+
+
+@dataclass(frozen=True)
+class LDiversity:
+    """l per record and its summary: ``min_l`` and ``percent_l_eq_1`` (records in homogeneous
+    classes, in percent)."""
+
+    sensitive: str
+    l: np.ndarray
+    min_l: int
+    percent_l_eq_1: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"min_l": self.min_l, "percent_l_eq_1": self.percent_l_eq_1}
+
+
+def l_diversity(df: pd.DataFrame, classes: ClassSizes, sensitive: str) -> LDiversity:
+    """l(i) for every record, for the classes computed by :func:`class_sizes` on ``df``."""
+    check_columns(df, [sensitive], "sensitive")
+    s_code, s_levels = pd.factorize(df[sensitive])
+    card = max(len(s_levels), 1)
+    valid = s_code >= 0
+    pairs = np.unique(classes.class_id[valid] * card + s_code[valid])
+    pair_class, pair_s = pairs // card, pairs % card
+    if classes.has_missing:
+        distinct = _wildcard_distinct(classes, pair_class, pair_s)
+    else:
+        distinct = np.bincount(pair_class, minlength=classes.n_labels)
+    l_rec = distinct[classes.class_id].astype(np.int64)
+    return LDiversity(sensitive, l_rec, int(l_rec.min()) if len(l_rec) else 0,
+                      float(100.0 * np.mean(l_rec == 1)) if len(l_rec) else 0.0)
+
+
+def _wildcard_distinct(classes: ClassSizes, pair_class: np.ndarray,
+                       pair_s: np.ndarray) -> np.ndarray:
+    codes = class_table(classes.class_id, classes.n_classes, classes.keys)
+    found = []
+    for pair in pattern_pairs(codes, classes.alpha):
+        in_q = np.zeros(classes.n_classes, dtype=bool)
+        in_q[pair.q_idx] = True
+        rows = in_q[pair_class]
+        joined = PatternPair(pair.p_idx, pair_class[rows], pair.shared, pair.weight)
+        key_p, key_q, _ = shared_keys(codes, joined)
+        left = pd.DataFrame({"key": key_p, "c": pair.p_idx})
+        right = pd.DataFrame({"key": key_q, "s": pair_s[rows]})
+        found.append(left.merge(right, on="key")[["c", "s"]])
+    all_missing = np.flatnonzero(~(codes >= 0).any(axis=1))
+    if len(all_missing):
+        every_s = np.unique(pair_s)
+        found.append(pd.DataFrame({"c": np.repeat(all_missing, len(every_s)),
+                                   "s": np.tile(every_s, len(all_missing))}))
+    if not found:
+        return np.zeros(classes.n_classes, dtype=np.int64)
+    distinct_pairs = pd.concat(found, ignore_index=True).drop_duplicates()
+    return np.bincount(distinct_pairs["c"].to_numpy(), minlength=classes.n_classes)

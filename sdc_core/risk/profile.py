@@ -1,0 +1,185 @@
+"""The disclosure-risk profile of a table on its quasi-identifiers X (DESIGN §3).
+
+With f_k(i) the size of record i's equivalence class, r_i its individual risk (see
+:mod:`sdc_core.risk.individual`), n records and threshold T:
+
+- ``percent_unique`` = 100 · mean(f_k = 1)
+- ``percent_k_le_threshold`` = 100 · mean(f_k ≤ T)
+- ``expected_reidentifications`` = Σ 1/f_k;  ``avg_linkage_risk_percent`` = 100 · mean(1/f_k)
+- ``global_risk_percent`` = 100 · mean(r);  ``global_expected_reidentifications`` = Σ r
+- ``min_k`` = min f_k;  ``median_k`` = median of f_k over records
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+from sdc_core.risk.attribute import AttributeScan, attribute_disclosure_scan
+from sdc_core.risk.classes import ClassSizes, class_sizes
+from sdc_core.risk.individual import individual_risk
+from sdc_core.risk.keys import check_columns
+from sdc_core.risk.ldiversity import LDiversity, l_diversity
+
+#: Key-subset snapshots enumerate all 2^m − 1 subsets up to this many quasi-identifiers.
+MAX_SNAPSHOT_KEYS = 10
+
+
+def check_k(k: int) -> int:
+    if isinstance(k, bool) or not float(k).is_integer() or k < 1:
+        raise SdcInputError(f"k must be a whole number ≥ 1, not {k}")
+    return int(k)
+
+
+@dataclass(frozen=True)
+class RiskProfile:
+    """Summary measures plus the per-record arrays ``fk``, ``Fk`` and ``risk``."""
+
+    qi: tuple[str, ...]
+    weight: str | None
+    na: str
+    alpha: float
+    n_records: int
+    n_classes: int
+    k_threshold: int
+    percent_unique: float
+    percent_k_le_threshold: float
+    expected_reidentifications: float
+    avg_linkage_risk_percent: float
+    global_risk_percent: float
+    global_expected_reidentifications: float
+    min_k: float
+    median_k: float
+    n_records_with_missing_keys: int
+    fk: np.ndarray = field(repr=False)
+    Fk: np.ndarray = field(repr=False)
+    risk: np.ndarray = field(repr=False)
+    classes: ClassSizes = field(repr=False)
+
+    def summary(self) -> dict[str, object]:
+        """The summary measures as plain Python values (JSON-ready)."""
+        keys = ("n_records", "n_classes", "k_threshold", "percent_unique",
+                "percent_k_le_threshold", "expected_reidentifications",
+                "avg_linkage_risk_percent", "global_risk_percent",
+                "global_expected_reidentifications", "min_k", "median_k",
+                "n_records_with_missing_keys")
+        out: dict[str, object] = {"qi": list(self.qi), "weight": self.weight, "na": self.na,
+                                  "alpha": self.alpha}
+        for key in keys:
+            value = getattr(self, key)
+            out[key] = int(value) if float(value).is_integer() else float(value)
+        return out
+
+    def records(self) -> pd.DataFrame:
+        """``fk``, ``Fk``, ``risk`` per input row, in input order."""
+        return pd.DataFrame({"fk": self.fk, "Fk": self.Fk, "risk": self.risk})
+
+
+def profile_from_sizes(fk: np.ndarray, Fk: np.ndarray, n_classes: int,
+                       k: int = 5) -> dict[str, float]:
+    """The summary measures of the module docstring from per-record f_k and F_k."""
+    n = len(fk)
+    inv = 1.0 / fk
+    risk = individual_risk(fk, Fk)
+    return {
+        "n_records": n,
+        "n_classes": n_classes,
+        "k_threshold": k,
+        "percent_unique": 100.0 * float(np.mean(fk == 1)),
+        "percent_k_le_threshold": 100.0 * float(np.mean(fk <= k)),
+        "expected_reidentifications": float(inv.sum()),
+        "avg_linkage_risk_percent": 100.0 * float(inv.mean()),
+        "global_risk_percent": 100.0 * float(risk.mean()),
+        "global_expected_reidentifications": float(risk.sum()),
+        "min_k": float(fk.min()),
+        "median_k": float(np.median(fk)),
+        "risk": risk,
+    }
+
+
+def risk_profile(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None, k: int = 5,
+                 na: str = "wildcard", alpha: float = 1.0) -> RiskProfile:
+    """The risk profile of ``df`` on the quasi-identifiers ``qi`` (module docstring).
+
+    ``weight`` names a sampling-weight column (F_k = Σ weights over the class); ``na`` is
+    ``"wildcard"`` (a missing key matches any value, sdcMicro's semantics, weighted by ``alpha``)
+    or ``"category"`` (missing is a value of its own).
+    """
+    k = check_k(k)
+    if len(df) == 0:
+        raise SdcInputError("the table has no records")
+    cs = class_sizes(df, qi, weight, na, alpha)
+    measures = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, k)
+    missing = int(cs.keys.missing().any(axis=1).sum()) if cs.has_missing else 0
+    return RiskProfile(qi=tuple(cs.keys.names), weight=weight, na=na, alpha=cs.alpha,
+                       n_records_with_missing_keys=missing, fk=cs.fk, Fk=cs.Fk,
+                       classes=cs, **measures)
+
+
+def sensitive_report(df: pd.DataFrame, profile: RiskProfile, sensitive: Sequence[str],
+                     released: Sequence[str] | None = None
+                     ) -> tuple[dict[str, LDiversity], AttributeScan]:
+    """l-diversity of every sensitive column on the profile's classes, and the
+    attribute-disclosure scan of the released columns (default: all) against them."""
+    sens = check_columns(df, sensitive, "sensitive")
+    ldiv = {s: l_diversity(df, profile.classes, s) for s in sens}
+    return ldiv, attribute_disclosure_scan(df, sens, released)
+
+
+def key_subset_snapshots(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,
+                         k: int = 5, na: str = "wildcard", alpha: float = 1.0) -> pd.DataFrame:
+    """The profile for every non-empty subset of the quasi-identifiers (seed 003, Table S3-D):
+    which variable drives the risk. One row per subset, smallest subsets first."""
+    cols = check_columns(df, qi, "quasi-identifier")
+    if len(cols) > MAX_SNAPSHOT_KEYS:
+        raise SdcInputError(f"key-subset snapshots take at most {MAX_SNAPSHOT_KEYS} "
+                            f"quasi-identifiers, not {len(cols)}")
+    rows = []
+    for size in range(1, len(cols) + 1):
+        for subset in combinations(cols, size):
+            p = risk_profile(df, subset, weight, k, na, alpha)
+            rows.append({"keys": "+".join(subset), "n_keys": size,
+                         "percent_unique": p.percent_unique, "median_k": p.median_k,
+                         "percent_k_le_threshold": p.percent_k_le_threshold,
+                         "expected_reidentifications": p.expected_reidentifications,
+                         "global_risk_percent": p.global_risk_percent})
+    return pd.DataFrame(rows)
+
+
+def riskiest_classes(df: pd.DataFrame, profile: RiskProfile, top: int = 10) -> pd.DataFrame:
+    """The ``top`` equivalence classes by individual risk (ties: smaller f_k first, then by key
+    values), with their key values, f_k, F_k, risk and number of records."""
+    cs = profile.classes
+    first = pd.Series(np.arange(len(df))).groupby(cs.class_id).first().to_numpy()
+    size = np.bincount(cs.class_id, minlength=cs.n_labels)
+    table = df.iloc[first][list(profile.qi)].reset_index(drop=True)
+    table["k"] = profile.fk[first]
+    table["Fk"] = profile.Fk[first]
+    table["individual_risk"] = profile.risk[first]
+    table["records"] = size[cs.class_id[first]]
+    order = [c for c in ("individual_risk", "k") if c in table] + list(profile.qi)
+    ascending = [False, True] + [True] * len(profile.qi)
+    table = table.sort_values(order, ascending=ascending, kind="stable", na_position="last")
+    return table.head(top).reset_index(drop=True)
+
+
+def small_count_levels(df: pd.DataFrame, qi: Sequence[str], threshold: int = 5) -> pd.DataFrame:
+    """Values of each quasi-identifier held by at most ``threshold`` records (seed 003, Table
+    S3-C): columns ``variable``, ``level``, ``count``, rarest first."""
+    cols = check_columns(df, qi, "quasi-identifier")
+    threshold = check_k(threshold)
+    parts = []
+    for c in cols:
+        counts = df[c].value_counts(dropna=True)
+        rare = counts[counts <= threshold]
+        parts.append(pd.DataFrame({"variable": c, "level": rare.index.astype(object),
+                                   "count": rare.to_numpy()})
+                     .sort_values(["count", "level"], kind="stable"))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["variable", "level", "count"])
+    return out.reset_index(drop=True)
