@@ -1,0 +1,128 @@
+"""Command line: ``python -m sdc_core COMMAND …`` (DESIGN §7).
+
+Bad input (missing file, unknown column, bad parameter) prints one line ``sdc_core: error: …``
+to stderr and exits with code 2; nothing else ever prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from sdc_core import __version__
+from sdc_core.errors import SdcInputError
+from sdc_core.io import read_table
+from sdc_core.risk import risk_profile, sensitive_report
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error instead of usage + message."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise SdcInputError(message)
+
+
+def _column_list(text: str) -> list[str]:
+    cols = [c.strip() for c in text.split(",")]
+    if not text.strip() or any(not c for c in cols):
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+    return cols
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m sdc_core",
+                     description="Statistical disclosure control: risk, methods, utility.")
+    parser.add_argument("--version", action="version", version=f"sdc_core {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    risk = sub.add_parser("risk", help="disclosure-risk profile on quasi-identifiers")
+    risk.add_argument("data", help="CSV/TSV/Excel/Parquet/Stata/SPSS file")
+    risk.add_argument("--qi", required=True, type=_column_list,
+                      help="quasi-identifiers, comma-separated")
+    risk.add_argument("--sensitive", type=_column_list, default=[],
+                      help="sensitive columns, comma-separated (l-diversity, attribute scan)")
+    risk.add_argument("--weight", help="sampling-weight column")
+    risk.add_argument("--k", type=float, default=5, help="k-anonymity threshold T (default 5)")
+    risk.add_argument("--na", choices=["wildcard", "category"], default="wildcard",
+                      help="missing keys match any value (default) or are a category")
+    risk.add_argument("--alpha", type=float, default=1.0,
+                      help="weight of wildcard matches with another missing pattern, in [0, 1]")
+    risk.add_argument("--json", action="store_true", help="print one JSON object")
+    risk.add_argument("--records", type=Path, metavar="OUT.csv",
+                      help="write fk, Fk, risk per input row, in input order")
+    risk.set_defaults(func=_cmd_risk)
+    return parser
+
+
+def _cmd_risk(args: argparse.Namespace) -> int:
+    df = read_table(args.data)
+    if not float(args.k).is_integer():
+        raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
+    profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
+                           alpha=args.alpha)
+    ldiv, scan = sensitive_report(df, profile, args.sensitive)
+    result = profile.summary()
+    result["l_diversity"] = {s: v.to_dict() for s, v in ldiv.items()}
+    result["attribute_disclosure"] = [f.to_dict() for f in scan.findings]
+    result["direct_identifiers"] = scan.direct_identifiers if args.sensitive else []
+    if args.records is not None:
+        try:
+            profile.records().to_csv(args.records, index=False)
+        except OSError as err:
+            raise SdcInputError(f"{args.records}: cannot write ({err.strerror})") from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(_format_risk(result))
+    return 0
+
+
+def _format_risk(r: dict) -> str:
+    lines = [
+        f"Risk on {', '.join(r['qi'])} ({r['n_records']} records, {r['n_classes']} classes"
+        + (f", weight {r['weight']}" if r["weight"] else "") + ")",
+        f"  unique (k = 1)                  {r['percent_unique']:.6f} %",
+        f"  k <= {r['k_threshold']:<3}                       {r['percent_k_le_threshold']:.6f} %",
+        f"  expected re-identifications     {r['expected_reidentifications']:.6f}",
+        f"  average linkage risk            {r['avg_linkage_risk_percent']:.6f} %",
+        f"  global risk (individual risk)   {r['global_risk_percent']:.6f} %",
+        f"  global expected re-ids          {r['global_expected_reidentifications']:.6f}",
+        f"  min k / median k                {r['min_k']:g} / {r['median_k']:g}",
+    ]
+    if r["n_records_with_missing_keys"]:
+        lines.append(f"  records with missing keys       {r['n_records_with_missing_keys']} "
+                     f"(na = {r['na']}, alpha = {r['alpha']:g})")
+    for s, v in r["l_diversity"].items():
+        lines.append(f"  l-diversity of {s}: min l = {v['min_l']}, "
+                     f"{v['percent_l_eq_1']:.2f} % of records in classes with l = 1")
+    for f in r["attribute_disclosure"]:
+        lines.append(f"  WARNING: {f['column']} {f['level']} {f['sensitive']} "
+                     f"({100 * f['share']:.1f} % of records)")
+    for c in r["direct_identifiers"]:
+        lines.append(f"  WARNING: {c} is a direct identifier (distinct on almost every record)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except SdcInputError as err:
+        print(f"sdc_core: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # a bug, not bad input: still one line unless debugging
+        if os.environ.get("SDC_DEBUG"):
+            raise
+        print(f"sdc_core: internal error: {type(err).__name__}: {err} "
+              "(set SDC_DEBUG=1 for details)", file=sys.stderr)
+        return 1
