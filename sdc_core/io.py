@@ -69,7 +69,7 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         raw = bytes(source)
     else:
         path = Path(source)
-        label = name or path.name
+        label = name or str(path)
         if not path.is_file():
             raise SdcInputError(f"{label}: no such file")
         if path.stat().st_size > max_bytes:
@@ -150,7 +150,12 @@ def sniff_delimiter(text: str) -> str:
 def _read_delimited(raw: bytes) -> pd.DataFrame:
     text = _decode(raw)
     sep = sniff_delimiter(text)
-    return pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=False)
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    names = [h.strip() for h in header]
+    dup = sorted({h for h in names if names.count(h) > 1})
+    if dup:
+        raise SdcInputError(f"duplicate column names: {', '.join(dup)}")
+    return pd.read_csv(io.StringIO(text), sep=sep)
 
 
 _DATE_PATTERN = re.compile(

@@ -1,0 +1,22 @@
+"""Shared fixtures: the reference data sets (copies in tests/data and the built-in example)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sdc_core.io import EXAMPLE_PATH, read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def actg() -> pd.DataFrame:
+    return read_table(EXAMPLE_PATH)
+
+
+@pytest.fixture(scope="session")
+def francdat() -> pd.DataFrame:
+    return read_table(DATA / "francdat.csv")

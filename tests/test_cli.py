@@ -1,0 +1,88 @@
+"""The command-line contract of DESIGN §7 (run as a real subprocess)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.io import EXAMPLE_PATH
+from sdc_core.risk import risk_profile
+from tests.conftest import ROOT
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "sdc_core", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_risk_json_prints_the_reference_figures():
+    out = run("risk", EXAMPLE_PATH, "--qi", "age,gender,race", "--sensitive", "treat", "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["n_records"] == 2139 and r["n_classes"] == 182 and r["k_threshold"] == 5
+    assert round(r["global_risk_percent"], 6) == 8.508649
+    assert r["expected_reidentifications"] == 182
+    assert round(r["percent_unique"], 6) == 1.355774
+    assert round(r["percent_k_le_threshold"], 6) == 10.518934
+    assert round(r["avg_linkage_risk_percent"], 6) == 8.508649
+    assert r["global_expected_reidentifications"] == pytest.approx(182, abs=1e-9)
+    assert r["min_k"] == 1 and r["median_k"] == 33
+    assert set(r["l_diversity"]) == {"treat"} and r["l_diversity"]["treat"]["min_l"] == 1
+    assert [(a["column"], a["sensitive"]) for a in r["attribute_disclosure"]] == [("arms", "treat")]
+    assert r["direct_identifiers"] == ["pidnum"]
+
+
+def test_risk_text_output_and_records(tmp_path, francdat):
+    records = tmp_path / "records.csv"
+    out = run("risk", ROOT / "tests/data/francdat.csv", "--qi", "Key1,Key2,Key3,Key4",
+              "--weight", "w", "--records", records)
+    assert out.returncode == 0, out.stderr
+    assert "expected re-identifications" in out.stdout
+    written = pd.read_csv(records)
+    assert list(written.columns) == ["fk", "Fk", "risk"]
+    p = risk_profile(francdat, ["Key1", "Key2", "Key3", "Key4"], weight="w")
+    np.testing.assert_array_equal(written["fk"], p.fk)
+    np.testing.assert_allclose(written["risk"], p.risk, rtol=1e-12)
+
+
+def test_risk_na_and_alpha_options(tmp_path):
+    data = tmp_path / "m.csv"
+    data.write_text("a,b\n1,x\n1,x\n,x\n2,y\n")
+    wild = json.loads(run("risk", data, "--qi", "a,b", "--json", "--alpha", "0.5").stdout)
+    cat = json.loads(run("risk", data, "--qi", "a,b", "--json", "--na", "category").stdout)
+    assert wild["n_records_with_missing_keys"] == 1
+    assert wild["min_k"] == 1 and cat["percent_unique"] == 50.0
+    assert wild["percent_unique"] == 25.0  # (2, y); (nan, x) sees both (1, x) records
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--qi", "age,nosuch"], "unknown quasi-identifier column(s): nosuch"),
+    (["--qi", "age", "--sensitive", "zzz"], "unknown sensitive column(s): zzz"),
+    (["--qi", "age", "--weight", "label"], "weight column 'label' is not numeric"),
+    (["--qi", "age", "--k", "0"], "k must be a whole number"),
+    (["--qi", "age", "--k", "2.5"], "--k must be a whole number"),
+    (["--qi", "age", "--alpha", "1.5"], "alpha must lie in [0, 1]"),
+    (["--qi", "age", "--alpha", "-0.1"], "alpha must lie in [0, 1]"),
+    (["--qi", "age", "--na", "zero"], "argument --na: invalid choice"),
+    (["--qi", ""], "argument --qi"),
+    ([], "the following arguments are required: --qi"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    data = tmp_path / "d.csv"
+    data.write_text("age,label\n30,a\n40,b\n")
+    out = run("risk", data, *args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sdc_core: error: ")
+    assert message in lines[0]
+
+
+def test_missing_file_and_unknown_command():
+    out = run("risk", "no/such/file.csv", "--qi", "a")
+    assert out.returncode == 2 and out.stderr.strip() == "sdc_core: error: no/such/file.csv: no such file"
+    out = run("frobnicate")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
