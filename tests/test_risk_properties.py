@@ -102,3 +102,11 @@ def test_large_cardinality_keys_do_not_overflow():
     cs = class_sizes(df, list(df.columns))
     reference = df.groupby(list(df.columns))["c0"].transform("size").to_numpy()
     np.testing.assert_array_equal(cs.fk, reference)
+
+
+@given(st.lists(st.one_of(st.integers(1, 40), st.sampled_from([1.5, 2.25])), min_size=1,
+                max_size=60))
+def test_median_of_sizes_equals_numpy_median(sizes):
+    from sdc_core.risk.profile import median_of_sizes
+    fk = np.array(sizes, dtype=np.float64)
+    assert median_of_sizes(fk) == np.median(fk)

@@ -80,15 +80,13 @@ def class_sizes(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,
     alpha = check_alpha(alpha)
     keys = encode_keys(df, qi, na)
     w = check_weights(df, weight)
-    key, bound = combine_codes([c + 1 for c in keys.codes], [k + 1 for k in keys.cards])
-    counts = np.bincount(key, minlength=bound)
-    wsum = counts if w is None else np.bincount(key, weights=w, minlength=bound)
-    n_classes = int(np.count_nonzero(counts))
-    has_missing = any(bool((c < 0).any()) for c in keys.codes)
-    if not has_missing:
+    if not any(bool((c < 0).any()) for c in keys.codes):
+        key, bound = combine_codes(keys.codes, keys.cards)
+        counts = np.bincount(key, minlength=bound)
         fk = counts[key].astype(np.float64)
-        Fk = fk if w is None else wsum[key]
-        return ClassSizes(fk, Fk, key, bound, n_classes, keys, alpha)
+        Fk = fk if w is None else np.bincount(key, weights=w, minlength=bound)[key]
+        return ClassSizes(fk, Fk, key, bound, int(np.count_nonzero(counts)), keys, alpha)
+    key, _ = combine_codes([c + 1 for c in keys.codes], [k + 1 for k in keys.cards])
     class_id, n_classes = densify(key)
     codes = class_table(class_id, n_classes, keys)
     counts = np.bincount(class_id, minlength=n_classes).astype(np.float64)
