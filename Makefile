@@ -1,0 +1,47 @@
+# Two commands on a fresh Debian machine with Python 3.11:
+#   make run    start the dashboard on http://127.0.0.1:8501 (the ACTG 175 example is loaded)
+#   make test   run the whole test suite (unit, property, AppTest and headless-Chromium tests)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
+
+.PHONY: run test bench clean chromium
+
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+	  if [ "$(ROOT_USER)" = yes ]; then \
+	    echo "installing python3-venv (Debian)"; rm -rf $(VENV); \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv && \
+	    $(PYTHON) -m venv $(VENV); \
+	  else echo "python3 -m venv failed: install the python3-venv package" >&2; exit 1; fi; }
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	@touch $@
+
+run: $(VENV)/.runtime
+	$(BIN)/python -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
+	  --browser.gatherUsageStats false
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$(ROOT_USER)" = yes ]; then \
+	    echo "installing Debian chromium for the browser tests"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-liberation; \
+	  else echo "warning: chromium is missing and this user cannot install it (apt-get install chromium)" >&2; fi; }
+
+test: $(VENV)/.dev chromium
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.dev
+	$(BIN)/python -m bench.bench_risk
+
+clean:
+	rm -rf $(VENV) test-results .pytest_cache .hypothesis

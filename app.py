@@ -1,0 +1,18 @@
+"""The dashboard's entry point: page setup and navigation.
+
+Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``pages/`` and each ends with
+the shared sidebar (``ui.sidebar``); shared state is in ``ui.state``; all computation is in
+``sdc_core``.
+"""
+
+import streamlit as st
+
+from ui import state
+
+st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
+                   page_icon=":material/shield_person:", layout="wide")
+
+state.ensure_dataset()
+st.navigation([
+    st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
+]).run()

@@ -1,0 +1,78 @@
+"""AppTest of the Data page: example, uploads, role tagging."""
+
+import io
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def at():
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    assert not app.exception
+    return app
+
+
+def test_starts_with_the_example_loaded_and_tagged(at):
+    assert at.title[0].value == "Data"
+    assert at.metric[0].value == "2,139"
+    assert at.metric[1].value == "27"
+    assert at.multiselect(key="w_qi").value == ["age", "gender", "race"]
+    assert at.multiselect(key="w_sensitive").value == ["treat"]
+    assert at.multiselect(key="w_ignore").value == ["pidnum"]
+    assert "ACTG 175" in at.sidebar.markdown[0].value
+
+
+def test_roles_survive_a_rerun_and_reach_the_state(at):
+    at.multiselect(key="w_qi").set_value(["age", "gender"]).run()
+    at.multiselect(key="w_sensitive").set_value(["treat", "drugs"]).run()
+    assert not at.exception
+    roles = at.session_state["roles"]
+    assert roles.qi == ["age", "gender"] and roles.sensitive == ["treat", "drugs"]
+    assert "age, gender" in at.sidebar.markdown[1].value
+
+
+def test_contradictory_roles_are_flagged(at):
+    at.multiselect(key="w_sensitive").set_value(["treat", "age"]).run()
+    assert any("age: tagged both quasi-identifier and sensitive" in w.value for w in at.warning)
+
+
+def test_upload_replaces_the_example_with_suggested_roles(at):
+    df = pd.DataFrame({"id": range(100, 130), "age": [20 + i % 12 for i in range(30)],
+                       "sex": ["F", "M"] * 15, "income": [1000.5 + 37 * i for i in range(30)]})
+    raw = df.to_csv(sep=";", index=False).encode()
+    at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value == "30"
+    assert at.multiselect(key="w_qi").value == ["age", "sex"]
+    assert at.multiselect(key="w_ignore").value == ["id"]
+    assert at.multiselect(key="w_numeric").value == ["age", "income"]
+    assert at.subheader[0].value == "survey.csv"
+
+
+@pytest.mark.parametrize("name, raw, message", [
+    ("empty.csv", b"", "empty.csv: file is empty"),
+    ("broken.parquet", b"not parquet at all", "broken.parquet: cannot be read as PARQUET"),
+])
+def test_bad_upload_shows_an_error_and_keeps_the_data(at, name, raw, message):
+    at.file_uploader[0].set_value((name, raw, "application/octet-stream")).run()
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert at.metric[0].value == "2,139"  # the example is still there
+
+
+def test_markdown_in_column_names_is_shown_as_text(at):
+    df = pd.DataFrame({"![x](http://example.invalid/a.png)": ["a", "b"] * 15,
+                       "age": list(range(30))})
+    buf = io.BytesIO()
+    df.to_parquet(buf)
+    at.file_uploader[0].set_value(("evil.parquet", buf.getvalue(), "x")).run()
+    at.multiselect(key="w_qi").set_value(["![x](http://example.invalid/a.png)"]).run()
+    sidebar = at.sidebar.markdown[1].value
+    assert "\\!\\[x\\]\\(http\\:" in sidebar and "](http" not in sidebar

@@ -1,0 +1,1 @@
+"""Streamlit helpers shared by the pages (state, formatting). No maths here."""

@@ -1,0 +1,81 @@
+"""The session's shared state, behind one small interface.
+
+Everything the pages share lives in ``st.session_state`` under the keys below, as plain values
+(not widget keys, which Streamlit deletes when their page is not shown). Uploaded data stays in
+memory: nothing here writes to disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH, Kind, infer_kinds, read_table
+from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
+
+_DATASET = "dataset"
+_ROLES = "roles"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it."""
+
+    df: pd.DataFrame
+    name: str
+    dataset_id: str
+    kinds: dict[str, Kind]
+    is_example: bool
+
+
+def content_id(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def current_dataset() -> Dataset | None:
+    return st.session_state.get(_DATASET)
+
+
+def load_dataset(raw: bytes, name: str) -> Dataset:
+    """Read an upload (raises ``SdcInputError``) and make it the current data set."""
+    df = read_table(raw, name)
+    ds = Dataset(df, name, content_id(raw), infer_kinds(df), is_example=False)
+    _install(ds, suggest_roles(df, ds.kinds))
+    return ds
+
+
+def load_example() -> Dataset:
+    raw = EXAMPLE_PATH.read_bytes()
+    df = read_table(raw, EXAMPLE_PATH.name)
+    ds = Dataset(df, EXAMPLE_NAME, content_id(raw), infer_kinds(df), is_example=True)
+    _install(ds, EXAMPLE_ROLES)
+    return ds
+
+
+def ensure_dataset() -> Dataset:
+    """The current data set; on a session's first run, the built-in example."""
+    return current_dataset() or load_example()
+
+
+def _install(ds: Dataset, roles: Roles) -> None:
+    st.session_state[_DATASET] = ds
+    set_roles(roles)
+    for key in [k for k in st.session_state if str(k).startswith("w_")]:
+        del st.session_state[key]  # widgets re-seed from the new data set's roles
+
+
+def roles() -> Roles:
+    return st.session_state.get(_ROLES, Roles())
+
+
+def set_roles(r: Roles) -> None:
+    st.session_state[_ROLES] = r
+
+
+def bind(widget_key: str, value: object) -> None:
+    """Seed a keyed widget once from the plain state (never through a changing ``default``)."""
+    if widget_key not in st.session_state:
+        st.session_state[widget_key] = value
