@@ -15,7 +15,8 @@ from pathlib import Path
 
 from sdc_core import __version__
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
+from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
+from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile, sensitive_report
 
 EXIT_BAD_INPUT = 2
@@ -57,7 +58,43 @@ def build_parser() -> argparse.ArgumentParser:
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
                       help="write fk, Fk, risk per input row, in input order")
     risk.set_defaults(func=_cmd_risk)
+
+    apply = sub.add_parser("apply", help="apply a recipe (JSON) and write the protected table")
+    apply.add_argument("data", help="CSV/TSV/Excel/Parquet/Stata/SPSS file")
+    apply.add_argument("--recipe", required=True, type=Path, help="recipe JSON file")
+    apply.add_argument("-o", "--output", required=True, type=Path,
+                       help="output file: .csv, .parquet or .xlsx")
+    apply.add_argument("--no-neutralize", action="store_true",
+                       help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
+    apply.set_defaults(func=_cmd_apply)
     return parser
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
+        raise SdcInputError(f"{args.output}: output must end in "
+                            f"{', '.join(WRITABLE_EXTENSIONS)}")
+    try:
+        text = args.recipe.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as err:
+        raise SdcInputError(f"{args.recipe}: cannot read the recipe "
+                            f"({getattr(err, 'strerror', None) or err})") from None
+    recipe = load_recipe(text)
+    df = read_table(args.data)
+    result = apply_recipe(recipe, df)
+    for warning in result.warnings:
+        print(f"sdc_core: warning: {warning}", file=sys.stderr)
+    write_table(result.data, args.output, neutralize=not args.no_neutralize)
+    for report in result.reports:
+        details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
+                            if k not in ("step", "method", "column"))
+        print(f"step {report['step']} {report['method']} {report['column']}: {details}")
+    print(f"wrote {len(result.data)} records to {args.output}")
+    return 0
+
+
+def _short(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _cmd_risk(args: argparse.Namespace) -> int:

@@ -195,3 +195,71 @@ def infer_kind(s: pd.Series, identifier_share: float = 0.95, max_categories: int
 def infer_kinds(df: pd.DataFrame) -> dict[str, Kind]:
     """:func:`infer_kind` for every column, in column order."""
     return {c: infer_kind(df[c]) for c in df.columns}
+
+
+#: Characters that make a spreadsheet treat a cell as a formula (OWASP CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+WRITABLE_EXTENSIONS = (".csv", ".parquet", ".xlsx")
+_FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+_MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
+
+
+def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that begin with = + - @ (or tab, carriage return) get a leading apostrophe,
+    so a spreadsheet shows them as text instead of running them. Numbers are left alone."""
+    out = df.copy()
+    for c in out.columns:
+        s = out[c]
+        if pd.api.types.is_string_dtype(s) or s.dtype == object:
+            text = s.astype("str")
+            risky = text.str.startswith(FORMULA_START).fillna(False).to_numpy(dtype=bool)
+            if risky.any():
+                out[c] = s.where(~risky, "'" + text)
+    return out
+
+
+def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> bytes:
+    """The table as a file's bytes: CSV (formula cells neutralised unless ``neutralize`` is
+    False), Parquet or Excel. Deterministic: the same table gives the same bytes."""
+    ext = extension.lower() if extension.startswith(".") else "." + extension.lower()
+    if ext not in WRITABLE_EXTENSIONS:
+        raise SdcInputError(f"cannot write '{ext}'; expected one of "
+                            f"{', '.join(WRITABLE_EXTENSIONS)}")
+    if ext == ".csv":
+        data = neutralize_formulas(df) if neutralize else df
+        return data.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    buf = io.BytesIO()
+    if ext == ".parquet":
+        df.to_parquet(buf, index=False)
+        return buf.getvalue()
+    data = neutralize_formulas(df) if neutralize else df
+    with pd.ExcelWriter(buf, engine="openpyxl") as writer:
+        data.to_excel(writer, index=False)
+        writer.book.properties.created = pd.Timestamp("2000-01-01").to_pydatetime()
+    return _fixed_zip_times(buf.getvalue())
+
+
+def _fixed_zip_times(raw: bytes) -> bytes:
+    """Rewrite a zip (an .xlsx) with fixed entry times and a fixed document "modified" time
+    (which the writer sets to the time of saving), so equal content gives equal bytes."""
+    src = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            info = zipfile.ZipInfo(item.filename, date_time=_FIXED_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            content = src.read(item.filename)
+            if item.filename == "docProps/core.xml":
+                content = _MODIFIED.sub(rb"\g<1>2000-01-01T00:00:00Z\g<2>", content)
+            dst.writestr(info, content)
+    return out.getvalue()
+
+
+def write_table(df: pd.DataFrame, path: str | Path, neutralize: bool = True) -> None:
+    """Write ``df`` to ``path`` in the format its extension names (see :func:`table_bytes`)."""
+    path = Path(path)
+    raw = table_bytes(df, path.suffix, neutralize)
+    try:
+        path.write_bytes(raw)
+    except OSError as err:
+        raise SdcInputError(f"{path}: cannot write ({err.strerror})") from None

@@ -1,0 +1,22 @@
+"""Protection methods (DESIGN §4), one module each; every random one is keyed by
+(seed, step, draw, record id) through :mod:`sdc_core.rng`.
+
+- :mod:`~sdc_core.methods.banding` — banding / global recoding, top and bottom coding
+- :mod:`~sdc_core.methods.pram` — PRAM: flip, invariant, user matrix
+- :mod:`~sdc_core.methods.relabel` — random relabeling from the empirical distribution
+- :mod:`~sdc_core.methods.rank_swap` — rank swapping inside seeded rank blocks
+- :mod:`~sdc_core.methods.randomized_response` — randomized response and its estimator
+- :mod:`~sdc_core.methods.suppression` — local suppression to reach k-anonymity
+"""
+
+from sdc_core.methods.banding import band, top_bottom_code
+from sdc_core.methods.common import MethodResult
+from sdc_core.methods.pram import pram
+from sdc_core.methods.randomized_response import epsilon, estimate_shares, randomized_response
+from sdc_core.methods.rank_swap import rank_swap
+from sdc_core.methods.relabel import relabel
+from sdc_core.methods.suppression import SuppressionResult, local_suppression
+
+__all__ = ["MethodResult", "SuppressionResult", "band", "epsilon", "estimate_shares",
+           "local_suppression", "pram", "randomized_response", "rank_swap", "relabel",
+           "top_bottom_code"]

@@ -1,0 +1,81 @@
+"""What the methods share: the result type, parameter checks, category codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.errors import SdcInputError
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """The protected column, JSON-ready figures about what the method did, and (for PRAM-like
+    methods) the transition matrix used: rows = original category, columns = released one."""
+
+    values: pd.Series
+    info: dict[str, object] = field(default_factory=dict)
+    matrix: pd.DataFrame | None = None
+
+
+def check_probability(name: str, value: float, low_open: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SdcInputError(f"{name} must be a number in [0, 1], not {value!r}") from None
+    if not 0.0 <= v <= 1.0 or (low_open and v == 0.0):
+        interval = "(0, 1]" if low_open else "[0, 1]"
+        raise SdcInputError(f"{name} must lie in {interval}, not {value!r}")
+    return v
+
+
+def check_positive(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SdcInputError(f"{name} must be a positive number, not {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise SdcInputError(f"{name} must be a positive number, not {value!r}")
+    return v
+
+
+def resolve_ids(n: int, rid: np.ndarray | None) -> np.ndarray:
+    if rid is None:
+        return rng.record_ids(n)
+    rid = np.asarray(rid, dtype=np.uint64)
+    if len(rid) != n:
+        raise SdcInputError(f"{len(rid)} record ids for {n} records")
+    return rid
+
+
+def category_codes(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes in the *sorted* order of the categories (so that draws do not depend on row order);
+    ``-1`` for missing values."""
+    codes, levels = pd.factorize(s, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(levels)
+
+
+def from_codes(s: pd.Series, levels: pd.Index, codes: np.ndarray) -> pd.Series:
+    """The column with category codes replaced (``-1`` positions keep their missing value),
+    keeping the column's dtype, index and name."""
+    out = s.to_numpy(copy=True)
+    present = codes >= 0
+    out[present] = levels.to_numpy()[codes[present]]
+    return pd.Series(out, index=s.index, name=s.name).astype(s.dtype)
+
+
+def apply_transition(codes: np.ndarray, matrix: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Draw each record's new category from the row of ``matrix`` of its current one, by
+    inverse CDF on its uniform ``u``: one vectorised pass per category, not per record."""
+    cum = np.cumsum(matrix, axis=1)
+    cum[:, -1] = 1.0
+    out = codes.copy()
+    for c in range(matrix.shape[0]):
+        rows = codes == c
+        if rows.any():
+            out[rows] = np.minimum(np.searchsorted(cum[c], u[rows], side="right"),
+                                   matrix.shape[1] - 1)
+    return out

@@ -1,0 +1,110 @@
+"""PRAM: the post-randomisation method for a categorical column.
+
+Each record's category i is replaced by j with probability R[i, j] (a row-stochastic transition
+matrix), drawn from its own counter-based uniform. Three forms:
+
+- **flip** with probability p: R = (1 − p)·I + p/(K − 1)·(J − I): the value moves to a uniformly
+  chosen *other* category (binary columns: the seed 003 flip). Expected changed share: p.
+- **invariant** with retention θ (Gouweleeuw et al., 1998): start from the flip matrix P with
+  retention θ (P_ii = θ), take the marginal π of the column and the backward matrix
+  Q[j, i] = P[i, j]·π_i / (πP)_j; R = P·Q satisfies πR = π, so the expected marginal is the
+  original one.
+- **matrix** given by the user: {from: {to: probability}}, rows summing to 1.
+
+Missing values stay missing; only categories present in the column are released.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.errors import SdcInputError
+from sdc_core.methods.common import (MethodResult, apply_transition, category_codes,
+                                     check_probability, from_codes, resolve_ids)
+
+DRAW_FLIP, DRAW_VALUE = 0, 1
+
+
+def flip_matrix(k: int, p: float) -> np.ndarray:
+    if k == 1:
+        return np.ones((1, 1))
+    return np.full((k, k), p / (k - 1)) + np.eye(k) * (1.0 - p - p / (k - 1))
+
+
+def invariant_matrix(marginal: np.ndarray, retention: float) -> np.ndarray:
+    """R = P·Q of the module docstring for marginal π and retention θ."""
+    pi = np.asarray(marginal, dtype=np.float64)
+    base = flip_matrix(len(pi), 1.0 - retention)
+    released = pi @ base
+    backward = (base * pi[:, None]).T / np.where(released > 0, released, 1.0)[:, None]
+    return base @ backward
+
+
+def _user_matrix(matrix: dict, levels: pd.Index) -> np.ndarray:
+    if not isinstance(matrix, dict):
+        raise SdcInputError("matrix must map each category to {category: probability}")
+    index = {str(v): i for i, v in enumerate(levels)}
+    unknown = sorted({str(a) for a in matrix} - set(index))
+    for row in matrix.values():
+        if not isinstance(row, dict):
+            raise SdcInputError("matrix must map each category to {category: probability}")
+        unknown += sorted({str(b) for b in row} - set(index))
+    if unknown:
+        raise SdcInputError(f"matrix names categories not in the column: "
+                            f"{', '.join(sorted(set(unknown)))}")
+    missing = [str(v) for v in levels if str(v) not in {str(a) for a in matrix}]
+    if missing:
+        raise SdcInputError(f"matrix has no row for: {', '.join(missing)}")
+    out = np.zeros((len(levels), len(levels)))
+    for a, row in matrix.items():
+        for b, prob in row.items():
+            out[index[str(a)], index[str(b)]] = check_probability(f"matrix[{a}][{b}]", prob)
+    sums = out.sum(axis=1)
+    bad = [str(levels[i]) for i in np.flatnonzero(np.abs(sums - 1.0) > 1e-9)]
+    if bad:
+        raise SdcInputError(f"matrix rows must sum to 1; they do not for: {', '.join(bad)}")
+    return out
+
+
+def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
+         retention: float | None = None, matrix: dict | None = None, seed: int = 0,
+         step: int = 0, rid: np.ndarray | None = None) -> MethodResult:
+    """PRAM of ``s``: give ``p`` (flip), ``invariant=True`` with ``retention``, or ``matrix``."""
+    forms = (p is not None and not invariant) + bool(invariant) + (matrix is not None)
+    if forms != 1:
+        raise SdcInputError("pram takes exactly one of: p (flip), invariant with retention, "
+                            "or matrix")
+    codes, levels = category_codes(s)
+    k = max(len(levels), 1)
+    ids = resolve_ids(len(s), rid)
+    present = codes >= 0
+    counts = np.bincount(codes[present], minlength=k).astype(np.float64)
+    marginal = counts / max(counts.sum(), 1.0)
+    if matrix is not None:
+        form, trans = "matrix", _user_matrix(matrix, levels)
+    elif invariant:
+        if retention is None:
+            raise SdcInputError("invariant PRAM needs a retention level in (0, 1]")
+        theta = check_probability("retention", retention, low_open=True)
+        form, trans = "invariant", invariant_matrix(marginal, theta)
+    else:
+        form, trans = "flip", flip_matrix(k, check_probability("p", p))
+    if form == "flip":
+        u_flip = rng.uniform(ids, rng.key(seed, step, DRAW_FLIP))
+        u_value = rng.uniform(ids, rng.key(seed, step, DRAW_VALUE))
+        other = np.floor(u_value * (k - 1)).astype(np.int64)
+        other += other >= codes
+        new = np.where(present & (u_flip < float(p)) & (k > 1), other, codes)
+    else:
+        new = apply_transition(codes, trans, rng.uniform(ids, rng.key(seed, step, DRAW_FLIP)))
+        new[~present] = -1
+    n_present = int(present.sum())
+    info = {"form": form, "categories": int(len(levels)),
+            "expected_changed_share": float(marginal @ (1.0 - np.diag(trans))) if len(levels)
+            else 0.0,
+            "changed_share": float((new != codes)[present].mean()) if n_present else 0.0}
+    names = [str(v) for v in levels]
+    table = pd.DataFrame(trans[: len(levels), : len(levels)], index=names, columns=names)
+    return MethodResult(from_codes(s, levels, new), info, table)

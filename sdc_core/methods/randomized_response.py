@@ -1,0 +1,103 @@
+"""Randomized response (seed 002): local differential privacy for one survey answer.
+
+Mechanism: each answer is kept with probability q; otherwise it is replaced by a uniform draw
+over the K categories (which may give the true answer back). So
+P(report j | true i) = q·[i = j] + (1 − q)/K.
+
+Estimator: with λ̂_j the observed share of reports j among n, the true share is estimated by
+π̂_j = (λ̂_j − (1 − q)/K) / q, with standard error √(λ̂_j(1 − λ̂_j)/n) / q and a normal 95 %
+interval π̂_j ± 1.96·SE (shown clipped to [0, 1]; the unclipped π̂ is unbiased and may fall
+outside). Privacy: ε = ln((q + (1 − q)/K) / ((1 − q)/K)).
+
+Seed 002's coin flip is q = ½, K = 2: a true "yes" is reported "yes" with probability ¾, and
+π̂ = 2λ̂ − ½.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.errors import SdcInputError
+from sdc_core.methods.common import (MethodResult, category_codes, check_probability, from_codes,
+                                     resolve_ids)
+
+DRAW_KEEP, DRAW_VALUE = 0, 1
+Z95 = 1.959963984540054
+
+
+def epsilon(keep_probability: float, k: int) -> float:
+    """ε = ln((q + (1 − q)/K) / ((1 − q)/K)); infinite for q = 1."""
+    q = check_probability("keep_probability", keep_probability)
+    if k < 2:
+        raise SdcInputError("randomized response needs at least 2 categories")
+    noise = (1.0 - q) / k
+    return math.inf if noise == 0 else math.log((q + noise) / noise)
+
+
+def _levels(s: pd.Series, categories: list | None) -> tuple[np.ndarray, pd.Index]:
+    codes, levels = category_codes(s)
+    if categories is None:
+        return codes, levels
+    cats = pd.Index(categories)
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_numeric_dtype(cats):
+        try:
+            cats = pd.Index(pd.to_numeric(cats))
+        except (TypeError, ValueError):
+            raise SdcInputError(f"categories of the numeric column '{s.name}' must be "
+                                "numbers") from None
+    if cats.has_duplicates:
+        raise SdcInputError("categories are repeated")
+    lookup = {str(c): i for i, c in enumerate(cats)}
+    unknown = sorted({str(v) for v in levels} - set(lookup))
+    if unknown:
+        raise SdcInputError(f"values not among the categories: {', '.join(unknown)}")
+    remap = np.array([lookup[str(v)] for v in levels], dtype=np.int64)
+    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1), cats
+
+
+def randomized_response(s: pd.Series, keep_probability: float = 0.5,
+                        categories: list | None = None, seed: int = 0, step: int = 0,
+                        rid: np.ndarray | None = None) -> MethodResult:
+    """Apply the mechanism to every non-missing answer. ``categories`` lists all K possible
+    answers (default: those present in the column)."""
+    q = check_probability("keep_probability", keep_probability)
+    codes, levels = _levels(s, categories)
+    k = len(levels)
+    eps = epsilon(q, k)
+    ids = resolve_ids(len(s), rid)
+    keep = rng.uniform(ids, rng.key(seed, step, DRAW_KEEP)) < q
+    drawn = np.floor(rng.uniform(ids, rng.key(seed, step, DRAW_VALUE)) * k).astype(np.int64)
+    new = np.where((codes >= 0) & ~keep, drawn, codes)
+    values = from_codes(s, levels, new)
+    present = codes >= 0
+    names = [str(v) for v in levels]
+    matrix = pd.DataFrame(q * np.eye(k) + (1.0 - q) / k, index=names, columns=names)
+    info = {"keep_probability": q, "categories": k, "epsilon": eps,
+            "changed_share": float((new != codes)[present].mean()) if present.any() else 0.0}
+    return MethodResult(values, info, matrix)
+
+
+def estimate_shares(reports: pd.Series, keep_probability: float,
+                    categories: list | None = None) -> pd.DataFrame:
+    """π̂ per category from randomized reports: columns ``category``, ``observed_share``,
+    ``estimate``, ``se``, ``ci_low``, ``ci_high`` (the interval clipped to [0, 1])."""
+    q = check_probability("keep_probability", keep_probability, low_open=True)
+    codes, levels = _levels(reports, categories)
+    k = len(levels)
+    if k < 2:
+        raise SdcInputError("randomized response needs at least 2 categories")
+    present = codes >= 0
+    n = int(present.sum())
+    if n == 0:
+        raise SdcInputError("no answers to estimate from")
+    lam = np.bincount(codes[present], minlength=k) / n
+    est = (lam - (1.0 - q) / k) / q
+    se = np.sqrt(lam * (1.0 - lam) / n) / q
+    return pd.DataFrame({"category": [str(v) for v in levels], "observed_share": lam,
+                         "estimate": est, "se": se,
+                         "ci_low": np.clip(est - Z95 * se, 0.0, 1.0),
+                         "ci_high": np.clip(est + Z95 * se, 0.0, 1.0)})

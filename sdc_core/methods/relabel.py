@@ -1,0 +1,46 @@
+"""Random relabeling (seed 000): with probability α a value is redrawn from the column's own
+empirical distribution p (it may redraw the same value); otherwise it is kept.
+
+This is PRAM with R = (1 − α)·I + α·1pᵀ, which leaves the expected marginal unchanged (pR = p).
+The expected share of values that actually change is α·(1 − Σ p²), not α: a redraw lands on the
+old value with probability p_i. Both the expected and the realised share are reported.
+
+The redraw is an inverse CDF on integer cumulative counts: category j is drawn when
+C_{j−1} ≤ u·m < C_j (m non-missing values), one IEEE multiply per record, so any engine that
+computes the same uniforms draws the same categories.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.methods.common import (MethodResult, category_codes, check_probability, from_codes,
+                                     resolve_ids)
+
+DRAW_REDRAW, DRAW_VALUE = 0, 1
+
+
+def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
+            rid: np.ndarray | None = None) -> MethodResult:
+    """Relabel ``s`` with probability ``alpha`` (see the module docstring)."""
+    a = check_probability("alpha", alpha)
+    codes, levels = category_codes(s)
+    ids = resolve_ids(len(s), rid)
+    present = codes >= 0
+    counts = np.bincount(codes[present], minlength=len(levels))
+    m = int(counts.sum())
+    cum = np.cumsum(counts)
+    u_redraw = rng.uniform(ids, rng.key(seed, step, DRAW_REDRAW))
+    u_value = rng.uniform(ids, rng.key(seed, step, DRAW_VALUE))
+    drawn = np.searchsorted(cum, u_value * m, side="right") if m else codes
+    new = np.where(present & (u_redraw < a), drawn, codes)
+    p = counts / max(m, 1)
+    names = [str(v) for v in levels]
+    matrix = pd.DataFrame((1 - a) * np.eye(len(levels)) + a * np.outer(np.ones(len(levels)), p),
+                          index=names, columns=names)
+    info = {"alpha": a, "expected_changed_share": float(a * (1.0 - np.sum(p**2))),
+            "changed_share": float((new != codes)[present].mean()) if m else 0.0,
+            "redrawn_share": float((u_redraw < a)[present].mean()) if m else 0.0}
+    return MethodResult(from_codes(s, levels, new), info, matrix)

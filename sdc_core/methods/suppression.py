@@ -1,0 +1,83 @@
+"""Local suppression to reach k-anonymity on the quasi-identifiers.
+
+Key values are set to missing until every record has f_k ≥ k, with missing values counted as
+wildcards (sdcMicro's rule, see :mod:`sdc_core.risk.classes`). Greedy, in rounds: find the
+records that violate k; for each key, suppress it in all violators that hold it and count the
+violators that become safe; take the key that makes most of them safe (ties: the least
+important key, i.e. the latest in ``importance``; by default keys with more distinct values are
+less important) and suppress it only in the violators it makes safe. When no single key makes
+any violator safe, the least important key is suppressed in every violator that holds it.
+Repeat until no violator is left; the result is verified with the risk engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+from sdc_core.risk.classes import class_sizes
+from sdc_core.risk.keys import check_columns
+from sdc_core.risk.profile import check_k
+
+
+@dataclass(frozen=True)
+class SuppressionResult:
+    data: pd.DataFrame
+    suppressed: dict[str, int] = field(default_factory=dict)
+    info: dict[str, object] = field(default_factory=dict)
+
+
+def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
+                      importance: Sequence[str] | None = None,
+                      alpha: float = 1.0) -> SuppressionResult:
+    """Suppress key values of ``df`` (a copy) until f_k ≥ ``k`` for every record."""
+    keys = check_columns(df, qi, "quasi-identifier")
+    if not keys:
+        raise SdcInputError("local suppression needs at least one quasi-identifier")
+    k = check_k(k)
+    if k > len(df):
+        raise SdcInputError(f"k = {k} cannot be reached with {len(df)} records")
+    if importance is None:
+        order = sorted(keys, key=lambda c: (-df[c].nunique(), keys.index(c)))
+    else:
+        order = check_columns(df, importance, "importance")
+        if sorted(order) != sorted(keys):
+            raise SdcInputError("importance must list exactly the quasi-identifiers")
+        order = list(reversed(order))  # least important first
+    out = df.copy()
+    for c in keys:
+        if pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_extension_array_dtype(
+                out[c]):
+            out[c] = out[c].astype("Int64")  # whole numbers stay whole once values go missing
+    before = out[keys].isna().sum()
+    rounds = 0
+    while True:
+        violating = class_sizes(out, keys, alpha=alpha).fk < k
+        if not violating.any():
+            break
+        rounds += 1
+        best, best_safe = None, None
+        for c in order:
+            holders = violating & out[c].notna().to_numpy()
+            if not holders.any():
+                continue
+            trial = out[keys].copy()
+            trial.loc[holders, c] = pd.NA
+            safe = holders & (class_sizes(trial, keys, alpha=alpha).fk >= k)
+            if best is None or safe.sum() > best_safe.sum():
+                best, best_safe = (c, holders), safe
+        if best is None:
+            raise SdcInputError(f"k = {k} cannot be reached")  # every key already missing
+        column, holders = best
+        rows = best_safe if best_safe.any() else holders
+        out.loc[rows, column] = pd.NA
+    after = out[keys].isna().sum()
+    suppressed = {c: int(after[c] - before[c]) for c in keys}
+    final = class_sizes(out, keys, alpha=alpha)
+    return SuppressionResult(out, suppressed, {
+        "k": k, "rounds": rounds, "total_suppressed": int(sum(suppressed.values())),
+        "min_k_after": float(final.fk.min()), "importance": list(reversed(order))})
