@@ -86,3 +86,49 @@ def test_missing_file_and_unknown_command():
     assert out.returncode == 2 and out.stderr.strip() == "sdc_core: error: no/such/file.csv: no such file"
     out = run("frobnicate")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_apply_writes_every_format_deterministically(tmp_path):
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"seed": 42, "steps": [
+        {"method": "band", "column": "age", "width": 10},
+        {"method": "rank_swap", "column": "wtkg"},
+        {"method": "drop", "columns": ["pidnum"]}]}))
+    for ext in ("csv", "parquet", "xlsx"):
+        outs = []
+        for i in (1, 2):
+            out = tmp_path / f"o{i}.{ext}"
+            res = run("apply", EXAMPLE_PATH, "--recipe", recipe, "-o", out)
+            assert res.returncode == 0, res.stderr
+            assert "step 2 rank_swap wtkg" in res.stdout
+            outs.append(out.read_bytes())
+        assert outs[0] == outs[1]
+
+
+def test_apply_neutralises_formulas_unless_asked(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text('name,score\n"=HYPERLINK(""http://x"")",1\n+41 22,2\n@SUM(A1),-3\nplain,4\n')
+    recipe = tmp_path / "r.json"
+    recipe.write_text('{"seed": 1, "steps": []}')
+    out = tmp_path / "o.csv"
+    assert run("apply", data, "--recipe", recipe, "-o", out).returncode == 0
+    cells = pd.read_csv(out)
+    assert cells["name"].tolist() == ["'=HYPERLINK(\"http://x\")", "'+41 22", "'@SUM(A1)", "plain"]
+    assert cells["score"].tolist() == [1, 2, -3, 4]  # numbers are not text cells
+    assert run("apply", data, "--recipe", recipe, "-o", out, "--no-neutralize").returncode == 0
+    assert pd.read_csv(out)["name"].tolist()[0] == '=HYPERLINK("http://x")'
+
+
+@pytest.mark.parametrize("recipe_text, out_name, message", [
+    ('{"seed": 1, "steps": [{"method": "nope"}]}', "o.csv", "step 1: unknown method 'nope'"),
+    ("{not json", "o.csv", "recipe is not valid JSON"),
+    ('{"seed": 1, "steps": []}', "o.txt", "output must end in .csv, .parquet, .xlsx"),
+])
+def test_apply_errors(tmp_path, recipe_text, out_name, message):
+    recipe = tmp_path / "r.json"
+    recipe.write_text(recipe_text)
+    res = run("apply", EXAMPLE_PATH, "--recipe", recipe, "-o", tmp_path / out_name)
+    assert res.returncode == 2
+    assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr
+    res = run("apply", EXAMPLE_PATH, "--recipe", tmp_path / "missing.json", "-o", "x.csv")
+    assert res.returncode == 2 and "cannot read the recipe" in res.stderr

@@ -3,7 +3,8 @@
 Banding with width w and origin o puts x in the band [a, a + w) with
 a = ⌊(x − o)/w⌋·w + o (o = 0: ⌊x/w⌋·w, the classes of seed 003). The band is written as its
 float midpoint a + w/2 (numeric, so utility measures still apply) or, on request, as the label
-"[a, a+w)". Dates are banded on day numbers (width in days) and the midpoint is a date.
+"[a, a+w)". Dates are banded on day numbers since 1970-01-01 (width in days) and written as the
+band's middle day, a + ⌊w/2⌋.
 Missing values stay missing. Banding is idempotent and monotone.
 
 Top and bottom coding replace every value above ``top`` (below ``bottom``) by ``top``
@@ -57,12 +58,11 @@ def band(s: pd.Series, width: float, origin: float = 0.0, label: str = "midpoint
             names = [f"[{_format_edge(a)}, {_format_edge(a + w)})" for a in starts]
         text = np.array(names + [None], dtype=object)[np.where(codes >= 0, codes, len(names))]
         return MethodResult(pd.Series(text, index=s.index, name=s.name, dtype="str"), info)
-    mid = start + w / 2.0
-    if is_date:
-        values = pd.Series(pd.to_datetime(np.round(mid * 86400.0), unit="s"), index=s.index,
-                           name=s.name)
+    if is_date:  # the middle day of the band
+        mid = start + np.floor(w / 2.0)
+        values = pd.Series(pd.to_datetime(mid * 86400.0, unit="s"), index=s.index, name=s.name)
     else:
-        values = pd.Series(mid, index=s.index, name=s.name)
+        values = pd.Series(start + w / 2.0, index=s.index, name=s.name)
     return MethodResult(values, info)
 
 

@@ -3,11 +3,12 @@
 Key values are set to missing until every record has f_k ≥ k, with missing values counted as
 wildcards (sdcMicro's rule, see :mod:`sdc_core.risk.classes`). Greedy, in rounds: find the
 records that violate k; for each key, suppress it in all violators that hold it and count the
-violators that become safe; take the key that makes most of them safe (ties: the least
-important key, i.e. the latest in ``importance``; by default keys with more distinct values are
-less important) and suppress it only in the violators it makes safe. When no single key makes
-any violator safe, the least important key is suppressed in every violator that holds it.
-Repeat until no violator is left; the result is verified with the risk engine.
+violators that become safe. Without an importance order, take the key that makes most of them
+safe (ties: the key with more distinct values); with ``importance`` (most important first), take
+the least important key that makes any of them safe. Suppress that key only in the violators it
+makes safe; when no key makes any violator safe, suppress the least important key in every
+violator that holds it. Repeat until no violator is left; the result is verified with the risk
+engine (``min_k_after``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
             safe = holders & (class_sizes(trial, keys, alpha=alpha).fk >= k)
             if best is None or safe.sum() > best_safe.sum():
                 best, best_safe = (c, holders), safe
+            if importance is not None and safe.any():
+                break
         if best is None:
             raise SdcInputError(f"k = {k} cannot be reached")  # every key already missing
         column, holders = best

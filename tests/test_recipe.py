@@ -1,0 +1,126 @@
+"""Recipes: validation with clear messages, determinism, fingerprints, record ids."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.errors import SdcInputError
+from sdc_core.io import table_bytes
+from sdc_core.recipe import apply_recipe, fingerprint, load_recipe, make_recipe, parse_recipe
+
+STEPS = [
+    {"method": "band", "column": "age", "width": 10},
+    {"method": "pram", "column": "gender", "p": 0.05},
+    {"method": "relabel", "column": "race", "alpha": 0.1},
+    {"method": "rank_swap", "column": "wtkg", "window_percent": 2.5},
+    {"method": "randomized_response", "column": "drugs", "keep_probability": 0.5},
+]
+
+
+def test_design_example_recipe_applies_and_is_byte_identical(actg):
+    recipe = parse_recipe({"version": 1, "seed": 42, "steps": STEPS})
+    a = apply_recipe(recipe, actg)
+    b = apply_recipe(load_recipe(recipe.to_json()), actg)
+    for ext in (".csv", ".parquet", ".xlsx"):
+        assert table_bytes(a.data, ext) == table_bytes(b.data, ext)
+    assert [r["method"] for r in a.reports] == [s["method"] for s in STEPS]
+    assert set(a.data["age"]) <= {15.0, 25.0, 35.0, 45.0, 55.0, 65.0, 75.0}
+    assert sorted(a.data["wtkg"]) == sorted(actg["wtkg"])
+    assert actg["age"].iloc[0] == 48  # the input is not modified
+
+
+def test_seed_changes_the_randomness_and_steps_have_their_own_streams(actg):
+    base = apply_recipe(parse_recipe({"seed": 1, "steps": STEPS}), actg).data
+    other = apply_recipe(parse_recipe({"seed": 2, "steps": STEPS}), actg).data
+    assert not base["wtkg"].equals(other["wtkg"])
+    # appending a step never changes the earlier ones
+    longer = apply_recipe(parse_recipe({"seed": 1, "steps": STEPS + [
+        {"method": "pram", "column": "hemo", "p": 0.2}]}), actg).data
+    pd.testing.assert_frame_equal(longer.drop(columns="hemo"), base.drop(columns="hemo"))
+
+
+def test_record_id_makes_output_independent_of_row_order(actg):
+    recipe = parse_recipe({"seed": 7, "record_id": "pidnum", "steps": STEPS})
+    a = apply_recipe(recipe, actg).data.set_index("pidnum")
+    shuffled = actg.sample(frac=1.0, random_state=0)
+    b = apply_recipe(recipe, shuffled).data.set_index("pidnum").loc[a.index]
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_fingerprint_and_version_are_recorded_and_checked(actg):
+    recipe = make_recipe(STEPS, seed=3, df=actg)
+    data = json.loads(recipe.to_json())
+    assert data["input_fingerprint"] == fingerprint(actg) and len(data["input_fingerprint"]) == 64
+    assert data["sdc_core_version"]
+    assert apply_recipe(recipe, actg).warnings == []
+    changed = actg.assign(age=actg["age"] + 1)
+    assert any("different data" in w for w in apply_recipe(recipe, changed).warnings)
+
+
+@pytest.mark.parametrize("recipe, message", [
+    ([], "a recipe must be a JSON object"),
+    ({"steps": []}, "seed must be a whole number"),
+    ({"seed": 1.5, "steps": []}, "seed must be a whole number"),
+    ({"seed": 1, "steps": {}}, "steps must be a list"),
+    ({"seed": 1, "steps": [], "colour": "red"}, "unknown key(s) colour"),
+    ({"seed": 1, "version": 9, "steps": []}, "version 9 is not supported"),
+    ({"seed": 1, "steps": [{"method": "shuffle"}]}, "step 1: unknown method 'shuffle'"),
+    ({"seed": 1, "steps": [{"method": "band", "column": "age"}]},
+     "step 1 (band): missing key(s) width"),
+    ({"seed": 1, "steps": [{"method": "band", "column": "age", "width": "10"}]},
+     "step 1 (band): width must be a number"),
+    ({"seed": 1, "steps": [{"method": "band", "column": "age", "width": 10, "colour": 1}]},
+     "step 1 (band): unknown key(s) colour"),
+    ({"seed": 1, "steps": [{"method": "pram", "column": 3, "p": 0.1}]},
+     "step 1 (pram): column must be text"),
+    ({"seed": 1, "steps": [{"method": "drop", "columns": []}]},
+     "step 1 (drop): columns must be a non-empty list"),
+])
+def test_structural_errors(recipe, message):
+    with pytest.raises(SdcInputError) as err:
+        parse_recipe(recipe)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("step, message", [
+    ({"method": "band", "column": "nosuch", "width": 5}, "step 1 (band): unknown column 'nosuch'"),
+    ({"method": "band", "column": "age", "width": -5}, "width must be a positive number"),
+    ({"method": "pram", "column": "gender", "p": 2}, "step 1 (pram): p must lie in [0, 1]"),
+    ({"method": "relabel", "column": "race", "alpha": -0.1}, "alpha must lie in [0, 1]"),
+    ({"method": "rank_swap", "column": "wtkg", "window_percent": 0},
+     "window_percent must be a positive number"),
+    ({"method": "randomized_response", "column": "drugs", "keep_probability": 1.2},
+     "keep_probability must lie in [0, 1]"),
+    ({"method": "local_suppression", "columns": ["age", "zzz"], "k": 3},
+     "unknown column(s) zzz"),
+    ({"method": "local_suppression", "columns": ["age"], "k": 0}, "k must be a whole number"),
+])
+def test_data_errors_name_the_step(actg, step, message):
+    with pytest.raises(SdcInputError) as err:
+        apply_recipe(parse_recipe({"seed": 1, "steps": [step]}), actg)
+    assert message in str(err.value)
+
+
+def test_wrong_column_type_after_an_earlier_step(actg):
+    recipe = parse_recipe({"seed": 1, "steps": [
+        {"method": "band", "column": "age", "width": 10, "label": "interval"},
+        {"method": "rank_swap", "column": "age"}]})
+    with pytest.raises(SdcInputError, match=r"step 2 \(rank_swap\): .*'age' is not"):
+        apply_recipe(recipe, actg)
+
+
+def test_bad_json_is_one_clear_message():
+    with pytest.raises(SdcInputError, match="recipe is not valid JSON"):
+        load_recipe('{"seed": 1, "steps": [')
+
+
+def test_suppression_and_drop_steps(actg):
+    recipe = parse_recipe({"seed": 1, "steps": [
+        {"method": "local_suppression", "columns": ["age", "gender", "race"], "k": 5},
+        {"method": "drop", "columns": ["pidnum", "arms"]}]})
+    res = apply_recipe(recipe, actg)
+    assert "arms" not in res.data and "pidnum" not in res.data
+    assert res.reports[0]["min_k_after"] >= 5
+    assert np.isfinite(res.reports[0]["total_suppressed"])
