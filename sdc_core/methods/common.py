@@ -59,12 +59,10 @@ def category_codes(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
 
 
 def from_codes(s: pd.Series, levels: pd.Index, codes: np.ndarray) -> pd.Series:
-    """The column with category codes replaced (``-1`` positions keep their missing value),
-    keeping the column's dtype, index and name."""
-    out = s.to_numpy(copy=True)
-    present = codes >= 0
-    out[present] = levels.to_numpy()[codes[present]]
-    return pd.Series(out, index=s.index, name=s.name).astype(s.dtype)
+    """The column rebuilt from category codes (``-1`` = missing), keeping its dtype, index and
+    name: one vectorised ``take`` on the categories in the column's own array type."""
+    typed = pd.array(levels, dtype=s.dtype)
+    return pd.Series(typed.take(codes, allow_fill=True), index=s.index, name=s.name)
 
 
 def apply_transition(codes: np.ndarray, matrix: np.ndarray, u: np.ndarray) -> np.ndarray:
