@@ -42,6 +42,7 @@ test: $(VENV)/.dev chromium
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk
+	$(BIN)/python -m bench.bench_methods
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis
