@@ -18,6 +18,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile, sensitive_report
+from sdc_core.tables import audit, response_table
 
 EXIT_BAD_INPUT = 2
 
@@ -67,7 +68,50 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--no-neutralize", action="store_true",
                        help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
     apply.set_defaults(func=_cmd_apply)
+
+    tables = sub.add_parser("tables", help="answer counts with small-count suppression")
+    tables.add_argument("data", help="one row per participant; an empty cell = no response")
+    tables.add_argument("--question", required=True, type=_column_list, action="extend",
+                        help="question column(s), comma-separated or repeated")
+    tables.add_argument("--participants", type=int,
+                        help="number of participants N (default: the number of rows)")
+    tables.add_argument("--q", type=int, default=10,
+                        help="hide a question with fewer responses than this (default 10)")
+    tables.add_argument("--t", type=int, default=5,
+                        help="show an option's count only from this many (default 5)")
+    tables.add_argument("--multi", action="store_true",
+                        help="multi-select: each cell lists the chosen options")
+    tables.add_argument("--delimiter", default=";", help="separator of --multi cells (;)")
+    tables.add_argument("--indicators", type=_column_list,
+                        help="one multi-select question from one column per option "
+                             "(selected = true / non-zero / non-empty)")
+    tables.add_argument("--json", action="store_true", help="print one JSON object")
+    tables.set_defaults(func=_cmd_tables)
     return parser
+
+
+def _cmd_tables(args: argparse.Namespace) -> int:
+    df = read_table(args.data)
+    questions: list[str | list[str]] = list(args.question)
+    if args.indicators:
+        questions.append(args.indicators)
+    published = [response_table(df, q, args.participants, args.q, args.t, args.multi,
+                                args.delimiter) for q in questions]
+    if args.json:
+        out = {"questions": [p.to_dict() for p in published]}
+        for entry, p in zip(out["questions"], published):
+            entry["audit_passes"] = audit(p).passes if p.shown else True
+        print(json.dumps(out, indent=2))
+        return 0
+    for p in published:
+        print(f"{p.question}: " + ("hidden (fewer than "
+                                   f"{p.q} responses)" if not p.shown else
+                                   f"{p.responses.display} responses"))
+        for o in p.options:
+            print(f"  {o.option:<30} {o.display}")
+        if p.nonresponse is not None:
+            print(f"  {'(no response)':<30} {p.nonresponse.display}")
+    return 0
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:

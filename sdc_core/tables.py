@@ -1,0 +1,274 @@
+"""Aggregate response tables with small-count suppression (seed 004, DESIGN §6).
+
+Per question (one row per participant, an empty cell = no response), with N participants,
+question threshold Q (default 10) and option threshold T (default 5):
+
+- the question is hidden when it has fewer than Q responses;
+- an option's count is shown when it is ≥ T, else shown as "less than T";
+- non-response is published as the interval [max(0, N − S − m·(T − 1)), N − S], with S the sum of
+  the shown counts and m the number of hidden options (a single number when the interval has
+  width 0). Everything in it is known to the reader already, so it adds no information; the
+  naive N − Σ rᵢ would (it uses the hidden counts). The number of responses is published the
+  same way, as N minus that interval, never exactly.
+
+**Multi-select questions** (one column per option, or a delimited list in one cell): each
+participant may pick several options, so the responses are the participants who picked at least
+one option and Σ counts ≥ responses. The per-option rule still holds. Non-response cannot be
+derived by subtraction, and its exact value is not safe (with shown counts S and one hidden
+option, responses R reveals that the hidden count is ≥ R − S). What the reader already knows
+is: every respondent picked something, so R ≤ min(N, S + m·(T − 1)); the largest count and the
+question threshold bound R from below, R ≥ max(largest shown count, Q) (the question is shown);
+so non-response is published as [N − min(N, S + m·(T−1)), N − max(largest shown count, Q)].
+
+:func:`audit` checks a published table: for every hidden option it computes, by integer linear
+programming (``scipy.optimize.milp``), the smallest and largest count consistent with everything
+published, with and without the non-response figure. The table passes when no hidden count is
+pinned to one value and the non-response figure narrows no interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from sdc_core.errors import SdcInputError
+
+
+@dataclass(frozen=True)
+class OptionCount:
+    option: str
+    count: int | None  # None when hidden ("less than T")
+    display: str
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: int
+    high: int
+
+    @property
+    def display(self) -> str:
+        return str(self.low) if self.low == self.high else f"between {self.low} and {self.high}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"low": self.low, "high": self.high, "display": self.display}
+
+
+@dataclass(frozen=True)
+class PublishedQuestion:
+    question: str
+    shown: bool
+    participants: int
+    q: int
+    t: int
+    multi: bool
+    options: list[OptionCount] = field(default_factory=list)
+    nonresponse: Interval | None = None
+
+    @property
+    def responses(self) -> Interval | None:
+        if self.nonresponse is None:
+            return None
+        return Interval(self.participants - self.nonresponse.high,
+                        self.participants - self.nonresponse.low)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"question": self.question, "shown": self.shown, "multi_select": self.multi,
+                "responses": self.responses.to_dict() if self.responses else None,
+                "options": [{"option": o.option, "count": o.count, "display": o.display}
+                            for o in self.options],
+                "nonresponse": self.nonresponse.to_dict() if self.nonresponse else None}
+
+
+def _check_thresholds(q: int, t: int) -> None:
+    for name, v in (("q", q), ("t", t)):
+        if isinstance(v, bool) or not float(v).is_integer() or v < 1:
+            raise SdcInputError(f"{name} must be a whole number ≥ 1, not {v}")
+
+
+def publish(question: str, counts: dict[str, int], participants: int, responses: int,
+            q: int = 10, t: int = 5, multi: bool = False) -> PublishedQuestion:
+    """The table an organiser sees, from the raw option counts (module docstring)."""
+    _check_thresholds(q, t)
+    if responses > participants:
+        raise SdcInputError(f"{question}: {responses} responses but only {participants} "
+                            "participants")
+    if responses < q:
+        return PublishedQuestion(question, False, participants, q, t, multi)
+    options = [OptionCount(str(o), int(c), str(int(c))) if c >= t
+               else OptionCount(str(o), None, f"less than {t}") for o, c in counts.items()]
+    shown_sum = sum(o.count for o in options if o.count is not None)
+    hidden = sum(o.count is None for o in options)
+    if multi:
+        largest = max([o.count for o in options if o.count is not None], default=0)
+        high = participants - max(largest, q)
+        low = participants - min(participants, shown_sum + hidden * (t - 1))
+    else:
+        high = participants - shown_sum
+        low = max(0, participants - shown_sum - hidden * (t - 1))
+    return PublishedQuestion(question, True, participants, q, t, multi, options,
+                             Interval(low, max(low, high)))
+
+
+def _split_cells(s: pd.Series, delimiter: str) -> pd.Series:
+    """Delimited multi-select cells → one row per (participant, option), blanks dropped."""
+    items = s.dropna().astype(str).str.split(delimiter).explode().str.strip()
+    return items[items != ""]
+
+
+def question_counts(df: pd.DataFrame, question: str | Sequence[str], multi: bool = False,
+                    delimiter: str = ";") -> tuple[str, dict[str, int], int]:
+    """(name, option counts, responses) of a question: one column (single choice, or with
+    ``multi`` a delimited list per cell), or a list of indicator columns (one per option,
+    selected when true / non-zero / non-empty)."""
+    if isinstance(question, str):
+        if question not in df.columns:
+            raise SdcInputError(f"unknown question column '{question}'")
+        s = df[question]
+        blank = s.isna() | (s.astype(str).str.strip() == "")
+        if multi:
+            items = _split_cells(s[~blank], delimiter)
+            # a participant counts once per option even when a cell repeats it
+            pairs = pd.DataFrame({"row": items.index, "option": items.to_numpy()})
+            pairs = pairs.drop_duplicates()
+            counts = pairs["option"].value_counts().sort_index()
+            responses = int(pairs["row"].nunique())
+        else:
+            counts = s[~blank].astype(str).value_counts().sort_index()
+            responses = int((~blank).sum())
+        return question, {str(k): int(v) for k, v in counts.items()}, responses
+    cols = list(question)
+    unknown = [c for c in cols if c not in df.columns]
+    if unknown:
+        raise SdcInputError(f"unknown option column(s): {', '.join(unknown)}")
+    picked = pd.DataFrame({c: _selected(df[c]) for c in cols})
+    return ("+".join(cols), {c: int(picked[c].sum()) for c in cols},
+            int(picked.any(axis=1).sum()))
+
+
+def _selected(s: pd.Series) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(s):
+        return s.fillna(False).to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(s):
+        return (s.fillna(0) != 0).to_numpy()
+    text = s.astype("str").str.strip().str.lower()
+    return (s.notna() & ~text.isin(["", "0", "false", "no", "n"])).to_numpy(dtype=bool)
+
+
+def response_table(df: pd.DataFrame, question: str | Sequence[str],
+                   participants: int | None = None, q: int = 10, t: int = 5,
+                   multi: bool = False, delimiter: str = ";",
+                   options: Sequence[str] | None = None) -> PublishedQuestion:
+    """Publish one question of ``df`` (participants default: the number of rows). ``options``
+    lists every answer the survey offered, so that options nobody chose appear as well."""
+    n = len(df) if participants is None else int(participants)
+    if participants is not None and n < len(df):
+        raise SdcInputError(f"participants ({n}) is fewer than the rows of the table "
+                            f"({len(df)})")
+    name, counts, responses = question_counts(df, question, multi, delimiter)
+    if options is not None:
+        unknown = sorted(set(counts) - {str(o) for o in options})
+        if unknown:
+            raise SdcInputError(f"{name}: answers not among the options: {', '.join(unknown)}")
+        counts = {str(o): counts.get(str(o), 0) for o in options}
+    is_multi = multi or not isinstance(question, str)
+    return publish(name, counts, n, responses, q, t, is_multi)
+
+
+def naive_publication(table: PublishedQuestion,
+                      responses: int) -> PublishedQuestion:
+    """The same table with the naive exact non-response N − responses (for comparison)."""
+    nr = table.participants - responses
+    return PublishedQuestion(table.question, table.shown, table.participants, table.q, table.t,
+                             table.multi, table.options, Interval(nr, nr))
+
+
+@dataclass(frozen=True)
+class OptionAudit:
+    option: str
+    low: int
+    high: int
+    low_without_nonresponse: int
+    high_without_nonresponse: int
+
+    @property
+    def revealed(self) -> bool:
+        return self.low == self.high
+
+    @property
+    def narrowed_by_nonresponse(self) -> bool:
+        return (self.low, self.high) != (self.low_without_nonresponse,
+                                         self.high_without_nonresponse)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    options: list[OptionAudit]
+
+    @property
+    def passes(self) -> bool:
+        return not any(o.revealed or o.narrowed_by_nonresponse for o in self.options)
+
+    def findings(self) -> list[str]:
+        out = []
+        for o in self.options:
+            if o.revealed:
+                out.append(f"{o.option}: the published table pins its count to {o.low}")
+            elif o.narrowed_by_nonresponse:
+                out.append(f"{o.option}: the non-response figure narrows its count to "
+                           f"{o.low}–{o.high} (else {o.low_without_nonresponse}–"
+                           f"{o.high_without_nonresponse})")
+        return out
+
+
+def audit(table: PublishedQuestion) -> AuditResult:
+    """For each hidden option, the range of counts consistent with the published table (module
+    docstring), by integer programming over the hidden counts and the number of responses."""
+    if not table.shown:
+        return AuditResult([])
+    hidden = [o.option for o in table.options if o.count is None]
+    shown = [o.count for o in table.options if o.count is not None]
+    with_nr = [_bounds(table, hidden, shown, j, use_nonresponse=True)
+               for j in range(len(hidden))]
+    without = [_bounds(table, hidden, shown, j, use_nonresponse=False)
+               for j in range(len(hidden))]
+    return AuditResult([OptionAudit(h, a[0], a[1], b[0], b[1])
+                        for h, a, b in zip(hidden, with_nr, without)])
+
+
+def _bounds(table: PublishedQuestion, hidden: list[str], shown: list[int], j: int,
+            use_nonresponse: bool) -> tuple[int, int]:
+    """min and max of hidden count j. Variables: hidden counts h (0..T−1), responses R."""
+    m = len(hidden)
+    n, s_sum = table.participants, sum(shown)
+    lower = np.zeros(m + 1)
+    upper = np.r_[np.full(m, table.t - 1), n].astype(float)
+    lower[m] = max([table.q] + shown)
+    rows, lo, hi = [], [], []
+    ones = np.r_[np.ones(m), 0.0]
+    if table.multi:
+        # every respondent picked at least one option: R ≤ S + Σh; each count ≤ R
+        rows.append(np.r_[-np.ones(m), 1.0]); lo.append(-np.inf); hi.append(s_sum)
+        for i in range(m):
+            row = np.zeros(m + 1); row[i] = 1.0; row[m] = -1.0
+            rows.append(row); lo.append(-np.inf); hi.append(0.0)
+    else:
+        rows.append(np.r_[-ones[:m], 1.0]); lo.append(s_sum); hi.append(s_sum)  # R = S + Σh
+    if use_nonresponse and table.nonresponse is not None:
+        r_row = np.r_[np.zeros(m), 1.0]
+        rows.append(r_row)
+        lo.append(n - table.nonresponse.high); hi.append(n - table.nonresponse.low)
+    constraints = LinearConstraint(np.array(rows), np.array(lo), np.array(hi))
+    result = []
+    for sign in (1.0, -1.0):
+        c = np.zeros(m + 1); c[j] = sign
+        res = milp(c, constraints=constraints, integrality=np.ones(m + 1),
+                   bounds=Bounds(lower, upper))
+        if not res.success:
+            raise SdcInputError(f"{table.question}: the published table is inconsistent")
+        result.append(int(round(res.x[j])))
+    return result[0], result[1]
