@@ -103,7 +103,7 @@ def test_multi_select_exact_nonresponse_is_unsafe():
     naive = audit(naive_publication(t, 18))
     assert not naive.passes and naive.options[0].revealed and naive.options[0].low == 4
     narrowed = audit(naive_publication(publish("m", {"a": 14, "b": 2}, 20, 16, multi=True),
-                                       {}, 16))
+                                       16))
     assert narrowed.options[0].narrowed_by_nonresponse and narrowed.options[0].low == 2
 
 
