@@ -15,4 +15,5 @@ st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
 state.ensure_dataset()
 st.navigation([
     st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("pages/tables.py", title="Response tables", icon=":material/ballot:"),
 ]).run()
