@@ -43,6 +43,7 @@ test: $(VENV)/.dev chromium
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk
 	$(BIN)/python -m bench.bench_methods
+	$(BIN)/python -m bench.bench_sweep
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis

@@ -18,7 +18,9 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile, sensitive_report
+from sdc_core.sweep import run_sweep
 from sdc_core.tables import audit, response_table
+from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
 
 EXIT_BAD_INPUT = 2
 
@@ -69,6 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
                        help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
     apply.set_defaults(func=_cmd_apply)
 
+    compare = sub.add_parser("compare", help="information loss of a protected table")
+    compare.add_argument("original")
+    compare.add_argument("protected")
+    compare.add_argument("--numeric", type=_column_list,
+                         help="numeric columns (default: those read as numeric, not "
+                              "categorical, in the original)")
+    compare.add_argument("--json", action="store_true", help="print one JSON object")
+    compare.set_defaults(func=_cmd_compare)
+
+    sweep = sub.add_parser("sweep", help="risk and utility for a grid of settings")
+    sweep.add_argument("data")
+    sweep.add_argument("--qi", required=True, type=_column_list, help="quasi-identifiers")
+    sweep.add_argument("--grid", required=True, type=Path, help="grid JSON file")
+    sweep.add_argument("-o", "--output", required=True, type=Path, help="table (.csv)")
+    sweep.add_argument("--weight", help="sampling-weight column")
+    sweep.add_argument("--na", choices=["wildcard", "category"], default="wildcard")
+    sweep.add_argument("--alpha", type=float, default=1.0)
+    sweep.set_defaults(func=_cmd_sweep)
+
     tables = sub.add_parser("tables", help="answer counts with small-count suppression")
     tables.add_argument("data", help="one row per participant; an empty cell = no response")
     tables.add_argument("--question", required=True, type=_column_list, action="extend",
@@ -88,6 +109,62 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--json", action="store_true", help="print one JSON object")
     tables.set_defaults(func=_cmd_tables)
     return parser
+
+
+def _read_json(path: Path, what: str) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError) as err:
+        raise SdcInputError(f"{path}: cannot read the {what} "
+                            f"({getattr(err, 'strerror', None) or err})") from None
+    except json.JSONDecodeError as err:
+        raise SdcInputError(f"{path}: the {what} is not valid JSON ({err.msg}, line "
+                            f"{err.lineno})") from None
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from sdc_core.io import Kind, infer_kinds
+
+    original, protected = read_table(args.original), read_table(args.protected)
+    numeric = args.numeric if args.numeric is not None else [
+        c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
+    result = il1(original, protected, numeric)
+    out: dict[str, object] = {**result.summary(),
+                              "eigenvalue_similarity_percent":
+                                  eigenvalue_similarity(original, protected, numeric),
+                              "numeric": list(numeric), "changed_columns": result.changed,
+                              "per_column": result.per_column}
+    if args.json:
+        dist = distribution_report(original, protected, numeric)
+        out["distribution"] = json.loads(dist.to_json(orient="records"))
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"IL1 numeric      {out['IL1_numeric']:.6f}")
+    print(f"IL1 categorical  {out['IL1_categorical']:.6f}")
+    print(f"IL1 overall      {out['IL1_overall']:.6f}")
+    print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
+    for c in result.changed:
+        print(f"  changed: {c} (IL1 {result.per_column[c]:.6f})")
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    if args.output.suffix.lower() != ".csv":
+        raise SdcInputError(f"{args.output}: the sweep table is written as .csv")
+    df = read_table(args.data)
+    grid = _read_json(args.grid, "grid")
+
+    def progress(done: int, total: int, label: str) -> None:
+        if total >= 10 and (done == total or done % max(1, total // 10) == 0):
+            print(f"sweep: {done}/{total} ({label})", file=sys.stderr, flush=True)
+
+    table = run_sweep(df, args.qi, grid, args.weight, args.na, args.alpha, progress)
+    write_table(table, args.output)
+    best = table[table["pareto"]]
+    print(f"wrote {len(table)} rows to {args.output}; Pareto-optimal: "
+          + ", ".join(f"{r.method} {r.column} {r.param_name}={r.param_value:g}"
+                      if r.method != "BASELINE" else "BASELINE" for r in best.itertuples()))
+    return 0
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:

@@ -30,8 +30,8 @@ import pandas as pd
 
 from sdc_core import __version__, rng
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import (band, local_suppression, pram, randomized_response, rank_swap,
-                              relabel, top_bottom_code)
+from sdc_core.methods import (MethodResult, band, local_suppression, pram, randomized_response,
+                              rank_swap, relabel, top_bottom_code)
 
 RECIPE_VERSION = 1
 _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
@@ -103,7 +103,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(float(v))
 
 
-def _check_step(i: int, step: Any) -> dict[str, Any]:
+def check_step(i: int, step: Any) -> dict[str, Any]:
     where = f"step {i + 1}"
     if not isinstance(step, dict):
         raise SdcInputError(f"{where}: a step must be an object with a 'method'")
@@ -153,7 +153,7 @@ def parse_recipe(data: Any) -> Recipe:
     record_id = data.get("record_id")
     if record_id is not None and not isinstance(record_id, str):
         raise SdcInputError("recipe: record_id must be a column name or null")
-    return Recipe(seed=seed, steps=[_check_step(i, s) for i, s in enumerate(steps)],
+    return Recipe(seed=seed, steps=[check_step(i, s) for i, s in enumerate(steps)],
                   record_id=record_id,
                   sdc_core_version=str(data.get("sdc_core_version", __version__)),
                   input_fingerprint=data.get("input_fingerprint"),
@@ -175,11 +175,26 @@ def _column(df: pd.DataFrame, step: dict[str, Any], where: str) -> str:
     return col
 
 
+_RANDOM: dict[str, Callable[..., Any]] = {"pram": pram, "relabel": relabel,
+                                          "rank_swap": rank_swap,
+                                          "randomized_response": randomized_response}
+_FIXED: dict[str, Callable[..., Any]] = {"band": band, "top_bottom_code": top_bottom_code}
+RANDOM_METHODS = frozenset(_RANDOM)
+
+
+def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
+                    rid: np.ndarray) -> MethodResult:
+    """Apply a one-column step (every method but local_suppression and drop) to ``s``."""
+    args = {k: v for k, v in step.items() if k not in ("method", "column")}
+    if step["method"] in _RANDOM:
+        return _RANDOM[step["method"]](s, **args, seed=seed, step=index, rid=rid)
+    return _FIXED[step["method"]](s, **args)
+
+
 def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
               rid: np.ndarray) -> tuple[pd.DataFrame, dict[str, Any]]:
     method = step["method"]
     where = f"step {index + 1} ({method})"
-    args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
     out = df.copy()
     try:
         if method in ("local_suppression", "drop"):
@@ -189,17 +204,12 @@ def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
                 raise SdcInputError(f"unknown column(s) {', '.join(unknown)}")
             if method == "drop":
                 return out.drop(columns=cols), {"dropped": cols}
+            args = {k: v for k, v in step.items() if k not in ("method", "columns")}
             res = local_suppression(df, cols, **args)
             out[cols] = res.data[cols]
             return out, {"suppressed": res.suppressed, **res.info}
         col = _column(df, step, where)
-        random: dict[str, Callable[..., Any]] = {"pram": pram, "relabel": relabel,
-                                                 "rank_swap": rank_swap,
-                                                 "randomized_response": randomized_response}
-        if method in random:
-            res = random[method](df[col], **args, seed=seed, step=index, rid=rid)
-        else:
-            res = {"band": band, "top_bottom_code": top_bottom_code}[method](df[col], **args)
+        res = run_column_step(df[col], step, seed, index, rid)
         out[col] = res.values
         return out, dict(res.info)
     except SdcInputError as err:

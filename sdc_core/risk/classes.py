@@ -77,9 +77,13 @@ def check_alpha(alpha: float) -> float:
 def class_sizes(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,
                 na: str = "wildcard", alpha: float = 1.0) -> ClassSizes:
     """f_k and F_k of every record on the quasi-identifiers ``qi`` (see the module docstring)."""
+    return sizes_from_keys(encode_keys(df, qi, na), check_weights(df, weight), alpha)
+
+
+def sizes_from_keys(keys: KeyCodes, w: np.ndarray | None = None,
+                    alpha: float = 1.0) -> ClassSizes:
+    """:func:`class_sizes` from already encoded keys (sweeps re-encode only a changed key)."""
     alpha = check_alpha(alpha)
-    keys = encode_keys(df, qi, na)
-    w = check_weights(df, weight)
     if not any(bool((c < 0).any()) for c in keys.codes):
         key, bound = combine_codes(keys.codes, keys.cards)
         counts = np.bincount(key, minlength=bound)

@@ -31,6 +31,15 @@ class KeyCodes:
     def n(self) -> int:
         return len(self.codes[0]) if self.codes else 0
 
+    def with_column(self, name: str, values: pd.Series, na: str = "wildcard") -> "KeyCodes":
+        """The same keys with ``name`` re-encoded from new ``values`` (the others reused)."""
+        j = self.names.index(name)
+        code, uniq = pd.factorize(values, use_na_sentinel=(na == "wildcard"))
+        codes, cards, levels = list(self.codes), list(self.cards), list(self.levels)
+        codes[j], cards[j], levels[j] = code.astype(np.int64, copy=False), max(len(uniq), 1), \
+            pd.Index(uniq)
+        return KeyCodes(self.names, tuple(codes), tuple(cards), tuple(levels))
+
     def missing(self) -> np.ndarray:
         """Boolean (n, m) matrix: key j of record i is missing."""
         return np.column_stack([c < 0 for c in self.codes])

@@ -1,0 +1,139 @@
+"""Sweeps: Table S4-A of seed 003, agreement with a full recomputation, the Pareto front."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.errors import SdcInputError
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk import risk_profile
+from sdc_core.sweep import COLUMNS, pareto_front, parse_grid, run_sweep
+from sdc_core.utility import eigenvalue_similarity, il1
+from tests.conftest import ROOT
+
+QI = ["age", "gender", "race"]
+NUMERIC = ["age", "wtkg", "preanti", "cd40", "cd420", "cd496", "cd80", "cd820", "days", "karnof"]
+GRID = {"seeds": 5, "numeric": NUMERIC, "settings": [
+    {"method": "band", "column": "age", "param": "width", "values": [5, 10, 15]},
+    {"method": "pram", "column": "gender", "param": "p", "values": [0.01, 0.05, 0.1]},
+    {"method": "pram", "column": "race", "param": "p", "values": [0.01, 0.05, 0.1]}]}
+
+
+@pytest.fixture(scope="module")
+def table(actg):
+    return run_sweep(actg, QI, GRID)
+
+
+def test_table_s4a_deterministic_columns(table):
+    assert list(table.columns[: len(COLUMNS)]) == COLUMNS
+    s4a = {  # Table S4-A: percent_unique, k<=5, avg linkage, expected re-ids, eigen similarity
+        "BASELINE": (1.3557737260402059, 10.518934081346423, 8.508648901355773, 182, 100.0),
+        5: (0.09350163627863488, 1.402524544179523, 2.0570359981299675, 44, 99.93706208855507),
+        10: (0.09350163627863488, 0.6077606358111267, 100 * 25 / 2139, 25, 99.74682945827294),
+        15: (0.04675081813931744, 0.3740065451145395, 0.8415147265077139, 18, 99.39224354378824),
+    }
+    base = table.iloc[0]
+    bands = table[table["method"] == "band"].set_index("param_value")
+    for key, expected in s4a.items():
+        row = base if key == "BASELINE" else bands.loc[key]
+        got = [row["percent_unique"], row["percent_k_le_threshold"],
+               row["avg_linkage_risk_percent"], row["expected_reidentifications"],
+               row["eigenvalue_similarity_percent"]]
+        np.testing.assert_allclose(got[:4], expected[:4], rtol=0, atol=1e-9)
+        assert got[4] == pytest.approx(expected[4], abs=1e-9)
+    assert bands.loc[10, "IL1_overall"] == pytest.approx(0.04385710370621141, abs=1e-12)
+    assert base["method"] == "BASELINE" and base["IL1_overall"] == 0
+
+
+def test_pram_rows_have_categorical_loss_near_p(table, actg):
+    pram_rows = table[table["method"] == "pram"]
+    assert len(pram_rows) == 6 and (pram_rows["n_seeds"] == 5).all()
+    for row in pram_rows.itertuples():
+        p = row.param_value
+        se = np.sqrt(p * (1 - p) / (len(actg) * 5))  # mean share over 5 seeds
+        assert abs(row.IL1_categorical - p) < 4 * se
+        assert row.IL1_numeric == 0 and row.eigenvalue_similarity_percent == 100
+        assert row.IL1_categorical_sd > 0
+
+
+def test_fast_path_equals_full_recomputation(actg):
+    grid = {"seeds": 2, "numeric": NUMERIC, "settings": [
+        {"method": "band", "column": "age", "param": "width", "values": [7]},
+        {"method": "rank_swap", "column": "cd496", "param": "window_percent", "values": [5]},
+        {"method": "relabel", "column": "race", "param": "alpha", "values": [0.3]},
+        {"method": "local_suppression", "columns": QI, "param": "k", "values": [3]}]}
+    fast = run_sweep(actg, QI, grid).iloc[1:].reset_index(drop=True)
+    settings, *_ = parse_grid(grid, actg)
+    for i, s in enumerate(settings):
+        seeds = [0, 1] if s.step["method"] in ("rank_swap", "relabel") else [0]
+        rows = []
+        for seed in seeds:
+            out = apply_recipe(parse_recipe({"seed": seed, "steps": [s.step]}), actg).data
+            p = risk_profile(out, QI)
+            u = il1(actg, out, NUMERIC)
+            rows.append([p.percent_unique, p.percent_k_le_threshold, p.avg_linkage_risk_percent,
+                         p.expected_reidentifications, u.IL1_numeric, u.IL1_categorical,
+                         u.IL1_overall, eigenvalue_similarity(actg, out, NUMERIC)])
+        expected = np.mean(rows, axis=0)
+        got = fast.loc[i, ["percent_unique", "percent_k_le_threshold",
+                           "avg_linkage_risk_percent", "expected_reidentifications",
+                           "IL1_numeric", "IL1_categorical", "IL1_overall",
+                           "eigenvalue_similarity_percent"]].to_numpy(dtype=float)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_pareto_front():
+    risk = np.array([10, 5, 5, 1, 8])
+    loss = np.array([0, 1, 2, 3, 3])
+    assert pareto_front(risk, loss).tolist() == [True, True, False, True, False]
+
+
+@pytest.mark.parametrize("grid, message", [
+    ({"settings": []}, "settings must be a non-empty list"),
+    ({"settings": [{"method": "band", "column": "age", "param": "width"}]}, "missing key 'values'"),
+    ({"settings": [{"method": "band", "column": "zzz", "param": "width", "values": [5]}]},
+     "unknown column(s) zzz"),
+    ({"settings": [{"method": "band", "column": "age", "param": "width", "values": ["x"]}]},
+     "width must be a number"),
+    ({"seeds": 0, "settings": []}, "seeds must be a whole number"),
+    ({"speed": 1, "settings": []}, "unknown key(s) speed"),
+])
+def test_grid_errors(actg, grid, message):
+    with pytest.raises(SdcInputError) as err:
+        run_sweep(actg, QI, grid)
+    assert message in str(err.value)
+
+
+def test_cli_sweep_and_compare(tmp_path):
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(GRID))
+    out = tmp_path / "table.csv"
+    data = ROOT / "sdc_core" / "data" / "actg175.csv"
+    res = subprocess.run([sys.executable, "-m", "sdc_core", "sweep", str(data), "--qi",
+                          "age,gender,race", "--grid", str(grid), "-o", str(out)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "sweep: 33/33" in res.stderr  # progress on stderr
+    table = pd.read_csv(out)
+    assert len(table) == 10 and table["pareto"].dtype == bool
+    protected = tmp_path / "p.csv"
+    recipe = tmp_path / "r.json"
+    recipe.write_text('{"seed": 1, "steps": [{"method": "band", "column": "age", "width": 10}]}')
+    subprocess.run([sys.executable, "-m", "sdc_core", "apply", str(data), "--recipe",
+                    str(recipe), "-o", str(protected)], cwd=ROOT, check=True,
+                   capture_output=True)
+    res = subprocess.run([sys.executable, "-m", "sdc_core", "compare", str(data), str(protected),
+                          "--numeric", ",".join(NUMERIC), "--json"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    r = json.loads(res.stdout)
+    assert round(r["IL1_overall"], 7) == 0.0438571
+    assert round(r["eigenvalue_similarity_percent"], 6) == 99.746829
+    assert r["changed_columns"] == ["age"]
+    res = subprocess.run([sys.executable, "-m", "sdc_core", "compare", str(data), str(out)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 2 and "differ in length" in res.stderr
