@@ -15,5 +15,10 @@ st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
 state.ensure_dataset()
 st.navigation([
     st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("pages/risk.py", title="Risk", icon=":material/warning:"),
+    st.Page("pages/protect.py", title="Protect", icon=":material/shield:"),
+    st.Page("pages/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
+    st.Page("pages/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
     st.Page("pages/tables.py", title="Response tables", icon=":material/ballot:"),
+    st.Page("pages/export.py", title="Export", icon=":material/download:"),
 ]).run()

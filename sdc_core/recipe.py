@@ -80,9 +80,13 @@ class Recipe:
 
 @dataclass(frozen=True)
 class ApplyResult:
+    """The protected table, one report per step, warnings, and the transition matrix of every
+    PRAM-like step (by step number)."""
+
     data: pd.DataFrame
     reports: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    matrices: dict[int, pd.DataFrame] = field(default_factory=dict)
 
 
 def fingerprint(df: pd.DataFrame) -> str:
@@ -192,7 +196,7 @@ def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
 
 
 def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-              rid: np.ndarray) -> tuple[pd.DataFrame, dict[str, Any]]:
+              rid: np.ndarray) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame | None]:
     method = step["method"]
     where = f"step {index + 1} ({method})"
     out = df.copy()
@@ -203,15 +207,15 @@ def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
             if unknown:
                 raise SdcInputError(f"unknown column(s) {', '.join(unknown)}")
             if method == "drop":
-                return out.drop(columns=cols), {"dropped": cols}
+                return out.drop(columns=cols), {"dropped": cols}, None
             args = {k: v for k, v in step.items() if k not in ("method", "columns")}
             res = local_suppression(df, cols, **args)
             out[cols] = res.data[cols]
-            return out, {"suppressed": res.suppressed, **res.info}
+            return out, {"suppressed": res.suppressed, **res.info}, None
         col = _column(df, step, where)
         res = run_column_step(df[col], step, seed, index, rid)
         out[col] = res.values
-        return out, dict(res.info)
+        return out, dict(res.info), res.matrix
     except SdcInputError as err:
         message = str(err)
         raise SdcInputError(message if message.startswith("step ") else
@@ -237,10 +241,12 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     else:
         rid = rng.record_ids(len(df))
     out = df
-    reports = []
+    reports, matrices = [], {}
     for i, step in enumerate(recipe.steps):
-        out, info = _run_step(out, step, recipe.seed, i, rid)
+        out, info, matrix = _run_step(out, step, recipe.seed, i, rid)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),
                         **info})
-    return ApplyResult(out, reports, warnings)
+        if matrix is not None:
+            matrices[i + 1] = matrix
+    return ApplyResult(out, reports, warnings, matrices)

@@ -255,3 +255,15 @@ def test_local_suppression_follows_importance():
     assert class_sizes(keep_a.data, ["a", "b"]).fk.min() >= 2
     with pytest.raises(SdcInputError, match="cannot be reached"):
         local_suppression(df, ["a"], 9)
+
+
+def test_estimate_spread_matches_its_standard_error():
+    from sdc_core.methods.randomized_response import estimate_spread
+    reps = 400
+    d = estimate_spread([100, 1000, 10000], 0.2, 0.5, reps, seed=1)
+    for n, g in d.groupby("participants"):
+        se = g["se"].iloc[0]
+        # the sample mean of 400 estimates is within 4 standard errors of the truth
+        assert abs(g["estimate"].mean() - round(n * 0.2) / n) < 4 * se / np.sqrt(reps)
+        # the sample sd of 400 normal-ish estimates is within ±4·sd/sqrt(2(reps−1)) of se
+        assert abs(g["estimate"].std() - se) < 4 * se / np.sqrt(2 * (reps - 1))

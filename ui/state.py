@@ -15,6 +15,7 @@ import streamlit as st
 
 from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH, Kind, infer_kinds, read_table
 from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
+from ui.protect import ProtectSettings
 
 _DATASET = "dataset"
 _ROLES = "roles"
@@ -63,6 +64,8 @@ def ensure_dataset() -> Dataset:
 def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state[_DATASET] = ds
     set_roles(roles)
+    st.session_state.pop("protect", None)
+    st.session_state.pop("sweep", None)
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
         del st.session_state[key]  # widgets re-seed from the new data set's roles
 
@@ -79,3 +82,33 @@ def bind(widget_key: str, value: object) -> None:
     """Seed a keyed widget once from the plain state (never through a changing ``default``)."""
     if widget_key not in st.session_state:
         st.session_state[widget_key] = value
+
+
+@dataclass(frozen=True)
+class RiskOptions:
+    """How risk is measured: threshold k, missing keys as wildcards or a category, alpha."""
+
+    k: int = 5
+    na: str = "wildcard"
+    alpha: float = 1.0
+
+
+def risk_options() -> RiskOptions:
+    return st.session_state.get("risk_options", RiskOptions())
+
+
+def set_risk_options(o: RiskOptions) -> None:
+    st.session_state["risk_options"] = o
+
+
+def protect_settings() -> ProtectSettings:
+    return st.session_state.get("protect", ProtectSettings())
+
+
+def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False) -> None:
+    """Store the Protect page's settings; ``reseed_widgets`` when they come from elsewhere (a
+    recipe, a trade-off row), so that the page's widgets show them."""
+    st.session_state["protect"] = p
+    if reseed_widgets:
+        for key in [k for k in st.session_state if str(k).startswith("w_p_")]:
+            del st.session_state[key]

@@ -101,3 +101,27 @@ def estimate_shares(reports: pd.Series, keep_probability: float,
                          "estimate": est, "se": se,
                          "ci_low": np.clip(est - Z95 * se, 0.0, 1.0),
                          "ci_high": np.clip(est + Z95 * se, 0.0, 1.0)})
+
+
+def estimate_spread(participants: list[int], true_share: float, keep_probability: float,
+                    replications: int = 30, seed: int = 0) -> pd.DataFrame:
+    """Simulated coin-flip surveys (K = 2): for each number of participants n, ``replications``
+    estimates π̂ of a true share π. A survey's "yes" reports are Binomial(n₁, q + (1−q)/2) +
+    Binomial(n − n₁, (1−q)/2) with n₁ = round(n·π) true "yes" answers. Columns:
+    ``participants``, ``replication``, ``estimate``, ``se`` (the standard error of π̂ given the
+    true answers: √(n₁p₁(1−p₁) + (n−n₁)p₀(1−p₀)) / (n·q) with p₁ = q + (1−q)/2, p₀ = (1−q)/2)."""
+    q = check_probability("keep_probability", keep_probability, low_open=True)
+    pi = check_probability("true_share", true_share)
+    gen = np.random.default_rng(seed)
+    n = np.repeat(np.asarray(participants, dtype=np.int64), replications)
+    if (n < 1).any():
+        raise SdcInputError("participants must be at least 1")
+    yes_true = np.round(n * pi).astype(np.int64)
+    noise = (1.0 - q) / 2.0
+    reports = gen.binomial(yes_true, q + noise) + gen.binomial(n - yes_true, noise)
+    p1 = q + noise
+    variance = yes_true * p1 * (1 - p1) + (n - yes_true) * noise * (1 - noise)
+    return pd.DataFrame({"participants": n, "replication": np.tile(np.arange(replications),
+                                                                   len(participants)),
+                         "estimate": (reports / n - noise) / q,
+                         "se": np.sqrt(variance) / (n * q)})

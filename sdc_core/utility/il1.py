@@ -77,9 +77,11 @@ def check_aligned(original: pd.DataFrame, protected: pd.DataFrame) -> None:
         raise SdcInputError(f"the tables have different columns ({detail})")
 
 
-def il1(original: pd.DataFrame, protected: pd.DataFrame,
-        numeric: Sequence[str] = ()) -> IL1Result:
-    """IL1 over all columns: those in ``numeric`` as numbers, the others as categories."""
+def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] = (),
+        columns: Sequence[str] | None = None) -> IL1Result:
+    """IL1 over all columns: those in ``numeric`` as numbers, the others as categories.
+    ``columns`` limits the comparison to the columns that may have changed (the others are
+    then taken as unchanged without looking)."""
     check_aligned(original, protected)
     num = set(numeric)
     unknown = sorted(num - set(original.columns))
@@ -89,7 +91,7 @@ def il1(original: pd.DataFrame, protected: pd.DataFrame,
     changed_num: list[float] = []
     changed_cat: list[float] = []
     changed: list[str] = []
-    for c in original.columns:
+    for c in (original.columns if columns is None else columns):
         f = numeric_il1 if c in num else categorical_il1
         value, is_changed = f(original[c], protected[c])
         per_column[c] = value

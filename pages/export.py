@@ -1,0 +1,134 @@
+"""Export page: the protected data, its recipe, the trade-off table and a report."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.io import table_bytes
+from sdc_core.recipe import fingerprint, make_recipe
+from ui import charts, compute, state
+from ui.report import build_report
+from ui.sidebar import render_sidebar
+from ui.workbench import RISK_KEYS, recipe_json
+
+st.title("Export")
+ds = state.ensure_dataset()
+roles = state.roles()
+opts = state.risk_options()
+df = ds.df
+settings = state.protect_settings()
+steps = settings.steps(roles.qi)
+text = recipe_json(steps, settings.seed)
+stem = Path(ds.name).stem if not ds.is_example else "actg175"
+stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) or "data"
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def fingerprint_of(dataset_id: str, _df: pd.DataFrame) -> str:
+    return fingerprint(_df)
+
+
+@st.cache_data(max_entries=12, show_spinner="Preparing the file…")
+def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: str,
+               neutralize: bool, _df: pd.DataFrame) -> bytes:
+    out = compute.protected(dataset_id, recipe_text, _df).data
+    return table_bytes(out.drop(columns=[c for c in drop if c in out.columns]), ext, neutralize)
+
+
+if not steps:
+    st.info("No protection is set yet: the files below are the data as loaded. Set methods on "
+            "the Protect page.", icon=":material/info:")
+else:
+    st.caption(f"{len(steps)} step(s) from the Protect page, seed {settings.seed}. "
+               "Every randomised result records its seed; a fixed seed is for teaching and "
+               "reproducibility, a release should use a new secret one.")
+
+try:
+    compute.protected(ds.dataset_id, text, df)
+except SdcInputError as err:
+    st.error(f"The Protect settings cannot be applied: {err}", icon=":material/error:")
+    render_sidebar()
+    st.stop()
+
+st.subheader("Protected data", anchor=False)
+neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=True,
+                       key="w_x_neutralize",
+                       help="Text cells that begin with = + - @ get a leading apostrophe so a "
+                            "spreadsheet does not run them.")
+drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
+                         key="w_x_drop")
+drop = tuple(roles.ignore) if drop_ignored else ()
+c1, c2, c3 = st.columns(3)
+for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
+                       (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
+                                     "spreadsheetml.sheet")):
+    raw = data_bytes(ds.dataset_id, text, drop, ext, neutralize, df)
+    col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
+                        mime=mime, icon=":material/download:", width="stretch",
+                        key=f"dl_data{ext}")
+
+st.subheader("Recipe", anchor=False)
+recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),
+                 input_fingerprint=fingerprint_of(ds.dataset_id, df))
+recipe_text = recipe.to_json()
+st.download_button("Download the recipe (JSON)", recipe_text.encode(),
+                   file_name=f"{stem}_recipe.json", mime="application/json",
+                   icon=":material/receipt_long:", key="dl_recipe")
+st.caption("Load it again on the Protect page, or apply it to the full file with "
+           "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`.")
+
+sweep = st.session_state.get("sweep")
+st.subheader("Trade-off table", anchor=False)
+if sweep and sweep["dataset_id"] == ds.dataset_id:
+    st.download_button("Download the trade-off table (CSV)", table_bytes(sweep["table"], ".csv"),
+                       file_name=f"{stem}_tradeoffs.csv", mime="text/csv",
+                       icon=":material/table:", key="dl_sweep")
+else:
+    st.caption("Run a sweep on the Trade-offs page to export its table.")
+
+st.subheader("Report", anchor=False)
+if roles.qi:
+    before = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+                             opts.alpha, df)
+    after = compute.profile(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+                            opts.na, opts.alpha, df)
+    risk = pd.DataFrame({"measure": [k.replace("_", " ") for k in RISK_KEYS],
+                         "before": [getattr(before, k) for k in RISK_KEYS],
+                         "after": [getattr(after, k) for k in RISK_KEYS]})
+    numeric = [c for c in roles.numeric if c in df.columns]
+    changed = tuple(dict.fromkeys(c for s in steps for c in s.get("columns", [s.get("column")])))
+    u = compute.utility(ds.dataset_id, text, tuple(numeric), changed, df)
+    utility = pd.DataFrame({"measure": ["IL1 numeric", "IL1 categorical", "IL1 overall",
+                                        "eigenvalue similarity (%)"],
+                            "value": [u["IL1_numeric"], u["IL1_categorical"], u["IL1_overall"],
+                                      u["eigenvalue_similarity_percent"]]})
+    figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
+                   title_text="Class sizes before protection"),
+               charts.class_size_histogram(after.fk, opts.k).update_layout(
+                   title_text="Class sizes after protection")]
+    if sweep and sweep["dataset_id"] == ds.dataset_id:
+        figures.append(charts.tradeoff_scatter(sweep["table"], "expected_reidentifications",
+                                               "IL1_overall", "expected re-identifications",
+                                               "IL1 overall"))
+    report = build_report(ds.name, fingerprint_of(ds.dataset_id, df), len(df), df.shape[1],
+                          {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
+                           "weight": roles.weight, "numeric (utility)": numeric,
+                           "not released": roles.ignore}, recipe_text, risk, utility, figures)
+    st.download_button("Download the report (HTML)", report.encode("utf-8"),
+                       file_name=f"{stem}_report.html", mime="text/html",
+                       icon=":material/description:", key="dl_report")
+    st.caption("One self-contained HTML file (it opens offline): data fingerprint, roles, "
+               "recipe, risk before and after, information loss and the figures.")
+else:
+    st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
+
+st.subheader("Figures", anchor=False)
+state.bind("w_chart_format", st.session_state.get("chart_format", "png"))
+fmt = st.radio("The camera button of every chart saves", ["png", "svg"], horizontal=True,
+               key="w_chart_format", format_func={"png": "PNG at 3× resolution",
+                                                  "svg": "SVG (vector)"}.get)
+st.session_state["chart_format"] = fmt
+render_sidebar()

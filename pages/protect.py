@@ -1,0 +1,211 @@
+"""Protect page: apply methods with sliders and watch risk and utility change, live."""
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.io import Kind
+from sdc_core.recipe import load_recipe
+from sdc_core.utility import randomized_response_error
+from ui import charts, compute, state
+from ui.protect import ProtectSettings, from_steps
+from ui.sidebar import render_sidebar
+from ui.text import md, md_list
+from ui.workbench import Workbench, evaluate, recipe_json
+
+st.title("Protect")
+ds = state.ensure_dataset()
+roles = state.roles()
+opts = state.risk_options()
+df = ds.df
+if not roles.qi:
+    st.info("Tag at least one quasi-identifier on the Data page first.", icon=":material/info:")
+    render_sidebar()
+    st.stop()
+
+numeric = [c for c in roles.numeric if c in df.columns]
+categorical = [c for c, k in ds.kinds.items() if k is Kind.CATEGORICAL and c not in roles.ignore]
+number_cols = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
+
+with st.expander("Load a recipe", icon=":material/upload_file:"):
+    upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
+                              help="A recipe exported from the Export page (or written by hand).")
+    if upload is not None and upload.file_id != st.session_state.get("recipe_file_id"):
+        st.session_state["recipe_file_id"] = upload.file_id
+        try:
+            recipe = load_recipe(upload.getvalue().decode("utf-8", errors="replace"))
+            state.set_protect_settings(from_steps(recipe.steps, recipe.seed),
+                                       reseed_widgets=True)
+            st.session_state["recipe_message"] = ("success", "Recipe loaded.")
+        except SdcInputError as err:
+            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {err}")
+        st.rerun()
+    kind, text = st.session_state.get("recipe_message", (None, None))
+    if kind == "success":
+        st.success(text, icon=":material/check:")
+    elif kind == "error":
+        st.error(text, icon=":material/error:")
+
+
+def controls(s: ProtectSettings) -> ProtectSettings:
+    """One control per method, in the order they are applied."""
+    st.markdown("**1 · Banding** of numeric quasi-identifiers (0 = off)")
+    bands = {}
+    for c in [q for q in roles.qi if q in number_cols]:
+        span = float(df[c].max() - df[c].min()) if df[c].notna().any() else 1.0
+        top = max(1, int(span // 2))
+        state.bind(f"w_p_band_{c}", int(min(s.bands.get(c, 0), top)))
+        bands[c] = st.slider(f"Band width of {c}", 0, top, key=f"w_p_band_{c}",
+                             help="Values are replaced by the middle of their band "
+                                  "⌊x/w⌋·w + w/2: fewer distinct values, larger classes.")
+    st.markdown("**2 · PRAM**: flip categories at random")
+    state.bind("w_p_pram_cols", [c for c in s.pram_columns if c in categorical] or
+               [c for c in roles.qi if c in categorical])
+    state.bind("w_p_pram_p", float(s.pram_p))
+    pram_cols = st.multiselect("PRAM columns", categorical, key="w_p_pram_cols")
+    pram_p = st.slider("Flip probability p", 0.0, 0.5, step=0.01, key="w_p_pram_p",
+                       help="Each value moves with probability p to a uniformly chosen other "
+                            "category.")
+    st.markdown("**3 · Random relabeling** from the column's own distribution")
+    state.bind("w_p_relabel_cols", [c for c in s.relabel_columns if c in categorical])
+    state.bind("w_p_relabel_alpha", float(s.relabel_alpha))
+    relabel_cols = st.multiselect("Relabel columns", categorical, key="w_p_relabel_cols")
+    relabel_alpha = st.slider("Relabeling probability α", 0.0, 1.0, step=0.01,
+                              key="w_p_relabel_alpha",
+                              help="With probability α a value is redrawn from the column's "
+                                   "distribution: expected changed share α(1 − Σp²).")
+    st.markdown("**4 · Rank swapping** of numeric columns")
+    state.bind("w_p_swap_cols", [c for c in s.swap_columns if c in number_cols])
+    state.bind("w_p_swap_pct", float(s.swap_percent))
+    swap_cols = st.multiselect("Swap columns", number_cols, key="w_p_swap_cols")
+    swap_pct = st.slider("Rank-swap window (% of records)", 0.0, 20.0, step=0.5,
+                         key="w_p_swap_pct",
+                         help="Values are swapped between records at most this far apart in "
+                              "rank.")
+    st.markdown("**5 · Randomized response** on one answer")
+    state.bind("w_p_rr_col", s.rr_column if s.rr_column in categorical else None)
+    state.bind("w_p_rr_keep", float(s.rr_keep))
+    rr_col = st.selectbox("Randomized column", [None] + categorical, key="w_p_rr_col",
+                          format_func=lambda c: "none" if c is None else str(c))
+    rr_keep = st.slider("Keep probability q", 0.0, 1.0, step=0.05, key="w_p_rr_keep",
+                        help="The answer is kept with probability q, else replaced by a uniform "
+                             "draw (q = ½ with two answers: the coin flip).")
+    st.markdown("**6 · Local suppression** to reach k-anonymity")
+    state.bind("w_p_k", int(s.suppress_k))
+    k = st.slider("Target k (0 = off)", 0, 20, key="w_p_k",
+                  help="Sets the fewest key values to missing so that every record shares its "
+                       "keys (missing = any value) with at least k − 1 others.")
+    state.bind("w_p_seed", int(s.seed))
+    seed = st.number_input("Seed", 0, 2**31 - 1, key="w_p_seed",
+                           help="The random methods are reproducible from this seed. A fixed "
+                                "seed is for teaching and reproducibility; for a real release "
+                                "choose a new, secret one.")
+    return ProtectSettings(bands=bands, pram_columns=pram_cols, pram_p=pram_p,
+                           relabel_columns=relabel_cols, relabel_alpha=relabel_alpha,
+                           swap_columns=swap_cols, swap_percent=swap_pct, rr_column=rr_col,
+                           rr_keep=rr_keep, suppress_k=k, seed=int(seed))
+
+
+@st.cache_resource(max_entries=24, show_spinner=False)
+def cached_evaluate(dataset_id: str, text: str, qi: tuple, weight: str | None, k: int, na: str,
+                    alpha: float, numeric_cols: tuple, _df: pd.DataFrame) -> Workbench:
+    return evaluate(_df, text, list(qi), weight, k, na, alpha, list(numeric_cols))
+
+
+def fmt(v: float) -> str:
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
+
+
+def results(wb: Workbench, text: str) -> None:
+    before = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+                             opts.alpha, df)
+    after = wb.after
+    m = st.columns(4)
+    m[0].metric("Expected re-identifications", fmt(after["expected_reidentifications"]),
+                f"{after['expected_reidentifications'] - before.expected_reidentifications:+,.1f}"
+                f" (was {fmt(before.expected_reidentifications)})", delta_color="inverse")
+    m[1].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
+                f"{after['global_risk_percent'] - before.global_risk_percent:+.2f} points",
+                delta_color="inverse")
+    m[2].metric("Unique records", f"{after['percent_unique']:.2f} %",
+                f"{after['percent_unique'] - before.percent_unique:+.2f} points",
+                delta_color="inverse")
+    m[3].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
+                f"{after['percent_k_le_threshold'] - before.percent_k_le_threshold:+.2f} points",
+                delta_color="inverse")
+    u = wb.utility
+    m = st.columns(4)
+    m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
+                help="Information loss: mean of the numeric and categorical IL1 of the changed "
+                     "columns (0 = nothing changed).")
+    m[1].metric("IL1 numeric", f"{u['IL1_numeric']:.4f}",
+                help="Mean |x′ − x| / range over the changed numeric columns.")
+    m[2].metric("IL1 categorical", f"{u['IL1_categorical']:.4f}",
+                help="Share of changed values, over the changed categorical columns.")
+    m[3].metric("Eigenvalue similarity", f"{u['eigenvalue_similarity_percent']:.3f} %",
+                help="How well the correlation structure of the numeric columns is kept "
+                     "(100 % = unchanged).")
+    if not wb.changed:
+        st.info("No method is active: move a slider to protect the data.",
+                icon=":material/tune:")
+        return
+    column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
+                          format_func=str)
+    charts.show(wb.figures[column], f"{ds.name}_{column}_before_after", key="protect_column")
+    for report in wb.applied.reports:
+        method, col = report["method"], report["column"]
+        if method == "pram" and report["step"] in wb.applied.matrices:
+            with st.expander(f"PRAM transition matrix of {col}", expanded=False):
+                charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
+                                           f"{col}: P(released | original)"),
+                            f"{ds.name}_{col}_pram_matrix", key=f"pram_{report['step']}")
+                st.caption(f"Expected changed share {report['expected_changed_share']:.3f}, "
+                           f"realised {report['changed_share']:.3f}.")
+        elif method == "relabel":
+            st.caption(f"Relabeling {md(col)}: expected changed share α(1 − Σp²) = "
+                       f"{report['expected_changed_share']:.4f}, realised "
+                       f"{report['changed_share']:.4f} ({report['redrawn_share']:.4f} redrawn).")
+        elif method == "rank_swap":
+            st.caption(f"Rank swap of {md(col)}: window {report['window_ranks']} ranks; "
+                       f"{100 * report['changed_share']:.1f} % of values changed; rank "
+                       f"displacement mean {report['mean_rank_displacement']:.1f}, max "
+                       f"{report['max_rank_displacement']}.")
+        elif method == "randomized_response":
+            q = report["keep_probability"]
+            st.caption(f"Randomized response on {md(col)}: ε = {report['epsilon']:.3f}; "
+                       "estimated shares from the protected answers:")
+            err = randomized_response_error(df[col], wb.applied.data[col], q) if q > 0 else None
+            if err is not None:
+                st.dataframe(err.round(4), hide_index=True, width="stretch")
+        elif method == "local_suppression":
+            st.caption("Local suppression: " + ", ".join(
+                f"{md(c)} {v}" for c, v in report["suppressed"].items()) +
+                f" values set to missing; smallest class now {report['min_k_after']:g}.")
+    with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
+        st.code(text, language="json")
+
+
+@st.fragment
+def workbench() -> None:
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        settings = controls(state.protect_settings())
+    state.set_protect_settings(settings)
+    steps = settings.steps(roles.qi)
+    text = recipe_json(steps, settings.seed)
+    with right:
+        try:
+            wb = cached_evaluate(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+                                 opts.na, opts.alpha, tuple(numeric), df)
+        except SdcInputError as err:
+            st.error(f"These settings cannot be applied: {err}", icon=":material/error:")
+            return
+        results(wb, text)
+
+
+st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "
+           f"{md_list(numeric)}. Methods apply in the order shown; every move recomputes "
+           "risk and utility.")
+workbench()
+render_sidebar()

@@ -1,0 +1,167 @@
+"""Risk page: the disclosure risk of releasing the table as it is."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.risk import riskiest_classes, sensitive_report, small_count_levels
+from ui import charts, compute, state
+from ui.sidebar import render_sidebar
+from ui.text import md, md_list
+
+st.title("Disclosure risk")
+ds = state.ensure_dataset()
+roles = state.roles()
+df = ds.df
+if not roles.qi:
+    st.info("Tag at least one quasi-identifier on the Data page to measure risk.",
+            icon=":material/info:")
+    render_sidebar()
+    st.stop()
+
+opts = state.risk_options()
+with st.expander("Settings: threshold k and missing key values", icon=":material/tune:"):
+    c1, c2, c3 = st.columns(3)
+    state.bind("w_risk_k", opts.k)
+    state.bind("w_risk_na", opts.na)
+    state.bind("w_risk_alpha", opts.alpha)
+    k = c1.number_input("Threshold k", 1, 1000, key="w_risk_k",
+                        help="A record is at risk when fewer than k records (itself included) "
+                             "share its quasi-identifier values.")
+    na = c2.radio("Missing key values", ["wildcard", "category"], key="w_risk_na",
+                  format_func={"wildcard": "match any value (sdcMicro)",
+                               "category": "are a category of their own"}.get)
+    alpha = c3.slider("α: weight of wildcard matches", 0.0, 1.0, key="w_risk_alpha", step=0.05,
+                      disabled=na != "wildcard",
+                      help="How much a record with a missing key counts towards the classes it "
+                           "could belong to (1 = fully, sdcMicro's default).")
+    state.set_risk_options(state.RiskOptions(int(k), na, float(alpha)))
+opts = state.risk_options()
+
+try:
+    p = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+                        opts.alpha, df)
+except SdcInputError as err:
+    st.error(str(err), icon=":material/error:")
+    render_sidebar()
+    st.stop()
+
+st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
+           f"person finds the records that match; the fewer they are, the likelier a "
+           f"re-identification.")
+m = st.columns(5)
+m[0].metric("Expected re-identifications", f"{p.expected_reidentifications:,.1f}",
+            help="Σ 1/f_k: an attacker picks one of the f_k matching records at random.")
+m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
+            help="Mean individual risk (sdcMicro); equals the average linkage risk 100·mean(1/f_k)"
+                 " without weights.")
+m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
+            help="Records whose combination of key values no other record shares (f_k = 1).")
+m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
+            help="Records in classes of at most k records.")
+m[4].metric("Smallest / median class", f"{p.min_k:g} / {p.median_k:g}",
+            help="min and median of f_k over records.")
+
+fk = p.fk
+n = len(df)
+uniques = int((fk == 1).sum())
+top = riskiest_classes(df, p, top=10)
+example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
+with st.expander("What these numbers mean, on this data", icon=":material/school:"):
+    st.markdown(
+        f"- **Equivalence class**: the records sharing a combination of {md_list(roles.qi)}. "
+        f"This table has {n:,} records in {p.n_classes:,} classes.\n"
+        f"- **Unique records** (f_k = 1): {uniques:,} of {n:,} records "
+        f"({p.percent_unique:.2f} %) are alone in their class"
+        + (f", e.g. the record with {md(example)}." if uniques and example else ".") + "\n"
+        f"- **Expected re-identifications** Σ 1/f_k = {p.expected_reidentifications:,.2f}: a "
+        "record in a class of 4 is picked correctly with probability 1/4; summed over all "
+        "records" + (" this equals the number of classes when no key is missing." if not
+                     p.n_records_with_missing_keys else ".") + "\n"
+        f"- **k ≤ {opts.k}**: {int((fk <= opts.k).sum()):,} records are in classes of at most "
+        f"{opts.k}; k-anonymity with k = {opts.k} asks for none.\n"
+        f"- **Global risk** = 100 · mean(r_i) = {p.global_risk_percent:.4f} %, r_i the "
+        "individual risk.")
+    if roles.weight:
+        st.markdown(
+            f"**With the weight {md(roles.weight)}**, F_k = Σ weights over the class estimates "
+            "the class size in the *population*. sdcMicro's individual risk (Benedetti–"
+            "Franconi) with p = f_k/F_k is r = p/(1−p)·ln(1/p) for f_k = 1, "
+            "p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A record unique in "
+            "the sample is usually not unique in the population, so the global risk "
+            f"({p.global_risk_percent:.3f} %) is below the average linkage risk 100·mean(1/f_k) "
+            f"({p.avg_linkage_risk_percent:.3f} %), which treats the sample as the population.")
+    else:
+        st.markdown("No weight is tagged, so the table is taken as the whole population: "
+                    "r_i = 1/f_k and the global risk equals the average linkage risk. Tag a "
+                    "sampling weight on the Data page to estimate population frequencies.")
+    if p.n_records_with_missing_keys:
+        st.markdown(f"**Missing keys**: {p.n_records_with_missing_keys:,} records have a "
+                    f"missing key value; " + ("it matches any value (sdcMicro's rule), with "
+                                              f"α = {opts.alpha:g}." if opts.na == "wildcard"
+                                              else "it is treated as a category of its own."))
+
+left, right = st.columns(2)
+with left:
+    charts.show(charts.class_size_histogram(fk, opts.k), f"{ds.name}_class_sizes",
+                key="risk_hist")
+with right:
+    st.markdown("**Riskiest classes**")
+    st.dataframe(top, hide_index=True, width="stretch",
+                 column_config={"individual_risk": st.column_config.NumberColumn(format="%.4f")})
+    st.caption("The classes with the highest individual risk; k is the class size f_k.")
+
+left, right = st.columns(2)
+with left:
+    st.markdown("**Which key drives the risk**")
+    try:
+        snap = compute.snapshots(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
+                                 opts.alpha, df)
+        st.dataframe(snap.drop(columns="n_keys"), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.2f") for c in
+                                    ("percent_unique", "percent_k_le_threshold",
+                                     "expected_reidentifications", "global_risk_percent")})
+        st.caption("The same measures for every subset of the quasi-identifiers.")
+    except SdcInputError as err:
+        st.info(str(err))
+with right:
+    st.markdown(f"**Rare values** (held by at most {opts.k} records)")
+    rare = small_count_levels(df, roles.qi, opts.k)
+    if len(rare):
+        st.dataframe(rare.astype({"level": str}), hide_index=True, width="stretch")
+    else:
+        st.caption("No key value is that rare.")
+
+st.subheader("Sensitive columns", anchor=False)
+released = [c for c in df.columns if c not in roles.ignore]
+if not roles.sensitive:
+    st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
+            "give them away.", icon=":material/info:")
+else:
+    ldiv, scan = sensitive_report(df, p, roles.sensitive, released)
+    cols = st.columns(min(len(ldiv), 4))
+    for i, (s, v) in enumerate(ldiv.items()):
+        cols[i % len(cols)].metric(f"l-diversity of {md(s)}", f"min l = {v.min_l}",
+                                   f"{v.percent_l_eq_1:.2f} % of records in classes with l = 1",
+                                   delta_color="off",
+                                   help="l = number of distinct values of the sensitive column "
+                                        "in a class; l = 1 means everyone in the class shares "
+                                        "it, so knowing the keys discloses it.")
+    for f in scan.findings:
+        if f.level == "determines":
+            z, sv = md(f.column), md(f.sensitive)
+            st.error(f"{z} determines {sv}: each value of {z} goes with one value of {sv}, so "
+                     f"releasing both discloses {sv} for every record. Drop or coarsen one of "
+                     "them.", icon=":material/link:")
+        else:
+            z, sv = md(f.column), md(f.sensitive)
+            st.warning(f"{z} nearly determines {sv}: its most common {sv} value per {z} value "
+                       f"is right for {100 * f.share:.1f} % of records.", icon=":material/link:")
+    for c in scan.direct_identifiers:
+        st.warning(f"{md(c)} has a distinct value on almost every record: a direct identifier. "
+                   "Tag it 'Not released' on the Data page.", icon=":material/badge:")
+    if not scan.findings and not scan.direct_identifiers:
+        st.success("No released column determines a sensitive one.", icon=":material/check:")
+
+render_sidebar()

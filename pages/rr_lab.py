@@ -1,0 +1,68 @@
+"""Randomized response lab: the coin-flip survey of seed 002, simulated."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from sdc_core.methods import epsilon, estimate_shares, randomized_response
+from sdc_core.methods.randomized_response import estimate_spread
+from ui import charts
+from ui.sidebar import render_sidebar
+
+st.title("Randomized response lab")
+st.caption("How can a survey learn how many students broke the honour code when nobody admits "
+           "it? Each student flips a coin: heads, answer truthfully; tails, flip again and "
+           "answer yes on heads, no on tails. Any single yes may be the coin; the share of "
+           "violators can still be estimated.")
+
+c1, c2, c3, c4 = st.columns(4)
+n = c1.number_input("Participants", 10, 1_000_000, 1000, step=100, key="w_rr_n")
+truth = c2.slider("True share of violators", 0.0, 1.0, 0.2, 0.01, key="w_rr_truth")
+q = c3.slider("Probability of answering truthfully (q)", 0.05, 1.0, 0.5, 0.05, key="w_rr_q",
+              help="q = ½ is the coin flip. Otherwise the answer is a fair coin.")
+seed = c4.number_input("Seed", 0, 2**31 - 1, 2, key="w_rr_seed",
+                       help="Fixed for teaching: the same seed replays the same survey.")
+
+yes = int(round(n * truth))
+answers = pd.Series(np.r_[np.full(yes, "yes"), np.full(int(n) - yes, "no")], dtype="str")
+reports = randomized_response(answers, q, categories=["yes", "no"], seed=int(seed)).values
+est = estimate_shares(reports, q, categories=["yes", "no"]).set_index("category").loc["yes"]
+eps = epsilon(q, 2)
+
+m = st.columns(4)
+m[0].metric("Observed share of 'yes'", f"{est['observed_share']:.3f}",
+            help="λ̂: the share of randomized answers that say yes.")
+m[1].metric("Estimated share of violators", f"{est['estimate']:.3f}",
+            f"{est['estimate'] - yes / n:+.3f} against the truth", delta_color="off")
+m[2].metric("95 % interval", f"{est['ci_low']:.3f} – {est['ci_high']:.3f}",
+            help="π̂ ± 1.96 · SE, SE = √(λ̂(1−λ̂)/n) / q.")
+m[3].metric("Privacy ε", "∞" if np.isinf(eps) else f"{eps:.3f}",
+            help="ε = ln((q + (1−q)/2) / ((1−q)/2)): a 'yes' is at most e^ε times likelier from "
+                 "a violator than from anyone else.")
+st.markdown(
+    f"P(yes | violator) = q + (1−q)/2 = {q + (1 - q) / 2:.3f} and P(yes | not) = (1−q)/2 = "
+    f"{(1 - q) / 2:.3f}, so λ = qπ + (1−q)/2 and the estimate is π̂ = (λ̂ − (1−q)/2) / q"
+    + (" = 2λ̂ − ½ for the coin flip." if q == 0.5 else ".")
+    + f" Here {int((reports != answers).sum())} of {int(n)} answers were changed by the coins.")
+
+sizes = [50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]
+spread = estimate_spread(sizes, truth, q, replications=40, seed=int(seed))
+fig = go.Figure()
+fig.add_trace(go.Scatter(x=spread["participants"], y=spread["estimate"], mode="markers",
+                         name="simulated surveys", marker={"size": 5, "opacity": 0.45,
+                                                           "color": charts.AFTER}))
+se = spread.groupby("participants")["se"].first()
+centre = np.round(se.index.to_numpy() * truth) / se.index.to_numpy()
+for sign, name in ((1, "±1.96 standard errors"), (-1, None)):
+    fig.add_trace(go.Scatter(x=se.index, y=centre + sign * 1.96 * se.to_numpy(), mode="lines",
+                             name=name, showlegend=name is not None,
+                             line={"color": "#d1495b", "dash": "dash"}))
+fig.add_hline(y=truth, line_color="#8b98a9", annotation_text="true share")
+fig.update_xaxes(type="log")
+charts.show(charts.layout(fig, "Spread of the estimate against the number of participants",
+                           "participants (log scale)", "estimated share"),
+            "randomized_response_spread", key="rr_spread")
+st.caption("Each dot is one simulated survey (40 per size). The noise the coins add shrinks "
+           "like 1/√n: privacy costs participants, not accuracy in the limit.")
+render_sidebar()

@@ -1,0 +1,154 @@
+"""Trade-offs page: sweep parameters, compare risk and loss, pick a setting."""
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.io import Kind
+from sdc_core.sweep import run_sweep
+from ui import charts, state
+from ui.protect import ProtectSettings
+from ui.sidebar import render_sidebar
+from ui.text import md
+
+st.title("Trade-offs")
+st.caption("Try several settings of each method, one at a time, and compare what each removes "
+           "in risk with what it costs in information. Randomised methods run over several "
+           "seeds: their points carry error bars.")
+ds = state.ensure_dataset()
+roles = state.roles()
+opts = state.risk_options()
+df = ds.df
+if not roles.qi:
+    st.info("Tag at least one quasi-identifier on the Data page first.", icon=":material/info:")
+    render_sidebar()
+    st.stop()
+
+numeric = [c for c in roles.numeric if c in df.columns]
+categorical = [c for c, k in ds.kinds.items() if k is Kind.CATEGORICAL and c not in roles.ignore]
+number_cols = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
+num_qi = [c for c in roles.qi if c in number_cols]
+cat_qi = [c for c in roles.qi if c in categorical]
+
+METHODS = [  # (method, label, param, candidate columns, default columns, default values)
+    ("band", "Banding", "width", num_qi, num_qi[:1], "5, 10, 15"),
+    ("pram", "PRAM flip", "p", categorical, cat_qi, "0.01, 0.05, 0.1"),
+    ("relabel", "Random relabeling", "alpha", categorical, [], "0.05, 0.1, 0.2"),
+    ("rank_swap", "Rank swapping", "window_percent", number_cols, [], "1, 2.5, 5"),
+    ("randomized_response", "Randomized response", "keep_probability", categorical, [],
+     "0.5, 0.75"),
+]
+
+settings = []
+with st.form("sweep_form", border=True):
+    cols = st.columns(3)
+    for i, (method, label, param, candidates, default, values) in enumerate(METHODS):
+        with cols[i % 3]:
+            st.markdown(f"**{label}** ({param})")
+            chosen = st.multiselect(f"{label} columns", candidates,
+                                    default=[c for c in default if c in candidates],
+                                    key=f"w_t_{method}_cols")
+            text = st.text_input(f"{label} values", values, key=f"w_t_{method}_values")
+            settings.append((method, param, chosen, text))
+    with cols[5 % 3]:
+        st.markdown("**Local suppression** (k)")
+        k_text = st.text_input("Local suppression targets k", "", key="w_t_k_values",
+                               placeholder="e.g. 3, 5 (on the quasi-identifiers)")
+    c1, c2 = st.columns(2)
+    seeds = c1.number_input("Seeds per randomised setting", 1, 20, 3, key="w_t_seeds")
+    seed = c2.number_input("First seed", 0, 2**31 - 1, 0, key="w_t_seed")
+    run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
+
+
+def parse_values(text: str, label: str) -> list[float | int]:
+    try:
+        values = [float(v) for v in text.replace(";", ",").split(",") if v.strip()]
+    except ValueError:
+        raise SdcInputError(f"{label}: values must be numbers separated by commas") from None
+    return [int(v) if v.is_integer() else v for v in values]
+
+
+if run:
+    try:
+        grid_settings = []
+        for method, param, chosen, text in settings:
+            values = parse_values(text, dict((m[0], m[1]) for m in METHODS)[method])
+            grid_settings += [{"method": method, "column": c, "param": param, "values": values}
+                              for c in chosen if values]
+        ks = parse_values(k_text, "Local suppression")
+        if ks:
+            grid_settings.append({"method": "local_suppression", "columns": list(roles.qi),
+                                  "param": "k", "values": ks})
+        if not grid_settings:
+            raise SdcInputError("choose at least one method with a column and values")
+        grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
+                "settings": grid_settings}
+        bar = st.progress(0.0, text="Running the sweep…")
+        table = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
+                          progress=lambda done, total, label: bar.progress(
+                              done / total, text=f"{done}/{total}: {label}"))
+        bar.empty()
+        st.session_state["sweep"] = {"table": table, "grid": grid, "dataset_id": ds.dataset_id,
+                                     "qi": list(roles.qi)}
+    except SdcInputError as err:
+        st.error(str(err), icon=":material/error:")
+
+sweep = st.session_state.get("sweep")
+if sweep and sweep["dataset_id"] == ds.dataset_id:
+    table: pd.DataFrame = sweep["table"]
+    if sweep["qi"] != list(roles.qi):
+        st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
+                   icon=":material/sync_problem:")
+    risk_choice = st.radio("Risk measure", ["expected_reidentifications",
+                                            "avg_linkage_risk_percent", "percent_unique",
+                                            "percent_k_le_threshold"],
+                           horizontal=True, key="w_t_risk",
+                           format_func={"expected_reidentifications": "expected re-identifications",
+                                        "avg_linkage_risk_percent": "average linkage risk (%)",
+                                        "percent_unique": "unique records (%)",
+                                        "percent_k_le_threshold": f"k ≤ {opts.k} (%)"}.get)
+    label = risk_choice.replace("_", " ")
+    charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
+                                        "IL1 overall (information loss)"),
+                f"{ds.name}_tradeoff", key="t_scatter")
+    a, b = st.columns(2)
+    with a:
+        charts.show(charts.parameter_lines(table, risk_choice, label, f"{label} by parameter"),
+                    f"{ds.name}_risk_by_parameter", key="t_risk")
+    with b:
+        charts.show(charts.parameter_lines(table, "IL1_overall", "IL1 overall",
+                                           "Information loss by parameter"),
+                    f"{ds.name}_loss_by_parameter", key="t_loss")
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
+                                table.columns if table[c].dtype.kind == "f"})
+    st.caption("pareto: no other setting is at least as good on expected re-identifications, "
+               "IL1 overall and suppressed values, and better on one.")
+    rows = table.index[table["method"] != "BASELINE"].tolist()
+    pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",
+                        format_func=lambda i: f"{table.at[i, 'method']} {table.at[i, 'column']}"
+                                              f" {table.at[i, 'param_name']} = "
+                                              f"{table.at[i, 'param_value']:g}"
+                                              + (" (Pareto-optimal)" if table.at[i, 'pareto']
+                                                 else ""))
+    if st.button("Open it on the Protect page", icon=":material/shield:") and pick is not None:
+        row = table.loc[pick]
+        value, column = row["param_value"], row["column"]
+        first_seed = int(sweep["grid"]["seed"])
+        setting = {
+            "band": lambda: ProtectSettings(bands={column: value}),
+            "pram": lambda: ProtectSettings(pram_columns=[column], pram_p=value),
+            "relabel": lambda: ProtectSettings(relabel_columns=[column], relabel_alpha=value),
+            "rank_swap": lambda: ProtectSettings(swap_columns=[column], swap_percent=value),
+            "randomized_response": lambda: ProtectSettings(rr_column=column, rr_keep=value),
+            "local_suppression": lambda: ProtectSettings(suppress_k=int(value)),
+        }[row["method"]]()
+        state.set_protect_settings(replace(setting, seed=first_seed), reseed_widgets=True)
+        st.switch_page("pages/protect.py")
+    st.caption(f"Sweep of {len(table) - 1} settings on {md(ds.name)}; each row is the one-step "
+               "recipe with the first seed, so the Protect page shows one of its runs.")
+
+render_sidebar()

@@ -1,0 +1,46 @@
+"""Cached calls into sdc_core, keyed by the data set id (a content hash) and every parameter.
+
+DataFrames are passed as ``_df`` (not hashed: Streamlit would hash only a sample of a large
+frame); the data set id stands in for them. Results that hold per-record arrays are kept with
+``cache_resource`` (shared, never mutated) so that a hit costs no copy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
+from sdc_core.risk import RiskProfile, key_subset_snapshots, risk_profile
+from sdc_core.utility import eigenvalue_similarity, il1
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def profile(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None, k: int,
+            na: str, alpha: float, _df: pd.DataFrame) -> RiskProfile:
+    """Risk profile of the data set (``recipe_json`` "") or of its protected version."""
+    data = protected(dataset_id, recipe_json, _df).data if recipe_json else _df
+    return risk_profile(data, list(qi), weight=weight, k=k, na=na, alpha=alpha)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def protected(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> ApplyResult:
+    return apply_recipe(parse_recipe(json.loads(recipe_json)), _df)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def utility(dataset_id: str, recipe_json: str, numeric: tuple[str, ...],
+            changed: tuple[str, ...], _df: pd.DataFrame) -> dict[str, object]:
+    out = protected(dataset_id, recipe_json, _df).data
+    result = il1(_df, out, list(numeric), columns=[c for c in changed if c in _df.columns])
+    similarity = eigenvalue_similarity(_df, out, list(numeric)) if numeric else 100.0
+    return {**result.summary(), "eigenvalue_similarity_percent": similarity,
+            "per_column": result.per_column, "changed": result.changed}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
+              alpha: float, _df: pd.DataFrame) -> pd.DataFrame:
+    return key_subset_snapshots(_df, list(qi), weight=weight, k=k, na=na, alpha=alpha)

@@ -1,0 +1,57 @@
+"""A self-contained HTML report of a protection (no Streamlit): everything escaped, figures
+embedded with their JavaScript so it opens offline."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sdc_core import __version__
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
+
+
+def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
+                 roles: dict[str, object], recipe_text: str, risk: pd.DataFrame,
+                 utility: pd.DataFrame, figures: list[go.Figure]) -> str:
+    """The report as one HTML document."""
+    parts = []
+    for i, fig in enumerate(figures):
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
+                                 config={"displaylogo": False}))
+    role_rows = pd.DataFrame({"role": list(roles),
+                              "columns": [", ".join(map(str, v)) if isinstance(v, list)
+                                          else ("—" if v is None else str(v))
+                                          for v in roles.values()]})
+    e = html.escape
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Disclosure-control report: {e(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; color: #1c2330; }}
+h1 {{ font-size: 1.6em; }} h2 {{ font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }}
+table.t {{ border-collapse: collapse; margin: .5em 0; }}
+table.t td, table.t th {{ padding: .25em .8em; border-bottom: 1px solid #eee; text-align: left; }}
+pre {{ background: #f3f5f8; padding: 1em; overflow-x: auto; }}
+.small {{ color: #5b6675; font-size: .9em; }}
+</style></head><body>
+<h1>Disclosure-control report: {e(title)}</h1>
+<p class="small">sdc_core {e(__version__)} · {n_records:,} records × {n_columns} columns ·
+input SHA-256 <code>{e(fingerprint)}</code></p>
+<h2>Column roles</h2>{_table(role_rows)}
+<h2>Recipe</h2><p class="small">Apply it with <code>python -m sdc_core apply DATA --recipe
+recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p>
+<pre>{e(recipe_text)}</pre>
+<h2>Disclosure risk before and after</h2>{_table(risk)}
+<h2>Information loss</h2>{_table(utility)}
+<h2>Figures</h2>{''.join(parts)}
+</body></html>"""
+
+
+def recipe_pretty(recipe_json: str) -> str:
+    return json.dumps(json.loads(recipe_json), indent=2, ensure_ascii=False)

@@ -1,0 +1,67 @@
+"""What the Protect page shows after a slider move, as a plain function (no Streamlit), so it
+can be cached by the page and timed by ``bench/bench_slider.py``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
+from sdc_core.risk import RiskProfile, risk_profile
+from sdc_core.utility import eigenvalue_similarity, il1
+from ui import charts
+
+RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
+             "percent_k_le_threshold")
+
+
+def recipe_json(steps: list[dict[str, Any]], seed: int) -> str:
+    """The canonical text of a recipe: the cache key of everything computed from it."""
+    return json.dumps({"version": 1, "seed": int(seed), "steps": steps}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Workbench:
+    applied: ApplyResult
+    after: dict[str, Any]
+    utility: dict[str, Any]
+    changed: list[str]
+    figures: dict[str, go.Figure] = field(default_factory=dict)
+
+
+def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
+             na: str, alpha: float, numeric: list[str]) -> Workbench:
+    """Apply the recipe; risk after; IL1 (changed columns only) and eigenvalue similarity; one
+    before/after figure per changed column, built from aggregates."""
+    recipe = parse_recipe(json.loads(recipe_text))
+    applied = apply_recipe(recipe, df)
+    out = applied.data
+    after: RiskProfile = risk_profile(out, qi, weight=weight, k=k, na=na, alpha=alpha)
+    touched = list(dict.fromkeys(c for s in recipe.steps
+                                 for c in ([s["column"]] if "column" in s else s["columns"])))
+    loss = il1(df, out, numeric, columns=touched)
+    similarity = eigenvalue_similarity(df, out, numeric) if numeric else 100.0
+    figures = {c: column_figure(df[c], out[c], c in numeric) for c in loss.changed}
+    return Workbench(applied, {key: getattr(after, key) for key in RISK_KEYS}
+                     | {"fk": after.fk},
+                     {**loss.summary(), "eigenvalue_similarity_percent": similarity,
+                      "per_column": loss.per_column}, loss.changed, figures)
+
+
+def column_figure(before: pd.Series, after: pd.Series, numeric: bool) -> go.Figure:
+    name = str(before.name)
+    if numeric and pd.api.types.is_numeric_dtype(after):
+        return charts.overlaid_histograms(before.to_numpy(dtype=float, na_value=np.nan),
+                                          after.to_numpy(dtype=float, na_value=np.nan),
+                                          f"{name}: original and protected values")
+    def counts(s: pd.Series) -> pd.Series:
+        c = s.value_counts(dropna=False)
+        return c.set_axis(["(missing)" if pd.isna(v) else v for v in c.index])
+
+    return charts.before_after_bars(counts(before), counts(after),
+                                    f"{name}: records per category, original and protected")
