@@ -44,6 +44,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk
 	$(BIN)/python -m bench.bench_methods
 	$(BIN)/python -m bench.bench_sweep
+	$(BIN)/python -m bench.bench_slider
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis

@@ -10,7 +10,7 @@ from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
 from ui.protect import ProtectSettings, from_steps
 from ui.sidebar import render_sidebar
-from ui.text import md, md_list
+from ui.text import md, md_list, number
 from ui.workbench import Workbench, evaluate, recipe_json
 
 st.title("Protect")
@@ -52,7 +52,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
     """One control per method, in the order they are applied."""
     st.markdown("**1 · Banding** of numeric quasi-identifiers (0 = off)")
     bands = {}
-    for c in [q for q in roles.qi if q in number_cols]:
+    for c in [q for q in roles.qi if q in number_cols and ds.kinds[q] is not Kind.CATEGORICAL]:
         span = float(df[c].max() - df[c].min()) if df[c].notna().any() else 1.0
         top = max(1, int(span // 2))
         state.bind(f"w_p_band_{c}", int(min(s.bands.get(c, 0), top)))
@@ -113,18 +113,14 @@ def cached_evaluate(dataset_id: str, text: str, qi: tuple, weight: str | None, k
     return evaluate(_df, text, list(qi), weight, k, na, alpha, list(numeric_cols))
 
 
-def fmt(v: float) -> str:
-    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
-
-
 def results(wb: Workbench, text: str) -> None:
     before = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
     after = wb.after
     m = st.columns(4)
-    m[0].metric("Expected re-identifications", fmt(after["expected_reidentifications"]),
+    m[0].metric("Expected re-identifications", number(after["expected_reidentifications"]),
                 f"{after['expected_reidentifications'] - before.expected_reidentifications:+,.1f}"
-                f" (was {fmt(before.expected_reidentifications)})", delta_color="inverse")
+                f" (was {number(before.expected_reidentifications)})", delta_color="inverse")
     m[1].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
                 f"{after['global_risk_percent'] - before.global_risk_percent:+.2f} points",
                 delta_color="inverse")
@@ -152,7 +148,7 @@ def results(wb: Workbench, text: str) -> None:
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
-    charts.show(wb.figures[column], f"{ds.name}_{column}_before_after", key="protect_column")
+    charts.show(wb.figure(column), f"{ds.name}_{column}_before_after", key="protect_column")
     for report in wb.applied.reports:
         method, col = report["method"], report["column"]
         if method == "pram" and report["step"] in wb.applied.matrices:

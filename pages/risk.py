@@ -8,7 +8,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.risk import riskiest_classes, sensitive_report, small_count_levels
 from ui import charts, compute, state
 from ui.sidebar import render_sidebar
-from ui.text import md, md_list
+from ui.text import md, md_list, number
 
 st.title("Disclosure risk")
 ds = state.ensure_dataset()
@@ -51,7 +51,7 @@ st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
 m = st.columns(5)
-m[0].metric("Expected re-identifications", f"{p.expected_reidentifications:,.1f}",
+m[0].metric("Expected re-identifications", number(p.expected_reidentifications),
             help="Σ 1/f_k: an attacker picks one of the f_k matching records at random.")
 m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
             help="Mean individual risk (sdcMicro); equals the average linkage risk 100·mean(1/f_k)"

@@ -30,7 +30,7 @@ numeric = [c for c in roles.numeric if c in df.columns]
 categorical = [c for c, k in ds.kinds.items() if k is Kind.CATEGORICAL and c not in roles.ignore]
 number_cols = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
                and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
-num_qi = [c for c in roles.qi if c in number_cols]
+num_qi = [c for c in roles.qi if c in number_cols and ds.kinds[c] is not Kind.CATEGORICAL]
 cat_qi = [c for c in roles.qi if c in categorical]
 
 METHODS = [  # (method, label, param, candidate columns, default columns, default values)

@@ -18,7 +18,7 @@ SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
 
 def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, xaxis_title=x,
-                      yaxis_title=y, template="plotly_white", height=360,
+                      yaxis_title=y, height=360,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       legend={"orientation": "h", "y": -0.2})
     return fig

@@ -13,3 +13,8 @@ def md(text: object) -> str:
 
 def md_list(items: list[object]) -> str:
     return ", ".join(md(i) for i in items) if items else "—"
+
+
+def number(v: float) -> str:
+    """A count as a whole number when it is one, else with two decimals: 182, 18.34."""
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"

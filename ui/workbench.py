@@ -27,17 +27,22 @@ def recipe_json(steps: list[dict[str, Any]], seed: int) -> str:
 
 @dataclass(frozen=True)
 class Workbench:
+    original: pd.DataFrame
     applied: ApplyResult
     after: dict[str, Any]
     utility: dict[str, Any]
     changed: list[str]
-    figures: dict[str, go.Figure] = field(default_factory=dict)
+    numeric: list[str] = field(default_factory=list)
+
+    def figure(self, column: str) -> go.Figure:
+        """Before/after figure of one changed column (built on demand, from aggregates)."""
+        return column_figure(self.original[column], self.applied.data[column],
+                             column in self.numeric)
 
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
              na: str, alpha: float, numeric: list[str]) -> Workbench:
-    """Apply the recipe; risk after; IL1 (changed columns only) and eigenvalue similarity; one
-    before/after figure per changed column, built from aggregates."""
+    """Apply the recipe; risk after; IL1 (changed columns only) and eigenvalue similarity."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = apply_recipe(recipe, df)
     out = applied.data
@@ -46,11 +51,10 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                                  for c in ([s["column"]] if "column" in s else s["columns"])))
     loss = il1(df, out, numeric, columns=touched)
     similarity = eigenvalue_similarity(df, out, numeric) if numeric else 100.0
-    figures = {c: column_figure(df[c], out[c], c in numeric) for c in loss.changed}
-    return Workbench(applied, {key: getattr(after, key) for key in RISK_KEYS}
+    return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk},
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, figures)
+                      "per_column": loss.per_column}, loss.changed, list(numeric))
 
 
 def column_figure(before: pd.Series, after: pd.Series, numeric: bool) -> go.Figure:

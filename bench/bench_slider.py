@@ -1,0 +1,69 @@
+"""Server time of a slider move on the Protect page with 100k rows (target: ≤ 100 ms).
+
+1. ``ui.workbench.evaluate`` uncached: the recipe re-applied, risk and utility recomputed and
+   the before/after figure rebuilt, for a new banding width each time;
+2. a whole AppTest rerun of the Protect page after moving the banding slider (this reruns the
+   entire page, where the browser reruns only the fragment, so it is an upper bound).
+
+Baseline in the same run: a bare ``groupby(...).transform("size")`` on the same table.
+
+Run: ``python -m bench.bench_slider [n]``
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import median_seconds, report, survey_table
+from sdc_core.io import infer_kinds
+from sdc_core.roles import Roles
+
+ROOT = Path(__file__).resolve().parents[1]
+QI = ["age", "sex", "region"]
+NUMERIC = ["age", "income", "weight"]
+
+
+def main(n: int) -> None:
+    from ui.state import Dataset
+    from ui.workbench import evaluate, recipe_json
+
+    df = survey_table(n)
+    baseline = median_seconds(lambda: df.groupby(QI)["age"].transform("size"))
+    widths = iter(range(2, 10_000))
+
+    def move() -> None:
+        steps = [{"method": "band", "column": "age", "width": next(widths)},
+                 {"method": "pram", "column": "region", "p": 0.05}]
+        wb = evaluate(df, recipe_json(steps, 42), QI, None, 5, "wildcard", 1.0, NUMERIC)
+        wb.figure("age").to_json()  # the figure shown, serialised as for the browser
+
+    core = median_seconds(move, repeat=9)
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["dataset"] = Dataset(df, "generated", f"bench-{n}", infer_kinds(df), False)
+    at.session_state["roles"] = Roles(qi=QI, numeric=NUMERIC)
+    at.run()
+    at.switch_page("pages/protect.py").run()
+    times = []
+    for width in range(3, 14):
+        at.slider(key="w_p_band_age").set_value(width)
+        start = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception, at.exception
+    rerun = float(np.median(times[1:]))
+    print(f"n = {n:,} rows; a banding move with PRAM on, 3 QIs, 3 numeric columns")
+    print("  " + report("evaluate (apply, risk, utility, figure)", core,
+                        "groupby.transform('size')", baseline, 0.1 if n == 100_000 else None))
+    print("  " + report("AppTest rerun of the Protect page", rerun,
+                        "groupby.transform('size')", baseline))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)

@@ -1,0 +1,93 @@
+"""End to end in headless Chromium: every page by clicking, a slider moved with the keyboard,
+screenshots of each page in the test output folder."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.e2e
+
+PAGES = ["Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
+         "Export", "Data"]
+
+
+def wait_idle(page: Page) -> None:
+    page.wait_for_timeout(300)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=60_000)
+
+
+def shot(page: Page, folder: Path, name: str) -> None:
+    wait_idle(page)
+    page.wait_for_timeout(700)
+    page.screenshot(path=folder / f"{name}.png", full_page=True)
+
+
+def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Load example: ACTG 175").click()
+    wait_idle(page)
+
+    # tag the quasi-identifiers: clear them, then pick age, gender, race one by one
+    qi = page.get_by_test_id("stMultiSelect").filter(has_text="Quasi-identifiers")
+    qi.get_by_role("button", name="Clear all").click()
+    wait_idle(page)
+    for name in ("age", "gender", "race"):
+        box = qi.locator("input")
+        box.click()
+        box.fill(name)
+        page.get_by_role("option", name=name, exact=True).click()
+        page.keyboard.press("Escape")
+        wait_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar).to_contain_text("Quasi-identifiers: age, gender, race")
+
+    page.get_by_role("link", name="Risk").click()
+    expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
+    metrics = page.get_by_test_id("stMetricValue")
+    expect(metrics.first).to_have_text("182")
+    expect(metrics.nth(1)).to_have_text("8.51 %")
+    expect(page.get_by_text("arms determines treat")).to_be_visible()
+    shot(page, shots, "risk")
+
+    page.get_by_role("link", name="Protect").click()
+    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    expect(metrics.first).to_have_text("182")
+    slider = page.get_by_role("slider", name="Band width of age")
+    slider.focus()
+    for _ in range(10):
+        slider.press("ArrowRight")
+    expect(metrics.first).to_have_text("25", timeout=30_000)
+    chart = page.get_by_test_id("stPlotlyChart").first
+    expect(chart.locator(".gtitle", has_text="age: original and protected values")) \
+        .to_be_visible(timeout=30_000)
+    shot(page, shots, "protect")
+
+    page.get_by_role("link", name="Trade-offs").click()
+    page.get_by_role("button", name="Run the sweep").click()
+    expect(page.locator(".gtitle", has_text="Risk against information loss")) \
+        .to_be_visible(timeout=60_000)
+    shot(page, shots, "tradeoffs")
+
+    page.get_by_role("link", name="Randomized response lab").click()
+    expect(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible(
+        timeout=30_000)
+    shot(page, shots, "rr_lab")
+
+    page.get_by_role("link", name="Response tables").click()
+    page.get_by_text("Example: the pet survey").click()
+    expect(page.get_by_text("Elephant 0–4; Penguin 0–4")).to_be_visible(timeout=30_000)
+    shot(page, shots, "response_tables")
+
+    page.get_by_role("link", name="Export").click()
+    expect(page.get_by_role("button", name="Download the report (HTML)")).to_be_visible(
+        timeout=30_000)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the recipe (JSON)").click()
+    assert download.value.suggested_filename == "actg175_recipe.json"
+    recipe = Path(download.value.path()).read_text()
+    assert '"width": 10' in recipe
+    shot(page, shots, "export")

@@ -1,0 +1,153 @@
+"""AppTest of the Risk, Protect, Trade-offs, Randomized response lab and Export pages."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+
+def app_on(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_risk_page_reference_figures_and_warnings():
+    at = app_on("pages/risk.py")
+    m = metrics(at)
+    assert m["Expected re-identifications"] == "182"
+    assert m["Global risk"] == "8.51 %"
+    assert m["Unique records"] == "1.36 %" and m["Records with k ≤ 5"] == "10.52 %"
+    assert m["Smallest / median class"] == "1 / 33"
+    assert any("arms determines treat" in e.value for e in at.error)
+    explained = " ".join(x.value for x in at.markdown)
+    assert "29 of 2,139 records" in explained  # the worked example on this data
+    assert "No weight is tagged" in explained
+    snapshot = at.dataframe[1].value
+    assert snapshot["keys"].tolist()[-1] == "age+gender+race"
+
+
+def test_risk_page_threshold_and_weight():
+    at = app_on("pages/risk.py")
+    at.number_input(key="w_risk_k").set_value(3).run()
+    assert "Records with k ≤ 3" in metrics(at)
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="w_weight").set_value("wtkg").run()
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception
+    assert "population" in " ".join(x.value for x in at.markdown)
+    assert metrics(at)["Global risk"] != "8.51 %"  # individual risk with F_k from the weight
+
+
+def test_risk_page_without_quasi_identifiers():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.multiselect(key="w_qi").set_value([]).run()
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception and "Tag at least one quasi-identifier" in at.info[0].value
+
+
+def test_protect_banding_slider_changes_risk_and_utility():
+    at = app_on("pages/protect.py")
+    assert metrics(at)["Expected re-identifications"] == "182"
+    at.slider(key="w_p_band_age").set_value(10).run()
+    m = metrics(at)
+    assert m["Expected re-identifications"] == "25"
+    assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
+    assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["title"]["text"] == "age: original and protected values"
+
+
+def test_protect_every_method_and_reports():
+    at = app_on("pages/protect.py")
+    at.slider(key="w_p_pram_p").set_value(0.1).run()
+    at.multiselect(key="w_p_swap_cols").set_value(["wtkg"]).run()
+    at.slider(key="w_p_swap_pct").set_value(5.0).run()
+    at.multiselect(key="w_p_relabel_cols").set_value(["drugs"]).run()
+    at.slider(key="w_p_relabel_alpha").set_value(0.3).run()
+    at.selectbox(key="w_p_rr_col").set_value("homo").run()
+    at.slider(key="w_p_rr_keep").set_value(0.5).run()
+    at.slider(key="w_p_k").set_value(5).run()
+    assert not at.exception and not at.error
+    captions = " ".join(c.value for c in at.caption)
+    assert "Rank swap of wtkg: window 107 ranks" in captions
+    assert "expected changed share α(1 − Σp²)" in captions
+    assert "ε = 1.099" in captions and "Local suppression: age" in captions
+    assert float(metrics(at)["Unique records"].split()[0]) == 0.0
+    recipe = json.loads(at.code[0].value)
+    assert [s["method"] for s in recipe["steps"]] == [
+        "pram", "pram", "relabel", "rank_swap", "randomized_response", "local_suppression"]
+
+
+def test_protect_loads_a_recipe_and_rejects_a_bad_one():
+    at = app_on("pages/protect.py")
+    good = json.dumps({"seed": 7, "steps": [{"method": "band", "column": "age", "width": 15}]})
+    at.file_uploader(key="recipe_upload").set_value(("r.json", good.encode(), "x")).run()
+    assert not at.exception
+    assert at.slider(key="w_p_band_age").value == 15 and at.number_input(key="w_p_seed").value == 7
+    assert metrics(at)["Expected re-identifications"] == "18"
+    bad = b'{"seed": 1, "steps": [{"method": "drop", "columns": ["pidnum"]}]}'
+    at.file_uploader(key="recipe_upload").set_value(("bad.json", bad, "x")).run()
+    assert any("no control on the Protect page" in e.value for e in at.error)
+
+
+def test_tradeoffs_sweep_table_and_loading_a_row():
+    at = app_on("pages/tradeoffs.py")
+    at.text_input(key="w_t_k_values").set_value("3")  # inside the form: submitted with the click
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert table["method"].tolist()[:4] == ["BASELINE", "band", "band", "band"]
+    assert table["expected_reidentifications"].tolist()[:4] == [182, 44, 25, 18]
+    assert "local_suppression" in table["method"].tolist()
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in
+              at.get("plotly_chart")]
+    assert titles[0].startswith("Risk against information loss")
+    at.selectbox(key="w_t_pick").set_value(2).run()
+    at.button[1].click().run()
+    assert at.title[0].value == "Protect" and metrics(at)["Expected re-identifications"] == "25"
+
+
+def test_tradeoffs_bad_values_show_an_error():
+    at = app_on("pages/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("five")
+    at.button[0].click().run()
+    assert not at.exception and "values must be numbers" in at.error[0].value
+
+
+def test_randomized_response_lab():
+    at = app_on("pages/rr_lab.py")
+    m = metrics(at)
+    assert m["Privacy ε"] == "1.099"
+    assert abs(float(m["Estimated share of violators"]) - 0.2) < 0.15
+    at.slider(key="w_rr_q").set_value(1.0).run()
+    assert metrics(at)["Privacy ε"] == "∞"
+    assert metrics(at)["Estimated share of violators"] == "0.200"
+
+
+def test_export_offers_every_download():
+    at = app_on("pages/protect.py")
+    at.slider(key="w_p_band_age").set_value(10).run()
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Download CSV", "Download PARQUET", "Download XLSX",
+                      "Download the recipe (JSON)", "Download the report (HTML)"]
+    at.radio(key="w_chart_format").set_value("svg").run()
+    assert at.session_state["chart_format"] == "svg"
+
+
+@pytest.mark.parametrize("page", ["pages/risk.py", "pages/protect.py", "pages/tradeoffs.py",
+                                  "pages/rr_lab.py", "pages/tables.py", "pages/export.py"])
+def test_every_page_survives_an_upload_without_quasi_identifiers(page):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.file_uploader[0].set_value(("t.csv", b"city;n\nA;1\nB;2\nC;3\n", "text/csv")).run()
+    at.switch_page(page).run()
+    assert not at.exception
