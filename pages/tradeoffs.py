@@ -114,17 +114,23 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
                                         "IL1 overall (information loss)"),
                 f"{ds.name}_tradeoff", key="t_scatter")
+    swept = [m for m in table["method"].unique() if m != "BASELINE"]
+    method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
+    part = table[table["method"].isin(["BASELINE", method])]
+    param = part["param_name"].iloc[-1]
     a, b = st.columns(2)
     with a:
-        charts.show(charts.parameter_lines(table, risk_choice, label, f"{label} by parameter"),
-                    f"{ds.name}_risk_by_parameter", key="t_risk")
+        charts.show(charts.parameter_lines(part, risk_choice, label,
+                                           f"{label} against {method} {param}"),
+                    f"{ds.name}_risk_by_{method}_{param}", key="t_risk")
     with b:
-        charts.show(charts.parameter_lines(table, "IL1_overall", "IL1 overall",
-                                           "Information loss by parameter"),
-                    f"{ds.name}_loss_by_parameter", key="t_loss")
+        charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
+                                           f"Information loss against {method} {param}"),
+                    f"{ds.name}_loss_by_{method}_{param}", key="t_loss")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                table.columns if table[c].dtype.kind == "f"})
+                                table.columns if table[c].dtype.kind == "f"
+                                and c != "param_value"})
     st.caption("pareto: no other setting is at least as good on expected re-identifications, "
                "IL1 overall and suppressed values, and better on one.")
     rows = table.index[table["method"] != "BASELINE"].tolist()

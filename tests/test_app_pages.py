@@ -151,3 +151,11 @@ def test_every_page_survives_an_upload_without_quasi_identifiers(page):
     at.file_uploader[0].set_value(("t.csv", b"city;n\nA;1\nB;2\nC;3\n", "text/csv")).run()
     at.switch_page(page).run()
     assert not at.exception
+
+
+def test_class_size_histogram_keeps_every_bucket():
+    import numpy as np
+    from ui.charts import class_size_histogram
+    fig = class_size_histogram(np.array([1, 2, 7, 30, 300, 300]), 5)
+    assert list(fig.data[0].x)[-1] == "> 100" and fig.layout.xaxis.type == "category"
+    assert list(fig.data[0].y) == [1, 1, 0, 0, 0, 1, 0, 1, 0, 2]

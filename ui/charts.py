@@ -41,6 +41,7 @@ def class_size_histogram(fk: np.ndarray, k: int) -> go.Figure:
         colours.append("#d1495b" if hi <= k else AFTER)
     fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colours,
                            hovertemplate="class size %{x}: %{y} records<extra></extra>"))
+    fig.update_xaxes(type="category")  # "6–10" beside "1": keep every label
     return layout(fig, "Records by equivalence-class size (red: k ≤ threshold)",
                    "class size f_k", "records")
 
@@ -54,6 +55,7 @@ def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Fig
         go.Bar(name="protected", x=[str(c) for c in cats], y=after.reindex(cats, fill_value=0),
                marker_color=AFTER)])
     fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category")
     return layout(fig, title, "category", "records")
 
 
@@ -78,7 +80,8 @@ def heatmap(matrix: pd.DataFrame, title: str, zmin: float = 0.0, zmax: float = 1
                                y=[str(c) for c in matrix.index], zmin=zmin, zmax=zmax,
                                colorscale=colorscale, text=text, texttemplate="%{text}",
                                hovertemplate="%{y} → %{x}: %{z:.4f}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
     return layout(fig, title, x, y)
 
 
@@ -86,14 +89,16 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
                      loss_label: str) -> go.Figure:
     """Risk against loss, one colour per method, error bars over seeds, the Pareto front."""
     fig = go.Figure()
-    for i, (method, rows) in enumerate(table.groupby("method", sort=False)):
+    for i, ((method, column), rows) in enumerate(table.groupby(["method", "column"],
+                                                               sort=False)):
         err_x = rows.get(f"{loss}_sd")
         err_y = rows.get(f"{risk}_sd")
         labels = [f"{m} {c} {p}={v:g}" if m != "BASELINE" else "baseline" for m, c, p, v in
                   zip(rows["method"], rows["column"], rows["param_name"],
                       rows["param_value"].fillna(0))]
         fig.add_trace(go.Scatter(
-            x=rows[loss], y=rows[risk], mode="markers", name=str(method), text=labels,
+            x=rows[loss], y=rows[risk], mode="markers", text=labels,
+            name=str(method) if method == "BASELINE" else f"{method} {column}",
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
                     "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
                                                    for p in rows["pareto"]]}},
