@@ -1,5 +1,7 @@
 """Protect page: apply methods with sliders and watch risk and utility change, live."""
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -37,6 +39,7 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
             recipe = load_recipe(upload.getvalue().decode("utf-8", errors="replace"))
             state.set_protect_settings(from_steps(recipe.steps, recipe.seed),
                                        reseed_widgets=True)
+            st.session_state["recipe_steps_to_check"] = recipe.steps
             st.session_state["recipe_message"] = ("success", "Recipe loaded.")
         except SdcInputError as err:
             st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {err}")
@@ -56,7 +59,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
         span = float(df[c].max() - df[c].min()) if df[c].notna().any() else 1.0
         top = max(1, int(span // 2))
         state.bind(f"w_p_band_{c}", int(min(s.bands.get(c, 0), top)))
-        bands[c] = st.slider(f"Band width of {c}", 0, top, key=f"w_p_band_{c}",
+        bands[c] = st.slider(f"Band width of {md(c)}", 0, top, key=f"w_p_band_{c}",
                              help="Values are replaced by the middle of their band "
                                   "⌊x/w⌋·w + w/2: fewer distinct values, larger classes.")
     st.markdown("**2 · PRAM**: flip categories at random")
@@ -152,7 +155,7 @@ def results(wb: Workbench, text: str) -> None:
     for report in wb.applied.reports:
         method, col = report["method"], report["column"]
         if method == "pram" and report["step"] in wb.applied.matrices:
-            with st.expander(f"PRAM transition matrix of {col}", expanded=False):
+            with st.expander(f"PRAM transition matrix of {md(col)}", expanded=False):
                 charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
                                            f"{col}: P(released | original)"),
                             f"{ds.name}_{col}_pram_matrix", key=f"pram_{report['step']}")
@@ -190,6 +193,13 @@ def workbench() -> None:
     state.set_protect_settings(settings)
     steps = settings.steps(roles.qi)
     text = recipe_json(steps, settings.seed)
+    loaded = st.session_state.pop("recipe_steps_to_check", None)
+    lost = [s for s in (loaded or []) if s not in steps]
+    if lost:
+        st.warning("These steps of the recipe have no control on this page for the current "
+                   "roles and were left out: " + "; ".join(
+                       md(json.dumps(s, ensure_ascii=False)) for s in lost),
+                   icon=":material/warning:")
     with right:
         try:
             wb = cached_evaluate(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,

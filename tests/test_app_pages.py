@@ -159,3 +159,22 @@ def test_class_size_histogram_keeps_every_bucket():
     fig = class_size_histogram(np.array([1, 2, 7, 30, 300, 300]), 5)
     assert list(fig.data[0].x)[-1] == "> 100" and fig.layout.xaxis.type == "category"
     assert list(fig.data[0].y) == [1, 1, 0, 0, 0, 1, 0, 1, 0, 2]
+
+
+def test_recipe_steps_without_a_control_are_reported():
+    at = app_on("pages/protect.py")
+    recipe = json.dumps({"seed": 3, "steps": [
+        {"method": "band", "column": "wtkg", "width": 10},  # wtkg is no quasi-identifier here
+        {"method": "band", "column": "age", "width": 5}]})
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
+    assert at.slider(key="w_p_band_age").value == 5
+    assert any('"column": "wtkg"' in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_chart_text_from_data_is_escaped():
+    import pandas as pd
+    from ui.charts import before_after_bars
+    evil = '<a href="http://example.invalid">x</a>'
+    fig = before_after_bars(pd.Series({evil: 3}), pd.Series({evil: 2}), f"{evil}: counts")
+    assert "<a href" not in fig.layout.title.text and "&lt;a href" in fig.layout.title.text
+    assert all("<a" not in label for label in fig.data[0].x)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -16,9 +17,16 @@ SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
                 (101, np.inf, "> 100")]
 
 
+def plain(text: object) -> str:
+    """User text for a figure: Plotly reads <b>, <a href=…> and friends in titles, names and
+    tick labels, so the text is HTML-escaped to be shown as it is."""
+    return html.escape(str(text), quote=False)
+
+
 def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
-    fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"}, xaxis_title=x,
-                      yaxis_title=y, height=360,
+    """Common layout; ``title``, ``x`` and ``y`` are escaped here (they may hold column names)."""
+    fig.update_layout(title={"text": plain(title), "x": 0, "xanchor": "left"},
+                      xaxis_title=plain(x), yaxis_title=plain(y), height=360,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       legend={"orientation": "h", "y": -0.2})
     return fig
@@ -50,10 +58,10 @@ def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Fig
     """Category shares before and after (value_counts of each, aligned)."""
     cats = before.index.union(after.index)
     fig = go.Figure([
-        go.Bar(name="original", x=[str(c) for c in cats], y=before.reindex(cats, fill_value=0),
-               marker_color=BEFORE),
-        go.Bar(name="protected", x=[str(c) for c in cats], y=after.reindex(cats, fill_value=0),
-               marker_color=AFTER)])
+        go.Bar(name="original", x=[plain(c) for c in cats],
+               y=before.reindex(cats, fill_value=0), marker_color=BEFORE),
+        go.Bar(name="protected", x=[plain(c) for c in cats],
+               y=after.reindex(cats, fill_value=0), marker_color=AFTER)])
     fig.update_layout(barmode="group")
     fig.update_xaxes(type="category")
     return layout(fig, title, "category", "records")
@@ -76,8 +84,8 @@ def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40
 def heatmap(matrix: pd.DataFrame, title: str, zmin: float = 0.0, zmax: float = 1.0,
             colorscale: str = "Blues", x: str = "released", y: str = "original") -> go.Figure:
     text = np.vectorize(lambda v: f"{v:.3f}")(matrix.to_numpy())
-    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=[str(c) for c in matrix.columns],
-                               y=[str(c) for c in matrix.index], zmin=zmin, zmax=zmax,
+    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=[plain(c) for c in matrix.columns],
+                               y=[plain(c) for c in matrix.index], zmin=zmin, zmax=zmax,
                                colorscale=colorscale, text=text, texttemplate="%{text}",
                                hovertemplate="%{y} → %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
@@ -93,12 +101,12 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
                                                                sort=False)):
         err_x = rows.get(f"{loss}_sd")
         err_y = rows.get(f"{risk}_sd")
-        labels = [f"{m} {c} {p}={v:g}" if m != "BASELINE" else "baseline" for m, c, p, v in
+        labels = [plain(f"{m} {c} {p}={v:g}") if m != "BASELINE" else "baseline" for m, c, p, v in
                   zip(rows["method"], rows["column"], rows["param_name"],
                       rows["param_value"].fillna(0))]
         fig.add_trace(go.Scatter(
             x=rows[loss], y=rows[risk], mode="markers", text=labels,
-            name=str(method) if method == "BASELINE" else f"{method} {column}",
+            name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
                     "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
                                                    for p in rows["pareto"]]}},
@@ -121,7 +129,7 @@ def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) ->
         g = g.sort_values("param_value")
         sd = g.get(f"{metric}_sd")
         fig.add_trace(go.Scatter(x=g["param_value"], y=g[metric], mode="lines+markers",
-                                 name=f"{method} {column} ({g['param_name'].iloc[0]})",
+                                 name=plain(f"{method} {column} ({g['param_name'].iloc[0]})"),
                                  line={"color": COLOURS[i % len(COLOURS)]},
                                  error_y={"array": sd, "visible": sd is not None}))
     base = table[table["method"] == "BASELINE"]
