@@ -38,6 +38,7 @@ chromium:
 	  else echo "warning: chromium is missing and this user cannot install it (apt-get install chromium)" >&2; fi; }
 
 test: $(VENV)/.dev chromium
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev

@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
+from ui.page import column_groups, require_quasi_identifiers
 from ui.protect import ProtectSettings, from_steps
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
@@ -20,15 +20,10 @@ ds = state.ensure_dataset()
 roles = state.roles()
 opts = state.risk_options()
 df = ds.df
-if not roles.qi:
-    st.info("Tag at least one quasi-identifier on the Data page first.", icon=":material/info:")
-    render_sidebar()
-    st.stop()
+require_quasi_identifiers(roles, "first")
 
-numeric = [c for c in roles.numeric if c in df.columns]
-categorical = [c for c, k in ds.kinds.items() if k is Kind.CATEGORICAL and c not in roles.ignore]
-number_cols = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
+groups = column_groups(ds, roles)
+numeric, categorical, number_cols = groups.numeric, groups.categorical, groups.numbers
 
 with st.expander("Load a recipe", icon=":material/upload_file:"):
     upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
@@ -55,7 +50,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
     """One control per method, in the order they are applied."""
     st.markdown("**1 · Banding** of numeric quasi-identifiers (0 = off)")
     bands = {}
-    for c in [q for q in roles.qi if q in number_cols and ds.kinds[q] is not Kind.CATEGORICAL]:
+    for c in groups.banded:
         span = float(df[c].max() - df[c].min()) if df[c].notna().any() else 1.0
         top = max(1, int(span // 2))
         state.bind(f"w_p_band_{c}", int(min(s.bands.get(c, 0), top)))

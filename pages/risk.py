@@ -1,12 +1,11 @@
 """Risk page: the disclosure risk of releasing the table as it is."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.risk import riskiest_classes, sensitive_report, small_count_levels
 from ui import charts, compute, state
+from ui.page import require_quasi_identifiers
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
 
@@ -14,11 +13,7 @@ st.title("Disclosure risk")
 ds = state.ensure_dataset()
 roles = state.roles()
 df = ds.df
-if not roles.qi:
-    st.info("Tag at least one quasi-identifier on the Data page to measure risk.",
-            icon=":material/info:")
-    render_sidebar()
-    st.stop()
+require_quasi_identifiers(roles, "to measure risk")
 
 opts = state.risk_options()
 with st.expander("Settings: threshold k and missing key values", icon=":material/tune:"):

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind
 from sdc_core.sweep import run_sweep
 from ui import charts, state
+from ui.page import column_groups, require_quasi_identifiers
 from ui.protect import ProtectSettings
 from ui.sidebar import render_sidebar
 from ui.text import md
@@ -21,16 +21,11 @@ ds = state.ensure_dataset()
 roles = state.roles()
 opts = state.risk_options()
 df = ds.df
-if not roles.qi:
-    st.info("Tag at least one quasi-identifier on the Data page first.", icon=":material/info:")
-    render_sidebar()
-    st.stop()
+require_quasi_identifiers(roles, "first")
 
-numeric = [c for c in roles.numeric if c in df.columns]
-categorical = [c for c, k in ds.kinds.items() if k is Kind.CATEGORICAL and c not in roles.ignore]
-number_cols = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
-num_qi = [c for c in roles.qi if c in number_cols and ds.kinds[c] is not Kind.CATEGORICAL]
+groups = column_groups(ds, roles)
+numeric, categorical, number_cols = groups.numeric, groups.categorical, groups.numbers
+num_qi = groups.banded
 cat_qi = [c for c in roles.qi if c in categorical]
 
 METHODS = [  # (method, label, param, candidate columns, default columns, default values)

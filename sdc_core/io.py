@@ -159,7 +159,8 @@ def _read_delimited(raw: bytes) -> pd.DataFrame:
 
 
 _DATE_PATTERN = re.compile(
-    r"^\s*(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}[./]\d{1,2}[./]\d{2,4})\s*$")
+    r"^\s*(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?"  # ISO date, time
+    r"|\d{1,2}[./]\d{1,2}[./]\d{2,4})\s*$")  # 01.03.2024, 1/3/24
 
 
 def infer_kind(s: pd.Series, identifier_share: float = 0.95, max_categories: int = 10) -> Kind:

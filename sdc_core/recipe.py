@@ -30,8 +30,16 @@ import pandas as pd
 
 from sdc_core import __version__, rng
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import (MethodResult, band, local_suppression, pram, randomized_response,
-                              rank_swap, relabel, top_bottom_code)
+from sdc_core.methods import (
+    MethodResult,
+    band,
+    local_suppression,
+    pram,
+    randomized_response,
+    rank_swap,
+    relabel,
+    top_bottom_code,
+)
 
 RECIPE_VERSION = 1
 _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
@@ -118,8 +126,9 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
     where = f"step {i + 1} ({method})"
     required, optional = SCHEMA[method]
     keys = set(step) - {"method"}
-    if keys - required - optional:
-        raise SdcInputError(f"{where}: unknown key(s) {', '.join(sorted(keys - required - optional))}")
+    unknown = sorted(keys - required - optional)
+    if unknown:
+        raise SdcInputError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if required - keys:
         raise SdcInputError(f"{where}: missing key(s) {', '.join(sorted(required - keys))}")
     for key, value in step.items():

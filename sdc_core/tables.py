@@ -242,31 +242,37 @@ def audit(table: PublishedQuestion) -> AuditResult:
 
 def _bounds(table: PublishedQuestion, hidden: list[str], shown: list[int], j: int,
             use_nonresponse: bool) -> tuple[int, int]:
-    """min and max of hidden count j. Variables: hidden counts h (0..T−1), responses R."""
+    """min and max of hidden count j. Variables: hidden counts h₀…h_{m−1} (0..T−1) and the
+    number of responses R (max(Q, largest shown count)..N)."""
     m = len(hidden)
     n, s_sum = table.participants, sum(shown)
-    lower = np.zeros(m + 1)
+    lower = np.r_[np.zeros(m), max([table.q] + shown)]
     upper = np.r_[np.full(m, table.t - 1), n].astype(float)
-    lower[m] = max([table.q] + shown)
+    h_sum_minus_r = np.r_[np.ones(m), -1.0]  # Σh − R
     rows, lo, hi = [], [], []
-    ones = np.r_[np.ones(m), 0.0]
+
+    def constrain(row: np.ndarray, low: float, high: float) -> None:
+        rows.append(row)
+        lo.append(low)
+        hi.append(high)
+
     if table.multi:
-        # every respondent picked at least one option: R ≤ S + Σh; each count ≤ R
-        rows.append(np.r_[-np.ones(m), 1.0]); lo.append(-np.inf); hi.append(s_sum)
+        # every respondent chose at least one option: R ≤ S + Σh; no count exceeds R
+        constrain(h_sum_minus_r, -s_sum, np.inf)
         for i in range(m):
-            row = np.zeros(m + 1); row[i] = 1.0; row[m] = -1.0
-            rows.append(row); lo.append(-np.inf); hi.append(0.0)
+            row = np.zeros(m + 1)
+            row[i], row[m] = 1.0, -1.0
+            constrain(row, -np.inf, 0.0)
     else:
-        rows.append(np.r_[-ones[:m], 1.0]); lo.append(s_sum); hi.append(s_sum)  # R = S + Σh
+        constrain(h_sum_minus_r, -s_sum, -s_sum)  # R = S + Σh
     if use_nonresponse and table.nonresponse is not None:
-        r_row = np.r_[np.zeros(m), 1.0]
-        rows.append(r_row)
-        lo.append(n - table.nonresponse.high); hi.append(n - table.nonresponse.low)
+        constrain(np.r_[np.zeros(m), 1.0], n - table.nonresponse.high, n - table.nonresponse.low)
     constraints = LinearConstraint(np.array(rows), np.array(lo), np.array(hi))
     result = []
     for sign in (1.0, -1.0):
-        c = np.zeros(m + 1); c[j] = sign
-        res = milp(c, constraints=constraints, integrality=np.ones(m + 1),
+        objective = np.zeros(m + 1)
+        objective[j] = sign
+        res = milp(objective, constraints=constraints, integrality=np.ones(m + 1),
                    bounds=Bounds(lower, upper))
         if not res.success:
             raise SdcInputError(f"{table.question}: the published table is inconsistent")

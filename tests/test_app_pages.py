@@ -155,6 +155,7 @@ def test_every_page_survives_an_upload_without_quasi_identifiers(page):
 
 def test_class_size_histogram_keeps_every_bucket():
     import numpy as np
+
     from ui.charts import class_size_histogram
     fig = class_size_histogram(np.array([1, 2, 7, 30, 300, 300]), 5)
     assert list(fig.data[0].x)[-1] == "> 100" and fig.layout.xaxis.type == "category"
@@ -173,6 +174,7 @@ def test_recipe_steps_without_a_control_are_reported():
 
 def test_chart_text_from_data_is_escaped():
     import pandas as pd
+
     from ui.charts import before_after_bars
     evil = '<a href="http://example.invalid">x</a>'
     fig = before_after_bars(pd.Series({evil: 3}), pd.Series({evil: 2}), f"{evil}: counts")

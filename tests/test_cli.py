@@ -83,7 +83,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 def test_missing_file_and_unknown_command():
     out = run("risk", "no/such/file.csv", "--qi", "a")
-    assert out.returncode == 2 and out.stderr.strip() == "sdc_core: error: no/such/file.csv: no such file"
+    assert out.returncode == 2
+    assert out.stderr.strip() == "sdc_core: error: no/such/file.csv: no such file"
     out = run("frobnicate")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
 

@@ -10,8 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import (band, estimate_shares, local_suppression, pram, randomized_response,
-                              rank_swap, relabel, top_bottom_code)
+from sdc_core.methods import (
+    band,
+    estimate_shares,
+    local_suppression,
+    pram,
+    randomized_response,
+    rank_swap,
+    relabel,
+    top_bottom_code,
+)
 from sdc_core.methods.pram import invariant_matrix
 from sdc_core.methods.rank_swap import swap_partners, window_ranks
 from sdc_core.risk import class_sizes, risk_profile

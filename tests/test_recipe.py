@@ -8,7 +8,13 @@ import pytest
 
 from sdc_core.errors import SdcInputError
 from sdc_core.io import table_bytes
-from sdc_core.recipe import apply_recipe, fingerprint, load_recipe, make_recipe, parse_recipe
+from sdc_core.recipe import (
+    apply_recipe,
+    fingerprint,
+    load_recipe,
+    make_recipe,
+    parse_recipe,
+)
 
 STEPS = [
     {"method": "band", "column": "age", "width": 10},

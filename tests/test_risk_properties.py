@@ -60,7 +60,7 @@ def test_vectorised_wildcard_counts_equal_brute_force(df, alpha, m):
     fk, Fk, ell = brute_force(df, keys, alpha)
     np.testing.assert_allclose(cs.fk, fk, rtol=0, atol=1e-9)
     np.testing.assert_allclose(cs.Fk, Fk, rtol=1e-12, atol=1e-9)
-    np.testing.assert_array_equal(l_diversity(df, cs, "s").l, ell)
+    np.testing.assert_array_equal(l_diversity(df, cs, "s").per_record, ell)
 
 
 @settings(max_examples=100, deadline=None)

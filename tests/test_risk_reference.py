@@ -4,8 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.risk import (key_subset_snapshots, riskiest_classes, risk_profile,
-                           sensitive_report, small_count_levels)
+from sdc_core.risk import (
+    key_subset_snapshots,
+    risk_profile,
+    riskiest_classes,
+    sensitive_report,
+    small_count_levels,
+)
 
 QI = ["age", "gender", "race"]
 N = 2139

@@ -8,7 +8,13 @@ import pandas as pd
 import pytest
 
 from sdc_core.errors import SdcInputError
-from sdc_core.tables import audit, naive_publication, publish, question_counts, response_table
+from sdc_core.tables import (
+    audit,
+    naive_publication,
+    publish,
+    question_counts,
+    response_table,
+)
 from tests.conftest import ROOT
 
 

@@ -6,8 +6,14 @@ import pytest
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import band
-from sdc_core.utility import (correlation_difference, distribution_report, eigenvalue_similarity,
-                              il1, randomized_response_error, tvd)
+from sdc_core.utility import (
+    correlation_difference,
+    distribution_report,
+    eigenvalue_similarity,
+    il1,
+    randomized_response_error,
+    tvd,
+)
 
 NUMERIC = ["age", "wtkg", "preanti", "cd40", "cd420", "cd496", "cd80", "cd820", "days", "karnof"]
 

@@ -34,7 +34,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
 <title>Disclosure-control report: {e(title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; color: #1c2330; }}
-h1 {{ font-size: 1.6em; }} h2 {{ font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }}
+h1 {{ font-size: 1.6em; }}
+h2 {{ font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }}
 table.t {{ border-collapse: collapse; margin: .5em 0; }}
 table.t td, table.t th {{ padding: .25em .8em; border-bottom: 1px solid #eee; text-align: left; }}
 pre {{ background: #f3f5f8; padding: 1em; overflow-x: auto; }}

@@ -12,7 +12,11 @@
 from sdc_core.methods.banding import band, top_bottom_code
 from sdc_core.methods.common import MethodResult
 from sdc_core.methods.pram import pram
-from sdc_core.methods.randomized_response import epsilon, estimate_shares, randomized_response
+from sdc_core.methods.randomized_response import (
+           epsilon,
+           estimate_shares,
+           randomized_response,
+)
 from sdc_core.methods.rank_swap import rank_swap
 from sdc_core.methods.relabel import relabel
 from sdc_core.methods.suppression import SuppressionResult, local_suppression

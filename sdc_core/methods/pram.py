@@ -21,8 +21,14 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import (MethodResult, apply_transition, category_codes,
-                                     check_probability, from_codes, resolve_ids)
+from sdc_core.methods.common import (
+    MethodResult,
+    apply_transition,
+    category_codes,
+    check_probability,
+    from_codes,
+    resolve_ids,
+)
 
 DRAW_FLIP, DRAW_VALUE = 0, 1
 

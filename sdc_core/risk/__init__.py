@@ -8,13 +8,23 @@
 - :mod:`~sdc_core.risk.attribute` — columns that determine a sensitive column
 """
 
-from sdc_core.risk.attribute import AttributeFinding, AttributeScan, attribute_disclosure_scan
+from sdc_core.risk.attribute import (
+                                   AttributeFinding,
+                                   AttributeScan,
+                                   attribute_disclosure_scan,
+)
 from sdc_core.risk.classes import ClassSizes, class_sizes
 from sdc_core.risk.individual import individual_risk
 from sdc_core.risk.ldiversity import LDiversity, l_diversity
-from sdc_core.risk.profile import (RiskProfile, key_subset_snapshots, profile_from_sizes,
-                                   riskiest_classes, risk_profile, sensitive_report,
-                                   small_count_levels)
+from sdc_core.risk.profile import (
+                                   RiskProfile,
+                                   key_subset_snapshots,
+                                   profile_from_sizes,
+                                   risk_profile,
+                                   riskiest_classes,
+                                   sensitive_report,
+                                   small_count_levels,
+)
 
 __all__ = ["AttributeFinding", "AttributeScan", "ClassSizes", "LDiversity", "RiskProfile",
            "attribute_disclosure_scan", "class_sizes", "individual_risk", "key_subset_snapshots",

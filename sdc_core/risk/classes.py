@@ -26,7 +26,13 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.keys import KeyCodes, check_columns, combine_codes, densify, encode_keys
+from sdc_core.risk.keys import (
+    KeyCodes,
+    check_columns,
+    combine_codes,
+    densify,
+    encode_keys,
+)
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdc_core.risk.classes import ClassSizes, PatternPair, class_table, pattern_pairs, shared_keys
+from sdc_core.risk.classes import (
+    ClassSizes,
+    PatternPair,
+    class_table,
+    pattern_pairs,
+    shared_keys,
+)
 from sdc_core.risk.keys import check_columns
 
 
 @dataclass(frozen=True)
 class LDiversity:
-    """l per record and its summary: ``min_l`` and ``percent_l_eq_1`` (records in homogeneous
-    classes, in percent)."""
+    """l per record (``per_record``) and its summary: ``min_l`` and ``percent_l_eq_1``
+    (records in homogeneous classes, in percent)."""
 
     sensitive: str
-    l: np.ndarray
+    per_record: np.ndarray
     min_l: int
     percent_l_eq_1: float
 

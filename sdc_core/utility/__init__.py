@@ -6,8 +6,12 @@
   randomized-response estimator error
 """
 
-from sdc_core.utility.distribution import (correlation_difference, distribution_report,
-                                           randomized_response_error, tvd)
+from sdc_core.utility.distribution import (
+                                           correlation_difference,
+                                           distribution_report,
+                                           randomized_response_error,
+                                           tvd,
+)
 from sdc_core.utility.eigen import eigenvalue_similarity
 from sdc_core.utility.il1 import IL1Result, il1
 

@@ -1,0 +1,45 @@
+"""What the analysis pages share: the guard for missing quasi-identifiers, column groups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.io import Kind
+from sdc_core.roles import Roles
+from ui.sidebar import render_sidebar
+from ui.state import Dataset
+
+
+def require_quasi_identifiers(roles: Roles, purpose: str) -> None:
+    """Stop the page with a hint when no quasi-identifier is tagged."""
+    if not roles.qi:
+        st.info(f"Tag at least one quasi-identifier on the Data page {purpose}.",
+                icon=":material/info:")
+        render_sidebar()
+        st.stop()
+
+
+@dataclass(frozen=True)
+class ColumnGroups:
+    """Released columns by use: ``numeric`` (tagged for utility), ``categorical`` (kind),
+    ``numbers`` (any numeric dtype), ``banded`` (numeric quasi-identifiers that are not codes)."""
+
+    numeric: list[str]
+    categorical: list[str]
+    numbers: list[str]
+    banded: list[str]
+
+
+def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
+    df = ds.df
+    numbers = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
+    return ColumnGroups(
+        numeric=[c for c in roles.numeric if c in df.columns],
+        categorical=[c for c, k in ds.kinds.items()
+                     if k is Kind.CATEGORICAL and c not in roles.ignore],
+        numbers=numbers,
+        banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
