@@ -76,3 +76,12 @@ def test_markdown_in_column_names_is_shown_as_text(at):
     at.multiselect(key="w_qi").set_value(["![x](http://example.invalid/a.png)"]).run()
     sidebar = at.sidebar.markdown[1].value
     assert "\\!\\[x\\]\\(http\\:" in sidebar and "](http" not in sidebar
+
+
+def test_roles_survive_page_switches(at):
+    at.multiselect(key="w_qi").set_value(["age", "race"]).run()
+    at.switch_page("pages/risk.py").run()
+    assert "w_qi" not in at.session_state  # Streamlit drops the widget's key off its page
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    assert at.multiselect(key="w_qi").value == ["age", "race"]
