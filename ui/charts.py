@@ -27,8 +27,8 @@ def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     """Common layout; ``title``, ``x`` and ``y`` are escaped here (they may hold column names)."""
     fig.update_layout(title={"text": plain(title), "x": 0, "xanchor": "left"},
                       xaxis_title=plain(x), yaxis_title=plain(y), height=360,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      legend={"orientation": "h", "y": -0.2})
+                      margin={"l": 60, "r": 20, "t": 50, "b": 50},
+                      legend={"orientation": "h", "y": -0.25})
     return fig
 
 
