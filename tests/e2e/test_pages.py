@@ -1,6 +1,7 @@
 """End to end in headless Chromium: every page by clicking, a slider moved with the keyboard,
 screenshots of each page in the test output folder."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,20 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     expect(chart.locator(".gtitle", has_text="age: original and protected values")) \
         .to_be_visible(timeout=30_000)
     shot(page, shots, "protect")
+    # browser round trip of a slider step: key press → the new figure on screen
+    latencies = []
+    for width, reids in ((11, "21"), (12, "20"), (13, "19")):
+        start = time.perf_counter()
+        slider.press("ArrowRight")
+        expect(metrics.first).to_have_text(reids, timeout=30_000)
+        latencies.append(time.perf_counter() - start)
+        wait_idle(page)
+    (shots.parent / "slider_latency.txt").write_text(
+        "key press to updated metric (browser round trip), seconds: "
+        + ", ".join(f"{t:.3f}" for t in latencies) + "\n")
+    for _ in range(3):
+        slider.press("ArrowLeft")
+    expect(metrics.first).to_have_text("25", timeout=30_000)
 
     page.get_by_role("link", name="Trade-offs").click()
     page.get_by_role("button", name="Run the sweep").click()
