@@ -1,6 +1,7 @@
 """Export page: the protected data, its recipe, the trade-off table and a report."""
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -65,7 +66,7 @@ c1, c2, c3 = st.columns(3)
 for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
                        (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
                                      "spreadsheetml.sheet")):
-    raw = data_bytes(ds.dataset_id, text, drop, ext, neutralize, df)
+    raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)  # on click only
     col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
                         mime=mime, icon=":material/download:", width="stretch",
                         key=f"dl_data{ext}")
@@ -113,11 +114,12 @@ if roles.qi:
         figures.append(charts.tradeoff_scatter(sweep["table"], "expected_reidentifications",
                                                "IL1_overall", "expected re-identifications",
                                                "IL1 overall"))
-    report = build_report(ds.name, fingerprint_of(ds.dataset_id, df), len(df), df.shape[1],
-                          {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
-                           "weight": roles.weight, "numeric (utility)": numeric,
-                           "not released": roles.ignore}, recipe_text, risk, utility, figures)
-    st.download_button("Download the report (HTML)", report.encode("utf-8"),
+    report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
+                     df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
+                                   "weight": roles.weight, "numeric (utility)": numeric,
+                                   "not released": roles.ignore},
+                     recipe_text, risk, utility, figures)
+    st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): data fingerprint, roles, "

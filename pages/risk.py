@@ -45,6 +45,14 @@ except SdcInputError as err:
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
+fk = p.fk
+n = len(df)
+uniques = int((fk == 1).sum())
+small = int((fk <= opts.k).sum())
+top = riskiest_classes(df, p, top=10)
+example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
+typical = int(p.median_k)
+
 m = st.columns(5)
 m[0].metric("Expected re-identifications", number(p.expected_reidentifications),
             help="Σ 1/f_k: an attacker picks one of the f_k matching records at random.")
@@ -57,45 +65,47 @@ m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
             help="Records in classes of at most k records.")
 m[4].metric("Smallest / median class", f"{p.min_k:g} / {p.median_k:g}",
             help="min and median of f_k over records.")
-
-fk = p.fk
-n = len(df)
-uniques = int((fk == 1).sum())
-top = riskiest_classes(df, p, top=10)
-example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
-with st.expander("What these numbers mean, on this data", icon=":material/school:"):
+with m[0].expander("How", icon=":material/school:"):
     st.markdown(
-        f"- **Equivalence class**: the records sharing a combination of {md_list(roles.qi)}. "
-        f"This table has {n:,} records in {p.n_classes:,} classes.\n"
-        f"- **Unique records** (f_k = 1): {uniques:,} of {n:,} records "
-        f"({p.percent_unique:.2f} %) are alone in their class"
-        + (f", e.g. the record with {md(example)}." if uniques and example else ".") + "\n"
-        f"- **Expected re-identifications** Σ 1/f_k = {p.expected_reidentifications:,.2f}: a "
-        "record in a class of 4 is picked correctly with probability 1/4; summed over all "
-        "records" + (" this equals the number of classes when no key is missing." if not
-                     p.n_records_with_missing_keys else ".") + "\n"
-        f"- **k ≤ {opts.k}**: {int((fk <= opts.k).sum()):,} records are in classes of at most "
-        f"{opts.k}; k-anonymity with k = {opts.k} asks for none.\n"
-        f"- **Global risk** = 100 · mean(r_i) = {p.global_risk_percent:.4f} %, r_i the "
-        "individual risk.")
+        f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
+        f"{md_list(roles.qi)} of a person finds the f_k records that match and picks one: "
+        f"right with probability 1/f_k. A record in a class of {typical} adds 1/{typical}; a "
+        "unique record adds 1." + (f" Without missing keys the sum is the number of classes, "
+                                   f"{p.n_classes:,}." if not p.n_records_with_missing_keys
+                                   else ""))
+with m[1].expander("How", icon=":material/school:"):
     if roles.weight:
         st.markdown(
-            f"**With the weight {md(roles.weight)}**, F_k = Σ weights over the class estimates "
-            "the class size in the *population*. sdcMicro's individual risk (Benedetti–"
-            "Franconi) with p = f_k/F_k is r = p/(1−p)·ln(1/p) for f_k = 1, "
+            f"100 · mean(rᵢ). With the weight {md(roles.weight)}, F_k = Σ weights over the "
+            "class estimates the class size in the *population*; with p = f_k/F_k, sdcMicro's "
+            "individual risk (Benedetti–Franconi) is r = p/(1−p)·ln(1/p) for f_k = 1, "
             "p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A record unique in "
-            "the sample is usually not unique in the population, so the global risk "
+            f"the sample is rarely unique in the population, so the global risk "
             f"({p.global_risk_percent:.3f} %) is below the average linkage risk 100·mean(1/f_k) "
-            f"({p.avg_linkage_risk_percent:.3f} %), which treats the sample as the population.")
+            f"({p.avg_linkage_risk_percent:.3f} %), which takes the sample as the population.")
     else:
-        st.markdown("No weight is tagged, so the table is taken as the whole population: "
-                    "r_i = 1/f_k and the global risk equals the average linkage risk. Tag a "
-                    "sampling weight on the Data page to estimate population frequencies.")
-    if p.n_records_with_missing_keys:
-        st.markdown(f"**Missing keys**: {p.n_records_with_missing_keys:,} records have a "
-                    f"missing key value; " + ("it matches any value (sdcMicro's rule), with "
-                                              f"α = {opts.alpha:g}." if opts.na == "wildcard"
-                                              else "it is treated as a category of its own."))
+        st.markdown(
+            f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, so the table "
+            "is taken as the whole population: rᵢ = 1/f_k and the global risk equals the "
+            "average linkage risk. Tag a sampling weight on the Data page to estimate "
+            "population frequencies (sdcMicro's individual risk).")
+with m[2].expander("How", icon=":material/school:"):
+    st.markdown(
+        f"100 · mean(f_k = 1): {uniques:,} of {n:,} records are alone in their class"
+        + (f", e.g. the record with {md(example)}. Anyone who knows these values about that "
+           "person finds their record." if uniques and example else "."))
+with m[3].expander("How", icon=":material/school:"):
+    st.markdown(
+        f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at most {opts.k}. "
+        f"k-anonymity with k = {opts.k} asks for none; change k in the settings above.")
+with m[4].expander("How", icon=":material/school:"):
+    st.markdown(
+        f"The smallest class has {p.min_k:g} record(s); half of the records are in classes of "
+        f"at most {p.median_k:g}. The table has {n:,} records in {p.n_classes:,} classes.")
+if p.n_records_with_missing_keys:
+    st.caption(f"{p.n_records_with_missing_keys:,} records have a missing key value; "
+               + (f"it matches any value (sdcMicro's rule), with α = {opts.alpha:g}."
+                  if opts.na == "wildcard" else "it is treated as a category of its own."))
 
 left, right = st.columns(2)
 with left:

@@ -105,4 +105,10 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     assert download.value.suggested_filename == "actg175_recipe.json"
     recipe = Path(download.value.path()).read_text()
     assert '"width": 10' in recipe
+    with page.expect_download() as download:  # generated on click (deferred)
+        page.get_by_role("button", name="Download CSV").click()
+    assert download.value.suggested_filename == "actg175_protected.csv"
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert lines[0].startswith("age,wtkg,") and "pidnum" not in lines[0]  # not released
+    assert len(lines) == 2140 and lines[1].startswith("45.0,")  # age 48 → band [40, 50)
     shot(page, shots, "export")
