@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.io import table_bytes
+from sdc_core.io import EXCEL_MAX_ROWS, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, state
 from ui.report import build_report
@@ -67,9 +67,12 @@ for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/o
                        (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
                                      "spreadsheetml.sheet")):
     raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)  # on click only
+    too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
     col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
                         mime=mime, icon=":material/download:", width="stretch",
-                        key=f"dl_data{ext}")
+                        key=f"dl_data{ext}", disabled=too_long,
+                        help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
+                        else None)
 
 st.subheader("Recipe", anchor=False)
 recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),

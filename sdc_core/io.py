@@ -201,6 +201,7 @@ def infer_kinds(df: pd.DataFrame) -> dict[str, Kind]:
 #: Characters that make a spreadsheet treat a cell as a formula (OWASP CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 WRITABLE_EXTENSIONS = (".csv", ".parquet", ".xlsx")
+EXCEL_MAX_ROWS = 1_048_575  # 2^20 rows per sheet, one for the header
 _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
 
@@ -233,6 +234,9 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
     if ext == ".parquet":
         df.to_parquet(buf, index=False)
         return buf.getvalue()
+    if len(df) > EXCEL_MAX_ROWS:
+        raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "
+                            f"table has {len(df):,}: write CSV or Parquet")
     data = neutralize_formulas(df) if neutralize else df
     with pd.ExcelWriter(buf, engine="openpyxl") as writer:
         data.to_excel(writer, index=False)

@@ -114,3 +114,11 @@ def test_kinds_of_dates_text_and_float_measurements():
     kinds = infer_kinds(df)
     assert kinds == {"visit": Kind.DATE, "birth": Kind.DATE, "name": Kind.IDENTIFIER,
                      "region": Kind.CATEGORICAL, "income": Kind.NUMERIC}
+
+
+def test_excel_row_limit_is_a_clear_error(monkeypatch):
+    import sdc_core.io as sio
+    monkeypatch.setattr(sio, "EXCEL_MAX_ROWS", 2)
+    with pytest.raises(SdcInputError, match="an Excel sheet holds at most 2 data rows"):
+        sio.table_bytes(SMALL, ".xlsx")
+    assert sio.table_bytes(SMALL, ".csv").startswith(b"age,city,income\n")
