@@ -48,6 +48,8 @@ def test_banding_is_idempotent_and_monotone(values, width, origin):
 def test_banding_reproduces_seed_classes_and_labels():
     s = pd.Series([12, 19, 20, 34, 70], name="age")
     assert band(s, 10).values.tolist() == [15.0, 15.0, 25.0, 35.0, 75.0]
+    assert band(s, 10).info["bands"] == 4
+    assert band(pd.Series([1e300, -1e300, 0.0, np.nan]), 1).info["bands"] == 3
     assert band(s, 15, label="interval").values.tolist() == [
         "[0, 15)", "[15, 30)", "[15, 30)", "[30, 45)", "[60, 75)"]
     assert band(s, 10, origin=5).values.tolist() == [10.0, 20.0, 20.0, 30.0, 70.0]

@@ -34,6 +34,16 @@ def _numeric_view(s: pd.Series, what: str) -> tuple[np.ndarray, bool]:
     return s.to_numpy(dtype=np.float64, na_value=np.nan), False
 
 
+def _count_distinct(index: np.ndarray) -> int:
+    """Distinct band numbers: a histogram when their span is small, else hashing."""
+    if len(index) == 0:
+        return 0
+    low, high = index.min(), index.max()
+    if high - low < 4 * len(index) + 1024:
+        return int(np.count_nonzero(np.bincount((index - low).astype(np.int64))))
+    return int(pd.unique(index).size)
+
+
 def _format_edge(v: float) -> str:
     return f"{v:g}" if abs(v) < 1e15 else repr(v)
 
@@ -45,8 +55,9 @@ def band(s: pd.Series, width: float, origin: float = 0.0, label: str = "midpoint
     if label not in LABELS:
         raise SdcInputError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
     x, is_date = _numeric_view(s, "banding")
-    start = np.floor((x - o) / w) * w + o
-    n_bands = int(pd.unique(start[~np.isnan(start)]).size)
+    index = np.floor((x - o) / w)
+    start = index * w + o
+    n_bands = _count_distinct(index[~np.isnan(index)])
     info = {"width": w, "origin": o, "bands": n_bands}
     if label == "interval":
         codes, starts = pd.factorize(start)  # one label per band, not per record
