@@ -5,7 +5,7 @@ import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.io import SUPPORTED_EXTENSIONS
-from sdc_core.roles import Roles, suggest_roles
+from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
 from ui import state
 from ui.sidebar import render_sidebar
 from ui.text import md
@@ -83,7 +83,6 @@ with roles_tab:
         st.info("Tag at least one quasi-identifier to measure disclosure risk.",
                 icon=":material/info:")
     if st.button("Reset to suggested roles", icon=":material/auto_fix_high:"):
-        from sdc_core.roles import EXAMPLE_ROLES
         state.set_roles(EXAMPLE_ROLES if ds.is_example else suggest_roles(df, ds.kinds))
         for key in ("w_qi", "w_sensitive", "w_weight", "w_numeric", "w_ignore"):
             del st.session_state[key]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sdc_core import __version__
 from sdc_core.errors import SdcInputError
-from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
+from sdc_core.io import WRITABLE_EXTENSIONS, Kind, infer_kinds, read_table, write_table
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile, sensitive_report
 from sdc_core.sweep import run_sweep
@@ -123,8 +123,6 @@ def _read_json(path: Path, what: str) -> object:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from sdc_core.io import Kind, infer_kinds
-
     original, protected = read_table(args.original), read_table(args.protected)
     numeric = args.numeric if args.numeric is not None else [
         c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]

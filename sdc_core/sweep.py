@@ -46,7 +46,7 @@ from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
 from sdc_core.risk.profile import check_k, profile_from_sizes
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
-from sdc_core.utility.il1 import categorical_il1, combine, numeric_il1
+from sdc_core.utility.il1 import categorical_il1, combine, il1, numeric_il1
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
         "expected_reidentifications"]
@@ -152,8 +152,8 @@ class SweepContext:
         original = self.df[column]
         is_num = column in self.numeric
         value, changed = (numeric_il1 if is_num else categorical_il1)(original, values)
-        il1 = combine({column: value}, [value] if changed and is_num else [],
-                      [value] if changed and not is_num else [], [column] if changed else [])
+        loss = combine({column: value}, [value] if changed and is_num else [],
+                       [value] if changed and not is_num else [], [column] if changed else [])
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
             if column in self.qi else self.baseline_risk
         similarity = 100.0
@@ -166,13 +166,11 @@ class SweepContext:
             r[:, j] = row
             similarity = self.similarity(tidy(r))
         suppressed = int((values.isna() & original.notna()).sum())
-        return {**risk, **il1.summary(), "eigenvalue_similarity_percent": similarity,
+        return {**risk, **loss.summary(), "eigenvalue_similarity_percent": similarity,
                 "suppressed_values": suppressed}
 
     def table_setting(self, protected: pd.DataFrame) -> dict[str, float]:
         """Measures after a step that may change several columns (local suppression)."""
-        from sdc_core.utility.il1 import il1
-
         result = il1(self.df, protected, self.numeric)
         risk = self.risk(encode_keys(protected, self.qi, self.na))
         r = correlation_matrix(protected, self.numeric) if self.numeric else self.r0
