@@ -6,7 +6,7 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
-from ui import state
+from ui import compute, state
 from ui.sidebar import render_sidebar
 from ui.text import md
 
@@ -95,15 +95,10 @@ with columns_tab:
     role_of.update({c: "not released" for c in r.ignore})
     if r.weight:
         role_of[r.weight] = "weight"
-    summary = pd.DataFrame({
-        "column": [str(c) for c in df.columns],
-        "kind": [ds.kinds[c].value for c in df.columns],
-        "role": [role_of.get(c, "numeric (utility)" if c in r.numeric else "") for c in
-                 df.columns],
-        "missing": [int(df[c].isna().sum()) for c in df.columns],
-        "distinct": [int(df[c].nunique()) for c in df.columns],
-        "examples": [", ".join(map(str, df[c].dropna().unique()[:5])) for c in df.columns],
-    })
+    summary = compute.column_profile(ds.dataset_id, df)
+    summary.insert(1, "kind", [ds.kinds[c].value for c in df.columns])
+    summary.insert(2, "role", [role_of.get(c, "numeric (utility)" if c in r.numeric else "")
+                               for c in df.columns])
     st.dataframe(summary, hide_index=True, width="stretch")
     st.caption("Kinds are inferred: identifier = a distinct value on almost every record; "
                "categorical = text or at most 10 distinct numbers; date = date values.")

@@ -3,7 +3,6 @@
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.risk import riskiest_classes, sensitive_report, small_count_levels
 from ui import charts, compute, state
 from ui.page import require_quasi_identifiers
 from ui.sidebar import render_sidebar
@@ -49,7 +48,10 @@ fk = p.fk
 n = len(df)
 uniques = int((fk == 1).sum())
 small = int((fk <= opts.k).sum())
-top = riskiest_classes(df, p, top=10)
+released = [c for c in df.columns if c not in roles.ignore]
+top, rare, ldiv, scan = compute.risk_tables(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k,
+                                            opts.na, opts.alpha, tuple(roles.sensitive),
+                                            tuple(released), df)
 example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
 typical = int(p.median_k)
 
@@ -132,19 +134,16 @@ with left:
         st.info(str(err))
 with right:
     st.markdown(f"**Rare values** (held by at most {opts.k} records)")
-    rare = small_count_levels(df, roles.qi, opts.k)
     if len(rare):
         st.dataframe(rare.astype({"level": str}), hide_index=True, width="stretch")
     else:
         st.caption("No key value is that rare.")
 
 st.subheader("Sensitive columns", anchor=False)
-released = [c for c in df.columns if c not in roles.ignore]
 if not roles.sensitive:
     st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
             "give them away.", icon=":material/info:")
 else:
-    ldiv, scan = sensitive_report(df, p, roles.sensitive, released)
     cols = st.columns(min(len(ldiv), 4))
     for i, (s, v) in enumerate(ldiv.items()):
         cols[i % len(cols)].metric(f"l-diversity of {md(s)}", f"min l = {v.min_l}",

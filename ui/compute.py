@@ -13,7 +13,15 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
-from sdc_core.risk import RiskProfile, key_subset_snapshots, risk_profile
+from sdc_core.risk import (
+    AttributeScan,
+    RiskProfile,
+    key_subset_snapshots,
+    risk_profile,
+    riskiest_classes,
+    sensitive_report,
+    small_count_levels,
+)
 from sdc_core.utility import eigenvalue_similarity, il1
 
 
@@ -44,3 +52,25 @@ def utility(dataset_id: str, recipe_json: str, numeric: tuple[str, ...],
 def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
               alpha: float, _df: pd.DataFrame) -> pd.DataFrame:
     return key_subset_snapshots(_df, list(qi), weight=weight, k=k, na=na, alpha=alpha)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def column_profile(dataset_id: str, _df: pd.DataFrame) -> pd.DataFrame:
+    """Missing and distinct counts and a few example values per column."""
+    return pd.DataFrame({
+        "column": [str(c) for c in _df.columns],
+        "missing": [int(_df[c].isna().sum()) for c in _df.columns],
+        "distinct": [int(_df[c].nunique()) for c in _df.columns],
+        "examples": [", ".join(map(str, _df[c].dropna().unique()[:5])) for c in _df.columns],
+    })
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
+                alpha: float, sensitive: tuple[str, ...], released: tuple[str, ...],
+                _df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict, AttributeScan]:
+    """Riskiest classes, rare key values, l-diversity and the attribute-disclosure scan."""
+    p = profile(dataset_id, "", qi, weight, k, na, alpha, _df)
+    ldiv, scan = (sensitive_report(_df, p, list(sensitive), list(released)) if sensitive
+                  else ({}, AttributeScan()))
+    return (riskiest_classes(_df, p, top=10), small_count_levels(_df, list(qi), k), ldiv, scan)
