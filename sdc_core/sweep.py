@@ -38,13 +38,14 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
 from sdc_core.methods.suppression import local_suppression
 from sdc_core.recipe import RANDOM_METHODS, check_step, run_column_step
 from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
-from sdc_core.risk.profile import check_k, profile_from_sizes
+from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import categorical_il1, combine, il1, numeric_il1
 

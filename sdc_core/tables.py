@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from sdc_core.checks import check_whole
 from sdc_core.errors import SdcInputError
 
 
@@ -84,16 +85,11 @@ class PublishedQuestion:
                 "nonresponse": self.nonresponse.to_dict() if self.nonresponse else None}
 
 
-def _check_thresholds(q: int, t: int) -> None:
-    for name, v in (("q", q), ("t", t)):
-        if isinstance(v, bool) or not float(v).is_integer() or v < 1:
-            raise SdcInputError(f"{name} must be a whole number ≥ 1, not {v}")
-
-
 def publish(question: str, counts: dict[str, int], participants: int, responses: int,
             q: int = 10, t: int = 5, multi: bool = False) -> PublishedQuestion:
     """The table an organiser sees, from the raw option counts (module docstring)."""
-    _check_thresholds(q, t)
+    check_whole("q", q)
+    check_whole("t", t)
     if responses > participants:
         raise SdcInputError(f"{question}: {responses} responses but only {participants} "
                             "participants")

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sdc_core.checks import check_positive
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import MethodResult, check_positive
+from sdc_core.methods.common import MethodResult
 
 LABELS = ("midpoint", "interval")
 

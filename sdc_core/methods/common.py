@@ -21,27 +21,6 @@ class MethodResult:
     matrix: pd.DataFrame | None = None
 
 
-def check_probability(name: str, value: float, low_open: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SdcInputError(f"{name} must be a number in [0, 1], not {value!r}") from None
-    if not 0.0 <= v <= 1.0 or (low_open and v == 0.0):
-        interval = "(0, 1]" if low_open else "[0, 1]"
-        raise SdcInputError(f"{name} must lie in {interval}, not {value!r}")
-    return v
-
-
-def check_positive(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SdcInputError(f"{name} must be a positive number, not {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise SdcInputError(f"{name} must be a positive number, not {value!r}")
-    return v
-
-
 def resolve_ids(n: int, rid: np.ndarray | None) -> np.ndarray:
     if rid is None:
         return rng.record_ids(n)

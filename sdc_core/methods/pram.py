@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import (
     MethodResult,
     apply_transition,
     category_codes,
-    check_probability,
     from_codes,
     resolve_ids,
 )

@@ -21,14 +21,9 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import (
-    MethodResult,
-    category_codes,
-    check_probability,
-    from_codes,
-    resolve_ids,
-)
+from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
 
 DRAW_KEEP, DRAW_VALUE = 0, 1
 Z95 = 1.959963984540054

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.checks import check_positive
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import MethodResult, check_positive, resolve_ids
+from sdc_core.methods.common import MethodResult, resolve_ids
 
 DRAW_PHASE, DRAW_ORDER = 0, 1
 

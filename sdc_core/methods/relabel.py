@@ -16,13 +16,8 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.methods.common import (
-    MethodResult,
-    category_codes,
-    check_probability,
-    from_codes,
-    resolve_ids,
-)
+from sdc_core.checks import check_probability
+from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
 
 DRAW_REDRAW, DRAW_VALUE = 0, 1
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.classes import class_sizes
 from sdc_core.risk.keys import check_columns
-from sdc_core.risk.profile import check_k
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.keys import (
     KeyCodes,
@@ -74,10 +75,7 @@ def check_weights(df: pd.DataFrame, weight: str | None) -> np.ndarray | None:
 
 
 def check_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not 0.0 <= alpha <= 1.0:
-        raise SdcInputError(f"alpha must lie in [0, 1], not {alpha:g}")
-    return alpha
+    return check_probability("alpha", alpha)
 
 
 def class_sizes(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,

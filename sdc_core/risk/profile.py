@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.attribute import AttributeScan, attribute_disclosure_scan
 from sdc_core.risk.classes import ClassSizes, class_sizes
@@ -28,12 +29,6 @@ from sdc_core.risk.ldiversity import LDiversity, l_diversity
 
 #: Key-subset snapshots enumerate all 2^m − 1 subsets up to this many quasi-identifiers.
 MAX_SNAPSHOT_KEYS = 10
-
-
-def check_k(k: int) -> int:
-    if isinstance(k, bool) or not float(k).is_integer() or k < 1:
-        raise SdcInputError(f"k must be a whole number ≥ 1, not {k}")
-    return int(k)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,43 @@
+"""Parameter checks shared by the whole library: each returns the value or raises
+:class:`~sdc_core.errors.SdcInputError` with a message naming the parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdc_core.errors import SdcInputError
+
+
+def check_probability(name: str, value: float, low_open: bool = False) -> float:
+    """A number in [0, 1] (in (0, 1] with ``low_open``)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SdcInputError(f"{name} must be a number in [0, 1], not {value!r}") from None
+    if not 0.0 <= v <= 1.0 or (low_open and v == 0.0):
+        interval = "(0, 1]" if low_open else "[0, 1]"
+        raise SdcInputError(f"{name} must lie in {interval}, not {v:g}")
+    return v
+
+
+def check_positive(name: str, value: float) -> float:
+    """A finite number above 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SdcInputError(f"{name} must be a positive number, not {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise SdcInputError(f"{name} must be a positive number, not {value!r}")
+    return v
+
+
+def check_whole(name: str, value: int) -> int:
+    """A whole number ≥ 1 (``2.0`` is accepted as 2, ``True`` is not)."""
+    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+        raise SdcInputError(f"{name} must be a whole number ≥ 1, not {value}")
+    return int(value)
+
+
+def check_k(k: int) -> int:
+    """The k-anonymity threshold: a whole number ≥ 1."""
+    return check_whole("k", k)
