@@ -95,23 +95,22 @@ else:
 
 st.subheader("Report", anchor=False)
 if roles.qi:
-    before = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+    before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
-    after = compute.profile(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                            opts.na, opts.alpha, df)
+    numeric = [c for c in roles.numeric if c in df.columns]
+    wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k, opts.na,
+                           opts.alpha, tuple(numeric), df)
     risk = pd.DataFrame({"measure": [k.replace("_", " ") for k in RISK_KEYS],
                          "before": [getattr(before, k) for k in RISK_KEYS],
-                         "after": [getattr(after, k) for k in RISK_KEYS]})
-    numeric = [c for c in roles.numeric if c in df.columns]
-    changed = tuple(dict.fromkeys(c for s in steps for c in s.get("columns", [s.get("column")])))
-    u = compute.utility(ds.dataset_id, text, tuple(numeric), changed, df)
+                         "after": [wb.after[k] for k in RISK_KEYS]})
+    u = wb.utility
     utility = pd.DataFrame({"measure": ["IL1 numeric", "IL1 categorical", "IL1 overall",
                                         "eigenvalue similarity (%)"],
                             "value": [u["IL1_numeric"], u["IL1_categorical"], u["IL1_overall"],
                                       u["eigenvalue_similarity_percent"]]})
     figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
                    title_text="Class sizes before protection"),
-               charts.class_size_histogram(after.fk, opts.k).update_layout(
+               charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
         figures.append(charts.tradeoff_scatter(sweep["table"], "expected_reidentifications",

@@ -2,7 +2,6 @@
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
@@ -13,7 +12,7 @@ from ui.page import column_groups, require_quasi_identifiers
 from ui.protect import ProtectSettings, from_steps
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
-from ui.workbench import Workbench, evaluate, recipe_json
+from ui.workbench import Workbench, recipe_json
 
 st.title("Protect")
 ds = state.ensure_dataset()
@@ -105,14 +104,8 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                            rr_keep=rr_keep, suppress_k=k, seed=int(seed))
 
 
-@st.cache_resource(max_entries=24, show_spinner=False)
-def cached_evaluate(dataset_id: str, text: str, qi: tuple, weight: str | None, k: int, na: str,
-                    alpha: float, numeric_cols: tuple, _df: pd.DataFrame) -> Workbench:
-    return evaluate(_df, text, list(qi), weight, k, na, alpha, list(numeric_cols))
-
-
 def results(wb: Workbench, text: str) -> None:
-    before = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+    before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
     after = wb.after
     m = st.columns(4)
@@ -197,7 +190,7 @@ def workbench() -> None:
                    icon=":material/warning:")
     with right:
         try:
-            wb = cached_evaluate(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+            wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                  opts.na, opts.alpha, tuple(numeric), df)
         except SdcInputError as err:
             st.error(f"These settings cannot be applied: {err}", icon=":material/error:")

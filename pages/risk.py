@@ -34,7 +34,7 @@ with st.expander("Settings: threshold k and missing key values", icon=":material
 opts = state.risk_options()
 
 try:
-    p = compute.profile(ds.dataset_id, "", tuple(roles.qi), roles.weight, opts.k, opts.na,
+    p = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                         opts.alpha, df)
 except SdcInputError as err:
     st.error(str(err), icon=":material/error:")

@@ -22,15 +22,14 @@ from sdc_core.risk import (
     sensitive_report,
     small_count_levels,
 )
-from sdc_core.utility import eigenvalue_similarity, il1
+from ui.workbench import Workbench, evaluate
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def profile(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None, k: int,
-            na: str, alpha: float, _df: pd.DataFrame) -> RiskProfile:
-    """Risk profile of the data set (``recipe_json`` "") or of its protected version."""
-    data = protected(dataset_id, recipe_json, _df).data if recipe_json else _df
-    return risk_profile(data, list(qi), weight=weight, k=k, na=na, alpha=alpha)
+def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
+            alpha: float, _df: pd.DataFrame) -> RiskProfile:
+    """Risk profile of the data set as loaded."""
+    return risk_profile(_df, list(qi), weight=weight, k=k, na=na, alpha=alpha)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -38,14 +37,13 @@ def protected(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> ApplyResu
     return apply_recipe(parse_recipe(json.loads(recipe_json)), _df)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def utility(dataset_id: str, recipe_json: str, numeric: tuple[str, ...],
-            changed: tuple[str, ...], _df: pd.DataFrame) -> dict[str, object]:
-    out = protected(dataset_id, recipe_json, _df).data
-    result = il1(_df, out, list(numeric), columns=[c for c in changed if c in _df.columns])
-    similarity = eigenvalue_similarity(_df, out, list(numeric)) if numeric else 100.0
-    return {**result.summary(), "eigenvalue_similarity_percent": similarity,
-            "per_column": result.per_column, "changed": result.changed}
+@st.cache_resource(max_entries=24, show_spinner=False)
+def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
+              k: int, na: str, alpha: float, numeric: tuple[str, ...],
+              _df: pd.DataFrame) -> Workbench:
+    """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`)."""
+    return evaluate(_df, recipe_json, list(qi), weight, k, na, alpha, list(numeric),
+                    applied=protected(dataset_id, recipe_json, _df))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -70,7 +68,7 @@ def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int
                 alpha: float, sensitive: tuple[str, ...], released: tuple[str, ...],
                 _df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict, AttributeScan]:
     """Riskiest classes, rare key values, l-diversity and the attribute-disclosure scan."""
-    p = profile(dataset_id, "", qi, weight, k, na, alpha, _df)
+    p = profile(dataset_id, qi, weight, k, na, alpha, _df)
     ldiv, scan = (sensitive_report(_df, p, list(sensitive), list(released)) if sensitive
                   else ({}, AttributeScan()))
     return (riskiest_classes(_df, p, top=10), small_count_levels(_df, list(qi), k), ldiv, scan)

@@ -41,10 +41,12 @@ class Workbench:
 
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
-             na: str, alpha: float, numeric: list[str]) -> Workbench:
-    """Apply the recipe; risk after; IL1 (changed columns only) and eigenvalue similarity."""
+             na: str, alpha: float, numeric: list[str],
+             applied: ApplyResult | None = None) -> Workbench:
+    """Apply the recipe (unless ``applied`` is its result already); risk after; IL1 (changed
+    columns only) and eigenvalue similarity."""
     recipe = parse_recipe(json.loads(recipe_text))
-    applied = apply_recipe(recipe, df)
+    applied = applied or apply_recipe(recipe, df)
     out = applied.data
     after: RiskProfile = risk_profile(out, qi, weight=weight, k=k, na=na, alpha=alpha)
     touched = list(dict.fromkeys(c for s in recipe.steps
