@@ -32,6 +32,7 @@ from sdc_core import __version__, rng
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import (
     MethodResult,
+    SuppressionResult,
     band,
     local_suppression,
     pram,
@@ -204,6 +205,12 @@ def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
     return _FIXED[step["method"]](s, **args)
 
 
+def run_suppression_step(df: pd.DataFrame, step: dict[str, Any]) -> SuppressionResult:
+    """Apply a local_suppression step to ``df``."""
+    args = {k: v for k, v in step.items() if k not in ("method", "columns")}
+    return local_suppression(df, step["columns"], **args)
+
+
 def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
               rid: np.ndarray) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame | None]:
     method = step["method"]
@@ -217,8 +224,7 @@ def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
                 raise SdcInputError(f"unknown column(s) {', '.join(unknown)}")
             if method == "drop":
                 return out.drop(columns=cols), {"dropped": cols}, None
-            args = {k: v for k, v in step.items() if k not in ("method", "columns")}
-            res = local_suppression(df, cols, **args)
+            res = run_suppression_step(df, step)
             out[cols] = res.data[cols]
             return out, {"suppressed": res.suppressed, **res.info}, None
         col = _column(df, step, where)

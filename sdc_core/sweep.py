@@ -41,8 +41,7 @@ from sdc_core import rng
 from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
-from sdc_core.methods.suppression import local_suppression
-from sdc_core.recipe import RANDOM_METHODS, check_step, run_column_step
+from sdc_core.recipe import RANDOM_METHODS, check_step, run_column_step, run_suppression_step
 from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
 from sdc_core.risk.profile import profile_from_sizes
@@ -181,8 +180,7 @@ class SweepContext:
 
     def evaluate(self, step: dict[str, Any], seed: int) -> dict[str, float]:
         if step["method"] == "local_suppression":
-            args = {k: v for k, v in step.items() if k not in ("method", "columns")}
-            res = local_suppression(self.df, step["columns"], **args)
+            res = run_suppression_step(self.df, step)
             return self.table_setting(self.df.assign(**{c: res.data[c] for c in step["columns"]}))
         column = step["column"]
         values = run_column_step(self.df[column], step, seed, 0, self.rid).values
