@@ -7,9 +7,6 @@ from typing import Any
 
 from sdc_core.errors import SdcInputError
 
-#: The order in which the methods are applied (and shown).
-ORDER = ("band", "pram", "relabel", "rank_swap", "randomized_response", "local_suppression")
-
 
 @dataclass(frozen=True)
 class ProtectSettings:
@@ -28,7 +25,8 @@ class ProtectSettings:
     seed: int = 42
 
     def steps(self, qi: list[str]) -> list[dict[str, Any]]:
-        """Recipe steps of the active methods, in :data:`ORDER`."""
+        """Recipe steps of the active methods, in the order the page shows them: banding,
+        PRAM, relabeling, rank swapping, randomized response, local suppression."""
         out: list[dict[str, Any]] = []
         for col, width in self.bands.items():
             if width > 0:

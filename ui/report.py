@@ -4,7 +4,6 @@ embedded with their JavaScript so it opens offline."""
 from __future__ import annotations
 
 import html
-import json
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -53,6 +52,3 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""
 
-
-def recipe_pretty(recipe_json: str) -> str:
-    return json.dumps(json.loads(recipe_json), indent=2, ensure_ascii=False)
