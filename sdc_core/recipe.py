@@ -23,6 +23,7 @@ import json
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -46,17 +47,57 @@ RECIPE_VERSION = 1
 _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
              "description"}
 
-# method -> (required keys, optional keys); "method" itself is implied
-SCHEMA: dict[str, tuple[set[str], set[str]]] = {
-    "band": ({"column", "width"}, {"origin", "label"}),
-    "top_bottom_code": ({"column"}, {"top", "bottom", "top_percentile", "bottom_percentile"}),
-    "pram": ({"column"}, {"p", "invariant", "retention", "matrix"}),
-    "relabel": ({"column", "alpha"}, set()),
-    "rank_swap": ({"column"}, {"window_percent"}),
-    "randomized_response": ({"column"}, {"keep_probability", "categories"}),
-    "local_suppression": ({"columns", "k"}, {"importance", "alpha"}),
-    "drop": ({"columns"}, set()),
+
+
+class Release(Enum):
+    """What a method's output tells an attacker who knows the recipe (DESIGN §3b)."""
+
+    #: deterministic and value by value (banding, top/bottom coding): the attacker applies it
+    #: to the true values and compares exactly
+    RECODING = "public recoding"
+    #: categories moved at random (PRAM, relabeling, randomized response): compared exactly
+    PERTURBATION = "perturbation"
+    #: numbers moved (rank swapping): the column is matched by nearest distance
+    NUMERIC_PERTURBATION = "numeric perturbation"
+    #: values blanked (local suppression): a released blank matches anything
+    SUPPRESSION = "suppression"
+    #: columns left out of the release
+    DROP = "drop"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A recipe method: its keys, the function that runs it, whether it draws random numbers,
+    and what its output tells an attacker."""
+
+    required: frozenset[str]
+    optional: frozenset[str]
+    release: Release
+    run: Callable[..., Any] | None = None
+    random: bool = False
+
+
+def _spec(required: set[str], optional: set[str], release: Release,
+          run: Callable[..., Any] | None = None, random: bool = False) -> MethodSpec:
+    return MethodSpec(frozenset(required), frozenset(optional), release, run, random)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "band": _spec({"column", "width"}, {"origin", "label"}, Release.RECODING, band),
+    "top_bottom_code": _spec({"column"}, {"top", "bottom", "top_percentile",
+                                          "bottom_percentile"}, Release.RECODING,
+                             top_bottom_code),
+    "pram": _spec({"column"}, {"p", "invariant", "retention", "matrix"}, Release.PERTURBATION,
+                  pram, random=True),
+    "relabel": _spec({"column", "alpha"}, set(), Release.PERTURBATION, relabel, random=True),
+    "rank_swap": _spec({"column"}, {"window_percent"}, Release.NUMERIC_PERTURBATION, rank_swap,
+                       random=True),
+    "randomized_response": _spec({"column"}, {"keep_probability", "categories"},
+                                 Release.PERTURBATION, randomized_response, random=True),
+    "local_suppression": _spec({"columns", "k"}, {"importance", "alpha"}, Release.SUPPRESSION),
+    "drop": _spec({"columns"}, set(), Release.DROP),
 }
+RANDOM_METHODS = frozenset(m for m, spec in METHODS.items() if spec.random)
 _NUMBERS = {"width", "origin", "top", "bottom", "top_percentile", "bottom_percentile", "p",
             "retention", "alpha", "window_percent", "keep_probability", "k"}
 _TEXT = {"column", "label"}
@@ -121,11 +162,11 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
     if not isinstance(step, dict):
         raise SdcInputError(f"{where}: a step must be an object with a 'method'")
     method = step.get("method")
-    if method not in SCHEMA:
+    if method not in METHODS:
         raise SdcInputError(f"{where}: unknown method {method!r}; expected one of "
-                            f"{', '.join(SCHEMA)}")
+                            f"{', '.join(METHODS)}")
     where = f"step {i + 1} ({method})"
-    required, optional = SCHEMA[method]
+    required, optional = METHODS[method].required, METHODS[method].optional
     keys = set(step) - {"method"}
     unknown = sorted(keys - required - optional)
     if unknown:
@@ -189,20 +230,14 @@ def _column(df: pd.DataFrame, step: dict[str, Any], where: str) -> str:
     return col
 
 
-_RANDOM: dict[str, Callable[..., Any]] = {"pram": pram, "relabel": relabel,
-                                          "rank_swap": rank_swap,
-                                          "randomized_response": randomized_response}
-_FIXED: dict[str, Callable[..., Any]] = {"band": band, "top_bottom_code": top_bottom_code}
-RANDOM_METHODS = frozenset(_RANDOM)
-
-
 def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
                     rid: np.ndarray) -> MethodResult:
     """Apply a one-column step (every method but local_suppression and drop) to ``s``."""
     args = {k: v for k, v in step.items() if k not in ("method", "column")}
-    if step["method"] in _RANDOM:
-        return _RANDOM[step["method"]](s, **args, seed=seed, step=index, rid=rid)
-    return _FIXED[step["method"]](s, **args)
+    spec = METHODS[step["method"]]
+    if spec.random:
+        return spec.run(s, **args, seed=seed, step=index, rid=rid)
+    return spec.run(s, **args)
 
 
 def run_suppression_step(df: pd.DataFrame, step: dict[str, Any]) -> SuppressionResult:

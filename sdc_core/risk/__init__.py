@@ -6,6 +6,8 @@
 - :mod:`~sdc_core.risk.profile` — the k-anonymity profile, snapshots, riskiest classes
 - :mod:`~sdc_core.risk.ldiversity` — l-diversity of sensitive columns
 - :mod:`~sdc_core.risk.attribute` — columns that determine a sensitive column
+- :mod:`~sdc_core.risk.linkage` — the linkage attack after protection (DESIGN §3b); it reads
+  recipes, so import it from its module (``sdc_core.recipe`` itself uses this package)
 """
 
 from sdc_core.risk.attribute import (
