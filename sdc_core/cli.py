@@ -13,11 +13,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from sdc_core import __version__
 from sdc_core.errors import SdcInputError
 from sdc_core.io import WRITABLE_EXTENSIONS, Kind, infer_kinds, read_table, write_table
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile, sensitive_report
+from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep import run_sweep
 from sdc_core.tables import audit, response_table
 from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
@@ -71,12 +74,32 @@ def build_parser() -> argparse.ArgumentParser:
                        help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
     apply.set_defaults(func=_cmd_apply)
 
-    compare = sub.add_parser("compare", help="information loss of a protected table")
+    compare = sub.add_parser(
+        "compare", help="information loss of a protected table (and, with --qi, the linkage "
+                        "attack)",
+        description="Information loss of PROTECTED against ORIGINAL (rows aligned). With --qi "
+                    "it adds the linkage attack: an attacker who knows the true "
+                    "quasi-identifiers (and the --known columns) looks for each person among "
+                    "the released records. --recipe tells it which steps were public "
+                    "recodings (the attacker applies them too) and which columns were "
+                    "perturbed numerically (matched by nearest distance). Without --recipe "
+                    "the released values are taken as they are: no recoding, every "
+                    "quasi-identifier compared exactly.")
     compare.add_argument("original")
     compare.add_argument("protected")
     compare.add_argument("--numeric", type=_column_list,
                          help="numeric columns (default: those read as numeric, not "
                               "categorical, in the original)")
+    compare.add_argument("--qi", type=_column_list,
+                         help="quasi-identifiers: run the linkage attack on them")
+    compare.add_argument("--recipe", type=Path, metavar="R.json",
+                         help="the recipe that made PROTECTED (needs --qi)")
+    compare.add_argument("--known", type=_column_list, default=[],
+                         help="extra numeric columns the attacker knows, matched by nearest "
+                              "distance (needs --qi)")
+    compare.add_argument("--records", type=Path, metavar="OUT.csv",
+                         help="write p_link and candidates per input row, in input order "
+                              "(needs --qi)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
     compare.set_defaults(func=_cmd_compare)
 
@@ -111,18 +134,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_json(path: Path, what: str) -> object:
+def _read_text(path: Path, what: str) -> str:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeError) as err:
         raise SdcInputError(f"{path}: cannot read the {what} "
                             f"({getattr(err, 'strerror', None) or err})") from None
+
+
+def _read_json(path: Path, what: str) -> object:
+    text = _read_text(path, what)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise SdcInputError(f"{path}: the {what} is not valid JSON ({err.msg}, line "
                             f"{err.lineno})") from None
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    if args.qi is None and (args.recipe or args.known or args.records):
+        raise SdcInputError("--recipe, --known and --records go with --qi")
+    recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
     original, protected = read_table(args.original), read_table(args.protected)
     numeric = args.numeric if args.numeric is not None else [
         c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
@@ -132,6 +164,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   eigenvalue_similarity(original, protected, numeric),
                               "numeric": list(numeric), "changed_columns": result.changed,
                               "per_column": result.per_column}
+    if args.qi is not None:
+        attack = linkage_attack(original, protected, args.qi, recipe, args.known)
+        out.update(attack.summary())
+        if args.records is not None:
+            _write_records(attack.records(), args.records)
     if args.json:
         dist = distribution_report(original, protected, numeric)
         out["distribution"] = json.loads(dist.to_json(orient="records"))
@@ -143,7 +180,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
     for c in result.changed:
         print(f"  changed: {c} (IL1 {result.per_column[c]:.6f})")
+    if args.qi is not None:
+        print(f"linkage attack on {', '.join(args.qi)}"
+              + (f" (known: {', '.join(args.known)})" if args.known else "")
+              + ("" if recipe else ", released values taken as they are (no --recipe)"))
+        print(f"  re-identifications        {out['linkage_reidentifications']:.6f}")
+        print(f"  linkage risk              {out['linkage_risk_percent']:.6f} %")
+        print(f"  certain (unique, correct) {out['linkage_percent_certain']:.6f} %")
+        if "drisk_percent" in out:
+            print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} % (upper bound)")
     return 0
+
+
+def _write_records(frame: pd.DataFrame, path: Path) -> None:
+    try:
+        frame.to_csv(path, index=False)
+    except OSError as err:
+        raise SdcInputError(f"{path}: cannot write ({err.strerror})") from None
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -193,11 +246,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
         raise SdcInputError(f"{args.output}: output must end in "
                             f"{', '.join(WRITABLE_EXTENSIONS)}")
-    try:
-        text = args.recipe.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as err:
-        raise SdcInputError(f"{args.recipe}: cannot read the recipe "
-                            f"({getattr(err, 'strerror', None) or err})") from None
+    text = _read_text(args.recipe, "recipe")
     recipe = load_recipe(text)
     df = read_table(args.data)
     result = apply_recipe(recipe, df)
@@ -228,10 +277,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     result["attribute_disclosure"] = [f.to_dict() for f in scan.findings]
     result["direct_identifiers"] = scan.direct_identifiers if args.sensitive else []
     if args.records is not None:
-        try:
-            profile.records().to_csv(args.records, index=False)
-        except OSError as err:
-            raise SdcInputError(f"{args.records}: cannot write ({err.strerror})") from None
+        _write_records(profile.records(), args.records)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

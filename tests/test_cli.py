@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from sdc_core.io import EXAMPLE_PATH
+from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile
+from sdc_core.risk.linkage import linkage_attack
 from tests.conftest import ROOT
 
 
@@ -133,3 +135,54 @@ def test_apply_errors(tmp_path, recipe_text, out_name, message):
     assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr
     res = run("apply", EXAMPLE_PATH, "--recipe", tmp_path / "missing.json", "-o", "x.csv")
     assert res.returncode == 2 and "cannot read the recipe" in res.stderr
+
+
+def test_compare_with_qi_adds_the_linkage_attack(tmp_path, actg):
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"version": 1, "seed": 3, "steps": [
+        {"method": "band", "column": "age", "width": 10},
+        {"method": "pram", "column": "race", "p": 0.2},
+        {"method": "rank_swap", "column": "wtkg", "window_percent": 2.5}]}))
+    protected, records = tmp_path / "p.csv", tmp_path / "rec.csv"
+    assert run("apply", EXAMPLE_PATH, "--recipe", recipe, "-o", protected).returncode == 0
+    out = run("compare", EXAMPLE_PATH, protected, "--qi", "age,gender,race", "--recipe", recipe,
+              "--known", "wtkg", "--records", records, "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    for key in ("IL1_numeric", "IL1_categorical", "IL1_overall",
+                "eigenvalue_similarity_percent"):  # the keys without --qi stay
+        assert key in r
+    parsed = load_recipe(recipe.read_text())
+    expected = linkage_attack(actg, apply_recipe(parsed, actg).data, ["age", "gender", "race"],
+                              parsed, ["wtkg"])
+    assert r["linkage_reidentifications"] == pytest.approx(expected.linkage_reidentifications,
+                                                           abs=1e-9)
+    assert r["linkage_risk_percent"] == pytest.approx(expected.linkage_risk_percent, abs=1e-9)
+    assert r["linkage_percent_certain"] == pytest.approx(expected.linkage_percent_certain,
+                                                         abs=1e-9)
+    assert r["drisk_percent"] == pytest.approx(expected.drisk_percent, abs=1e-9)
+    assert r["linkage_distance_columns"] == ["wtkg"]
+    per_record = pd.read_csv(records)
+    assert list(per_record.columns) == ["p_link", "candidates"] and len(per_record) == 2139
+    np.testing.assert_allclose(per_record["p_link"], expected.p_link)
+    assert per_record["p_link"].sum() == pytest.approx(r["linkage_reidentifications"])
+
+
+def test_compare_without_recipe_takes_released_values_as_they_are(tmp_path):
+    out = run("compare", EXAMPLE_PATH, EXAMPLE_PATH, "--qi", "age,gender,race")
+    assert out.returncode == 0, out.stderr
+    assert "re-identifications        182.000000" in out.stdout
+    assert "released values taken as they are" in out.stdout
+    assert "drisk" not in out.stdout.lower()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--known", "wtkg"], "go with --qi"),
+    (["--qi", "age,nope"], "unknown quasi-identifier column(s): nope"),
+    (["--qi", "age", "--known", "age"], "already a quasi-identifier"),
+    (["--qi", "age", "--recipe", "missing.json"], "cannot read the recipe"),
+])
+def test_compare_linkage_errors(args, message):
+    out = run("compare", EXAMPLE_PATH, EXAMPLE_PATH, *args)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and message in out.stderr
