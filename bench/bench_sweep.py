@@ -26,7 +26,7 @@ GRID = {"seeds": 1, "numeric": NUMERIC, "settings": [
 
 
 def naive(df) -> None:
-    settings, *_ = parse_grid(GRID, df)
+    settings = parse_grid(GRID, df).settings
     for s in settings:
         out = apply_recipe(parse_recipe({"seed": 0, "steps": [s.step]}), df).data
         risk_profile(out, QI)

@@ -3,7 +3,8 @@
 A grid names settings to try one at a time on the original table:
 
 ```json
-{"seeds": 5, "seed": 0, "numeric": ["age", "wtkg"], "k": 5, "settings": [
+{"seeds": 5, "seed": 0, "numeric": ["age", "wtkg"], "k": 5, "known": [],
+ "pareto_risk": "linkage", "settings": [
   {"method": "band", "column": "age", "param": "width", "values": [5, 10, 15]},
   {"method": "pram", "column": "gender", "param": "p", "values": [0.01, 0.05, 0.1]},
   {"method": "pram", "column": "race", "param": "retention", "values": [0.9, 0.8],
@@ -16,16 +17,21 @@ rank swapping, randomized response) run with seeds ``seed, seed+1, …`` (``seed
 report the mean, with the standard deviation in ``*_sd`` columns. The first row is the
 unprotected ``BASELINE``.
 
-Risk is measured on the quasi-identifiers; IL1 and eigenvalue similarity on the ``numeric``
-columns and, for IL1, the categorical ones. Speed: the quasi-identifiers are factorised once and
-only a changed key is re-encoded; IL1 is computed for the changed column only (the others are
-unchanged); for the correlation matrix only the changed column's row is recomputed.
+Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
+released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
+:mod:`sdc_core.risk.linkage` (``linkage_reidentifications``, ``linkage_risk_percent``), which
+also sees perturbation; ``known`` names extra numeric columns the attacker knows. IL1 and
+eigenvalue similarity are measured on the ``numeric`` columns and, for IL1, the categorical
+ones. Speed: the quasi-identifiers are factorised once and only a changed key is re-encoded; IL1
+is computed for the changed column only (the others are unchanged); for the correlation matrix
+only the changed column's row is recomputed.
 
 ``suppressed_values`` counts the values a setting turned into missing values: IL1 of a numeric
 column is taken over the rows where both values are present, so it does not see them. A row is
-**Pareto-optimal** (``pareto``) when no other row is at most as high on expected
-re-identifications, ``IL1_overall`` and ``suppressed_values`` and lower on one of them (without
-the third criterion a suppression would look free).
+**Pareto-optimal** (``pareto``) when no other row is at most as high on the risk,
+``IL1_overall`` and ``suppressed_values`` and lower on one of them (without the third criterion a
+suppression would look free). The risk is ``linkage_reidentifications`` (``"pareto_risk":
+"linkage"``, the default) or ``expected_reidentifications`` (``"pareto_risk": "naive"``).
 """
 
 from __future__ import annotations
@@ -41,19 +47,28 @@ from sdc_core import rng
 from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
-from sdc_core.recipe import RANDOM_METHODS, check_step, run_column_step, run_suppression_step
+from sdc_core.recipe import (
+    RANDOM_METHODS,
+    Recipe,
+    check_step,
+    run_column_step,
+    run_suppression_step,
+)
 from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
+from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import categorical_il1, combine, il1, numeric_il1
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
         "expected_reidentifications"]
+LINKAGE = ["linkage_reidentifications", "linkage_risk_percent"]
 UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
-COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + UTILITY + [
+COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
-_GRID_KEYS = {"seeds", "seed", "numeric", "k", "settings"}
+PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
+_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "settings"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -66,8 +81,31 @@ class Setting:
     value: Any
 
 
-def parse_grid(grid: Any, df: pd.DataFrame) -> tuple[list[Setting], int, int, list[str], int]:
-    """(settings, seeds, base seed, numeric columns, k) from a grid, validated."""
+@dataclass(frozen=True)
+class Grid:
+    """A validated grid: the settings and what every setting shares."""
+
+    settings: list[Setting]
+    seeds: int
+    seed: int
+    numeric: list[str]
+    k: int
+    known: list[str]
+    pareto_risk: str
+
+
+def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
+    names = grid[key]
+    if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
+        raise SdcInputError(f"grid: {key} must be a list of column names")
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise SdcInputError(f"grid: unknown {key} column(s) {', '.join(missing)}")
+    return names
+
+
+def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
+    """The grid of the module docstring, validated against ``df``."""
     if not isinstance(grid, dict):
         raise SdcInputError("a grid must be a JSON object with 'settings'")
     unknown = set(grid) - _GRID_KEYS
@@ -79,14 +117,13 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> tuple[list[Setting], int, int, li
             raise SdcInputError(f"grid: {name} must be a whole number ≥ "
                                 f"{1 if name == 'seeds' else 0}")
     k = check_k(grid.get("k", 5))
-    numeric = grid.get("numeric")
-    if numeric is None:
-        numeric = [c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
-    if not isinstance(numeric, list) or not all(isinstance(c, str) for c in numeric):
-        raise SdcInputError("grid: numeric must be a list of column names")
-    missing = [c for c in numeric if c not in df.columns]
-    if missing:
-        raise SdcInputError(f"grid: unknown numeric column(s) {', '.join(missing)}")
+    numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
+        c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
+    known = _column_names(grid, "known", df) if "known" in grid else []
+    pareto_risk = grid.get("pareto_risk", "linkage")
+    if pareto_risk not in PARETO_RISK:
+        raise SdcInputError(f"grid: pareto_risk must be one of {', '.join(PARETO_RISK)}, "
+                            f"not {pareto_risk!r}")
     raw = grid.get("settings")
     if not isinstance(raw, list) or not raw:
         raise SdcInputError("grid: settings must be a non-empty list")
@@ -118,27 +155,34 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> tuple[list[Setting], int, int, li
             if absent:
                 raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
             settings.append(Setting(step, s["param"], value))
-    return settings, seeds, base, numeric, k
+    return Grid(settings, seeds, base, numeric, k, known, pareto_risk)
 
 
 class SweepContext:
     """What every setting shares: encoded keys, baseline measures, baseline correlations."""
 
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
-                 weight: str | None, na: str, alpha: float) -> None:
+                 weight: str | None, na: str, alpha: float, known: Sequence[str] = ()) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
-        self.na, self.alpha = na, alpha
+        self.na, self.alpha, self.known = na, alpha, list(known)
         self.keys = encode_keys(df, qi, na)
         self.w = check_weights(df, weight)
         self.rid = rng.record_ids(len(df))
         self.r0 = correlation_matrix(df, self.numeric)
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
-        self.baseline_risk = self.risk(self.keys)
+        self.attacked = df[self.qi + self.known]
+        self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
 
     def risk(self, keys) -> dict[str, float]:
         cs = sizes_from_keys(keys, self.w, self.alpha)
         m = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, self.k)
         return {key: m[key] for key in RISK}
+
+    def linkage(self, released: pd.DataFrame, recipe: Recipe | None) -> dict[str, float]:
+        """The linkage attack on the quasi-identifiers (and known columns) of ``released``."""
+        result = linkage_attack(self.attacked, released, self.qi, recipe, self.known)
+        return {"linkage_reidentifications": result.linkage_reidentifications,
+                "linkage_risk_percent": result.linkage_risk_percent}
 
     def similarity(self, r: np.ndarray) -> float:
         p = len(self.numeric)
@@ -147,15 +191,20 @@ class SweepContext:
         lam = np.sort(np.linalg.eigvalsh(r))[::-1]
         return float(100.0 * (1.0 - np.abs(lam - self.lam0).sum() / p))
 
-    def column_setting(self, column: str, values: pd.Series) -> dict[str, float]:
-        """Measures after replacing one column."""
+    def column_setting(self, column: str, values: pd.Series,
+                       recipe: Recipe) -> dict[str, float]:
+        """Measures after replacing one column by ``values`` (made by ``recipe``)."""
         original = self.df[column]
         is_num = column in self.numeric
         value, changed = (numeric_il1 if is_num else categorical_il1)(original, values)
         loss = combine({column: value}, [value] if changed and is_num else [],
                        [value] if changed and not is_num else [], [column] if changed else [])
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
-            if column in self.qi else self.baseline_risk
+            if column in self.qi else {key: self.baseline_risk[key] for key in RISK}
+        if column in self.attacked:
+            risk |= self.linkage(self.attacked.assign(**{column: values}), recipe)
+        else:
+            risk |= {key: self.baseline_risk[key] for key in LINKAGE}
         similarity = 100.0
         if is_num:
             frame = self.df[self.numeric].assign(**{column: values})
@@ -169,22 +218,25 @@ class SweepContext:
         return {**risk, **loss.summary(), "eigenvalue_similarity_percent": similarity,
                 "suppressed_values": suppressed}
 
-    def table_setting(self, protected: pd.DataFrame) -> dict[str, float]:
+    def table_setting(self, protected: pd.DataFrame, recipe: Recipe) -> dict[str, float]:
         """Measures after a step that may change several columns (local suppression)."""
         result = il1(self.df, protected, self.numeric)
-        risk = self.risk(encode_keys(protected, self.qi, self.na))
+        risk = self.risk(encode_keys(protected, self.qi, self.na)) \
+            | self.linkage(protected[self.attacked.columns], recipe)
         r = correlation_matrix(protected, self.numeric) if self.numeric else self.r0
         suppressed = int((protected.isna() & self.df.notna()).to_numpy().sum())
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),
                 "suppressed_values": suppressed}
 
     def evaluate(self, step: dict[str, Any], seed: int) -> dict[str, float]:
+        recipe = Recipe(seed=seed, steps=[step])
         if step["method"] == "local_suppression":
             res = run_suppression_step(self.df, step)
-            return self.table_setting(self.df.assign(**{c: res.data[c] for c in step["columns"]}))
+            return self.table_setting(self.df.assign(**{c: res.data[c] for c in step["columns"]}),
+                                      recipe)
         column = step["column"]
         values = run_column_step(self.df[column], step, seed, 0, self.rid).values
-        return self.column_setting(column, values)
+        return self.column_setting(column, values, recipe)
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -199,9 +251,10 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
               na: str = "wildcard", alpha: float = 1.0,
               progress: Progress | None = None) -> pd.DataFrame:
     """The trade-off table of a grid (module docstring)."""
-    settings, seeds, base, numeric, k = parse_grid(grid, df)
+    g = parse_grid(grid, df)
+    settings, seeds, base = g.settings, g.seeds, g.seed
     try:
-        ctx = SweepContext(df, qi, numeric, k, weight, na, alpha)
+        ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     rows = [{"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,
@@ -231,7 +284,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             row.update({f"{c}_sd": v for c, v in frame.std(ddof=1).items()})
         rows.append(row)
     table = pd.DataFrame(rows)
-    table["pareto"] = pareto_front(table["expected_reidentifications"], table["IL1_overall"],
+    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table["IL1_overall"],
                                    table["suppressed_values"])
-    sd_cols = [f"{c}_sd" for c in RISK + UTILITY if f"{c}_sd" in table]
+    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY if f"{c}_sd" in table]
     return table[COLUMNS + sd_cols]
