@@ -11,9 +11,9 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, state
-from ui.report import build_report
+from ui.report import build_report, risk_table
 from ui.sidebar import render_sidebar
-from ui.workbench import RISK_KEYS, recipe_json
+from ui.workbench import recipe_json
 
 st.title("Export")
 ds = state.ensure_dataset()
@@ -98,11 +98,11 @@ if roles.qi:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
     numeric = [c for c in roles.numeric if c in df.columns]
+    known = state.known_columns(df)
     wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                           opts.alpha, tuple(numeric), df)
-    risk = pd.DataFrame({"measure": [k.replace("_", " ") for k in RISK_KEYS],
-                         "before": [getattr(before, k) for k in RISK_KEYS],
-                         "after": [wb.after[k] for k in RISK_KEYS]})
+                           opts.alpha, tuple(numeric), tuple(known), df)
+    attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
+    risk = risk_table(before, attacked, wb.after)
     u = wb.utility
     utility = pd.DataFrame({"measure": ["IL1 numeric", "IL1 categorical", "IL1 overall",
                                         "eigenvalue similarity (%)"],
@@ -113,19 +113,22 @@ if roles.qi:
                charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
-        figures.append(charts.tradeoff_scatter(sweep["table"], "expected_reidentifications",
-                                               "IL1_overall", "expected re-identifications",
+        figures.append(charts.tradeoff_scatter(sweep["table"], "linkage_reidentifications",
+                                               "IL1_overall",
+                                               "linkage attack: re-identifications",
                                                "IL1 overall"))
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,
+                                   "known to the attacker": known,
                                    "not released": roles.ignore},
                      recipe_text, risk, utility, figures)
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): data fingerprint, roles, "
-               "recipe, risk before and after, information loss and the figures.")
+               "recipe, risk before and after (the released keys' measures and the linkage "
+               "attack), information loss and the figures.")
 else:
     st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
 

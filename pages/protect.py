@@ -45,6 +45,26 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
         st.error(text, icon=":material/error:")
 
 
+def delta(after: float, before: float, unit: str = "") -> str | None:
+    """The change as metric delta text, or None (no arrow, no colour) when nothing changed."""
+    change = after - before
+    if abs(change) < 5e-13 * max(1.0, abs(before)):
+        return None
+    return (f"{change:+,.1f} (was {number(before)})" if not unit else
+            f"{change:+.2f}{unit}")
+
+
+def attacker_controls() -> list[str]:
+    """The extra columns an attacker is assumed to know (numeric, not already a key)."""
+    candidates = [c for c in number_cols if c not in roles.qi and c != roles.weight]
+    state.bind("w_p_known", [c for c in state.known_columns(df) if c in candidates])
+    known = st.multiselect("Columns an attacker also knows", candidates, key="w_p_known",
+                           help="The linkage attack matches these by nearest value, as it "
+                                "does rank-swapped keys (e.g. a weight measured elsewhere).")
+    state.set_known_columns(known)
+    return known
+
+
 def controls(s: ProtectSettings) -> ProtectSettings:
     """One control per method, in the order they are applied."""
     st.markdown("**1 · Banding** of numeric quasi-identifiers (0 = off)")
@@ -104,23 +124,86 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                            rr_keep=rr_keep, suppress_k=k, seed=int(seed))
 
 
-def results(wb: Workbench, text: str) -> None:
+def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
+    """The two readings of risk explained on the numbers in front of the user."""
+    after = wb.after
+    naive, linked = after["expected_reidentifications"], after["linkage_reidentifications"]
+    exact, distance = after["linkage_exact_columns"], after["linkage_distance_columns"]
+    st.markdown(
+        f"**How unique the released keys look** ({number(naive)}): Σ 1/f_k over the released "
+        f"values of {md_list(roles.qi)}, read as if they were true — sdcMicro's measure. It "
+        "drops when classes grow (banding, suppression) and cannot see values that were moved "
+        "at random.")
+    st.markdown(
+        f"**What an attacker actually re-identifies** ({number(linked)}): the attacker knows "
+        f"each person's true {md_list(roles.qi)}" + (f" and {md_list(known)}" if known else "")
+        + " and the public recodings of the recipe (banding, top coding), and looks for the "
+        "person among the released records: "
+        + (f"records must agree on {md_list(exact)} (a blank matches anything)" if exact
+           else "no column is compared exactly")
+        + (f"; among those the nearest on {md_list(distance)} (in standard deviations) are the "
+           "best candidates" if distance else "")
+        + ". The attacker picks one best candidate at random and is right with probability "
+        "1/(number of best candidates) when the person is among them, else 0. The figure is "
+        f"the sum over the {len(df):,} records; {after['linkage_percent_certain']:.2f} % are "
+        "linked with certainty (a single candidate, and the right one).")
+    if abs(naive - linked) > 1e-9:
+        st.markdown(
+            f"Here the attack finds {number(abs(naive - linked))} "
+            + ("fewer" if linked < naive else "more") + " re-identifications than the keys "
+            "suggest: " + ("perturbed values send the attacker to the wrong record."
+                           if linked < naive else
+                           "the known columns and the blanks' true values narrow the search."))
+    st.caption(f"Before protection the attack re-identifies {number(before)}. Both figures "
+               "assume the attacker knows the person is in the file (sample-based risk).")
+    if "drisk_percent" in after:
+        st.caption(f"sdcMicro's interval disclosure (dRisk): {after['drisk_percent']:.2f} % of "
+                   "records have at most one distance value outside ±5 % of a standard "
+                   "deviation of its released value — an upper bound (with one column, every "
+                   "record counts).")
+
+
+def results(wb: Workbench, text: str, known: list[str]) -> None:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
+    linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
     m = st.columns(4)
-    m[0].metric("Expected re-identifications", number(after["expected_reidentifications"]),
-                f"{after['expected_reidentifications'] - before.expected_reidentifications:+,.1f}"
-                f" (was {number(before.expected_reidentifications)})", delta_color="inverse")
-    m[1].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
-                f"{after['global_risk_percent'] - before.global_risk_percent:+.2f} points",
-                delta_color="inverse")
-    m[2].metric("Unique records", f"{after['percent_unique']:.2f} %",
-                f"{after['percent_unique'] - before.percent_unique:+.2f} points",
-                delta_color="inverse")
-    m[3].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
-                f"{after['percent_k_le_threshold'] - before.percent_k_le_threshold:+.2f} points",
-                delta_color="inverse")
+    m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
+                delta(after["linkage_reidentifications"],
+                      linked_before.linkage_reidentifications),
+                delta_color="inverse",
+                help="Expected re-identifications: what an attacker who knows the true values "
+                     "actually re-identifies.")
+    m[1].metric("Released keys", number(after["expected_reidentifications"]),
+                delta(after["expected_reidentifications"], before.expected_reidentifications),
+                delta_color="inverse",
+                help="Expected re-identifications Σ 1/f_k: how unique the released keys look, "
+                     "read as if they were true (sdcMicro).")
+    m[2].metric("Certain links", f"{after['linkage_percent_certain']:.2f} %",
+                delta(after["linkage_percent_certain"], linked_before.linkage_percent_certain,
+                      " points"), delta_color="inverse",
+                help="Records the attacker links with certainty: a single best candidate, "
+                     "and the right one.")
+    m[3].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
+                delta(after["global_risk_percent"], before.global_risk_percent, " points"),
+                delta_color="inverse",
+                help="sdcMicro's global risk: mean individual risk of the released keys (with "
+                     "a weight, population uniqueness).")
+    m = st.columns(4)
+    m[0].metric("Unique records", f"{after['percent_unique']:.2f} %",
+                delta(after["percent_unique"], before.percent_unique, " points"),
+                delta_color="inverse", help="Records alone in their class of released keys.")
+    m[1].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
+                delta(after["percent_k_le_threshold"], before.percent_k_le_threshold,
+                      " points"), delta_color="inverse",
+                help="Records whose class of released keys has at most k members.")
+    if "drisk_percent" in after:
+        m[2].metric("dRisk", f"{after['drisk_percent']:.2f} %",
+                    help="sdcMicro's interval disclosure on the distance columns (an upper "
+                         "bound).")
+    with st.expander("How: two readings of the risk", icon=":material/school:"):
+        attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility
     m = st.columns(4)
     m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
@@ -178,6 +261,8 @@ def workbench() -> None:
     left, right = st.columns([1, 2], gap="large")
     with left:
         settings = controls(state.protect_settings())
+        st.markdown("**Attacker**")
+        known = attacker_controls()
     state.set_protect_settings(settings)
     steps = settings.steps(roles.qi)
     text = recipe_json(steps, settings.seed)
@@ -191,11 +276,11 @@ def workbench() -> None:
     with right:
         try:
             wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                                 opts.na, opts.alpha, tuple(numeric), df)
+                                   opts.na, opts.alpha, tuple(numeric), tuple(known), df)
         except SdcInputError as err:
             st.error(f"These settings cannot be applied: {err}", icon=":material/error:")
             return
-        results(wb, text)
+        results(wb, text, known)
 
 
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "

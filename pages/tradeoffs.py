@@ -11,12 +11,13 @@ from ui import charts, state
 from ui.page import column_groups, require_quasi_identifiers
 from ui.protect import ProtectSettings
 from ui.sidebar import render_sidebar
-from ui.text import md
+from ui.text import md, md_list
 
 st.title("Trade-offs")
 st.caption("Try several settings of each method, one at a time, and compare what each removes "
            "in risk with what it costs in information. Randomised methods run over several "
-           "seeds: their points carry error bars.")
+           "seeds: their points carry error bars. The risk axis is by default the linkage "
+           "attack, which every method moves; the released keys' measures are there too.")
 ds = state.ensure_dataset()
 roles = state.roles()
 opts = state.risk_options()
@@ -37,6 +38,15 @@ METHODS = [  # (method, label, param, candidate columns, default columns, defaul
      "0.5, 0.75"),
 ]
 
+PARETO_LABELS = {"linkage": "linkage attack", "naive": "released keys"}
+RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications",
+               "linkage_risk_percent": "linkage attack: risk (%)",
+               "expected_reidentifications": "released keys: expected re-identifications",
+               "avg_linkage_risk_percent": "released keys: average risk (%)",
+               "percent_unique": "unique records (%)",
+               "percent_k_le_threshold": f"k ≤ {opts.k} (%)"}
+known = state.known_columns(df)
+
 settings = []
 with st.form("sweep_form", border=True):
     cols = st.columns(3)
@@ -52,9 +62,14 @@ with st.form("sweep_form", border=True):
         st.markdown("**Local suppression** (k)")
         k_text = st.text_input("Local suppression targets k", "", key="w_t_k_values",
                                placeholder="e.g. 3, 5 (on the quasi-identifiers)")
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     seeds = c1.number_input("Seeds per randomised setting", 1, 20, 3, key="w_t_seeds")
     seed = c2.number_input("First seed", 0, 2**31 - 1, 0, key="w_t_seed")
+    pareto_risk = c3.radio("Pareto front by", ["linkage", "naive"], key="w_t_pareto",
+                           format_func=PARETO_LABELS.get,
+                           help="Which risk decides the Pareto-optimal settings: the linkage "
+                                "attack sees every method; the released keys' re-identifications "
+                                "(sdcMicro) do not see values moved at random.")
     run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
 
 
@@ -80,7 +95,7 @@ if run:
         if not grid_settings:
             raise SdcInputError("choose at least one method with a column and values")
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
-                "settings": grid_settings}
+                "known": known, "pareto_risk": pareto_risk, "settings": grid_settings}
         bar = st.progress(0.0, text="Running the sweep…")
         table = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
                           progress=lambda done, total, label: bar.progress(
@@ -97,15 +112,12 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     if sweep["qi"] != list(roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
-    risk_choice = st.radio("Risk measure", ["expected_reidentifications",
-                                            "avg_linkage_risk_percent", "percent_unique",
-                                            "percent_k_le_threshold"],
-                           horizontal=True, key="w_t_risk",
-                           format_func={"expected_reidentifications": "expected re-identifications",
-                                        "avg_linkage_risk_percent": "average linkage risk (%)",
-                                        "percent_unique": "unique records (%)",
-                                        "percent_k_le_threshold": f"k ≤ {opts.k} (%)"}.get)
-    label = risk_choice.replace("_", " ")
+    risk_choice = st.radio("Risk measure", list(RISK_LABELS), horizontal=True, key="w_t_risk",
+                           format_func=RISK_LABELS.get,
+                           help="The linkage attack is what an attacker who knows the true "
+                                "values re-identifies; the released keys' figures read the "
+                                "released values as if they were true.")
+    label = RISK_LABELS[risk_choice]
     charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
                                         "IL1 overall (information loss)"),
                 f"{ds.name}_tradeoff", key="t_scatter")
@@ -126,8 +138,13 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 table.columns if table[c].dtype.kind == "f"
                                 and c != "param_value"})
-    st.caption("pareto: no other setting is at least as good on expected re-identifications, "
-               "IL1 overall and suppressed values, and better on one.")
+    front_by = sweep["grid"].get("pareto_risk", "linkage")
+    st.caption("pareto: no other setting is at least as good on "
+               + {"linkage": "re-identifications by the linkage attack",
+                  "naive": "re-identifications read from the released keys"}[front_by]
+               + ", IL1 overall and suppressed values, and better on one."
+               + (f" The attacker also knows {md_list(sweep['grid']['known'])}."
+                  if sweep["grid"].get("known") else ""))
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",
                         format_func=lambda i: f"{table.at[i, 'method']} {table.at[i, 'column']}"

@@ -53,12 +53,21 @@ def test_risk_page_without_quasi_identifiers():
     assert not at.exception and "Tag at least one quasi-identifier" in at.info[0].value
 
 
+def delta(at: AppTest, label: str) -> str | None:
+    return next(m for m in at.metric if m.label == label).delta
+
+
 def test_protect_banding_slider_changes_risk_and_utility():
     at = app_on("pages/protect.py")
-    assert metrics(at)["Expected re-identifications"] == "182"
+    m = metrics(at)
+    assert m["Released keys"] == "182" and m["Linkage attack"] == "182"
+    for label in ("Released keys", "Linkage attack", "Certain links", "Global risk",
+                  "Unique records"):
+        assert not delta(at, label)  # nothing changed: no arrow, no colour
     at.slider(key="w_p_band_age").set_value(10).run()
     m = metrics(at)
-    assert m["Expected re-identifications"] == "25"
+    assert m["Released keys"] == "25" and m["Linkage attack"] == "25"  # a public recoding
+    assert delta(at, "Linkage attack") == "-157.0 (was 182)"
     assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
     assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
@@ -92,7 +101,7 @@ def test_protect_loads_a_recipe_and_rejects_a_bad_one():
     at.file_uploader(key="recipe_upload").set_value(("r.json", good.encode(), "x")).run()
     assert not at.exception
     assert at.slider(key="w_p_band_age").value == 15 and at.number_input(key="w_p_seed").value == 7
-    assert metrics(at)["Expected re-identifications"] == "18"
+    assert metrics(at)["Released keys"] == "18"
     bad = b'{"seed": 1, "steps": [{"method": "drop", "columns": ["pidnum"]}]}'
     at.file_uploader(key="recipe_upload").set_value(("bad.json", bad, "x")).run()
     assert any("no control on the Protect page" in e.value for e in at.error)
@@ -112,7 +121,45 @@ def test_tradeoffs_sweep_table_and_loading_a_row():
     assert titles[0].startswith("Risk against information loss")
     at.selectbox(key="w_t_pick").set_value(2).run()
     at.button[1].click().run()
-    assert at.title[0].value == "Protect" and metrics(at)["Expected re-identifications"] == "25"
+    assert at.title[0].value == "Protect" and metrics(at)["Released keys"] == "25"
+
+
+def test_protect_linkage_attack_sees_perturbation_and_known_columns():
+    at = app_on("pages/protect.py")
+    at.slider(key="w_p_pram_p").set_value(0.5).run()  # PRAM on gender and race
+    m = metrics(at)
+    blind = float(m["Linkage attack"].replace(",", ""))
+    assert blind < 120 < float(m["Released keys"])
+    how = " ".join(md.value for md in at.markdown)
+    assert "What an attacker actually re-identifies" in how and "fewer re-identifications" in how
+    at.multiselect(key="w_p_known").set_value(["wtkg"]).run()
+    assert not at.exception
+    assert at.session_state["known"] == ["wtkg"]
+    assert float(metrics(at)["Linkage attack"].replace(",", "")) > 2 * blind  # weight narrows
+    at.slider(key="w_p_pram_p").set_value(0.0).run()
+    at.multiselect(key="w_p_swap_cols").set_value(["age"]).run()
+    at.slider(key="w_p_swap_pct").set_value(10.0).run()
+    assert metrics(at)["dRisk"] == "100.00 %"
+    assert "dRisk" in " ".join(c.value for c in at.caption)
+
+
+def test_tradeoffs_uses_the_linkage_attack():
+    at = app_on("pages/tradeoffs.py")
+    at.multiselect(key="w_t_rank_swap_cols").set_value(["age"])
+    at.text_input(key="w_t_rank_swap_values").set_value("20")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value.set_index(["method", "param_value"], drop=False)
+    assert table["linkage_reidentifications"].iloc[0] == 182
+    swap = table[table["method"] == "rank_swap"].iloc[0]
+    assert swap["linkage_reidentifications"] < 60 < swap["expected_reidentifications"]
+    assert bool(swap["pareto"])
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "linkage attack: re-identifications"
+    at.radio(key="w_t_pareto").set_value("naive")
+    at.button[0].click().run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "at least as good on re-identifications read from the released keys" in captions
 
 
 def test_tradeoffs_bad_values_show_an_error():
@@ -180,3 +227,25 @@ def test_chart_text_from_data_is_escaped():
     fig = before_after_bars(pd.Series({evil: 3}), pd.Series({evil: 2}), f"{evil}: counts")
     assert "<a href" not in fig.layout.title.text and "&lt;a href" in fig.layout.title.text
     assert all("<a" not in label for label in fig.data[0].x)
+
+
+def test_report_carries_both_readings_of_risk(actg):
+    from sdc_core.risk import risk_profile
+    from sdc_core.risk.linkage import linkage_attack
+    from ui.report import build_report, risk_table
+    from ui.workbench import evaluate, recipe_json
+
+    qi = ["age", "gender", "race"]
+    text = recipe_json([{"method": "rank_swap", "column": "age", "window_percent": 10}], 1)
+    wb = evaluate(actg, text, qi, None, 5, "wildcard", 1.0, ["age", "wtkg"], ["wtkg"])
+    table = risk_table(risk_profile(actg, qi), linkage_attack(actg, actg, qi, known=["wtkg"]),
+                       wb.after)
+    rows = dict(zip(table["measure"], zip(table["before"], table["after"])))
+    assert rows["released keys: expected re-identifications (Σ 1/f_k)"][0] == 182
+    linkage = rows["linkage attack: expected re-identifications"]
+    assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
+    assert "sdcMicro dRisk, interval disclosure (%, an upper bound)" in rows
+    html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
+                        text, table, table, [])
+    assert "linkage attack: expected re-identifications" in html
+    assert "what an attacker who\nknows the true values" in html

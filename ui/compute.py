@@ -22,6 +22,7 @@ from sdc_core.risk import (
     sensitive_report,
     small_count_levels,
 )
+from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from ui.workbench import Workbench, evaluate
 
 
@@ -39,11 +40,18 @@ def protected(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> ApplyResu
 
 @st.cache_resource(max_entries=24, show_spinner=False)
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
-              k: int, na: str, alpha: float, numeric: tuple[str, ...],
+              k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
               _df: pd.DataFrame) -> Workbench:
     """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`)."""
-    return evaluate(_df, recipe_json, list(qi), weight, k, na, alpha, list(numeric),
+    return evaluate(_df, recipe_json, list(qi), weight, k, na, alpha, list(numeric), list(known),
                     applied=protected(dataset_id, recipe_json, _df))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def linkage_before(dataset_id: str, qi: tuple[str, ...], known: tuple[str, ...],
+                   _df: pd.DataFrame) -> LinkageResult:
+    """The linkage attack on the data as loaded (released unchanged)."""
+    return linkage_attack(_df, _df, list(qi), None, list(known))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

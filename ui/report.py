@@ -4,11 +4,39 @@ embedded with their JavaScript so it opens offline."""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from sdc_core import __version__
+from sdc_core.risk import RiskProfile
+from sdc_core.risk.linkage import LinkageResult
+from ui.workbench import LINKAGE_KEYS, RISK_KEYS
+
+#: How the report names each risk figure.
+RISK_NAMES = {
+    "expected_reidentifications": "released keys: expected re-identifications (Σ 1/f_k)",
+    "global_risk_percent": "released keys: global risk (%)",
+    "percent_unique": "released keys: unique records (%)",
+    "percent_k_le_threshold": "released keys: records with k ≤ threshold (%)",
+    "linkage_reidentifications": "linkage attack: expected re-identifications",
+    "linkage_risk_percent": "linkage attack: risk (%)",
+    "linkage_percent_certain": "linkage attack: records linked with certainty (%)",
+    "drisk_percent": "sdcMicro dRisk, interval disclosure (%, an upper bound)",
+}
+
+
+def risk_table(before: RiskProfile, attacked: LinkageResult,
+               after: dict[str, Any]) -> pd.DataFrame:
+    """Risk before and after protection: the released keys' measures (read as if the keys were
+    true) and the linkage attack (an attacker who knows the true values)."""
+    rows = [(k, getattr(before, k), after[k]) for k in RISK_KEYS]
+    rows += [(k, getattr(attacked, k), after[k]) for k in LINKAGE_KEYS]
+    if "drisk_percent" in after:
+        rows.append(("drisk_percent", None, after["drisk_percent"]))
+    return pd.DataFrame({"measure": [RISK_NAMES[k] for k, _, _ in rows],
+                         "before": [b for _, b, _ in rows], "after": [a for _, _, a in rows]})
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -47,7 +75,11 @@ input SHA-256 <code>{e(fingerprint)}</code></p>
 <h2>Recipe</h2><p class="small">Apply it with <code>python -m sdc_core apply DATA --recipe
 recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p>
 <pre>{e(recipe_text)}</pre>
-<h2>Disclosure risk before and after</h2>{_table(risk)}
+<h2>Disclosure risk before and after</h2>
+<p class="small">The released keys' measures read the released values as if they were true (how
+unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
+knows the true values and the public recodings actually re-identifies; it assumes the attacker
+knows the person is in the file.</p>{_table(risk)}
 <h2>Information loss</h2>{_table(utility)}
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""

@@ -66,6 +66,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     set_roles(roles)
     st.session_state.pop("protect", None)
     st.session_state.pop("sweep", None)
+    st.session_state.pop("known", None)
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
         del st.session_state[key]  # widgets re-seed from the new data set's roles
 
@@ -99,6 +100,15 @@ def risk_options() -> RiskOptions:
 
 def set_risk_options(o: RiskOptions) -> None:
     st.session_state["risk_options"] = o
+
+
+def known_columns(df: pd.DataFrame) -> list[str]:
+    """Extra columns the linkage attack assumes an attacker knows (those still in ``df``)."""
+    return [c for c in st.session_state.get("known", []) if c in df.columns]
+
+
+def set_known_columns(columns: list[str]) -> None:
+    st.session_state["known"] = list(columns)
 
 
 def protect_settings() -> ProtectSettings:

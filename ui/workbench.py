@@ -13,11 +13,13 @@ import plotly.graph_objects as go
 
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
+from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
 from ui import charts
 
 RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
              "percent_k_le_threshold")
+LINKAGE_KEYS = ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain")
 
 
 def recipe_json(steps: list[dict[str, Any]], seed: int) -> str:
@@ -41,20 +43,22 @@ class Workbench:
 
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
-             na: str, alpha: float, numeric: list[str],
+             na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
              applied: ApplyResult | None = None) -> Workbench:
-    """Apply the recipe (unless ``applied`` is its result already); risk after; IL1 (changed
-    columns only) and eigenvalue similarity."""
+    """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
+    released keys and by the linkage attack (with the ``known`` columns); IL1 (changed columns
+    only) and eigenvalue similarity."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
     after: RiskProfile = risk_profile(out, qi, weight=weight, k=k, na=na, alpha=alpha)
+    attack = linkage_attack(df, out, qi, recipe, known or [])
     touched = list(dict.fromkeys(c for s in recipe.steps
                                  for c in ([s["column"]] if "column" in s else s["columns"])))
     loss = il1(df, out, numeric, columns=touched)
     similarity = eigenvalue_similarity(df, out, numeric) if numeric else 100.0
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
-                     | {"fk": after.fk},
+                     | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
                       "per_column": loss.per_column}, loss.changed, list(numeric))
 

@@ -80,11 +80,24 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     for _ in range(3):
         slider.press("ArrowLeft")
     expect(metrics.first).to_have_text("25", timeout=30_000)
+    # PRAM: the released keys barely move, the linkage attack (first metric) drops
+    pram = page.get_by_role("slider", name="Flip probability p")
+    pram.focus()
+    pram.press("End")
+    expect(metrics.first).not_to_have_text("25", timeout=30_000)
+    wait_idle(page)
+    linked, keys = (float(metrics.nth(i).inner_text().replace(",", "")) for i in (0, 1))
+    assert linked < 0.8 * keys
+    expect(page.get_by_test_id("stMetricLabel").first).to_contain_text("Linkage attack")
+    shot(page, shots, "protect_pram")
+    pram.press("Home")
+    expect(metrics.first).to_have_text("25", timeout=30_000)
 
     page.get_by_role("link", name="Trade-offs").click()
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.locator(".gtitle", has_text="Risk against information loss")) \
         .to_be_visible(timeout=60_000)
+    expect(page.locator(".g-ytitle").first).to_have_text("linkage attack: re-identifications")
     shot(page, shots, "tradeoffs")
 
     page.get_by_role("link", name="Randomized response lab").click()
