@@ -43,6 +43,7 @@ test: $(VENV)/.dev chromium
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk
+	$(BIN)/python -m bench.bench_linkage
 	$(BIN)/python -m bench.bench_methods
 	$(BIN)/python -m bench.bench_sweep
 	$(BIN)/python -m bench.bench_slider

@@ -57,7 +57,7 @@ TIE_RTOL = 1e-9
 #: sdcMicro's default interval width of ``dRisk``, in standard deviations of the protected column.
 DRISK_K = 0.05
 #: Neighbours asked of the k-d tree at first (more are asked only where ties need them).
-_FIRST_K = 4
+_FIRST_K = 2
 
 
 @dataclass(frozen=True)
@@ -296,9 +296,10 @@ def _nearest(pair: _Pair) -> np.ndarray:
     yc, zc = pair.ys.coords[:, pair.dims], pair.zs.coords[:, pair.dims]
     span = np.ptp(np.concatenate([yc, zc]), axis=0)
     pair.scale = 2.0 * float(np.sqrt(np.sum(span * span))) + 1.0
-    pair.tree = cKDTree(np.column_stack([pair.key_z * pair.scale, zc]))
+    pair.tree = cKDTree(np.column_stack([pair.key_z * pair.scale, zc]), balanced_tree=False,
+                        compact_nodes=False)
     k = min(_FIRST_K, len(pair.key_z))
-    d, i = pair.tree.query(np.column_stack([pair.key_y * pair.scale, yc]), k=k)
+    d, i = pair.tree.query(np.column_stack([pair.key_y * pair.scale, yc]), k=k, workers=-1)
     pair.near_d, pair.near_i = d.reshape(len(yc), k), i.reshape(len(yc), k)
     first = pair.near_i[:, 0]
     same = pair.key_z[first] == pair.key_y
@@ -325,7 +326,7 @@ def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
         k = min(2 * k, len(zc))
         bound = tie_threshold(threshold[todo]) * (1 + 1e-12) + 1e-12
         d, i = pair.tree.query(np.column_stack([pair.key_y[todo] * pair.scale, yc[todo]]), k=k,
-                               distance_upper_bound=float(bound.max()))
+                               distance_upper_bound=float(bound.max()), workers=-1)
         d, i = d.reshape(len(todo), k), i.reshape(len(todo), k)
     return total
 
