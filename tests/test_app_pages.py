@@ -143,6 +143,20 @@ def test_protect_linkage_attack_sees_perturbation_and_known_columns():
     assert "dRisk" in " ".join(c.value for c in at.caption)
 
 
+def test_known_column_later_tagged_as_key_is_dropped():
+    from sdc_core.roles import EXAMPLE_ROLES
+
+    at = app_on("pages/protect.py")
+    at.multiselect(key="w_p_known").set_value(["wtkg"]).run()
+    at.switch_page("pages/data.py").run()
+    at.session_state["roles"] = EXAMPLE_ROLES.__class__(
+        **{**EXAMPLE_ROLES.__dict__, "qi": ["age", "gender", "race", "wtkg"]})
+    for page in ("pages/protect.py", "pages/tradeoffs.py", "pages/export.py"):
+        at.switch_page(page).run()
+        assert not at.exception and not at.error, page
+    assert at.session_state["known"] == []  # a key is known anyway
+
+
 def test_tradeoffs_uses_the_linkage_attack():
     at = app_on("pages/tradeoffs.py")
     at.multiselect(key="w_t_rank_swap_cols").set_value(["age"])

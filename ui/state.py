@@ -103,8 +103,10 @@ def set_risk_options(o: RiskOptions) -> None:
 
 
 def known_columns(df: pd.DataFrame) -> list[str]:
-    """Extra columns the linkage attack assumes an attacker knows (those still in ``df``)."""
-    return [c for c in st.session_state.get("known", []) if c in df.columns]
+    """Extra columns the linkage attack assumes an attacker knows: those still in ``df`` and
+    not tagged as quasi-identifiers since (a key is known anyway)."""
+    keys = set(roles().qi)
+    return [c for c in st.session_state.get("known", []) if c in df.columns and c not in keys]
 
 
 def set_known_columns(columns: list[str]) -> None:
