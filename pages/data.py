@@ -8,7 +8,7 @@ from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
 from ui import compute, state
 from ui.sidebar import render_sidebar
-from ui.text import md
+from ui.text import FINGERPRINT_HELP, md
 
 st.title("Data")
 st.caption("Load a table, check how each column was read, and tag the role each column plays "
@@ -106,6 +106,7 @@ with columns_tab:
 with preview_tab:
     st.dataframe(df.head(20), width="stretch")
     st.caption(f"The first 20 of {len(df):,} records (only a preview is sent to the browser).")
-    st.caption(f"Data set id {md(ds.dataset_id)}: a hash of the file's content.")
+    st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
+               + FINGERPRINT_HELP)
 
 render_sidebar()

@@ -13,6 +13,7 @@ from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, state
 from ui.report import build_report, risk_table
 from ui.sidebar import render_sidebar
+from ui.text import FINGERPRINT_HELP
 from ui.workbench import recipe_json
 
 st.title("Export")
@@ -82,7 +83,9 @@ st.download_button("Download the recipe (JSON)", recipe_text.encode(),
                    file_name=f"{stem}_recipe.json", mime="application/json",
                    icon=":material/receipt_long:", key="dl_recipe")
 st.caption("Load it again on the Protect page, or apply it to the full file with "
-           "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`.")
+           "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries the "
+           f"table fingerprint `{recipe.input_fingerprint[:16]}…`; the sidebar's file SHA-256 "
+           f"`{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
 
 sweep = st.session_state.get("sweep")
 st.subheader("Trade-off table", anchor=False)
@@ -122,11 +125,11 @@ if roles.qi:
                                    "weight": roles.weight, "numeric (utility)": numeric,
                                    "known to the attacker": known,
                                    "not released": roles.ignore},
-                     recipe_text, risk, utility, figures)
+                     recipe_text, risk, utility, figures, file_sha256=ds.dataset_id)
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        icon=":material/description:", key="dl_report")
-    st.caption("One self-contained HTML file (it opens offline): data fingerprint, roles, "
+    st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                "recipe, risk before and after (the released keys' measures and the linkage "
                "attack), information loss and the figures.")
 else:

@@ -263,3 +263,22 @@ def test_report_carries_both_readings_of_risk(actg):
                         text, table, table, [])
     assert "linkage attack: expected re-identifications" in html
     assert "what an attacker who\nknows the true values" in html
+
+
+def test_both_fingerprints_are_named(actg):
+    import hashlib
+
+    from sdc_core.io import EXAMPLE_PATH
+    from sdc_core.recipe import fingerprint
+    from ui.report import build_report
+
+    at = app_on("pages/export.py")
+    file_sha = hashlib.sha256(EXAMPLE_PATH.read_bytes()).hexdigest()[:16]
+    table_fp = fingerprint(actg)
+    assert any(f"file SHA-256 `{file_sha}…`" in c.value for c in at.sidebar.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert f"table fingerprint `{table_fp[:16]}…`" in captions and file_sha in captions
+    html = build_report("t", table_fp, 1, 1, {}, "{}", actg.head(1), actg.head(1), [],
+                        file_sha256=file_sha)
+    assert f"table fingerprint <code>{table_fp}</code>" in html
+    assert f"file SHA-256 <code>{file_sha}…</code>" in html

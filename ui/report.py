@@ -45,8 +45,10 @@ def _table(df: pd.DataFrame) -> str:
 
 def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  roles: dict[str, object], recipe_text: str, risk: pd.DataFrame,
-                 utility: pd.DataFrame, figures: list[go.Figure]) -> str:
-    """The report as one HTML document."""
+                 utility: pd.DataFrame, figures: list[go.Figure],
+                 file_sha256: str | None = None) -> str:
+    """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
+    the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -56,6 +58,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                                           else ("—" if v is None else str(v))
                                           for v in roles.values()]})
     e = html.escape
+    file_line = f" · file SHA-256 <code>{e(file_sha256)}…</code>" if file_sha256 else ""
+    file_note = (" The file SHA-256 is a hash of the uploaded file's bytes: another name for the "
+                 "same data.") if file_sha256 else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Disclosure-control report: {e(title)}</title>
@@ -70,7 +75,10 @@ pre {{ background: #f3f5f8; padding: 1em; overflow-x: auto; }}
 </style></head><body>
 <h1>Disclosure-control report: {e(title)}</h1>
 <p class="small">sdc_core {e(__version__)} · {n_records:,} records × {n_columns} columns ·
-input SHA-256 <code>{e(fingerprint)}</code></p>
+table fingerprint <code>{e(fingerprint)}</code>{file_line}</p>
+<p class="small">The table fingerprint is the SHA-256 of the table's content written as CSV text
+(column names and values, in order), whatever the file format; <code>python -m sdc_core
+apply</code> warns when the recipe meets a table with another one.{file_note}</p>
 <h2>Column roles</h2>{_table(role_rows)}
 <h2>Recipe</h2><p class="small">Apply it with <code>python -m sdc_core apply DATA --recipe
 recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p>

@@ -18,3 +18,12 @@ def md_list(items: list[object]) -> str:
 def number(v: float) -> str:
     """A count as a whole number when it is one, else with two decimals: 182, 18.34."""
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
+
+
+#: What the two fingerprints of a data set cover (shown wherever one of them is).
+FINGERPRINT_HELP = (
+    "Two fingerprints name the same data. The file SHA-256 is a hash of the uploaded file's "
+    "bytes (its first 16 hex digits name the data set in this session). The table fingerprint "
+    "is the SHA-256 of the table's content written as CSV text — column names and values, in "
+    "order — so it is the same whatever the file format; recipes and reports carry it, and "
+    "`python -m sdc_core apply` warns when a recipe meets a table with another one.")
