@@ -168,7 +168,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
-    m = st.columns(4)
+    m = st.columns(3) + st.columns(3)  # three a row: labels and values stay whole at 1280 px
     m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
                 delta(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
@@ -190,22 +190,21 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                 delta_color="inverse",
                 help="sdcMicro's global risk: mean individual risk of the released keys (with "
                      "a weight, population uniqueness).")
-    m = st.columns(4)
-    m[0].metric("Unique records", f"{after['percent_unique']:.2f} %",
+    m[4].metric("Unique records", f"{after['percent_unique']:.2f} %",
                 delta(after["percent_unique"], before.percent_unique, " points"),
                 delta_color="inverse", help="Records alone in their class of released keys.")
-    m[1].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
+    m[5].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
                 delta(after["percent_k_le_threshold"], before.percent_k_le_threshold,
                       " points"), delta_color="inverse",
                 help="Records whose class of released keys has at most k members.")
     if "drisk_percent" in after:
-        m[2].metric("dRisk", f"{after['drisk_percent']:.2f} %",
+        st.columns(3)[0].metric("dRisk", f"{after['drisk_percent']:.2f} %",
                     help="sdcMicro's interval disclosure on the distance columns (an upper "
                          "bound).")
     with st.expander("How: two readings of the risk", icon=":material/school:"):
         attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility
-    m = st.columns(4)
+    m = st.columns(2) + st.columns(2)
     m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
                 help="Information loss: mean of the numeric and categorical IL1 of the changed "
                      "columns (0 = nothing changed).")

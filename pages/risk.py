@@ -56,8 +56,9 @@ example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) els
 typical = int(p.median_k)
 
 m = st.columns(5)
-m[0].metric("Expected re-identifications", number(p.expected_reidentifications),
-            help="Σ 1/f_k: an attacker picks one of the f_k matching records at random.")
+m[0].metric("Re-identifications", number(p.expected_reidentifications),
+            help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k matching "
+                 "records at random.")
 m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
             help="Mean individual risk (sdcMicro); equals the average linkage risk 100·mean(1/f_k)"
                  " without weights.")
@@ -65,8 +66,8 @@ m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
             help="Records whose combination of key values no other record shares (f_k = 1).")
 m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
             help="Records in classes of at most k records.")
-m[4].metric("Smallest / median class", f"{p.min_k:g} / {p.median_k:g}",
-            help="min and median of f_k over records.")
+m[4].metric("Min / median k", f"{p.min_k:g} / {p.median_k:g}",
+            help="The smallest class size and the median of f_k over records.")
 with m[0].expander("How", icon=":material/school:"):
     st.markdown(
         f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "

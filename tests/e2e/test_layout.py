@@ -1,0 +1,42 @@
+"""Layout in Chromium: no metric label or value is cut (ellipsis) at 1280×800 or wider, on every
+page that shows metrics; screenshots of each in the test output folder."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.test_pages import shot, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+#: Metric labels and values whose text is wider than their box (the browser cuts them).
+CUT = """() => [...document.querySelectorAll(
+    '[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, '
+    + '[data-testid=stMetricValue], [data-testid=stMetricValue] *')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => `${e.textContent.trim()} (${e.scrollWidth} px in ${e.clientWidth})`)"""
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_no_metric_is_cut(page: Page, app_url: str, shots: Path, width: int, height: int):
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    checked = 0
+    for name in ("Risk", "Protect", "Randomized response lab", "Response tables"):
+        page.get_by_role("link", name=name).click()
+        expect(page.get_by_role("heading", name=name if name != "Risk" else "Disclosure risk")) \
+            .to_be_visible(timeout=30_000)
+        if name == "Protect":  # with deltas and a distance column: the widest state
+            slider = page.get_by_role("slider", name="Band width of age")
+            slider.focus()
+            for _ in range(10):
+                slider.press("ArrowRight")
+            expect(page.get_by_test_id("stMetricDelta").first).to_be_visible(timeout=30_000)
+        wait_idle(page)
+        page.wait_for_timeout(500)
+        checked += page.get_by_test_id("stMetricValue").count()
+        assert page.evaluate(CUT) == [], f"{name} at {width}×{height}"
+        shot(page, shots, f"layout_{name.replace(' ', '_').lower()}_{width}")
+    assert checked >= 15  # the pages above show metrics: the check looked at them
