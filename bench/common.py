@@ -38,10 +38,15 @@ def survey_table(n: int, seed: int = 0) -> pd.DataFrame:
 
 
 def report(name: str, seconds: float, baseline_name: str, baseline: float,
-           target: float | None = None) -> str:
+           target: float | None = None, ratio_target: float | None = None) -> str:
+    """One line: the median, the baseline's, their ratio and whether the target (seconds) or the
+    ratio target was met."""
     ratio = seconds / baseline
     line = (f"{name:<38} median {seconds * 1000:8.1f} ms | {baseline_name:<34} "
             f"{baseline * 1000:8.1f} ms | ratio {ratio:5.2f}")
     if target is not None:
         line += f" | target <= {target * 1000:.0f} ms: {'met' if seconds <= target else 'MISSED'}"
+    if ratio_target is not None:
+        line += (f" | target ratio <= {ratio_target:g}: "
+                 f"{'met' if ratio <= ratio_target else 'MISSED'}")
     return line

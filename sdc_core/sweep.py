@@ -4,7 +4,7 @@ A grid names settings to try one at a time on the original table:
 
 ```json
 {"seeds": 5, "seed": 0, "numeric": ["age", "wtkg"], "k": 5, "known": [],
- "pareto_risk": "linkage", "settings": [
+ "pareto_risk": "linkage", "il1_missing": "max", "settings": [
   {"method": "band", "column": "age", "param": "width", "values": [5, 10, 15]},
   {"method": "pram", "column": "gender", "param": "p", "values": [0.01, 0.05, 0.1]},
   {"method": "pram", "column": "race", "param": "retention", "values": [0.9, 0.8],
@@ -26,11 +26,13 @@ ones. Speed: the quasi-identifiers are factorised once and only a changed key is
 is computed for the changed column only (the others are unchanged); for the correlation matrix
 only the changed column's row is recomputed.
 
-``suppressed_values`` counts the values a setting turned into missing values: IL1 of a numeric
-column is taken over the rows where both values are present, so it does not see them. A row is
-**Pareto-optimal** (``pareto``) when no other row is at most as high on the risk,
-``IL1_overall`` and ``suppressed_values`` and lower on one of them (without the third criterion a
-suppression would look free). The risk is ``linkage_reidentifications`` (``"pareto_risk":
+``il1_missing`` is the reading of a numeric value that a setting turned into a missing one:
+``"max"`` (the default) counts it as the maximum IL1 loss 1, ``"ignore"`` leaves it out of IL1
+(sdcMicro's reading, for parity), see :mod:`sdc_core.utility.il1`. ``suppressed_values`` counts
+those values whatever the reading. A row is **Pareto-optimal** (``pareto``) when no other row is
+at most as high on the risk, ``IL1_overall`` and ``suppressed_values`` and lower on one of them
+(without the third criterion, under ``"ignore"``, a suppression would look nearly free).
+The risk is ``linkage_reidentifications`` (``"pareto_risk":
 "linkage"``, the default) or ``expected_reidentifications`` (``"pareto_risk": "naive"``).
 """
 
@@ -59,7 +61,14 @@ from sdc_core.risk.keys import encode_keys
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
-from sdc_core.utility.il1 import categorical_il1, combine, il1, numeric_il1
+from sdc_core.utility.il1 import (
+    IL1_MISSING,
+    categorical_il1,
+    check_il1_missing,
+    combine,
+    il1,
+    numeric_il1,
+)
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
         "expected_reidentifications"]
@@ -68,7 +77,8 @@ UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similari
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
-_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "settings"}
+_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "il1_missing",
+              "settings"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -92,6 +102,7 @@ class Grid:
     k: int
     known: list[str]
     pareto_risk: str
+    il1_missing: str
 
 
 def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
@@ -124,6 +135,11 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     if pareto_risk not in PARETO_RISK:
         raise SdcInputError(f"grid: pareto_risk must be one of {', '.join(PARETO_RISK)}, "
                             f"not {pareto_risk!r}")
+    il1_missing = grid.get("il1_missing", "max")
+    if il1_missing not in IL1_MISSING:
+        raise SdcInputError(f"grid: il1_missing must be one of {', '.join(IL1_MISSING)} (a "
+                            "suppressed numeric value counts as IL1 loss 1, or is left out), "
+                            f"not {il1_missing!r}")
     raw = grid.get("settings")
     if not isinstance(raw, list) or not raw:
         raise SdcInputError("grid: settings must be a non-empty list")
@@ -155,16 +171,18 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
             if absent:
                 raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
             settings.append(Setting(step, s["param"], value))
-    return Grid(settings, seeds, base, numeric, k, known, pareto_risk)
+    return Grid(settings, seeds, base, numeric, k, known, pareto_risk, il1_missing)
 
 
 class SweepContext:
     """What every setting shares: encoded keys, baseline measures, baseline correlations."""
 
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
-                 weight: str | None, na: str, alpha: float, known: Sequence[str] = ()) -> None:
+                 weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
+                 il1_missing: str = "max") -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
+        self.il1_missing = check_il1_missing(il1_missing)
         self.keys = encode_keys(df, qi, na)
         self.w = check_weights(df, weight)
         self.rid = rng.record_ids(len(df))
@@ -196,7 +214,8 @@ class SweepContext:
         """Measures after replacing one column by ``values`` (made by ``recipe``)."""
         original = self.df[column]
         is_num = column in self.numeric
-        value, changed = (numeric_il1 if is_num else categorical_il1)(original, values)
+        value, changed = numeric_il1(original, values, self.il1_missing) if is_num \
+            else categorical_il1(original, values)
         loss = combine({column: value}, [value] if changed and is_num else [],
                        [value] if changed and not is_num else [], [column] if changed else [])
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
@@ -220,7 +239,7 @@ class SweepContext:
 
     def table_setting(self, protected: pd.DataFrame, recipe: Recipe) -> dict[str, float]:
         """Measures after a step that may change several columns (local suppression)."""
-        result = il1(self.df, protected, self.numeric)
+        result = il1(self.df, protected, self.numeric, missing=self.il1_missing)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
             | self.linkage(protected[self.attacked.columns], recipe)
         r = correlation_matrix(protected, self.numeric) if self.numeric else self.r0
@@ -254,7 +273,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     g = parse_grid(grid, df)
     settings, seeds, base = g.settings, g.seeds, g.seed
     try:
-        ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known)
+        ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     rows = [{"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,

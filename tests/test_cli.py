@@ -50,14 +50,52 @@ def test_risk_text_output_and_records(tmp_path, francdat):
     np.testing.assert_allclose(written["risk"], p.risk, rtol=1e-12)
 
 
+def imported_modules(*args):
+    """The modules a command imports (from ``-X importtime``), and its exit code."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "sdc_core", *map(str, args)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    names = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+             if line.startswith("import time:") and line.count("|") == 2}
+    return names, out.returncode
+
+
+def test_help_imports_no_heavy_module():
+    names, code = imported_modules("--help")
+    assert code == 0 and "sdc_core.cli" in names  # the listing is read correctly
+    top = {n.split(".")[0] for n in names}
+    assert not top & {"scipy", "streamlit", "plotly", "pandas"}, sorted(top)
+
+
+def test_risk_imports_neither_scipy_nor_the_ui(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("age,sex\n30,F\n40,M\n")
+    names, code = imported_modules("risk", data, "--qi", "age,sex", "--json")
+    top = {n.split(".")[0] for n in names}
+    assert code == 0 and "pandas" in top
+    assert not top & {"scipy", "streamlit", "plotly"}, sorted(top)
+
+
 def test_risk_na_and_alpha_options(tmp_path):
     data = tmp_path / "m.csv"
     data.write_text("a,b\n1,x\n1,x\n,x\n2,y\n")
     wild = json.loads(run("risk", data, "--qi", "a,b", "--json", "--alpha", "0.5").stdout)
     cat = json.loads(run("risk", data, "--qi", "a,b", "--json", "--na", "category").stdout)
     assert wild["n_records_with_missing_keys"] == 1
+    assert cat["n_records_with_missing_keys"] == 1
     assert wild["min_k"] == 1 and cat["percent_unique"] == 50.0
     assert wild["percent_unique"] == 25.0  # (2, y); (nan, x) sees both (1, x) records
+
+
+def test_risk_reports_classes_without_a_sensitive_value(tmp_path):
+    data = tmp_path / "s.csv"
+    data.write_text("a,s\n1,u\n1,v\n1,u\n2,\n2,\n3,w\n3,w\n4,\n")
+    out = run("risk", data, "--qi", "a", "--sensitive", "s", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["l_diversity"]["s"] == {
+        "min_l": 1, "percent_l_eq_1": 25.0, "percent_no_sensitive_value": 37.5}
+    text = run("risk", data, "--qi", "a", "--sensitive", "s").stdout
+    assert "min l = 1, 25.00 % of records in classes with l = 1, 37.50 % in classes with no s " \
+           "value released" in text
 
 
 @pytest.mark.parametrize("args, message", [
@@ -120,6 +158,42 @@ def test_apply_neutralises_formulas_unless_asked(tmp_path):
     assert cells["score"].tolist() == [1, 2, -3, 4]  # numbers are not text cells
     assert run("apply", data, "--recipe", recipe, "-o", out, "--no-neutralize").returncode == 0
     assert pd.read_csv(out)["name"].tolist()[0] == '=HYPERLINK("http://x")'
+
+
+def test_apply_states_what_local_suppression_promises(tmp_path):
+    data, recipe, out = tmp_path / "d.csv", tmp_path / "r.json", tmp_path / "o.csv"
+    data.write_text("a,b\n1,x\n1,x\n2,y\n2,y\n3,x\n")
+    recipe.write_text('{"seed": 1, "steps": [{"method": "local_suppression", '
+                      '"columns": ["a", "b"], "k": 2}]}')
+    res = run("apply", data, "--recipe", recipe, "-o", out)
+    assert res.returncode == 0, res.stderr
+    assert "min_k_after 2, min_k_after_as_category 1" in res.stdout
+    assert ("k ≥ 2 when a blank matches any value (sdcMicro's reading; smallest class 2); read "
+            "as a value of its own the smallest class is 1") in res.stdout
+
+
+def test_compare_il1_missing_reading(tmp_path):
+    original, protected = tmp_path / "o.csv", tmp_path / "p.csv"
+    original.write_text("a,c\n0,u\n5,v\n10,w\n2,u\n")
+    protected.write_text("a,c\n1,u\n,v\n7,w\n,u\n")
+    # range 10: losses 0.1 and 0.3 where both are present, two ages blanked
+    by_reading = {}
+    for reading, il1_a in (("max", (0.1 + 0.3 + 2) / 4), ("ignore", (0.1 + 0.3) / 2)):
+        args = ["--il1-missing", reading] if reading == "ignore" else []
+        out = run("compare", original, protected, "--numeric", "a", "--json", *args)
+        assert out.returncode == 0, out.stderr
+        r = json.loads(out.stdout)
+        assert r["il1_missing"] == reading
+        assert r["IL1_numeric"] == pytest.approx(il1_a) and r["IL1_categorical"] == 0.0
+        by_reading[reading] = run("compare", original, protected, "--numeric", "a", *args).stdout
+    assert "il1_missing = max: a numeric value blanked by protection counts as the maximum " \
+           "loss 1" in by_reading["max"]
+    assert "il1_missing = ignore: numeric values blanked by protection are left out " \
+           "(sdcMicro's reading)" in by_reading["ignore"]
+    bad = run("compare", original, protected, "--il1-missing", "zero")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1
+    assert bad.stderr.startswith("sdc_core: error: argument --il1-missing: invalid choice: 'zero'")
 
 
 @pytest.mark.parametrize("recipe_text, out_name, message", [

@@ -254,6 +254,19 @@ def test_local_suppression_reaches_k_and_counts_suppressions(actg):
                                   actg.loc[unchanged, qi].astype(float))
 
 
+def test_local_suppression_reports_both_readings_of_blanks():
+    df = pd.DataFrame({"a": [1, 1, 2, 2, 3], "b": ["x", "x", "y", "y", "x"]})
+    r = local_suppression(df, ["a", "b"], 2)
+    # (3, x) is unique; blanking a makes it match both (1, x) records: k = 2 as wildcards
+    assert r.suppressed == {"a": 1, "b": 0} and r.data["a"].isna().tolist()[4]
+    np.testing.assert_array_equal(class_sizes(r.data, ["a", "b"]).fk, [3, 3, 2, 2, 3])
+    assert r.info["min_k_after"] == 2
+    # as a value of its own, (missing, x) is a class of one
+    np.testing.assert_array_equal(class_sizes(r.data, ["a", "b"], na="category").fk,
+                                  [2, 2, 2, 2, 1])
+    assert r.info["min_k_after_as_category"] == 1
+
+
 def test_local_suppression_follows_importance():
     df = pd.DataFrame({"a": [1, 1, 1, 2, 3], "b": ["x", "x", "y", "y", "y"]})
     # without an order, suppressing a in the three violators makes all of them safe at once

@@ -6,6 +6,7 @@ import pytest
 
 from sdc_core.risk import (
     key_subset_snapshots,
+    l_diversity,
     risk_profile,
     riskiest_classes,
     sensitive_report,
@@ -117,3 +118,32 @@ def test_missing_as_category_option(francdat):
     # wildcard: (nan, x) matches both (1, x) records; (nan, y) matches (2, y)
     np.testing.assert_array_equal(wild.fk, [3, 3, 3, 2, 2])
     assert wild.n_records_with_missing_keys == 2
+    assert cat.n_records_with_missing_keys == 2  # missing keys are counted whatever the reading
+    other = df.assign(c=[np.nan, 1, 2, 3, 4], b=["x", None, "x", "y", "y"])  # c is no key
+    for na in ("wildcard", "category"):
+        assert risk_profile(other, ["a", "b"], na=na).n_records_with_missing_keys == 3
+
+
+def test_l_diversity_reports_classes_without_a_sensitive_value():
+    df = pd.DataFrame({"a": [1, 1, 1, 2, 2, 3, 3, 4],
+                       "s": ["u", "v", "u", None, None, "w", "w", None]})
+    p = risk_profile(df, ["a"])
+    ld = l_diversity(df, p.classes, "s")
+    np.testing.assert_array_equal(ld.per_record, [2, 2, 2, 0, 0, 1, 1, 0])
+    assert ld.min_l == 1  # classes 2 and 4 release no value: not a min l of 0
+    assert ld.percent_l_eq_1 == 25.0 and ld.percent_no_sensitive_value == 37.5
+    assert ld.to_dict() == {"min_l": 1, "percent_l_eq_1": 25.0,
+                            "percent_no_sensitive_value": 37.5}
+    none = l_diversity(df.assign(s=None), p.classes, "s")
+    assert (none.min_l, none.percent_l_eq_1, none.percent_no_sensitive_value) == (0, 0.0, 100.0)
+
+
+def test_l_diversity_without_a_sensitive_value_under_wildcards():
+    df = pd.DataFrame({"a": [1, 1, 2, 2, np.nan], "b": ["x", "x", "y", "y", "x"],
+                       "s": ["u", "v", None, None, None]})
+    p = risk_profile(df, ["a", "b"])
+    np.testing.assert_array_equal(p.fk, [3, 3, 2, 2, 3])
+    ld = l_diversity(df, p.classes, "s")
+    # (missing, x) sees u and v of the (1, x) records; (2, y) sees no value at all
+    np.testing.assert_array_equal(ld.per_record, [2, 2, 0, 0, 2])
+    assert ld.min_l == 2 and ld.percent_l_eq_1 == 0.0 and ld.percent_no_sensitive_value == 40.0

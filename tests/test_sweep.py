@@ -134,11 +134,27 @@ def test_pareto_front():
     ({"speed": 1, "settings": []}, "unknown key(s) speed"),
     ({"pareto_risk": "x", "settings": []}, "pareto_risk must be one of linkage, naive"),
     ({"known": ["zzz"], "settings": []}, "unknown known column(s) zzz"),
+    ({"il1_missing": "zero", "settings": []}, "il1_missing must be one of max, ignore"),
 ])
 def test_grid_errors(actg, grid, message):
     with pytest.raises(SdcInputError) as err:
         run_sweep(actg, QI, grid)
     assert message in str(err.value)
+
+
+def test_suppression_costs_more_il1_under_max_than_ignore(actg):
+    setting = {"method": "local_suppression", "columns": QI, "param": "k", "values": [5]}
+    rows = {m: run_sweep(actg, QI, {"numeric": NUMERIC, "il1_missing": m, "settings": [setting]})
+            .iloc[1] for m in ("max", "ignore")}
+    blanked = rows["max"]["suppressed_values"]
+    assert blanked > 0 and blanked == rows["ignore"]["suppressed_values"]
+    # only ages are blanked (every age is present in the original); the rest is unchanged
+    protected = apply_recipe(parse_recipe({"seed": 0, "steps": [
+        {"method": "local_suppression", "columns": QI, "k": 5}]}), actg).data
+    assert int(protected["age"].isna().sum()) == blanked and actg["age"].notna().all()
+    assert rows["ignore"]["IL1_overall"] == 0.0  # sdcMicro's reading: blanks cost nothing
+    assert rows["max"]["IL1_overall"] == pytest.approx(blanked / len(actg), abs=1e-12)
+    assert rows["max"]["IL1_numeric"] > rows["ignore"]["IL1_numeric"]
 
 
 def test_cli_sweep_and_compare(tmp_path):

@@ -50,6 +50,27 @@ def test_il1_definition_by_hand():
     assert il1(x, x, ["a", "d"]).IL1_overall == 0.0
 
 
+def test_numeric_il1_of_suppressed_values_by_hand():
+    x = pd.DataFrame({"a": [0.0, 5.0, 10.0, 2.0, np.nan], "c": ["u", "v", "w", "u", "u"]})
+    y = pd.DataFrame({"a": [1.0, np.nan, 7.0, np.nan, np.nan], "c": ["u", None, "w", "u", "u"]})
+    # range 10; both present: rows 0, 2 (losses 0.1, 0.3); blanked: rows 1, 3; row 4 was missing
+    worst = il1(x, y, ["a"])
+    assert worst.il1_missing == "max"
+    assert worst.per_column["a"] == pytest.approx((0.1 + 0.3 + 1 + 1) / 4)  # 0.6
+    sdcmicro = il1(x, y, ["a"], missing="ignore")
+    assert sdcmicro.il1_missing == "ignore"
+    assert sdcmicro.per_column["a"] == pytest.approx((0.1 + 0.3) / 2)  # 0.2
+    for r in (worst, sdcmicro):  # a blanked category counts as changed under either reading
+        assert r.per_column["c"] == pytest.approx(1 / 5) and r.changed == ["a", "c"]
+    assert worst.IL1_overall == pytest.approx((0.6 + 0.2) / 2)
+    assert sdcmicro.IL1_overall == pytest.approx((0.2 + 0.2) / 2)
+    gone = y.assign(a=np.nan)  # every value blanked
+    assert il1(x, gone, ["a"]).per_column["a"] == 1.0
+    assert il1(x, gone, ["a"], missing="ignore").per_column["a"] == 0.0
+    with pytest.raises(SdcInputError, match="il1_missing must be one of max, ignore, not 'zero'"):
+        il1(x, y, ["a"], missing="zero")
+
+
 def test_alignment_errors(actg):
     with pytest.raises(SdcInputError, match="differ in length"):
         il1(actg, actg.head(10))

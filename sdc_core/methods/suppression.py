@@ -8,7 +8,13 @@ safe (ties: the key with more distinct values); with ``importance`` (most import
 the least important key that makes any of them safe. Suppress that key only in the violators it
 makes safe; when no key makes any violator safe, suppress the least important key in every
 violator that holds it. Repeat until no violator is left; the result is verified with the risk
-engine (``min_k_after``).
+engine.
+
+What it promises: k-anonymity under the wildcard reading of blanks only (sdcMicro's, the risk
+engine's default): ``min_k_after`` = min f_k ≥ k when a blank matches any value. Read as a value
+of its own (``na="category"`` in :mod:`sdc_core.risk`) the same table can be 1-anonymous, because
+a record whose key was blanked may be the only one with that pattern of blanks:
+``min_k_after_as_category`` = min f_k under that reading, which the info reports beside it.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ class SuppressionResult:
 def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
                       importance: Sequence[str] | None = None,
                       alpha: float = 1.0) -> SuppressionResult:
-    """Suppress key values of ``df`` (a copy) until f_k ≥ ``k`` for every record."""
+    """Suppress key values of ``df`` (a copy) until f_k ≥ ``k`` for every record, blanks read as
+    wildcards (module docstring: the info also gives min f_k with blanks read as a category)."""
     keys = check_columns(df, qi, "quasi-identifier")
     if not keys:
         raise SdcInputError("local suppression needs at least one quasi-identifier")
@@ -80,6 +87,9 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
     after = out[keys].isna().sum()
     suppressed = {c: int(after[c] - before[c]) for c in keys}
     final = class_sizes(out, keys, alpha=alpha)
+    as_category = class_sizes(out, keys, na="category")
     return SuppressionResult(out, suppressed, {
         "k": k, "rounds": rounds, "total_suppressed": int(sum(suppressed.values())),
-        "min_k_after": float(final.fk.min()), "importance": list(reversed(order))})
+        "min_k_after": float(final.fk.min()),
+        "min_k_after_as_category": float(as_category.fk.min()),
+        "importance": list(reversed(order))})

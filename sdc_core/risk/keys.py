@@ -40,10 +40,6 @@ class KeyCodes:
             pd.Index(uniq)
         return KeyCodes(self.names, tuple(codes), tuple(cards), tuple(levels))
 
-    def missing(self) -> np.ndarray:
-        """Boolean (n, m) matrix: key j of record i is missing."""
-        return np.column_stack([c < 0 for c in self.codes])
-
 
 def check_columns(df: pd.DataFrame, columns: Sequence[str], role: str) -> list[str]:
     """The columns as a list, or an error naming those absent from ``df`` or repeated."""

@@ -4,6 +4,11 @@ l(i) = number of distinct non-missing S values among the records of record i's c
 with l = 1 is homogeneous: anyone who places a person in it learns S. With missing key values
 (wildcard semantics) the class of i holds every record that counts towards f_k(i) with a weight
 above zero, so l(i) counts the S values of all records compatible with i.
+
+A class whose S values are all missing has l = 0: it releases no sensitive value, so it discloses
+nothing and is no weakness. Such records are reported apart, as ``percent_no_sensitive_value`` =
+100 · mean(l = 0), and left out of the other figures: ``min_l`` = min l over the records with
+l ≥ 1 (0 only when no class releases a value) and ``percent_l_eq_1`` = 100 · mean(l = 1).
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ from sdc_core.risk.keys import check_columns
 
 @dataclass(frozen=True)
 class LDiversity:
-    """l per record (``per_record``) and its summary: ``min_l`` and ``percent_l_eq_1``
-    (records in homogeneous classes, in percent)."""
+    """l per record (``per_record``) and its summary: ``min_l`` (over the records whose class
+    releases a sensitive value), ``percent_l_eq_1`` (records in homogeneous classes, in percent)
+    and ``percent_no_sensitive_value`` (records whose class releases none, l = 0, in percent)."""
 
     sensitive: str
     per_record: np.ndarray
     min_l: int
     percent_l_eq_1: float
+    percent_no_sensitive_value: float
 
     def to_dict(self) -> dict[str, float | int]:
-        return {"min_l": self.min_l, "percent_l_eq_1": self.percent_l_eq_1}
+        return {"min_l": self.min_l, "percent_l_eq_1": self.percent_l_eq_1,
+                "percent_no_sensitive_value": self.percent_no_sensitive_value}
 
 
 def l_diversity(df: pd.DataFrame, classes: ClassSizes, sensitive: str) -> LDiversity:
@@ -50,8 +58,10 @@ def l_diversity(df: pd.DataFrame, classes: ClassSizes, sensitive: str) -> LDiver
     else:
         distinct = np.bincount(pair_class, minlength=classes.n_labels)
     l_rec = distinct[classes.class_id].astype(np.int64)
-    return LDiversity(sensitive, l_rec, int(l_rec.min()) if len(l_rec) else 0,
-                      float(100.0 * np.mean(l_rec == 1)) if len(l_rec) else 0.0)
+    released = l_rec[l_rec > 0]
+    return LDiversity(sensitive, l_rec, int(released.min()) if len(released) else 0,
+                      float(100.0 * np.mean(l_rec == 1)) if len(l_rec) else 0.0,
+                      float(100.0 * np.mean(l_rec == 0)) if len(l_rec) else 0.0)
 
 
 def _wildcard_distinct(classes: ClassSizes, pair_class: np.ndarray,

@@ -42,15 +42,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import METHODS, Recipe, Release, run_column_step
 from sdc_core.risk.keys import check_columns, combine_codes, densify
+
+if TYPE_CHECKING:
+    from scipy.spatial import cKDTree
 
 #: Relative tolerance of a tie in distance.
 TIE_RTOL = 1e-9
@@ -293,6 +295,8 @@ def _nearest(pair: _Pair) -> np.ndarray:
     if len(pair.dims) == 0:
         present = np.bincount(pair.key_z, minlength=pair.bound)[pair.key_y] > 0
         return np.where(present, 0.0, np.inf)
+    from scipy.spatial import cKDTree  # ~0.7 s to import: only when there are distance columns
+
     yc, zc = pair.ys.coords[:, pair.dims], pair.zs.coords[:, pair.dims]
     span = np.ptp(np.concatenate([yc, zc]), axis=0)
     pair.scale = 2.0 * float(np.sqrt(np.sum(span * span))) + 1.0

@@ -8,6 +8,8 @@ With f_k(i) the size of record i's equivalence class, r_i its individual risk (s
 - ``expected_reidentifications`` = Σ 1/f_k;  ``avg_linkage_risk_percent`` = 100 · mean(1/f_k)
 - ``global_risk_percent`` = 100 · mean(r);  ``global_expected_reidentifications`` = Σ r
 - ``min_k`` = min f_k;  ``median_k`` = median of f_k over records
+- ``n_records_with_missing_keys`` = number of records with a missing value on some
+  quasi-identifier, whether ``na`` reads it as a wildcard or as a category
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def risk_profile(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,
         raise SdcInputError("the table has no records")
     cs = class_sizes(df, qi, weight, na, alpha)
     measures = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, k)
-    missing = int(cs.keys.missing().any(axis=1).sum()) if cs.has_missing else 0
+    missing = int(df[list(cs.keys.names)].isna().to_numpy().any(axis=1).sum())  # whatever `na`
     return RiskProfile(qi=tuple(cs.keys.names), weight=weight, na=na, alpha=cs.alpha,
                        n_records_with_missing_keys=missing, fk=cs.fk, Fk=cs.Fk,
                        classes=cs, **measures)

@@ -4,16 +4,38 @@
 - :mod:`~sdc_core.utility.eigen` — eigenvalue similarity of the correlation matrices
 - :mod:`~sdc_core.utility.distribution` — TVD, KS, mean/sd shift, correlation difference,
   randomized-response estimator error
+
+The names of :mod:`~sdc_core.utility.distribution` are loaded on first use (it imports
+``scipy.stats``, about a second), so ``from sdc_core.utility import il1`` stays light.
 """
 
-from sdc_core.utility.distribution import (
-                                           correlation_difference,
-                                           distribution_report,
-                                           randomized_response_error,
-                                           tvd,
-)
-from sdc_core.utility.eigen import eigenvalue_similarity
-from sdc_core.utility.il1 import IL1Result, il1
+from __future__ import annotations
 
-__all__ = ["IL1Result", "correlation_difference", "distribution_report",
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from sdc_core.utility.eigen import eigenvalue_similarity
+from sdc_core.utility.il1 import IL1_MISSING, IL1Result, il1
+
+if TYPE_CHECKING:
+    from sdc_core.utility.distribution import (
+        correlation_difference,
+        distribution_report,
+        randomized_response_error,
+        tvd,
+    )
+
+_LAZY = {name: "sdc_core.utility.distribution" for name in (
+    "correlation_difference", "distribution_report", "randomized_response_error", "tvd")}
+
+__all__ = ["IL1_MISSING", "IL1Result", "correlation_difference", "distribution_report",
            "eigenvalue_similarity", "il1", "randomized_response_error", "tvd"]
+
+
+def __getattr__(name: str) -> object:
+    """``sdc_core.utility.<name>`` for the lazily loaded names (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

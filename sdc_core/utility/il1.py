@@ -1,9 +1,15 @@
 """IL1 information loss between an original table x and a protected table x′ (rows aligned).
 
-- numeric column c: IL1_c = (1/m_c) Σ |x′ − x| / (max x − min x), over the m_c rows where both
-  are present (range of the original; a constant column uses range 1);
+- numeric column c, with R = max x − min x (range of the original; a constant column uses
+  R = 1) and d_i = |x′_i − x_i| / R:
+
+  - ``missing="max"`` (the default): IL1_c = (1/m_c) Σ d_i over the m_c rows where x is
+    present, a value present in x and missing in x′ (suppressed) counting d_i = 1, the maximum;
+  - ``missing="ignore"`` (sdcMicro's reading, for parity): IL1_c = (1/m_c) Σ d_i
+    over the m_c rows where both are present, so suppressed values cost nothing;
+
 - categorical column c: IL1_c = share of the rows with an original value whose released value
-  differs (a value that became missing counts as changed);
+  differs (a value that became missing counts as changed, whatever ``missing`` says);
 - ``IL1_numeric`` / ``IL1_categorical``: mean of IL1_c over the *changed* columns of that kind
   (0 when none changed); ``IL1_overall``: mean of the components that exist, i.e. of the kinds
   with a changed column (0 when nothing changed).
@@ -19,6 +25,9 @@ import pandas as pd
 
 from sdc_core.errors import SdcInputError
 
+#: Readings of a numeric value that protection turned into a missing one (module docstring).
+IL1_MISSING = ("max", "ignore")
+
 
 @dataclass(frozen=True)
 class IL1Result:
@@ -27,14 +36,30 @@ class IL1Result:
     IL1_overall: float
     per_column: dict[str, float] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
+    #: how numeric values that became missing were read: ``"max"`` or ``"ignore"``
+    il1_missing: str = "max"
 
     def summary(self) -> dict[str, float]:
         return {"IL1_numeric": self.IL1_numeric, "IL1_categorical": self.IL1_categorical,
                 "IL1_overall": self.IL1_overall}
 
 
-def numeric_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
-    """(IL1 of one numeric column, whether any value changed)."""
+def check_il1_missing(missing: str) -> str:
+    """``missing`` if it is one of :data:`IL1_MISSING`, else an error naming the choices."""
+    if missing not in IL1_MISSING:
+        raise SdcInputError(f"il1_missing must be one of {', '.join(IL1_MISSING)}, "
+                            f"not {missing!r}")
+    return missing
+
+
+def numeric_il1(x: pd.Series, y: pd.Series, missing: str = "max") -> tuple[float, bool]:
+    """(IL1 of one numeric column, whether any value changed).
+
+    IL1_c = (Σ_both |x′ − x| + L·R) / (m_c · R): the L values present in x and missing in x′
+    count the maximum loss 1 and m_c counts the rows where x is present (``missing="max"``), or
+    L = 0 and m_c counts the rows where both are present (``missing="ignore"``).
+    """
+    check_il1_missing(missing)
     if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
         raise SdcInputError(f"column '{x.name}' is no longer numeric after protection; "
                             "compare it as categorical")
@@ -43,10 +68,13 @@ def numeric_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
     present = ~np.isnan(a)
     both = present & ~np.isnan(b)
     changed = bool((np.isnan(b) != ~present).any() or (a[both] != b[both]).any())
-    if not both.any():
+    lost = int((present & ~both).sum()) if missing == "max" else 0
+    m = int(both.sum()) + lost
+    if m == 0:
         return 0.0, changed
     span = np.nanmax(a) - np.nanmin(a)
-    return float(np.mean(np.abs(b[both] - a[both])) / (span if span > 0 else 1.0)), changed
+    scale = span if span > 0 else 1.0
+    return float((np.abs(b[both] - a[both]).sum() + lost * scale) / m / scale), changed
 
 
 def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
@@ -78,11 +106,13 @@ def check_aligned(original: pd.DataFrame, protected: pd.DataFrame) -> None:
 
 
 def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] = (),
-        columns: Sequence[str] | None = None) -> IL1Result:
+        columns: Sequence[str] | None = None, missing: str = "max") -> IL1Result:
     """IL1 over all columns: those in ``numeric`` as numbers, the others as categories.
     ``columns`` limits the comparison to the columns that may have changed (the others are
-    then taken as unchanged without looking)."""
+    then taken as unchanged without looking); ``missing`` is the reading of numeric values that
+    became missing, ``"max"`` (loss 1) or ``"ignore"`` (sdcMicro's), see the module docstring."""
     check_aligned(original, protected)
+    check_il1_missing(missing)
     num = set(numeric)
     unknown = sorted(num - set(original.columns))
     if unknown:
@@ -92,19 +122,20 @@ def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] 
     changed_cat: list[float] = []
     changed: list[str] = []
     for c in (original.columns if columns is None else columns):
-        f = numeric_il1 if c in num else categorical_il1
-        value, is_changed = f(original[c], protected[c])
+        value, is_changed = numeric_il1(original[c], protected[c], missing) if c in num \
+            else categorical_il1(original[c], protected[c])
         per_column[c] = value
         if is_changed:
             changed.append(c)
             (changed_num if c in num else changed_cat).append(value)
-    return combine(per_column, changed_num, changed_cat, changed)
+    return combine(per_column, changed_num, changed_cat, changed, missing)
 
 
 def combine(per_column: dict[str, float], changed_num: list[float], changed_cat: list[float],
-            changed: list[str]) -> IL1Result:
-    """The IL1 summary from the per-column figures of the changed columns."""
+            changed: list[str], missing: str = "max") -> IL1Result:
+    """The IL1 summary from the per-column figures of the changed columns (computed with the
+    reading ``missing`` of numeric values that became missing)."""
     parts = [float(np.mean(v)) for v in (changed_num, changed_cat) if v]
     return IL1Result(float(np.mean(changed_num)) if changed_num else 0.0,
                      float(np.mean(changed_cat)) if changed_cat else 0.0,
-                     float(np.mean(parts)) if parts else 0.0, per_column, changed)
+                     float(np.mean(parts)) if parts else 0.0, per_column, changed, missing)
