@@ -7,11 +7,12 @@ the shared sidebar (``ui.sidebar``); shared state is in ``ui.state``; all comput
 
 import streamlit as st
 
-from ui import state
+from ui import state, upload
 
 st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
                    page_icon=":material/shield_person:", layout="wide")
 
+upload.finish_pending()  # an upload interrupted by a change of page goes on loading here
 state.ensure_dataset()
 st.navigation([
     st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),

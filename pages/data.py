@@ -3,10 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from sdc_core.errors import SdcInputError
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
-from ui import compute, state
+from ui import compute, state, upload
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, md
 
@@ -25,15 +24,9 @@ if right.button("Load example: ACTG 175", icon=":material/science:", width="stre
 
 if uploaded is not None and uploaded.file_id != st.session_state.get("upload_file_id"):
     st.session_state["upload_file_id"] = uploaded.file_id
-    try:
-        state.load_dataset(uploaded.getvalue(), uploaded.name)
-    except SdcInputError as err:
-        st.session_state["upload_error"] = str(err)
-    else:
-        st.session_state.pop("upload_error", None)
-if st.session_state.get("upload_error") and uploaded is not None:
-    st.error(f"The file was not loaded: {st.session_state['upload_error']}",
-             icon=":material/error:")
+    upload.start(uploaded.getvalue(), uploaded.name)
+if upload.error() and uploaded is not None:
+    st.error(f"The file was not loaded: {upload.error()}", icon=":material/error:")
 
 ds = state.ensure_dataset()
 df = ds.df

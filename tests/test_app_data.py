@@ -85,3 +85,55 @@ def test_roles_survive_page_switches(at):
     at.switch_page("pages/data.py").run()
     assert not at.exception
     assert at.multiselect(key="w_qi").value == ["age", "race"]
+
+
+def test_an_upload_shows_its_stages_and_ends_loaded(at):
+    csv = b"age;sex;income\n" + b"".join(f"{20 + i % 50};{'FM'[i % 2]};{i}\n".encode()
+                                           for i in range(300))
+    at.file_uploader[0].set_value(("survey.csv", csv, "text/csv")).run()
+    assert not at.exception
+    status = at.status[0]
+    assert status.label == "Loaded survey\\.csv: 300 records × 3 columns"
+    stages = [m.value for m in status.markdown]
+    assert stages[:3] == ["Reading the file…", "Detecting column kinds of 300 records × 3 "
+                          "columns…", "Suggesting column roles…"]
+    assert stages[3] == "Computing risk on the suggested quasi-identifiers…"  # age, sex
+    assert "pending_upload" not in at.session_state
+    assert at.metric[0].value == "300"
+
+
+RESUME = """
+from ui import state, upload
+upload.finish_pending()
+state.ensure_dataset()
+"""
+
+
+@pytest.mark.parametrize("read_already", [False, True])
+def test_an_upload_interrupted_by_a_page_change_goes_on_loading(read_already):
+    """Streamlit stops a run when the user changes page; the entry point (app.py) of the next
+    run, on the new page, finishes the pending upload and says so (AppTest does not rerun
+    app.py itself, so the entry point's two calls are run here; the browser test covers the
+    real page change)."""
+    at = AppTest.from_string(RESUME, default_timeout=60).run()
+    pending = {"raw": b"city;n\nA;1\nB;2\nC;3\n", "name": "t.csv"}
+    if read_already:
+        pending["df"] = pd.DataFrame({"city": ["A", "B", "C"], "n": [1, 2, 3]})
+    at.session_state["pending_upload"] = pending
+    at.run()
+    assert not at.exception
+    status = at.status[0]
+    assert status.label == "Loaded t\\.csv: 3 records × 2 columns"
+    assert ("Reading the file…" in [m.value for m in status.markdown]) is not read_already
+    assert at.session_state["dataset"].name == "t.csv"
+    assert "pending_upload" not in at.session_state
+
+
+def test_a_bad_pending_upload_is_reported_not_kept():
+    at = AppTest.from_string(RESUME, default_timeout=60).run()
+    at.session_state["pending_upload"] = {"raw": b"\x00\x01garbage", "name": "t.parquet"}
+    at.run()
+    assert not at.exception
+    assert at.status[0].label == "t\\.parquet was not loaded"
+    assert at.session_state["upload_error"] and "pending_upload" not in at.session_state
+    assert at.session_state["dataset"].is_example  # the previous data set stays

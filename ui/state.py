@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH, Kind, infer_kinds, read_table
-from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
+from sdc_core.roles import EXAMPLE_ROLES, Roles
 from ui.protect import ProtectSettings
 
 _DATASET = "dataset"
@@ -40,11 +40,11 @@ def current_dataset() -> Dataset | None:
     return st.session_state.get(_DATASET)
 
 
-def load_dataset(raw: bytes, name: str) -> Dataset:
-    """Read an upload (raises ``SdcInputError``) and make it the current data set."""
-    df = read_table(raw, name)
-    ds = Dataset(df, name, content_id(raw), infer_kinds(df), is_example=False)
-    _install(ds, suggest_roles(df, ds.kinds))
+def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
+            suggested: Roles) -> Dataset:
+    """Make an uploaded table the current data set, with the suggested roles."""
+    ds = Dataset(df, name, dataset_id, kinds, is_example=False)
+    _install(ds, suggested)
     return ds
 
 
