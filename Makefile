@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: run test bench clean chromium
+.PHONY: run test bench clean chromium axe
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -37,7 +37,13 @@ chromium:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-liberation; \
 	  else echo "warning: chromium is missing and this user cannot install it (apt-get install chromium)" >&2; fi; }
 
-test: $(VENV)/.dev chromium
+# axe-core (pinned in package.json / package-lock.json) for the accessibility test in Chromium
+axe:
+	@[ -f node_modules/axe-core/axe.min.js ] || { \
+	  if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund; \
+	  else echo "warning: npm is missing: the accessibility test needs axe-core (npm ci)" >&2; fi; }
+
+test: $(VENV)/.dev chromium axe
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
@@ -47,6 +53,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_methods
 	$(BIN)/python -m bench.bench_sweep
 	$(BIN)/python -m bench.bench_slider
+	$(BIN)/python -m bench.bench_cli
 
 clean:
-	rm -rf $(VENV) test-results .pytest_cache .hypothesis
+	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules

@@ -54,11 +54,11 @@ fig.add_trace(go.Scatter(x=spread["participants"], y=spread["estimate"], mode="m
                                                            "color": charts.AFTER}))
 se = spread.groupby("participants")["se"].first()
 centre = np.round(se.index.to_numpy() * truth) / se.index.to_numpy()
-for sign, name in ((1, "±1.96 standard errors"), (-1, None)):
+for sign, name in ((1, "+1.96 standard errors"), (-1, "−1.96 standard errors")):
     fig.add_trace(go.Scatter(x=se.index, y=centre + sign * 1.96 * se.to_numpy(), mode="lines",
-                             name=name, showlegend=name is not None,
-                             line={"color": "#d1495b", "dash": "dash"}))
-fig.add_hline(y=truth, line_color="#8b98a9", annotation_text="true share")
+                             name=name, legendgroup="se",
+                             line={"color": charts.COLOURS[1], "dash": "dash"}))
+fig.add_hline(y=truth, line_color=charts.BEFORE, annotation_text="true share")
 fig.update_xaxes(type="log")
 charts.show(charts.layout(fig, "Spread of the estimate against the number of participants",
                            "participants (log scale)", "estimated share"),

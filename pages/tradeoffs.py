@@ -101,10 +101,24 @@ if run:
                           progress=lambda done, total, label: bar.progress(
                               done / total, text=f"{done}/{total}: {label}"))
         bar.empty()
+        for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
+            st.session_state.pop(key, None)
         st.session_state["sweep"] = {"table": table, "grid": grid, "dataset_id": ds.dataset_id,
                                      "qi": list(roles.qi)}
     except SdcInputError as err:
         st.error(str(err), icon=":material/error:")
+
+def pick_from_click(points: list[dict], table: pd.DataFrame) -> None:
+    """A click on a setting's point selects it in the select box below (once per new click,
+    so that choosing with the keyboard afterwards is not overridden)."""
+    ids = [p.get("customdata") for p in points]
+    ids = [int(i[0] if isinstance(i, list) else i) for i in ids if i is not None]
+    row = next((i for i in ids if i in table.index and table.at[i, "method"] != "BASELINE"),
+               None)
+    if row is not None and row != st.session_state.get("t_clicked"):
+        st.session_state["t_clicked"] = row
+        st.session_state["w_t_pick"] = row
+
 
 sweep = st.session_state.get("sweep")
 if sweep and sweep["dataset_id"] == ds.dataset_id:
@@ -118,9 +132,10 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                                 "values re-identifies; the released keys' figures read the "
                                 "released values as if they were true.")
     label = RISK_LABELS[risk_choice]
-    charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
-                                        "IL1 overall (information loss)"),
-                f"{ds.name}_tradeoff", key="t_scatter")
+    clicked = charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
+                                                  "IL1 overall (information loss)"),
+                          f"{ds.name}_tradeoff", key="t_scatter", select=True)
+    pick_from_click(clicked, table)
     swept = [m for m in table["method"].unique() if m != "BASELINE"]
     method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
     part = table[table["method"].isin(["BASELINE", method])]
@@ -147,6 +162,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                   if sweep["grid"].get("known") else ""))
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",
+                        help="Or click its point in the chart above.",
                         format_func=lambda i: f"{table.at[i, 'method']} {table.at[i, 'column']}"
                                               f" {table.at[i, 'param_name']} = "
                                               f"{table.at[i, 'param_value']:g}"
@@ -167,6 +183,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         state.set_protect_settings(replace(setting, seed=first_seed), reseed_widgets=True)
         st.switch_page("pages/protect.py")
     st.caption(f"Sweep of {len(table) - 1} settings on {md(ds.name)}; each row is the one-step "
-               "recipe with the first seed, so the Protect page shows one of its runs.")
+               "recipe with the first seed, so the Protect page shows one of its runs. Click a "
+               "point of the chart to select its setting.")
 
 render_sidebar()

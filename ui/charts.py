@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-COLOURS = ["#1f6feb", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#2e4057"]
-BEFORE, AFTER = "#8b98a9", "#1f6feb"
+from ui.text import md
+
+# Every colour is at least 3:1 against the white plot background (WCAG 2.1 AA, 1.4.11
+# non-text contrast); none carries meaning alone (legends, patterns, labels).
+COLOURS = ["#1f6feb", "#d1495b", "#a8740f", "#00798c", "#4f8a6c", "#8d6a9f", "#2e4057"]
+BEFORE, AFTER, RISK = "#7a8799", "#1f6feb", "#d1495b"
 SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
                 (6, 10, "6–10"), (11, 20, "11–20"), (21, 50, "21–50"), (51, 100, "51–100"),
                 (101, np.inf, "> 100")]
@@ -32,26 +37,143 @@ def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
-def show(fig: go.Figure, name: str, key: str | None = None) -> None:
-    """Render with a camera button that saves a high-resolution PNG or an SVG named ``name``."""
+def show(fig: go.Figure, name: str, key: str | None = None,
+         select: bool = False) -> list[dict[str, Any]]:
+    """Render with a camera button that saves a high-resolution PNG or an SVG named ``name``,
+    and under it, collapsed, the numbers behind the chart as tables (its text alternative).
+    With ``select`` a click on a point reruns the page; the selected points are returned."""
     fmt = st.session_state.get("chart_format", "png")
     filename = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "figure"
-    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {
-        "format": fmt, "filename": filename, "scale": 3 if fmt == "png" else 1}})
+    config = {"displaylogo": False, "toImageButtonOptions": {
+        "format": fmt, "filename": filename, "scale": 3 if fmt == "png" else 1}}
+    event = (st.plotly_chart(fig, key=key, config=config, on_select="rerun",
+                             selection_mode="points") if select
+             else st.plotly_chart(fig, key=key, config=config))
+    tables, notes = figure_tables(fig)
+    with st.expander(TABLE_LABEL, icon=":material/table:"):
+        for title, table in tables:
+            if len(tables) > 1:
+                st.caption(md(title))
+            st.dataframe(table, hide_index=table.index.name is None, width="stretch")
+        for note in notes:
+            st.caption(md(note))
+    return list(event.selection.points) if select and event else []
+
+
+#: The label of the expander under every chart that holds its numbers.
+TABLE_LABEL = "Numbers behind this chart"
+
+
+def _text(value: object) -> object:
+    """A label as the user wrote it: figure text was HTML-escaped for Plotly (``plain``); a
+    table cell is shown as plain text, so it is unescaped."""
+    return html.unescape(value) if isinstance(value, str) else value
+
+
+def _axis_title(axis: object, default: str) -> str:
+    text = getattr(getattr(axis, "title", None), "text", None)
+    return str(_text(text)) if text else default
+
+
+def _values(values: object) -> list | None:
+    return None if values is None else [_text(v) for v in np.asarray(values, dtype=object)]
+
+
+def _errors(error: object, n: int) -> list | None:
+    """The symmetric error bars of a trace, when they are shown and given as an array."""
+    if error is None or not error.visible or error.array is None:
+        return None
+    values = list(np.asarray(error.array, dtype=object))
+    return values if len(values) == n else None
+
+
+def figure_tables(fig: go.Figure) -> tuple[list[tuple[str, pd.DataFrame]], list[str]]:
+    """The data of a figure as tables, built from its traces: one matrix per heatmap (rows are
+    its y, columns its x); the x/y traces in one table, wide (one column per trace) when they
+    share their x values, else long (a ``series`` column). Horizontal reference lines drawn
+    across the plot (``add_hline``) become notes. Cheap: figures hold aggregates only."""
+    x_title = _axis_title(fig.layout.xaxis, "x")
+    y_title = _axis_title(fig.layout.yaxis, "y")
+    if y_title == x_title:
+        y_title = f"{y_title} (y)"
+    tables: list[tuple[str, pd.DataFrame]] = []
+    parts: list[tuple[str, pd.DataFrame]] = []
+    for i, trace in enumerate(fig.data):
+        name = str(_text(trace.name)) if trace.name else f"series {i + 1}"
+        if trace.type == "heatmap":
+            z = np.asarray(trace.z, dtype=float)
+            columns = _values(trace.x) or list(range(z.shape[1]))
+            rows = _values(trace.y) or list(range(z.shape[0]))
+            table = pd.DataFrame(z, index=pd.Index([str(r) for r in rows],
+                                                   name=f"{y_title} ↓ / {x_title} →"),
+                                 columns=[str(c) for c in columns])
+            tables.append((name if trace.name else "matrix", table))
+            continue
+        y = _values(getattr(trace, "y", None))
+        if y is None:
+            continue
+        x = _values(getattr(trace, "x", None)) or list(range(len(y)))
+        part = pd.DataFrame({x_title: x[:len(y)], y_title: y})
+        labels = _values(getattr(trace, "text", None))
+        if labels is not None and len(labels) == len(y) and any(labels):
+            part["label"] = [str(v) for v in labels]
+        for axis, title in (("x", x_title), ("y", y_title)):
+            err = _errors(getattr(trace, f"error_{axis}", None), len(y))
+            if err is not None:
+                part[f"± {title}"] = err
+        parts.append((name, part))
+    if parts:
+        tables.insert(0, ("series", _join(parts, x_title, y_title)))
+    notes = []
+    marks = {a.y: str(_text(a.text)) for a in fig.layout.annotations or ()
+             if a.text and str(a.xref).endswith("domain")}
+    for s in fig.layout.shapes or ():
+        if s.type == "line" and s.y0 == s.y1 and str(s.xref).endswith(("domain", "paper")):
+            notes.append(f"{marks.get(s.y0, 'reference line')}: {y_title} = {s.y0:g}")
+    return tables, notes
+
+
+def _join(parts: list[tuple[str, pd.DataFrame]], x_title: str, y_title: str) -> pd.DataFrame:
+    """One table of x/y traces: wide when every trace has the same x values, else long."""
+    if len(parts) == 1:
+        return parts[0][1]
+    first = parts[0][1]
+    same_x = all(list(p[x_title]) == list(first[x_title]) and "label" not in p
+                 for _, p in parts)
+    names = [n for n, _ in parts]
+    if same_x and len(set(names)) == len(names):
+        wide = first[[x_title]].copy()
+        for name, p in parts:
+            for column in p.columns.drop(x_title):
+                wide[name if column == y_title else f"{name}: {column}"] = p[column].to_numpy()
+        return wide
+    return pd.concat([p.assign(series=name)[["series", *p.columns]] for name, p in parts],
+                     ignore_index=True)
 
 
 def class_size_histogram(fk: np.ndarray, k: int) -> go.Figure:
     """Records by the size of their equivalence class (bucketed)."""
-    labels, counts, colours = [], [], []
+    labels, counts, risky = [], [], []
     for lo, hi, label in SIZE_BUCKETS:
         labels.append(label)
         counts.append(int(((fk >= lo) & (fk <= hi)).sum()))
-        colours.append("#d1495b" if hi <= k else AFTER)
-    fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colours,
-                           hovertemplate="class size %{x}: %{y} records<extra></extra>"))
+        risky.append(hi <= k)
+    flag = f"k ≤ {k}: at risk"
+    # colour is not the only cue: the buckets at risk are also hatched, named in the hover
+    # text and in the table under the chart, and marked by a labelled band over the plot
+    fig = go.Figure(go.Bar(
+        x=labels, y=counts, name="records", text=[flag if r else "" for r in risky],
+        textposition="none", marker={
+            "color": [RISK if r else AFTER for r in risky],
+            "pattern": {"shape": ["/" if r else "" for r in risky], "fgcolor": "#ffffff",
+                        "size": 8, "solidity": 0.3}},
+        hovertemplate="class size %{x}: %{y} records %{text}<extra></extra>"))
     fig.update_xaxes(type="category")  # "6–10" beside "1": keep every label
-    return layout(fig, "Records by equivalence-class size (red: k ≤ threshold)",
-                   "class size f_k", "records")
+    if any(risky):
+        fig.add_vrect(x0=-0.5, x1=sum(risky) - 0.5, fillcolor=RISK, opacity=0.08, line_width=0,
+                      annotation_text=f"{flag} (hatched)", annotation_position="top left")
+    return layout(fig, f"Records by equivalence-class size (red, hatched: k ≤ {k})",
+                  "class size f_k", "records")
 
 
 def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Figure:
@@ -72,12 +194,13 @@ def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40
     both = np.concatenate([x[~np.isnan(x)], y[~np.isnan(y)]])
     edges = np.histogram_bin_edges(both, bins=bins) if len(both) else np.array([0.0, 1.0])
     mids = (edges[:-1] + edges[1:]) / 2
+    # told apart by form as well as colour: protected values are bars, the original a step line
+    # (Plotly draws lines above bars whatever the order of the traces)
     fig = go.Figure([
-        go.Bar(name="original", x=mids, y=np.histogram(x[~np.isnan(x)], edges)[0],
-               marker_color=BEFORE, opacity=0.6, width=np.diff(edges)),
+        go.Scatter(name="original", x=mids, y=np.histogram(x[~np.isnan(x)], edges)[0],
+                   mode="lines", line={"color": "#2e4057", "width": 2, "shape": "hvh"}),
         go.Bar(name="protected", x=mids, y=np.histogram(y[~np.isnan(y)], edges)[0],
-               marker_color=AFTER, opacity=0.6, width=np.diff(edges))])
-    fig.update_layout(barmode="overlay")
+               marker_color=AFTER, opacity=0.8, width=np.diff(edges))])
     return layout(fig, title, "value", "records")
 
 
@@ -106,6 +229,7 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
                       rows["param_value"].fillna(0))]
         fig.add_trace(go.Scatter(
             x=rows[loss], y=rows[risk], mode="markers", text=labels,
+            customdata=rows.index.to_numpy(),  # the table row: a click selects the setting
             name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
                     "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
@@ -134,6 +258,6 @@ def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) ->
                                  error_y={"array": sd, "visible": sd is not None}))
     base = table[table["method"] == "BASELINE"]
     if len(base):
-        fig.add_hline(y=float(base[metric].iloc[0]), line_dash="dot", line_color="#8b98a9",
+        fig.add_hline(y=float(base[metric].iloc[0]), line_dash="dot", line_color=BEFORE,
                       annotation_text="baseline", annotation_position="top left")
     return layout(fig, title, "parameter value", label)

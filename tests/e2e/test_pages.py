@@ -1,6 +1,7 @@
 """End to end in headless Chromium: every page by clicking, a slider moved with the keyboard,
 screenshots of each page in the test output folder."""
 
+import re
 import time
 from pathlib import Path
 
@@ -98,7 +99,23 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     expect(page.locator(".gtitle", has_text="Risk against information loss")) \
         .to_be_visible(timeout=60_000)
     expect(page.locator(".g-ytitle").first).to_have_text("linkage attack: re-identifications")
+    wait_idle(page)
+    # a click on a point selects its setting (traces: baseline, band age, pram gender, …)
+    point = page.locator(".scatterlayer .trace").nth(1).locator("path.point").nth(1)
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)  # Plotly picks the point under the pointer, as for a person
+    page.wait_for_timeout(300)
+    page.mouse.click(x, y)
+    pick = page.get_by_test_id("stSelectbox").filter(has_text="Load a setting into Protect")
+    expect(pick.get_by_role("combobox")).to_have_value(re.compile("^band age width = 10 "),
+                                                       timeout=30_000)
     shot(page, shots, "tradeoffs")
+    page.get_by_role("button", name="Open it on the Protect page").click()
+    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    expect(metrics.nth(1)).to_have_text("25", timeout=30_000)
+    page.get_by_role("link", name="Trade-offs").click()
 
     page.get_by_role("link", name="Randomized response lab").click()
     expect(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible(
