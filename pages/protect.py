@@ -10,6 +10,7 @@ from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
 from ui.page import column_groups, require_quasi_identifiers
 from ui.protect import ProtectSettings, from_steps
+from ui.report import IL1_READING, suppression_notes
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
 from ui.workbench import Workbench, recipe_json
@@ -207,7 +208,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     m = st.columns(2) + st.columns(2)
     m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
                 help="Information loss: mean of the numeric and categorical IL1 of the changed "
-                     "columns (0 = nothing changed).")
+                     "columns (0 = nothing changed). " + IL1_READING)
     m[1].metric("IL1 numeric", f"{u['IL1_numeric']:.4f}",
                 help="Mean |x′ − x| / range over the changed numeric columns.")
     m[2].metric("IL1 categorical", f"{u['IL1_categorical']:.4f}",
@@ -215,6 +216,8 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     m[3].metric("Eigenvalue similarity", f"{u['eigenvalue_similarity_percent']:.3f} %",
                 help="How well the correlation structure of the numeric columns is kept "
                      "(100 % = unchanged).")
+    if any(r["method"] == "local_suppression" for r in wb.applied.reports):
+        st.caption(IL1_READING)
     if not wb.changed:
         st.info("No method is active: move a slider to protect the data.",
                 icon=":material/tune:")
@@ -250,7 +253,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
         elif method == "local_suppression":
             st.caption("Local suppression: " + ", ".join(
                 f"{md(c)} {v}" for c, v in report["suppressed"].items()) +
-                f" values set to missing; smallest class now {report['min_k_after']:g}.")
+                " values set to missing. " + suppression_notes([report])[0])
     with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
         st.code(text, language="json")
 

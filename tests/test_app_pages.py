@@ -94,6 +94,9 @@ def test_protect_every_method_and_reports():
     assert "Rank swap of wtkg: window 107 ranks" in captions
     assert "expected changed share α(1 − Σp²)" in captions
     assert "ε = 1.099" in captions and "Local suppression: age" in captions
+    assert "when a blank matches any value (sdcMicro's reading" in captions
+    assert "read as a value of its own, a blank leaves the smallest class at" in captions
+    assert "IL1 counts a numeric value blanked by protection as the maximum loss 1" in captions
     assert float(metrics(at)["Unique records"].split()[0]) == 0.0
     recipe = json.loads(at.code[0].value)
     assert [s["method"] for s in recipe["steps"]] == [
@@ -251,7 +254,7 @@ def test_chart_text_from_data_is_escaped():
 def test_report_carries_both_readings_of_risk(actg):
     from sdc_core.risk import risk_profile
     from sdc_core.risk.linkage import linkage_attack
-    from ui.report import build_report, risk_table
+    from ui.report import build_report, risk_table, suppression_notes
     from ui.workbench import evaluate, recipe_json
 
     qi = ["age", "gender", "race"]
@@ -265,7 +268,12 @@ def test_report_carries_both_readings_of_risk(actg):
     assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
     assert "sdcMicro dRisk, interval disclosure (%, an upper bound)" in rows
     html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
-                        text, table, table, [])
+                        text, table, table, [], notes=suppression_notes(
+                            [{"method": "local_suppression", "k": 5, "min_k_after": 5.0,
+                              "min_k_after_as_category": 1.0}]))
+    assert "the smallest class is 5 when a blank matches any value" in html
+    assert "a blank leaves the smallest class at 1." in html
+    assert "maximum loss 1" in html
     assert "linkage attack: expected re-identifications" in html
     assert "what an attacker who\nknows the true values" in html
 

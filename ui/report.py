@@ -27,6 +27,21 @@ RISK_NAMES = {
 }
 
 
+def suppression_notes(reports: list[dict[str, Any]]) -> list[str]:
+    """What each local suppression step promises, under both readings of a blank."""
+    return [f"Local suppression to k = {r['k']}: the smallest class is {r['min_k_after']:g} "
+            "when a blank matches any value (sdcMicro's reading, the one k is reached under); "
+            f"read as a value of its own, a blank leaves the smallest class at "
+            f"{r['min_k_after_as_category']:g}." for r in reports
+            if r["method"] == "local_suppression"]
+
+
+#: How IL1 reads a numeric value that protection turned into a missing one (the default).
+IL1_READING = ("IL1 counts a numeric value blanked by protection as the maximum loss 1 "
+               "(sdcMicro leaves such values out; python -m sdc_core compare --il1-missing "
+               "ignore gives its reading).")
+
+
 def risk_table(before: RiskProfile, attacked: LinkageResult,
                after: dict[str, Any]) -> pd.DataFrame:
     """Risk before and after protection: the released keys' measures (read as if the keys were
@@ -46,7 +61,7 @@ def _table(df: pd.DataFrame) -> str:
 def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  roles: dict[str, object], recipe_text: str, risk: pd.DataFrame,
                  utility: pd.DataFrame, figures: list[go.Figure],
-                 file_sha256: str | None = None) -> str:
+                 file_sha256: str | None = None, notes: list[str] | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash."""
     parts = []
@@ -58,6 +73,7 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                                           else ("—" if v is None else str(v))
                                           for v in roles.values()]})
     e = html.escape
+    notes_html = "".join(f"<p>{e(n)}</p>" for n in notes or [])
     file_line = f" · file SHA-256 <code>{e(file_sha256)}…</code>" if file_sha256 else ""
     file_note = (" The file SHA-256 is a hash of the uploaded file's bytes: another name for the "
                  "same data.") if file_sha256 else ""
@@ -87,8 +103,8 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 <p class="small">The released keys' measures read the released values as if they were true (how
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
-knows the person is in the file.</p>{_table(risk)}
-<h2>Information loss</h2>{_table(utility)}
+knows the person is in the file.</p>{_table(risk)}{notes_html}
+<h2>Information loss</h2>{_table(utility)}<p class="small">{e(IL1_READING)}</p>
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""
 
