@@ -142,4 +142,7 @@ fmt = st.radio("The camera button of every chart saves", ["png", "svg"], horizon
                key="w_chart_format", format_func={"png": "PNG at 3× resolution",
                                                   "svg": "SVG (vector)"}.get)
 st.session_state["chart_format"] = fmt
+st.caption("For print, every chart also has **Export for print**: PNG, SVG or PDF at a width "
+           "you choose, drawn on the server with a fixed font and a caption that names the "
+           "data, the settings and the seed behind it.")
 render_sidebar()

@@ -9,7 +9,7 @@ from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
 from ui.page import column_groups, require_quasi_identifiers
-from ui.protect import ProtectSettings, from_steps
+from ui.protect import ProtectSettings, describe, from_steps
 from ui.report import IL1_READING, suppression_notes
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
@@ -224,14 +224,18 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
-    charts.show(wb.figure(column), f"{ds.name}_{column}_before_after", key="protect_column")
+    recipe = json.loads(text)
+    context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
+    charts.show(wb.figure(column), f"{ds.name}_{column}_before_after", key="protect_column",
+                context=context)
     for report in wb.applied.reports:
         method, col = report["method"], report["column"]
         if method == "pram" and report["step"] in wb.applied.matrices:
             with st.expander(f"PRAM transition matrix of {md(col)}", expanded=False):
                 charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
                                            f"{col}: P(released | original)"),
-                            f"{ds.name}_{col}_pram_matrix", key=f"pram_{report['step']}")
+                            f"{ds.name}_{col}_pram_matrix", key=f"pram_{report['step']}",
+                            context=context)
                 st.caption(f"Expected changed share {report['expected_changed_share']:.3f}, "
                            f"realised {report['changed_share']:.3f}.")
         elif method == "relabel":

@@ -113,7 +113,8 @@ if p.n_records_with_missing_keys:
 left, right = st.columns(2)
 with left:
     charts.show(charts.class_size_histogram(fk, opts.k), f"{ds.name}_class_sizes",
-                key="risk_hist")
+                key="risk_hist", context=f"{ds.name} as loaded; quasi-identifiers "
+                                         f"{', '.join(map(str, roles.qi))}; k ≤ {opts.k}")
 with right:
     st.markdown("**Riskiest classes**")
     st.dataframe(top, hide_index=True, width="stretch",

@@ -62,7 +62,9 @@ fig.add_hline(y=truth, line_color=charts.BEFORE, annotation_text="true share")
 fig.update_xaxes(type="log")
 charts.show(charts.layout(fig, "Spread of the estimate against the number of participants",
                            "participants (log scale)", "estimated share"),
-            "randomized_response_spread", key="rr_spread")
+            "randomized_response_spread", key="rr_spread",
+            context=f"simulated surveys: true share {truth:g}, q = {q:g}, 40 per size; "
+                    f"seed {int(seed)}")
 st.caption("Each dot is one simulated survey (40 per size). The noise the coins add shrinks "
            "like 1/√n: privacy costs participants, not accuracy in the limit.")
 render_sidebar()

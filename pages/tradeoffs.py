@@ -132,9 +132,13 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                                 "values re-identifies; the released keys' figures read the "
                                 "released values as if they were true.")
     label = RISK_LABELS[risk_choice]
+    g = sweep["grid"]
+    context = (f"{ds.name}; sweep of {len(table) - 1} one-step settings, seeds {g['seed']}–"
+               f"{g['seed'] + g['seeds'] - 1}; quasi-identifiers {', '.join(sweep['qi'])}"
+               + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
     clicked = charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
                                                   "IL1 overall (information loss)"),
-                          f"{ds.name}_tradeoff", key="t_scatter", select=True)
+                          f"{ds.name}_tradeoff", key="t_scatter", select=True, context=context)
     pick_from_click(clicked, table)
     swept = [m for m in table["method"].unique() if m != "BASELINE"]
     method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
@@ -144,11 +148,11 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     with a:
         charts.show(charts.parameter_lines(part, risk_choice, label,
                                            f"{label} against {method} {param}"),
-                    f"{ds.name}_risk_by_{method}_{param}", key="t_risk")
+                    f"{ds.name}_risk_by_{method}_{param}", key="t_risk", context=context)
     with b:
         charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
                                            f"Information loss against {method} {param}"),
-                    f"{ds.name}_loss_by_{method}_{param}", key="t_loss")
+                    f"{ds.name}_loss_by_{method}_{param}", key="t_loss", context=context)
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 table.columns if table[c].dtype.kind == "f"

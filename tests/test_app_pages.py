@@ -295,3 +295,15 @@ def test_both_fingerprints_are_named(actg):
                         file_sha256=file_sha)
     assert f"table fingerprint <code>{table_fp}</code>" in html
     assert f"file SHA-256 <code>{file_sha}…</code>" in html
+
+
+def test_every_chart_offers_a_print_export():
+    at = app_on("pages/risk.py")
+    assert at.radio(key="x_risk_hist_fmt").value == "png"
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download PNG" in labels
+    at.radio(key="x_risk_hist_fmt").set_value("pdf").run()
+    at.number_input(key="x_risk_hist_width").set_value(1600).run()
+    assert "Download PDF" in [b.label for b in at.get("download_button")]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Caption in the file: ACTG 175" in captions and "quasi" in captions

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
 from ui.text import md
 
 # Every colour is at least 3:1 against the white plot background (WCAG 2.1 AA, 1.4.11
@@ -37,11 +39,13 @@ def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
-def show(fig: go.Figure, name: str, key: str | None = None,
-         select: bool = False) -> list[dict[str, Any]]:
+def show(fig: go.Figure, name: str, key: str | None = None, select: bool = False,
+         context: str = "") -> list[dict[str, Any]]:
     """Render with a camera button that saves a high-resolution PNG or an SVG named ``name``,
-    and under it, collapsed, the numbers behind the chart as tables (its text alternative).
-    With ``select`` a click on a point reruns the page; the selected points are returned."""
+    an "Export for print" control (PNG, SVG or PDF at a chosen width, rendered on the server,
+    captioned with ``context``: the data, settings and seed behind the chart) and under it,
+    collapsed, the numbers behind the chart as tables (its text alternative). With ``select``
+    a click on a point reruns the page; the selected points are returned."""
     fmt = st.session_state.get("chart_format", "png")
     filename = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "figure"
     config = {"displaylogo": False, "toImageButtonOptions": {
@@ -49,6 +53,7 @@ def show(fig: go.Figure, name: str, key: str | None = None,
     event = (st.plotly_chart(fig, key=key, config=config, on_select="rerun",
                              selection_mode="points") if select
              else st.plotly_chart(fig, key=key, config=config))
+    print_export(fig, filename, f"x_{key or filename}", context)
     tables, notes = figure_tables(fig)
     with st.expander(TABLE_LABEL, icon=":material/table:"):
         for title, table in tables:
@@ -58,6 +63,26 @@ def show(fig: go.Figure, name: str, key: str | None = None,
         for note in notes:
             st.caption(md(note))
     return list(event.selection.points) if select and event else []
+
+
+def print_export(fig: go.Figure, filename: str, key: str, context: str) -> None:
+    """The "Export for print" popover: format, width, and a download made on click."""
+    with st.popover("Export for print", icon=":material/print:"):
+        fmt = st.radio("Format", FORMATS, horizontal=True, key=f"{key}_fmt",
+                       format_func=str.upper)
+        width = int(st.number_input("Width in pixels", 300, 4000, 1200, step=100,
+                                    key=f"{key}_width",
+                                    help=f"The height follows ({ASPECT:g} × width)."))
+        note = caption(context)
+        if chromium() is None:
+            st.warning("Server-side export needs Chromium on the server (as root: apt-get "
+                       "install chromium fonts-liberation). The camera button of the chart "
+                       "still saves PNG or SVG.", icon=":material/warning:")
+            return
+        st.download_button(f"Download {fmt.upper()}", partial(figure_bytes, fig, fmt, width, note),
+                           file_name=f"{filename}.{fmt}", mime=MIME[fmt],
+                           icon=":material/download:", key=f"{key}_download")
+        st.caption("Caption in the file: " + md(note))
 
 
 #: The label of the expander under every chart that holds its numbers.

@@ -83,3 +83,14 @@ def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
 
 
 _PARAM = {"pram": "p", "relabel": "alpha", "rank_swap": "window_percent"}
+
+
+def describe(steps: list[dict[str, Any]], seed: int) -> str:
+    """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
+    parts = []
+    for step in steps:
+        target = step.get("column") or "+".join(step.get("columns", []))
+        params = " ".join(f"{k}={v}" for k, v in step.items()
+                          if k not in ("method", "column", "columns"))
+        parts.append(f"{step['method']} {target} {params}".strip())
+    return ("; ".join(parts) or "no protection") + f"; seed {seed}"

@@ -112,6 +112,17 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     expect(pick.get_by_role("combobox")).to_have_value(re.compile("^band age width = 10 "),
                                                        timeout=30_000)
     shot(page, shots, "tradeoffs")
+    # the trade-off figure for print: SVG rendered on the server, captioned with the sweep
+    page.get_by_role("button", name="Export for print").first.click()
+    page.get_by_text("SVG", exact=True).click()
+    wait_idle(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download SVG").click()
+    assert download.value.suggested_filename.endswith("_tradeoff.svg")
+    svg = Path(download.value.path()).read_text()
+    assert svg.startswith("<svg") and 'width="1200"' in svg
+    assert "sweep of 9 one-step settings, seeds 0–2" in svg
+    page.keyboard.press("Escape")
     page.get_by_role("button", name="Open it on the Protect page").click()
     expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
     expect(metrics.nth(1)).to_have_text("25", timeout=30_000)
