@@ -255,6 +255,7 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
         fig.add_trace(go.Scatter(
             x=rows[loss], y=rows[risk], mode="markers", text=labels,
             customdata=rows.index.to_numpy(),  # the table row: a click selects the setting
+            unselected={"marker": {"opacity": 0.5}},  # after a click the others stay legible
             name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
                     "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
