@@ -153,7 +153,14 @@ else:
                                    delta_color="off",
                                    help="l = number of distinct values of the sensitive column "
                                         "in a class; l = 1 means everyone in the class shares "
-                                        "it, so knowing the keys discloses it.")
+                                        "it, so knowing the keys discloses it. Classes whose "
+                                        "sensitive values are all missing release none and are "
+                                        "counted apart.")
+    for s, v in ldiv.items():
+        if v.percent_no_sensitive_value > 0:
+            st.caption(f"{v.percent_no_sensitive_value:.2f} % of records are in classes where no "
+                       f"value of {md(s)} is released (all missing): they are left out of min l "
+                       "rather than counted as l = 0.")
     for f in scan.findings:
         if f.level == "determines":
             z, sv = md(f.column), md(f.sensitive)

@@ -307,3 +307,16 @@ def test_every_chart_offers_a_print_export():
     assert "Download PDF" in [b.label for b in at.get("download_button")]
     captions = " ".join(c.value for c in at.caption)
     assert "Caption in the file: ACTG 175" in captions and "quasi" in captions
+
+
+def test_risk_page_reports_classes_without_a_sensitive_value():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    csv = b"age;sex;diag\n" + b"30;F;\n30;F;\n40;M;a\n40;M;b\n50;F;a\n50;F;a\n"
+    at.file_uploader[0].set_value(("t.csv", csv, "text/csv")).run()
+    at.multiselect(key="w_sensitive").set_value(["diag"]).run()
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception
+    metric = next(m for m in at.metric if m.label.startswith("l-diversity of"))
+    assert metric.value == "min l = 1"  # the class of 30 F releases no diag: not l = 0
+    assert any("33.33 % of records are in classes where no value of diag is released" in c.value
+               for c in at.caption)
