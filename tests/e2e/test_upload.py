@@ -13,7 +13,7 @@ pytestmark = pytest.mark.e2e
 
 def test_leaving_the_page_while_an_upload_loads_keeps_it(page: Page, app_url: str,
                                                          tmp_path: Path):
-    n = 600_000  # about 14 MB: a second or two to read, detect kinds and compute risk here
+    n = 2_000_000  # about 50 MB: seconds to read, so the page change lands while it reads
     rng = np.random.default_rng(0)
     csv = tmp_path / "big_survey.csv"
     pd.DataFrame({"age": rng.integers(18, 90, n), "sex": rng.choice(["F", "M"], n),
@@ -23,14 +23,14 @@ def test_leaving_the_page_while_an_upload_loads_keeps_it(page: Page, app_url: st
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(csv)
-    expect(page.get_by_text("Loading big_survey.csv")).to_be_visible(timeout=30_000)
-    page.get_by_role("link", name="Risk").click()  # while it loads
+    expect(page.get_by_text("Reading the file…")).to_be_visible(timeout=60_000)
+    page.get_by_role("link", name="Risk").click()  # while it reads
     expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=60_000)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=60_000)
     page.wait_for_timeout(500)
     # finished on the Risk page (the Data page's elements are gone once the run is over)
-    expect(page.get_by_text("Loaded big_survey.csv: 600,000 records × 4 columns")) \
+    expect(page.get_by_text("Loaded big_survey.csv: 2,000,000 records × 4 columns")) \
         .to_be_attached(timeout=60_000)
     expect(page.get_by_role("heading", name="Data", exact=True)).to_have_count(0)
     expect(page.get_by_test_id("stSidebar")).to_contain_text("big_survey.csv")
