@@ -21,6 +21,15 @@ class MethodResult:
     matrix: pd.DataFrame | None = None
 
 
+@dataclass(frozen=True)
+class TableResult:
+    """The protected columns of a method that works on several columns at once (a frame with
+    the input's index and the given columns), and JSON-ready figures about what it did."""
+
+    values: pd.DataFrame
+    info: dict[str, object] = field(default_factory=dict)
+
+
 def resolve_ids(n: int, rid: np.ndarray | None) -> np.ndarray:
     if rid is None:
         return rng.record_ids(n)
