@@ -21,9 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -31,17 +29,8 @@ import pandas as pd
 
 from sdc_core import __version__, rng
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import (
-    MethodResult,
-    SuppressionResult,
-    band,
-    local_suppression,
-    pram,
-    randomized_response,
-    rank_swap,
-    relabel,
-    top_bottom_code,
-)
+from sdc_core.methods import Method, MethodResult, Release, registry
+from sdc_core.methods.common import TableResult
 
 RECIPE_VERSION = 1
 _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
@@ -49,59 +38,9 @@ _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input
 
 
 
-class Release(Enum):
-    """What a method's output tells an attacker who knows the recipe (DESIGN §3b)."""
-
-    #: deterministic and value by value (banding, top/bottom coding): the attacker applies it
-    #: to the true values and compares exactly
-    RECODING = "public recoding"
-    #: categories moved at random (PRAM, relabeling, randomized response): compared exactly
-    PERTURBATION = "perturbation"
-    #: numbers moved (rank swapping): the column is matched by nearest distance
-    NUMERIC_PERTURBATION = "numeric perturbation"
-    #: values blanked (local suppression): a released blank matches anything
-    SUPPRESSION = "suppression"
-    #: columns left out of the release
-    DROP = "drop"
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A recipe method: its keys, the function that runs it, whether it draws random numbers,
-    and what its output tells an attacker."""
-
-    required: frozenset[str]
-    optional: frozenset[str]
-    release: Release
-    run: Callable[..., Any] | None = None
-    random: bool = False
-
-
-def _spec(required: set[str], optional: set[str], release: Release,
-          run: Callable[..., Any] | None = None, random: bool = False) -> MethodSpec:
-    return MethodSpec(frozenset(required), frozenset(optional), release, run, random)
-
-
-METHODS: dict[str, MethodSpec] = {
-    "band": _spec({"column", "width"}, {"origin", "label"}, Release.RECODING, band),
-    "top_bottom_code": _spec({"column"}, {"top", "bottom", "top_percentile",
-                                          "bottom_percentile"}, Release.RECODING,
-                             top_bottom_code),
-    "pram": _spec({"column"}, {"p", "invariant", "retention", "matrix"}, Release.PERTURBATION,
-                  pram, random=True),
-    "relabel": _spec({"column", "alpha"}, set(), Release.PERTURBATION, relabel, random=True),
-    "rank_swap": _spec({"column"}, {"window_percent"}, Release.NUMERIC_PERTURBATION, rank_swap,
-                       random=True),
-    "randomized_response": _spec({"column"}, {"keep_probability", "categories"},
-                                 Release.PERTURBATION, randomized_response, random=True),
-    "local_suppression": _spec({"columns", "k"}, {"importance", "alpha"}, Release.SUPPRESSION),
-    "drop": _spec({"columns"}, set(), Release.DROP),
-}
+#: Every method a recipe may name, from the declarations beside each method's code.
+METHODS: dict[str, Method] = registry()
 RANDOM_METHODS = frozenset(m for m, spec in METHODS.items() if spec.random)
-_NUMBERS = {"width", "origin", "top", "bottom", "top_percentile", "bottom_percentile", "p",
-            "retention", "alpha", "window_percent", "keep_probability", "k"}
-_TEXT = {"column", "label"}
-_TEXT_LISTS = {"columns", "importance"}
 
 
 @dataclass(frozen=True)
@@ -166,7 +105,8 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
         raise SdcInputError(f"{where}: unknown method {method!r}; expected one of "
                             f"{', '.join(METHODS)}")
     where = f"step {i + 1} ({method})"
-    required, optional = METHODS[method].required, METHODS[method].optional
+    spec = METHODS[method]
+    required, optional = spec.required, spec.optional
     keys = set(step) - {"method"}
     unknown = sorted(keys - required - optional)
     if unknown:
@@ -174,19 +114,40 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
     if required - keys:
         raise SdcInputError(f"{where}: missing key(s) {', '.join(sorted(required - keys))}")
     for key, value in step.items():
-        if key in _NUMBERS and value is not None and not _is_number(value):
-            raise SdcInputError(f"{where}: {key} must be a number, not {value!r}")
-        if key in _TEXT and not isinstance(value, str):
-            raise SdcInputError(f"{where}: {key} must be text, not {value!r}")
-        if key in _TEXT_LISTS and (not isinstance(value, list) or not value
-                                   or not all(isinstance(v, str) for v in value)):
-            raise SdcInputError(f"{where}: {key} must be a non-empty list of column names")
-    if method == "pram" and "invariant" in step and not isinstance(step["invariant"], bool):
-        raise SdcInputError(f"{where}: invariant must be true or false")
-    if method == "randomized_response" and "categories" in step and (
-            not isinstance(step["categories"], list) or len(step["categories"]) < 2):
-        raise SdcInputError(f"{where}: categories must be a list of at least 2 answers")
+        if key == "method":
+            continue
+        if key in ("column", "columns"):
+            kind, choices = ("text" if key == "column" else "columns"), ()
+        else:
+            kind, choices = spec.param(key).type, spec.param(key).choices
+        message = _type_error(kind, value, choices)
+        if message:
+            raise SdcInputError(f"{where}: {key} {message}")
     return dict(step)
+
+
+def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
+    """Why ``value`` is not of the parameter type ``kind`` (None when it is)."""
+    if value is None:
+        return None
+    if kind == "number" and not _is_number(value):
+        return f"must be a number, not {value!r}"
+    if kind == "whole" and not (_is_number(value) and float(value).is_integer()):
+        return f"must be a whole number, not {value!r}"
+    if kind == "text" and not isinstance(value, str):
+        return f"must be text, not {value!r}"
+    if kind == "choice" and value not in choices:
+        return f"must be one of {', '.join(map(str, choices))}, not {value!r}"
+    if kind == "bool" and not isinstance(value, bool):
+        return "must be true or false"
+    if kind == "columns" and (not isinstance(value, list) or not value
+                              or not all(isinstance(v, str) for v in value)):
+        return "must be a non-empty list of column names"
+    if kind == "list" and (not isinstance(value, list) or len(value) < 2):
+        return "must be a list of at least 2 values"
+    if kind == "object" and not isinstance(value, dict):
+        return "must be an object"
+    return None
 
 
 def parse_recipe(data: Any) -> Recipe:
@@ -223,53 +184,51 @@ def load_recipe(text: str) -> Recipe:
     return parse_recipe(data)
 
 
-def _column(df: pd.DataFrame, step: dict[str, Any], where: str) -> str:
-    col = step["column"]
-    if col not in df.columns:
-        raise SdcInputError(f"{where}: unknown column '{col}'")
-    return col
+@dataclass(frozen=True)
+class StepOutput:
+    """What one step did: the columns it changed (new values, input index), the columns it
+    dropped, its report figures, and the transition matrix of a PRAM-like step."""
+
+    values: pd.DataFrame
+    info: dict[str, Any]
+    dropped: list[str] = field(default_factory=list)
+    matrix: pd.DataFrame | None = None
 
 
-def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
-                    rid: np.ndarray) -> MethodResult:
-    """Apply a one-column step (every method but local_suppression and drop) to ``s``."""
-    args = {k: v for k, v in step.items() if k not in ("method", "column")}
+def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
+             rid: np.ndarray | None) -> StepOutput:
+    """Run one validated step on ``df`` (not changed): its method's declared ``run`` on the
+    column, or on the table and the columns; random methods get (seed, index, rid)."""
     spec = METHODS[step["method"]]
+    where = f"step {index + 1} ({step['method']})"
+    cols = [step["column"]] if spec.target == "column" else list(step["columns"])
+    unknown = [c for c in cols if c not in df.columns]
+    if unknown:
+        raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
+                            else f"{where}: unknown column(s) {', '.join(map(str, unknown))}")
+    args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
     if spec.random:
-        return spec.run(s, **args, seed=seed, step=index, rid=rid)
-    return spec.run(s, **args)
-
-
-def run_suppression_step(df: pd.DataFrame, step: dict[str, Any]) -> SuppressionResult:
-    """Apply a local_suppression step to ``df``."""
-    args = {k: v for k, v in step.items() if k not in ("method", "columns")}
-    return local_suppression(df, step["columns"], **args)
-
-
-def _run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-              rid: np.ndarray) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame | None]:
-    method = step["method"]
-    where = f"step {index + 1} ({method})"
-    out = df.copy()
+        args |= {"seed": seed, "step": index, "rid": rid}
     try:
-        if method in ("local_suppression", "drop"):
-            cols = step["columns"]
-            unknown = [c for c in cols if c not in df.columns]
-            if unknown:
-                raise SdcInputError(f"unknown column(s) {', '.join(unknown)}")
-            if method == "drop":
-                return out.drop(columns=cols), {"dropped": cols}, None
-            res = run_suppression_step(df, step)
-            out[cols] = res.data[cols]
-            return out, {"suppressed": res.suppressed, **res.info}, None
-        col = _column(df, step, where)
-        res = run_column_step(df[col], step, seed, index, rid)
-        out[col] = res.values
-        return out, dict(res.info), res.matrix
+        res = spec.run(df[cols[0]], **args) if spec.target == "column" \
+            else spec.run(df, cols, **args)
     except SdcInputError as err:
         message = str(err)
         raise SdcInputError(message if message.startswith("step ") else
                             f"{where}: {message}") from None
+    if spec.release is Release.DROP:
+        return StepOutput(df[[]], dict(res.info), dropped=cols)
+    if isinstance(res, MethodResult):
+        return StepOutput(res.values.to_frame(cols[0]), dict(res.info), matrix=res.matrix)
+    if isinstance(res, TableResult):
+        return StepOutput(res.values[cols], dict(res.info))
+    return StepOutput(res.data[cols], {"suppressed": res.suppressed, **res.info})
+
+
+def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
+                    rid: np.ndarray | None) -> pd.Series:
+    """The new values of a one-column step applied to ``s``."""
+    return run_step(s.to_frame(), step, seed, index, rid).values[s.name]
 
 
 def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
@@ -293,10 +252,19 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     out = df
     reports, matrices = [], {}
     for i, step in enumerate(recipe.steps):
-        out, info, matrix = _run_step(out, step, recipe.seed, i, rid)
+        done = run_step(out, step, recipe.seed, i, rid)
+        out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),
-                        **info})
-        if matrix is not None:
-            matrices[i + 1] = matrix
+                        **done.info})
+        if done.matrix is not None:
+            matrices[i + 1] = done.matrix
     return ApplyResult(out, reports, warnings, matrices)
+
+
+def _replace(df: pd.DataFrame, done: StepOutput) -> pd.DataFrame:
+    """A copy of ``df`` with the step's new values in place."""
+    out = df.copy()
+    for c in done.values.columns:
+        out[c] = done.values[c]
+    return out

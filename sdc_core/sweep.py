@@ -53,8 +53,7 @@ from sdc_core.recipe import (
     RANDOM_METHODS,
     Recipe,
     check_step,
-    run_column_step,
-    run_suppression_step,
+    run_step,
 )
 from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
@@ -238,7 +237,8 @@ class SweepContext:
                 "suppressed_values": suppressed}
 
     def table_setting(self, protected: pd.DataFrame, recipe: Recipe) -> dict[str, float]:
-        """Measures after a step that may change several columns (local suppression)."""
+        """Measures after a step that may change several columns (local suppression,
+        microaggregation, noise)."""
         result = il1(self.df, protected, self.numeric, missing=self.il1_missing)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
             | self.linkage(protected[self.attacked.columns], recipe)
@@ -249,13 +249,11 @@ class SweepContext:
 
     def evaluate(self, step: dict[str, Any], seed: int) -> dict[str, float]:
         recipe = Recipe(seed=seed, steps=[step])
-        if step["method"] == "local_suppression":
-            res = run_suppression_step(self.df, step)
-            return self.table_setting(self.df.assign(**{c: res.data[c] for c in step["columns"]}),
-                                      recipe)
-        column = step["column"]
-        values = run_column_step(self.df[column], step, seed, 0, self.rid).values
-        return self.column_setting(column, values, recipe)
+        done = run_step(self.df, step, seed, 0, self.rid)
+        if "column" in step:
+            return self.column_setting(step["column"], done.values[step["column"]], recipe)
+        return self.table_setting(self.df.assign(**{c: done.values[c]
+                                                    for c in done.values.columns}), recipe)
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ import pandas as pd
 from sdc_core.checks import check_positive
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
+from sdc_core.methods.spec import Method, Param, Release
 
 LABELS = ("midpoint", "interval")
 
@@ -116,3 +117,31 @@ def top_bottom_code(s: pd.Series, top: float | None = None, bottom: float | None
         values = values.astype(s.dtype)
     return MethodResult(values, {"top": top, "bottom": bottom, "top_coded": n_top,
                                  "bottom_coded": n_bottom})
+
+
+def _half_range(s: pd.Series) -> float:
+    """The largest band width offered for a column: half its range (at least 1)."""
+    x, _ = _numeric_view(s, "banding")
+    present = x[~np.isnan(x)]
+    return max(1.0, float((present.max() - present.min()) // 2)) if len(present) else 1.0
+
+
+BAND = Method(
+    name="band", label="Banding", order=10, run=band, release=Release.RECODING,
+    target="column", columns="numeric_keys", default_columns="numeric_keys", per_column=True,
+    summary="of numeric quasi-identifiers (0 = off)", main="width", off=0,
+    sweep_values="5, 10, 15",
+    params=(Param("width", "number", 0, low=0, high=_half_range, step=1, required=True,
+                  label="Band width of {column}",
+                  help="Values are replaced by the middle of their band ⌊x/w⌋·w + w/2: fewer "
+                       "distinct values, larger classes."),
+            Param("origin", "number", 0.0, control=False),
+            Param("label", "choice", "midpoint", choices=LABELS, control=False)),
+    describe=lambda r: f"Banding of {r['column']}: {r['bands']} bands of width {r['width']:g}.")
+
+TOP_BOTTOM_CODE = Method(
+    name="top_bottom_code", label="Top and bottom coding", order=12, run=top_bottom_code,
+    release=Release.RECODING, target="column", columns="numeric", ui=False,
+    summary="caps extreme values",
+    params=tuple(Param(n, "number", None) for n in ("top", "bottom", "top_percentile",
+                                                     "bottom_percentile")))

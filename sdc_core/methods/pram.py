@@ -29,6 +29,7 @@ from sdc_core.methods.common import (
     from_codes,
     resolve_ids,
 )
+from sdc_core.methods.spec import Method, Param, Release
 
 DRAW_FLIP, DRAW_VALUE = 0, 1
 
@@ -114,3 +115,17 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
     names = [str(v) for v in levels]
     table = pd.DataFrame(trans[: len(levels), : len(levels)], index=names, columns=names)
     return MethodResult(from_codes(s, levels, new), info, table)
+
+
+PRAM = Method(
+    name="pram", label="PRAM", order=20, run=pram, release=Release.PERTURBATION, random=True,
+    target="column", columns="categorical", default_columns="categorical_keys",
+    summary="flip categories at random", main="p", off=0.0, sweep_values="0.01, 0.05, 0.1",
+    params=(Param("p", "number", 0.0, low=0.0, high=0.5, step=0.01, label="Flip probability p",
+                  help="Each value moves with probability p to a uniformly chosen other "
+                       "category."),
+            Param("invariant", "bool", False, control=False),
+            Param("retention", "number", None, control=False),
+            Param("matrix", "object", None, control=False)),
+    describe=lambda r: f"PRAM of {r['column']}: expected changed share "
+                       f"{r['expected_changed_share']:.3f}, realised {r['changed_share']:.3f}.")

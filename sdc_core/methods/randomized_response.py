@@ -24,6 +24,7 @@ from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
+from sdc_core.methods.spec import Method, Param, Release
 
 DRAW_KEEP, DRAW_VALUE = 0, 1
 Z95 = 1.959963984540054
@@ -125,3 +126,16 @@ def estimate_spread(participants: list[int], true_share: float, keep_probability
                                                                    len(participants)),
                          "estimate": (reports / n - noise) / q,
                          "se": np.sqrt(variance) / (n * q)})
+
+
+RANDOMIZED_RESPONSE = Method(
+    name="randomized_response", label="Randomized response", order=60,
+    run=randomized_response, release=Release.PERTURBATION, random=True, target="column",
+    columns="categorical", summary="on answers", main="keep_probability", off=1.0,
+    sweep_values="0.5, 0.75",
+    params=(Param("keep_probability", "number", 1.0, low=0.0, high=1.0, step=0.05,
+                  label="Keep probability q",
+                  help="The answer is kept with probability q, else replaced by a uniform draw "
+                       "(q = ½ with two answers: the coin flip)."),
+            Param("categories", "list", None, control=False)),
+    describe=lambda r: f"Randomized response on {r['column']}: ε = {r['epsilon']:.3f}.")

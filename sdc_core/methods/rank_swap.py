@@ -29,6 +29,7 @@ from sdc_core import rng
 from sdc_core.checks import check_positive
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, resolve_ids
+from sdc_core.methods.spec import Method, Param, Release
 
 DRAW_PHASE, DRAW_ORDER = 0, 1
 
@@ -98,3 +99,16 @@ def rank_swap(s: pd.Series, window_percent: float = 2.5, seed: int = 0, step: in
                  "mean_rank_displacement": float(displacement.mean()),
                  "max_rank_displacement": int(displacement.max())})
     return MethodResult(out, info)
+
+
+RANK_SWAP = Method(
+    name="rank_swap", label="Rank swapping", order=40, run=rank_swap,
+    release=Release.NUMERIC_PERTURBATION, random=True, target="column", columns="numeric",
+    summary="of numeric columns", main="window_percent", off=0.0, sweep_values="1, 2.5, 5",
+    params=(Param("window_percent", "number", 0.0, low=0.0, high=20.0, step=0.5,
+                  label="Rank-swap window (% of records)",
+                  help="Values are swapped between records at most this far apart in rank."),),
+    describe=lambda r: f"Rank swap of {r['column']}: window {r['window_ranks']} ranks; "
+                       f"{100 * r['changed_share']:.1f} % of values changed; rank displacement "
+                       f"mean {r.get('mean_rank_displacement', 0):.1f}, max "
+                       f"{r.get('max_rank_displacement', 0)}.")

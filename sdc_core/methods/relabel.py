@@ -18,6 +18,7 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
+from sdc_core.methods.spec import Method, Param, Release
 
 DRAW_REDRAW, DRAW_VALUE = 0, 1
 
@@ -44,3 +45,17 @@ def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
             "changed_share": float((new != codes)[present].mean()) if m else 0.0,
             "redrawn_share": float((u_redraw < a)[present].mean()) if m else 0.0}
     return MethodResult(from_codes(s, levels, new), info, matrix)
+
+
+RELABEL = Method(
+    name="relabel", label="Random relabeling", order=30, run=relabel,
+    release=Release.PERTURBATION, random=True, target="column", columns="categorical",
+    summary="from the column's own distribution", main="alpha", off=0.0,
+    sweep_values="0.05, 0.1, 0.2",
+    params=(Param("alpha", "number", 0.0, low=0.0, high=1.0, step=0.01, required=True,
+                  label="Relabeling probability α",
+                  help="With probability α a value is redrawn from the column's distribution: "
+                       "expected changed share α(1 − Σp²)."),),
+    describe=lambda r: f"Relabeling {r['column']}: expected changed share α(1 − Σp²) = "
+                       f"{r['expected_changed_share']:.4f}, realised {r['changed_share']:.4f} "
+                       f"({r['redrawn_share']:.4f} redrawn).")

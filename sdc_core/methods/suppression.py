@@ -26,6 +26,7 @@ import pandas as pd
 
 from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.spec import Method, Param, Release
 from sdc_core.risk.classes import class_sizes
 from sdc_core.risk.keys import check_columns
 
@@ -93,3 +94,24 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
         "min_k_after": float(final.fk.min()),
         "min_k_after_as_category": float(as_category.fk.min()),
         "importance": list(reversed(order))})
+
+
+def _describe(r: dict[str, object]) -> str:
+    counts = ", ".join(f"{c} {v}" for c, v in r["suppressed"].items())
+    return (f"Local suppression: {counts} values set to missing. The smallest class is "
+            f"{r['min_k_after']:g} when a blank matches any value (sdcMicro's reading, the one "
+            f"k = {r['k']} is reached under); read as a value of its own, a blank leaves the "
+            f"smallest class at {r['min_k_after_as_category']:g}.")
+
+
+LOCAL_SUPPRESSION = Method(
+    name="local_suppression", label="Local suppression", order=70, run=local_suppression,
+    release=Release.SUPPRESSION, target="columns", columns="keys",
+    summary="to reach k-anonymity", main="k", off=0, sweep_values="",
+    params=(Param("k", "whole", 0, low=0, high=20, step=1, required=True,
+                  label="Target k (0 = off)",
+                  help="Sets the fewest key values to missing so that every record shares its "
+                       "keys (missing = any value) with at least k − 1 others."),
+            Param("importance", "columns", None, control=False),
+            Param("alpha", "number", 1.0, control=False)),
+    describe=_describe)

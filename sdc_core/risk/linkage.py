@@ -8,7 +8,7 @@ computes y_i = D(x_i) and looks for i among the released records z_j:
 - exact columns E: the quasi-identifiers that no numeric perturbation touches; distance columns
   N: the numeric quasi-identifiers a numeric perturbation (rank swapping) touches, plus the known
   columns. Which is which is read from the recipe (each method declares its
-  :class:`~sdc_core.recipe.Release`), never guessed from the data. A quasi-identifier absent
+  :class:`~sdc_core.methods.spec.Release`), never guessed from the data. A quasi-identifier absent
   from the release is ignored.
 - candidates C_i = {j : for every c in E, y_ic or z_jc is missing, or y_ic = z_jc};
 - M_i = C_i when N is empty, else the j in C_i nearest to y_i by Euclidean distance over the N
@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.errors import SdcInputError
-from sdc_core.recipe import METHODS, Recipe, Release, run_column_step
+from sdc_core.methods.spec import Release
+from sdc_core.recipe import METHODS, Recipe, run_column_step
 from sdc_core.risk.keys import check_columns, combine_codes, densify
 
 if TYPE_CHECKING:
@@ -105,8 +106,9 @@ class LinkageResult:
 def attack_columns(qi: Sequence[str], known: Sequence[str], released: Sequence[str],
                    recipe: Recipe | None) -> tuple[list[str], list[str]]:
     """(exact columns E, distance columns N) of the module docstring."""
-    perturbed = {step["column"] for step in (recipe.steps if recipe else [])
-                 if METHODS[step["method"]].release is Release.NUMERIC_PERTURBATION}
+    perturbed = {c for step in (recipe.steps if recipe else [])
+                 if METHODS[step["method"]].release is Release.NUMERIC_PERTURBATION
+                 for c in ([step["column"]] if "column" in step else step["columns"])}
     present = set(released)
     exact = [c for c in qi if c in present and c not in perturbed]
     distance = [c for c in qi if c in present and c in perturbed]
@@ -121,8 +123,7 @@ def attacker_view(original: pd.DataFrame, columns: Sequence[str],
     y = original[list(columns)].copy()
     for i, step in enumerate(recipe.steps if recipe else []):
         if METHODS[step["method"]].release is Release.RECODING and step["column"] in y:
-            y[step["column"]] = run_column_step(y[step["column"]], step, recipe.seed, i,
-                                                None).values
+            y[step["column"]] = run_column_step(y[step["column"]], step, recipe.seed, i, None)
     return y
 
 

@@ -1,0 +1,130 @@
+"""One declaration per protection method, beside its code.
+
+Each method module ends with a :class:`Method`: its parameters (name, type, range, default,
+step, help text), the columns it takes, whether it draws random numbers and what its output tells
+an attacker (:class:`Release`, read by the linkage attack of DESIGN §3b). Recipe validation and
+``apply``, sweeps, the Protect page's controls, the Trade-offs settings and the linkage attack
+all read these declarations (:func:`sdc_core.methods.registry`), so a new method touches only
+its own module and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+
+
+class Release(Enum):
+    """What a method's output tells an attacker who knows the recipe (DESIGN §3b)."""
+
+    #: deterministic and value by value (banding, top/bottom coding, recoding): the attacker
+    #: applies it to the true values and compares exactly
+    RECODING = "public recoding"
+    #: categories moved at random (PRAM, relabeling, randomized response): compared exactly
+    PERTURBATION = "perturbation"
+    #: numbers moved (rank swapping, noise, microaggregation): matched by nearest distance
+    NUMERIC_PERTURBATION = "numeric perturbation"
+    #: values blanked (local suppression): a released blank matches anything
+    SUPPRESSION = "suppression"
+    #: columns left out of the release
+    DROP = "drop"
+
+
+#: Parameter types: a real number, a whole number, text, one of ``choices``, true/false,
+#: a list of column names, a list of values, an object (mapping).
+PARAM_TYPES = ("number", "whole", "text", "choice", "bool", "columns", "list", "object")
+
+#: Which columns a method takes: the numeric quasi-identifiers that are not category codes,
+#: the categorical columns, any numeric column, or the quasi-identifiers themselves.
+COLUMN_KINDS = ("numeric_keys", "categorical", "numeric", "keys")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a method step.
+
+    ``low``/``high``/``step`` bound its control (``high`` may be a function of the column, e.g.
+    half its range); ``control`` says whether the Protect page offers it (the others are for
+    recipes); ``required`` whether a recipe step must give it.
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    low: float | None = None
+    high: float | Callable[[pd.Series], float] | None = None
+    step: float | None = None
+    help: str = ""
+    label: str = ""
+    required: bool = False
+    control: bool = True
+    choices: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.type not in PARAM_TYPES:
+            raise ValueError(f"parameter {self.name}: type must be one of {PARAM_TYPES}")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A protection method as recipes, sweeps and the dashboard see it.
+
+    - ``run``: the pure function. One-column methods (``target="column"``) take the column as a
+      Series, several-column methods (``target="columns"``) the table and the column list; random
+      methods also take ``seed``, ``step`` and ``rid``.
+    - ``main``: the parameter a slider and a sweep move; ``off``: its value that switches the
+      method off on the Protect page.
+    - ``per_column``: the Protect page offers one ``main`` slider per column (banding).
+    - ``columns``: which columns it takes (:data:`COLUMN_KINDS`); ``"keys"`` means the
+      quasi-identifiers, implied rather than chosen.
+    - ``describe``: a one-line account of a step's report for the Protect page.
+    - ``order``: its place on the Protect page and in a recipe made there (methods apply in
+      this order); ``ui=False`` keeps a method to recipes and the command line.
+    """
+
+    name: str
+    label: str
+    summary: str
+    run: Callable[..., Any]
+    release: Release
+    target: str
+    params: tuple[Param, ...]
+    order: int
+    random: bool = False
+    main: str | None = None
+    off: Any = 0
+    per_column: bool = False
+    columns: str = "numeric"
+    default_columns: str | None = None
+    sweep_values: str = ""
+    describe: Callable[[dict[str, Any]], str] | None = None
+    ui: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.target not in ("column", "columns"):
+            raise ValueError(f"method {self.name}: target must be column or columns")
+        if self.columns not in COLUMN_KINDS:
+            raise ValueError(f"method {self.name}: columns must be one of {COLUMN_KINDS}")
+
+    @property
+    def required(self) -> frozenset[str]:
+        """The keys a recipe step must have (besides ``method``)."""
+        return frozenset({self.target} | {p.name for p in self.params if p.required})
+
+    @property
+    def optional(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.params if not p.required)
+
+    @property
+    def controls(self) -> tuple[Param, ...]:
+        """The parameters the Protect page offers, ``main`` first."""
+        return tuple(sorted((p for p in self.params if p.control),
+                            key=lambda p: p.name != self.main))
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
