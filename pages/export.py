@@ -11,7 +11,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, state
-from ui.report import build_report, risk_table, suppression_notes
+from ui.report import build_report, risk_table, step_notes
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP
 from ui.workbench import recipe_json
@@ -126,7 +126,7 @@ if roles.qi:
                                    "known to the attacker": known,
                                    "not released": roles.ignore},
                      recipe_text, risk, utility, figures, file_sha256=ds.dataset_id,
-                     notes=suppression_notes(wb.applied.reports))
+                     notes=step_notes(wb.applied.reports))
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        icon=":material/description:", key="dl_report")

@@ -1,16 +1,23 @@
 """Protect page: apply methods with sliders and watch risk and utility change, live."""
 
 import json
+from typing import Any
 
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
+from sdc_core.methods import Method, Param, registry
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
-from ui.page import column_groups, require_quasi_identifiers
-from ui.protect import ProtectSettings, describe, from_steps
-from ui.report import IL1_READING, suppression_notes
+from ui.page import (
+    column_groups,
+    method_columns,
+    method_defaults,
+    require_quasi_identifiers,
+)
+from ui.protect import ProtectSettings, describe, from_steps, page_methods
+from ui.report import IL1_READING
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
 from ui.workbench import Workbench, recipe_json
@@ -66,63 +73,56 @@ def attacker_controls() -> list[str]:
     return known
 
 
+def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None) -> Any:
+    """The widget of one declared parameter, seeded once from ``value``."""
+    label = (p.label or p.name).format(column=md(column) if column else "")
+    high = p.high(df[column]) if callable(p.high) else p.high
+    if p.type == "choice":
+        state.bind(key, value if value in p.choices else p.default)
+        return st.selectbox(label, list(p.choices), key=key, help=p.help or None)
+    if p.type == "whole":
+        state.bind(key, int(min(value, high)))
+        return st.slider(label, int(p.low), int(high), step=int(p.step or 1), key=key,
+                         help=p.help or None)
+    if p.step is not None and float(p.step).is_integer() and float(p.low).is_integer():
+        state.bind(key, int(min(value, high)))  # a whole-number slider (band width)
+        return st.slider(label, int(p.low), int(high), step=int(p.step), key=key,
+                         help=p.help or None)
+    state.bind(key, float(min(value, high)))
+    return st.slider(label, float(p.low), float(high), step=float(p.step), key=key,
+                     help=p.help or None)
+
+
 def controls(s: ProtectSettings) -> ProtectSettings:
-    """One control per method, in the order they are applied."""
-    st.markdown("**1 · Banding** of numeric quasi-identifiers (0 = off)")
-    bands = {}
-    for c in groups.banded:
-        span = float(df[c].max() - df[c].min()) if df[c].notna().any() else 1.0
-        top = max(1, int(span // 2))
-        state.bind(f"w_p_band_{c}", int(min(s.bands.get(c, 0), top)))
-        bands[c] = st.slider(f"Band width of {md(c)}", 0, top, key=f"w_p_band_{c}",
-                             help="Values are replaced by the middle of their band "
-                                  "⌊x/w⌋·w + w/2: fewer distinct values, larger classes.")
-    st.markdown("**2 · PRAM**: flip categories at random")
-    state.bind("w_p_pram_cols", [c for c in s.pram_columns if c in categorical] or
-               [c for c in roles.qi if c in categorical])
-    state.bind("w_p_pram_p", float(s.pram_p))
-    pram_cols = st.multiselect("PRAM columns", categorical, key="w_p_pram_cols")
-    pram_p = st.slider("Flip probability p", 0.0, 0.5, step=0.01, key="w_p_pram_p",
-                       help="Each value moves with probability p to a uniformly chosen other "
-                            "category.")
-    st.markdown("**3 · Random relabeling** from the column's own distribution")
-    state.bind("w_p_relabel_cols", [c for c in s.relabel_columns if c in categorical])
-    state.bind("w_p_relabel_alpha", float(s.relabel_alpha))
-    relabel_cols = st.multiselect("Relabel columns", categorical, key="w_p_relabel_cols")
-    relabel_alpha = st.slider("Relabeling probability α", 0.0, 1.0, step=0.01,
-                              key="w_p_relabel_alpha",
-                              help="With probability α a value is redrawn from the column's "
-                                   "distribution: expected changed share α(1 − Σp²).")
-    st.markdown("**4 · Rank swapping** of numeric columns")
-    state.bind("w_p_swap_cols", [c for c in s.swap_columns if c in number_cols])
-    state.bind("w_p_swap_pct", float(s.swap_percent))
-    swap_cols = st.multiselect("Swap columns", number_cols, key="w_p_swap_cols")
-    swap_pct = st.slider("Rank-swap window (% of records)", 0.0, 20.0, step=0.5,
-                         key="w_p_swap_pct",
-                         help="Values are swapped between records at most this far apart in "
-                              "rank.")
-    st.markdown("**5 · Randomized response** on one answer")
-    state.bind("w_p_rr_col", s.rr_column if s.rr_column in categorical else None)
-    state.bind("w_p_rr_keep", float(s.rr_keep))
-    rr_col = st.selectbox("Randomized column", [None] + categorical, key="w_p_rr_col",
-                          format_func=lambda c: "none" if c is None else str(c))
-    rr_keep = st.slider("Keep probability q", 0.0, 1.0, step=0.05, key="w_p_rr_keep",
-                        help="The answer is kept with probability q, else replaced by a uniform "
-                             "draw (q = ½ with two answers: the coin flip).")
-    st.markdown("**6 · Local suppression** to reach k-anonymity")
-    state.bind("w_p_k", int(s.suppress_k))
-    k = st.slider("Target k (0 = off)", 0, 20, key="w_p_k",
-                  help="Sets the fewest key values to missing so that every record shares its "
-                       "keys (missing = any value) with at least k − 1 others.")
+    """One block of controls per declared method, in the order they are applied."""
+    columns: dict[str, list[str]] = {}
+    values: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(page_methods(), start=1):
+        options = method_columns(m, groups, roles)
+        if m.per_column:
+            if not options:
+                continue
+            st.markdown(f"**{i} · {m.label}** {m.summary}")
+            main = m.param(m.main)
+            values[m.name] = {c: param_control(m, main, s.values.get(m.name, {}).get(c, m.off),
+                                               f"w_p_{m.name}_{c}", c) for c in options}
+            continue
+        st.markdown(f"**{i} · {m.label}**: {m.summary}")
+        if m.columns != "keys":
+            chosen = [c for c in s.columns.get(m.name, []) if c in options]
+            state.bind(f"w_p_{m.name}_cols", chosen if m.name in s.columns else
+                       [c for c in method_defaults(m, groups, roles) if c in options])
+            columns[m.name] = st.multiselect(f"{m.label} columns", options,
+                                             key=f"w_p_{m.name}_cols")
+        values[m.name] = {p.name: param_control(m, p, s.value(m, p.name),
+                                                f"w_p_{m.name}_{p.name}")
+                          for p in m.controls}
     state.bind("w_p_seed", int(s.seed))
     seed = st.number_input("Seed", 0, 2**31 - 1, key="w_p_seed",
                            help="The random methods are reproducible from this seed. A fixed "
                                 "seed is for teaching and reproducibility; for a real release "
                                 "choose a new, secret one.")
-    return ProtectSettings(bands=bands, pram_columns=pram_cols, pram_p=pram_p,
-                           relabel_columns=relabel_cols, relabel_alpha=relabel_alpha,
-                           swap_columns=swap_cols, swap_percent=swap_pct, rr_column=rr_col,
-                           rr_keep=rr_keep, suppress_k=k, seed=int(seed))
+    return ProtectSettings(columns, values, int(seed))
 
 
 def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
@@ -228,36 +228,22 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
     charts.show(wb.figure(column), f"{ds.name}_{column}_before_after", key="protect_column",
                 context=context)
+    methods = registry()
     for report in wb.applied.reports:
-        method, col = report["method"], report["column"]
-        if method == "pram" and report["step"] in wb.applied.matrices:
-            with st.expander(f"PRAM transition matrix of {md(col)}", expanded=False):
+        m, col = methods[report["method"]], report["column"]
+        if m.describe:
+            st.caption(md(m.describe(report)))
+        if report["step"] in wb.applied.matrices:
+            with st.expander(f"Transition matrix of {md(col)} ({m.label})", expanded=False):
                 charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
                                            f"{col}: P(released | original)"),
-                            f"{ds.name}_{col}_pram_matrix", key=f"pram_{report['step']}",
+                            f"{ds.name}_{col}_matrix", key=f"matrix_{report['step']}",
                             context=context)
-                st.caption(f"Expected changed share {report['expected_changed_share']:.3f}, "
-                           f"realised {report['changed_share']:.3f}.")
-        elif method == "relabel":
-            st.caption(f"Relabeling {md(col)}: expected changed share α(1 − Σp²) = "
-                       f"{report['expected_changed_share']:.4f}, realised "
-                       f"{report['changed_share']:.4f} ({report['redrawn_share']:.4f} redrawn).")
-        elif method == "rank_swap":
-            st.caption(f"Rank swap of {md(col)}: window {report['window_ranks']} ranks; "
-                       f"{100 * report['changed_share']:.1f} % of values changed; rank "
-                       f"displacement mean {report['mean_rank_displacement']:.1f}, max "
-                       f"{report['max_rank_displacement']}.")
-        elif method == "randomized_response":
-            q = report["keep_probability"]
-            st.caption(f"Randomized response on {md(col)}: ε = {report['epsilon']:.3f}; "
-                       "estimated shares from the protected answers:")
-            err = randomized_response_error(df[col], wb.applied.data[col], q) if q > 0 else None
-            if err is not None:
-                st.dataframe(err.round(4), hide_index=True, width="stretch")
-        elif method == "local_suppression":
-            st.caption("Local suppression: " + ", ".join(
-                f"{md(c)} {v}" for c, v in report["suppressed"].items()) +
-                " values set to missing. " + suppression_notes([report])[0])
+        if m.name == "randomized_response" and report["keep_probability"] > 0:
+            st.caption("Estimated shares from the protected answers:")
+            err = randomized_response_error(df[col], wb.applied.data[col],
+                                            report["keep_probability"])
+            st.dataframe(err.round(4), hide_index=True, width="stretch")
     with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
         st.code(text, language="json")
 

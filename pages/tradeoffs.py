@@ -1,6 +1,6 @@
 """Trade-offs page: sweep parameters, compare risk and loss, pick a setting."""
 
-from dataclasses import replace
+import json
 
 import pandas as pd
 import streamlit as st
@@ -8,8 +8,13 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.sweep import run_sweep
 from ui import charts, state
-from ui.page import column_groups, require_quasi_identifiers
-from ui.protect import ProtectSettings
+from ui.page import (
+    column_groups,
+    method_columns,
+    method_defaults,
+    require_quasi_identifiers,
+)
+from ui.protect import from_steps, page_methods
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list
 
@@ -25,19 +30,9 @@ df = ds.df
 require_quasi_identifiers(roles, "first")
 
 groups = column_groups(ds, roles)
-numeric, categorical, number_cols = groups.numeric, groups.categorical, groups.numbers
-num_qi = groups.banded
-cat_qi = [c for c in roles.qi if c in categorical]
+numeric = groups.numeric
 
-METHODS = [  # (method, label, param, candidate columns, default columns, default values)
-    ("band", "Banding", "width", num_qi, num_qi[:1], "5, 10, 15"),
-    ("pram", "PRAM flip", "p", categorical, cat_qi, "0.01, 0.05, 0.1"),
-    ("relabel", "Random relabeling", "alpha", categorical, [], "0.05, 0.1, 0.2"),
-    ("rank_swap", "Rank swapping", "window_percent", number_cols, [], "1, 2.5, 5"),
-    ("randomized_response", "Randomized response", "keep_probability", categorical, [],
-     "0.5, 0.75"),
-]
-
+SWEPT = [m for m in page_methods() if m.main]  # one block per declared method
 PARETO_LABELS = {"linkage": "linkage attack", "naive": "released keys"}
 RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications",
                "linkage_risk_percent": "linkage attack: risk (%)",
@@ -50,18 +45,20 @@ known = state.known_columns(df)
 settings = []
 with st.form("sweep_form", border=True):
     cols = st.columns(3)
-    for i, (method, label, param, candidates, default, values) in enumerate(METHODS):
+    for i, m in enumerate(SWEPT):
+        options = method_columns(m, groups, roles)
         with cols[i % 3]:
-            st.markdown(f"**{label}** ({param})")
-            chosen = st.multiselect(f"{label} columns", candidates,
-                                    default=[c for c in default if c in candidates],
-                                    key=f"w_t_{method}_cols")
-            text = st.text_input(f"{label} values", values, key=f"w_t_{method}_values")
-            settings.append((method, param, chosen, text))
-    with cols[5 % 3]:
-        st.markdown("**Local suppression** (k)")
-        k_text = st.text_input("Local suppression targets k", "", key="w_t_k_values",
-                               placeholder="e.g. 3, 5 (on the quasi-identifiers)")
+            st.markdown(f"**{m.label}** ({m.main})")
+            if m.columns == "keys":  # the quasi-identifiers themselves
+                chosen = list(roles.qi)
+            else:
+                default = method_defaults(m, groups, roles)
+                chosen = st.multiselect(f"{m.label} columns", options,
+                                        default=(default[:1] if m.per_column else default),
+                                        key=f"w_t_{m.name}_cols")
+            text = st.text_input(f"{m.label} values", m.sweep_values, key=f"w_t_{m.name}_values",
+                                 placeholder=f"e.g. {m.param(m.main).label or m.main}: 2, 5")
+            settings.append((m, chosen, text))
     c1, c2, c3 = st.columns(3)
     seeds = c1.number_input("Seeds per randomised setting", 1, 20, 3, key="w_t_seeds")
     seed = c2.number_input("First seed", 0, 2**31 - 1, 0, key="w_t_seed")
@@ -84,14 +81,17 @@ def parse_values(text: str, label: str) -> list[float | int]:
 if run:
     try:
         grid_settings = []
-        for method, param, chosen, text in settings:
-            values = parse_values(text, dict((m[0], m[1]) for m in METHODS)[method])
-            grid_settings += [{"method": method, "column": c, "param": param, "values": values}
-                              for c in chosen if values]
-        ks = parse_values(k_text, "Local suppression")
-        if ks:
-            grid_settings.append({"method": "local_suppression", "columns": list(roles.qi),
-                                  "param": "k", "values": ks})
+        for m, chosen, text in settings:
+            values = parse_values(text, m.label)
+            fixed = {p.name: p.default for p in m.controls if p.name != m.main}
+            if not values or not chosen:
+                continue
+            if m.target == "column":
+                grid_settings += [{"method": m.name, "column": c, "param": m.main,
+                                   "values": values, "fixed": fixed} for c in chosen]
+            else:
+                grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
+                                      "values": values, "fixed": fixed})
         if not grid_settings:
             raise SdcInputError("choose at least one method with a column and values")
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
@@ -153,7 +153,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
                                            f"Information loss against {method} {param}"),
                     f"{ds.name}_loss_by_{method}_{param}", key="t_loss", context=context)
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(table.drop(columns="step"), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 table.columns if table[c].dtype.kind == "f"
                                 and c != "param_value"})
@@ -173,18 +173,9 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                                               + (" (Pareto-optimal)" if table.at[i, 'pareto']
                                                  else ""))
     if st.button("Open it on the Protect page", icon=":material/shield:") and pick is not None:
-        row = table.loc[pick]
-        value, column = row["param_value"], row["column"]
-        first_seed = int(sweep["grid"]["seed"])
-        setting = {
-            "band": lambda: ProtectSettings(bands={column: value}),
-            "pram": lambda: ProtectSettings(pram_columns=[column], pram_p=value),
-            "relabel": lambda: ProtectSettings(relabel_columns=[column], relabel_alpha=value),
-            "rank_swap": lambda: ProtectSettings(swap_columns=[column], swap_percent=value),
-            "randomized_response": lambda: ProtectSettings(rr_column=column, rr_keep=value),
-            "local_suppression": lambda: ProtectSettings(suppress_k=int(value)),
-        }[row["method"]]()
-        state.set_protect_settings(replace(setting, seed=first_seed), reseed_widgets=True)
+        step = json.loads(table.at[pick, "step"])
+        state.set_protect_settings(from_steps([step], int(sweep["grid"]["seed"])),
+                                   reseed_widgets=True)
         st.switch_page("pages/protect.py")
     st.caption(f"Sweep of {len(table) - 1} settings on {md(ds.name)}; each row is the one-step "
                "recipe with the first seed, so the Protect page shows one of its runs. Click a "

@@ -14,7 +14,8 @@ A grid names settings to try one at a time on the original table:
 Each setting is the one-step recipe ``{"seed": s, "steps": [{"method", "column", param: value,
 **fixed}]}``, so any row can be reproduced with ``apply``. Randomised methods (PRAM, relabeling,
 rank swapping, randomized response) run with seeds ``seed, seed+1, …`` (``seeds`` of them) and
-report the mean, with the standard deviation in ``*_sd`` columns. The first row is the
+report the mean, with the standard deviation in ``*_sd`` columns; the last column, ``step``,
+holds each setting's recipe step as JSON (to reopen it). The first row is the
 unprotected ``BASELINE``.
 
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
@@ -38,6 +39,7 @@ The risk is ``linkage_reidentifications`` (``"pareto_risk":
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -274,7 +276,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
-    rows = [{"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,
+    rows = [{"step": "", "method": "BASELINE", "column": "", "param_name": "",
+             "param_value": np.nan,
              **ctx.baseline_risk, "IL1_numeric": 0.0, "IL1_categorical": 0.0,
              "IL1_overall": 0.0, "eigenvalue_similarity_percent": 100.0,
              "suppressed_values": 0, "n_seeds": 1}]
@@ -293,7 +296,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             if progress:
                 progress(done, total, label)
         frame = pd.DataFrame(results)
-        row = {"method": s.step["method"],
+        row = {"step": json.dumps(s.step, ensure_ascii=False), "method": s.step["method"],
                "column": s.step.get("column") or "+".join(s.step.get("columns", [])),
                "param_name": s.param, "param_value": s.value, **frame.mean().to_dict(),
                "n_seeds": runs}
@@ -304,4 +307,4 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table["IL1_overall"],
                                    table["suppressed_values"])
     sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY if f"{c}_sd" in table]
-    return table[COLUMNS + sd_cols]
+    return table[COLUMNS + sd_cols + ["step"]]

@@ -82,15 +82,15 @@ def test_protect_banding_slider_changes_risk_and_utility():
 def test_protect_every_method_and_reports():
     at = app_on("pages/protect.py")
     at.slider(key="w_p_pram_p").set_value(0.1).run()
-    at.multiselect(key="w_p_swap_cols").set_value(["wtkg"]).run()
-    at.slider(key="w_p_swap_pct").set_value(5.0).run()
+    at.multiselect(key="w_p_rank_swap_cols").set_value(["wtkg"]).run()
+    at.slider(key="w_p_rank_swap_window_percent").set_value(5.0).run()
     at.multiselect(key="w_p_relabel_cols").set_value(["drugs"]).run()
     at.slider(key="w_p_relabel_alpha").set_value(0.3).run()
-    at.selectbox(key="w_p_rr_col").set_value("homo").run()
-    at.slider(key="w_p_rr_keep").set_value(0.5).run()
-    at.slider(key="w_p_k").set_value(5).run()
+    at.multiselect(key="w_p_randomized_response_cols").set_value(["homo"]).run()
+    at.slider(key="w_p_randomized_response_keep_probability").set_value(0.5).run()
+    at.slider(key="w_p_local_suppression_k").set_value(5).run()
     assert not at.exception and not at.error
-    captions = " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # Markdown escapes
     assert "Rank swap of wtkg: window 107 ranks" in captions
     assert "expected changed share α(1 − Σp²)" in captions
     assert "ε = 1.099" in captions and "Local suppression: age" in captions
@@ -117,7 +117,7 @@ def test_protect_loads_a_recipe_and_rejects_a_bad_one():
 
 def test_tradeoffs_sweep_table_and_loading_a_row():
     at = app_on("pages/tradeoffs.py")
-    at.text_input(key="w_t_k_values").set_value("3")  # inside the form: submitted with the click
+    at.text_input(key="w_t_local_suppression_values").set_value("3")  # submitted with the click
     at.button[0].click().run()
     assert not at.exception and not at.error
     table = frame_with(at, "method")
@@ -145,8 +145,8 @@ def test_protect_linkage_attack_sees_perturbation_and_known_columns():
     assert at.session_state["known"] == ["wtkg"]
     assert float(metrics(at)["Linkage attack"].replace(",", "")) > 2 * blind  # weight narrows
     at.slider(key="w_p_pram_p").set_value(0.0).run()
-    at.multiselect(key="w_p_swap_cols").set_value(["age"]).run()
-    at.slider(key="w_p_swap_pct").set_value(10.0).run()
+    at.multiselect(key="w_p_rank_swap_cols").set_value(["age"]).run()
+    at.slider(key="w_p_rank_swap_window_percent").set_value(10.0).run()
     assert metrics(at)["dRisk"] == "100.00 %"
     assert "dRisk" in " ".join(c.value for c in at.caption)
 
@@ -254,7 +254,7 @@ def test_chart_text_from_data_is_escaped():
 def test_report_carries_both_readings_of_risk(actg):
     from sdc_core.risk import risk_profile
     from sdc_core.risk.linkage import linkage_attack
-    from ui.report import build_report, risk_table, suppression_notes
+    from ui.report import build_report, risk_table, step_notes
     from ui.workbench import evaluate, recipe_json
 
     qi = ["age", "gender", "race"]
@@ -268,10 +268,10 @@ def test_report_carries_both_readings_of_risk(actg):
     assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
     assert "sdcMicro dRisk, interval disclosure (%, an upper bound)" in rows
     html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
-                        text, table, table, [], notes=suppression_notes(
+                        text, table, table, [], notes=step_notes(
                             [{"method": "local_suppression", "k": 5, "min_k_after": 5.0,
-                              "min_k_after_as_category": 1.0}]))
-    assert "the smallest class is 5 when a blank matches any value" in html
+                              "min_k_after_as_category": 1.0, "suppressed": {"age": 3}}]))
+    assert "smallest class is 5 when a blank matches any value" in html
     assert "a blank leaves the smallest class at 1." in html
     assert "maximum loss 1" in html
     assert "linkage attack: expected re-identifications" in html

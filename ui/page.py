@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.io import Kind
+from sdc_core.methods import Method
 from sdc_core.roles import Roles
 from ui.sidebar import render_sidebar
 from ui.state import Dataset
@@ -43,3 +44,16 @@ def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
                      if k is Kind.CATEGORICAL and c not in roles.ignore],
         numbers=numbers,
         banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
+
+
+def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
+    """The columns a method takes, by its declared kind."""
+    return {"numeric_keys": groups.banded, "categorical": groups.categorical,
+            "numeric": groups.numbers, "keys": list(roles.qi)}[m.columns]
+
+
+def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
+    """The columns a method starts with, by its declared default."""
+    if m.default_columns == "categorical_keys":
+        return [c for c in roles.qi if c in groups.categorical]
+    return groups.banded if m.default_columns == "numeric_keys" else []

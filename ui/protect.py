@@ -1,88 +1,89 @@
-"""The Protect page's settings and their translation to and from recipe steps (pure Python)."""
+"""The Protect page's settings and their translation to and from recipe steps (pure Python).
+
+The settings follow the method declarations (:func:`sdc_core.methods.registry`): for each method
+offered on the page, the columns chosen and the value of each of its controls. A method is off
+while its ``main`` parameter has its ``off`` value.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
+from sdc_core.methods import Method, registry
+
+
+def page_methods() -> list[Method]:
+    """The methods the Protect page offers, in the order they apply."""
+    return [m for m in registry().values() if m.ui]
 
 
 @dataclass(frozen=True)
 class ProtectSettings:
-    """Off by default: width 0, probabilities 0, keep probability 1, k 0."""
+    """``columns[method]``: the columns chosen for it; ``values[method]``: its control values
+    (for a per-column method, ``{column: main value}``). Everything is off by default."""
 
-    bands: dict[str, float] = field(default_factory=dict)
-    pram_columns: list[str] = field(default_factory=list)
-    pram_p: float = 0.0
-    relabel_columns: list[str] = field(default_factory=list)
-    relabel_alpha: float = 0.0
-    swap_columns: list[str] = field(default_factory=list)
-    swap_percent: float = 0.0
-    rr_column: str | None = None
-    rr_keep: float = 1.0
-    suppress_k: int = 0
+    columns: Mapping[str, list[str]] = field(default_factory=dict)
+    values: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     seed: int = 42
 
+    def value(self, method: Method, param: str) -> Any:
+        """The value of a control, or its declared default."""
+        return self.values.get(method.name, {}).get(param, method.param(param).default)
+
     def steps(self, qi: list[str]) -> list[dict[str, Any]]:
-        """Recipe steps of the active methods, in the order the page shows them: banding,
-        PRAM, relabeling, rank swapping, randomized response, local suppression."""
+        """Recipe steps of the active methods, in the order the page shows them."""
         out: list[dict[str, Any]] = []
-        for col, width in self.bands.items():
-            if width > 0:
-                out.append({"method": "band", "column": col, "width": _num(width)})
-        if self.pram_p > 0:
-            out += [{"method": "pram", "column": c, "p": self.pram_p} for c in self.pram_columns]
-        if self.relabel_alpha > 0:
-            out += [{"method": "relabel", "column": c, "alpha": self.relabel_alpha}
-                    for c in self.relabel_columns]
-        if self.swap_percent > 0:
-            out += [{"method": "rank_swap", "column": c, "window_percent": self.swap_percent}
-                    for c in self.swap_columns]
-        if self.rr_column and self.rr_keep < 1:
-            out.append({"method": "randomized_response", "column": self.rr_column,
-                        "keep_probability": self.rr_keep})
-        if self.suppress_k > 1 and qi:
-            out.append({"method": "local_suppression", "columns": list(qi),
-                        "k": int(self.suppress_k)})
+        for m in page_methods():
+            if m.per_column:
+                out += [{"method": m.name, "column": c, m.main: _num(v)}
+                        for c, v in self.values.get(m.name, {}).items() if v != m.off]
+                continue
+            if self.value(m, m.main) == m.off:
+                continue
+            params = {p.name: _num(self.value(m, p.name)) for p in m.controls}
+            cols = list(qi) if m.columns == "keys" else list(self.columns.get(m.name, []))
+            if not cols:
+                continue
+            if m.target == "column":
+                out += [{"method": m.name, "column": c, **params} for c in cols]
+            else:
+                out.append({"method": m.name, "columns": cols, **params})
         return out
 
 
-def _num(v: float) -> float | int:
-    return int(v) if float(v).is_integer() else float(v)
+def _num(v: Any) -> Any:
+    """Whole numbers as int in recipes (width 10, not 10.0)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
 
 
 def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
     """Settings that reproduce ``steps``, or an error naming a step the page cannot show."""
-    s = ProtectSettings(seed=seed)
-    bands: dict[str, float] = {}
-    shared: dict[str, tuple[list[str], float]] = {}
+    methods = {m.name: m for m in page_methods()}
+    columns: dict[str, list[str]] = {}
+    values: dict[str, dict[str, Any]] = {}
     for i, step in enumerate(steps):
-        m = step.get("method")
-        keys = set(step) - {"method"}
-        where = f"step {i + 1} ({m})"
-        if m == "band" and keys == {"column", "width"}:
-            bands[step["column"]] = step["width"]
-        elif m in ("pram", "relabel", "rank_swap") and keys == {"column", _PARAM[m]}:
-            cols, value = shared.get(m, ([], step[_PARAM[m]]))
-            if value != step[_PARAM[m]]:
-                raise SdcInputError(f"{where}: the Protect page uses one {_PARAM[m]} for all "
-                                    f"{m} columns")
-            shared[m] = (cols + [step["column"]], value)
-        elif m == "randomized_response" and keys == {"column", "keep_probability"}:
-            s = replace(s, rr_column=step["column"], rr_keep=step["keep_probability"])
-        elif m == "local_suppression" and keys == {"columns", "k"}:
-            s = replace(s, suppress_k=int(step["k"]))
-        else:
+        m = methods.get(step.get("method"))
+        where = f"step {i + 1} ({step.get('method')})"
+        keys = set(step) - {"method", "column", "columns"}
+        if m is None or not keys <= {p.name for p in m.controls} or m.main not in keys:
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
-    pram, relabel, swap = (shared.get(m, ([], 0.0)) for m in ("pram", "relabel", "rank_swap"))
-    return replace(s, bands=bands, pram_columns=pram[0], pram_p=pram[1],
-                   relabel_columns=relabel[0], relabel_alpha=relabel[1], swap_columns=swap[0],
-                   swap_percent=swap[1])
-
-
-_PARAM = {"pram": "p", "relabel": "alpha", "rank_swap": "window_percent"}
+        if m.per_column:
+            values.setdefault(m.name, {})[step["column"]] = step[m.main]
+            continue
+        params = {p.name: step.get(p.name, p.default) for p in m.controls}
+        if values.setdefault(m.name, params) != params:
+            raise SdcInputError(f"{where}: the Protect page uses one setting of "
+                                f"{', '.join(params)} for all {m.name} columns")
+        if m.columns != "keys":
+            cols = [step["column"]] if m.target == "column" else list(step["columns"])
+            columns[m.name] = columns.get(m.name, []) + cols
+    return ProtectSettings(columns, values, seed)
 
 
 def describe(steps: list[dict[str, Any]], seed: int) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sdc_core import __version__
+from sdc_core.methods import registry
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.linkage import LinkageResult
 from ui.workbench import LINKAGE_KEYS, RISK_KEYS
@@ -27,13 +28,12 @@ RISK_NAMES = {
 }
 
 
-def suppression_notes(reports: list[dict[str, Any]]) -> list[str]:
-    """What each local suppression step promises, under both readings of a blank."""
-    return [f"Local suppression to k = {r['k']}: the smallest class is {r['min_k_after']:g} "
-            "when a blank matches any value (sdcMicro's reading, the one k is reached under); "
-            f"read as a value of its own, a blank leaves the smallest class at "
-            f"{r['min_k_after_as_category']:g}." for r in reports
-            if r["method"] == "local_suppression"]
+def step_notes(reports: list[dict[str, Any]]) -> list[str]:
+    """One line per protection step on what it did, from its method's declaration (local
+    suppression states what it promises under both readings of a blank)."""
+    methods = registry()
+    return [methods[r["method"]].describe(r) for r in reports
+            if methods[r["method"]].describe is not None]
 
 
 #: How IL1 reads a numeric value that protection turned into a missing one (the default).
