@@ -214,7 +214,9 @@ class SweepContext:
                        recipe: Recipe) -> dict[str, float]:
         """Measures after replacing one column by ``values`` (made by ``recipe``)."""
         original = self.df[column]
-        is_num = column in self.numeric
+        # a column recoded to text (rare codes → "other") is compared as categories and
+        # leaves the correlation measure unchanged
+        is_num = column in self.numeric and pd.api.types.is_numeric_dtype(values)
         value, changed = numeric_il1(original, values, self.il1_missing) if is_num \
             else categorical_il1(original, values)
         loss = combine({column: value}, [value] if changed and is_num else [],

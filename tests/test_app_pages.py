@@ -320,3 +320,18 @@ def test_risk_page_reports_classes_without_a_sensitive_value():
     assert metric.value == "min l = 1"  # the class of 30 F releases no diag: not l = 0
     assert any("33.33 % of records are in classes where no value of diag is released" in c.value
                for c in at.caption)
+
+
+def test_protect_offers_noise_and_recoding_from_their_declarations():
+    at = app_on("pages/protect.py")
+    at.multiselect(key="w_p_noise_cols").set_value(["wtkg", "cd40"]).run()
+    at.slider(key="w_p_noise_p").set_value(100.0).run()
+    at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
+    at.slider(key="w_p_recode_min_count").set_value(100).run()
+    assert not at.exception and not at.error
+    steps = json.loads(at.code[0].value)["steps"]
+    assert {"method": "noise", "columns": ["wtkg", "cd40"], "kind": "additive", "p": 100,
+            "delta": 0.1} in steps
+    assert {"method": "recode", "column": "karnof", "min_count": 100} in steps
+    assert [s["method"] for s in steps] == ["recode", "noise"]  # declared order
+    assert float(metrics(at)["IL1 numeric"]) > 0

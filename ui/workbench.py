@@ -55,6 +55,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     attack = linkage_attack(df, out, qi, recipe, known or [])
     touched = list(dict.fromkeys(c for s in recipe.steps
                                  for c in ([s["column"]] if "column" in s else s["columns"])))
+    # a column recoded to text (rare codes → "other") is compared as categories
+    numeric = [c for c in numeric if pd.api.types.is_numeric_dtype(out[c])]
     loss = il1(df, out, numeric, columns=touched)
     similarity = eigenvalue_similarity(df, out, numeric) if numeric else 100.0
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}

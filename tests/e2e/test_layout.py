@@ -36,7 +36,8 @@ def test_no_metric_is_cut(page: Page, app_url: str, shots: Path, width: int, hei
             expect(page.get_by_test_id("stMetricDelta").first).to_be_visible(timeout=30_000)
         wait_idle(page)
         page.wait_for_timeout(500)
-        expect(page.get_by_test_id("stMetricValue").first).to_be_visible()
+        if name != "Response tables":  # metrics appear there only for some answers
+            expect(page.get_by_test_id("stMetricValue").first).to_be_visible()
         checked += page.get_by_test_id("stMetricValue").count()
         assert page.evaluate(CUT) == [], f"{name} at {width}×{height}"
         shot(page, shots, f"layout_{name.replace(' ', '_').lower()}_{width}")
