@@ -335,3 +335,45 @@ def test_protect_offers_noise_and_recoding_from_their_declarations():
     assert {"method": "recode", "column": "karnof", "min_count": 100} in steps
     assert [s["method"] for s in steps] == ["recode", "noise"]  # declared order
     assert float(metrics(at)["IL1 numeric"]) > 0
+
+
+def test_risk_page_suda2_section_shows_the_actg_figures():
+    at = app_on("pages/risk.py")
+    m = metrics(at)
+    assert m["Records with MSUs"] == "29"
+    assert m["Max SUDA score"] == "2" and m["Max DIS score"] == "0.011560"
+    assert any(s.value == "Special uniques (SUDA2)" for s in at.subheader)
+    contributions = frame_with(at, "share of the SUDA score (%)")
+    assert dict(zip(contributions["key"], contributions["share of the SUDA score (%)"].round(2))) \
+        == {"age": 100.0, "gender": 68.75, "race": 56.25}
+    top = frame_with(at, "suda_score")
+    assert top["row"].iloc[0] == 217 and top["msus"].iloc[0] == "age + gender; age + race"
+    explained = " ".join(x.value for x in at.markdown)
+    assert "minimal sample unique" in explained and "Row 217 is the only record" in explained
+
+
+def test_risk_page_suda2_runs_on_request_when_slow(monkeypatch):
+    import ui.suda_cache
+
+    monkeypatch.setattr(ui.suda_cache, "AUTO_SECONDS", 0.0)
+    at = app_on("pages/risk.py")
+    assert "Max SUDA score" not in metrics(at)
+    assert any("runs on request" in i.value for i in at.info)
+    at.button(key="risk_suda_go").click().run()
+    assert not at.exception and metrics(at)["Max SUDA score"] == "2"
+
+
+def test_protect_offers_microaggregation_from_its_declaration():
+    at = app_on("pages/protect.py")
+    at.multiselect(key="w_p_microaggregation_cols").set_value(["age"]).run()
+    at.slider(key="w_p_microaggregation_k").set_value(5).run()
+    assert not at.exception and not at.error
+    steps = json.loads(at.code[0].value)["steps"]
+    assert steps == [{"method": "microaggregation", "columns": ["age"], "k": 5,
+                      "algorithm": "mdav"}]
+    m = metrics(at)
+    # age becomes a distance column of the attack (ties share): below the unprotected 182;
+    # many groups hold one age only, so their mean is that age and the drop is small
+    assert float(m["Linkage attack"].replace(",", "")) < 182
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Microaggregation (mdav, k = 5) of age:" in captions

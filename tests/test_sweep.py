@@ -69,6 +69,8 @@ def test_fast_path_equals_full_recomputation(actg):
         {"method": "pram", "column": "gender", "param": "p", "values": [0.2]},
         {"method": "recode", "column": "race", "param": "min_count", "values": [700]},
         {"method": "noise", "columns": ["wtkg", "cd40"], "param": "p", "values": [100]},
+        {"method": "microaggregation", "columns": ["wtkg", "cd40"], "param": "k",
+         "values": [4], "fixed": {"algorithm": "mdav"}},
         {"method": "relabel", "column": "race", "param": "alpha", "values": [0.3]},
         {"method": "local_suppression", "columns": QI, "param": "k", "values": [3]}]}
     fast = run_sweep(actg, QI, grid).iloc[1:].reset_index(drop=True)

@@ -1,0 +1,686 @@
+"""Microaggregation of numeric columns: MDAV, individual ranking, PCA ordering and optimal
+univariate microaggregation, as sdcMicro defines them.
+
+Records are put into groups of at least k and every value is replaced by the mean of its group
+(the arithmetic mean of the *original* values), so group totals, column totals and the mean are
+kept exactly (up to rounding). The algorithms differ in how they form the groups. What was read in
+sdcMicro (sdcTools/sdcMicro: ``R/microaggregation.R``, ``R/mafast.R``, ``R/mdav.R``,
+``src/Mdav.h``, ``src/Mdav.cpp``) is stated with each; our own choices are marked as such.
+
+**mdav** — maximum distance to average vector (Domingo-Ferrer & Mateo-Sanz 2002), sdcMicro's
+``mdav()`` (the C++ of ``src/Mdav.h``). Distance between records x and y:
+d(x, y) = Σ_j (x_j − y_j)² / σ_j², σ_j² the population variance Σ(x − x̄)²/n of column j
+(sdcMicro divides by n, ``Variance = SquaredSum/n − Avr²``; with the sample variance every
+distance is scaled by the same (n−1)/n, so all comparisons are the same in exact arithmetic — we
+use sdcMicro's so that the rounding is too; a constant column has weight 1). As in sdcMicro each
+term is computed in double precision and rounded to single precision, and the terms are added in
+single precision in column order (``TDist`` is ``float``): near-ties that single precision cannot
+tell apart are ties, broken as below. With m records left:
+
+1. while m ≥ 2k: c = the mean of the m records; r = the record farthest from c.
+   If m ≥ 3k: s = the record farthest from r among the same m records (r's group not yet
+   removed); the k records nearest to r form a group and are removed; then the k records nearest
+   to s (at s's values, even if s itself went into r's group) among those left form a group.
+   If 2k ≤ m < 3k: only r's group of k is formed (``ngroups = 1``).
+2. the m records left (k ≤ m ≤ 2k − 1; all n if n < 2k) form the last group.
+
+Ties: the farthest record is the earliest (lowest row position) among equal distances (strict
+``>`` scan in row order); the k nearest are taken in order of distance and, among equal distances,
+the *latest* record first — sdcMicro's hash list inserts each record before the earlier ones at
+the same distance, so r need not be in its own group when it has exact duplicates after it.
+Every group has exactly k records but the last (k … 2k − 1). This reproduces sdcMicro's grouping
+record for record on data without missing values, with two deliberate exceptions: the variance,
+when its one-pass formula loses more than 6 digits to cancellation (values with a large offset,
+where sdcMicro's weights are noise), is the two-pass one; and while more than ``EXACT_CENTRE``
+records are left the centre comes from a running total instead of sdcMicro's sum in row order,
+which can move a distance by one unit in the last place of single precision (only a near-tie can
+then go the other way). Group means are summed in row order, so they can differ from sdcMicro's
+in the last bit.
+Cost O(n²/k) distances, by nature; we find each farthest record and each k nearest with exact
+pruning — triangle-inequality bounds against a list of the records sorted by distance to an
+earlier centre, and nearest-neighbour lists from a k-d tree (of the records, or of the distinct
+value rows when some value row has many copies) — evaluating sdcMicro's single-precision distance
+only on the candidates that the bounds cannot separate (float32/float64 working distances carry
+explicit error margins). ``tests/test_microaggregation.py`` checks it against a step-by-step
+transcription of ``src/Mdav.h``.
+
+**onedims** — individual ranking (sdcMicro's ``micro_onedims``/``mafast``): each column on its
+own; its values sorted (ties in row order, R's stable ``order``), consecutive groups of k by
+rank, the n mod k left-over values joining the last group: ⌊n/k⌋ groups, the last of
+k + (n mod k) (sdcMicro's ``indexMicro``, ``mafast``).
+
+**pca** — sdcMicro's ``micro_pca``: the columns are standardised (``scale``: mean, sample sd),
+the records sorted by their score on the first principal component of the standardised data
+(``princomp``: eigenvector of the largest eigenvalue of their covariance, sign fixed so that its
+first loading is ≥ 0 — R's ``fix_sign = TRUE``; if it is 0, the first non-zero loading is made
+positive, our choice), ascending, ties in row order (R's stable sort); then consecutive groups as
+for onedims, every column replaced by its group mean. If the two largest eigenvalues are equal the
+first component is not unique and no ordering can be said to be sdcMicro's. A constant column
+(sd 0, an error in R) gets the score 0 (our choice).
+
+**optimal_univariate** — optimal univariate microaggregation (Hansen & Mukherjee 2003), column by
+column (not in sdcMicro): on the sorted values, the partition into runs of k … 2k − 1 consecutive
+values with the least within-group sum of squares SSE = Σ_groups Σ (x − x̄_g)² — every optimal
+k-partition of one variable is of that form. Shortest path over the sorted values:
+best(i) = min_{k ≤ L ≤ 2k−1} best(i − L) + SSE(x_(i−L+1) … x_(i)), best(0) = 0, computed by
+blocks of k positions (which depend only on earlier blocks); for small k the blocks of many
+chunks run at once from all 2k − 1 possible entry states and the chunks are then chained (min-plus
+algebra), for large k one chunk runs alone. Window SSEs are computed on values shifted by the
+window's first value (no global prefix sums, which lose every digit at a million values). Ties
+between equal totals go to the longest last group.
+
+Missing values (never a sentinel; sdcMicro's ``mdav`` codes them −999 and computes distances with
+a penalty): for onedims and optimal_univariate each column's missing values stay missing and its
+present values are aggregated among themselves. For mdav and pca the records are split by which of
+the columns they have: the records with the same pattern are aggregated among themselves, by the
+algorithm, on their present columns (so every released value is a mean of at least k present
+values); their missing values stay missing. A pattern (or, for the univariate methods, a column)
+with fewer than k records cannot form a group: its values are left unchanged and counted in
+``info["left_unchanged"]`` — suppress or drop them if they must not be released. Records missing
+all the columns have nothing to aggregate.
+
+Where we differ from sdcMicro's ``microaggregation()`` wrapper: with one column it runs
+``mafast`` (= onedims) whatever the method, we run the algorithm asked for; with fewer than 2k
+records its ``indexMicro`` stops with an error, we form one group (k records are needed).
+
+``info``: ``algorithm``, ``k``, ``records``, ``groups`` (groups formed, over all columns for the
+univariate methods, with ``groups_per_column``), ``min_group_size`` and ``max_group_size`` (None
+when no group could be formed), ``incomplete_records`` (records missing some of the columns),
+``missing_values`` (cells), ``left_unchanged`` (records for mdav/pca, values for the univariate
+methods, released unchanged because fewer than k share their pattern or column) and
+``sse_share`` = SSE/SST on the standardised columns: with x̄_j, s_j the mean and sample standard
+deviation (ddof 1) of column j's present values and x′ the released value,
+SSE = Σ_j Σ_i ((x_ij − x′_ij)/s_j)², SST = Σ_j Σ_i ((x_ij − x̄_j)/s_j)², over the present values
+(columns with s_j = 0 or fewer than two values left out); 0 = nothing changed, 1 = every value
+replaced by its column mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.checks import check_whole
+from sdc_core.errors import SdcInputError
+from sdc_core.methods.common import TableResult
+from sdc_core.methods.spec import Method, Param, Release
+
+#: up to this many records left, MDAV's centre is summed in row order exactly as sdcMicro sums it
+EXACT_CENTRE = 5000
+
+ALGORITHMS = ("mdav", "onedims", "pca", "optimal_univariate")
+UNIVARIATE = ("onedims", "optimal_univariate")
+
+
+# --------------------------------------------------------------------------- checks and input
+
+def _check_k(k: int) -> int:
+    try:
+        k = check_whole("k", k)
+    except (TypeError, ValueError, SdcInputError):
+        raise SdcInputError(f"k must be a whole number ≥ 2, not {k!r}") from None
+    if k < 2:
+        raise SdcInputError(f"k must be a whole number ≥ 2, not {k}")
+    return k
+
+
+def _matrix(df: pd.DataFrame, columns: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    if isinstance(columns, str):
+        columns = [columns]
+    cols = list(columns)
+    if not cols:
+        raise SdcInputError("columns: give at least one numeric column to microaggregate")
+    if len(set(cols)) != len(cols):
+        raise SdcInputError(f"columns: a column is named twice in {cols}")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise SdcInputError(f"columns: no column {missing[0]!r} in the table")
+    out = np.empty((len(df), len(cols)), dtype=np.float64)
+    for j, c in enumerate(cols):
+        s = df[c]
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            raise SdcInputError(f"microaggregation needs numeric columns; '{c}' is not numeric")
+        x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        if np.isinf(x).any():
+            raise SdcInputError(f"column '{c}' holds infinite values")
+        out[:, j] = x
+    return cols, out
+
+
+# --------------------------------------------------------------------------- group sizes
+
+def consecutive_sizes(m: int, k: int) -> np.ndarray:
+    """sdcMicro's groups of consecutive ranks: ⌊m/k⌋ groups of k, the last one also taking the
+    m mod k left over (one group of m when m < 2k)."""
+    g = max(1, m // k)
+    sizes = np.full(g, k, dtype=np.int64)
+    sizes[-1] = m - k * (g - 1)
+    return sizes
+
+
+def _window_sse(xs: np.ndarray, k: int, total: int) -> np.ndarray:
+    """``W[t, i − 1]`` = SSE of the sorted values ``xs[i − L : i]`` (the group of length
+    L = 2k − 1 − t ending at position i), for i = 1 … ``total``; ``inf`` where it does not fit.
+    Each window is shifted by its first value, which keeps the digits that global prefix sums
+    would lose."""
+    n = len(xs)
+    span = 2 * k - 1
+    starts = n - k + 1                       # windows of length ≥ k start at 0 … n − k
+    pad = np.concatenate([xs, np.full(span, np.nan)])
+    base = xs[:starts]
+    s1 = np.zeros(starts)
+    s2 = np.zeros(starts)
+    d = np.empty(starts)
+    w = np.full((k, total), np.inf)
+    for o in range(span):
+        np.subtract(pad[o:o + starts], base, out=d)
+        s1 += d
+        d *= d
+        s2 += d
+        length = o + 1
+        if k <= length <= n:
+            valid = n - length + 1           # groups starting at 0 … n − length
+            sse = s2[:valid] - s1[:valid] * s1[:valid] / length
+            np.maximum(sse, 0.0, out=sse)
+            w[span - length, length - 1:n] = sse
+    return w
+
+
+def optimal_univariate_sizes(xs: np.ndarray, k: int) -> np.ndarray:
+    """Sizes (in sorted order) of the optimal partition of the sorted values ``xs`` into runs of
+    k … 2k − 1 (see the module docstring)."""
+    n = len(xs)
+    if n < 2 * k:
+        return np.array([n], dtype=np.int64)
+    span = 2 * k - 1
+    if k <= 12 and n > 64 * k:                # chunks in parallel, chained afterwards
+        lc = max(span, int(round(math.sqrt(n * k) / k)) * k)
+    else:                                     # one chunk: the plain recursion by blocks of k
+        lc = n
+    lc = -(-lc // k) * k
+    nchunks = -(-n // lc)
+    w = _window_sse(xs, k, nchunks * lc)
+    steps = lc // k
+    start = np.full(span, np.inf)
+    start[-1] = 0.0                           # best(0) = 0, nothing before
+
+    def chain() -> np.ndarray:
+        """One chunk: per block of k positions a k × k table (position × candidate)."""
+        buf = np.empty(span + k)
+        buf[:span] = start
+        window = np.lib.stride_tricks.sliding_window_view(buf, k)[:k]
+        blocks = w.T.reshape(steps, k, k)
+        rows = np.arange(k)
+        pick = np.empty((steps, k), dtype=np.int64)
+        for q in range(steps):
+            cand = window + blocks[q]
+            t = cand.argmin(axis=1)
+            pick[q] = t
+            buf[span:] = cand[rows, t]
+            buf[:span] = buf[k:].copy()
+        return pick.reshape(-1)
+
+    def run(entry: np.ndarray, keep: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """Blocks of k positions in every chunk at once, from the entry states ``entry``
+        (span × chunks × E: best at the span positions before each chunk; E entry states per
+        chunk). Returns the best at the last span positions (span × chunks × E) and, with
+        ``keep``, the best candidate t per position (chunk-position × chunks, E = 1)."""
+        buf = np.empty((span + k,) + entry.shape[1:])
+        buf[:span] = entry
+        new = buf[span:]
+        tmp = np.empty_like(new)
+        pick = np.zeros((lc, nchunks), dtype=np.int8) if keep else None
+        arg = np.zeros(new.shape, dtype=np.int8)
+        for q in range(steps):
+            block = slice(q * k, (q + 1) * k)
+            np.add(buf[0:k], wt[0][block, :, None], out=new)
+            if keep:
+                arg[...] = 0
+            for t in range(1, k):
+                np.add(buf[t:t + k], wt[t][block, :, None], out=tmp)
+                if keep:
+                    better = tmp < new
+                    np.copyto(new, tmp, where=better)
+                    np.copyto(arg, t, where=better)
+                else:
+                    np.minimum(new, tmp, out=new)
+            if keep:
+                pick[block] = arg[:, :, 0]
+            buf[:span] = buf[k:].copy()
+        return buf[:span], pick
+
+    if nchunks == 1:
+        picks = chain()
+    else:
+        # per candidate t: (position in chunk, chunk), contiguous for the block slices
+        wt = [np.ascontiguousarray(w[t].reshape(nchunks, lc).T) for t in range(k)]
+        basis = np.full((span, nchunks, span), np.inf)
+        basis[np.arange(span), :, np.arange(span)] = 0.0
+        exits, _ = run(basis, keep=False)     # exits[position, chunk, entry state]
+        entries = np.empty((span, nchunks, 1))
+        state = start
+        for c in range(nchunks):
+            entries[:, c, 0] = state
+            state = (exits[:, c, :] + state).min(axis=1)
+        _, pick = run(entries, keep=True)
+        picks = pick.T.reshape(-1)
+    # length of the best last group ending at each position 1 … n (t ↔ L = span − t)
+    lengths = (span - picks[:n].astype(np.int64)).tolist()
+    sizes = []
+    i = n
+    while i > 0:
+        length = lengths[i - 1]
+        sizes.append(length)
+        i -= length
+    if i != 0:                                # cannot happen: every i ≥ k is reachable
+        raise AssertionError("optimal univariate microaggregation lost its path")
+    return np.array(sizes[::-1], dtype=np.int64)
+
+
+def _labels_from_sizes(order: np.ndarray, sizes: np.ndarray, first: int) -> np.ndarray:
+    labels = np.empty(len(order), dtype=np.int64)
+    labels[order] = first + np.repeat(np.arange(len(sizes)), sizes)
+    return labels
+
+
+def pca_order(x: np.ndarray) -> np.ndarray:
+    """Row order by the score on the first principal component of the standardised columns
+    (sdcMicro's ``micro_pca``; see the module docstring), ties in row order."""
+    m, p = x.shape
+    sd = x.std(axis=0, ddof=1) if m > 1 else np.zeros(p)
+    z = np.where(sd > 0, (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    if p == 1:
+        score = z[:, 0]
+    else:
+        z = z - z.mean(axis=0)
+        _, vectors = np.linalg.eigh(z.T @ z / m)
+        v = vectors[:, -1]
+        nonzero = np.flatnonzero(np.abs(v) > 0)
+        if len(nonzero) and v[nonzero[0]] < 0:
+            v = -v
+        score = z @ v
+    return np.argsort(score, kind="stable")
+
+
+# --------------------------------------------------------------------------- MDAV
+
+def _mdav_weights(x: np.ndarray) -> np.ndarray:
+    """1/σ² per column as sdcMicro computes it (one pass, row order, divisor n), or from the
+    two-pass variance when the one-pass one has lost more than 6 digits; 1 for constant columns."""
+    n = len(x)
+    mean = np.cumsum(x, axis=0)[-1] / n
+    one_pass = np.cumsum(x * x, axis=0)[-1] / n - mean * mean
+    two_pass = x.var(axis=0)
+    var = np.where(np.abs(one_pass - two_pass) <= 1e-6 * two_pass, one_pass, two_pass)
+    return np.where(var > 0, 1.0 / np.where(var > 0, var, 1.0), 1.0)
+
+
+def mdav_labels(x: np.ndarray, k: int) -> np.ndarray:
+    """Group number (in order of formation) of each row of ``x`` (n × p, no missing values) by
+    sdcMicro's MDAV (see the module docstring)."""
+    n, p = x.shape
+    labels = np.zeros(n, dtype=np.int64)
+    if n < 2 * k:
+        return labels
+    w = _mdav_weights(x)
+    mu = x.mean(axis=0)
+    sw = np.sqrt(w)
+    zr = (x - mu) * sw                                    # standardised, float64, n × p
+    z32 = np.ascontiguousarray(zr.T, dtype=np.float32)    # for the bulk passes
+    # error bounds between the float32/float64 working distances and sdcMicro's float distance
+    eps = 1e-5 + 1.2e-7 * p
+    eta = 1e-6 * (1.0 + float(np.abs(zr).max())) * math.sqrt(p)
+    alive = np.ones(n, dtype=bool)
+    tot = np.cumsum(x, axis=0)[-1].copy()
+
+    # records with the same values ("classes") have the same distances
+    uniq, inv = np.unique(x, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    u = len(uniq)
+    by_class = np.argsort(inv, kind="stable")            # records of each class, in row order
+    class_start = np.zeros(u + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inv, minlength=u), out=class_start[1:])
+    alive_count = np.bincount(inv, minlength=u)
+    # few copies of any record: neighbour lists of the records; else of the classes
+    width = 2 * k + 10
+    per_record = 2 * int(alive_count.max()) <= width
+
+    def exact(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """sdcMicro's distance of each row of ``values`` to q: each term in double rounded to
+        float, the terms added in float in column order."""
+        t = values - q
+        t *= t
+        t *= w
+        t32 = t.astype(np.float32)
+        acc = t32[:, 0].copy()
+        for j in range(1, p):
+            acc += t32[:, j]
+        return acc
+
+    def farthest_of(cand: np.ndarray, q: np.ndarray) -> int:
+        """Largest distance, the earliest record among equals."""
+        if len(cand) == 1:
+            return int(cand[0])
+        f = exact(x[cand], q)
+        return int(cand[f == f[f.argmax()]].min())
+
+    def nearest_of(cand: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """The k smallest distances, the latest record first among equals."""
+        if len(cand) == k:
+            return cand
+        f = exact(x[cand], q)
+        return cand[np.lexsort((-cand, f))[:k]]
+
+    # neighbour lists (exact as long as k records of a list are alive well inside it)
+    points = zr if per_record else (uniq - mu) * sw
+    width = min(len(points), width)
+    use_lists = len(points) * width <= 8_000_000
+    if use_lists:
+        from scipy.spatial import cKDTree  # ~0.7 s to import: only here
+
+        near_d, near_i = cKDTree(points).query(points, width, workers=-1)
+        near_d = near_d.reshape(len(points), width)
+        near_i = near_i.reshape(len(points), width)
+        reach = near_d[:, -1].tolist()
+
+    # working arrays: alive records sorted by distance to an earlier centre zc0 (descending),
+    # dead ones blanked with NaN until the next compaction
+    gbuf = np.empty(n, dtype=np.float32)
+    tbuf = np.empty(n, dtype=np.float32)
+    posmap = np.empty(n, dtype=np.int64)
+    ids = np.arange(n)
+    neg_d0 = np.empty(0)
+    zc_arr = z32
+    zc0: list[float] = []
+    ptr = dead = work = 0
+
+    def rebuild(zc: np.ndarray) -> None:
+        nonlocal ids, neg_d0, zc_arr, zc0, ptr, dead, work
+        ids = ids[alive[ids]]
+        d = ((zr[ids] - zc) ** 2).sum(axis=1)
+        o = np.argsort(-d)
+        ids = ids[o]
+        neg_d0 = -np.sqrt(d[o])
+        zc_arr = np.ascontiguousarray(z32[:, ids])
+        posmap[ids] = np.arange(len(ids))
+        zc0 = zc.tolist()
+        ptr = dead = work = 0
+
+    def compact() -> None:
+        nonlocal ids, neg_d0, zc_arr, ptr, dead
+        keep = alive[ids]
+        ids = ids[keep]
+        neg_d0 = neg_d0[keep]
+        zc_arr = np.ascontiguousarray(zc_arr[:, keep])
+        posmap[ids] = np.arange(len(ids))
+        ptr = dead = 0
+
+    def dist2(zq: list[float], a: int, b: int) -> np.ndarray:
+        g = gbuf[: b - a]
+        tmp = tbuf[: b - a]
+        np.subtract(zc_arr[0, a:b], zq[0], out=g)
+        np.multiply(g, g, out=g)
+        for j in range(1, p):
+            np.subtract(zc_arr[j, a:b], zq[j], out=tmp)
+            np.multiply(tmp, tmp, out=tmp)
+            np.add(g, tmp, out=g)
+        return g
+
+    def farthest(zq: list[float], lower: float, radius: float, q: np.ndarray,
+                 count: bool) -> int:
+        """The alive record farthest from q, given a lower bound on that largest distance and
+        ``radius`` ≥ the distance from q to zc0 (z-space): only records with
+        d0 ≥ lower − radius can be it (triangle inequality), a prefix of the sorted list."""
+        nonlocal work
+        m = len(ids)
+        cut = (1 - 2 * eps) * (lower - eta) - radius - eta
+        end = int(neg_d0.searchsorted(-cut, "right")) if cut > 0 else m
+        end = max(end, ptr + 1)
+        if count:                 # the centre's prefix grows as the centre drifts: rebuild then
+            work += end - ptr
+        g = dist2(zq, ptr, end)
+        top = math.sqrt(float(np.fmax.reduce(g)))
+        thr = max(0.0, (1 - 4 * eps) * (top - eta) - eta) ** 2
+        return farthest_of(ids[ptr + (g >= thr).nonzero()[0]], q)
+
+    def nearest(i: int) -> np.ndarray:
+        q = x[i]
+        if use_lists and per_record:
+            recs = near_i[i]
+            sel = alive[recs].nonzero()[0]
+            if len(sel) >= k:
+                d = near_d[i]
+                lim = (1 + 4 * eps) * (d[sel[k - 1]] + eta) + eta
+                if lim < reach[i] - eta or width == n:
+                    cnt = int(d[sel].searchsorted(lim, "right"))
+                    return nearest_of(recs[sel[:cnt]], q)
+        elif use_lists:
+            cq = inv[i]
+            row = near_i[cq]
+            counts = alive_count[row]
+            t = int(counts.cumsum().searchsorted(k))     # first class reaching k records
+            if t < width:
+                d = near_d[cq]
+                lim = (1 + 4 * eps) * (d[t] + eta) + eta
+                if lim < reach[cq] - eta or width == u:
+                    end = int(d.searchsorted(lim, "right"))
+                    cand = np.concatenate([by_class[class_start[c]:class_start[c + 1]]
+                                           for c in row[:end][counts[:end] > 0].tolist()])
+                    return nearest_of(cand[alive[cand]], q)
+        zq = z32[:, i].tolist()
+        g = dist2(zq, ptr, len(ids))
+        gk = math.sqrt(float(np.partition(g, k - 1)[k - 1]))   # NaN (dead) sort last
+        lim = ((1 + 4 * eps) * (gk + eta) + eta) ** 2 + 1e-36 * p
+        return nearest_of(ids[ptr + (g <= lim).nonzero()[0]], q)
+
+    def remove(members: np.ndarray, group: int) -> None:
+        nonlocal dead
+        labels[members] = group
+        alive[members] = False
+        if not per_record:
+            for c in inv[members].tolist():
+                alive_count[c] -= 1
+        zc_arr[0, posmap[members]] = np.nan
+        dead += len(members)
+
+    left = n
+    group = 0
+    mu_l, sw_l = mu.tolist(), sw.tolist()
+    rebuild((tot / n - mu) * sw)
+    while left >= 2 * k:
+        two = left >= 3 * k
+        if left <= EXACT_CENTRE:          # summed in row order, as sdcMicro does
+            c = np.cumsum(x[alive], axis=0)[-1] / left
+        else:                             # a running total: can differ in the last bits
+            c = tot / left
+        zc = [(a - b) * s for a, b, s in zip(c.tolist(), mu_l, sw_l)]
+        if work > 2 * (len(ids) - ptr):
+            rebuild(np.array(zc))
+        while not alive[ids[ptr]]:
+            ptr += 1
+        delta = math.dist(zc, zc0)
+        r = farthest(zc, -neg_d0[ptr] - delta, delta, c, True)
+        if two:
+            zq = z32[:, r].tolist()
+            head = dist2(zq, ptr, min(len(ids), ptr + 32))
+            lower = math.sqrt(float(np.fmax.reduce(head)))
+            s = farthest(zq, lower, math.dist(zr[r].tolist(), zc0), x[r], False)
+        members = nearest(r)
+        remove(members, group)
+        group += 1
+        if two:
+            second = nearest(s)
+            remove(second, group)
+            group += 1
+            members = np.concatenate((members, second))
+        tot -= np.add.reduce(x[members], axis=0)
+        left -= len(members)
+        if dead > max(256, (len(ids) - ptr) // 8):
+            compact()
+    labels[alive] = group
+    return labels
+
+
+# --------------------------------------------------------------------------- the method
+
+def _patterns(present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the n × p mask ``present`` and each record's pattern number."""
+    n, p = present.shape
+    if present.all():
+        return np.ones((1, p), dtype=bool), np.zeros(n, dtype=np.int64)
+    if p <= 62:
+        code = present.astype(np.int64) @ (np.int64(1) << np.arange(p, dtype=np.int64))
+        codes, inverse = np.unique(code, return_inverse=True)
+        patterns = (codes[:, None] >> np.arange(p)) & 1 == 1
+        return patterns, inverse.reshape(-1)
+    patterns, inverse = np.unique(present, axis=0, return_inverse=True)
+    return patterns, inverse.reshape(-1)
+
+
+def _labels(x: np.ndarray, k: int, algorithm: str) -> tuple[np.ndarray, dict[str, object]]:
+    """Group labels (n × p, −1 where missing or left unchanged; groups numbered across the whole
+    table) and the counts that go into ``info``."""
+    n, p = x.shape
+    present = ~np.isnan(x)
+    labels = np.full((n, p), -1, dtype=np.int64)
+    sizes: list[np.ndarray] = []
+    left_unchanged = 0
+    first = 0
+    info: dict[str, object] = {}
+    if algorithm in UNIVARIATE:
+        per_column = []
+        for j in range(p):
+            idx = np.flatnonzero(present[:, j])
+            if len(idx) < k:
+                left_unchanged += len(idx)
+                per_column.append(0)
+                continue
+            order = np.argsort(x[idx, j], kind="stable")
+            if algorithm == "onedims":
+                s = consecutive_sizes(len(idx), k)
+            else:
+                s = optimal_univariate_sizes(x[idx, j][order], k)
+            labels[idx, j] = _labels_from_sizes(order, s, first)
+            first += len(s)
+            sizes.append(s)
+            per_column.append(len(s))
+        info["groups_per_column"] = per_column
+    else:
+        patterns, inverse = _patterns(present)
+        for pi, pattern in enumerate(patterns):
+            if not pattern.any():
+                continue
+            rows = np.flatnonzero(inverse == pi)
+            if len(rows) < k:
+                left_unchanged += len(rows)
+                continue
+            cols = np.flatnonzero(pattern)
+            sub = x[np.ix_(rows, cols)]
+            if algorithm == "mdav":
+                lab = mdav_labels(sub, k)
+                s = np.bincount(lab)
+                lab = lab + first
+            else:
+                s = consecutive_sizes(len(rows), k)
+                lab = _labels_from_sizes(pca_order(sub), s, first)
+            labels[np.ix_(rows, cols)] = lab[:, None]
+            first += len(s)
+            sizes.append(s)
+    all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+    info.update({
+        "groups": int(len(all_sizes)),
+        "min_group_size": int(all_sizes.min()) if len(all_sizes) else None,
+        "max_group_size": int(all_sizes.max()) if len(all_sizes) else None,
+        "incomplete_records": int((~present).any(axis=1).sum()),
+        "missing_values": int((~present).sum()),
+        "left_unchanged": int(left_unchanged),
+    })
+    return labels, info
+
+
+def _check(df: pd.DataFrame, columns: Sequence[str], k: int,
+           algorithm: str) -> tuple[list[str], np.ndarray, int]:
+    k = _check_k(k)
+    if algorithm not in ALGORITHMS:
+        raise SdcInputError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
+    cols, x = _matrix(df, columns)
+    if len(df) < k:
+        raise SdcInputError(f"microaggregation with k = {k} needs at least {k} records; the table "
+                            f"has {len(df)}")
+    return cols, x, k
+
+
+def group_labels(df: pd.DataFrame, columns: Sequence[str], k: int = 3,
+                 algorithm: str = "mdav") -> pd.DataFrame:
+    """The group of every value that :func:`microaggregation` releases as a group mean: a frame
+    of group numbers with df's index and the given columns (the same number along a record for
+    mdav and pca; −1 where the value is missing or left unchanged)."""
+    cols, x, k = _check(df, columns, k, algorithm)
+    labels, _ = _labels(x, k, algorithm)
+    return pd.DataFrame(labels, index=df.index, columns=cols)
+
+
+def sse_share(original: np.ndarray, released: np.ndarray) -> float:
+    """SSE/SST on the standardised columns (see the module docstring)."""
+    sse = sst = 0.0
+    for j in range(original.shape[1]):
+        x = original[:, j]
+        ok = ~np.isnan(x)
+        if ok.sum() < 2:
+            continue
+        sd = float(np.std(x[ok], ddof=1))
+        if not sd > 0:
+            continue
+        sse += float((((x[ok] - released[ok, j]) / sd) ** 2).sum())
+        sst += float((((x[ok] - x[ok].mean()) / sd) ** 2).sum())
+    return sse / sst if sst > 0 else 0.0
+
+
+def microaggregation(df: pd.DataFrame, columns: Sequence[str], k: int = 3,
+                     algorithm: str = "mdav") -> TableResult:
+    """Microaggregate ``columns`` of ``df`` into groups of at least ``k`` by ``algorithm`` (mdav,
+    onedims, pca or optimal_univariate; see the module docstring): every value becomes the mean
+    of its group's original values."""
+    cols, x, k = _check(df, columns, k, algorithm)
+    labels, info = _labels(x, k, algorithm)
+    out = x.copy()
+    for j in range(x.shape[1]):
+        lab = labels[:, j]
+        grouped = lab >= 0
+        if not grouped.any():
+            continue
+        g = lab[grouped]
+        base = int(g.min())
+        g = g - base
+        vals = x[grouped, j]
+        means = np.bincount(g, weights=vals) / np.maximum(np.bincount(g), 1)
+        out[grouped, j] = means[g]
+    result = {"algorithm": algorithm, "k": k, **info, "records": len(df),
+              "sse_share": sse_share(x, out)}
+    return TableResult(pd.DataFrame(out, index=df.index, columns=cols), result)
+
+
+def _describe(r: dict[str, object]) -> str:
+    return (f"Microaggregation ({r['algorithm']}, k = {r['k']}) of {r['column']}: "
+            f"{r['groups']} groups, the smallest of {r['min_group_size']}; within-group sum of "
+            f"squares {100 * float(r['sse_share']):.2f} % of the total"
+            + (f"; {r['left_unchanged']} values left unchanged (too few to group)"
+               if r.get("left_unchanged") else "") + ".")
+
+
+MICROAGGREGATION = Method(
+    name="microaggregation", label="Microaggregation", order=50, run=microaggregation,
+    release=Release.NUMERIC_PERTURBATION, target="columns", columns="numeric",
+    summary="values replaced by the mean of their group of k (0 = off)", main="k", off=0,
+    sweep_values="3, 5, 10",
+    params=(Param("k", "whole", 0, low=0, high=20, step=1, required=True,
+                  label="Group size k",
+                  help="Each value becomes the mean of a group of at least k similar records."),
+            Param("algorithm", "choice", "mdav", choices=ALGORITHMS, label="Algorithm",
+                  help="mdav: groups of similar records over all chosen columns (sdcMicro); "
+                       "onedims: each column on its own; pca: along the first principal "
+                       "component; optimal_univariate: the least loss, one column at a time.")),
+    describe=_describe)
