@@ -3,9 +3,11 @@
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from ui import charts, compute, state
+from sdc_core.risk.suda2 import shared_counts
+from ui import charts, compute, state, suda_cache
 from ui.page import require_quasi_identifiers
 from ui.sidebar import render_sidebar
+from ui.suda_chart import contribution_bars
 from ui.text import md, md_list, number
 
 st.title("Disclosure risk")
@@ -140,6 +142,96 @@ with right:
         st.dataframe(rare.astype({"level": str}), hide_index=True, width="stretch")
     else:
         st.caption("No key value is that rare.")
+
+st.subheader("Special uniques (SUDA2)", anchor=False)
+st.caption("A record is a *special unique* when a few of its key values already single it out: "
+           "sdcMicro's SUDA2 finds, for every record, the smallest sets of keys on which it is "
+           "unique and scores it higher the smaller they are. Sampling weights play no part.")
+state.bind("w_risk_dis_fraction", st.session_state.get("suda_dis_fraction", 0.01))
+suda_key = (ds.dataset_id, tuple(roles.qi))
+expected = suda_cache.expected_seconds(p.n_classes, len(roles.qi))
+if expected > suda_cache.AUTO_SECONDS and st.session_state.get("suda_requested") != suda_key:
+    st.info(f"SUDA2 looks at up to 2^{len(roles.qi)} − 1 = {2 ** len(roles.qi) - 1:,} subsets "
+            f"of the {len(roles.qi)} quasi-identifiers: up to about {expected:,.0f} s on this "
+            "table, so it runs on request.", icon=":material/hourglass:")
+    if st.button("Compute SUDA2", key="risk_suda_go", icon=":material/play_arrow:"):
+        st.session_state["suda_requested"] = suda_key
+        st.rerun()
+else:
+    fraction = float(st.session_state["w_risk_dis_fraction"])
+    try:
+        with st.spinner("Looking for minimal sample uniques…"):
+            sres = suda_cache.suda2_result(ds.dataset_id, tuple(roles.qi), fraction, df)
+            stop = suda_cache.top_records(ds.dataset_id, tuple(roles.qi), fraction, 10, df)
+    except SdcInputError as err:
+        sres = None
+        st.info(str(err), icon=":material/info:")
+    if sres is not None:
+        ssum = sres.summary()
+        sm = st.columns(4)
+        sm[0].metric("Records with MSUs", f"{ssum['n_records_score_positive']:,}",
+                     help="Records with a positive SUDA score: at least one minimal sample "
+                          "unique. Only records unique on all the quasi-identifiers can have "
+                          "one.")
+        sm[1].metric("Max SUDA score", f"{ssum['max_score']:g}",
+                     help=f"An MSU of s keys scores (M − s)! with M = {sres.n_variables} keys; "
+                          "a record's score is the sum over its MSUs.")
+        sm[2].metric("Max DIS score", f"{ssum['max_dis_score']:.6f}",
+                     help="sdcMicro's DIS-SUDA score: the score turned into a probability that "
+                          "a sample unique is a population unique, given the sampling fraction.")
+        sm[3].number_input("DIS sampling fraction", min_value=0.0001, max_value=1.0, step=0.01,
+                           format="%.4f", key="w_risk_dis_fraction",
+                           help="The share of the population in the file (sdcMicro's "
+                                "DisFraction, default 0.01). It changes the DIS score only.")
+        st.session_state["suda_dis_fraction"] = float(st.session_state["w_risk_dis_fraction"])
+        if not ssum["n_records_score_positive"]:
+            st.success("No record is unique on the quasi-identifiers: no special uniques.",
+                       icon=":material/check:")
+        else:
+            with st.expander("How: minimal sample uniques on this table",
+                             icon=":material/school:"):
+                first = stop.iloc[0]
+                row = int(first["row"])
+                msu = sres.msus_of(row)[0]
+                counts = shared_counts(df, row, msu)
+
+                def key_set(keys: tuple[str, ...]) -> str:
+                    return "{" + ", ".join(md(c) for c in keys) + "}"
+
+                values = ", ".join(f"{md(c)} = {md(first[c])}" for c in msu)
+                parts = [f"{counts[s]:,} have " + ", ".join(f"{md(c)} = {md(first[c])}"
+                                                         for c in s)
+                         for s in counts if len(s) < len(msu)]
+                weights = ", ".join(f"{w:g}" for w in sres.weights.values())
+                st.markdown(
+                    f"A *minimal sample unique* (MSU) of a record is a set of its key values "
+                    f"that no other record shares, while every smaller part of it is shared. "
+                    f"Row {row} is the only record with {values}"
+                    + (f" — yet {', '.join(parts)}" if parts else "")
+                    + f": {key_set(msu)} is one of its MSUs. All its MSUs: "
+                    + ", ".join(key_set(s) for s in sres.msus_of(row))
+                    + f". With M = {sres.n_variables} keys an MSU of 1, 2, … keys scores "
+                    f"(M − s)! = {weights}; the SUDA score adds these over a record's MSUs "
+                    f"({first['suda_score']:g} here). The DIS score scales the scores into a "
+                    f"probability: with P = {sres.n_in_pairs:,} records whose key values exactly "
+                    f"one other record shares, f = {sres.dis_fraction:g} and "
+                    f"Q = 1 + (8 − M)/20, dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) "
+                    f"= {first['dis_score']:.6f} for this row.")
+            left, right = st.columns(2)
+            with left:
+                charts.show(contribution_bars(ssum["attribute_contributions"]),
+                            f"{ds.name}_suda2_contributions", key="risk_suda_contrib",
+                            context=f"{ds.name} as loaded; SUDA2 on "
+                                    f"{', '.join(map(str, roles.qi))}; DisFraction {fraction:g}")
+            with right:
+                st.markdown("**Records with the highest SUDA score**")
+                st.dataframe(stop, hide_index=True, width="stretch",
+                             column_config={"dis_score": st.column_config.NumberColumn(
+                                 format="%.6f")})
+                st.caption("row: position in the table (from 0); msus: the key sets on which "
+                           "the record is a minimal sample unique. A key's contribution is the "
+                           "share of the total score from MSUs that include it, so the bars add "
+                           "up to more than 100 %.")
 
 st.subheader("Sensitive columns", anchor=False)
 if not roles.sensitive:

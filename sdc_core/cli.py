@@ -58,9 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="missing keys match any value (default) or are a category")
     risk.add_argument("--alpha", type=float, default=1.0,
                       help="weight of wildcard matches with another missing pattern, in [0, 1]")
+    risk.add_argument("--dis-fraction", type=float, default=0.01, metavar="F",
+                      help="SUDA2 special uniques: the sampling fraction of the DIS score, in "
+                           "(0, 1] (sdcMicro's DisFraction, default 0.01)")
+    risk.add_argument("--no-suda2", action="store_true",
+                      help="skip SUDA2 (it looks at up to 2^m - 1 key subsets: about 2-3x "
+                           "slower with each extra key)")
     risk.add_argument("--json", action="store_true", help="print one JSON object")
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
-                      help="write fk, Fk, risk per input row, in input order")
+                      help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score) per "
+                           "input row, in input order")
     risk.set_defaults(func=_cmd_risk)
 
     apply = sub.add_parser("apply", help="apply a recipe (JSON) and write the protected table")
@@ -311,8 +318,22 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         result.update(l_diversity={s: v.to_dict() for s, v in ldiv.items()},
                       attribute_disclosure=[f.to_dict() for f in scan.findings],
                       direct_identifiers=scan.direct_identifiers)
+    records = profile.records()
+    result["suda2"] = None
+    if not args.no_suda2:
+        from sdc_core.checks import check_probability
+        from sdc_core.risk.suda2 import suda2
+
+        fraction = check_probability("--dis-fraction", args.dis_fraction, low_open=True)
+        try:
+            special = suda2(df, args.qi, dis_fraction=fraction)
+        except SdcInputError as err:  # too many keys for SUDA2: the rest still stands
+            print(f"sdc_core: note: SUDA2 skipped: {err}", file=sys.stderr)
+        else:
+            result["suda2"] = special.summary()
+            records = records.join(special.records())
     if args.records is not None:
-        _write_records(profile.records(), args.records)
+        _write_records(records, args.records)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -345,6 +366,13 @@ def _format_risk(r: dict) -> str:
                      f"({100 * f['share']:.1f} % of records)")
     for c in r["direct_identifiers"]:
         lines.append(f"  WARNING: {c} is a direct identifier (distinct on almost every record)")
+    if r.get("suda2"):
+        s = r["suda2"]
+        lines.append(f"  SUDA2 special uniques           {s['n_records_score_positive']} records "
+                     f"score > 0; max score {s['max_score']:g}, max DIS score "
+                     f"{s['max_dis_score']:.6f} (DisFraction {s['dis_fraction']:g})")
+        lines.append("  SUDA2 attribute contributions   " + ", ".join(
+            f"{c} {v:.2f} %" for c, v in s["attribute_contributions"].items()))
     return "\n".join(lines)
 
 

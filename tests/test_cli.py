@@ -44,7 +44,7 @@ def test_risk_text_output_and_records(tmp_path, francdat):
     assert out.returncode == 0, out.stderr
     assert "expected re-identifications" in out.stdout
     written = pd.read_csv(records)
-    assert list(written.columns) == ["fk", "Fk", "risk"]
+    assert list(written.columns) == ["fk", "Fk", "risk", "suda_score", "dis_score"]
     p = risk_profile(francdat, ["Key1", "Key2", "Key3", "Key4"], weight="w")
     np.testing.assert_array_equal(written["fk"], p.fk)
     np.testing.assert_allclose(written["risk"], p.risk, rtol=1e-12)
@@ -260,3 +260,41 @@ def test_compare_linkage_errors(args, message):
     out = run("compare", EXAMPLE_PATH, EXAMPLE_PATH, *args)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and message in out.stderr
+
+
+def test_risk_json_and_records_carry_suda2(tmp_path, actg):
+    from sdc_core.risk.suda2 import suda2
+
+    records = tmp_path / "records.csv"
+    out = run("risk", EXAMPLE_PATH, "--qi", "age,gender,race", "--json", "--records", records)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)["suda2"]
+    assert s["n_records_score_positive"] == 29 and s["max_score"] == 2
+    assert round(s["max_dis_score"], 6) == 0.011560 and s["dis_fraction"] == 0.01
+    assert {c: round(v, 2) for c, v in s["attribute_contributions"].items()} == {
+        "age": 100.0, "gender": 68.75, "race": 56.25}
+    written = pd.read_csv(records)
+    expected = suda2(actg, ["age", "gender", "race"])
+    np.testing.assert_array_equal(written["suda_score"], expected.score)
+    np.testing.assert_allclose(written["dis_score"], expected.dis_score, rtol=1e-12)
+    assert int((written["suda_score"] > 0).sum()) == 29
+
+
+def test_risk_suda2_text_fraction_and_skipping(tmp_path):
+    out = run("risk", ROOT / "tests/data/testdata.csv", "--qi",
+              "urbrur,roof,walls,water,electcon,relat,sex")
+    assert out.returncode == 0, out.stderr
+    assert "157 records score > 0; max score 720, max DIS score 0.678143" in out.stdout
+    assert "relat 92.60 %" in out.stdout
+    half = json.loads(run("risk", EXAMPLE_PATH, "--qi", "age,gender,race", "--json",
+                          "--dis-fraction", "0.5").stdout)["suda2"]
+    assert half["dis_fraction"] == 0.5 and half["max_dis_score"] > 0.011560
+    skipped = run("risk", EXAMPLE_PATH, "--qi", "age,gender,race", "--json", "--no-suda2")
+    assert json.loads(skipped.stdout)["suda2"] is None and skipped.stderr == ""
+    bad = run("risk", EXAMPLE_PATH, "--qi", "age", "--dis-fraction", "2")
+    assert bad.returncode == 2 and "--dis-fraction must lie in (0, 1]" in bad.stderr
+    data = tmp_path / "wide.csv"
+    pd.DataFrame({f"c{i}": [i % 2, 1] for i in range(21)}).to_csv(data, index=False)
+    wide = run("risk", data, "--qi", ",".join(f"c{i}" for i in range(21)), "--json")
+    assert wide.returncode == 0 and json.loads(wide.stdout)["suda2"] is None
+    assert "SUDA2 skipped" in wide.stderr and "at most 20 keys" in wide.stderr

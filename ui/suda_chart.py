@@ -1,0 +1,21 @@
+"""The SUDA2 figure of the Risk page: how much of the total SUDA score each key takes part in."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ui.charts import AFTER, layout, plain
+
+
+def contribution_bars(contributions: dict[str, float]) -> go.Figure:
+    """One bar per key: its SUDA2 attribute contribution, in percent of the total score (an MSU
+    of several keys counts for each, so the bars add up to more than 100 %)."""
+    names = list(contributions)
+    values = [float(contributions[c]) for c in names]
+    fig = go.Figure(go.Bar(
+        x=[plain(c) for c in names], y=values, name="contribution", marker_color=AFTER,
+        text=[f"{v:.2f} %" for v in values], textposition="outside", cliponaxis=False,
+        hovertemplate="%{x}: in MSUs worth %{y:.2f} % of the total SUDA score<extra></extra>"))
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(rangemode="tozero")
+    return layout(fig, "SUDA2 attribute contributions", "key", "share of the SUDA score (%)")
