@@ -54,6 +54,9 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_sweep
 	$(BIN)/python -m bench.bench_slider
 	$(BIN)/python -m bench.bench_cli
+	$(BIN)/python -m bench.bench_noise
+	$(BIN)/python -m bench.bench_microaggregation
+	$(BIN)/python -m bench.bench_suda2
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules
