@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from sdc_core.errors import SdcInputError
 
@@ -41,3 +42,14 @@ def check_whole(name: str, value: int) -> int:
 def check_k(k: int) -> int:
     """The k-anonymity threshold: a whole number ≥ 1."""
     return check_whole("k", k)
+
+
+def numeric_values(s: pd.Series, what: str) -> np.ndarray:
+    """The column as float64 (NaN = missing), or an error when it is not numeric (booleans
+    are not numbers here) or holds infinite values; ``what`` names the method asking."""
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        raise SdcInputError(f"{what} needs numeric columns; '{s.name}' is not numeric")
+    x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isinf(x).any():
+        raise SdcInputError(f"column '{s.name}' holds infinite values")
+    return x

@@ -103,7 +103,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdc_core.checks import check_whole
+from sdc_core.checks import check_whole, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import TableResult
 from sdc_core.methods.spec import Method, Param, Release
@@ -140,13 +140,7 @@ def _matrix(df: pd.DataFrame, columns: Sequence[str]) -> tuple[list[str], np.nda
         raise SdcInputError(f"columns: no column {missing[0]!r} in the table")
     out = np.empty((len(df), len(cols)), dtype=np.float64)
     for j, c in enumerate(cols):
-        s = df[c]
-        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            raise SdcInputError(f"microaggregation needs numeric columns; '{c}' is not numeric")
-        x = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        if np.isinf(x).any():
-            raise SdcInputError(f"column '{c}' holds infinite values")
-        out[:, j] = x
+        out[:, j] = numeric_values(df[c], "microaggregation")
     return cols, out
 
 

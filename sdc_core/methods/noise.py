@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.checks import check_positive, check_probability
+from sdc_core.checks import check_positive, check_probability, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import TableResult, resolve_ids
 from sdc_core.methods.spec import Method, Param, Release
@@ -106,12 +106,7 @@ def _column_values(df: pd.DataFrame, columns: Sequence[str]) -> list[np.ndarray]
         raise SdcInputError("columns lists a column twice")
     out = []
     for c in cols:
-        s = df[c]
-        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            raise SdcInputError(f"noise needs numeric columns; '{c}' is not numeric")
-        x = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        if np.isinf(x).any():
-            raise SdcInputError(f"column '{c}' holds infinite values")
+        x = numeric_values(df[c], "noise")
         m = len(x) - int(np.count_nonzero(np.isnan(x)))
         if m < 2:
             raise SdcInputError(f"noise needs at least 2 non-missing values in column '{c}', "
