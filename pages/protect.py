@@ -6,7 +6,7 @@ from typing import Any
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method, Param, registry
+from sdc_core.methods import Param, registry
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
@@ -73,23 +73,20 @@ def attacker_controls() -> list[str]:
     return known
 
 
-def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None) -> Any:
-    """The widget of one declared parameter, seeded once from ``value``."""
+def param_control(p: Param, value: Any, key: str, column: str | None = None) -> Any:
+    """The widget of one declared parameter, seeded once from ``value``: a select box for a
+    choice, a whole-number slider for whole numbers and whole-number steps (band width), else
+    a slider of reals."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     high = p.high(df[column]) if callable(p.high) else p.high
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
         return st.selectbox(label, list(p.choices), key=key, help=p.help or None)
-    if p.type == "whole":
-        state.bind(key, int(min(value, high)))
-        return st.slider(label, int(p.low), int(high), step=int(p.step or 1), key=key,
-                         help=p.help or None)
-    if p.step is not None and float(p.step).is_integer() and float(p.low).is_integer():
-        state.bind(key, int(min(value, high)))  # a whole-number slider (band width)
-        return st.slider(label, int(p.low), int(high), step=int(p.step), key=key,
-                         help=p.help or None)
-    state.bind(key, float(min(value, high)))
-    return st.slider(label, float(p.low), float(high), step=float(p.step), key=key,
+    step = p.step or 1
+    whole = p.type == "whole" or (float(step).is_integer() and float(p.low).is_integer())
+    kind = int if whole else float
+    state.bind(key, kind(min(value, high)))
+    return st.slider(label, kind(p.low), kind(high), step=kind(step), key=key,
                      help=p.help or None)
 
 
@@ -104,7 +101,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                 continue
             st.markdown(f"**{i} · {m.label}** {m.summary}")
             main = m.param(m.main)
-            values[m.name] = {c: param_control(m, main, s.values.get(m.name, {}).get(c, m.off),
+            values[m.name] = {c: param_control(main, s.values.get(m.name, {}).get(c, m.off),
                                                f"w_p_{m.name}_{c}", c) for c in options}
             continue
         st.markdown(f"**{i} · {m.label}**: {m.summary}")
@@ -114,7 +111,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                        [c for c in method_defaults(m, groups, roles) if c in options])
             columns[m.name] = st.multiselect(f"{m.label} columns", options,
                                              key=f"w_p_{m.name}_cols")
-        values[m.name] = {p.name: param_control(m, p, s.value(m, p.name),
+        values[m.name] = {p.name: param_control(p, s.value(m, p.name),
                                                 f"w_p_{m.name}_{p.name}")
                           for p in m.controls}
     state.bind("w_p_seed", int(s.seed))
