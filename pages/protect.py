@@ -7,6 +7,7 @@ import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Param, registry
+from sdc_core.methods.recode import as_json, as_text
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
@@ -90,6 +91,35 @@ def param_control(p: Param, value: Any, key: str, column: str | None = None) -> 
                      help=p.help or None)
 
 
+def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
+                  column: str) -> dict[str, list[Any]]:
+    """Merges of one column's levels, one row each (the levels, their new label), seeded
+    once from ``groups``; a row with no level or no label is not a merge yet."""
+    counts = df[column].value_counts(sort=False)
+    levels = sorted(counts.index.tolist(), key=lambda v: (isinstance(v, str), v))
+    rows = list(groups.items())
+    state.bind(f"{key}_n", max(1, len(rows)))
+    st.markdown((p.label or p.name).format(column=md(column)), help=p.help or None)
+    merged: dict[str, list[Any]] = {}
+    for j in range(st.session_state[f"{key}_n"]):
+        label, members = rows[j] if j < len(rows) else ("", [])
+        wanted = {as_text(v) for v in members}
+        state.bind(f"{key}_{j}_levels", [v for v in levels if as_text(v) in wanted])
+        state.bind(f"{key}_{j}_label", str(label))
+        left, right = st.columns([3, 2])
+        chosen = left.multiselect(f"Levels of {column} to merge", levels,
+                                  key=f"{key}_{j}_levels", label_visibility="collapsed",
+                                  format_func=lambda v: f"{v} ({counts[v]:,})",
+                                  placeholder="Levels to merge")
+        new = right.text_input(f"New label for them ({column})", key=f"{key}_{j}_label",
+                               label_visibility="collapsed", placeholder="New label").strip()
+        if chosen and new:
+            merged.setdefault(new, []).extend(as_json(v) for v in chosen)
+    st.button("Another merge", key=f"{key}_more", icon=":material/add:",
+              on_click=state.add_one, args=(f"{key}_n",))
+    return merged
+
+
 def controls(s: ProtectSettings) -> ProtectSettings:
     """One block of controls per declared method, in the order they are applied."""
     columns: dict[str, list[str]] = {}
@@ -114,6 +144,12 @@ def controls(s: ProtectSettings) -> ProtectSettings:
         values[m.name] = {p.name: param_control(p, s.value(m, p.name),
                                                 f"w_p_{m.name}_{p.name}")
                           for p in m.controls}
+        if m.merge and m.target == "column":
+            merges = s.merges(m)
+            values[m.name][m.merge.name] = {
+                c: g for c in columns.get(m.name, [])
+                if (g := merge_control(m.merge, merges.get(c, {}),
+                                       f"w_p_{m.name}_{m.merge.name}_{c}", c))}
     state.bind("w_p_seed", int(s.seed))
     seed = st.number_input("Seed", 0, 2**31 - 1, key="w_p_seed",
                            help="The random methods are reproducible from this seed. A fixed "

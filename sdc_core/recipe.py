@@ -145,7 +145,7 @@ def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
         return "must be a non-empty list of column names"
     if kind == "list" and (not isinstance(value, list) or len(value) < 2):
         return "must be a list of at least 2 values"
-    if kind == "object" and not isinstance(value, dict):
+    if kind in ("object", "merge") and not isinstance(value, dict):
         return "must be an object"
     return None
 

@@ -377,3 +377,37 @@ def test_protect_offers_microaggregation_from_its_declaration():
     assert float(m["Linkage attack"].replace(",", "")) < 182
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "Microaggregation (mdav, k = 5) of age:" in captions
+
+
+def test_protect_merges_chosen_levels_into_a_label():
+    at = app_on("pages/protect.py")
+    at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
+    at.multiselect(key="w_p_recode_groups_karnof_0_levels").set_value([70, 80])
+    at.text_input(key="w_p_recode_groups_karnof_0_label").set_value("80 or less").run()
+    assert not at.exception and not at.error
+    steps = json.loads(at.code[0].value)["steps"]
+    assert steps == [{"method": "recode", "column": "karnof",
+                      "groups": {"80 or less": [70, 80]}}]
+    assert any("89 values changed, 4 levels → 3" in c.value for c in at.caption)
+    at.button(key="w_p_recode_groups_karnof_more").click().run()
+    at.multiselect(key="w_p_recode_groups_karnof_1_levels").set_value([90])
+    at.text_input(key="w_p_recode_groups_karnof_1_label").set_value("80 or less").run()
+    steps = json.loads(at.code[0].value)["steps"]
+    assert steps[0]["groups"] == {"80 or less": [70, 80, 90]}
+    at.slider(key="w_p_recode_min_count").set_value(50).run()  # merge first, then rare levels
+    steps = json.loads(at.code[0].value)["steps"]
+    assert [sorted(s) for s in steps] == [["column", "groups", "method"],
+                                          ["column", "method", "min_count"]]
+    assert float(metrics(at)["IL1 categorical"]) > 0
+
+
+def test_protect_loads_a_recipe_with_a_merge():
+    at = app_on("pages/protect.py")
+    steps = [{"method": "recode", "column": "race", "groups": {"any": [0, 1]}}]
+    recipe = json.dumps({"seed": 3, "steps": steps})
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="w_p_recode_groups_race_0_levels").value == [0, 1]
+    assert at.text_input(key="w_p_recode_groups_race_0_label").value == "any"
+    assert json.loads(at.code[0].value)["steps"] == steps
+    assert float(metrics(at)["Released keys"]) < 182  # race, a key, no longer tells

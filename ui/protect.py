@@ -7,6 +7,7 @@ while its ``main`` parameter has its ``off`` value.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,23 +34,31 @@ class ProtectSettings:
         """The value of a control, or its declared default."""
         return self.values.get(method.name, {}).get(param, method.param(param).default)
 
+    def merges(self, method: Method) -> dict[str, dict[str, list[Any]]]:
+        """The level merges of a method with a merge parameter: ``{column: {label: levels}}``."""
+        merge = method.merge
+        return dict(self.values.get(method.name, {}).get(merge.name) or {}) if merge else {}
+
     def steps(self, qi: list[str]) -> list[dict[str, Any]]:
-        """Recipe steps of the active methods, in the order the page shows them."""
+        """Recipe steps of the active methods, in the order the page shows them (a column's
+        merge before its ``main`` step)."""
         out: list[dict[str, Any]] = []
         for m in page_methods():
             if m.per_column:
                 out += [{"method": m.name, "column": c, m.main: _num(v)}
                         for c, v in self.values.get(m.name, {}).items() if v != m.off]
                 continue
-            if self.value(m, m.main) == m.off:
-                continue
+            on = self.value(m, m.main) != m.off
             params = {p.name: _num(self.value(m, p.name)) for p in m.controls}
             cols = list(qi) if m.columns == "keys" else list(self.columns.get(m.name, []))
-            if not cols:
-                continue
+            merges = self.merges(m)
             if m.target == "column":
-                out += [{"method": m.name, "column": c, **params} for c in cols]
-            else:
+                for c in cols:
+                    if merges.get(c):
+                        out.append({"method": m.name, "column": c, m.merge.name: merges[c]})
+                    if on:
+                        out.append({"method": m.name, "column": c, **params})
+            elif on and cols:
                 out.append({"method": m.name, "columns": cols, **params})
         return out
 
@@ -66,23 +75,36 @@ def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
     methods = {m.name: m for m in page_methods()}
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {}
+    main_columns: dict[str, set[str]] = {}
     for i, step in enumerate(steps):
         m = methods.get(step.get("method"))
         where = f"step {i + 1} ({step.get('method')})"
         keys = set(step) - {"method", "column", "columns"}
-        if m is None or not keys <= {p.name for p in m.controls} or m.main not in keys:
+        merge = m.merge.name if m is not None and m.merge else None
+        if m is None or not (keys == {merge} or (keys <= {p.name for p in m.controls}
+                                                 and m.main in keys)):
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
         if m.per_column:
             values.setdefault(m.name, {})[step["column"]] = step[m.main]
             continue
-        params = {p.name: step.get(p.name, p.default) for p in m.controls}
-        if values.setdefault(m.name, params) != params:
-            raise SdcInputError(f"{where}: the Protect page uses one setting of "
-                                f"{', '.join(params)} for all {m.name} columns")
+        held = values.setdefault(m.name, {})
+        if keys == {merge}:
+            held.setdefault(merge, {})[step["column"]] = step[merge]
+        else:
+            params = {p.name: step.get(p.name, p.default) for p in m.controls}
+            if any(held.setdefault(k, v) != v for k, v in params.items()):
+                raise SdcInputError(f"{where}: the Protect page uses one setting of "
+                                    f"{', '.join(params)} for all {m.name} columns")
         if m.columns != "keys":
             cols = [step["column"]] if m.target == "column" else list(step["columns"])
-            columns[m.name] = columns.get(m.name, []) + cols
+            columns[m.name] = list(dict.fromkeys(columns.get(m.name, []) + cols))
+            if keys != {merge}:
+                main_columns.setdefault(m.name, set()).update(cols)
+    for name, cols in main_columns.items():
+        if set(columns[name]) != cols:
+            raise SdcInputError(f"{name}: the Protect page applies {methods[name].main} to "
+                                "every column it merges levels of")
     return ProtectSettings(columns, values, seed)
 
 
@@ -91,7 +113,7 @@ def describe(steps: list[dict[str, Any]], seed: int) -> str:
     parts = []
     for step in steps:
         target = step.get("column") or "+".join(step.get("columns", []))
-        params = " ".join(f"{k}={v}" for k, v in step.items()
-                          if k not in ("method", "column", "columns"))
+        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v}"
+                          for k, v in step.items() if k not in ("method", "column", "columns"))
         parts.append(f"{step['method']} {target} {params}".strip())
     return ("; ".join(parts) or "no protection") + f"; seed {seed}"

@@ -85,6 +85,11 @@ def bind(widget_key: str, value: object) -> None:
         st.session_state[widget_key] = value
 
 
+def add_one(key: str) -> None:
+    """Count one more (a widget callback: e.g. one more row of a repeated control)."""
+    st.session_state[key] = st.session_state.get(key, 0) + 1
+
+
 @dataclass(frozen=True)
 class RiskOptions:
     """How risk is measured: threshold k, missing keys as wildcards or a category, alpha."""

@@ -83,7 +83,7 @@ def as_text(v: Any) -> str:
     return number_text(v) if _is_number(v) else str(v)
 
 
-def _json(v: Any) -> Any:
+def as_json(v: Any) -> Any:
     """A level as a JSON-ready value: text, or a number (whole numbers as int)."""
     if isinstance(v, str):
         return v
@@ -175,7 +175,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         labels = [other]
         numeric_out = numeric and as_number(other) is not None
         group = np.where(counts < c, 0, -1)
-        info = {"mode": "min_count", "min_count": c, "other": _json(other)}
+        info = {"mode": "min_count", "min_count": c, "other": as_json(other)}
     before = (keys if numeric_out or not numeric else _numbers_as_text(keys))
     label_values = np.array([as_number(v) if numeric_out else as_text(v) for v in labels],
                             dtype=np.float64 if numeric_out else object)
@@ -187,7 +187,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
     for g, label in enumerate(labels):
         hit = np.flatnonzero(changed & (group == g))
         if len(hit):
-            merged[as_text(label)] = [_json(v) for v in levels[hit]]
+            merged[as_text(label)] = [as_json(v) for v in levels[hit]]
     info |= {"merged": merged, "changed": int(counts[changed].sum()),
              "levels_before": len(levels),
              "levels_after": int(pd.unique(released).size) if len(levels) else 0}
@@ -235,7 +235,7 @@ def _match_groups(pairs: list[tuple[int, Any]], labels: list[Any], keys: np.ndar
 
 def _not_present(pairs: list[tuple[int, Any]], keys: np.ndarray, numeric: bool) -> list[Any]:
     present = set(keys.tolist())
-    return [_json(m) for _, m in pairs if _member_key(m, numeric) not in present]
+    return [as_json(m) for _, m in pairs if _member_key(m, numeric) not in present]
 
 
 def _describe(r: dict[str, Any]) -> str:
@@ -253,9 +253,8 @@ RECODE = Method(
     release=Release.RECODING, target="column", columns="categorical",
     summary="rare categories become 'other' (0 = off)", main="min_count", off=0,
     sweep_values="5, 10, 20",
-    params=(Param("groups", "object", None, control=False,
-                  label="Groups {label: [levels]}",
-                  help="Each listed level becomes its label; other values are kept."),
+    params=(Param("groups", "merge", None, label="Merge levels of {column}",
+                  help="Each chosen level becomes the label; other values are kept."),
             Param("min_count", "whole", 0, low=0, high=100, step=1,
                   label="Minimum records per level",
                   help="Levels held by fewer records become the 'other' label."),

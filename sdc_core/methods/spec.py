@@ -35,8 +35,11 @@ class Release(Enum):
 
 
 #: Parameter types: a real number, a whole number, text, one of ``choices``, true/false,
-#: a list of column names, a list of values, an object (mapping).
-PARAM_TYPES = ("number", "whole", "text", "choice", "bool", "columns", "list", "object")
+#: a list of column names, a list of values, an object (mapping), and a merge of the step's
+#: column's levels ``{label: [level, …]}``: the Protect page offers a merge per column as an
+#: alternative to ``main`` (a step made there holds one or the other).
+PARAM_TYPES = ("number", "whole", "text", "choice", "bool", "columns", "list", "object",
+               "merge")
 
 #: Which columns a method takes: the numeric quasi-identifiers that are not category codes,
 #: the categorical columns, any numeric column, or the quasi-identifiers themselves.
@@ -122,9 +125,15 @@ class Method:
 
     @property
     def controls(self) -> tuple[Param, ...]:
-        """The parameters the Protect page offers, ``main`` first."""
-        return tuple(sorted((p for p in self.params if p.control),
+        """The parameters the Protect page offers beside its columns, ``main`` first (a merge
+        has its own control per column: :attr:`merge`)."""
+        return tuple(sorted((p for p in self.params if p.control and p.type != "merge"),
                             key=lambda p: p.name != self.main))
+
+    @property
+    def merge(self) -> Param | None:
+        """The merge parameter the Protect page offers per column, if the method has one."""
+        return next((p for p in self.params if p.type == "merge" and p.control), None)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)

@@ -1,0 +1,42 @@
+"""The Protect page's settings and recipe steps, both ways (pure Python, no Streamlit)."""
+
+import pytest
+
+from sdc_core.errors import SdcInputError
+from ui.protect import ProtectSettings, describe, from_steps
+
+MERGE = {"method": "recode", "column": "race", "groups": {"any": [0, 1]}}
+
+
+@pytest.mark.parametrize("steps", [
+    [MERGE],
+    [MERGE, {"method": "recode", "column": "race", "min_count": 20}],
+    [{"method": "band", "column": "age", "width": 10}, MERGE,
+     {"method": "recode", "column": "race", "min_count": 20},
+     {"method": "recode", "column": "gender", "groups": {"x": ["1"]}},
+     {"method": "recode", "column": "gender", "min_count": 20},
+     {"method": "pram", "column": "race", "p": 0.1}],
+])
+def test_steps_round_trip(steps):
+    settings = from_steps(steps, 5)
+    assert settings.steps(["age", "race", "gender"]) == steps
+
+
+def test_a_merge_alone_switches_the_method_on_and_off():
+    s = ProtectSettings({"recode": ["race"]}, {"recode": {"min_count": 0}})
+    assert s.steps([]) == []
+    s = ProtectSettings({"recode": ["race"]},
+                        {"recode": {"min_count": 0, "groups": {"race": {"any": [0, 1]}}}})
+    assert s.steps([]) == [MERGE]
+
+
+def test_a_min_count_the_page_cannot_show_is_refused():
+    with pytest.raises(SdcInputError, match="applies min_count to every column"):
+        from_steps([MERGE, {"method": "recode", "column": "gender", "min_count": 20}], 1)
+    with pytest.raises(SdcInputError, match="no control on the Protect page"):
+        from_steps([{"method": "recode", "column": "race", "groups": {"a": [1]},
+                     "min_count": 3}], 1)
+
+
+def test_describe_writes_a_merge_as_json():
+    assert describe([MERGE], 2) == 'recode race groups={"any": [0, 1]}; seed 2'
