@@ -40,7 +40,7 @@ def naive(df) -> None:
 
 def main(n: int) -> None:
     df = survey_table(n)
-    fast = median_seconds(lambda: run_sweep(df, QI, GRID), repeat=5)
+    fast = median_seconds(lambda: run_sweep(df, QI, GRID).table, repeat=5)
     slow = median_seconds(lambda: naive(df), repeat=3)
     print(f"n = {n:,} rows, 20 settings, 3 QIs, 3 numeric columns")
     print("  " + report("run_sweep", fast, "naive apply + full recompute", slow,

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sdc_core import __version__
 from sdc_core.errors import SdcInputError
@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--weight", help="sampling-weight column")
     sweep.add_argument("--na", choices=["wildcard", "category"], default="wildcard")
     sweep.add_argument("--alpha", type=float, default=1.0)
+    sweep.add_argument("--best-recipe", type=Path, metavar="OUT.json",
+                       help="with a target in the grid: write the best setting's recipe")
     sweep.set_defaults(func=_cmd_sweep)
 
     tables = sub.add_parser("tables", help="answer counts with small-count suppression")
@@ -234,15 +236,54 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if total >= 10 and (done == total or done % max(1, total // 10) == 0):
             print(f"sweep: {done}/{total} ({label})", file=sys.stderr, flush=True)
 
-    table = run_sweep(df, args.qi, grid, args.weight, args.na, args.alpha, progress)
+    result = run_sweep(df, args.qi, grid, args.weight, args.na, args.alpha, progress)
+    table = result.table
     write_table(table, args.output)
     best = table[table["pareto"]]
     print(f"wrote {len(table)} rows to {args.output}; Pareto-optimal: "
-          + ", ".join(f"{r.method} {r.column} {r.param_name}={r.param_value:g}"
-                      if r.method != "BASELINE" else "BASELINE" for r in best.itertuples()))
+          + ", ".join(_setting_name(r) for r in best.itertuples()))
     reading = grid.get("il1_missing", "max")
     print(f"IL1 reading il1_missing = {reading}: {_IL1_READING[reading]}")
+    if result.pruned:
+        print(f"pruned search: evaluated {result.evaluated} of {result.asked} combinations"
+              + (f"; {result.violations} evaluated pairs contradict its monotonicity "
+                 'assumption, so the best may differ from an exhaustive search ("search": '
+                 '"exhaustive")' if result.violations else ""))
+    if result.target is None:
+        if args.best_recipe:
+            raise SdcInputError("--best-recipe needs a target in the grid")
+        return 0
+    t = result.target
+    if result.best is None:
+        low = table.iloc[1:][t.measure].min()
+        raise SdcInputError(f"no setting meets {t.measure} ≤ {t.at_most:g} (the lowest is "
+                            f"{low:.6g}); the table is written")
+    row = table.loc[result.best]
+    recipe = result.best_recipe
+    print(f"best under {t.measure} ≤ {t.at_most:g}: {t.measure} {row[t.measure]:.6g}, "
+          f"IL1_overall {row['IL1_overall']:.6g}, suppressed values "
+          f"{int(row['suppressed_values'])}; recipe: {json.dumps(recipe, ensure_ascii=False)}")
+    if args.best_recipe:
+        _write_text(args.best_recipe, json.dumps({"version": 1, **recipe}, indent=2,
+                                                 ensure_ascii=False) + "\n")
+        print(f"wrote the best recipe to {args.best_recipe}")
     return 0
+
+
+def _setting_name(r: Any) -> str:
+    """A table row in a few words: "BASELINE", "band age width=10", or its recipe's steps."""
+    from sdc_core.recipe import describe_steps
+
+    if r.method == "BASELINE":
+        return "BASELINE"
+    return describe_steps(json.loads(r.recipe)["steps"])
+
+
+def _write_text(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise SdcInputError(f"{path}: cannot write ({err.strerror})") from None
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:

@@ -176,6 +176,17 @@ def parse_recipe(data: Any) -> Recipe:
                   description=data.get("description"))
 
 
+def describe_steps(steps: list[dict[str, Any]]) -> str:
+    """Steps in one line: "band age width=10; pram race p=0.05", or "no protection"."""
+    parts = []
+    for step in steps:
+        target = step.get("column") or "+".join(step.get("columns", []))
+        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v}"
+                          for k, v in step.items() if k not in ("method", "column", "columns"))
+        parts.append(f"{step['method']} {target} {params}".strip())
+    return "; ".join(parts) or "no protection"
+
+
 def load_recipe(text: str) -> Recipe:
     try:
         data = json.loads(text)

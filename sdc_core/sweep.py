@@ -40,6 +40,7 @@ The risk is ``linkage_reidentifications`` (``"pareto_risk":
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,18 +53,31 @@ from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
 from sdc_core.recipe import (
+    METHODS,
     RANDOM_METHODS,
     Recipe,
     check_step,
+    describe_steps,
     run_step,
 )
 from sdc_core.risk.classes import check_weights, sizes_from_keys
 from sdc_core.risk.keys import encode_keys
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
+from sdc_core.search import (
+    Combination,
+    Dimension,
+    Target,
+    combinations,
+    count,
+    pruned_search,
+    recipe_steps,
+    violations,
+)
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
     IL1_MISSING,
+    IL1Result,
     categorical_il1,
     check_il1_missing,
     combine,
@@ -78,8 +92,12 @@ UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similari
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
+TARGET_MEASURES = LINKAGE + RISK
+SEARCHES = ("pruned", "exhaustive")
+MAX_SETTINGS = 500
+PREFIXES_KEPT = 64
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "il1_missing",
-              "settings"}
+              "settings", "combine", "target", "search", "max_settings"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -87,14 +105,24 @@ Progress = Callable[[int, int, str], None]
 
 @dataclass(frozen=True)
 class Setting:
-    step: dict[str, Any]
+    """One row of the table: its recipe steps and how the row names it."""
+
+    steps: list[dict[str, Any]]
+    method: str
+    column: str
     param: str
     value: Any
+    combination: Combination | None = None
+
+    @property
+    def step(self) -> dict[str, Any]:
+        """The step of a one-step setting."""
+        return self.steps[0]
 
 
 @dataclass(frozen=True)
 class Grid:
-    """A validated grid: the settings and what every setting shares."""
+    """A validated grid: the settings (or, combined, the dimensions) and what they share."""
 
     settings: list[Setting]
     seeds: int
@@ -104,6 +132,9 @@ class Grid:
     known: list[str]
     pareto_risk: str
     il1_missing: str
+    dims: list[Dimension] | None = None
+    target: Target | None = None
+    search: str = "pruned"
 
 
 def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
@@ -116,6 +147,92 @@ def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]
     return names
 
 
+def _whole(grid: dict[str, Any], name: str, default: int, low: int) -> int:
+    v = grid.get(name, default)
+    if not isinstance(v, int) or isinstance(v, bool) or v < low:
+        raise SdcInputError(f"grid: {name} must be a whole number ≥ {low}")
+    return v
+
+
+def _target(raw: Any) -> Target | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"measure", "at_most"}:
+        raise SdcInputError('grid: target must be {"measure": …, "at_most": …}')
+    if raw["measure"] not in TARGET_MEASURES:
+        raise SdcInputError(f"grid: target measure must be one of {', '.join(TARGET_MEASURES)}"
+                            f", not {raw['measure']!r}")
+    at_most = raw["at_most"]
+    if isinstance(at_most, bool) or not isinstance(at_most, (int, float)) \
+            or not np.isfinite(at_most) or at_most < 0:
+        raise SdcInputError(f"grid: target at_most must be a number ≥ 0, not {at_most!r}")
+    return Target(raw["measure"], float(at_most))
+
+
+def _checked(where: str, step: dict[str, Any], df: pd.DataFrame) -> dict[str, Any]:
+    try:
+        step = check_step(0, step)
+    except SdcInputError as err:
+        raise SdcInputError(f"{where}: {str(err).split(': ', 1)[1]}") from None
+    cols = step.get("columns") or [step.get("column")]
+    absent = [c for c in cols if c not in df.columns]
+    if absent:
+        raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
+    return step
+
+
+def _entries(raw: Any) -> list[dict[str, Any]]:
+    """The grid's settings, checked for shape."""
+    if not isinstance(raw, list) or not raw:
+        raise SdcInputError("grid: settings must be a non-empty list")
+    for i, s in enumerate(raw):
+        where = f"grid setting {i + 1}"
+        if not isinstance(s, dict):
+            raise SdcInputError(f"{where}: must be an object")
+        extra = set(s) - _SETTING_KEYS
+        if extra:
+            raise SdcInputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+        for key in ("method", "param", "values"):
+            if key not in s:
+                raise SdcInputError(f"{where}: missing key '{key}'")
+        if not isinstance(s["values"], list) or not s["values"]:
+            raise SdcInputError(f"{where}: values must be a non-empty list")
+        if not isinstance(s.get("fixed", {}), dict):
+            raise SdcInputError(f"{where}: fixed must be an object")
+        if s["method"] not in METHODS:
+            raise SdcInputError(f"{where}: unknown method {s['method']!r}")
+    return raw
+
+
+def _steps(s: dict[str, Any]) -> list[dict[str, Any]]:
+    """The step of each value of a grid setting (unchecked)."""
+    target = {"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}
+    return [{"method": s["method"], **target, **s.get("fixed", {}), s["param"]: v}
+            for v in s["values"]]
+
+
+def _target_name(step: dict[str, Any]) -> str:
+    return step.get("column") or "+".join(step.get("columns", []))
+
+
+def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
+    """A setting of a combined grid: the off value leaves the step out, and a method's
+    ``main`` parameter is ordered weakest first."""
+    m = METHODS[s["method"]]
+    main = s["param"] == m.main
+    values = list(dict.fromkeys(s["values"]))
+    if main:
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise SdcInputError(f"grid setting {i + 1}: values of {m.main} must be numbers")
+        values.sort(reverse=m.stronger == "lower")
+        values.sort(key=lambda v: v != m.off)  # off first: the weakest of all
+    steps = [None if main and v == m.off else
+             _checked(f"grid setting {i + 1}", step, df)
+             for v, step in zip(values, _steps({**s, "values": values}))]
+    label = f"{s['method']} {_target_name(_steps(s)[0])} {s['param']}"
+    return Dimension(label, s["param"], tuple(values), tuple(steps), monotone=main)
+
+
 def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     """The grid of the module docstring, validated against ``df``."""
     if not isinstance(grid, dict):
@@ -123,11 +240,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     unknown = set(grid) - _GRID_KEYS
     if unknown:
         raise SdcInputError(f"grid: unknown key(s) {', '.join(sorted(unknown))}")
-    seeds, base = grid.get("seeds", 1), grid.get("seed", 0)
-    for name, v in (("seeds", seeds), ("seed", base)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < (1 if name == "seeds" else 0):
-            raise SdcInputError(f"grid: {name} must be a whole number ≥ "
-                                f"{1 if name == 'seeds' else 0}")
+    seeds, base = _whole(grid, "seeds", 1, 1), _whole(grid, "seed", 0, 0)
+    budget = _whole(grid, "max_settings", MAX_SETTINGS, 1)
     k = check_k(grid.get("k", 5))
     numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
         c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
@@ -141,38 +255,50 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
         raise SdcInputError(f"grid: il1_missing must be one of {', '.join(IL1_MISSING)} (a "
                             "suppressed numeric value counts as IL1 loss 1, or is left out), "
                             f"not {il1_missing!r}")
-    raw = grid.get("settings")
-    if not isinstance(raw, list) or not raw:
-        raise SdcInputError("grid: settings must be a non-empty list")
+    combine = grid.get("combine", False)
+    if not isinstance(combine, bool):
+        raise SdcInputError("grid: combine must be true or false")
+    search = grid.get("search", "pruned")
+    if search not in SEARCHES:
+        raise SdcInputError(f"grid: search must be one of {', '.join(SEARCHES)}, "
+                            f"not {search!r}")
+    target = _target(grid.get("target"))
+    raw = _entries(grid.get("settings"))
+    shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing)
+    if combine:
+        order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
+        dims = [_dimension(i, raw[i], df) for i in order]
+        labels = [d.label for d in dims]
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        if twice:
+            raise SdcInputError(f"grid: {', '.join(twice)} is set twice in a combined grid")
+        asked = count(dims)
+        if asked > budget:
+            raise SdcInputError(f"grid: {asked:,} combinations asked for ("
+                                + " × ".join(str(len(d.values)) for d in dims)
+                                + f"), more than max_settings = {budget}; use fewer values "
+                                "or raise max_settings")
+        return Grid([], *shared, dims=dims, target=target, search=search)
+    asked = sum(len(s["values"]) for s in raw)
+    if asked > budget:
+        raise SdcInputError(f"grid: {asked:,} settings asked for, more than max_settings = "
+                            f"{budget}; use fewer values or raise max_settings")
     settings = []
     for i, s in enumerate(raw):
-        where = f"grid setting {i + 1}"
-        if not isinstance(s, dict):
-            raise SdcInputError(f"{where}: must be an object")
-        extra = set(s) - _SETTING_KEYS
-        if extra:
-            raise SdcInputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
-        for key in ("method", "param", "values"):
-            if key not in s:
-                raise SdcInputError(f"{where}: missing key '{key}'")
-        if not isinstance(s["values"], list) or not s["values"]:
-            raise SdcInputError(f"{where}: values must be a non-empty list")
-        fixed = s.get("fixed", {})
-        if not isinstance(fixed, dict):
-            raise SdcInputError(f"{where}: fixed must be an object")
-        target = {"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}
-        for value in s["values"]:
-            step = {"method": s["method"], **target, **fixed, s["param"]: value}
-            try:
-                step = check_step(0, step)
-            except SdcInputError as err:
-                raise SdcInputError(f"{where}: {str(err).split(': ', 1)[1]}") from None
-            cols = step.get("columns") or [step.get("column")]
-            absent = [c for c in cols if c not in df.columns]
-            if absent:
-                raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
-            settings.append(Setting(step, s["param"], value))
-    return Grid(settings, seeds, base, numeric, k, known, pareto_risk, il1_missing)
+        for value, step in zip(s["values"], _steps(s)):
+            step = _checked(f"grid setting {i + 1}", step, df)
+            settings.append(Setting([step], step["method"], _target_name(step), s["param"],
+                                    value))
+    return Grid(settings, *shared, target=target, search=search)
+
+
+def combination_setting(dims: list[Dimension], x: Combination) -> Setting:
+    """The row of combination ``x``: its steps and the methods, targets and parameters in it."""
+    steps = recipe_steps(dims, x)
+    on = [d for d, i in zip(dims, x) if d.steps[i] is not None]
+    return Setting(steps, "+".join(s["method"] for s in steps) or "none",
+                   "+".join(_target_name(s) for s in steps), "+".join(d.param for d in on),
+                   np.nan, x)
 
 
 class SweepContext:
@@ -180,9 +306,10 @@ class SweepContext:
 
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
                  weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
-                 il1_missing: str = "max") -> None:
+                 il1_missing: str = "max", grid_columns: Sequence[str] = ()) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
+        self.grid_columns = list(grid_columns)
         self.il1_missing = check_il1_missing(il1_missing)
         self.keys = encode_keys(df, qi, na)
         self.w = check_weights(df, weight)
@@ -190,6 +317,7 @@ class SweepContext:
         self.r0 = correlation_matrix(df, self.numeric)
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
         self.attacked = df[self.qi + self.known]
+        self._prefixes: OrderedDict[tuple[int, str], dict[str, pd.Series]] = OrderedDict()
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
 
     def risk(self, keys) -> dict[str, float]:
@@ -238,26 +366,66 @@ class SweepContext:
             similarity = self.similarity(tidy(r))
         suppressed = int((values.isna() & original.notna()).sum())
         return {**risk, **loss.summary(), "eigenvalue_similarity_percent": similarity,
-                "suppressed_values": suppressed}
+                "suppressed_values": suppressed, "IL1_grid": self.grid_loss(loss)}
 
-    def table_setting(self, protected: pd.DataFrame, recipe: Recipe) -> dict[str, float]:
-        """Measures after a step that may change several columns (local suppression,
-        microaggregation, noise)."""
-        result = il1(self.df, protected, self.numeric, missing=self.il1_missing)
+    def table_setting(self, protected: pd.DataFrame, recipe: Recipe,
+                      changed: Sequence[str]) -> dict[str, float]:
+        """Measures after steps that changed several columns (local suppression,
+        microaggregation, noise, a combination). A numeric column recoded to text is compared
+        as categories and leaves the correlation measure."""
+        numeric = [c for c in self.numeric if pd.api.types.is_numeric_dtype(protected[c])]
+        result = il1(self.df, protected, [c for c in numeric if c in changed], list(changed),
+                     missing=self.il1_missing)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
             | self.linkage(protected[self.attacked.columns], recipe)
-        r = correlation_matrix(protected, self.numeric) if self.numeric else self.r0
-        suppressed = int((protected.isna() & self.df.notna()).to_numpy().sum())
+        r = self.r0 if not self.numeric else correlation_matrix(
+            protected.assign(**{c: self.df[c] for c in self.numeric if c not in numeric}),
+            self.numeric)
+        suppressed = int(sum((protected[c].isna() & self.df[c].notna()).sum() for c in changed))
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),
-                "suppressed_values": suppressed}
+                "suppressed_values": suppressed, "IL1_grid": self.grid_loss(result)}
 
-    def evaluate(self, step: dict[str, Any], seed: int) -> dict[str, float]:
-        recipe = Recipe(seed=seed, steps=[step])
-        done = run_step(self.df, step, seed, 0, self.rid)
-        if "column" in step:
-            return self.column_setting(step["column"], done.values[step["column"]], recipe)
-        return self.table_setting(self.df.assign(**{c: done.values[c]
-                                                    for c in done.values.columns}), recipe)
+    def grid_loss(self, result: IL1Result) -> float:
+        """``IL1_grid``: the mean IL1_c over the columns the grid may change, unchanged ones
+        counting 0 (it grows with every step, unlike IL1_overall, a mean over the changed)."""
+        return float(sum(result.per_column.get(c, 0.0) for c in result.changed)
+                     / max(1, len(self.grid_columns)))
+
+    def changes(self, steps: list[dict[str, Any]], seed: int) -> dict[str, pd.Series]:
+        """The columns ``steps`` change, with their values after the last one. Prefixes are
+        kept (least recently used first out), so combinations that share their first steps
+        run them once."""
+        key = (seed, json.dumps(steps, sort_keys=True, default=str))
+        if key in self._prefixes:
+            self._prefixes.move_to_end(key)
+            return self._prefixes[key]
+        before = self.changes(steps[:-1], seed) if len(steps) > 1 else {}
+        step = steps[-1]
+        cols = [step["column"]] if "column" in step else list(step["columns"])
+        frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
+                              if c in before or c in self.df.columns}, index=self.df.index)
+        done = run_step(frame, step, seed, len(steps) - 1, self.rid)
+        out = {**before, **{c: done.values[c] for c in done.values.columns}}
+        self._prefixes[key] = out
+        if len(self._prefixes) > PREFIXES_KEPT:
+            self._prefixes.popitem(last=False)
+        return out
+
+    def evaluate(self, steps: list[dict[str, Any]], seed: int) -> dict[str, float]:
+        """The measures of the recipe ``steps`` run with ``seed`` on the original table."""
+        if not steps:
+            return self.baseline()
+        recipe = Recipe(seed=seed, steps=steps)
+        changed = self.changes(steps, seed)
+        if len(changed) == 1:
+            (column, values), = changed.items()
+            return self.column_setting(column, values, recipe)
+        return self.table_setting(self.df.assign(**changed), recipe, list(changed))
+
+    def baseline(self) -> dict[str, float]:
+        return {**self.baseline_risk, "IL1_numeric": 0.0, "IL1_categorical": 0.0,
+                "IL1_overall": 0.0, "eigenvalue_similarity_percent": 100.0,
+                "suppressed_values": 0, "IL1_grid": 0.0}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -268,45 +436,123 @@ def pareto_front(*criteria: np.ndarray) -> np.ndarray:
     return ~(le & lt).any(axis=1)
 
 
+@dataclass(frozen=True)
+class SweepResult:
+    """The trade-off table; ``loss``: the loss of its Pareto front and target (IL1_overall, or
+    IL1_grid for a combined grid); with a target, its best row (``best``: a table index, None
+    when no setting meets it); ``asked``: the settings the grid names, ``evaluated``: those
+    run; ``violations``: evaluated pairs that contradict the pruned search's monotonicity."""
+
+    table: pd.DataFrame
+    loss: str
+    asked: int
+    evaluated: int
+    target: Target | None = None
+    best: int | None = None
+    violations: int = 0
+    pruned: bool = False
+
+    @property
+    def best_recipe(self) -> dict[str, Any] | None:
+        return None if self.best is None else json.loads(self.table.at[self.best, "recipe"])
+
+
+def _row(setting: Setting, results: list[dict[str, float]], seed: int,
+         dims: list[Dimension] | None) -> dict[str, Any]:
+    frame = pd.DataFrame(results)
+    row = {"method": setting.method, "column": setting.column, "param_name": setting.param,
+           "param_value": setting.value, **frame.mean().to_dict(), "n_seeds": len(results),
+           "n_steps": len(setting.steps),
+           "recipe": json.dumps({"seed": seed, "steps": setting.steps}, ensure_ascii=False)}
+    if dims is not None:
+        row |= {d.label: d.values[i] for d, i in zip(dims, setting.combination)}
+    if len(results) > 1:
+        row |= {f"{c}_sd": v for c, v in frame.std(ddof=1).items()}
+    return row
+
+
+def _best(table: pd.DataFrame, loss: str) -> int | None:
+    """The row that meets the target at the least ``loss``, then fewest suppressed values,
+    fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
+    met = table[table["meets_target"] & (table["method"] != "BASELINE")]
+    if met.empty:
+        return None
+    order = met.assign(_at=np.arange(len(met))).sort_values(
+        [loss, "suppressed_values", "n_steps", "_at"], kind="stable")
+    return int(order.index[0])
+
+
 def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None = None,
               na: str = "wildcard", alpha: float = 1.0,
-              progress: Progress | None = None) -> pd.DataFrame:
+              progress: Progress | None = None) -> SweepResult:
     """The trade-off table of a grid (module docstring)."""
     g = parse_grid(grid, df)
-    settings, seeds, base = g.settings, g.seeds, g.seed
+    settings = g.settings or [combination_setting(g.dims, x) for x in combinations(g.dims)]
+    touched = [c for s in settings for st in s.steps
+               for c in ([st["column"]] if "column" in st else st["columns"])]
     try:
-        ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing)
+        ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
+                           list(dict.fromkeys(touched)))
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
-    rows = [{"step": "", "method": "BASELINE", "column": "", "param_name": "",
-             "param_value": np.nan,
-             **ctx.baseline_risk, "IL1_numeric": 0.0, "IL1_categorical": 0.0,
-             "IL1_overall": 0.0, "eigenvalue_similarity_percent": 100.0,
-             "suppressed_values": 0, "n_seeds": 1}]
-    total = sum(seeds if s.step["method"] in RANDOM_METHODS else 1 for s in settings)
+    rows: list[dict[str, Any]] = []
+
+    def runs(steps: list[dict[str, Any]]) -> int:
+        return g.seeds if any(s["method"] in RANDOM_METHODS for s in steps) else 1
+
+    total = sum(runs(s.steps) for s in settings)
     done = 0
-    for i, s in enumerate(settings):
-        runs = seeds if s.step["method"] in RANDOM_METHODS else 1
-        label = f"{s.step['method']} {s.step.get('column', '')} {s.param}={s.value}"
+
+    def evaluate(s: Setting) -> dict[str, Any]:
+        nonlocal done
+        label = describe_setting(s)
         results = []
-        for j in range(runs):
+        for j in range(runs(s.steps)):
             try:
-                results.append(ctx.evaluate(s.step, base + j))
+                results.append(ctx.evaluate(s.steps, g.seed + j))
             except SdcInputError as err:
                 raise SdcInputError(f"grid setting {label}: {err}") from None
             done += 1
             if progress:
                 progress(done, total, label)
-        frame = pd.DataFrame(results)
-        row = {"step": json.dumps(s.step, ensure_ascii=False), "method": s.step["method"],
-               "column": s.step.get("column") or "+".join(s.step.get("columns", [])),
-               "param_name": s.param, "param_value": s.value, **frame.mean().to_dict(),
-               "n_seeds": runs}
-        if runs > 1:
-            row.update({f"{c}_sd": v for c, v in frame.std(ddof=1).items()})
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table["IL1_overall"],
+        rows.append(_row(s, results, g.seed, g.dims))
+        return rows[-1]
+
+    pruned = g.dims is not None and g.target is not None and g.search == "pruned"
+    if pruned:
+        at = {s.combination: i for i, s in enumerate(settings)}
+        pruned_search(g.dims, lambda x: g.target.met(evaluate(settings[at[x]])[g.target.measure]))
+        rows.sort(key=lambda r: at[tuple(d.values.index(r[d.label]) for d in g.dims)])
+    else:
+        for s in settings:
+            evaluate(s)
+    base = {"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,
+            **ctx.baseline(), "n_seeds": 1, "n_steps": 0,
+            "recipe": json.dumps({"seed": g.seed, "steps": []})}
+    table = pd.DataFrame([base] + rows)
+    loss = "IL1_grid" if g.dims else "IL1_overall"
+    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table[loss],
                                    table["suppressed_values"])
-    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY if f"{c}_sd" in table]
-    return table[COLUMNS + sd_cols + ["step"]]
+    extra = ["IL1_grid"] + [d.label for d in g.dims or []] + ["n_steps"]
+    if g.target is not None:
+        table["meets_target"] = table[g.target.measure] <= g.target.at_most
+        best = _best(table, loss)
+        table["best"] = table.index == best
+        extra += ["meets_target", "best"]
+    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + ["IL1_grid"] if f"{c}_sd" in table]
+    table = table[COLUMNS + extra + sd_cols + ["recipe"]]
+    found = None if g.target is None else best
+    bad = 0
+    if g.dims and g.target is not None:
+        evaluated = table.iloc[1:]
+        xs = [tuple(int(d.values.index(v)) for d, v in zip(g.dims, r)) for r in
+              evaluated[[d.label for d in g.dims]].itertuples(index=False)]
+        bad = violations(g.dims, xs, evaluated[g.target.measure], evaluated[loss])
+    return SweepResult(table, loss, len(settings), len(table) - 1, g.target, found, bad, pruned)
+
+
+def describe_setting(s: Setting) -> str:
+    """A setting in a few words: "band age width=10", or a combination's steps."""
+    if s.combination is None:
+        return f"{s.method} {s.column} {s.param}={s.value}"
+    return describe_steps(s.steps)

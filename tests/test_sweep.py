@@ -26,7 +26,7 @@ GRID = {"seeds": 5, "numeric": NUMERIC, "settings": [
 
 @pytest.fixture(scope="module")
 def table(actg):
-    return run_sweep(actg, QI, GRID)
+    return run_sweep(actg, QI, GRID).table
 
 
 def test_table_s4a_deterministic_columns(table):
@@ -73,7 +73,7 @@ def test_fast_path_equals_full_recomputation(actg):
          "values": [4], "fixed": {"algorithm": "mdav"}},
         {"method": "relabel", "column": "race", "param": "alpha", "values": [0.3]},
         {"method": "local_suppression", "columns": QI, "param": "k", "values": [3]}]}
-    fast = run_sweep(actg, QI, grid).iloc[1:].reset_index(drop=True)
+    fast = run_sweep(actg, QI, grid).table.iloc[1:].reset_index(drop=True)
     settings = parse_grid(grid, actg).settings
     for i, s in enumerate(settings):
         seeds = [0, 1] if s.step["method"] in RANDOM_METHODS else [0]
@@ -102,7 +102,7 @@ def test_linkage_columns_and_pareto_risk(actg):
         {"method": "band", "column": "age", "param": "width", "values": [10]},
         {"method": "pram", "column": "race", "param": "p", "values": [0.5]},
         {"method": "rank_swap", "column": "age", "param": "window_percent", "values": [20]}]}
-    table = run_sweep(actg, QI, grid).set_index("method")
+    table = run_sweep(actg, QI, grid).table.set_index("method")
     assert table.loc["BASELINE", "linkage_reidentifications"] == pytest.approx(182, abs=1e-9)
     assert table.loc["band", "linkage_reidentifications"] == pytest.approx(25, abs=1e-9)
     for method in ("pram", "rank_swap"):  # the naive risk stays near 182, the attack drops
@@ -115,7 +115,7 @@ def test_linkage_columns_and_pareto_risk(actg):
     assert swap["linkage_reidentifications"] < bands["linkage_reidentifications"]
     assert swap["IL1_overall"] < bands["IL1_overall"]
     assert bool(swap["pareto"]) and not bool(bands["pareto"])
-    naive = run_sweep(actg, QI, {**grid, "pareto_risk": "naive"}).set_index("method")
+    naive = run_sweep(actg, QI, {**grid, "pareto_risk": "naive"}).table.set_index("method")
     assert bool(naive.loc["band", "pareto"])
     assert naive["expected_reidentifications"].tolist() == \
         table["expected_reidentifications"].tolist()
@@ -149,7 +149,7 @@ def test_grid_errors(actg, grid, message):
 def test_suppression_costs_more_il1_under_max_than_ignore(actg):
     setting = {"method": "local_suppression", "columns": QI, "param": "k", "values": [5]}
     rows = {m: run_sweep(actg, QI, {"numeric": NUMERIC, "il1_missing": m, "settings": [setting]})
-            .iloc[1] for m in ("max", "ignore")}
+            .table.iloc[1] for m in ("max", "ignore")}
     blanked = rows["max"]["suppressed_values"]
     assert blanked > 0 and blanked == rows["ignore"]["suppressed_values"]
     # only ages are blanked (every age is present in the original); the rest is unchanged

@@ -7,13 +7,13 @@ while its ``main`` parameter has its ``off`` value.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, registry
+from sdc_core.recipe import describe_steps
 
 
 def page_methods() -> list[Method]:
@@ -110,10 +110,4 @@ def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
 
 def describe(steps: list[dict[str, Any]], seed: int) -> str:
     """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
-    parts = []
-    for step in steps:
-        target = step.get("column") or "+".join(step.get("columns", []))
-        params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v}"
-                          for k, v in step.items() if k not in ("method", "column", "columns"))
-        parts.append(f"{step['method']} {target} {params}".strip())
-    return ("; ".join(parts) or "no protection") + f"; seed {seed}"
+    return f"{describe_steps(steps)}; seed {seed}"

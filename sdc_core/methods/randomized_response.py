@@ -132,6 +132,7 @@ RANDOMIZED_RESPONSE = Method(
     name="randomized_response", label="Randomized response", order=60,
     run=randomized_response, release=Release.PERTURBATION, random=True, target="column",
     columns="categorical", summary="on answers", main="keep_probability", off=1.0,
+    stronger="lower",
     sweep_values="0.5, 0.75",
     params=(Param("keep_probability", "number", 1.0, low=0.0, high=1.0, step=0.05,
                   label="Keep probability q",

@@ -80,7 +80,9 @@ class Method:
       Series, several-column methods (``target="columns"``) the table and the column list; random
       methods also take ``seed``, ``step`` and ``rid``.
     - ``main``: the parameter a slider and a sweep move; ``off``: its value that switches the
-      method off on the Protect page.
+      method off (on the Protect page and in a combined sweep); ``stronger``: which way of
+      ``main`` protects more, ``"higher"`` or ``"lower"`` values (the order a pruned search
+      assumes risk falls and loss grows in).
     - ``per_column``: the Protect page offers one ``main`` slider per column (banding).
     - ``columns``: which columns it takes (:data:`COLUMN_KINDS`); ``"keys"`` means the
       quasi-identifiers, implied rather than chosen.
@@ -100,6 +102,7 @@ class Method:
     random: bool = False
     main: str | None = None
     off: Any = 0
+    stronger: str = "higher"
     per_column: bool = False
     columns: str = "numeric"
     default_columns: str | None = None
@@ -111,6 +114,8 @@ class Method:
     def __post_init__(self) -> None:
         if self.target not in ("column", "columns"):
             raise ValueError(f"method {self.name}: target must be column or columns")
+        if self.stronger not in ("higher", "lower"):
+            raise ValueError(f"method {self.name}: stronger must be higher or lower")
         if self.columns not in COLUMN_KINDS:
             raise ValueError(f"method {self.name}: columns must be one of {COLUMN_KINDS}")
 
