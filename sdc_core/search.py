@@ -12,21 +12,24 @@ Target. A combination *meets* the target when its risk measure r(x) ≤ ``at_mos
 suppressed values, then fewer steps, then the earlier combination in enumeration order (the
 lexicographic order of x, dimensions in recipe order).
 
-Pruned search. Write x ≤ y when y is at least as strong as x in every monotone dimension and
-equal in the others (a parameter other than ``main`` is not assumed monotone). Assume
-**monotonicity**: x ≤ y implies r(y) ≤ r(x), IL1(x) ≤ IL1(y) and suppressed(x) ≤ suppressed(y).
-Then
-  - if x meets the target, no y ≥ x can be better than x (it meets it at no lower cost, and it
-    loses the ties: it has at least as many steps and comes later), so y is skipped;
-  - if x fails the target, every y ≤ x fails it and is skipped.
-The search walks the *lines* of one monotone dimension (the one with the most values) over
-every combination of the others, and on each line finds the weakest combination that meets the
-target by bisection, skipping what the two rules settle. On a line only that combination can be
-the best, so under monotonicity the search returns the same best combination as trying every
-combination. Without monotonicity (e.g. PRAM risk fluctuates between seeds; a coarser band of
-another width is not nested in a finer one) it is a heuristic: :func:`violations` counts the
-evaluated pairs that contradict the assumption, and a grid may ask for ``"search":
-"exhaustive"``.
+Pruned search. Two orders on combinations: x ≤ y *for risk* when y is at least as strong in
+every monotone dimension (a method's ``main`` parameter) and equal in the others; x ≤ y *for
+loss* the same, over the dimensions whose loss is also assumed monotone (not one that a later
+step works on: wider bands before local suppression leave fewer values to suppress). Assume
+**monotonicity**: x ≤ y for risk implies r(y) ≤ r(x); x ≤ y for loss implies IL1(x) ≤ IL1(y)
+and suppressed(x) ≤ suppressed(y). Then
+  - if x fails the target, every y ≤ x (risk) fails it; if x meets it, every y ≥ x (risk)
+    meets it — neither needs evaluating to know;
+  - if x meets the target, no y ≥ x (loss) can be better than x (it costs at least as much
+    and loses the ties: it has at least as many steps and comes later), so y is skipped.
+The search walks the *lines* of one monotone dimension (loss-monotone if there is one, then the
+one with the most values) over every combination of the others; on each line it finds the
+weakest combination that meets the target by bisection, then evaluates the ones above it that
+can still be the best (none, when loss is monotone along the line). Under monotonicity the
+search returns the same best combination as trying every combination. Without it (PRAM risk
+fluctuates between seeds; bands of width 15 are not nested in bands of width 10) it is a
+heuristic: :func:`violations` counts the evaluated pairs that contradict the assumption, and a
+grid may ask for ``"search": "exhaustive"``.
 """
 
 from __future__ import annotations
@@ -44,13 +47,16 @@ Combination = tuple[int, ...]
 @dataclass(frozen=True)
 class Dimension:
     """One setting of a combined grid: ``values`` weakest first, and the step each makes
-    (None: the method is off)."""
+    (None: the method is off). ``monotone``: risk is assumed not to rise along ``values``;
+    ``loss_monotone``: nor loss to fall (not assumed when a later step works on one of its
+    columns, e.g. bands before local suppression: wider bands leave less to suppress)."""
 
     label: str
     param: str
     values: tuple[Any, ...]
     steps: tuple[dict[str, Any] | None, ...]
     monotone: bool
+    loss_monotone: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,27 +84,41 @@ def count(dims: Sequence[Dimension]) -> int:
     return int(np.prod([len(d.values) for d in dims], dtype=np.int64))
 
 
+def _le(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a ≤ b in the order that compares the ``mask`` dimensions and needs the others equal
+    (broadcast over rows)."""
+    return (a[..., mask] <= b[..., mask]).all(axis=-1) & (a[..., ~mask] == b[..., ~mask]).all(
+        axis=-1)
+
+
 class Lattice:
     """The evaluated combinations that met the target and those that failed it, and what they
-    settle about the others under monotonicity."""
+    settle about the others: by the risk order whether a combination meets the target, by the
+    loss order whether it can still be the best."""
 
     def __init__(self, dims: Sequence[Dimension]) -> None:
-        self.monotone = np.array([d.monotone for d in dims], dtype=bool)
+        self.risk = np.array([d.monotone for d in dims], dtype=bool)
+        self.loss = self.risk & np.array([d.loss_monotone for d in dims], dtype=bool)
         self.met: list[np.ndarray] = []
         self.failed: list[np.ndarray] = []
 
-    def _le(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Rows of ``a`` that are ≤ ``b`` (one combination), or ``b`` ≤ rows when swapped."""
-        m = self.monotone
-        return (a[..., m] <= b[..., m]).all(axis=-1) & (a[..., ~m] == b[..., ~m]).all(axis=-1)
+    def meets(self, x: Combination) -> bool | None:
+        """True if x is stronger than a combination that met the target, False if weaker
+        than one that failed it, else None (unknown)."""
+        v = np.array(x)
+        if self.met and _le(self.risk, np.array(self.met), v).any():
+            return True
+        if self.failed and _le(self.risk, v, np.array(self.failed)).any():
+            return False
+        return None
 
-    def above_met(self, x: Combination) -> bool:
-        """x ≥ a combination that met the target (x cannot be the best)."""
-        return bool(self.met) and bool(self._le(np.array(self.met), np.array(x)).any())
-
-    def below_failed(self, x: Combination) -> bool:
-        """x ≤ a combination that failed the target (x fails it too)."""
-        return bool(self.failed) and bool(self._le(np.array(x), np.array(self.failed)).any())
+    def beaten(self, x: Combination) -> bool:
+        """x is at least as costly as a different combination that met the target (and loses
+        the ties to it), so it cannot be the best."""
+        if not self.met:
+            return False
+        met, v = np.array(self.met), np.array(x)
+        return bool((_le(self.loss, met, v) & (met != v).any(axis=1)).any())
 
     def add(self, x: Combination, met: bool) -> None:
         (self.met if met else self.failed).append(np.array(x))
@@ -112,34 +132,41 @@ def pruned_search(dims: Sequence[Dimension], meets: Callable[[Combination], bool
         for x in combinations(dims):
             meets(x)
         return
-    axis = max(lines, key=lambda i: (len(dims[i].values), i))
+    axis = max(lines, key=lambda i: (dims[i].loss_monotone, len(dims[i].values), i))
+    along = dims[axis].loss_monotone  # the cheapest that meets it on a line is its weakest
     rest = [d for i, d in enumerate(dims) if i != axis]
     lattice = Lattice(dims)
     n = len(dims[axis].values)
+    evaluated: set[Combination] = set()
 
     def at(prefix: Combination, j: int) -> Combination:
         return prefix[:axis] + (j,) + prefix[axis:]
 
-    def status(x: Combination) -> bool:
-        """Met or failed, from the lattice when it settles it, else by evaluating x."""
-        if lattice.above_met(x):
-            return True
-        if lattice.below_failed(x):
-            return False
+    def evaluate(x: Combination) -> bool:
         met = meets(x)
+        evaluated.add(x)
         lattice.add(x, met)
         return met
 
     for prefix in combinations(rest):
-        if lattice.above_met(at(prefix, 0)):
-            continue  # every combination on this line is at least as strong as a met one
-        lo, hi = 0, n  # the weakest combination that meets the target is in [lo, hi]
+        if along and lattice.beaten(at(prefix, 0)):
+            continue  # the whole line costs at least as much as a combination that met it
+        lo, hi = 0, n  # the weakest combination on the line that meets the target: in [lo, hi]
         while lo < hi:
             mid = (lo + hi) // 2
-            if status(at(prefix, mid)):
+            known = lattice.meets(at(prefix, mid))
+            if known if known is not None else evaluate(at(prefix, mid)):
                 hi = mid
             else:
                 lo = mid + 1
+        for j in range(hi, n):  # the line's combinations that meet it, while one can be best
+            x = at(prefix, j)
+            if lattice.beaten(x):
+                if along:
+                    break
+                continue
+            if x not in evaluated:
+                evaluate(x)
 
 
 def violations(dims: Sequence[Dimension], xs: Sequence[Combination], risk: Sequence[float],
@@ -151,6 +178,8 @@ def violations(dims: Sequence[Dimension], xs: Sequence[Combination], risk: Seque
     lattice = Lattice(dims)
     a = np.array(xs)
     r, c = np.asarray(risk, dtype=float), np.asarray(loss, dtype=float)
-    le = lattice._le(a[:, None, :], a[None, :, :]) & ~np.eye(len(a), dtype=bool)
-    bad = (r[None, :] > r[:, None] + tolerance) | (c[None, :] < c[:, None] - tolerance)
-    return int((le & bad).sum())
+    off = ~np.eye(len(a), dtype=bool)
+    risk_le = _le(lattice.risk, a[:, None, :], a[None, :, :]) & off
+    loss_le = _le(lattice.loss, a[:, None, :], a[None, :, :]) & off
+    return int((risk_le & (r[None, :] > r[:, None] + tolerance)).sum()
+               + (loss_le & (c[None, :] < c[:, None] - tolerance)).sum())
