@@ -116,10 +116,10 @@ if roles.qi:
                charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
+        loss = sweep.get("loss", "IL1_overall")
         figures.append(charts.tradeoff_scatter(sweep["table"], "linkage_reidentifications",
-                                               "IL1_overall",
-                                               "linkage attack: re-identifications",
-                                               "IL1 overall"))
+                                               loss, "linkage attack: re-identifications",
+                                               loss.replace("_", " "), best=sweep.get("best")))
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,

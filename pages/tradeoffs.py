@@ -8,6 +8,7 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.sweep import run_sweep
 from ui import charts, state
+from ui.charts import setting_labels
 from ui.page import (
     column_groups,
     method_columns,
@@ -19,10 +20,12 @@ from ui.sidebar import render_sidebar
 from ui.text import md, md_list
 
 st.title("Trade-offs")
-st.caption("Try several settings of each method, one at a time, and compare what each removes "
-           "in risk with what it costs in information. Randomised methods run over several "
-           "seeds: their points carry error bars. The risk axis is by default the linkage "
-           "attack, which every method moves; the released keys' measures are there too.")
+st.caption("Try several settings of each method, one at a time or in every combination, and "
+           "compare what each removes in risk with what it costs in information; give a risk "
+           "target to find the cheapest setting that meets it. Randomised methods run over "
+           "several seeds: their points carry error bars. The risk axis is by default the "
+           "linkage attack, which every method moves; the released keys' measures are there "
+           "too.")
 ds = state.ensure_dataset()
 roles = state.roles()
 opts = state.risk_options()
@@ -67,6 +70,17 @@ with st.form("sweep_form", border=True):
                            help="Which risk decides the Pareto-optimal settings: the linkage "
                                 "attack sees every method; the released keys' re-identifications "
                                 "(sdcMicro) do not see values moved at random.")
+    c1, c2, c3 = st.columns(3)
+    combine = c1.toggle("Combine the methods", key="w_t_combine",
+                        help="Try every combination of the values above, each a recipe of "
+                             "several steps in the Protect page's order; every method is also "
+                             "tried off.")
+    measure = c2.selectbox("Risk target", [None, *RISK_LABELS], key="w_t_target",
+                           format_func=lambda m: "none" if m is None else RISK_LABELS[m],
+                           help="Find the setting that keeps this risk at most the value on "
+                                "the right at the least information loss.")
+    at_most = c3.number_input("at most", 0.0, value=1.0, step=0.1, format="%g",
+                              key="w_t_at_most")
     run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
 
 
@@ -78,11 +92,14 @@ def parse_values(text: str, label: str) -> list[float | int]:
     return [int(v) if v.is_integer() else v for v in values]
 
 
+notices = st.container()  # one slot in every run: what follows keeps its place (and state)
 if run:
     try:
         grid_settings = []
         for m, chosen, text in settings:
             values = parse_values(text, m.label)
+            if combine and values and m.off not in values:
+                values = [m.off, *values]
             fixed = {p.name: p.default for p in m.controls if p.name != m.main}
             if not values or not chosen:
                 continue
@@ -95,90 +112,165 @@ if run:
         if not grid_settings:
             raise SdcInputError("choose at least one method with a column and values")
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
-                "known": known, "pareto_risk": pareto_risk, "settings": grid_settings}
-        bar = st.progress(0.0, text="Running the sweep…")
-        table = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
-                          progress=lambda done, total, label: bar.progress(
-                              done / total, text=f"{done}/{total}: {label}"))
+                "known": known, "pareto_risk": pareto_risk, "combine": bool(combine),
+                "settings": grid_settings}
+        if measure is not None:
+            grid["target"] = {"measure": measure, "at_most": float(at_most)}
+        st.session_state["sweep_running"] = True  # still set on the next run if cancelled
+        cancel = notices.empty()
+        cancel.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
+                      help="Stops the sweep; the last finished sweep stays.")
+        bar = notices.progress(0.0, text="Running the sweep…")
+        result = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
+                           progress=lambda done, total, label: bar.progress(
+                               done / total, text=f"{done}/{total}: {label}"))
         bar.empty()
+        cancel.empty()
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
-        st.session_state["sweep"] = {"table": table, "grid": grid, "dataset_id": ds.dataset_id,
-                                     "qi": list(roles.qi)}
+        st.session_state["sweep"] = {"table": result.table, "grid": grid,
+                                     "dataset_id": ds.dataset_id, "qi": list(roles.qi),
+                                     "loss": result.loss, "best": result.best,
+                                     "asked": result.asked, "evaluated": result.evaluated,
+                                     "violations": result.violations, "pruned": result.pruned}
     except SdcInputError as err:
-        st.error(str(err), icon=":material/error:")
+        notices.error(str(err), icon=":material/error:")
+    st.session_state["sweep_running"] = False
+elif st.session_state.pop("sweep_running", False):
+    notices.info("The sweep was cancelled." + (" The results below are from the previous "
+                                               "sweep." if "sweep" in st.session_state else ""),
+                 icon=":material/cancel:")
 
-def pick_from_click(points: list[dict], table: pd.DataFrame) -> None:
-    """A click on a setting's point selects it in the select box below (once per new click,
-    so that choosing with the keyboard afterwards is not overridden)."""
+
+def open_on_protect(table: pd.DataFrame, row: int) -> None:
+    """Put a row's recipe on the Protect page and go there (or say why it cannot)."""
+    recipe = json.loads(table.at[row, "recipe"])
+    try:
+        settings = from_steps(recipe["steps"], int(recipe["seed"]))
+    except SdcInputError as err:
+        st.error(f"This setting cannot be shown on the Protect page: {err}. Download its "
+                 "recipe and apply it with the command line.", icon=":material/error:")
+        return
+    state.set_protect_settings(settings, reseed_widgets=True)
+    st.switch_page("pages/protect.py")
+
+
+def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
+    """The setting of a new click on the chart (not the baseline), once per click."""
     ids = [p.get("customdata") for p in points]
     ids = [int(i[0] if isinstance(i, list) else i) for i in ids if i is not None]
     row = next((i for i in ids if i in table.index and table.at[i, "method"] != "BASELINE"),
                None)
-    if row is not None and row != st.session_state.get("t_clicked"):
-        st.session_state["t_clicked"] = row
-        st.session_state["w_t_pick"] = row
+    if row is None or row == st.session_state.get("t_clicked"):
+        return None
+    st.session_state["t_clicked"] = row
+    return row
+
+
+def best_setting(table: pd.DataFrame, sweep: dict) -> None:
+    """The cheapest setting under the target: what it is, open it, download its recipe."""
+    target, best, loss = sweep["grid"]["target"], sweep["best"], sweep["loss"]
+    goal = f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
+    if best is None:
+        low = table.iloc[1:][target["measure"]].min()
+        st.warning(f"No setting meets {goal} (the lowest is {low:.4g}). Try stronger values "
+                   "or more methods.", icon=":material/block:")
+        return
+    row = table.loc[best]
+    st.success(f"**Cheapest setting under {md(goal)}**: {md(setting_labels(table)[best])} — "
+               f"{md(RISK_LABELS[target['measure']])} {row[target['measure']]:.4g}, "
+               f"{loss.replace('_', ' ')} {row[loss]:.4f}, "
+               f"{int(row['suppressed_values'])} suppressed values.", icon=":material/star:")
+    a, b = st.columns(2)
+    if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
+        open_on_protect(table, best)
+    recipe = json.loads(row["recipe"])
+    b.download_button("Download its recipe (JSON)",
+                      json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),
+                      f"{ds.name}_best_recipe.json", "application/json",
+                      icon=":material/download:", key="t_best_recipe")
 
 
 sweep = st.session_state.get("sweep")
 if sweep and sweep["dataset_id"] == ds.dataset_id:
     table: pd.DataFrame = sweep["table"]
+    g = sweep["grid"]
+    loss = sweep.get("loss", "IL1_overall")
     if sweep["qi"] != list(roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
-    risk_choice = st.radio("Risk measure", list(RISK_LABELS), horizontal=True, key="w_t_risk",
+    if g.get("target"):
+        best_setting(table, sweep)
+    choices = list(RISK_LABELS)
+    if g.get("target") and "w_t_risk" not in st.session_state:
+        st.session_state["w_t_risk"] = g["target"]["measure"]  # the target's axis first
+    risk_choice = st.radio("Risk measure", choices, horizontal=True, key="w_t_risk",
                            format_func=RISK_LABELS.get,
                            help="The linkage attack is what an attacker who knows the true "
                                 "values re-identifies; the released keys' figures read the "
                                 "released values as if they were true.")
     label = RISK_LABELS[risk_choice]
-    g = sweep["grid"]
-    context = (f"{ds.name}; sweep of {len(table) - 1} one-step settings, seeds {g['seed']}–"
+    combined = bool(g.get("combine"))
+    kind = "combinations" if combined else "one-step settings"
+    context = (f"{ds.name}; sweep of {len(table) - 1} {kind}, seeds {g['seed']}–"
                f"{g['seed'] + g['seeds'] - 1}; quasi-identifiers {', '.join(sweep['qi'])}"
                + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
-    clicked = charts.show(charts.tradeoff_scatter(table, risk_choice, "IL1_overall", label,
-                                                  "IL1 overall (information loss)"),
-                          f"{ds.name}_tradeoff", key="t_scatter", select=True, context=context)
-    pick_from_click(clicked, table)
-    swept = [m for m in table["method"].unique() if m != "BASELINE"]
-    method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
-    part = table[table["method"].isin(["BASELINE", method])]
-    param = part["param_name"].iloc[-1]
-    a, b = st.columns(2)
-    with a:
-        charts.show(charts.parameter_lines(part, risk_choice, label,
-                                           f"{label} against {method} {param}"),
-                    f"{ds.name}_risk_by_{method}_{param}", key="t_risk", context=context)
-    with b:
-        charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
-                                           f"Information loss against {method} {param}"),
-                    f"{ds.name}_loss_by_{method}_{param}", key="t_loss", context=context)
-    st.dataframe(table.drop(columns="step"), hide_index=True, width="stretch",
+    on_axis = g.get("target") and g["target"]["measure"] == risk_choice
+    loss_label = ("IL1 over the grid's columns (information loss)" if loss == "IL1_grid"
+                  else "IL1 overall (information loss)")
+    clicked = charts.show(
+        charts.tradeoff_scatter(table, risk_choice, loss, label, loss_label,
+                                target=g["target"]["at_most"] if on_axis else None,
+                                best=sweep.get("best")),
+        f"{ds.name}_tradeoff", key="t_scatter", select=True, context=context)
+    row = clicked_row(clicked, table)
+    if row is not None:
+        open_on_protect(table, row)
+    if not combined:
+        swept = [m for m in table["method"].unique() if m != "BASELINE"]
+        method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
+        part = table[table["method"].isin(["BASELINE", method])]
+        param = part["param_name"].iloc[-1]
+        a, b = st.columns(2)
+        with a:
+            charts.show(charts.parameter_lines(part, risk_choice, label,
+                                               f"{label} against {method} {param}"),
+                        f"{ds.name}_risk_by_{method}_{param}", key="t_risk", context=context)
+        with b:
+            charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
+                                               f"Information loss against {method} {param}"),
+                        f"{ds.name}_loss_by_{method}_{param}", key="t_loss", context=context)
+    st.dataframe(table.drop(columns="recipe"), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 table.columns if table[c].dtype.kind == "f"
                                 and c != "param_value"})
-    front_by = sweep["grid"].get("pareto_risk", "linkage")
+    front_by = g.get("pareto_risk", "linkage")
     st.caption("pareto: no other setting is at least as good on "
                + {"linkage": "re-identifications by the linkage attack",
                   "naive": "re-identifications read from the released keys"}[front_by]
-               + ", IL1 overall and suppressed values, and better on one."
-               + (f" The attacker also knows {md_list(sweep['grid']['known'])}."
-                  if sweep["grid"].get("known") else ""))
+               + f", {loss} and suppressed values, and better on one."
+               + (" IL1_grid is the mean IL1 over every column the grid may change (unchanged "
+                  "ones count 0): unlike IL1 overall, a mean over the changed columns, it does "
+                  "not fall when a cheap step on another column is added." if loss == "IL1_grid"
+                  else "")
+               + (f" The attacker also knows {md_list(g['known'])}." if g.get("known") else ""))
+    if sweep.get("pruned"):
+        st.caption(f"The pruned search evaluated {sweep['evaluated']} of {sweep['asked']} "
+                   "combinations: it skips those that monotone parameters settle (stronger "
+                   "than one that meets the target, weaker than one that fails it)."
+                   + (f" Evaluated pairs that contradict it here: {sweep['violations']}; the "
+                      "best may differ from trying every combination."
+                      if sweep["violations"] else ""))
+    labels = setting_labels(table)
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",
                         help="Or click its point in the chart above.",
-                        format_func=lambda i: f"{table.at[i, 'method']} {table.at[i, 'column']}"
-                                              f" {table.at[i, 'param_name']} = "
-                                              f"{table.at[i, 'param_value']:g}"
-                                              + (" (Pareto-optimal)" if table.at[i, 'pareto']
-                                                 else ""))
+                        format_func=lambda i: labels[i] + (" (Pareto-optimal)"
+                                                           if table.at[i, "pareto"] else ""))
     if st.button("Open it on the Protect page", icon=":material/shield:") and pick is not None:
-        step = json.loads(table.at[pick, "step"])
-        state.set_protect_settings(from_steps([step], int(sweep["grid"]["seed"])),
-                                   reseed_widgets=True)
-        st.switch_page("pages/protect.py")
-    st.caption(f"Sweep of {len(table) - 1} settings on {md(ds.name)}; each row is the one-step "
-               "recipe with the first seed, so the Protect page shows one of its runs. Click a "
-               "point of the chart to select its setting.")
+        open_on_protect(table, pick)
+    st.caption(f"Sweep of {len(table) - 1} {kind} on {md(ds.name)}; each row is its recipe "
+               "with the first seed, so the Protect page shows one of its runs. Click a point "
+               "of the chart to open its setting on the Protect page.")
 
 render_sidebar()

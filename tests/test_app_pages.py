@@ -411,3 +411,39 @@ def test_protect_loads_a_recipe_with_a_merge():
     assert at.text_input(key="w_p_recode_groups_race_0_label").value == "any"
     assert json.loads(at.code[0].value)["steps"] == steps
     assert float(metrics(at)["Released keys"]) < 182  # race, a key, no longer tells
+
+
+def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
+    at = app_on("pages/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("5, 10, 15")
+    at.multiselect(key="w_t_pram_cols").set_value(["race"])
+    at.text_input(key="w_t_pram_values").set_value("0.05, 0.1")
+    at.toggle(key="w_t_combine").set_value(True)
+    at.selectbox(key="w_t_target").set_value("linkage_risk_percent")
+    at.number_input(key="w_t_at_most").set_value(1.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = frame_with(at, "method")
+    assert 1 < len(table) < 1 + 4 * 3  # of band off, 5, 10, 15 × PRAM off, 0.05, 0.1
+    assert any(f"evaluated {len(table) - 1} of 12 combinations" in c.value for c in at.caption)
+    assert table["best"].sum() == 1 and "IL1_grid" in table
+    best = table[table["best"]].iloc[0]
+    assert best["linkage_risk_percent"] <= 1.0
+    assert "Cheapest setting under" in at.success[0].value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(t.get("name") == "best under the target" for t in spec["data"])
+    assert any(s.get("type") == "line" and s.get("y0") == 1.0 for s in spec["layout"]["shapes"])
+    at.button(key="t_open_best").click().run()
+    assert at.title[0].value == "Protect"
+    recipe = at.session_state["sweep"]["table"].loc[best.name, "recipe"]
+    assert json.loads(at.code[0].value)["steps"] == json.loads(recipe)["steps"]
+
+
+def test_tradeoffs_says_when_no_setting_meets_the_target():
+    at = app_on("pages/tradeoffs.py")
+    at.toggle(key="w_t_combine").set_value(True)
+    at.selectbox(key="w_t_target").set_value("linkage_reidentifications")
+    at.number_input(key="w_t_at_most").set_value(0.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert "No setting meets" in at.warning[0].value

@@ -14,6 +14,7 @@ from sdc_core.utility import (
     randomized_response_error,
     tvd,
 )
+from sdc_core.utility.il1 import categorical_il1
 
 NUMERIC = ["age", "wtkg", "preanti", "cd40", "cd420", "cd496", "cd80", "cd820", "days", "karnof"]
 
@@ -107,3 +108,12 @@ def test_randomized_response_error(actg):
     err = randomized_response_error(actg["drugs"], reports, 0.5).set_index("category")
     assert err.loc["1", "true_share"] == pytest.approx((actg["drugs"] == 1).mean())
     assert (err["error"].abs() < 4 * err["se"]).all()
+
+
+def test_numeric_codes_recoded_to_text_change_only_where_the_code_did():
+    codes = pd.Series([70, 80, 90, 100, 100, None], dtype="Int64")
+    labels = pd.Series(["other", "other", "90", "100", "100", None], dtype="str")
+    assert categorical_il1(codes, labels) == (pytest.approx(2 / 5), True)
+    floats = pd.Series([1.0, 2.5, 3.0])
+    assert categorical_il1(floats, pd.Series(["1", "2.5", "x"], dtype="str"))[0] == \
+        pytest.approx(1 / 3)

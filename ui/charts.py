@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from functools import partial
 from typing import Any
@@ -12,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from sdc_core.recipe import describe_steps
 from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
 from ui.text import md
 
@@ -241,20 +243,27 @@ def heatmap(matrix: pd.DataFrame, title: str, zmin: float = 0.0, zmax: float = 1
     return layout(fig, title, x, y)
 
 
+def setting_labels(table: pd.DataFrame) -> list[str]:
+    """Each trade-off row in a few words, from its recipe ("band age width=10; pram …")."""
+    return ["baseline" if m == "BASELINE" else describe_steps(json.loads(r)["steps"])
+            for m, r in zip(table["method"], table["recipe"])]
+
+
 def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
-                     loss_label: str) -> go.Figure:
-    """Risk against loss, one colour per method, error bars over seeds, the Pareto front."""
+                     loss_label: str, target: float | None = None,
+                     best: int | None = None) -> go.Figure:
+    """Risk against loss, one colour per method (or combination of methods), error bars over
+    seeds, the Pareto front; with a ``target`` on this risk its line, and the ``best`` row
+    marked."""
     fig = go.Figure()
+    labels = pd.Series(setting_labels(table), index=table.index)
     for i, ((method, column), rows) in enumerate(table.groupby(["method", "column"],
                                                                sort=False)):
         err_x = rows.get(f"{loss}_sd")
         err_y = rows.get(f"{risk}_sd")
-        labels = [plain(f"{m} {c} {p}={v:g}") if m != "BASELINE" else "baseline" for m, c, p, v in
-                  zip(rows["method"], rows["column"], rows["param_name"],
-                      rows["param_value"].fillna(0))]
         fig.add_trace(go.Scatter(
-            x=rows[loss], y=rows[risk], mode="markers", text=labels,
-            customdata=rows.index.to_numpy(),  # the table row: a click selects the setting
+            x=rows[loss], y=rows[risk], mode="markers", text=[plain(t) for t in labels[rows.index]],
+            customdata=rows.index.to_numpy(),  # the table row: a click opens the setting
             unselected={"marker": {"opacity": 0.5}},  # after a click the others stay legible
             name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
@@ -267,8 +276,18 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
     fig.add_trace(go.Scatter(x=front[loss], y=front[risk], mode="lines", name="Pareto front",
                              line={"color": "#111", "dash": "dot", "width": 1.5},
                              hoverinfo="skip"))
+    if target is not None:
+        fig.add_hline(y=target, line_dash="dash", line_color=BEFORE,
+                      annotation_text=f"target ≤ {target:g}", annotation_position="top right")
+    if best is not None:
+        fig.add_trace(go.Scatter(
+            x=[table.at[best, loss]], y=[table.at[best, risk]], mode="markers",
+            name="best under the target", customdata=[best], text=[plain(labels[best])],
+            marker={"symbol": "star", "size": 20, "color": "#f5c518",
+                    "line": {"width": 1.5, "color": "#111"}},
+            hovertemplate="best: %{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"))
     return layout(fig, "Risk against information loss (outlined: Pareto-optimal)",
-                   loss_label, risk_label)
+                  loss_label, risk_label)
 
 
 def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) -> go.Figure:

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_whole
+from sdc_core.codes import number_text, numbers_as_text
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, category_codes
 from sdc_core.methods.spec import Method, Param, Release
@@ -66,14 +67,6 @@ def as_number(v: Any) -> float | None:
     else:
         return None
     return f if math.isfinite(f) else None
-
-
-def number_text(v: Any) -> str:
-    """A number as text without a trailing ".0": 3 → "3", 3.0 → "3", 2.5 → "2.5"."""
-    if isinstance(v, numbers.Integral):
-        return str(int(v))
-    f = float(v)
-    return str(int(f)) if f.is_integer() else repr(f)
 
 
 def as_text(v: Any) -> str:
@@ -106,15 +99,6 @@ def _level_keys(s: pd.Series, levels: pd.Index, numeric: bool) -> np.ndarray:
     if isinstance(s.dtype, pd.StringDtype):
         return levels.to_numpy(dtype=object)
     return np.array([as_text(v) for v in levels], dtype=object)
-
-
-def _numbers_as_text(values: np.ndarray) -> np.ndarray:
-    """``number_text`` of a float array, whole numbers in one vectorised pass."""
-    out = np.empty(len(values), dtype=object)
-    whole = (np.mod(values, 1) == 0) & (np.abs(values) < 2.0**63)
-    out[whole] = values[whole].astype(np.int64).astype(str)
-    out[~whole] = [repr(float(v)) for v in values[~whole]]
-    return out
 
 
 def _numeric_dtype(s: pd.Series, released: np.ndarray) -> Any:
@@ -176,7 +160,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         numeric_out = numeric and as_number(other) is not None
         group = np.where(counts < c, 0, -1)
         info = {"mode": "min_count", "min_count": c, "other": as_json(other)}
-    before = (keys if numeric_out or not numeric else _numbers_as_text(keys))
+    before = (keys if numeric_out or not numeric else numbers_as_text(keys))
     label_values = np.array([as_number(v) if numeric_out else as_text(v) for v in labels],
                             dtype=np.float64 if numeric_out else object)
     moved = group >= 0

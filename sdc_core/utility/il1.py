@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from sdc_core.codes import numbers_as_text
 from sdc_core.errors import SdcInputError
 
 #: Readings of a numeric value that protection turned into a missing one (module docstring).
@@ -77,12 +78,28 @@ def numeric_il1(x: pd.Series, y: pd.Series, missing: str = "max") -> tuple[float
     return float((np.abs(b[both] - a[both]).sum() + lost * scale) / m / scale), changed
 
 
+def _is_number(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _labels(s: pd.Series, present: np.ndarray, as_text: bool) -> np.ndarray:
+    """The values of ``s`` to compare; numbers as text (3 → "3") when the other side is text,
+    so a numeric code recoded to text is unchanged where it kept its code."""
+    if not as_text:
+        return s.to_numpy(dtype=object)
+    out = np.full(len(s), None, dtype=object)
+    out[present] = numbers_as_text(s.to_numpy(dtype=np.float64, na_value=np.nan)[present])
+    return out
+
+
 def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
-    """(share of original values that changed, whether any value changed)."""
+    """(share of original values that changed, whether any value changed). A numeric column
+    compared with text (category codes recoded to labels) reads its numbers as text."""
     present = x.notna().to_numpy()
     released = y.notna().to_numpy()
-    a = x.to_numpy(dtype=object)
-    b = y.to_numpy(dtype=object)
+    mixed = _is_number(x) != _is_number(y)
+    a = _labels(x, present, mixed and _is_number(x))
+    b = _labels(y, released, mixed and _is_number(y))
     differs = np.zeros(len(a), dtype=bool)
     both = present & released
     differs[both] = a[both] != b[both]
