@@ -52,6 +52,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_linkage
 	$(BIN)/python -m bench.bench_methods
 	$(BIN)/python -m bench.bench_sweep
+	$(BIN)/python -m bench.bench_search
 	$(BIN)/python -m bench.bench_slider
 	$(BIN)/python -m bench.bench_cli
 	$(BIN)/python -m bench.bench_noise

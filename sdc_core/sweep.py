@@ -14,9 +14,14 @@ A grid names settings to try one at a time on the original table:
 Each setting is the one-step recipe ``{"seed": s, "steps": [{"method", "column", param: value,
 **fixed}]}``, so any row can be reproduced with ``apply``. Randomised methods (PRAM, relabeling,
 rank swapping, randomized response) run with seeds ``seed, seed+1, …`` (``seeds`` of them) and
-report the mean, with the standard deviation in ``*_sd`` columns; the last column, ``step``,
-holds each setting's recipe step as JSON (to reopen it). The first row is the
-unprotected ``BASELINE``.
+report the mean, with the standard deviation in ``*_sd`` columns; the last column, ``recipe``,
+holds each setting's recipe as JSON (to reopen it). The first row is the unprotected
+``BASELINE``.
+
+``"combine": true`` makes every combination of the settings one multi-step recipe, and
+``"target"`` names the cheapest setting that meets a risk target, found by a pruned search
+unless ``"search": "exhaustive"``; ``"max_settings"`` (default 500) bounds the settings or
+combinations asked for. See :mod:`sdc_core.search` and ``docs/utility.md``.
 
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
