@@ -160,7 +160,7 @@ def open_tradeoffs(page: Page, app_url: str) -> None:
     wait_idle(page)
 
 
-def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str):
+def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots: Path):
     page.set_viewport_size({"width": 1440, "height": 1000})
     open_tradeoffs(page, app_url)
     page.get_by_text("Combine the methods").click()
@@ -168,7 +168,7 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str):
     page.get_by_role("option", name="linkage attack: risk (%)").click()
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.get_by_text("Cheapest setting under")).to_be_visible(timeout=90_000)
-    wait_idle(page)
+    shot(page, shots, "tradeoffs_best")
     star = page.locator(".scatterlayer .trace").last.locator("path.point").first
     star.scroll_into_view_if_needed()
     box = star.bounding_box()
