@@ -103,7 +103,10 @@ if run:
             fixed = {p.name: p.default for p in m.controls if p.name != m.main}
             if not values or not chosen:
                 continue
-            if m.target == "column":
+            if m.target == "column" and combine and not m.per_column:  # one value for all
+                grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
+                                      "values": values, "fixed": fixed})
+            elif m.target == "column":
                 grid_settings += [{"method": m.name, "column": c, "param": m.main,
                                    "values": values, "fixed": fixed} for c in chosen]
             else:

@@ -46,15 +46,16 @@ Combination = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Dimension:
-    """One setting of a combined grid: ``values`` weakest first, and the step each makes
-    (None: the method is off). ``monotone``: risk is assumed not to rise along ``values``;
-    ``loss_monotone``: nor loss to fall (not assumed when a later step works on one of its
-    columns, e.g. bands before local suppression: wider bands leave less to suppress)."""
+    """One setting of a combined grid: ``values`` weakest first, and the steps each makes
+    (one, or one per column with the same value; None: the method is off). ``monotone``:
+    risk is assumed not to rise along ``values``; ``loss_monotone``: nor loss to fall (not
+    assumed when a later step works on one of its columns, e.g. bands before local
+    suppression: wider bands leave less to suppress)."""
 
     label: str
     param: str
     values: tuple[Any, ...]
-    steps: tuple[dict[str, Any] | None, ...]
+    steps: tuple[tuple[dict[str, Any], ...] | None, ...]
     monotone: bool
     loss_monotone: bool = True
 
@@ -72,7 +73,7 @@ class Target:
 
 def recipe_steps(dims: Sequence[Dimension], x: Combination) -> list[dict[str, Any]]:
     """The steps of combination ``x``, in the dimensions' (recipe) order."""
-    return [step for d, i in zip(dims, x) if (step := d.steps[i]) is not None]
+    return [step for d, i in zip(dims, x) for step in (d.steps[i] or ())]
 
 
 def combinations(dims: Sequence[Dimension]) -> Iterator[Combination]:

@@ -209,15 +209,25 @@ def _entries(raw: Any) -> list[dict[str, Any]]:
     return raw
 
 
-def _steps(s: dict[str, Any]) -> list[dict[str, Any]]:
-    """The step of each value of a grid setting (unchecked)."""
-    target = {"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}
-    return [{"method": s["method"], **target, **s.get("fixed", {}), s["param"]: v}
-            for v in s["values"]]
+def _steps(s: dict[str, Any], where: str, df: pd.DataFrame) -> list[list[dict[str, Any]]]:
+    """The steps of each value of a grid setting, checked: one step, or for a one-column
+    method given ``columns`` one step per column with the same value."""
+    if "columns" in s and METHODS[s["method"]].target == "column":
+        if not isinstance(s["columns"], list) or not s["columns"]:
+            raise SdcInputError(f"{where}: columns must be a non-empty list of column names")
+        targets = [{"column": c} for c in s["columns"]]
+    else:
+        targets = [{"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}]
+    return [[_checked(where, {"method": s["method"], **t, **s.get("fixed", {}), s["param"]: v},
+                      df) for t in targets] for v in s["values"]]
 
 
 def _target_name(step: dict[str, Any]) -> str:
     return step.get("column") or "+".join(step.get("columns", []))
+
+
+def _targets_name(steps: list[dict[str, Any]]) -> str:
+    return "+".join(_target_name(s) for s in steps)
 
 
 def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
@@ -231,16 +241,17 @@ def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
             raise SdcInputError(f"grid setting {i + 1}: values of {m.main} must be numbers")
         values.sort(reverse=m.stronger == "lower")
         values.sort(key=lambda v: v != m.off)  # off first: the weakest of all
-    steps = [None if main and v == m.off else
-             _checked(f"grid setting {i + 1}", step, df)
-             for v, step in zip(values, _steps({**s, "values": values}))]
-    label = f"{s['method']} {_target_name(_steps(s)[0])} {s['param']}"
-    return Dimension(label, s["param"], tuple(values), tuple(steps), monotone=main)
+    on = [v for v in values if not (main and v == m.off)]
+    made = dict(zip(on, _steps({**s, "values": on}, f"grid setting {i + 1}", df))) if on else {}
+    steps = tuple(tuple(made[v]) if v in made else None for v in values)
+    columns = s["columns"] if "columns" in s else [s.get("column")]
+    label = f"{s['method']} {'+'.join(map(str, columns))} {s['param']}"
+    return Dimension(label, s["param"], tuple(values), steps, monotone=main)
 
 
 def _columns_of(d: Dimension) -> set[str]:
-    step = next(s for s in d.steps if s is not None) if any(d.steps) else {}
-    return {step["column"]} if "column" in step else set(step.get("columns", []))
+    steps = next((s for s in d.steps if s is not None), ())
+    return {c for st in steps for c in ([st["column"]] if "column" in st else st["columns"])}
 
 
 def _loss_orders(dims: list[Dimension]) -> list[Dimension]:
@@ -303,10 +314,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                             f"{budget}; use fewer values or raise max_settings")
     settings = []
     for i, s in enumerate(raw):
-        for value, step in zip(s["values"], _steps(s)):
-            step = _checked(f"grid setting {i + 1}", step, df)
-            settings.append(Setting([step], step["method"], _target_name(step), s["param"],
-                                    value))
+        for value, steps in zip(s["values"], _steps(s, f"grid setting {i + 1}", df)):
+            settings.append(Setting(steps, s["method"], _targets_name(steps), s["param"], value))
     return Grid(settings, *shared, target=target, search=search)
 
 
@@ -315,8 +324,7 @@ def combination_setting(dims: list[Dimension], x: Combination) -> Setting:
     steps = recipe_steps(dims, x)
     on = [d for d, i in zip(dims, x) if d.steps[i] is not None]
     return Setting(steps, "+".join(s["method"] for s in steps) or "none",
-                   "+".join(_target_name(s) for s in steps), "+".join(d.param for d in on),
-                   np.nan, x)
+                   _targets_name(steps), "+".join(d.param for d in on), np.nan, x)
 
 
 class SweepContext:

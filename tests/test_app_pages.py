@@ -416,7 +416,7 @@ def test_protect_loads_a_recipe_with_a_merge():
 def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     at = app_on("pages/tradeoffs.py")
     at.text_input(key="w_t_band_values").set_value("5, 10, 15")
-    at.multiselect(key="w_t_pram_cols").set_value(["race"])
+    at.multiselect(key="w_t_pram_cols").set_value(["gender", "race"])  # one p for both
     at.text_input(key="w_t_pram_values").set_value("0.05, 0.1")
     at.toggle(key="w_t_combine").set_value(True)
     at.selectbox(key="w_t_target").set_value("linkage_risk_percent")

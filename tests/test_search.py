@@ -164,7 +164,7 @@ def monotone_problems(draw):
 @given(monotone_problems(), st.integers(0, 30))
 def test_pruned_search_is_exact_under_monotonicity(problem, at_most):
     sizes, mono, loss_mono, weights, noise = problem
-    dims = [Dimension(f"d{i}", "p", tuple(range(n)), tuple({"i": j} for j in range(n)), m, lm)
+    dims = [Dimension(f"d{i}", "p", tuple(range(n)), tuple(({"i": j},) for j in range(n)), m, lm)
             for i, (n, m, lm) in enumerate(zip(sizes, mono, loss_mono))]
     rng = np.random.default_rng(noise)
     shift = {x: rng.integers(0, 3) for x in itertools.product(*(range(n) for n in sizes))}
@@ -278,3 +278,19 @@ def test_cli_prints_and_writes_the_best_recipe(tmp_path, actg):
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "no setting meets linkage_risk_percent ≤ 0" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "none.json").exists()
+
+
+@pytest.mark.parametrize("combine", [True, False])
+def test_one_value_for_several_columns_of_a_one_column_method(actg, combine):
+    grid = {"combine": combine, "settings": [
+        {"method": "pram", "columns": ["gender", "race"], "param": "p", "values": [0.1, 0.2]},
+        {"method": "band", "column": "age", "param": "width", "values": [10]}]}
+    table = run_sweep(actg, QI, grid).table
+    pram = [json.loads(r)["steps"] for r in table["recipe"] if '"pram"' in r]
+    assert len(pram) == 2  # combined: each with bands of 10 years
+    for steps in pram:
+        both = [s for s in steps if s["method"] == "pram"]
+        assert [s["column"] for s in both] == ["gender", "race"]
+        assert both[0]["p"] == both[1]["p"]
+    if combine:
+        assert "pram gender+race p" in table
