@@ -168,6 +168,9 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots
     page.get_by_role("option", name="linkage attack: risk (%)").click()
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.get_by_text("Cheapest setting under")).to_be_visible(timeout=90_000)
+    wait_idle(page)
+    page.get_by_text("Cheapest setting under").evaluate(
+        "e => e.scrollIntoView({block: 'start'})")  # the verdict and the chart below it
     shot(page, shots, "tradeoffs_best")
     star = page.locator(".scatterlayer .trace").last.locator("path.point").first
     star.scroll_into_view_if_needed()
