@@ -522,7 +522,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                            list(dict.fromkeys(touched)))
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
-    rows: list[dict[str, Any]] = []
+    rows: dict[int, dict[str, Any]] = {}  # by the setting's position in enumeration order
 
     def runs(steps: list[dict[str, Any]]) -> int:
         return g.seeds if any(s["method"] in RANDOM_METHODS for s in steps) else 1
@@ -530,8 +530,10 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     total = sum(runs(s.steps) for s in settings)
     done = 0
 
-    def evaluate(s: Setting) -> dict[str, Any]:
+    def evaluate(i: int) -> dict[str, Any]:
+        """Run setting i (over the seeds) and keep its row."""
         nonlocal done
+        s = settings[i]
         label = describe_setting(s)
         results = []
         for j in range(runs(s.steps)):
@@ -542,21 +544,21 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             done += 1
             if progress:
                 progress(done, total, label)
-        rows.append(_row(s, results, g.seed, g.dims))
-        return rows[-1]
+        rows[i] = _row(s, results, g.seed, g.dims)
+        return rows[i]
 
     pruned = g.dims is not None and g.target is not None and g.search == "pruned"
     if pruned:
         at = {s.combination: i for i, s in enumerate(settings)}
-        pruned_search(g.dims, lambda x: g.target.met(evaluate(settings[at[x]])[g.target.measure]))
-        rows.sort(key=lambda r: at[tuple(d.values.index(r[d.label]) for d in g.dims)])
+        pruned_search(g.dims, lambda x: g.target.met(evaluate(at[x])[g.target.measure]))
     else:
-        for s in settings:
-            evaluate(s)
+        for i in range(len(settings)):
+            evaluate(i)
     base = {"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,
             **ctx.baseline(), "n_seeds": 1, "n_steps": 0,
             "recipe": json.dumps({"seed": g.seed, "steps": []})}
-    table = pd.DataFrame([base] + rows)
+    done_at = sorted(rows)
+    table = pd.DataFrame([base] + [rows[i] for i in done_at])
     loss = "IL1_grid" if g.dims else "IL1_overall"
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table[loss],
                                    table["suppressed_values"])
@@ -572,9 +574,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     bad = 0
     if g.dims and g.target is not None:
         evaluated = table.iloc[1:]
-        xs = [tuple(int(d.values.index(v)) for d, v in zip(g.dims, r)) for r in
-              evaluated[[d.label for d in g.dims]].itertuples(index=False)]
-        bad = violations(g.dims, xs, evaluated[g.target.measure], evaluated[loss])
+        bad = violations(g.dims, [settings[i].combination for i in done_at],
+                         evaluated[g.target.measure], evaluated[loss])
     return SweepResult(table, loss, len(settings), len(table) - 1, g.target, found, bad, pruned)
 
 
