@@ -90,7 +90,8 @@ st.caption("Load it again on the Protect page, or apply it to the full file with
 sweep = st.session_state.get("sweep")
 st.subheader("Trade-off table", anchor=False)
 if sweep and sweep["dataset_id"] == ds.dataset_id:
-    st.download_button("Download the trade-off table (CSV)", table_bytes(sweep["table"], ".csv"),
+    st.download_button("Download the trade-off table (CSV)",
+                       table_bytes(sweep["result"].table, ".csv"),
                        file_name=f"{stem}_tradeoffs.csv", mime="text/csv",
                        icon=":material/table:", key="dl_sweep")
 else:
@@ -116,10 +117,12 @@ if roles.qi:
                charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
-        loss = sweep.get("loss", "IL1_overall")
-        figures.append(charts.tradeoff_scatter(sweep["table"], "linkage_reidentifications",
-                                               loss, "linkage attack: re-identifications",
-                                               loss.replace("_", " "), best=sweep.get("best")))
+        result = sweep["result"]
+        figures.append(charts.tradeoff_scatter(result.table, "linkage_reidentifications",
+                                               result.loss,
+                                               "linkage attack: re-identifications",
+                                               result.loss.replace("_", " "),
+                                               best=result.best))
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,

@@ -131,11 +131,8 @@ if run:
         cancel.empty()
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
-        st.session_state["sweep"] = {"table": result.table, "grid": grid,
-                                     "dataset_id": ds.dataset_id, "qi": list(roles.qi),
-                                     "loss": result.loss, "best": result.best,
-                                     "asked": result.asked, "evaluated": result.evaluated,
-                                     "violations": result.violations, "pruned": result.pruned}
+        st.session_state["sweep"] = {"result": result, "grid": grid,
+                                     "dataset_id": ds.dataset_id, "qi": list(roles.qi)}
     except SdcInputError as err:
         notices.error(str(err), icon=":material/error:")
     st.session_state["sweep_running"] = False
@@ -172,7 +169,8 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
 
 def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
-    target, best, loss = sweep["grid"]["target"], sweep["best"], sweep["loss"]
+    result = sweep["result"]
+    target, best, loss = sweep["grid"]["target"], result.best, result.loss
     goal = f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
     if best is None:
         low = table.iloc[1:][target["measure"]].min()
@@ -196,9 +194,10 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
 
 sweep = st.session_state.get("sweep")
 if sweep and sweep["dataset_id"] == ds.dataset_id:
-    table: pd.DataFrame = sweep["table"]
+    result = sweep["result"]
+    table: pd.DataFrame = result.table
     g = sweep["grid"]
-    loss = sweep.get("loss", "IL1_overall")
+    loss = result.loss
     if sweep["qi"] != list(roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
@@ -224,7 +223,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     clicked = charts.show(
         charts.tradeoff_scatter(table, risk_choice, loss, label, loss_label,
                                 target=g["target"]["at_most"] if on_axis else None,
-                                best=sweep.get("best")),
+                                best=result.best),
         f"{ds.name}_tradeoff", key="t_scatter", select=True, context=context)
     row = clicked_row(clicked, table)
     if row is not None:
@@ -257,13 +256,13 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                   "not fall when a cheap step on another column is added." if loss == "IL1_grid"
                   else "")
                + (f" The attacker also knows {md_list(g['known'])}." if g.get("known") else ""))
-    if sweep.get("pruned"):
-        st.caption(f"The pruned search evaluated {sweep['evaluated']} of {sweep['asked']} "
+    if result.pruned:
+        st.caption(f"The pruned search evaluated {result.evaluated} of {result.asked} "
                    "combinations: it skips those that monotone parameters settle (stronger "
                    "than one that meets the target, weaker than one that fails it)."
-                   + (f" Evaluated pairs that contradict it here: {sweep['violations']}; the "
+                   + (f" Evaluated pairs that contradict it here: {result.violations}; the "
                       "best may differ from trying every combination."
-                      if sweep["violations"] else ""))
+                      if result.violations else ""))
     labels = setting_labels(table)
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",

@@ -435,7 +435,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     assert any(s.get("type") == "line" and s.get("y0") == 1.0 for s in spec["layout"]["shapes"])
     at.button(key="t_open_best").click().run()
     assert at.title[0].value == "Protect"
-    recipe = at.session_state["sweep"]["table"].loc[best.name, "recipe"]
+    recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
     assert json.loads(at.code[0].value)["steps"] == json.loads(recipe)["steps"]
 
 
