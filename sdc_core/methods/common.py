@@ -39,11 +39,33 @@ def resolve_ids(n: int, rid: np.ndarray | None) -> np.ndarray:
     return rid
 
 
-def category_codes(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
+@dataclass(frozen=True)
+class Levels:
+    """What a category method knows of a whole column: its distinct non-missing values in
+    sorted order and the number of records holding each. A method given the ``Levels`` of the
+    whole column can run on any part of it (a batch of an out-of-core engine) and give each
+    record the value it gets when run on the whole column."""
+
+    values: pd.Index
+    counts: np.ndarray
+
+
+def column_levels(s: pd.Series) -> Levels:
+    """The :class:`Levels` of a whole column."""
+    codes, levels = category_codes(s)
+    return Levels(levels, np.bincount(codes[codes >= 0], minlength=len(levels)))
+
+
+def category_codes(s: pd.Series, levels: Levels | None = None) -> tuple[np.ndarray, pd.Index]:
     """Codes in the *sorted* order of the categories (so that draws do not depend on row order);
-    ``-1`` for missing values."""
-    codes, levels = pd.factorize(s, sort=True)
-    return codes.astype(np.int64, copy=False), pd.Index(levels)
+    ``-1`` for missing values. With ``levels`` (of the whole column) the codes index its values."""
+    if levels is not None:
+        codes = levels.values.get_indexer(s)
+        if (codes[s.notna().to_numpy()] < 0).any():
+            raise SdcInputError(f"column '{s.name}' holds values outside its levels")
+        return codes.astype(np.int64, copy=False), levels.values
+    codes, found = pd.factorize(s, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(found)
 
 
 def from_codes(s: pd.Series, levels: pd.Index, codes: np.ndarray) -> pd.Series:

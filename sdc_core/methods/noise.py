@@ -62,6 +62,25 @@ from sdc_core.methods.spec import Method, Param, Release
 KINDS = ("additive", "correlated", "correlated2")
 
 
+def grid_shift(n: int, top: float) -> int:
+    """The grid of :func:`order_free_sum` for ``n`` values of largest magnitude ``top`` > 0:
+    values are rounded to whole multiples of 2^−shift, shift = b − e with 2^e > top."""
+    return 53 - n.bit_length() - math.frexp(top)[1]
+
+
+def grid_sum(a: np.ndarray, shift: int, overwrite: bool = False) -> float:
+    """Σ rint(a · 2^shift): a whole number, exact in float64 when ``shift`` is the grid of all
+    the values summed (so partial sums over parts of a column add up exactly, in any order)."""
+    if len(a) == 0:
+        return 0.0
+    if abs(shift) < 1000:
+        y = np.multiply(a, math.ldexp(1.0, shift), out=a if overwrite else None)
+    else:
+        y = np.ldexp(a, shift)
+    np.rint(y, out=y)                          # whole numbers, |y| ≤ 2**b, n · 2**b ≤ 2**53
+    return float(y.sum())                      # so every partial sum is exact
+
+
 def order_free_sum(a: np.ndarray, overwrite: bool = False) -> float:
     """Σ a on the fixed-point grid of the module docstring: the same for any order of ``a``
     (``overwrite``: ``a`` is scratch and may be used for the rounded values)."""
@@ -71,13 +90,8 @@ def order_free_sum(a: np.ndarray, overwrite: bool = False) -> float:
     top = max(float(a.max()), -float(a.min()))
     if top == 0.0:
         return 0.0
-    shift = 53 - n.bit_length() - math.frexp(top)[1]      # b − e, with top < 2**e
-    if abs(shift) < 1000:
-        y = np.multiply(a, math.ldexp(1.0, shift), out=a if overwrite else None)
-    else:
-        y = np.ldexp(a, shift)
-    np.rint(y, out=y)                          # whole numbers, |y| ≤ 2**b, n · 2**b ≤ 2**53
-    return math.ldexp(float(y.sum()), -shift)  # so every partial sum is exact
+    shift = grid_shift(n, top)
+    return math.ldexp(grid_sum(a, shift, overwrite), -shift)
 
 
 def _mean_sd(x: np.ndarray, overwrite: bool = False) -> tuple[float, float]:
@@ -93,7 +107,8 @@ def column_draw(name: object) -> int:
     return int(rng.ids_from_column(np.array([str(name)], dtype=object))[0])
 
 
-def _column_values(df: pd.DataFrame, columns: Sequence[str]) -> list[np.ndarray]:
+def _column_values(df: pd.DataFrame, columns: Sequence[str],
+                   check_count: bool = True) -> list[np.ndarray]:
     if isinstance(columns, str):
         columns = [columns]
     cols = list(columns)
@@ -108,7 +123,7 @@ def _column_values(df: pd.DataFrame, columns: Sequence[str]) -> list[np.ndarray]
     for c in cols:
         x = numeric_values(df[c], "noise")
         m = len(x) - int(np.count_nonzero(np.isnan(x)))
-        if m < 2:
+        if m < 2 and check_count:
             raise SdcInputError(f"noise needs at least 2 non-missing values in column '{c}', "
                                 f"it has {m}")
         out.append(x)
@@ -134,26 +149,36 @@ def _covariance(xs: list[np.ndarray]) -> np.ndarray:
 
 def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: float = 150.0,
           delta: float = 0.1, *, seed: int = 0, step: int = 0,
-          rid: np.ndarray | None = None) -> TableResult:
+          rid: np.ndarray | None = None,
+          moments: dict[str, tuple[float, float]] | None = None,
+          covariance: tuple[np.ndarray, int] | None = None) -> TableResult:
     """Add noise of ``kind`` to ``columns`` of ``df`` (see the module docstring); ``p`` in
-    percent (``additive``, ``correlated``), ``delta`` for ``correlated2``."""
+    percent (``additive``, ``correlated``), ``delta`` for ``correlated2``.
+
+    When ``df`` is a part of a larger table (a batch of an out-of-core engine) the whole
+    columns' figures are given: ``moments`` {column: (x̄, s)} (``additive``,
+    ``correlated2``) or ``covariance`` (Σ, number of complete cases) (``correlated``); the
+    output is then that of the whole table on these rows and ``info`` holds only the settings.
+    """
     if kind not in KINDS:
         raise SdcInputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     share = check_positive("p", p) / 100.0
     d = check_probability("delta", delta, low_open=True)
-    xs = _column_values(df, columns)
+    part = moments is not None or covariance is not None
+    xs = _column_values(df, columns, check_count=not part)
     cols = [columns] if isinstance(columns, str) else list(columns)
     ids = resolve_ids(len(df), rid)
     outs: list[np.ndarray] = []
     expected: list[float] = []
     info: dict[str, object] = {"kind": kind}
     if kind == "correlated":
-        complete = ~np.logical_or.reduce([np.isnan(x) for x in xs])
-        m = int(np.count_nonzero(complete))
-        if m < 2:
-            raise SdcInputError(f"correlated noise needs at least 2 records with every column "
-                                f"present, there are {m}")
-        cov = _covariance(xs if m == len(complete) else [x[complete] for x in xs])
+        if covariance is None:
+            complete = ~np.logical_or.reduce([np.isnan(x) for x in xs])
+            m = int(np.count_nonzero(complete))
+            check_complete_cases(m)
+            cov = _covariance(xs if m == len(complete) else [x[complete] for x in xs])
+        else:
+            cov, m = covariance
         root = _psd_sqrt(share * cov)
         z = [rng.normal(ids, rng.key(seed, step, column_draw(c))) for c in cols]
         for j, xj in enumerate(xs):  # x_j + Σ_l S[j, l]·z_l, term by term in a fixed order
@@ -167,7 +192,8 @@ def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: f
         d1 = math.sqrt(1.0 - d * d)
         for c, x in zip(cols, xs):
             present = ~np.isnan(x)
-            mean, sd = _mean_sd(x if present.all() else x[present])
+            mean, sd = moments[c] if moments is not None else \
+                _mean_sd(x if present.all() else x[present])
             z = rng.normal(ids, rng.key(seed, step, column_draw(c)))
             if kind == "additive":
                 z *= share * sd
@@ -180,6 +206,9 @@ def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: f
                 expected.append(math.sqrt(2.0 * (1.0 - d1)) * sd)
             outs.append(z)
         info |= {"p": float(p)} if kind == "additive" else {"delta": d}
+    values = pd.DataFrame(dict(zip(cols, outs)), index=df.index, columns=cols)
+    if part:
+        return TableResult(values, info)
     per_column: dict[str, dict[str, float]] = {}
     changed = total = 0
     for c, x, out, exp in zip(cols, xs, outs, expected):
@@ -191,8 +220,13 @@ def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: f
         per_column[str(c)] = {"noise_sd": _mean_sd(added, overwrite=True)[1],
                               "expected_noise_sd": exp, "changed_share": moved / len(added)}
     info |= {"columns": per_column, "changed_share": changed / total}
-    values = pd.DataFrame(dict(zip(cols, outs)), index=df.index, columns=cols)
     return TableResult(values, info)
+
+
+def check_complete_cases(m: int) -> None:
+    if m < 2:
+        raise SdcInputError(f"correlated noise needs at least 2 records with every column "
+                            f"present, there are {m}")
 
 
 def _describe(r: dict[str, Any]) -> str:

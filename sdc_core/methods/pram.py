@@ -25,6 +25,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import (
     MethodResult,
     apply_transition,
+    Levels,
     category_codes,
     from_codes,
     resolve_ids,
@@ -77,17 +78,22 @@ def _user_matrix(matrix: dict, levels: pd.Index) -> np.ndarray:
 
 def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
          retention: float | None = None, matrix: dict | None = None, seed: int = 0,
-         step: int = 0, rid: np.ndarray | None = None) -> MethodResult:
-    """PRAM of ``s``: give ``p`` (flip), ``invariant=True`` with ``retention``, or ``matrix``."""
+         step: int = 0, rid: np.ndarray | None = None,
+         levels: Levels | None = None) -> MethodResult:
+    """PRAM of ``s``: give ``p`` (flip), ``invariant=True`` with ``retention``, or ``matrix``.
+    ``levels``: the categories and counts of the whole column when ``s`` is a part of it."""
     forms = (p is not None and not invariant) + bool(invariant) + (matrix is not None)
     if forms != 1:
         raise SdcInputError("pram takes exactly one of: p (flip), invariant with retention, "
                             "or matrix")
-    codes, levels = category_codes(s)
+    whole = levels
+    codes, levels = category_codes(s, whole)
     k = max(len(levels), 1)
     ids = resolve_ids(len(s), rid)
     present = codes >= 0
     counts = np.bincount(codes[present], minlength=k).astype(np.float64)
+    if whole is not None:
+        counts[: len(whole.counts)] = whole.counts
     marginal = counts / max(counts.sum(), 1.0)
     if matrix is not None:
         form, trans = "matrix", _user_matrix(matrix, levels)

@@ -46,7 +46,7 @@ import pandas as pd
 from sdc_core.checks import check_whole
 from sdc_core.codes import number_text, numbers_as_text
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import MethodResult, category_codes
+from sdc_core.methods.common import Levels, MethodResult, category_codes
 from sdc_core.methods.spec import Method, Param, Release
 
 
@@ -136,17 +136,21 @@ def _group_members(groups: dict[Any, list[Any]]) -> list[tuple[int, Any]]:
 
 
 def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
-           min_count: int | None = None, other: str = "other") -> MethodResult:
-    """Recode ``s`` by ``groups`` or ``min_count`` (see the module docstring)."""
+           min_count: int | None = None, other: str = "other",
+           levels: Levels | None = None) -> MethodResult:
+    """Recode ``s`` by ``groups`` or ``min_count`` (see the module docstring); ``levels``: the
+    categories and counts of the whole column when ``s`` is a part of it."""
     if (groups is None) == (min_count is None):
         raise SdcInputError("recoding needs either groups or min_count (exactly one of them)")
     if pd.api.types.is_datetime64_any_dtype(s):
         raise SdcInputError(f"recoding takes categorical columns; '{s.name}' holds dates "
                             "(band it instead)")
     numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-    codes, levels = category_codes(s)
+    whole = levels
+    codes, levels = category_codes(s, whole)
     keys = _level_keys(s, levels, numeric)
-    counts = np.bincount(codes[codes >= 0], minlength=len(levels))
+    counts = np.bincount(codes[codes >= 0], minlength=len(levels)) if whole is None \
+        else whole.counts
     if groups is not None:
         pairs = _group_members(groups)
         labels = list(groups)

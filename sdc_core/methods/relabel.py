@@ -17,20 +17,29 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import check_probability
-from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
+from sdc_core.methods.common import (
+    Levels,
+    MethodResult,
+    category_codes,
+    from_codes,
+    resolve_ids,
+)
 from sdc_core.methods.spec import Method, Param, Release
 
 DRAW_REDRAW, DRAW_VALUE = 0, 1
 
 
 def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
-            rid: np.ndarray | None = None) -> MethodResult:
-    """Relabel ``s`` with probability ``alpha`` (see the module docstring)."""
+            rid: np.ndarray | None = None, levels: Levels | None = None) -> MethodResult:
+    """Relabel ``s`` with probability ``alpha`` (see the module docstring); ``levels``: the
+    categories and counts of the whole column when ``s`` is a part of it."""
     a = check_probability("alpha", alpha)
-    codes, levels = category_codes(s)
+    whole = levels
+    codes, levels = category_codes(s, whole)
     ids = resolve_ids(len(s), rid)
     present = codes >= 0
-    counts = np.bincount(codes[present], minlength=len(levels))
+    counts = np.bincount(codes[present], minlength=len(levels)) if whole is None \
+        else whole.counts
     m = int(counts.sum())
     cum = np.cumsum(counts)
     u_redraw = rng.uniform(ids, rng.key(seed, step, DRAW_REDRAW))

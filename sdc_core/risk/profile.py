@@ -77,24 +77,36 @@ class RiskProfile:
         return pd.DataFrame({"fk": self.fk, "Fk": self.Fk, "risk": self.risk})
 
 
-def profile_from_sizes(fk: np.ndarray, Fk: np.ndarray, n_classes: int,
-                       k: int = 5) -> dict[str, float]:
-    """The summary measures of the module docstring from per-record f_k and F_k."""
-    n = len(fk)
-    inv = 1.0 / fk
+def profile_from_sizes(fk: np.ndarray, Fk: np.ndarray, n_classes: int, k: int = 5,
+                       counts: np.ndarray | None = None) -> dict[str, float]:
+    """The summary measures of the module docstring from per-record f_k and F_k, or, with
+    ``counts``, from per-class f_k and F_k and the number of records in each class (an
+    engine's class table: the means and sums then weigh every class by its records)."""
     risk = individual_risk(fk, Fk)
+    inv = 1.0 / fk
+    if counts is None:
+        n = len(fk)
+        unique, low = float(np.mean(fk == 1)), float(np.mean(fk <= k))
+        inv_sum, risk_sum = float(inv.sum()), float(risk.sum())
+        median = median_of_sizes(fk)
+    else:
+        c = np.asarray(counts, dtype=np.float64)
+        n = int(c.sum())
+        unique, low = float(c[fk == 1].sum() / n), float(c[fk <= k].sum() / n)
+        inv_sum, risk_sum = float(inv @ c), float(risk @ c)
+        median = weighted_median(fk, c)
     return {
         "n_records": n,
         "n_classes": n_classes,
         "k_threshold": k,
-        "percent_unique": 100.0 * float(np.mean(fk == 1)),
-        "percent_k_le_threshold": 100.0 * float(np.mean(fk <= k)),
-        "expected_reidentifications": float(inv.sum()),
-        "avg_linkage_risk_percent": 100.0 * float(inv.mean()),
-        "global_risk_percent": 100.0 * float(risk.mean()),
-        "global_expected_reidentifications": float(risk.sum()),
+        "percent_unique": 100.0 * unique,
+        "percent_k_le_threshold": 100.0 * low,
+        "expected_reidentifications": inv_sum,
+        "avg_linkage_risk_percent": 100.0 * inv_sum / n,
+        "global_risk_percent": 100.0 * risk_sum / n,
+        "global_expected_reidentifications": risk_sum,
         "min_k": float(fk.min()),
-        "median_k": median_of_sizes(fk),
+        "median_k": median,
         "risk": risk,
     }
 
@@ -108,6 +120,17 @@ def median_of_sizes(fk: np.ndarray) -> float:
     n = len(fk)
     lower = np.searchsorted(cum, (n - 1) // 2, side="right")
     upper = np.searchsorted(cum, n // 2, side="right")
+    return (float(lower) + float(upper)) / 2.0
+
+
+def weighted_median(values: np.ndarray, counts: np.ndarray) -> float:
+    """The median of ``values`` each repeated ``counts`` times: the mean of the sorted
+    repetition's elements ⌊(n−1)/2⌋ and ⌊n/2⌋ (``np.median`` of the repeated values)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(np.asarray(counts, dtype=np.int64)[order])
+    n = int(cum[-1])
+    lower = values[order][np.searchsorted(cum, (n - 1) // 2, side="right")]
+    upper = values[order][np.searchsorted(cum, n // 2, side="right")]
     return (float(lower) + float(upper)) / 2.0
 
 
