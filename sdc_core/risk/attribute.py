@@ -12,7 +12,7 @@ records determines everything trivially: it is reported once, as a direct identi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -42,17 +42,26 @@ class AttributeScan:
 def is_identifier_like(s: pd.Series, identifier_share: float = 0.95) -> bool:
     """A distinct value on at least ``identifier_share`` of the (at least 2) non-missing records."""
     values = s.dropna()
-    return len(values) >= 2 and values.nunique() >= identifier_share * len(values)
+    return identifier_like(len(values), values.nunique(), identifier_share)
 
 
-def determination_share(z: pd.Series, s: pd.Series) -> tuple[float, int] | None:
+def identifier_like(n_present: int, n_distinct: int, identifier_share: float = 0.95) -> bool:
+    """:func:`is_identifier_like` from the column's numbers of present and distinct values."""
+    return n_present >= 2 and n_distinct >= identifier_share * n_present
+
+
+def determination_share(z: pd.Series, s: pd.Series,
+                        records: np.ndarray | None = None) -> tuple[float, int] | None:
     """(share, number of Z values) as defined in the module docstring; None when no Z value is
-    held by two records with S present."""
+    held by two records with S present. With ``records``, row i stands for that many records
+    (a table of (Z, S) counts)."""
     both = z.notna().to_numpy() & s.notna().to_numpy()
     z_code, _ = pd.factorize(z[both])
     s_code, s_levels = pd.factorize(s[both])
     card_s = max(len(s_levels), 1)
-    pairs, counts = np.unique(z_code.astype(np.int64) * card_s + s_code, return_counts=True)
+    pairs, inverse = np.unique(z_code.astype(np.int64) * card_s + s_code, return_inverse=True)
+    counts = np.bincount(inverse, minlength=len(pairs)) if records is None else \
+        np.bincount(inverse, weights=np.asarray(records)[both], minlength=len(pairs))
     zc = pairs // card_s
     starts = np.flatnonzero(np.diff(zc, prepend=-1))
     totals = np.add.reduceat(counts, starts)
@@ -69,21 +78,33 @@ def attribute_disclosure_scan(df: pd.DataFrame, sensitive: Sequence[str],
     """Scan every pair (Z, S) of a released column Z (default: all columns) and a sensitive S."""
     sens = check_columns(df, sensitive, "sensitive")
     cols = check_columns(df, columns if columns is not None else list(df.columns), "released")
-    identifiers = [c for c in cols if is_identifier_like(df[c], identifier_share)]
+    return scan(sens, cols, lambda c: is_identifier_like(df[c], identifier_share),
+                lambda s: df[s].value_counts(normalize=True).max() if df[s].notna().any()
+                else 1.0,
+                lambda z, s: determination_share(df[z], df[s]), near)
+
+
+def scan(sensitive: Sequence[str], columns: Sequence[str], is_identifier: Callable[[str], bool],
+         mode_share: Callable[[str], float],
+         share: Callable[[str, str], tuple[float, int] | None],
+         near: float = 0.95) -> AttributeScan:
+    """The scan of the module docstring, from functions that answer for one column (is it an
+    identifier, the share of its most common value) and one (Z, S) pair: the table or an
+    engine's aggregates."""
+    identifiers = [c for c in columns if is_identifier(c)]
     findings = []
-    for s_col in sens:
-        s = df[s_col]
-        mode_share = s.value_counts(normalize=True).max() if s.notna().any() else 1.0
-        for z_col in cols:
+    for s_col in sensitive:
+        mode = mode_share(s_col)
+        for z_col in columns:
             if z_col == s_col or z_col in identifiers:
                 continue
-            result = determination_share(df[z_col], s)
+            result = share(z_col, s_col)
             if result is None:
                 continue
-            share, n_values = result
-            if share == 1.0:
-                findings.append(AttributeFinding(z_col, s_col, "determines", share, n_values))
-            elif share >= near and mode_share < near:
-                findings.append(AttributeFinding(z_col, s_col, "nearly determines", share,
+            value, n_values = result
+            if value == 1.0:
+                findings.append(AttributeFinding(z_col, s_col, "determines", value, n_values))
+            elif value >= near and mode < near:
+                findings.append(AttributeFinding(z_col, s_col, "nearly determines", value,
                                                  n_values))
     return AttributeScan(findings, identifiers)

@@ -57,11 +57,18 @@ def l_diversity(df: pd.DataFrame, classes: ClassSizes, sensitive: str) -> LDiver
         distinct = _wildcard_distinct(classes, pair_class, pair_s)
     else:
         distinct = np.bincount(pair_class, minlength=classes.n_labels)
-    l_rec = distinct[classes.class_id].astype(np.int64)
-    released = l_rec[l_rec > 0]
+    return summarize(sensitive, distinct[classes.class_id].astype(np.int64))
+
+
+def summarize(sensitive: str, l_rec: np.ndarray, counts: np.ndarray | None = None) -> LDiversity:
+    """The summary of per-record l, or, with ``counts``, of l per row of a table of distinct
+    (keys, sensitive value) rows holding ``counts`` records each (an engine's aggregate)."""
+    c = np.ones(len(l_rec)) if counts is None else np.asarray(counts, dtype=np.float64)
+    n = c.sum()
+    released = l_rec[(l_rec > 0) & (c > 0)]
     return LDiversity(sensitive, l_rec, int(released.min()) if len(released) else 0,
-                      float(100.0 * np.mean(l_rec == 1)) if len(l_rec) else 0.0,
-                      float(100.0 * np.mean(l_rec == 0)) if len(l_rec) else 0.0)
+                      float(100.0 * c[l_rec == 1].sum() / n) if n else 0.0,
+                      float(100.0 * c[l_rec == 0].sum() / n) if n else 0.0)
 
 
 def _wildcard_distinct(classes: ClassSizes, pair_class: np.ndarray,

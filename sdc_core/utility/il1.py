@@ -60,6 +60,41 @@ def numeric_il1(x: pd.Series, y: pd.Series, missing: str = "max") -> tuple[float
     count the maximum loss 1 and m_c counts the rows where x is present (``missing="max"``), or
     L = 0 and m_c counts the rows where both are present (``missing="ignore"``).
     """
+    parts = numeric_il1_parts(x, y, missing)
+    return parts.finish(), parts.changed
+
+
+@dataclass(frozen=True)
+class NumericParts:
+    """The sums behind one numeric column's IL1, over some rows: Σ_both |x′ − x|, the number of
+    rows where both are present, L (present in x, missing in x′; 0 with ``missing="ignore"``),
+    whether a value changed, and the least and largest x. Parts of a column add up
+    (:meth:`plus`), so an engine computes them batch by batch."""
+
+    total: float
+    both: int
+    lost: int
+    changed: bool
+    low: float
+    high: float
+
+    def plus(self, other: "NumericParts") -> "NumericParts":
+        return NumericParts(self.total + other.total, self.both + other.both,
+                            self.lost + other.lost, self.changed or other.changed,
+                            float(np.fmin(self.low, other.low)),
+                            float(np.fmax(self.high, other.high)))
+
+    def finish(self) -> float:
+        m = self.both + self.lost
+        if m == 0:
+            return 0.0
+        span = self.high - self.low
+        scale = span if span > 0 else 1.0
+        return float((self.total + self.lost * scale) / m / scale)
+
+
+def numeric_il1_parts(x: pd.Series, y: pd.Series, missing: str = "max") -> NumericParts:
+    """The :class:`NumericParts` of the rows of ``x`` (original) and ``y`` (protected)."""
     check_il1_missing(missing)
     if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
         raise SdcInputError(f"column '{x.name}' is no longer numeric after protection; "
@@ -70,12 +105,10 @@ def numeric_il1(x: pd.Series, y: pd.Series, missing: str = "max") -> tuple[float
     both = present & ~np.isnan(b)
     changed = bool((np.isnan(b) != ~present).any() or (a[both] != b[both]).any())
     lost = int((present & ~both).sum()) if missing == "max" else 0
-    m = int(both.sum()) + lost
-    if m == 0:
-        return 0.0, changed
-    span = np.nanmax(a) - np.nanmin(a)
-    scale = span if span > 0 else 1.0
-    return float((np.abs(b[both] - a[both]).sum() + lost * scale) / m / scale), changed
+    low, high = (float(a[present].min()), float(a[present].max())) if present.any() \
+        else (np.nan, np.nan)
+    return NumericParts(float(np.abs(b[both] - a[both]).sum()), int(both.sum()), lost, changed,
+                        low, high)
 
 
 def _is_number(s: pd.Series) -> bool:
@@ -95,9 +128,20 @@ def _labels(s: pd.Series, present: np.ndarray, as_text: bool) -> np.ndarray:
 def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
     """(share of original values that changed, whether any value changed). A numeric column
     compared with text (category codes recoded to labels) reads its numbers as text."""
+    differs, present, changed = categorical_il1_parts(x, y)
+    return (differs / present if present else 0.0), changed
+
+
+def categorical_il1_parts(x: pd.Series, y: pd.Series,
+                          mixed: bool | None = None) -> tuple[int, int, bool]:
+    """(number of original values that changed, number present, whether any value changed)
+    on these rows: the sums behind :func:`categorical_il1`, which add up over parts of a
+    column. ``mixed``: whether one side is numeric and the other text (default: read from the
+    two columns' types; an engine's batch passes the whole columns' answer)."""
     present = x.notna().to_numpy()
     released = y.notna().to_numpy()
-    mixed = _is_number(x) != _is_number(y)
+    if mixed is None:
+        mixed = _is_number(x) != _is_number(y)
     a = _labels(x, present, mixed and _is_number(x))
     b = _labels(y, released, mixed and _is_number(y))
     differs = np.zeros(len(a), dtype=bool)
@@ -105,7 +149,7 @@ def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
     differs[both] = a[both] != b[both]
     differs |= present & ~released
     changed = bool(differs.any() or (released & ~present).any())
-    return (float(differs[present].mean()) if present.any() else 0.0), changed
+    return int(differs[present].sum()), int(present.sum()), changed
 
 
 def check_aligned(original: pd.DataFrame, protected: pd.DataFrame) -> None:
