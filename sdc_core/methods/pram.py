@@ -23,9 +23,9 @@ from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import (
+    Levels,
     MethodResult,
     apply_transition,
-    Levels,
     category_codes,
     from_codes,
     resolve_ids,

@@ -1,0 +1,97 @@
+"""The engine interface: the few operations the risk, apply and compare jobs ask of an engine.
+
+An engine holds a table it never hands over whole. It answers with aggregates (class tables,
+value counts, correlations) that :mod:`sdc_core.engines.jobs` finishes with the same numpy code
+as the pandas reference, and it runs per-record work by passing batches of rows through the
+reference's own method functions (:mod:`sdc_core.engines.kernels`). Only rank swapping, which
+needs global ranks, is written in each engine's own terms.
+
+Column kinds, as the jobs see them: ``int``, ``float``, ``text``, ``date``, ``bool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.engines.source import Source
+
+KINDS = ("int", "float", "text", "date", "bool")
+
+#: A function of one batch of rows (its columns as pandas, ``__rid`` among them).
+BatchFunction = Callable[[pd.DataFrame], Any]
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Settings an engine may take: DuckDB's memory limit, temp directory and threads; Spark's
+    master, extra ``spark.*`` settings and number of partitions (``partitions`` also sets the
+    number of DuckDB threads when ``threads`` is not given)."""
+
+    memory_limit: str | None = None
+    temp_dir: str | None = None
+    threads: int | None = None
+    spark_master: str = "local[*]"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    partitions: int | None = None
+
+
+class Engine(Protocol):
+    """What the jobs use. ``Table`` is the engine's own lazy handle."""
+
+    name: str
+
+    def scan(self, source: Source, record_id: str | None = None) -> Any:
+        """The source's rows with ``__pos`` and ``__rid`` (:mod:`sdc_core.engines.source`)."""
+
+    def columns(self, t: Any) -> dict[str, str]:
+        """The user's columns (not ``__pos``/``__rid``) and their kinds, in order."""
+
+    def count(self, t: Any) -> int: ...
+
+    def group_counts(self, t: Any, cols: Sequence[str], weight: str | None = None
+                     ) -> pd.DataFrame:
+        """One row per distinct tuple of ``cols`` (missing values included, as NaN/None), with
+        ``__n`` records and, with a weight, ``__w`` = the sum of the weights."""
+
+    def present_distinct(self, t: Any, col: str) -> tuple[int, int]:
+        """(number of present values, number of distinct present values) of a column."""
+
+    def map_batches(self, t: Any, fn: BatchFunction, inputs: Sequence[str],
+                    outputs: dict[str, str]) -> Any:
+        """``t`` with the columns ``outputs`` (name → kind) replaced by (or added as) ``fn``'s
+        result on each batch of the ``inputs`` columns and ``__rid``."""
+
+    def reduce_batches(self, t: Any, inputs: Sequence[str], fn: BatchFunction) -> list[Any]:
+        """``fn`` of every batch of the ``inputs`` columns (and ``__rid``): a list of results."""
+
+    def rank_swap(self, t: Any, col: str, window: int, phase: int, order_key: int) -> Any:
+        """``t`` with ``col`` rank-swapped: window w ranks, phase o, stream key of the order
+        (:mod:`sdc_core.methods.rank_swap`)."""
+
+    def drop(self, t: Any, cols: Sequence[str]) -> Any: ...
+
+    def corr(self, t: Any, cols: Sequence[str]) -> np.ndarray:
+        """Pairwise-complete Pearson correlations (NaN where undefined)."""
+
+    def align(self, original: Any, protected: Any) -> Any:
+        """One table of the original's columns and the protected's as ``__p_<name>``, rows
+        matched by position."""
+
+    def attach(self, t: Any, table: pd.DataFrame, on: Sequence[str]) -> Any:
+        """``t`` with the columns of the small ``table`` joined on ``on`` (missing = missing)."""
+
+    def write(self, t: Any, path: Path, columns: Sequence[str], neutralize: bool = True
+              ) -> None:
+        """Write the columns in position order: Parquet or CSV by the extension (text cells
+        that a spreadsheet would run as formulas neutralised in CSV unless told not to)."""
+
+    def close(self) -> None: ...
+
+
+PROTECTED_PREFIX = "__p_"

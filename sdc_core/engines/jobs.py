@@ -1,0 +1,317 @@
+"""The risk, apply and compare commands on an engine: aggregates from the engine, finished by
+the same numpy code as the pandas reference (DESIGN §9).
+
+- **risk**: the class table (one row per distinct key tuple, missing positions included, with
+  its records and weight) is all the k-profile, F_k, individual risk and the wildcard reading of
+  missing keys need (:func:`sdc_core.risk.profile.profile_from_sizes` with ``counts``); l-diversity
+  reads the table of distinct (keys, sensitive value) rows, the attribute scan the (Z, S) counts.
+- **apply**: each step in order on the engine's lazy table: batch steps through
+  :mod:`sdc_core.engines.kernels`, rank swapping in the engine's own terms; written in position
+  order.
+- **compare**: IL1 from sums over batches of the two tables side by side, eigenvalue similarity
+  from the engine's correlations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.engines import kernels
+from sdc_core.engines.base import PROTECTED_PREFIX, Engine
+from sdc_core.engines.source import RID, open_source
+from sdc_core.errors import SdcInputError
+from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
+from sdc_core.recipe import METHODS, Recipe
+from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
+from sdc_core.risk.classes import _wildcard_sizes, check_alpha, class_sizes
+from sdc_core.risk.keys import check_columns, encode_keys
+from sdc_core.risk.ldiversity import l_diversity, summarize
+from sdc_core.risk.profile import profile_from_sizes
+from sdc_core.utility.eigen import eigen_similarity, tidy
+from sdc_core.utility.il1 import (
+    NumericParts,
+    categorical_il1_parts,
+    check_il1_missing,
+    combine,
+)
+
+NUMBER_KINDS = ("int", "float")
+
+
+def _check(engine: Engine, t: Any, cols: Sequence[str], role: str) -> dict[str, str]:
+    kinds = engine.columns(t)
+    check_columns(pd.DataFrame(columns=list(kinds)), cols, role)
+    return kinds
+
+
+# ----------------------------------------------------------------------------------------- risk
+
+def class_profile(table: pd.DataFrame, qi: Sequence[str], k: int, na: str, alpha: float,
+                  weighted: bool) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]:
+    """The risk summary from a class table (``qi`` columns, ``__n`` records, ``__w`` weight),
+    and f_k, F_k and the individual risk of each of its rows."""
+    alpha = check_alpha(alpha)
+    keys = encode_keys(table, qi, na)
+    counts = table["__n"].to_numpy(dtype=np.float64)
+    wsum = table["__w"].to_numpy(dtype=np.float64) if weighted else counts
+    missing = np.logical_or.reduce([c < 0 for c in keys.codes])
+    if missing.any():
+        codes = np.column_stack(keys.codes)
+        fk, Fk = _wildcard_sizes(codes, counts, wsum, alpha, int(counts.sum()))
+    else:
+        fk, Fk = counts.copy(), wsum.copy()
+    measures = profile_from_sizes(fk, Fk, len(table), k, counts=counts)
+    risk = measures.pop("risk")
+    n_missing = table[list(qi)].isna().to_numpy().any(axis=1)
+    measures["n_records_with_missing_keys"] = int(counts[n_missing].sum())
+    return measures, fk, Fk, risk
+
+
+def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None = None,
+         k: int = 5, na: str = "wildcard", alpha: float = 1.0,
+         sensitive: Sequence[str] = (), records: Path | None = None) -> dict[str, Any]:
+    """``risk --json``'s object (without SUDA2) computed on the engine; with ``records``, f_k,
+    F_k and the risk of every record written there in position order."""
+    t = engine.scan(open_source(data))
+    kinds = _check(engine, t, qi, "quasi-identifier")
+    if weight is not None:
+        check_columns(pd.DataFrame(columns=list(kinds)), [weight], "weight")
+        if kinds[weight] not in NUMBER_KINDS:
+            raise SdcInputError(f"weight column '{weight}' is not numeric")
+    table = engine.group_counts(t, qi, weight)
+    if table.empty:
+        raise SdcInputError("the table has no records")
+    if weight is not None:
+        _check_weights(engine, t, weight)
+    measures, fk, Fk, risk_c = class_profile(table, qi, k, na, alpha, weight is not None)
+    out: dict[str, Any] = {"qi": list(qi), "weight": weight, "na": na, "alpha": float(alpha)}
+    for key, value in measures.items():
+        out[key] = int(value) if float(value).is_integer() else float(value)
+    out.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[], suda2=None)
+    if sensitive:
+        _check(engine, t, sensitive, "sensitive")
+        ldiv = {}
+        for s in sensitive:
+            pairs = engine.group_counts(t, list(qi) + [s])
+            classes = class_sizes(pairs, qi, na=na, alpha=alpha)
+            ldiv[s] = summarize(s, l_diversity(pairs, classes, s).per_record,
+                                pairs["__n"].to_numpy()).to_dict()
+        found = attribute_scan(engine, t, list(sensitive), list(kinds))
+        out.update(l_diversity=ldiv,
+                   attribute_disclosure=[f.to_dict() for f in found.findings],
+                   direct_identifiers=found.direct_identifiers)
+    if records is not None:
+        per_class = table[list(qi)].copy()
+        per_class["fk"], per_class["Fk"], per_class["risk"] = fk, Fk, risk_c
+        engine.write(engine.attach(t, per_class, qi), records, ["fk", "Fk", "risk"],
+                     neutralize=False)
+    return out
+
+
+def _check_weights(engine: Engine, t: Any, weight: str) -> None:
+    def bad(batch: pd.DataFrame) -> tuple[int, int]:
+        w = batch[weight].to_numpy(dtype=np.float64, na_value=np.nan)
+        return int(np.isnan(w).sum()), int(((w <= 0) | ~np.isfinite(w)).sum())
+    parts = engine.reduce_batches(t, [weight], bad)
+    missing = sum(p[0] for p in parts)
+    if missing:
+        raise SdcInputError(f"weight column '{weight}' has {missing} missing values")
+    if sum(p[1] for p in parts):
+        raise SdcInputError(f"weight column '{weight}' must be positive and finite")
+
+
+def attribute_scan(engine: Engine, t: Any, sensitive: list[str], columns: list[str],
+                   near: float = 0.95, identifier_share: float = 0.95) -> AttributeScan:
+    """:func:`sdc_core.risk.attribute.attribute_disclosure_scan` from the engine's counts."""
+    def is_identifier(c: str) -> bool:
+        return identifier_like(*engine.present_distinct(t, c), identifier_share)
+
+    def mode_share(s: str) -> float:
+        counts = engine.group_counts(t, [s])
+        present = counts[counts[s].notna()]["__n"]
+        return float(present.max() / present.sum()) if len(present) else 1.0
+
+    def share(z: str, s: str) -> tuple[float, int] | None:
+        pairs = engine.group_counts(t, [z, s])
+        return determination_share(pairs[z], pairs[s], pairs["__n"].to_numpy())
+    return scan(sensitive, columns, is_identifier, mode_share, share, near)
+
+
+# ---------------------------------------------------------------------------------------- apply
+
+def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
+          neutralize: bool = True) -> list[dict[str, Any]]:
+    """Run the recipe on the engine and write the protected table to ``output``; one report
+    per step (what it did, in the recipe's terms)."""
+    for i, step in enumerate(recipe.steps):
+        kernels.check_engine_step(i, step, engine.name)
+    t = engine.scan(open_source(data), recipe.record_id)
+    reports = []
+    for i, step in enumerate(recipe.steps):
+        t = run_step(engine, t, step, recipe.seed, i)
+        reports.append({"step": i + 1, "method": step["method"],
+                        "column": step.get("column", ", ".join(step.get("columns", [])))})
+    engine.write(t, output, list(engine.columns(t)), neutralize)
+    return reports
+
+
+def run_step(engine: Engine, t: Any, step: dict[str, Any], seed: int, index: int) -> Any:
+    """One step on the engine's table (see the module docstring)."""
+    method = step["method"]
+    where = f"step {index + 1} ({method})"
+    spec = METHODS[method]
+    cols = [step["column"]] if spec.target == "column" else list(step["columns"])
+    kinds = engine.columns(t)
+    unknown = [c for c in cols if c not in kinds]
+    if unknown:
+        raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
+                            else f"{where}: unknown column(s) {', '.join(map(str, unknown))}")
+    try:
+        if method == "drop":
+            return engine.drop(t, cols)
+        if method == "rank_swap":
+            return _rank_swap(engine, t, step, kinds, seed, index)
+        extra: dict[str, Any] = {}
+        if method in kernels.CATEGORY_STEPS:
+            levels = kernels.levels_from_counts(engine.group_counts(t, cols), cols[0])
+            if method == "randomized_response":
+                if step.get("categories") is None:
+                    extra = {"categories": list(levels.values)}
+            else:
+                extra = {"levels": levels}
+        elif method == "noise":
+            bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
+            if bad:
+                raise SdcInputError(f"noise needs numeric columns; '{bad[0]}' is not numeric")
+            counts = {c: engine.present_distinct(t, c)[0] for c in cols}
+            extra = kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
+                                          counts, step)
+        fn = kernels.step_function(step, seed, index, extra)
+        outputs = kernels.output_kinds(step, kinds, extra)
+        _probe(fn, engine, t, cols)
+        return engine.map_batches(t, fn, cols, outputs)
+    except SdcInputError as err:
+        message = str(err)
+        raise SdcInputError(message if message.startswith("step ") else
+                            f"{where}: {message}") from None
+
+
+def _probe(fn: Any, engine: Engine, t: Any, cols: list[str]) -> None:
+    """Run the step on the first rows once, so that a bad setting is an error with the step's
+    name here rather than an exception inside the engine's workers."""
+    engine.reduce_batches(t, cols, lambda batch: (fn(batch.head(64)), None)[1], first_only=True)
+
+
+def _rank_swap(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
+               index: int) -> Any:
+    col = step["column"]
+    p = float(step.get("window_percent", 2.5))
+    if not 0 < p <= 100:
+        raise SdcInputError(f"window_percent must lie in (0, 100], not {p!r}")
+    if kinds[col] not in NUMBER_KINDS + ("date",):
+        raise SdcInputError(f"rank swapping needs a numeric or date column; '{col}' is not")
+    m = engine.present_distinct(t, col)[0]
+    if m < 2:
+        return t
+    w = window_ranks(m, p)
+    phase = rng.key(seed, index, DRAW_PHASE) % (w + 1)
+    return engine.rank_swap(t, col, w, phase, rng.key(seed, index, DRAW_ORDER))
+
+
+# -------------------------------------------------------------------------------------- compare
+
+def compare(engine: Engine, original: str | Path, protected: str | Path,
+            numeric: Sequence[str] | None = None, missing: str = "max") -> dict[str, Any]:
+    """``compare --json``'s IL1 and eigenvalue figures computed on the engine (rows matched by
+    position)."""
+    check_il1_missing(missing)
+    a, b = engine.scan(open_source(original)), engine.scan(open_source(protected))
+    ka, kb = engine.columns(a), engine.columns(b)
+    if list(ka) != list(kb):
+        raise SdcInputError("the tables have different columns")
+    na_, nb_ = engine.count(a), engine.count(b)
+    if na_ != nb_:
+        raise SdcInputError(f"the tables differ in length: {na_} and {nb_} rows (rows are "
+                            "compared by position)")
+    if numeric is None:
+        numeric = default_numeric(engine, a, ka)
+    unknown = sorted(set(numeric) - set(ka))
+    if unknown:
+        raise SdcInputError(f"unknown numeric column(s): {', '.join(map(str, unknown))}")
+    bad = [c for c in numeric if kb[c] not in NUMBER_KINDS]
+    if bad:
+        raise SdcInputError(f"column '{bad[0]}' is no longer numeric after protection; "
+                            "compare it as categorical")
+    both = engine.align(a, b)
+    cols = list(ka)
+    num = set(numeric)
+    mixed = {c: (ka[c] in NUMBER_KINDS) != (kb[c] in NUMBER_KINDS) for c in cols}
+
+    def parts(batch: pd.DataFrame) -> dict[str, Any]:
+        from sdc_core.utility.il1 import numeric_il1_parts
+        out = {}
+        for c in cols:
+            x, y = batch[c], batch[PROTECTED_PREFIX + c]
+            out[c] = numeric_il1_parts(x, y, missing) if c in num \
+                else categorical_il1_parts(x, y, mixed[c])
+        return out
+    inputs = cols + [PROTECTED_PREFIX + c for c in cols]
+    results = engine.reduce_batches(both, inputs, parts)
+    per_column: dict[str, float] = {}
+    changed_num: list[float] = []
+    changed_cat: list[float] = []
+    changed: list[str] = []
+    for c in cols:
+        if c in num:
+            total = NumericParts(0.0, 0, 0, False, np.nan, np.nan)
+            for r in results:
+                total = total.plus(r[c])
+            value, is_changed = total.finish(), total.changed
+        else:
+            differs = sum(r[c][0] for r in results)
+            present = sum(r[c][1] for r in results)
+            value = differs / present if present else 0.0
+            is_changed = any(r[c][2] for r in results)
+        per_column[c] = value
+        if is_changed:
+            changed.append(c)
+            (changed_num if c in num else changed_cat).append(value)
+    result = combine(per_column, changed_num, changed_cat, changed, missing)
+    eig = eigen_similarity(tidy(engine.corr(a, list(numeric))),
+                           tidy(engine.corr(b, list(numeric))))
+    return {**result.summary(), "il1_missing": missing, "eigenvalue_similarity_percent": eig,
+            "numeric": list(numeric), "changed_columns": result.changed,
+            "per_column": result.per_column}
+
+
+def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:
+    """The columns the pandas reference reads as numeric (:func:`sdc_core.io.infer_kind`): numbers
+    with more than 10 distinct values that are not an identifier."""
+    out = []
+    for c, kind in kinds.items():
+        if kind not in NUMBER_KINDS:
+            continue
+        present, distinct = engine.present_distinct(t, c)
+        if distinct <= 10:
+            continue
+        if present >= 20 and distinct >= 0.95 * present and (kind == "int" or _whole(engine, t, c)):
+            continue
+        out.append(c)
+    return out
+
+
+def _whole(engine: Engine, t: Any, col: str) -> bool:
+    def whole(batch: pd.DataFrame) -> bool:
+        x = batch[col].to_numpy(dtype=np.float64, na_value=np.nan)
+        x = x[~np.isnan(x)]
+        return bool(np.all(np.mod(x, 1) == 0))
+    return all(engine.reduce_batches(t, [col], whole))
+
+
+__all__ = ["apply", "compare", "risk", "class_profile", "RID"]
