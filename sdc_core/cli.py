@@ -40,6 +40,52 @@ def _column_list(text: str) -> list[str]:
     return cols
 
 
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine (files too large for memory; see docs/engines.md)")
+    g.add_argument("--engine", choices=["pandas", "duckdb", "spark"], default="pandas",
+                   help="pandas (the whole table in memory; the reference), duckdb (in "
+                        "process, out of core) or spark; the engines read Parquet or CSV, a "
+                        "file or a directory of parts")
+    g.add_argument("--memory-limit", metavar="SIZE",
+                   help="DuckDB: memory limit, e.g. 4GB (it spills to --temp-dir beyond it)")
+    g.add_argument("--temp-dir", metavar="DIR",
+                   help="DuckDB: where it spills (choose approved storage: the data is "
+                        "written there while the command runs)")
+    g.add_argument("--threads", type=int, help="DuckDB: number of threads")
+    g.add_argument("--spark-master", default="local[*]",
+                   help="Spark: master URL (default local[*])")
+    g.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="Spark: a spark.* setting (repeatable)")
+
+
+def _engine_options(args: argparse.Namespace) -> Any:
+    from sdc_core.engines import EngineOptions
+
+    if args.engine != "duckdb" and (args.memory_limit or args.temp_dir or args.threads):
+        raise SdcInputError("--memory-limit, --temp-dir and --threads go with --engine duckdb")
+    conf = {}
+    for item in args.spark_conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("spark."):
+            raise SdcInputError(f"--spark-conf takes spark.KEY=VALUE, not {item!r}")
+        conf[key] = value
+    if args.engine != "spark" and (conf or args.spark_master != "local[*]"):
+        raise SdcInputError("--spark-master and --spark-conf go with --engine spark")
+    return EngineOptions(memory_limit=args.memory_limit, temp_dir=args.temp_dir,
+                         threads=args.threads, spark_master=args.spark_master, spark_conf=conf)
+
+
+def _with_engine(args: argparse.Namespace, job: Any) -> Any:
+    """Run ``job(engine)`` on a new session of the chosen engine, closed afterwards."""
+    from sdc_core.engines import open_engine
+
+    engine = open_engine(args.engine, _engine_options(args))
+    try:
+        return job(engine)
+    finally:
+        engine.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m sdc_core",
                      description="Statistical disclosure control: risk, methods, utility.")
@@ -68,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
                       help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score) per "
                            "input row, in input order")
+    _add_engine_options(risk)
     risk.set_defaults(func=_cmd_risk)
 
     apply = sub.add_parser("apply", help="apply a recipe (JSON) and write the protected table")
@@ -77,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="output file: .csv, .parquet or .xlsx")
     apply.add_argument("--no-neutralize", action="store_true",
                        help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
+    _add_engine_options(apply)
     apply.set_defaults(func=_cmd_apply)
 
     compare = sub.add_parser(
@@ -110,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "IL1 loss 1 (max, the default) or is left out (ignore, "
                               "sdcMicro's reading)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_engine_options(compare)
     compare.set_defaults(func=_cmd_compare)
 
     sweep = sub.add_parser("sweep", help="risk and utility for a grid of settings")
@@ -169,6 +218,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.qi is None and (args.recipe or args.known or args.records):
         raise SdcInputError("--recipe, --known and --records go with --qi")
+    if args.engine != "pandas":
+        return _compare_on_engine(args)
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
     original, protected = read_table(args.original), read_table(args.protected)
     numeric = args.numeric if args.numeric is not None else [
@@ -191,14 +242,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         out["distribution"] = json.loads(dist.to_json(orient="records"))
         print(json.dumps(out, indent=2))
         return 0
-    print(f"IL1 numeric      {out['IL1_numeric']:.6f}")
-    print(f"IL1 categorical  {out['IL1_categorical']:.6f}")
-    print(f"IL1 overall      {out['IL1_overall']:.6f}")
-    print(f"IL1 reading      il1_missing = {result.il1_missing}: "
-          + _IL1_READING[result.il1_missing])
-    print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
-    for c in result.changed:
-        print(f"  changed: {c} (IL1 {result.per_column[c]:.6f})")
+    _print_il1(out)
     if args.qi is not None:
         print(f"linkage attack on {', '.join(args.qi)}"
               + (f" (known: {', '.join(args.known)})" if args.known else "")
@@ -209,6 +253,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if "drisk_percent" in out:
             print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} % (upper bound)")
     return 0
+
+
+def _compare_on_engine(args: argparse.Namespace) -> int:
+    from sdc_core.engines import jobs
+
+    if args.qi is not None:
+        raise SdcInputError("the linkage attack (--qi) runs on the pandas engine only")
+    out = _with_engine(args, lambda e: jobs.compare(e, args.original, args.protected,
+                                                    args.numeric, args.il1_missing))
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        _print_il1(out)
+    return 0
+
+
+def _print_il1(out: dict[str, Any]) -> None:
+    print(f"IL1 numeric      {out['IL1_numeric']:.6f}")
+    print(f"IL1 categorical  {out['IL1_categorical']:.6f}")
+    print(f"IL1 overall      {out['IL1_overall']:.6f}")
+    print(f"IL1 reading      il1_missing = {out['il1_missing']}: "
+          + _IL1_READING[out['il1_missing']])
+    print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
+    for c in out["changed_columns"]:
+        print(f"  changed: {c} (IL1 {out['per_column'][c]:.6f})")
 
 
 _IL1_READING = {
@@ -322,6 +391,15 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                             f"{', '.join(WRITABLE_EXTENSIONS)}")
     text = _read_text(args.recipe, "recipe")
     recipe = load_recipe(text)
+    if args.engine != "pandas":
+        from sdc_core.engines import jobs
+
+        reports = _with_engine(args, lambda e: jobs.apply(e, args.data, recipe, args.output,
+                                                          not args.no_neutralize))
+        for report in reports:
+            print(f"step {report['step']} {report['method']} {report['column']}")
+        print(f"wrote the protected table to {args.output} ({args.engine})")
+        return 0
     df = read_table(args.data)
     result = apply_recipe(recipe, df)
     for warning in result.warnings:
@@ -347,9 +425,11 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     from sdc_core.io import read_table
     from sdc_core.risk import risk_profile, sensitive_report
 
-    df = read_table(args.data)
     if not float(args.k).is_integer():
         raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
+    if args.engine != "pandas":
+        return _risk_on_engine(args)
+    df = read_table(args.data)
     profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
                            alpha=args.alpha)
     result = profile.summary()
@@ -379,6 +459,21 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(_format_risk(result))
+    return 0
+
+
+def _risk_on_engine(args: argparse.Namespace) -> int:
+    from sdc_core.checks import check_k
+    from sdc_core.engines import jobs
+
+    k = check_k(int(args.k))
+    result = _with_engine(args, lambda e: jobs.risk(e, args.data, args.qi, args.weight, k,
+                                                    args.na, args.alpha, args.sensitive,
+                                                    args.records))
+    if not args.no_suda2:
+        print(f"sdc_core: note: SUDA2 runs on the pandas engine only; not computed on "
+              f"{args.engine}", file=sys.stderr)
+    print(json.dumps(result, indent=2) if args.json else _format_risk(result))
     return 0
 
 
@@ -422,6 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if hasattr(args, "engine"):
+            _engine_options(args)  # settings that do not fit the engine are an error at once
         return args.func(args)
     except SdcInputError as err:
         print(f"sdc_core: error: {err}", file=sys.stderr)

@@ -30,8 +30,9 @@ BatchFunction = Callable[[pd.DataFrame], Any]
 @dataclass(frozen=True)
 class EngineOptions:
     """Settings an engine may take: DuckDB's memory limit, temp directory and threads; Spark's
-    master, extra ``spark.*`` settings and number of partitions (``partitions`` also sets the
-    number of DuckDB threads when ``threads`` is not given)."""
+    master, extra ``spark.*`` settings and number of partitions, the input being repartitioned
+    into that many (``partitions`` also sets the number of DuckDB threads when ``threads`` is
+    not given)."""
 
     memory_limit: str | None = None
     temp_dir: str | None = None
@@ -39,6 +40,8 @@ class EngineOptions:
     spark_master: str = "local[*]"
     spark_conf: dict[str, str] = field(default_factory=dict)
     partitions: int | None = None
+    #: Spark: leave the session running on close (tests share one JVM between engines)
+    keep_session: bool = False
 
 
 class Engine(Protocol):
@@ -86,10 +89,11 @@ class Engine(Protocol):
     def attach(self, t: Any, table: pd.DataFrame, on: Sequence[str]) -> Any:
         """``t`` with the columns of the small ``table`` joined on ``on`` (missing = missing)."""
 
-    def write(self, t: Any, path: Path, columns: Sequence[str], neutralize: bool = True
-              ) -> None:
-        """Write the columns in position order: Parquet or CSV by the extension (text cells
-        that a spreadsheet would run as formulas neutralised in CSV unless told not to)."""
+    def write(self, t: Any, path: Path, columns: Sequence[str], neutralize: bool = True,
+              names: Sequence[str] | None = None) -> None:
+        """Write the columns in position order, under ``names`` if given: Parquet or CSV by
+        the extension (text cells that a spreadsheet would run as formulas neutralised in CSV
+        unless told not to)."""
 
     def close(self) -> None: ...
 

@@ -233,7 +233,7 @@ class DuckDBEngine:
             return pa.array(_arrow_ready(values), type=arrow_type, from_pandas=True)
         self.con.create_function(name, _with_arity(call, len(cols)),
                                  list(in_types) + ["UBIGINT"], out_type,
-                                 type="arrow", side_effects=False)
+                                 type="arrow", null_handling="special", side_effects=False)
         self._functions.append(name)
         return name
 
@@ -310,11 +310,14 @@ class DuckDBEngine:
         extra = ", ".join(f"a.{quote(c)}" for c in table.columns if c not in on)
         return self._view(f"SELECT t.*, {extra} FROM {t} t LEFT JOIN {name} a ON {cond}")
 
-    def write(self, t: str, path: Path, columns: Sequence[str], neutralize: bool = True) -> None:
+    def write(self, t: str, path: Path, columns: Sequence[str], neutralize: bool = True,
+              names: Sequence[str] | None = None) -> None:
         import duckdb
 
         path = Path(path)
         ext = path.suffix.lower()
+        if ext not in (".parquet", ".csv"):
+            raise SdcInputError(f"{path}: the engines write .parquet or .csv")
         kinds = self._types(t)
         select = []
         for c in columns:
@@ -326,17 +329,18 @@ class DuckDBEngine:
                               f"ELSE {q} END AS {q}")
             else:
                 select.append(q)
-        if ext == ".parquet":
-            fmt = "FORMAT parquet"
-        elif ext == ".csv":
-            fmt = "FORMAT csv, HEADER true"
-        else:
-            raise SdcInputError(f"{path}: the engines write .parquet or .csv")
+        query = f"SELECT {', '.join(select)} FROM {t} ORDER BY {POS}"
         try:
-            self.con.execute(f"COPY (SELECT {', '.join(select)} FROM {t} ORDER BY {POS}) "
-                             f"TO {literal(str(path))} ({fmt})")
+            if names is None:
+                fmt = "FORMAT parquet" if ext == ".parquet" else "FORMAT csv, HEADER true"
+                self.con.execute(f"COPY ({query}) TO {literal(str(path))} ({fmt})")
+            else:  # names DuckDB cannot tell apart (it ignores case): written by pyarrow
+                _write_stream(self.con.sql(query).to_arrow_reader(BATCH_ROWS), path,
+                              list(names))
         except duckdb.Error as err:
             raise SdcInputError(f"{path}: cannot write ({str(err).splitlines()[0]})") from None
+        except OSError as err:
+            raise SdcInputError(f"{path}: cannot write ({err.strerror})") from None
 
     def close(self) -> None:
         for name in self._functions:
@@ -345,6 +349,19 @@ class DuckDBEngine:
             except Exception:  # already gone with its connection
                 pass
         self.con.close()
+
+
+def _write_stream(reader: pa.RecordBatchReader, path: Path, names: list[str]) -> None:
+    """Write a stream of batches under the given column names, Parquet or CSV."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([pa.field(n, f.type) for n, f in zip(names, reader.schema)])
+    writer = pq.ParquetWriter(path, schema) if path.suffix.lower() == ".parquet" \
+        else pacsv.CSVWriter(path, schema)
+    with writer:
+        for batch in reader:
+            writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
 
 
 def _with_arity(call: Any, n: int) -> Any:

@@ -108,9 +108,11 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
                    direct_identifiers=found.direct_identifiers)
     if records is not None:
         per_class = table[list(qi)].copy()
-        per_class["fk"], per_class["Fk"], per_class["risk"] = fk, Fk, risk_c
-        engine.write(engine.attach(t, per_class, qi), records, ["fk", "Fk", "risk"],
-                     neutralize=False)
+        inner = ["__r_fk", "__r_wk", "__r_risk"]  # engines may ignore the case of names
+        for name, values in zip(inner, (fk, Fk, risk_c)):
+            per_class[name] = values
+        engine.write(engine.attach(t, per_class, qi), records, inner, neutralize=False,
+                     names=["fk", "Fk", "risk"])
     return out
 
 

@@ -1,0 +1,325 @@
+"""The DuckDB and Spark engines give the pandas reference's numbers: risk figures to 1e-9,
+``apply`` output equal value for value in position order, whatever the number of partitions
+(1, 3 and 7) or threads, from one Parquet file, a directory of Parquet parts or CSV."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.cli import main
+from sdc_core.engines import EngineOptions, jobs, open_engine
+from sdc_core.errors import SdcInputError
+from sdc_core.io import read_table
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk import risk_profile, sensitive_report
+from sdc_core.utility import eigenvalue_similarity, il1
+
+N = 3000
+QI = ["region", "age", "sex", "hhsize"]
+RECIPE = {"seed": 11, "steps": [
+    {"method": "band", "column": "age", "width": 10},
+    {"method": "band", "column": "visit", "width": 30},
+    {"method": "band", "column": "income", "width": 5000, "label": "interval"},
+    {"method": "top_bottom_code", "column": "hhsize", "top": 6},
+    {"method": "recode", "column": "occupation", "min_count": 200},
+    {"method": "recode", "column": "sex", "groups": {"X": ["F", "M"]}},
+    {"method": "pram", "column": "region", "p": 0.2},
+    {"method": "pram", "column": "sector", "invariant": True, "retention": 0.8},
+    {"method": "relabel", "column": "tenure", "alpha": 0.3},
+    {"method": "randomized_response", "column": "smoker", "keep_probability": 0.6},
+    {"method": "rank_swap", "column": "rent", "window_percent": 5},
+    {"method": "rank_swap", "column": "moved", "window_percent": 10},
+    {"method": "noise", "columns": ["rent", "savings"], "kind": "additive", "p": 40},
+    {"method": "noise", "columns": ["debt"], "kind": "correlated2", "delta": 0.3},
+    {"method": "noise", "columns": ["spend", "savings"], "kind": "correlated", "p": 30},
+    {"method": "drop", "columns": ["note"]}]}
+
+
+def make_table(n: int = N, seed: int = 5) -> pd.DataFrame:
+    """A household-survey-like table with missing values in keys, text, whole numbers with
+    gaps, floats, dates and a text id."""
+    g = np.random.default_rng(seed)
+    age = g.integers(16, 95, n).astype(float)
+    age[g.random(n) < 0.03] = np.nan
+    region = g.choice([f"R{i:02d}" for i in range(12)], n).astype(object)
+    region[g.random(n) < 0.02] = None
+    df = pd.DataFrame({
+        "pid": [f"P{i:05d}" for i in g.permutation(n)],
+        "region": pd.array(region, dtype="str"),
+        "age": age,
+        "sex": g.choice(["F", "M"], n),
+        "hhsize": g.integers(1, 9, n),
+        "occupation": g.choice(["farmer", "clerk", "teacher", "nurse", "driver", "other"], n,
+                               p=[0.4, 0.25, 0.2, 0.08, 0.05, 0.02]),
+        "sector": g.choice(["public", "private", "none"], n),
+        "tenure": g.choice(["own", "rent", "free"], n, p=[0.6, 0.3, 0.1]),
+        "smoker": g.choice(["yes", "no"], n),
+        "income": np.round(g.lognormal(10, 0.6, n), 2),
+        "rent": g.integers(100, 2000, n).astype(float),
+        "savings": np.round(g.normal(5000, 2000, n), 2),
+        "debt": np.round(g.gamma(2, 3000, n), 2),
+        "spend": np.round(g.normal(1500, 300, n), 2),
+        "weight": np.round(g.uniform(50, 150, n), 3),
+        "visit": pd.Timestamp("2024-01-01") + pd.to_timedelta(g.integers(0, 365, n), "D"),
+        "moved": pd.Timestamp("2000-01-01") + pd.to_timedelta(g.integers(0, 9000, n), "D"),
+        "note": g.choice(["=1+1", "ok", "-2", "fine"], n),
+    })
+    df.loc[g.random(n) < 0.05, "savings"] = np.nan
+    df.loc[g.random(n) < 0.02, "rent"] = np.nan
+    return df
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("engines")
+    df = make_table()
+    df.to_parquet(root / "table.parquet", index=False)
+    parts = root / "parts"
+    parts.mkdir()
+    for j, chunk in enumerate(np.array_split(np.arange(N), [700, 1900])):
+        df.iloc[chunk].to_parquet(parts / f"part-{j:03d}.parquet", index=False)
+    csv_dir = root / "csv"
+    csv_dir.mkdir()
+    df.drop(columns=["visit", "moved"]).to_csv(root / "table.csv", index=False)
+    return {"file": root / "table.parquet", "parts": parts, "csv": root / "table.csv",
+            "root": root}
+
+
+@pytest.fixture(scope="module")
+def spark_session():
+    engine = open_engine("spark", EngineOptions(spark_master="local[2]", keep_session=True))
+    yield engine.spark
+    engine.spark.stop()
+
+
+def engine_for(name: str, partitions: int, request: pytest.FixtureRequest):
+    if name == "spark":
+        request.getfixturevalue("spark_session")
+        return open_engine("spark", EngineOptions(spark_master="local[2]", keep_session=True,
+                                                  partitions=partitions))
+    return open_engine("duckdb", EngineOptions(partitions=partitions))
+
+
+def equal_columns(ref: pd.DataFrame, got: pd.DataFrame) -> list[str]:
+    """The columns whose values differ (missing equals missing; numbers by value)."""
+    assert list(got.columns) == list(ref.columns)
+    assert len(got) == len(ref)
+    bad = []
+    for c in ref.columns:
+        a, b = ref[c].reset_index(drop=True), got[c].reset_index(drop=True)
+        if pd.api.types.is_datetime64_any_dtype(a):
+            a, b = a.astype("datetime64[us]"), pd.to_datetime(b).astype("datetime64[us]")
+        same = (a.isna() & b.isna()) | (a == b).fillna(False)
+        if not bool(same.all()):
+            bad.append(c)
+    return bad
+
+
+def read_output(path: Path) -> pd.DataFrame:
+    if path.is_dir():
+        files = sorted(path.glob("*.parquet")) or sorted(path.glob("*.csv"))
+        if files[0].suffix == ".csv":
+            return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+        return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+
+
+def check_risk(engine, source: Path, df: pd.DataFrame, tmp: Path, **kw) -> None:
+    out = jobs.risk(engine, source, QI, records=tmp, **kw)
+    profile = risk_profile(df, QI, weight=kw.get("weight"), na=kw.get("na", "wildcard"),
+                           alpha=kw.get("alpha", 1.0), k=kw.get("k", 5))
+    for key, value in profile.summary().items():
+        if isinstance(value, float):
+            assert out[key] == pytest.approx(value, rel=1e-9, abs=1e-9), key
+        else:
+            assert out[key] == value, key
+    rec = read_output(tmp)
+    np.testing.assert_allclose(rec["fk"], profile.fk, rtol=1e-12)
+    np.testing.assert_allclose(rec["Fk"], profile.Fk, rtol=1e-12)
+    np.testing.assert_allclose(rec["risk"], profile.risk, rtol=1e-12)
+
+
+ENGINES = [("duckdb", 1), ("duckdb", 3), ("duckdb", 7), ("spark", 1), ("spark", 3),
+           ("spark", 7)]
+
+
+@pytest.mark.parametrize(("name", "partitions"), ENGINES)
+def test_apply_equals_pandas(name: str, partitions: int, data: dict[str, Path],
+                             request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    df = make_table()
+    recipe = parse_recipe(RECIPE)
+    ref = apply_recipe(recipe, df).data
+    engine = engine_for(name, partitions, request)
+    try:
+        source = data["parts"] if partitions == 3 else data["file"]
+        out = tmp_path / "out.parquet"
+        reports = jobs.apply(engine, source, recipe, out)
+        assert [r["method"] for r in reports] == [s["method"] for s in RECIPE["steps"]]
+        got = read_output(out)
+        assert equal_columns(ref, got) == []
+        if partitions == 7:  # the differences are real: another seed moves other records
+            other = parse_recipe({**RECIPE, "seed": 12})
+            out2 = tmp_path / "other.parquet"
+            jobs.apply(engine, source, other, out2)
+            assert set(equal_columns(ref, read_output(out2))) >= {
+                "region", "sector", "tenure", "smoker", "rent", "moved", "savings", "debt"}
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize(("name", "partitions"), ENGINES)
+def test_risk_equals_pandas(name: str, partitions: int, data: dict[str, Path],
+                            request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    df = make_table()
+    engine = engine_for(name, partitions, request)
+    try:
+        source = data["parts"] if partitions == 3 else data["file"]
+        check_risk(engine, source, df, tmp_path / "r1.parquet")
+        if partitions == 1:
+            check_risk(engine, source, df, tmp_path / "r2.csv", weight="weight", alpha=0.5)
+            check_risk(engine, source, df, tmp_path / "r3.parquet", na="category", k=3)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "spark"])
+def test_sensitive_and_compare_equal_pandas(name: str, data: dict[str, Path],
+                                            request: pytest.FixtureRequest,
+                                            tmp_path: Path) -> None:
+    df = make_table()[["region", "age", "sex", "hhsize", "occupation", "tenure", "pid",
+                       "rent", "savings"]]
+    df["tenure_code"] = df["tenure"].map({"own": 1, "rent": 2, "free": 3})
+    path = tmp_path / "small.parquet"
+    df.to_parquet(path, index=False)
+    engine = engine_for(name, 3, request)
+    try:
+        out = jobs.risk(engine, path, QI, sensitive=["occupation", "tenure"])
+        profile = risk_profile(df, QI)
+        ldiv, scan = sensitive_report(df, profile, ["occupation", "tenure"])
+        assert out["l_diversity"] == {s: v.to_dict() for s, v in ldiv.items()}
+        assert out["attribute_disclosure"] == [f.to_dict() for f in scan.findings]
+        assert {"column": "tenure_code", "sensitive": "tenure"}.items() <= \
+            out["attribute_disclosure"][0].items()
+        assert out["direct_identifiers"] == scan.direct_identifiers
+        assert "pid" in out["direct_identifiers"]
+        recipe = parse_recipe({"seed": 3, "steps": [
+            {"method": "band", "column": "age", "width": 5},
+            {"method": "pram", "column": "occupation", "p": 0.3},
+            {"method": "recode", "column": "tenure_code", "groups": {"owner": [1]}},
+            {"method": "rank_swap", "column": "rent", "window_percent": 10}]})
+        protected = tmp_path / "protected.parquet"
+        jobs.apply(engine, path, recipe, protected)
+        ref = apply_recipe(recipe, df).data
+        numeric = ["age", "rent", "savings"]
+        got = jobs.compare(engine, path, protected, numeric)
+        expected = il1(df, ref, numeric)
+        for key, value in expected.summary().items():
+            assert got[key] == pytest.approx(value, rel=1e-12), key
+        assert got["per_column"] == pytest.approx(expected.per_column, rel=1e-12)
+        assert got["eigenvalue_similarity_percent"] == pytest.approx(
+            eigenvalue_similarity(df, ref, numeric), rel=1e-12)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "spark"])
+def test_csv_and_named_record_id(name: str, data: dict[str, Path],
+                                 request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """CSV cells are typed as pandas types them; a recipe's id column keys the draws, so the
+    output follows the records when the file is reordered."""
+    df = read_table(data["csv"])
+    steps = [s for s in RECIPE["steps"] if s.get("column") not in ("visit", "moved")]
+    recipe = parse_recipe({**RECIPE, "steps": steps, "record_id": "pid"})
+    ref = apply_recipe(recipe, df).data
+    engine = engine_for(name, 3, request)
+    try:
+        out = tmp_path / "out.csv"
+        jobs.apply(engine, data["csv"], recipe, out, neutralize=False)
+        assert equal_columns(ref, read_output(out)) == []
+        check_risk(engine, data["csv"], df, tmp_path / "r.parquet")
+        shuffled = df.sample(frac=1.0, random_state=1)
+        path = tmp_path / "shuffled.parquet"
+        shuffled.to_parquet(path, index=False)
+        out2 = tmp_path / "out2.parquet"
+        jobs.apply(engine, path, recipe, out2)
+        again = read_output(out2).set_index("pid").loc[ref["pid"]].reset_index()
+        assert equal_columns(ref, again) == []
+    finally:
+        engine.close()
+
+
+def test_engine_csv_output_neutralises_formulas(data: dict[str, Path], tmp_path: Path) -> None:
+    recipe = parse_recipe({"seed": 1, "steps": []})
+    out = tmp_path / "out.csv"
+    engine = open_engine("duckdb")
+    try:
+        jobs.apply(engine, data["file"], recipe, out)
+    finally:
+        engine.close()
+    text = out.read_text()
+    assert "'=1+1" in text and "'-2" in text
+    assert "\n=1+1" not in text and ",=1+1" not in text
+
+
+def test_pandas_only_steps_are_refused(data: dict[str, Path], tmp_path: Path) -> None:
+    engine = open_engine("duckdb")
+    try:
+        for step, words in [
+                ({"method": "local_suppression", "columns": ["age", "sex"], "k": 3},
+                 "pandas engine only"),
+                ({"method": "microaggregation", "columns": ["rent"], "k": 3},
+                 "pandas engine only"),
+                ({"method": "top_bottom_code", "column": "rent", "top_percentile": 95},
+                 "as numbers"),
+                ({"method": "band", "column": "nope", "width": 3}, "unknown column 'nope'"),
+                ({"method": "pram", "column": "region", "p": 2.0},
+                 r"step 1 \(pram\): p must lie")]:
+            with pytest.raises(SdcInputError, match=words):
+                jobs.apply(engine, data["file"], parse_recipe({"seed": 1, "steps": [step]}),
+                           tmp_path / "x.parquet")
+    finally:
+        engine.close()
+
+
+def test_cli_engine_commands(data: dict[str, Path], tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    qi = ",".join(QI)
+    assert main(["risk", str(data["parts"]), "--qi", qi, "--engine", "duckdb", "--json",
+                 "--memory-limit", "500MB", "--temp-dir", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "SUDA2 runs on the pandas engine only" in captured.err
+    got = json.loads(captured.out)
+    ref = risk_profile(make_table(), QI).summary()
+    assert got["percent_unique"] == pytest.approx(ref["percent_unique"], rel=1e-12)
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps(RECIPE))
+    out = tmp_path / "out.parquet"
+    assert main(["apply", str(data["file"]), "--recipe", str(recipe), "-o", str(out),
+                 "--engine", "duckdb"]) == 0
+    assert "wrote the protected table" in capsys.readouterr().out
+    ref_out = apply_recipe(parse_recipe(RECIPE), make_table()).data
+    assert equal_columns(ref_out, pd.read_parquet(out)) == []
+    orig = tmp_path / "orig.parquet"
+    make_table().drop(columns=["note"]).to_parquet(orig, index=False)
+    assert main(["compare", str(orig), str(out), "--engine", "duckdb", "--json",
+                 "--numeric", "age,rent"]) == 0
+    assert json.loads(capsys.readouterr().out)["IL1_numeric"] > 0
+    for argv, words in [
+            (["risk", str(data["file"]), "--qi", "age,nope", "--engine", "duckdb"],
+             "unknown quasi-identifier column(s): nope"),
+            (["risk", str(data["file"]), "--qi", "age", "--memory-limit", "1GB"],
+             "go with --engine duckdb"),
+            (["risk", str(tmp_path / "none.parquet"), "--qi", "age", "--engine", "duckdb"],
+             "no such file"),
+            (["risk", str(data["file"]), "--qi", "age", "--engine", "duckdb",
+              "--memory-limit", "lots"], "DuckDB setting refused"),
+            (["compare", str(orig), str(out), "--engine", "duckdb", "--qi", "age"],
+             "pandas engine only")]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and words in err, err
