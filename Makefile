@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: run test bench clean chromium axe
+.PHONY: run test bench clean chromium axe java
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -37,13 +37,21 @@ chromium:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-liberation; \
 	  else echo "warning: chromium is missing and this user cannot install it (apt-get install chromium)" >&2; fi; }
 
+# Java 17 for the Spark engine's tests (PySpark starts a JVM); Debian's headless runtime
+java:
+	@command -v java >/dev/null 2>&1 || { \
+	  if [ "$(ROOT_USER)" = yes ]; then \
+	    echo "installing Debian openjdk-17-jre-headless for the Spark engine"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless; \
+	  else echo "warning: java is missing and this user cannot install it (apt-get install openjdk-17-jre-headless): the Spark tests will fail" >&2; fi; }
+
 # axe-core (pinned in package.json / package-lock.json) for the accessibility test in Chromium
 axe:
 	@[ -f node_modules/axe-core/axe.min.js ] || { \
 	  if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund; \
 	  else echo "warning: npm is missing: the accessibility test needs axe-core (npm ci)" >&2; fi; }
 
-test: $(VENV)/.dev chromium axe
+test: $(VENV)/.dev chromium axe java
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
@@ -58,6 +66,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_noise
 	$(BIN)/python -m bench.bench_microaggregation
 	$(BIN)/python -m bench.bench_suda2
+	$(BIN)/python -m bench.bench_engines
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules

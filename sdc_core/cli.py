@@ -52,8 +52,8 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="DuckDB: where it spills (choose approved storage: the data is "
                         "written there while the command runs)")
     g.add_argument("--threads", type=int, help="DuckDB: number of threads")
-    g.add_argument("--spark-master", default="local[*]",
-                   help="Spark: master URL (default local[*])")
+    g.add_argument("--spark-master",
+                   help="Spark: master URL (default: spark-submit's --master, else local[*])")
     g.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="Spark: a spark.* setting (repeatable)")
 
@@ -69,7 +69,7 @@ def _engine_options(args: argparse.Namespace) -> Any:
         if not sep or not key.startswith("spark."):
             raise SdcInputError(f"--spark-conf takes spark.KEY=VALUE, not {item!r}")
         conf[key] = value
-    if args.engine != "spark" and (conf or args.spark_master != "local[*]"):
+    if args.engine != "spark" and (conf or args.spark_master):
         raise SdcInputError("--spark-master and --spark-conf go with --engine spark")
     return EngineOptions(memory_limit=args.memory_limit, temp_dir=args.temp_dir,
                          threads=args.threads, spark_master=args.spark_master, spark_conf=conf)

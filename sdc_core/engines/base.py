@@ -37,7 +37,7 @@ class EngineOptions:
     memory_limit: str | None = None
     temp_dir: str | None = None
     threads: int | None = None
-    spark_master: str = "local[*]"
+    spark_master: str | None = None  # None: spark-submit's --master, else local[*]
     spark_conf: dict[str, str] = field(default_factory=dict)
     partitions: int | None = None
     #: Spark: leave the session running on close (tests share one JVM between engines)

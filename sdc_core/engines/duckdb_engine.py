@@ -12,6 +12,8 @@ same numpy generator (:func:`sdc_core.rng.u64`) through a scalar function.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -87,14 +89,17 @@ class DuckDBEngine:
             raise SdcInputError(f"DuckDB setting refused: {str(err).splitlines()[0]}") from None
         self._names = itertools.count()
         self._functions: list[str] = []
+        self._temp_root = opts.temp_dir
+        self._tmp: Path | None = None
+        self._reader = self.con.cursor()  # reads one table while the main one writes another
         self.con.create_function("sdc_u64", _u64, ["UBIGINT", "UBIGINT"], "UBIGINT",
-                                 type="arrow")
+                                 type="arrow")  # functions are the database's: cursors see them
         self._functions.append("sdc_u64")
 
     # -- tables ---------------------------------------------------------------------------
     def _view(self, sql: str) -> str:
         name = f"__t{next(self._names)}"
-        self.con.execute(f"CREATE TEMP VIEW {name} AS {sql}")
+        self.con.execute(f"CREATE VIEW {name} AS {sql}")
         return name
 
     def _query(self, sql: str) -> pd.DataFrame:
@@ -239,15 +244,44 @@ class DuckDBEngine:
 
     def map_batches(self, t: str, fn: BatchFunction, inputs: Sequence[str],
                     outputs: dict[str, str]) -> str:
-        types = self._types(t)
-        args = ", ".join(quote(c) for c in inputs) + f", {RID}"
-        existing = set(types)
-        replace, add = [], []
+        """One streaming pass: batches of up to a million rows from DuckDB through ``fn`` and
+        into a Parquet file in the engine's private temporary directory, read back as a
+        view (so later steps' figures read the result instead of recomputing it)."""
+        import duckdb
+
+        reader = self._reader.sql(f"SELECT * FROM {t}").to_arrow_reader(BATCH_ROWS)
+        fields = {f.name: f for f in reader.schema}
         for col, kind in outputs.items():
-            f = self._function(fn, inputs, [types[c] for c in inputs], col, _SQL_TYPES[kind])
-            (replace if col in existing else add).append(f"{f}({args}) AS {quote(col)}")
-        select = "*" + (f" REPLACE ({', '.join(replace)})" if replace else "")
-        return self._view(f"SELECT {select}{''.join(', ' + a for a in add)} FROM {t}")
+            fields[col] = pa.field(col, _ARROW_TYPES[kind])
+        schema = pa.schema(list(fields.values()))
+        cols = list(inputs) + [RID]
+
+        def batches() -> Any:
+            for batch in reader:
+                result = fn(batch.select(cols).to_pandas())
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(_arrow_ready(result[f.name]), type=f.type, from_pandas=True)
+                     if f.name in outputs else batch.column(f.name) for f in schema],
+                    schema=schema)
+        stream = pa.RecordBatchReader.from_batches(schema, batches())
+        path = self._scratch() / f"step{next(self._names)}.parquet"
+        name = f"__s{next(self._names)}"
+        self.con.register(name, stream)
+        try:
+            self.con.execute(f"COPY (SELECT * FROM {name}) TO {literal(str(path))} "
+                             "(FORMAT parquet)")
+        except duckdb.Error as err:
+            raise SdcInputError(_udf_message(err)) from None
+        finally:
+            self.con.unregister(name)
+        return self._view(f"SELECT * FROM read_parquet({literal(str(path))})")
+
+    def _scratch(self) -> Path:
+        """The engine's own temporary directory (inside --temp-dir when given), removed on
+        close."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="sdc_engine_", dir=self._temp_root))
+        return self._tmp
 
     def reduce_batches(self, t: str, inputs: Sequence[str], fn: BatchFunction,
                        first_only: bool = False) -> list[Any]:
@@ -348,7 +382,19 @@ class DuckDBEngine:
                 self.con.remove_function(name)
             except Exception:  # already gone with its connection
                 pass
+        self._reader.close()
         self.con.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _udf_message(err: Exception) -> str:
+    """The readable line of a DuckDB error, our own input error when a batch raised one."""
+    text = str(err)
+    marker = "SdcInputError: "
+    if marker in text:
+        return text.split(marker, 1)[1].splitlines()[0]
+    return f"DuckDB: {text.splitlines()[0]}"
 
 
 def _write_stream(reader: pa.RecordBatchReader, path: Path, names: list[str]) -> None:

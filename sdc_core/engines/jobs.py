@@ -150,58 +150,98 @@ def attribute_scan(engine: Engine, t: Any, sensitive: list[str], columns: list[s
 def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
           neutralize: bool = True) -> list[dict[str, Any]]:
     """Run the recipe on the engine and write the protected table to ``output``; one report
-    per step (what it did, in the recipe's terms)."""
+    per step (what it did, in the recipe's terms).
+
+    Consecutive batch steps that do not read a column an earlier one of them writes run in one
+    pass over the table (their column figures are the same before and after the others)."""
     for i, step in enumerate(recipe.steps):
         kernels.check_engine_step(i, step, engine.name)
     t = engine.scan(open_source(data), recipe.record_id)
-    reports = []
-    for i, step in enumerate(recipe.steps):
-        t = run_step(engine, t, step, recipe.seed, i)
-        reports.append({"step": i + 1, "method": step["method"],
-                        "column": step.get("column", ", ".join(step.get("columns", [])))})
+    steps = list(enumerate(recipe.steps))
+    while steps:
+        group = [steps.pop(0)]
+        if group[0][1]["method"] in ("drop", "rank_swap"):
+            t = run_steps(engine, t, group, recipe.seed)
+            continue
+        written = set(_columns(group[0][1]))
+        while steps and steps[0][1]["method"] not in ("drop", "rank_swap") \
+                and not written & set(_columns(steps[0][1])):
+            written |= set(_columns(steps[0][1]))
+            group.append(steps.pop(0))
+        t = run_steps(engine, t, group, recipe.seed)
     engine.write(t, output, list(engine.columns(t)), neutralize)
-    return reports
+    return [{"step": i + 1, "method": step["method"],
+             "column": step.get("column", ", ".join(step.get("columns", [])))}
+            for i, step in enumerate(recipe.steps)]
+
+
+def _columns(step: dict[str, Any]) -> list[str]:
+    return [step["column"]] if "column" in step else list(step["columns"])
+
+
+def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
+              seed: int) -> Any:
+    """Steps (index, step) on the engine's table: a drop or a rank swap alone, or batch steps
+    none of which reads a column another writes, in one pass (see the module docstring)."""
+    kinds = engine.columns(t)
+    fns, inputs, outputs = [], [], {}
+    for index, step in steps:
+        method = step["method"]
+        where = f"step {index + 1} ({method})"
+        cols = _columns(step)
+        unknown = [c for c in cols if c not in kinds]
+        if unknown:
+            raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if "column" in step
+                                else f"{where}: unknown column(s) "
+                                     f"{', '.join(map(str, unknown))}")
+        try:
+            if method == "drop":
+                return engine.drop(t, cols)
+            if method == "rank_swap":
+                return _rank_swap(engine, t, step, kinds, seed, index)
+            fn, out = _prepare(engine, t, step, kinds, seed, index)
+            _probe(fn, engine, t, cols)
+        except SdcInputError as err:
+            message = str(err)
+            raise SdcInputError(message if message.startswith("step ") else
+                                f"{where}: {message}") from None
+        fns.append(fn)
+        inputs += [c for c in cols if c not in inputs]
+        outputs |= out
+
+    def all_steps(batch: pd.DataFrame) -> pd.DataFrame:
+        return pd.concat([fn(batch) for fn in fns], axis=1)
+    return engine.map_batches(t, all_steps, inputs, outputs)
 
 
 def run_step(engine: Engine, t: Any, step: dict[str, Any], seed: int, index: int) -> Any:
-    """One step on the engine's table (see the module docstring)."""
+    """One step on the engine's table."""
+    return run_steps(engine, t, [(index, step)], seed)
+
+
+def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
+             index: int) -> tuple[Any, dict[str, str]]:
+    """A batch step's function and the kinds of the columns it writes, from the figures of
+    the whole columns it reads."""
     method = step["method"]
-    where = f"step {index + 1} ({method})"
-    spec = METHODS[method]
-    cols = [step["column"]] if spec.target == "column" else list(step["columns"])
-    kinds = engine.columns(t)
-    unknown = [c for c in cols if c not in kinds]
-    if unknown:
-        raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
-                            else f"{where}: unknown column(s) {', '.join(map(str, unknown))}")
-    try:
-        if method == "drop":
-            return engine.drop(t, cols)
-        if method == "rank_swap":
-            return _rank_swap(engine, t, step, kinds, seed, index)
-        extra: dict[str, Any] = {}
-        if method in kernels.CATEGORY_STEPS:
-            levels = kernels.levels_from_counts(engine.group_counts(t, cols), cols[0])
-            if method == "randomized_response":
-                if step.get("categories") is None:
-                    extra = {"categories": list(levels.values)}
-            else:
-                extra = {"levels": levels}
-        elif method == "noise":
-            bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
-            if bad:
-                raise SdcInputError(f"noise needs numeric columns; '{bad[0]}' is not numeric")
-            counts = {c: engine.present_distinct(t, c)[0] for c in cols}
-            extra = kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
-                                          counts, step)
-        fn = kernels.step_function(step, seed, index, extra)
-        outputs = kernels.output_kinds(step, kinds, extra)
-        _probe(fn, engine, t, cols)
-        return engine.map_batches(t, fn, cols, outputs)
-    except SdcInputError as err:
-        message = str(err)
-        raise SdcInputError(message if message.startswith("step ") else
-                            f"{where}: {message}") from None
+    cols = _columns(step)
+    extra: dict[str, Any] = {}
+    if method in kernels.CATEGORY_STEPS:
+        levels = kernels.levels_from_counts(engine.group_counts(t, cols), cols[0])
+        if method == "randomized_response":
+            if step.get("categories") is None:
+                extra = {"categories": list(levels.values)}
+        else:
+            extra = {"levels": levels}
+    elif method == "noise":
+        bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
+        if bad:
+            raise SdcInputError(f"noise needs numeric columns; '{bad[0]}' is not numeric")
+        counts = {c: engine.present_distinct(t, c)[0] for c in cols}
+        extra = kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
+                                      counts, step)
+    return kernels.step_function(step, seed, index, extra), \
+        kernels.output_kinds(step, kinds, extra)
 
 
 def _probe(fn: Any, engine: Engine, t: Any, cols: list[str]) -> None:

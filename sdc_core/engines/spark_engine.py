@@ -89,11 +89,15 @@ class SparkEngine:
         if root not in paths:
             os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = (SparkSession.builder.master(opts.spark_master).appName("sdc_core")
+        builder = SparkSession.builder
+        if opts.spark_master:
+            builder = builder.master(opts.spark_master)
+        builder = (builder.appName("sdc_core")
                    .config("spark.ui.enabled", "false")
                    .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
                    .config("spark.sql.adaptive.enabled", "false"))
         if opts.partitions:
             builder = builder.config("spark.sql.shuffle.partitions", str(opts.partitions))
