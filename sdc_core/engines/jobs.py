@@ -27,7 +27,7 @@ from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import RID, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
-from sdc_core.recipe import METHODS, Recipe
+from sdc_core.recipe import Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
 from sdc_core.risk.classes import _wildcard_sizes, check_alpha, class_sizes
 from sdc_core.risk.keys import check_columns, encode_keys
