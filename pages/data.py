@@ -3,11 +3,12 @@
 import pandas as pd
 import streamlit as st
 
+from sdc_core.errors import SdcInputError
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import EXAMPLE_ROLES, Roles, suggest_roles
-from ui import compute, state, upload
+from ui import compute, server_files, state, upload
 from ui.sidebar import render_sidebar
-from ui.text import FINGERPRINT_HELP, md
+from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 st.title("Data")
 st.caption("Load a table, check how each column was read, and tag the role each column plays "
@@ -28,16 +29,63 @@ if uploaded is not None and uploaded.file_id != st.session_state.get("upload_fil
 if upload.error() and uploaded is not None:
     st.error(f"The file was not loaded: {upload.error()}", icon=":material/error:")
 
+root = server_files.data_dir()  # only when the operator sets SDC_DATA_DIR
+if root is not None:
+    with st.expander("Open a file on the server", icon=":material/dns:"):
+        st.caption(f"For tables too big to upload: a Parquet or CSV file, or a directory of "
+                   f"parts, in the server's data directory {md(root)}. At most "
+                   f"{server_files.SAMPLE_LIMIT:,} records are read into the session (a larger "
+                   "file is sampled); the risk of the whole file is computed where it lies, "
+                   "with DuckDB. The file is only read, never changed.")
+        found = server_files.listing(root) if root.is_dir() else []
+        if not root.is_dir():
+            st.warning(f"{server_files.ENV_VAR} names {md(root)}, which is not a directory.",
+                       icon=":material/warning:")
+        elif not found:
+            st.caption("No Parquet or CSV file, nor directory of them, was found there.")
+        # keys without the "w_" prefix: opening a file installs a data set, which clears the
+        # "w_" widgets after these were drawn
+        current = state.server_file()
+        opened = current.path.name + "/" * current.path.is_dir() if current else None
+        if st.session_state.get("srv_pick") not in found:
+            st.session_state.pop("srv_pick", None)  # gone from the directory since
+        state.bind("srv_pick", opened if opened in found else (found[0] if found else None))
+        state.bind("srv_path", "")
+        state.bind("srv_seed", current.seed if current else 0)
+        a, b = st.columns([3, 1])
+        pick = a.selectbox("File or directory of parts", found, key="srv_pick",
+                           placeholder="nothing found")
+        typed = a.text_input("Or a path inside the directory", key="srv_path",
+                             placeholder="e.g. 2024/census.parquet",
+                             help="Relative to the data directory; used instead of the choice "
+                                  "above when given. Paths that lead outside it are refused.")
+        seed = b.number_input("Sample seed", 0, 2**31 - 1, key="srv_seed",
+                              help="Which records a large file's sample holds: the same seed "
+                                   "always gives the same records.")
+        if b.button("Open the file", icon=":material/folder_open:", key="srv_open",
+                    width="stretch"):
+            if server_files.open_file(root, typed.strip() or pick or "", int(seed)):
+                st.session_state["upload_file_id"] = uploaded.file_id if uploaded else None
+
 ds = state.ensure_dataset()
 df = ds.df
+source = ds.source
 st.subheader(ds.name, anchor=False)
 c1, c2, c3 = st.columns(3)
-c1.metric("Records", f"{len(df):,}")
+c1.metric("Records in the sample" if source and source.is_sample else "Records", f"{len(df):,}")
 c2.metric("Columns", df.shape[1])
 c3.metric("Missing values", f"{int(df.isna().sum().sum()):,}")
 if ds.is_example:
     st.caption("Example: the ACTG 175 AIDS trial data (speff2trial / UCI, CC BY 4.0), "
                "tagged as in the seed study: keys age, gender, race; sensitive treat.")
+if source and source.is_sample:
+    st.info(f"This is a sample: {source.sampled:,} of the {source.total:,} records of "
+            f"{md(source.path)} on the server, chosen by seed {source.seed} (the same seed "
+            "always gives the same records). Every page works on the sample. The box below "
+            "these tabs gives the risk of the whole file, and the Export page the command that "
+            "protects the whole file.", icon=":material/filter_alt:")
+elif source:
+    st.caption(f"All {source.total:,} records of {md(source.path)}, read on the server.")
 
 roles_tab, columns_tab, preview_tab = st.tabs(["Roles", "Columns", "Preview"])
 
@@ -99,7 +147,59 @@ with columns_tab:
 with preview_tab:
     st.dataframe(df.head(20), width="stretch")
     st.caption(f"The first 20 of {len(df):,} records (only a preview is sent to the browser).")
-    st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
-               + FINGERPRINT_HELP)
+    if source:
+        st.caption(f"{'Sample' if source.is_sample else 'File'} id {md(ds.dataset_id)}… "
+                   + SAMPLE_ID_HELP)
+    else:
+        st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
+                   + FINGERPRINT_HELP)
+
+if source:
+    with st.container(border=True):
+        st.subheader("Risk of the whole file", anchor=False)
+        r = state.roles()
+        opts = state.risk_options()
+        if not r.qi:
+            st.caption("Tag quasi-identifiers above to compare the risk of the sample with "
+                       "the risk of the whole file.")
+        else:
+            try:
+                now = server_files.stamp(source.path)
+            except (SdcInputError, OSError):
+                now = None
+            if now != source.stamp:
+                st.warning(f"{md(source.path.name)} has changed on the server since it was "
+                           "opened (or is gone): the sample no longer matches it. Open it "
+                           "again.", icon=":material/warning:")
+            key = (str(source.path), now, tuple(r.qi), r.weight, opts.k, opts.na, opts.alpha)
+            whole = state.whole_file_risk(key)
+            if now is not None and st.button("Compute the risk of the whole file (DuckDB)",
+                                             icon=":material/database:", key="srv_risk"):
+                with st.spinner(f"DuckDB reads all {source.total:,} records…"):
+                    try:
+                        whole = server_files.whole_file_risk(*key)
+                    except SdcInputError as err:
+                        st.error(f"The risk of the whole file was not computed: {err}",
+                                 icon=":material/error:")
+                    else:
+                        state.set_whole_file_risk(key, whole)
+            try:
+                sample = compute.profile(ds.dataset_id, tuple(r.qi), r.weight, opts.k,
+                                         opts.na, opts.alpha, df).summary()
+            except SdcInputError as err:
+                st.error(f"The risk of the sample was not computed: {err}",
+                         icon=":material/error:")
+            else:
+                st.dataframe(server_files.figures_table(sample, whole, opts.k),
+                             hide_index=True, width="stretch")
+            st.caption(
+                f"Quasi-identifiers {md_list(r.qi)}"
+                + (f", weight {md(r.weight)}" if r.weight else ", no weight")
+                + f"; threshold k = {opts.k}, missing keys "
+                + ("match any value" if opts.na == "wildcard" else "are a category of their own")
+                + " (set on the Risk page). " + (
+                    "A sample's classes are smaller than the whole file's, so its shares of "
+                    "unique and small-class records are higher; the whole file's figures are "
+                    "those of a release of the whole file." if source.is_sample else ""))
 
 render_sidebar()

@@ -7,13 +7,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
-from ui import charts, compute, state
+from ui import charts, compute, server_files, state
 from ui.report import build_report, risk_table, step_notes
 from ui.sidebar import render_sidebar
-from ui.text import FINGERPRINT_HELP
+from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.workbench import recipe_json
 
 st.title("Export")
@@ -24,8 +25,11 @@ df = ds.df
 settings = state.protect_settings()
 steps = settings.steps(roles.qi)
 text = recipe_json(steps, settings.seed)
+source = ds.source  # set when the data was read from a file on the server
 stem = Path(ds.name).stem if not ds.is_example else "actg175"
 stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) or "data"
+if source is not None:
+    stem = server_files.file_stem(source.path)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -39,6 +43,12 @@ def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: st
     out = compute.protected(dataset_id, recipe_text, _df).data
     return table_bytes(out.drop(columns=[c for c in drop if c in out.columns]), ext, neutralize)
 
+
+if source is not None and source.is_sample:
+    st.info(f"The data on this page is a sample: {source.sampled:,} of the {source.total:,} "
+            f"records of {md(source.path)}. The protected data downloaded here is the "
+            "sample's; to protect the whole file, run the command under *Protect the whole "
+            "file* below.", icon=":material/filter_alt:")
 
 if not steps:
     st.info("No protection is set yet: the files below are the data as loaded. Set methods on "
@@ -74,6 +84,9 @@ for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/o
                         key=f"dl_data{ext}", disabled=too_long,
                         help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
                         else None)
+if source is not None and source.is_sample:
+    st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
+               "file.")
 
 st.subheader("Recipe", anchor=False)
 recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),
@@ -82,10 +95,31 @@ recipe_text = recipe.to_json()
 st.download_button("Download the recipe (JSON)", recipe_text.encode(),
                    file_name=f"{stem}_recipe.json", mime="application/json",
                    icon=":material/receipt_long:", key="dl_recipe")
-st.caption("Load it again on the Protect page, or apply it to the full file with "
-           "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries the "
-           f"table fingerprint `{recipe.input_fingerprint[:16]}…`; the sidebar's file SHA-256 "
-           f"`{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
+if source is None:
+    st.caption("Load it again on the Protect page, or apply it to the full file with "
+               "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries the "
+               f"table fingerprint `{recipe.input_fingerprint[:16]}…`; the sidebar's file "
+               f"SHA-256 `{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
+else:
+    st.caption("Load it again on the Protect page. It carries the table fingerprint "
+               f"`{recipe.input_fingerprint[:16]}…` of the "
+               + ("sample" if source.is_sample else "records read") + " it was made on.",
+               help=SAMPLE_ID_HELP)
+    st.subheader("Protect the whole file", anchor=False)
+    st.markdown("Save the recipe above as "
+                f"`{stem}_recipe.json` on the server, then run there:")
+    st.code(server_files.apply_command(source.path, stem), language="bash", wrap_lines=True)
+    st.caption("Add `--memory-limit 4GB` (and `--temp-dir DIR`) to bound the memory DuckDB "
+               "uses. The command applies the same steps with the same seed to every record "
+               "of the file. Each record's random draws come from its position in the whole "
+               "file, and category counts, means and ranks from the whole column, so the "
+               "protected whole file is not the protected sample row for row.")
+    for i, step in enumerate(steps):
+        try:
+            check_engine_step(i, step, "duckdb")
+        except SdcInputError as err:
+            st.warning(f"The command above will refuse this recipe: {err}.",
+                       icon=":material/warning:")
 
 sweep = st.session_state.get("sweep")
 st.subheader("Trade-off table", anchor=False)
@@ -128,8 +162,13 @@ if roles.qi:
                                    "weight": roles.weight, "numeric (utility)": numeric,
                                    "known to the attacker": known,
                                    "not released": roles.ignore},
-                     recipe_text, risk, utility, figures, file_sha256=ds.dataset_id,
-                     notes=step_notes(wb.applied.reports))
+                     recipe_text, risk, utility, figures,
+                     file_sha256=ds.dataset_id if source is None else None,
+                     notes=([f"Computed on a sample of {source.sampled:,} of the "
+                             f"{source.total:,} records of {source.path} (seed "
+                             f"{source.seed}); the figures are the sample's."]
+                            if source is not None and source.is_sample else [])
+                     + step_notes(wb.applied.reports))
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        icon=":material/description:", key="dl_report")

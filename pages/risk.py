@@ -15,6 +15,11 @@ ds = state.ensure_dataset()
 roles = state.roles()
 df = ds.df
 require_quasi_identifiers(roles, "to measure risk")
+if ds.source is not None and ds.source.is_sample:
+    st.info(f"Measured on the sample: {ds.source.sampled:,} of the {ds.source.total:,} records "
+            "of the file. A sample's classes are smaller than the whole file's, so its shares "
+            "of unique and small-class records are higher; the Data page computes the risk of "
+            "the whole file.", icon=":material/filter_alt:")
 
 opts = state.risk_options()
 with st.expander("Settings: threshold k and missing key values", icon=":material/tune:"):

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import state
-from ui.text import FINGERPRINT_HELP, md, md_list
+from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
 def render_sidebar() -> None:
@@ -13,8 +13,21 @@ def render_sidebar() -> None:
     r = state.roles()
     with st.sidebar:
         st.markdown(f"**{md(ds.name)}**")
-        st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · file SHA-256 "
-                   f"`{ds.dataset_id}…`", help=FINGERPRINT_HELP)
+        source = ds.source
+        if source is None:
+            st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · file SHA-256 "
+                       f"`{ds.dataset_id}…`", help=FINGERPRINT_HELP)
+        else:
+            st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · "
+                       f"{'sample' if source.is_sample else 'file'} id `{ds.dataset_id}…`",
+                       help=SAMPLE_ID_HELP)
+            if source.is_sample:
+                st.caption(f":material/filter_alt: **A sample**: {source.sampled:,} of the "
+                           f"{source.total:,} records of {md(source.path)} (seed "
+                           f"{source.seed}). Every page works on the sample; the Data page "
+                           "gives the whole file's risk.")
         st.markdown(f"Quasi-identifiers: {md_list(r.qi)}  \nSensitive: {md_list(r.sensitive)}"
                     f"  \nWeight: {md(r.weight) if r.weight else '—'}")
-        st.caption("Data stays in this session's memory; nothing is stored or sent anywhere.")
+        st.caption("Data stays in this session's memory; nothing is stored or sent anywhere."
+                   if source is None else "Read from the server's data directory, never "
+                   "written; the records read stay in this session's memory.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -19,17 +20,38 @@ from ui.protect import ProtectSettings
 
 _DATASET = "dataset"
 _ROLES = "roles"
+_WHOLE_FILE_RISK = "whole_file_risk"
+
+
+@dataclass(frozen=True)
+class ServerFile:
+    """Where a data set opened on the server comes from (:mod:`ui.server_files`): the resolved
+    path, its ``stamp`` when opened (name, size and modification time of each file), the
+    records of the whole file, and how many of them were read, chosen by ``seed``."""
+
+    path: Path
+    stamp: tuple[tuple[str, int, int], ...]
+    total: int
+    sampled: int
+    seed: int
+
+    @property
+    def is_sample(self) -> bool:
+        return self.sampled < self.total
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it."""
+    """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it.
+    ``source`` is set when the table was read from a file on the server (maybe a sample of
+    it); then ``dataset_id`` hashes the path, the file's stamp, the seed and the sample size."""
 
     df: pd.DataFrame
     name: str
     dataset_id: str
     kinds: dict[str, Kind]
     is_example: bool
+    source: ServerFile | None = None
 
 
 def content_id(raw: bytes) -> str:
@@ -41,11 +63,18 @@ def current_dataset() -> Dataset | None:
 
 
 def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
-            suggested: Roles) -> Dataset:
-    """Make an uploaded table the current data set, with the suggested roles."""
-    ds = Dataset(df, name, dataset_id, kinds, is_example=False)
+            suggested: Roles, source: ServerFile | None = None) -> Dataset:
+    """Make an uploaded table (or one read from a file on the server, ``source``) the current
+    data set, with the suggested roles."""
+    ds = Dataset(df, name, dataset_id, kinds, is_example=False, source=source)
     _install(ds, suggested)
     return ds
+
+
+def server_file() -> ServerFile | None:
+    """Where the current data set was read on the server, if it was."""
+    ds = current_dataset()
+    return ds.source if ds is not None else None
 
 
 def load_example() -> Dataset:
@@ -67,8 +96,20 @@ def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state.pop("protect", None)
     st.session_state.pop("sweep", None)
     st.session_state.pop("known", None)
+    st.session_state.pop(_WHOLE_FILE_RISK, None)
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
         del st.session_state[key]  # widgets re-seed from the new data set's roles
+
+
+def whole_file_risk(key: tuple) -> dict | None:
+    """The risk of the whole server file last computed in this session, if it was computed for
+    ``key`` (the file's stamp, the roles and the risk options)."""
+    stored = st.session_state.get(_WHOLE_FILE_RISK)
+    return stored["result"] if stored and stored["key"] == key else None
+
+
+def set_whole_file_risk(key: tuple, result: dict) -> None:
+    st.session_state[_WHOLE_FILE_RISK] = {"key": key, "result": result}
 
 
 def roles() -> Roles:

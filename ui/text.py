@@ -27,3 +27,11 @@ FINGERPRINT_HELP = (
     "is the SHA-256 of the table's content written as CSV text — column names and values, in "
     "order — so it is the same whatever the file format; recipes and reports carry it, and "
     "`python -m sdc_core apply` warns when a recipe meets a table with another one.")
+
+#: What the id of a data set read from a file on the server covers (it stands where an upload's
+#: file SHA-256 does).
+SAMPLE_ID_HELP = (
+    "The id of a file read on the server (or of its sample) is a hash of the file's path, the "
+    "size and modification time of its files, the sample seed and the sample size: it names "
+    "these records in this session. The table fingerprint that recipes and reports carry is "
+    "the SHA-256 of the records read, written as CSV text.")

@@ -1,0 +1,267 @@
+"""AppTest of opening a file on the server (SDC_DATA_DIR): listing, refusal of paths outside
+the directory, the sample and its labels, the whole file's risk, and the Export command."""
+
+import shlex
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.engines import EngineOptions, jobs, open_engine
+from sdc_core.io import read_table
+from tests.conftest import ROOT
+from ui import server_files
+from ui.protect import ProtectSettings
+
+APP = str(ROOT / "app.py")
+N = 5000
+LIMIT = 1000
+QI = ["age", "sex", "region"]
+
+
+def table(n: int, seed: int) -> pd.DataFrame:
+    r = np.random.default_rng(seed)
+    return pd.DataFrame({"age": r.integers(18, 90, n), "sex": r.choice(["F", "M"], n),
+                         "region": r.choice([f"r{i}" for i in range(12)], n),
+                         "w": r.uniform(1.0, 3.0, n).round(2),
+                         "income": r.normal(3000.0, 800.0, n).round(1)})
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The operator's directory (its name has a space, to check the command's quoting), with a
+    file of 5,000 records, a directory of two parts, a small CSV, things that are not listed,
+    and a file outside it."""
+    base = tmp_path_factory.mktemp("server")
+    root = base / "server data"
+    root.mkdir()
+    table(N, 1).to_parquet(root / "census.parquet")
+    (root / "parts").mkdir()
+    table(600, 2).to_parquet(root / "parts" / "part-0.parquet")
+    table(400, 3).to_parquet(root / "parts" / "part-1.parquet")
+    table(300, 4).to_csv(root / "small.csv", index=False)
+    (root / "readme.md").write_text("not data")
+    (root / ".hidden.parquet").write_bytes((root / "census.parquet").read_bytes())
+    (root / "empty_dir").mkdir()
+    table(50, 5).to_parquet(base / "secret.parquet")
+    (root / "link.parquet").symlink_to(base / "secret.parquet")
+    (root / "inside_link.parquet").symlink_to(root / "census.parquet")
+    (root / "mixed").mkdir()  # a directory of parts, one of them a link that leads outside
+    table(60, 6).to_parquet(root / "mixed" / "part-0.parquet")
+    (root / "mixed" / "part-1.parquet").symlink_to(base / "secret.parquet")
+    return root
+
+
+@pytest.fixture
+def root(files, monkeypatch):
+    monkeypatch.setenv(server_files.ENV_VAR, str(files))
+    monkeypatch.setattr(server_files, "SAMPLE_LIMIT", LIMIT)
+    return files
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    return at
+
+
+def open_on_server(at: AppTest, name: str, typed: bool = False, seed: int = 0) -> AppTest:
+    if typed:
+        at.text_input(key="srv_path").set_value(name)
+    else:
+        at.selectbox(key="srv_pick").set_value(name)
+    at.number_input(key="srv_seed").set_value(seed)
+    at.button(key="srv_open").click().run()
+    assert not at.exception
+    return at
+
+
+def test_the_option_is_hidden_without_the_variable(monkeypatch):
+    monkeypatch.delenv(server_files.ENV_VAR, raising=False)
+    at = app()
+    assert "Open a file on the server" not in [e.label for e in at.expander]
+    assert "srv_open" not in [b.key for b in at.button]
+    assert "srv_pick" not in [s.key for s in at.selectbox]
+
+
+def test_the_directory_is_listed(root):
+    at = app()
+    assert "Open a file on the server" in [e.label for e in at.expander]
+    # no hidden file, no other format, no empty directory, no link that leads outside
+    assert at.selectbox(key="srv_pick").options == ["census.parquet", "inside_link.parquet",
+                                                    "mixed/", "parts/", "small.csv"]
+
+
+def test_a_large_file_opens_as_a_labelled_sample(root):
+    at = open_on_server(app(), "census.parquet")
+    assert not at.error
+    name = f"census.parquet — sample of {LIMIT:,} of {N:,} records (seed 0)"
+    assert at.subheader[0].value == name
+    assert at.metric[0].label == "Records in the sample" and at.metric[0].value == "1,000"
+    assert "This is a sample: 1,000 of the 5,000 records" in at.info[0].value
+    assert at.sidebar.markdown[0].value == f"**{server_files.md(name)}**"
+    assert any("A sample" in c.value and "1,000 of the 5,000 records" in c.value
+               for c in at.sidebar.caption)
+    ds = at.session_state["dataset"]
+    assert ds.source.path == (root / "census.parquet").resolve()
+    assert (ds.source.total, ds.source.sampled, ds.source.seed) == (N, LIMIT, 0)
+    # the sample is the rows whose position hash is among the 1,000 smallest, in file order
+    whole = read_table(root / "census.parquet")
+    picked = server_files.sample_positions(N, LIMIT, 0)
+    pd.testing.assert_frame_equal(ds.df, whole.iloc[picked].reset_index(drop=True))
+
+
+def test_the_sample_is_a_function_of_file_and_seed(monkeypatch):
+    first = server_files.sample_positions(N, LIMIT, 0)
+    assert len(first) == LIMIT and len(np.unique(first)) == LIMIT
+    assert np.all(np.diff(first) > 0) and first[-1] < N
+    monkeypatch.setattr(server_files, "_CHUNK", 7)  # hashed in other chunks: the same records
+    np.testing.assert_array_equal(server_files.sample_positions(N, LIMIT, 0), first)
+    assert not np.array_equal(server_files.sample_positions(N, LIMIT, 1), first)
+    np.testing.assert_array_equal(server_files.sample_positions(300, LIMIT, 0), np.arange(300))
+
+
+def test_another_seed_gives_another_sample(root):
+    at = open_on_server(app(), "census.parquet", seed=7)
+    ds = at.session_state["dataset"]
+    assert ds.name.endswith("(seed 7)")
+    whole = read_table(root / "census.parquet")
+    picked = server_files.sample_positions(N, LIMIT, 7)
+    pd.testing.assert_frame_equal(ds.df, whole.iloc[picked].reset_index(drop=True))
+
+
+def test_a_small_file_is_read_whole(root):
+    at = open_on_server(app(), "small.csv")
+    ds = at.session_state["dataset"]
+    assert ds.name == "small.csv" and not ds.source.is_sample
+    assert at.metric[0].label == "Records" and at.metric[0].value == "300"
+    assert not at.info and not any("A sample" in c.value for c in at.sidebar.caption)
+    pd.testing.assert_frame_equal(ds.df, read_table(root / "small.csv"))
+
+
+def test_a_directory_of_parts_and_a_typed_path(root):
+    at = open_on_server(app(), "parts", typed=True)
+    ds = at.session_state["dataset"]
+    assert ds.name == "parts/" and ds.source.total == 1000 and len(ds.df) == 1000
+    at = open_on_server(app(), "parts/part-1.parquet", typed=True)
+    assert at.session_state["dataset"].name == "part-1.parquet"
+
+
+@pytest.mark.parametrize("path", ["../secret.parquet", "link.parquet", "parts/../../secret.parquet",
+                                  "{outside}"])
+def test_a_path_outside_the_directory_is_refused(root, path):
+    path = path.format(outside=root.parent / "secret.parquet")
+    at = open_on_server(app(), path, typed=True)
+    assert len(at.error) == 1
+    assert "leads outside the server's data directory" in at.error[0].value
+    assert at.session_state["dataset"].is_example  # the example is still there
+    assert at.metric[0].value == "2,139"
+
+
+def test_a_directory_with_a_part_outside_is_refused(root):
+    at = open_on_server(app(), "mixed/")
+    assert len(at.error) == 1
+    assert "its part part-1.parquet leads outside" in at.error[0].value
+    assert at.session_state["dataset"].is_example
+
+
+def test_a_link_that_stays_inside_opens(root):
+    at = open_on_server(app(), "inside_link.parquet")
+    assert not at.error
+    assert at.session_state["dataset"].source.path == (root / "census.parquet").resolve()
+
+
+def test_a_missing_file_is_an_error(root):
+    at = open_on_server(app(), "nothing.parquet", typed=True)
+    assert len(at.error) == 1 and "no such file or directory" in at.error[0].value
+
+
+def figures(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "whole file" in d.value.columns)
+
+
+def test_the_risk_of_the_whole_file_equals_the_engine_job(root):
+    at = open_on_server(app(), "census.parquet")
+    at.multiselect(key="w_qi").set_value(QI).run()
+    at.selectbox(key="w_weight").set_value(None).run()
+    before = figures(at)
+    assert set(before["whole file"]) == {"not computed yet"}
+    assert before["sample"][0] == "1,000"
+    at.button(key="srv_risk").click().run()
+    assert not at.exception and not at.error
+    engine = open_engine("duckdb", EngineOptions())
+    try:
+        expected = jobs.risk(engine, root / "census.parquet", QI, k=5)
+    finally:
+        engine.close()
+    assert at.session_state["whole_file_risk"]["result"] == expected
+    shown = figures(at).set_index("measure")
+    assert shown.loc["Records", "whole file"] == "5,000"
+    assert shown.loc["Equivalence classes", "whole file"] == f"{expected['n_classes']:,}"
+    assert shown.loc["Unique records", "whole file"] == f"{expected['percent_unique']:.2f} %"
+    assert shown.loc["Global risk", "whole file"] == \
+        f"{expected['global_risk_percent']:.2f} %"
+    assert shown.loc["Records with k ≤ 5", "sample"].endswith(" %")
+    # the figures stay on a rerun, and go when the roles change
+    at.run()
+    assert figures(at).set_index("measure").loc["Records", "whole file"] == "5,000"
+    at.multiselect(key="w_qi").set_value(["age", "sex"]).run()
+    assert set(figures(at)["whole file"]) == {"not computed yet"}
+
+
+def test_the_whole_file_risk_with_a_weight(root):
+    at = open_on_server(app(), "parts/", seed=3)
+    at.multiselect(key="w_qi").set_value(["sex", "region"]).run()
+    at.selectbox(key="w_weight").set_value("w").run()
+    at.button(key="srv_risk").click().run()
+    engine = open_engine("duckdb", EngineOptions())
+    try:
+        expected = jobs.risk(engine, root / "parts", ["sex", "region"], weight="w", k=5)
+    finally:
+        engine.close()
+    assert at.session_state["whole_file_risk"]["result"] == expected
+
+
+def test_a_file_changed_since_it_was_opened_is_flagged(root, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    table(200, 9).to_parquet(data / "t.parquet")
+    monkeypatch.setenv(server_files.ENV_VAR, str(data))
+    at = open_on_server(app(), "t.parquet")
+    at.multiselect(key="w_qi").set_value(["sex"]).run()
+    assert not at.warning
+    table(210, 9).to_parquet(data / "t.parquet")
+    at.run()
+    assert any("has changed on the server since it was opened" in w.value for w in at.warning)
+
+
+def test_export_shows_the_command_that_protects_the_whole_file(root):
+    at = open_on_server(app(), "census.parquet")
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    path = (root / "census.parquet").resolve()
+    assert " " in str(path)  # so the path is quoted
+    assert at.code[0].value == (f"python -m sdc_core apply {shlex.quote(str(path))} --recipe "
+                                "census_recipe.json -o census_protected.parquet --engine duckdb")
+    assert "The protected data downloaded here is the sample's" in at.info[0].value
+    assert "No protection is set yet" in at.info[1].value
+    assert any("protected sample (1,000 records), not the whole file" in c.value
+               for c in at.caption)
+    assert "Save the recipe above as `census_recipe.json`" in at.markdown[0].value
+
+
+def test_export_names_a_step_the_engine_refuses(root):
+    at = open_on_server(app(), "census.parquet")
+    at.multiselect(key="w_qi").set_value(QI).run()
+    at.session_state["protect"] = ProtectSettings(values={"local_suppression": {"k": 3}})
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    assert any("refuse this recipe" in w.value and "local_suppression" in w.value
+               for w in at.warning)
+
+
+def test_nothing_is_offered_for_an_upload(root):
+    at = app()
+    at.switch_page("pages/export.py").run()
+    assert not at.code  # the example: no server command
