@@ -166,7 +166,7 @@ def main() -> None:
                 out = tmpdir / f"out_{name}_{n}.parquet"
                 r = run(f"{n:,} {name} apply (PRAM + banding + rank swap)",
                         cli("apply", str(data), "--recipe", str(recipe), "-o", str(out),
-                            *extra), 1 if name == "spark" else 1, rows)
+                            *extra), reps, rows)
                 r["ratio_to_baseline"] = r["seconds"] / base["seconds"]
                 print(f"  {'':<44} {r['ratio_to_baseline']:8.1f} × the baseline")
                 _remove(out)

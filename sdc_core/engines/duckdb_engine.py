@@ -280,7 +280,13 @@ class DuckDBEngine:
         """The engine's own temporary directory (inside --temp-dir when given), removed on
         close."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="sdc_engine_", dir=self._temp_root))
+            try:
+                if self._temp_root:
+                    Path(self._temp_root).mkdir(parents=True, exist_ok=True)
+                self._tmp = Path(tempfile.mkdtemp(prefix="sdc_engine_", dir=self._temp_root))
+            except OSError as err:
+                raise SdcInputError(f"{self._temp_root}: cannot make a temporary directory "
+                                    f"there ({err.strerror})") from None
         return self._tmp
 
     def reduce_batches(self, t: str, inputs: Sequence[str], fn: BatchFunction,
