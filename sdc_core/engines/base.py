@@ -18,10 +18,15 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sdc_core.engines.source import Source
+from sdc_core.errors import SdcInputError
 
 KINDS = ("int", "float", "text", "date", "bool")
+#: The Arrow type a batch column of each kind is written as.
+ARROW_TYPES = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(),
+               "date": pa.timestamp("us"), "bool": pa.bool_()}
 
 #: A function of one batch of rows (its columns as pandas, ``__rid`` among them).
 BatchFunction = Callable[[pd.DataFrame], Any]
@@ -99,3 +104,22 @@ class Engine(Protocol):
 
 
 PROTECTED_PREFIX = "__p_"
+
+
+def arrow_values(values: pd.Series, arrow_type: pa.DataType) -> pa.Array:
+    """A batch function's result column as an Arrow array of the declared type (dates at
+    microseconds, the engines' resolution)."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        values = values.astype("datetime64[us]")
+    return pa.array(values, type=arrow_type, from_pandas=True)
+
+
+def engine_error(err: Exception, prefix: str) -> SdcInputError:
+    """The readable line of an engine's error: our own input error when a batch function
+    raised one (engines wrap it in their own exception), else the first line after
+    ``prefix``."""
+    text = str(err).strip()
+    marker = "SdcInputError: "
+    if marker in text:
+        return SdcInputError(text.split(marker, 1)[1].splitlines()[0])
+    return SdcInputError(f"{prefix}: {text.splitlines()[0] if text else type(err).__name__}")

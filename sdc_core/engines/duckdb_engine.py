@@ -23,7 +23,14 @@ import pandas as pd
 import pyarrow as pa
 
 from sdc_core import rng
-from sdc_core.engines.base import PROTECTED_PREFIX, BatchFunction, EngineOptions
+from sdc_core.engines.base import (
+    ARROW_TYPES,
+    PROTECTED_PREFIX,
+    BatchFunction,
+    EngineOptions,
+    arrow_values,
+    engine_error,
+)
 from sdc_core.engines.source import (
     FALSE_TOKENS,
     INTEGER_PATTERN,
@@ -39,8 +46,6 @@ from sdc_core.io import FORMULA_START
 
 _SQL_TYPES = {"int": "BIGINT", "float": "DOUBLE", "text": "VARCHAR", "date": "TIMESTAMP",
               "bool": "BOOLEAN"}
-_ARROW_TYPES = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(),
-                "date": pa.timestamp("us"), "bool": pa.bool_()}
 BATCH_ROWS = 1 << 20
 
 
@@ -229,13 +234,13 @@ class DuckDBEngine:
         """A DuckDB scalar function of (inputs…, __rid) giving ``fn``'s column ``output``."""
         name = f"sdc_f{next(self._names)}"
         arrow_type = pa.from_numpy_dtype(np.uint64) if out_type == "UBIGINT" else \
-            _ARROW_TYPES[[k for k, v in _SQL_TYPES.items() if v == out_type][0]]
+            ARROW_TYPES[[k for k, v in _SQL_TYPES.items() if v == out_type][0]]
         cols = list(inputs) + [RID]
 
         def call(*arrays: Any) -> pa.Array:
             batch = pd.DataFrame({c: a.to_pandas() for c, a in zip(cols, arrays)})
             values = fn(batch)[output]
-            return pa.array(_arrow_ready(values), type=arrow_type, from_pandas=True)
+            return arrow_values(values, arrow_type)
         self.con.create_function(name, _with_arity(call, len(cols)),
                                  list(in_types) + ["UBIGINT"], out_type,
                                  type="arrow", null_handling="special", side_effects=False)
@@ -252,7 +257,7 @@ class DuckDBEngine:
         reader = self._reader.sql(f"SELECT * FROM {t}").to_arrow_reader(BATCH_ROWS)
         fields = {f.name: f for f in reader.schema}
         for col, kind in outputs.items():
-            fields[col] = pa.field(col, _ARROW_TYPES[kind])
+            fields[col] = pa.field(col, ARROW_TYPES[kind])
         schema = pa.schema(list(fields.values()))
         cols = list(inputs) + [RID]
 
@@ -260,7 +265,7 @@ class DuckDBEngine:
             for batch in reader:
                 result = fn(batch.select(cols).to_pandas())
                 yield pa.RecordBatch.from_arrays(
-                    [pa.array(_arrow_ready(result[f.name]), type=f.type, from_pandas=True)
+                    [arrow_values(result[f.name], f.type)
                      if f.name in outputs else batch.column(f.name) for f in schema],
                     schema=schema)
         stream = pa.RecordBatchReader.from_batches(schema, batches())
@@ -271,7 +276,7 @@ class DuckDBEngine:
             self.con.execute(f"COPY (SELECT * FROM {name}) TO {literal(str(path))} "
                              "(FORMAT parquet)")
         except duckdb.Error as err:
-            raise SdcInputError(_udf_message(err)) from None
+            raise engine_error(err, "DuckDB") from None
         finally:
             self.con.unregister(name)
         return self._view(f"SELECT * FROM read_parquet({literal(str(path))})")
@@ -394,15 +399,6 @@ class DuckDBEngine:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def _udf_message(err: Exception) -> str:
-    """The readable line of a DuckDB error, our own input error when a batch raised one."""
-    text = str(err)
-    marker = "SdcInputError: "
-    if marker in text:
-        return text.split(marker, 1)[1].splitlines()[0]
-    return f"DuckDB: {text.splitlines()[0]}"
-
-
 def _write_stream(reader: pa.RecordBatchReader, path: Path, names: list[str]) -> None:
     """Write a stream of batches under the given column names, Parquet or CSV."""
     import pyarrow.csv as pacsv
@@ -423,13 +419,6 @@ def _with_arity(call: Any, n: int) -> Any:
     scope = {"call": call}
     exec(f"def fixed({names}):\n    return call({names})\n", scope)  # noqa: S102 (fixed text)
     return scope["fixed"]
-
-
-def _arrow_ready(values: pd.Series) -> Any:
-    """A batch result as pyarrow takes it: dates at microseconds, the rest as they are."""
-    if pd.api.types.is_datetime64_any_dtype(values):
-        return values.astype("datetime64[us]")
-    return values
 
 
 def _u64(rid: pa.Array, key: pa.Array) -> pa.Array:

@@ -28,7 +28,14 @@ import pandas as pd
 import pyarrow as pa
 
 from sdc_core import rng
-from sdc_core.engines.base import PROTECTED_PREFIX, BatchFunction, EngineOptions
+from sdc_core.engines.base import (
+    ARROW_TYPES,
+    PROTECTED_PREFIX,
+    BatchFunction,
+    EngineOptions,
+    arrow_values,
+    engine_error,
+)
 from sdc_core.engines.source import (
     FALSE_TOKENS,
     INTEGER_PATTERN,
@@ -43,8 +50,6 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import FORMULA_START
 
 _MIN_LONG = -(1 << 63)
-_ARROW_TYPES = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(),
-                "date": pa.timestamp("us"), "bool": pa.bool_()}
 
 
 def _spark_type(kind: str) -> Any:
@@ -260,7 +265,7 @@ class SparkEngine:
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                frame = _to_pandas(batch)
+                frame = batch.to_pandas()
                 args = frame if cols is None else frame[cols + [RID]].copy()
                 if RID in args:
                     args[RID] = _unsigned(args[RID])
@@ -268,8 +273,7 @@ class SparkEngine:
                 arrays = []
                 for name in names:
                     values = result[name] if name in result else frame[name]
-                    arrays.append(pa.array(_arrow_ready(values), type=arrow_types[name],
-                                           from_pandas=True))
+                    arrays.append(arrow_values(values, arrow_types[name]))
                 yield pa.RecordBatch.from_arrays(arrays, names=names)
         return t.mapInArrow(run, schema)
 
@@ -294,7 +298,7 @@ class SparkEngine:
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                frame = _to_pandas(batch)
+                frame = batch.to_pandas()
                 frame[RID] = _unsigned(frame[RID])
                 blob = pickle.dumps(fn(frame))
                 yield pa.RecordBatch.from_arrays([pa.array([blob], type=pa.binary())],
@@ -302,7 +306,7 @@ class SparkEngine:
         try:
             rows = sub.mapInArrow(run, "r binary").collect()
         except Exception as err:
-            raise _worker_error(err) from None
+            raise engine_error(err, "Spark") from None
         return [pickle.loads(r["r"]) for r in rows]
 
     def rank_swap(self, t: Any, col: str, window: int, phase: int, order_key: int) -> Any:
@@ -421,7 +425,7 @@ class SparkEngine:
             else:
                 out.write.option("header", True).csv(str(path))
         except Exception as err:
-            raise _worker_error(err, f"{path}: cannot write") from None
+            raise engine_error(err, f"{path}: cannot write") from None
 
     def close(self) -> None:
         for df in self._cached:
@@ -431,25 +435,5 @@ class SparkEngine:
             self.spark.stop()
 
 
-def _worker_error(err: Exception, prefix: str = "Spark") -> SdcInputError:
-    """The readable line of an error raised inside Spark's Python workers: an input error of
-    ours when it is one."""
-    text = str(err)
-    marker = "SdcInputError: "
-    if marker in text:
-        return SdcInputError(text.split(marker, 1)[1].splitlines()[0])
-    return SdcInputError(f"{prefix}: {text.strip().splitlines()[0] if text.strip() else err}")
-
-
 def _arrow_type(data_type: Any) -> pa.DataType:
-    return _ARROW_TYPES[kind_of(data_type)]
-
-
-def _to_pandas(batch: pa.RecordBatch) -> pd.DataFrame:
-    return batch.to_pandas()
-
-
-def _arrow_ready(values: pd.Series) -> Any:
-    if pd.api.types.is_datetime64_any_dtype(values):
-        return values.astype("datetime64[us]")
-    return values
+    return ARROW_TYPES[kind_of(data_type)]
