@@ -1,9 +1,10 @@
 """The DuckDB engine: in process, out of core (its sorts, joins and aggregates spill to a
 temporary directory under a memory limit).
 
-Tables are views; a batch step is a view whose columns are Python functions of Arrow batches
-(DuckDB scalar functions of ``type="arrow"``) that call :mod:`sdc_core.engines.kernels`, so the
-whole recipe runs as one streaming query when the result is written. Rank swapping is SQL:
+Tables are views. A pass of batch steps streams the table in batches of a million rows through
+:mod:`sdc_core.engines.kernels` into a Parquet file in the engine's own temporary directory
+(inside ``--temp-dir``, removed on close), read back as the next view, so the figures of later
+steps read the result instead of recomputing it. Rank swapping is SQL:
 exact ranks by ``row_number() OVER (ORDER BY x, __rid)``, blocks by integer arithmetic, and the
 pairing inside each block by a window ordered by the record's random bits, which come from the
 same numpy generator (:func:`sdc_core.rng.u64`) through a scalar function.
