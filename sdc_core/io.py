@@ -14,6 +14,7 @@ import csv
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
@@ -184,13 +185,22 @@ def infer_kind(s: pd.Series, identifier_share: float = 0.95, max_categories: int
         head = values.astype(str).head(1000)
         if head.str.match(_DATE_PATTERN).all():
             return Kind.DATE
-    if n >= 20 and nunique >= identifier_share * n and (
-            not is_num or pd.api.types.is_integer_dtype(s)
-            or bool(np.all(np.mod(values.to_numpy(dtype=float), 1) == 0))):
+    if is_num:
+        return number_kind(n, nunique, lambda: pd.api.types.is_integer_dtype(s) or bool(
+            np.all(np.mod(values.to_numpy(dtype=float), 1) == 0)), identifier_share,
+            max_categories)
+    if n >= 20 and nunique >= identifier_share * n:
         return Kind.IDENTIFIER
-    if is_num and nunique > max_categories:
-        return Kind.NUMERIC
     return Kind.CATEGORICAL
+
+
+def number_kind(n: int, nunique: int, whole: Callable[[], bool],
+                identifier_share: float = 0.95, max_categories: int = 10) -> Kind:
+    """:func:`infer_kind`'s rule for a column of numbers, from its numbers of present and
+    distinct values and whether they are all whole (asked only when it matters)."""
+    if n >= 20 and nunique >= identifier_share * n and whole():
+        return Kind.IDENTIFIER
+    return Kind.NUMERIC if nunique > max_categories else Kind.CATEGORICAL
 
 
 def infer_kinds(df: pd.DataFrame) -> dict[str, Kind]:

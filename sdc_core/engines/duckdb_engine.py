@@ -426,5 +426,3 @@ def _u64(rid: pa.Array, key: pa.Array) -> pa.Array:
     stream = int(key[0].as_py()) if len(key) else 0
     return pa.array(rng.u64(rid.to_numpy(zero_copy_only=False), stream))
 
-
-__all__ = ["DuckDBEngine", "Source", "NA_TOKENS"]

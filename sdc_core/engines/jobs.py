@@ -24,8 +24,9 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
-from sdc_core.engines.source import RID, open_source
+from sdc_core.engines.source import open_source
 from sdc_core.errors import SdcInputError
+from sdc_core.io import Kind, number_kind
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
 from sdc_core.recipe import Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
@@ -39,6 +40,7 @@ from sdc_core.utility.il1 import (
     categorical_il1_parts,
     check_il1_missing,
     combine,
+    numeric_il1_parts,
 )
 
 NUMBER_KINDS = ("int", "float")
@@ -214,11 +216,6 @@ def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
     return engine.map_batches(t, all_steps, inputs, outputs)
 
 
-def run_step(engine: Engine, t: Any, step: dict[str, Any], seed: int, index: int) -> Any:
-    """One step on the engine's table."""
-    return run_steps(engine, t, [(index, step)], seed)
-
-
 def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
              index: int) -> tuple[Any, dict[str, str]]:
     """A batch step's function and the kinds of the columns it writes, from the figures of
@@ -296,7 +293,6 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
     mixed = {c: (ka[c] in NUMBER_KINDS) != (kb[c] in NUMBER_KINDS) for c in cols}
 
     def parts(batch: pd.DataFrame) -> dict[str, Any]:
-        from sdc_core.utility.il1 import numeric_il1_parts
         out = {}
         for c in cols:
             x, y = batch[c], batch[PROTECTED_PREFIX + c]
@@ -333,19 +329,10 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
 
 
 def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:
-    """The columns the pandas reference reads as numeric (:func:`sdc_core.io.infer_kind`): numbers
-    with more than 10 distinct values that are not an identifier."""
-    out = []
-    for c, kind in kinds.items():
-        if kind not in NUMBER_KINDS:
-            continue
-        present, distinct = engine.present_distinct(t, c)
-        if distinct <= 10:
-            continue
-        if present >= 20 and distinct >= 0.95 * present and (kind == "int" or _whole(engine, t, c)):
-            continue
-        out.append(c)
-    return out
+    """The columns the pandas reference reads as numeric (:func:`sdc_core.io.number_kind`)."""
+    return [c for c, kind in kinds.items() if kind in NUMBER_KINDS and number_kind(
+        *engine.present_distinct(t, c), lambda c=c, kind=kind: kind == "int"
+        or _whole(engine, t, c)) is Kind.NUMERIC]
 
 
 def _whole(engine: Engine, t: Any, col: str) -> bool:
@@ -355,5 +342,3 @@ def _whole(engine: Engine, t: Any, col: str) -> bool:
         return bool(np.all(np.mod(x, 1) == 0))
     return all(engine.reduce_batches(t, [col], whole))
 
-
-__all__ = ["apply", "compare", "risk", "class_profile", "RID"]

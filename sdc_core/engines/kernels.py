@@ -27,9 +27,8 @@ from sdc_core.methods.common import Levels
 from sdc_core.methods.noise import check_complete_cases, grid_shift, grid_sum
 from sdc_core.recipe import METHODS
 
-#: Steps an engine runs batch by batch, and what each needs of the whole column.
+#: Batch steps that need the whole column's categories and counts.
 CATEGORY_STEPS = ("pram", "relabel", "recode", "randomized_response")
-BATCH_STEPS = ("band", "top_bottom_code", "noise", "drop") + CATEGORY_STEPS
 #: Steps that need the whole table in memory; the engines refuse them with this reason.
 PANDAS_ONLY = {
     "local_suppression": "it suppresses record by record, each choice depending on the last",

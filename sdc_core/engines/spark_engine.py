@@ -259,7 +259,7 @@ class SparkEngine:
         for col, kind in outputs.items():
             fields[col] = T.StructField(col, _spark_type(kind), True)
         schema = T.StructType(list(fields.values()))
-        arrow_types = {f.name: _arrow_type(f.dataType) for f in schema.fields}
+        arrow_types = {f.name: ARROW_TYPES[kind_of(f.dataType)] for f in schema.fields}
         names = [f.name for f in schema.fields]
         cols = list(inputs) if inputs is not None else None
 
@@ -433,7 +433,3 @@ class SparkEngine:
         self._cached.clear()
         if not self.options.keep_session:
             self.spark.stop()
-
-
-def _arrow_type(data_type: Any) -> pa.DataType:
-    return ARROW_TYPES[kind_of(data_type)]
