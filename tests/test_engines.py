@@ -323,3 +323,15 @@ def test_cli_engine_commands(data: dict[str, Path], tmp_path: Path,
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_risk_is_the_same_bit_for_bit_whatever_the_threads(data: dict[str, Path]) -> None:
+    """Classes are finished in key order, so float sums do not depend on the engine's order."""
+    results = []
+    for threads in (1, 7, 7):
+        engine = open_engine("duckdb", EngineOptions(threads=threads))
+        try:
+            results.append(jobs.risk(engine, data["parts"], QI, weight="weight", alpha=0.5))
+        finally:
+            engine.close()
+    assert results[0] == results[1] == results[2]

@@ -86,7 +86,10 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
         check_columns(pd.DataFrame(columns=list(kinds)), [weight], "weight")
         if kinds[weight] not in NUMBER_KINDS:
             raise SdcInputError(f"weight column '{weight}' is not numeric")
-    table = engine.group_counts(t, qi, weight)
+    # in key order: the engines return classes in any order, and the float sums over them
+    # would then differ in the last bits between runs
+    table = engine.group_counts(t, qi, weight).sort_values(
+        list(qi), na_position="last", kind="stable").reset_index(drop=True)
     if table.empty:
         raise SdcInputError("the table has no records")
     if weight is not None:
