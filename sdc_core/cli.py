@@ -242,31 +242,41 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         out["distribution"] = json.loads(dist.to_json(orient="records"))
         print(json.dumps(out, indent=2))
         return 0
-    _print_il1(out)
-    if args.qi is not None:
-        print(f"linkage attack on {', '.join(args.qi)}"
-              + (f" (known: {', '.join(args.known)})" if args.known else "")
-              + ("" if recipe else ", released values taken as they are (no --recipe)"))
-        print(f"  re-identifications        {out['linkage_reidentifications']:.6f}")
-        print(f"  linkage risk              {out['linkage_risk_percent']:.6f} %")
-        print(f"  certain (unique, correct) {out['linkage_percent_certain']:.6f} %")
-        if "drisk_percent" in out:
-            print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} % (upper bound)")
+    _print_compare(out, args, recipe)
     return 0
 
 
 def _compare_on_engine(args: argparse.Namespace) -> int:
     from sdc_core.engines import jobs
+    from sdc_core.recipe import load_recipe
 
-    if args.qi is not None:
-        raise SdcInputError("the linkage attack (--qi) runs on the pandas engine only")
-    out = _with_engine(args, lambda e: jobs.compare(e, args.original, args.protected,
-                                                    args.numeric, args.il1_missing))
+    recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
+
+    def job(engine: Any) -> dict[str, Any]:
+        attack = jobs.linkage(engine, args.original, args.protected, args.qi, recipe,
+                              args.known, args.records) if args.qi is not None else {}
+        return {**jobs.compare(engine, args.original, args.protected, args.numeric,
+                               args.il1_missing), **attack}
+    out = _with_engine(args, job)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
-        _print_il1(out)
+        _print_compare(out, args, recipe)
     return 0
+
+
+def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -> None:
+    _print_il1(out)
+    if args.qi is None:
+        return
+    print(f"linkage attack on {', '.join(args.qi)}"
+          + (f" (known: {', '.join(args.known)})" if args.known else "")
+          + ("" if recipe else ", released values taken as they are (no --recipe)"))
+    print(f"  re-identifications        {out['linkage_reidentifications']:.6f}")
+    print(f"  linkage risk              {out['linkage_risk_percent']:.6f} %")
+    print(f"  certain (unique, correct) {out['linkage_percent_certain']:.6f} %")
+    if "drisk_percent" in out:
+        print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} % (upper bound)")
 
 
 def _print_il1(out: dict[str, Any]) -> None:

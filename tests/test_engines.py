@@ -17,6 +17,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, sensitive_report
+from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
 
 N = 3000
@@ -37,6 +38,8 @@ RECIPE = {"seed": 11, "steps": [
     {"method": "noise", "columns": ["rent", "savings"], "kind": "additive", "p": 40},
     {"method": "noise", "columns": ["debt"], "kind": "correlated2", "delta": 0.3},
     {"method": "noise", "columns": ["spend", "savings"], "kind": "correlated", "p": 30},
+    {"method": "microaggregation", "columns": ["rent", "savings"], "k": 3},
+    {"method": "microaggregation", "columns": ["weight"], "k": 4, "algorithm": "onedims"},
     {"method": "drop", "columns": ["note"]}]}
 
 
@@ -253,6 +256,45 @@ def test_csv_and_named_record_id(name: str, data: dict[str, Path],
         engine.close()
 
 
+@pytest.mark.parametrize("name", ["duckdb", "spark"])
+def test_linkage_attack_equals_pandas(name: str, request: pytest.FixtureRequest,
+                                      tmp_path: Path) -> None:
+    """The exact-key linkage attack: public recodings (banding, top coding, recoding) repeated
+    on the true keys, PRAM compared exactly, missing keys on both sides as wildcards; every
+    figure and every record's p_link and number of candidates as in pandas."""
+    df = make_table()[["region", "age", "sex", "hhsize", "occupation", "rent"]]
+    recipe = parse_recipe({"seed": 4, "steps": [
+        {"method": "band", "column": "age", "width": 10},
+        {"method": "top_bottom_code", "column": "hhsize", "top": 6},
+        {"method": "recode", "column": "sex", "groups": {"X": ["F", "M"]}},
+        {"method": "pram", "column": "region", "p": 0.2},
+        {"method": "rank_swap", "column": "rent", "window_percent": 5}]})
+    protected = apply_recipe(recipe, df).data
+    protected.loc[protected.index[::50], "hhsize"] = np.nan  # blanks: released wildcards
+    orig, prot = tmp_path / "orig.parquet", tmp_path / "prot.parquet"
+    df.to_parquet(orig, index=False)
+    protected.to_parquet(prot, index=False)
+    engine = engine_for(name, 3, request)
+    try:
+        for qi, rec in [(QI, recipe), (["region", "occupation", "hhsize"], None)]:
+            ref = linkage_attack(df, protected, qi, rec)
+            records = tmp_path / f"records{len(qi)}.parquet"
+            got = jobs.linkage(engine, orig, prot, qi, rec, records=records)
+            for key, value in ref.summary().items():
+                assert got[key] == (pytest.approx(value, rel=1e-9, abs=1e-12)
+                                    if isinstance(value, float) else value), key
+            per_record = read_output(records)
+            np.testing.assert_array_equal(per_record["p_link"], ref.p_link)
+            np.testing.assert_array_equal(per_record["candidates"], ref.candidates)
+            assert 0 < got["linkage_reidentifications"] < len(df)
+        with pytest.raises(SdcInputError, match="rent by distance.*pandas engine only"):
+            jobs.linkage(engine, orig, prot, ["age", "rent"], recipe)
+        with pytest.raises(SdcInputError, match="unknown quasi-identifier column"):
+            jobs.linkage(engine, orig, prot, ["age", "nope"], recipe)
+    finally:
+        engine.close()
+
+
 def test_engine_csv_output_neutralises_formulas(data: dict[str, Path], tmp_path: Path) -> None:
     recipe = parse_recipe({"seed": 1, "steps": []})
     out = tmp_path / "out.csv"
@@ -272,8 +314,10 @@ def test_pandas_only_steps_are_refused(data: dict[str, Path], tmp_path: Path) ->
         for step, words in [
                 ({"method": "local_suppression", "columns": ["age", "sex"], "k": 3},
                  "pandas engine only"),
-                ({"method": "microaggregation", "columns": ["rent"], "k": 3},
-                 "pandas engine only"),
+                ({"method": "microaggregation", "columns": ["sex"], "k": 3},
+                 r"step 1 \(microaggregation\): microaggregation needs numeric columns"),
+                ({"method": "microaggregation", "columns": ["rent"], "k": 1},
+                 r"step 1 \(microaggregation\): k must be"),
                 ({"method": "top_bottom_code", "column": "rent", "top_percentile": 95},
                  "as numbers"),
                 ({"method": "band", "column": "nope", "width": 3}, "unknown column 'nope'"),
@@ -309,6 +353,13 @@ def test_cli_engine_commands(data: dict[str, Path], tmp_path: Path,
     assert main(["compare", str(orig), str(out), "--engine", "duckdb", "--json",
                  "--numeric", "age,rent"]) == 0
     assert json.loads(capsys.readouterr().out)["IL1_numeric"] > 0
+    assert main(["compare", str(orig), str(out), "--engine", "duckdb", "--qi", "age,sex",
+                 "--recipe", str(recipe), "--numeric", "age,rent"]) == 0
+    text = capsys.readouterr().out
+    assert "IL1 numeric" in text and "linkage attack on age, sex" in text
+    ref_attack = linkage_attack(make_table().drop(columns=["note"]), ref_out, ["age", "sex"],
+                                parse_recipe(RECIPE))
+    assert f"{ref_attack.linkage_reidentifications:.6f}" in text
     for argv, words in [
             (["risk", str(data["file"]), "--qi", "age,nope", "--engine", "duckdb"],
              "unknown quasi-identifier column(s): nope"),
@@ -318,8 +369,8 @@ def test_cli_engine_commands(data: dict[str, Path], tmp_path: Path,
              "no such file"),
             (["risk", str(data["file"]), "--qi", "age", "--engine", "duckdb",
               "--memory-limit", "lots"], "DuckDB setting refused"),
-            (["compare", str(orig), str(out), "--engine", "duckdb", "--qi", "age"],
-             "pandas engine only")]:
+            (["compare", str(orig), str(out), "--engine", "duckdb", "--qi", "age,rent",
+              "--recipe", str(recipe)], "pandas engine only")]:
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and words in err, err

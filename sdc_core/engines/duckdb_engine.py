@@ -222,6 +222,8 @@ class DuckDBEngine:
                      ) -> pd.DataFrame:
         keys = ", ".join(quote(c) for c in cols)
         w = f", sum({quote(weight)}::DOUBLE) AS __w" if weight else ""
+        if not cols:
+            return self._query(f"SELECT count(*) AS __n{w} FROM {t}")
         return self._query(f"SELECT {keys}, count(*) AS __n{w} FROM {t} GROUP BY {keys}")
 
     def present_distinct(self, t: str, col: str) -> tuple[int, int]:
@@ -352,7 +354,8 @@ class DuckDBEngine:
     def attach(self, t: str, table: pd.DataFrame, on: Sequence[str]) -> str:
         name = f"__a{next(self._names)}"
         self.con.register(name, table)
-        cond = " AND ".join(f"t.{quote(c)} IS NOT DISTINCT FROM a.{quote(c)}" for c in on)
+        cond = " AND ".join(f"t.{quote(c)} IS NOT DISTINCT FROM a.{quote(c)}"
+                            for c in on) or "TRUE"
         extra = ", ".join(f"a.{quote(c)}" for c in table.columns if c not in on)
         return self._view(f"SELECT t.*, {extra} FROM {t} t LEFT JOIN {name} a ON {cond}")
 

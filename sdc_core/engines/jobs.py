@@ -6,10 +6,11 @@ the same numpy code as the pandas reference (DESIGN §9).
   missing keys need (:func:`sdc_core.risk.profile.profile_from_sizes` with ``counts``); l-diversity
   reads the table of distinct (keys, sensitive value) rows, the attribute scan the (Z, S) counts.
 - **apply**: each step in order on the engine's lazy table: batch steps through
-  :mod:`sdc_core.engines.kernels`, rank swapping in the engine's own terms; written in position
-  order.
+  :mod:`sdc_core.engines.kernels`, rank swapping in the engine's own terms, microaggregation by
+  the reference on its columns gathered in position order; written in position order.
 - **compare**: IL1 from sums over batches of the two tables side by side, eigenvalue similarity
-  from the engine's correlations.
+  from the engine's correlations; the linkage attack's exact-key part from the table of
+  distinct (attacker's keys, released keys) pairs.
 """
 
 from __future__ import annotations
@@ -24,15 +25,22 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
-from sdc_core.engines.source import open_source
+from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, number_kind
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
-from sdc_core.recipe import Recipe
+from sdc_core.recipe import METHODS, Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
 from sdc_core.risk.classes import _wildcard_sizes, check_alpha, class_sizes
 from sdc_core.risk.keys import check_columns, encode_keys
 from sdc_core.risk.ldiversity import l_diversity, summarize
+from sdc_core.risk.linkage import (
+    attack_columns,
+    check_roles,
+    joint_codes,
+    link,
+    public_recodings,
+)
 from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.utility.eigen import eigen_similarity, tidy
 from sdc_core.utility.il1 import (
@@ -44,6 +52,9 @@ from sdc_core.utility.il1 import (
 )
 
 NUMBER_KINDS = ("int", "float")
+#: Steps that run alone, not in a batch pass: a drop, and the methods whose result for a
+#: record depends on the other records' values and not only on figures of the whole column.
+WHOLE_TABLE_STEPS = ("drop", "rank_swap", "microaggregation")
 
 
 def _check(engine: Engine, t: Any, cols: Sequence[str], role: str) -> dict[str, str]:
@@ -165,11 +176,11 @@ def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
     steps = list(enumerate(recipe.steps))
     while steps:
         group = [steps.pop(0)]
-        if group[0][1]["method"] in ("drop", "rank_swap"):
+        if group[0][1]["method"] in WHOLE_TABLE_STEPS:
             t = run_steps(engine, t, group, recipe.seed)
             continue
         written = set(_columns(group[0][1]))
-        while steps and steps[0][1]["method"] not in ("drop", "rank_swap") \
+        while steps and steps[0][1]["method"] not in WHOLE_TABLE_STEPS \
                 and not written & set(_columns(steps[0][1])):
             written |= set(_columns(steps[0][1]))
             group.append(steps.pop(0))
@@ -186,8 +197,9 @@ def _columns(step: dict[str, Any]) -> list[str]:
 
 def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
               seed: int) -> Any:
-    """Steps (index, step) on the engine's table: a drop or a rank swap alone, or batch steps
-    none of which reads a column another writes, in one pass (see the module docstring)."""
+    """Steps (index, step) on the engine's table: a step of ``WHOLE_TABLE_STEPS`` alone, or
+    batch steps none of which reads a column another writes, in one pass (see the module
+    docstring)."""
     kinds = engine.columns(t)
     fns, inputs, outputs = [], [], {}
     for index, step in steps:
@@ -204,6 +216,8 @@ def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
                 return engine.drop(t, cols)
             if method == "rank_swap":
                 return _rank_swap(engine, t, step, kinds, seed, index)
+            if method == "microaggregation":
+                return _microaggregate(engine, t, step, kinds)
             fn, out = _prepare(engine, t, step, kinds, seed, index)
             _probe(fn, engine, t, cols)
         except SdcInputError as err:
@@ -264,6 +278,29 @@ def _rank_swap(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, st
     w = window_ranks(m, p)
     phase = rng.key(seed, index, DRAW_PHASE) % (w + 1)
     return engine.rank_swap(t, col, w, phase, rng.key(seed, index, DRAW_ORDER))
+
+
+def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
+                    kinds: dict[str, str]) -> Any:
+    """Microaggregation: its groups come from every record's values (MDAV's distances, the
+    univariate methods' ranks), so the step's columns are gathered in position order (8 bytes
+    per value), the reference runs on them as on the pandas engine, and each record's group
+    mean goes back to it by position."""
+    cols = _columns(step)
+    bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
+    if bad:
+        raise SdcInputError(f"microaggregation needs numeric columns; '{bad[0]}' is not numeric")
+    parts = engine.reduce_batches(t, [POS] + cols, lambda batch: batch[[POS] + cols])
+    whole = pd.concat(parts, ignore_index=True).sort_values(POS, kind="stable")
+    args = {k: v for k, v in step.items() if k not in ("method", "columns")}
+    means = METHODS["microaggregation"].run(whole.reset_index(drop=True), cols,
+                                            **args).values[cols].to_numpy(dtype=np.float64)
+    positions = whole[POS].to_numpy(dtype=np.int64)
+
+    def by_position(batch: pd.DataFrame) -> pd.DataFrame:
+        row = np.searchsorted(positions, batch[POS].to_numpy(dtype=np.int64))
+        return pd.DataFrame(means[row], columns=cols, index=batch.index)
+    return engine.map_batches(t, by_position, [POS] + cols, {c: "float" for c in cols})
 
 
 # -------------------------------------------------------------------------------------- compare
@@ -329,6 +366,52 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
     return {**result.summary(), "il1_missing": missing, "eigenvalue_similarity_percent": eig,
             "numeric": list(numeric), "changed_columns": result.changed,
             "per_column": result.per_column}
+
+
+def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Sequence[str],
+            recipe: Recipe | None = None, known: Sequence[str] = (),
+            records: Path | None = None) -> dict[str, Any]:
+    """The linkage attack of DESIGN §3b on the engine, exact-key part: the table of distinct
+    (y = D(x), z) pairs on the exact columns, with their records, is all that
+    :func:`sdc_core.risk.linkage.link` needs (each pair's candidates are the records of the
+    released keys it fits). With ``records``, p_link and the number of candidates of every
+    record written there in position order."""
+    a, b = engine.scan(open_source(original)), engine.scan(open_source(protected))
+    ka, kb = engine.columns(a), engine.columns(b)
+    n, nb = engine.count(a), engine.count(b)
+    if n != nb:
+        raise SdcInputError(f"the protected table has {nb} records, the original {n}: they "
+                            "must be aligned row by row")
+    if n == 0:
+        raise SdcInputError("the table has no records")
+    qi, known = check_roles(pd.DataFrame(columns=list(ka)), qi, known)
+    exact, distance = attack_columns(qi, known, list(kb), recipe)
+    if distance:
+        raise SdcInputError(
+            f"the linkage attack compares {', '.join(map(str, distance))} by distance (a "
+            "perturbed number or a known column); nearest-neighbour matching runs on the "
+            "pandas engine only")
+    for i, step in public_recodings(recipe, exact):
+        kernels.check_engine_step(i, step, engine.name)
+        a = run_steps(engine, a, [(i, step)], recipe.seed)
+    released = [PROTECTED_PREFIX + c for c in exact]
+    both = engine.align(a, b)
+    pairs = engine.group_counts(both, exact + released)
+    z = pairs[released].set_axis(exact, axis=1)
+    y_codes, z_codes = joint_codes(pairs[exact], z, exact)
+    none = np.empty((len(pairs), 0))
+    weight = pairs["__n"].to_numpy(dtype=np.int64)
+    p, candidates = link(y_codes, z_codes, none, none, weight)
+    reid = float(np.dot(weight, p))
+    out = {"linkage_reidentifications": reid, "linkage_risk_percent": 100.0 * reid / n,
+           "linkage_percent_certain": 100.0 * float(weight[p == 1.0].sum()) / n,
+           "linkage_exact_columns": exact, "linkage_distance_columns": []}
+    if records is not None:
+        per_pair = pairs[exact + released].copy()
+        per_pair["__r_p"], per_pair["__r_c"] = p, candidates
+        engine.write(engine.attach(both, per_pair, exact + released), records,
+                     ["__r_p", "__r_c"], neutralize=False, names=["p_link", "candidates"])
+    return out
 
 
 def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:

@@ -9,7 +9,8 @@ reference runs on the whole column (:func:`sdc_core.recipe.run_step`), so a reco
 same value whatever batch it is in.
 
 Steps that need the whole column at once, not a summary of it, run elsewhere (rank swapping:
-in each engine's own terms) or only on pandas (local suppression, microaggregation).
+in each engine's own terms; microaggregation: on its columns gathered, see
+:mod:`sdc_core.engines.jobs`) or only on pandas (local suppression).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ CATEGORY_STEPS = ("pram", "relabel", "recode", "randomized_response")
 #: Steps that need the whole table in memory; the engines refuse them with this reason.
 PANDAS_ONLY = {
     "local_suppression": "it suppresses record by record, each choice depending on the last",
-    "microaggregation": "its groups come from distances between all the records (MDAV)",
 }
 
 

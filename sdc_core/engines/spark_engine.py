@@ -393,7 +393,9 @@ class SparkEngine:
         small = self.spark.createDataFrame(renamed)
         cond = [t[f"`{c}`"].eqNullSafe(small[f"__k{j}"]) for j, c in enumerate(on)]
         extra = [c for c in table.columns if c not in on]
-        return t.join(F.broadcast(small), cond, "left").select(
+        joined = t.join(F.broadcast(small), cond, "left") if on else \
+            t.crossJoin(F.broadcast(small))
+        return joined.select(
             *[t[f"`{c}`"] for c in t.columns], *[small[f"`{c}`"] for c in extra])
 
     def write(self, t: Any, path: Path, columns: Sequence[str], neutralize: bool = True,

@@ -116,15 +116,35 @@ def attack_columns(qi: Sequence[str], known: Sequence[str], released: Sequence[s
     return exact, distance
 
 
+def public_recodings(recipe: Recipe | None, columns: Sequence[str]
+                     ) -> list[tuple[int, dict[str, Any]]]:
+    """The recipe's public recodings D of ``columns`` as (step index, step), in order: the
+    steps the attacker repeats (every other step is unknown to them)."""
+    return [(i, step) for i, step in enumerate(recipe.steps if recipe else [])
+            if METHODS[step["method"]].release is Release.RECODING
+            and step["column"] in columns]
+
+
 def attacker_view(original: pd.DataFrame, columns: Sequence[str],
                   recipe: Recipe | None) -> pd.DataFrame:
     """y = D(x) on ``columns``: the recipe's public recodings applied, in order, to the true
-    values (every other step is unknown to the attacker and skipped)."""
+    values."""
     y = original[list(columns)].copy()
-    for i, step in enumerate(recipe.steps if recipe else []):
-        if METHODS[step["method"]].release is Release.RECODING and step["column"] in y:
-            y[step["column"]] = run_column_step(y[step["column"]], step, recipe.seed, i, None)
+    for i, step in public_recodings(recipe, list(columns)):
+        y[step["column"]] = run_column_step(y[step["column"]], step, recipe.seed, i, None)
     return y
+
+
+def check_roles(original: pd.DataFrame, qi: Sequence[str],
+                known: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The quasi-identifiers and known columns, checked against the original's columns."""
+    qi = check_columns(original, qi, "quasi-identifier")
+    known = check_columns(original, known, "known")
+    both = sorted(set(qi) & set(known), key=str)
+    if both:
+        raise SdcInputError(f"{', '.join(map(str, both))}: already a quasi-identifier; a known "
+                            "column is an extra one")
+    return qi, known
 
 
 def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
@@ -137,12 +157,7 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
                             f"{len(original)}: they must be aligned row by row")
     if len(original) == 0:
         raise SdcInputError("the table has no records")
-    qi = check_columns(original, qi, "quasi-identifier")
-    known = check_columns(original, known, "known")
-    both = sorted(set(qi) & set(known), key=str)
-    if both:
-        raise SdcInputError(f"{', '.join(map(str, both))}: already a quasi-identifier; a known "
-                            "column is an extra one")
+    qi, known = check_roles(original, qi, known)
     exact, distance = attack_columns(qi, known, list(protected.columns), recipe)
     y = attacker_view(original, exact + distance, recipe)
     y_codes, z_codes = joint_codes(y, protected, exact)
@@ -235,13 +250,16 @@ def _patterns(codes: np.ndarray, coords: np.ndarray) -> np.ndarray:
                                                                   dtype=np.int64))
 
 
-def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray) -> _Points:
-    """The records as points; with distance columns, identical rows (same codes, same
-    coordinates) merged into one point with their count, to keep the k-d trees small."""
+def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray,
+              weight: np.ndarray | None) -> _Points:
+    """The rows as points, each standing for ``weight`` records (1 without it); with distance
+    columns, identical rows (same codes, same coordinates) merged into one point with their
+    count, to keep the k-d trees small."""
     if coords.shape[1] == 0:
         every = len(records) == len(codes)  # one pattern: no copy
+        count = np.ones(len(records), dtype=np.int64) if weight is None else weight[records]
         return _Points(codes if every else codes[records], coords if every else coords[records],
-                       np.ones(len(records), dtype=np.int64), np.arange(len(records)), records)
+                       count, np.arange(len(records)), records)
     parts = [codes[records, j] + 1 for j in range(codes.shape[1])]
     cards = [int(p.max()) + 1 for p in parts]
     for j in range(coords.shape[1]):
@@ -253,8 +271,9 @@ def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray) -> _Po
     first = np.full(n_points, len(records), dtype=np.int64)
     np.minimum.at(first, point, np.arange(len(records)))
     rows = records[first]
-    return _Points(codes[rows], coords[rows], np.bincount(point, minlength=n_points), point,
-                   records)
+    count = np.bincount(point, minlength=n_points) if weight is None else \
+        np.bincount(point, weights=weight[records], minlength=n_points).astype(np.int64)
+    return _Points(codes[rows], coords[rows], count, point, records)
 
 
 @dataclass
@@ -348,15 +367,19 @@ def _inside(pair: _Pair, rows: np.ndarray, idx: np.ndarray, threshold: np.ndarra
 
 
 def link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
-         z_num: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+         z_num: np.ndarray, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """p_i and |M_i| for attacker keys ``y_codes`` / released keys ``z_codes`` (n, |E|, jointly
     coded, −1 missing) and standardised distance columns ``y_num`` / ``z_num`` (n, |N|, NaN
-    missing), record i of the release being the true match of query i."""
+    missing), record i of the release being the true match of query i.
+
+    With ``weight`` (whole numbers), row i stands for ``weight[i]`` records that all have its
+    (y, z): the engines' table of distinct (y, z) pairs gives every one of them its p and
+    |M|."""
     n = len(y_codes)
     y_pat, z_pat = _patterns(y_codes, y_num), _patterns(z_codes, z_num)
-    queries = [_distinct(y_codes, y_num, np.flatnonzero(y_pat == p))
+    queries = [_distinct(y_codes, y_num, np.flatnonzero(y_pat == p), None)
                for p in np.sort(pd.unique(y_pat))]
-    targets = [_distinct(z_codes, z_num, np.flatnonzero(z_pat == q))
+    targets = [_distinct(z_codes, z_num, np.flatnonzero(z_pat == q), weight)
                for q in np.sort(pd.unique(z_pat))]
     d_min = np.full(n, np.inf)
     pairs = []
