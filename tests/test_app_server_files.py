@@ -177,6 +177,16 @@ def test_a_missing_file_is_an_error(root):
     assert len(at.error) == 1 and "no such file or directory" in at.error[0].value
 
 
+def test_duckdb_runs_under_a_memory_limit_the_operator_can_set(root, monkeypatch):
+    """The server's DuckDB gets a memory limit (2GB unless the operator sets another); a
+    setting DuckDB refuses is an error on the page, and the current data set stays."""
+    assert server_files._engine_options().memory_limit == "2GB"
+    monkeypatch.setenv("SDC_DUCKDB_MEMORY_LIMIT", "lots")
+    at = open_on_server(app(), "census.parquet")
+    assert len(at.error) == 1 and "DuckDB setting refused" in at.error[0].value
+    assert "census.parquet" not in at.sidebar.markdown[0].value
+
+
 def figures(at: AppTest) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if "whole file" in d.value.columns)
 

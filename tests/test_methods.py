@@ -80,6 +80,20 @@ def test_top_bottom_coding():
         top_bottom_code(s, top=1, bottom=5)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.integers(-50, 50).map(float),
+                          st.floats(-1e6, 1e6, allow_nan=False)), min_size=1, max_size=40),
+       st.one_of(st.sampled_from([0.0, 50.0, 95.0, 99.9, 100.0]), st.floats(0, 100)))
+def test_percentile_from_two_order_statistics_is_numpys(values: list[float], q: float):
+    """The engines' percentile (two order statistics) equals numpy's, bit for bit."""
+    from sdc_core.methods.banding import percentile
+
+    x = np.array(values)
+    assert percentile(len(x), q, lambda ranks: np.sort(x)[ranks]) == np.percentile(x, q)
+    s = pd.Series(x)
+    assert top_bottom_code(s, top_percentile=q).info["top"] == np.percentile(x, q)
+
+
 def test_numeric_methods_refuse_text():
     s = pd.Series(["a", "b"], name="city")
     with pytest.raises(SdcInputError, match="'city' is not numeric"):

@@ -161,8 +161,17 @@ def sample_positions(total: int, limit: int, seed: int) -> np.ndarray:
     return np.sort(best_p).astype(np.int64)
 
 
+#: DuckDB's memory limit for the server's files, unless ``SDC_DUCKDB_MEMORY_LIMIT`` says
+#: otherwise: one whole-file risk must not take the memory every session shares.
+DUCKDB_MEMORY_LIMIT = "2GB"
+
+
 def _engine_options() -> EngineOptions:
-    return EngineOptions()
+    """DuckDB's settings for the server's files: ``SDC_DUCKDB_MEMORY_LIMIT`` (default 2GB) and
+    ``SDC_DUCKDB_TEMP_DIR`` (where it spills beyond the limit; default, the system's)."""
+    return EngineOptions(
+        memory_limit=os.environ.get("SDC_DUCKDB_MEMORY_LIMIT") or DUCKDB_MEMORY_LIMIT,
+        temp_dir=os.environ.get("SDC_DUCKDB_TEMP_DIR") or None)
 
 
 def read_sample(path: Path, seed: int, limit: int,

@@ -70,6 +70,10 @@ class Engine(Protocol):
     def present_distinct(self, t: Any, col: str) -> tuple[int, int]:
         """(number of present values, number of distinct present values) of a column."""
 
+    def order_statistics(self, t: Any, col: str, ranks: Sequence[int]) -> list[float]:
+        """The values at these 0-based ranks of the column's present values sorted ascending
+        (as floats)."""
+
     def map_batches(self, t: Any, fn: BatchFunction, inputs: Sequence[str],
                     outputs: dict[str, str]) -> Any:
         """``t`` with the columns ``outputs`` (name → kind) replaced by (or added as) ``fn``'s

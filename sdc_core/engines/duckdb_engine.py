@@ -231,6 +231,13 @@ class DuckDBEngine:
                                f"FROM {t}").fetchall()[0]
         return int(row[0]), int(row[1])
 
+    def order_statistics(self, t: str, col: str, ranks: Sequence[int]) -> list[float]:
+        lo, hi = min(ranks), max(ranks)
+        x = quote(col)
+        rows = self.con.execute(f"SELECT {x}::DOUBLE FROM {t} WHERE {x} IS NOT NULL ORDER BY {x} "
+                                f"LIMIT {hi - lo + 1} OFFSET {lo}").fetchall()
+        return [float(rows[r - lo][0]) for r in ranks]
+
     # -- batches --------------------------------------------------------------------------
     def _function(self, fn: BatchFunction, inputs: Sequence[str], in_types: Sequence[str],
                   output: str, out_type: str) -> str:

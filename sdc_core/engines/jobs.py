@@ -28,6 +28,7 @@ from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, number_kind
+from sdc_core.methods.banding import top_bottom_thresholds
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
 from sdc_core.recipe import METHODS, Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
@@ -247,6 +248,8 @@ def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
                 extra = {"categories": list(levels.values)}
         else:
             extra = {"levels": levels}
+    elif method == "top_bottom_code" and kinds[cols[0]] in NUMBER_KINDS:
+        step = _thresholds(engine, t, step)
     elif method == "noise":
         bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
         if bad:
@@ -256,6 +259,20 @@ def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
                                       counts, step)
     return kernels.step_function(step, seed, index, extra), \
         kernels.output_kinds(step, kinds, extra)
+
+
+def _thresholds(engine: Engine, t: Any, step: dict[str, Any]) -> dict[str, Any]:
+    """A top/bottom coding step with percentile thresholds resolved to numbers, from two order
+    statistics of the whole column (:func:`sdc_core.methods.banding.percentile`)."""
+    col = step["column"]
+    pct = {k: step.get(k) for k in ("top", "bottom", "top_percentile", "bottom_percentile")}
+    if pct["top_percentile"] is None and pct["bottom_percentile"] is None:
+        return step
+    m = engine.present_distinct(t, col)[0]
+    top, bottom = top_bottom_thresholds(**pct, m=m, order_statistics=lambda ranks:
+                                        engine.order_statistics(t, col, ranks))
+    resolved = {k: v for k, v in step.items() if k not in pct}
+    return resolved | {k: v for k, v in (("top", top), ("bottom", bottom)) if v is not None}
 
 
 def _probe(fn: Any, engine: Engine, t: Any, cols: list[str]) -> None:

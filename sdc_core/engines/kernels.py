@@ -43,10 +43,6 @@ def check_engine_step(i: int, step: dict[str, Any], engine: str) -> None:
     if method in PANDAS_ONLY:
         raise SdcInputError(f"{where} runs on the pandas engine only: {PANDAS_ONLY[method]}; "
                             f"run it with --engine pandas (on a sample if the file is large)")
-    if method == "top_bottom_code" and ("top_percentile" in step or
-                                        "bottom_percentile" in step):
-        raise SdcInputError(f"{where}: on the {engine} engine give top and bottom as numbers "
-                            "(percentile thresholds need the whole column in memory)")
 
 
 def levels_from_counts(counts: pd.DataFrame, col: str) -> Levels:

@@ -250,6 +250,15 @@ class SparkEngine:
         row = t.agg(F.count(F.col(f"`{col}`")), F.countDistinct(F.col(f"`{col}`"))).collect()[0]
         return int(row[0]), int(row[1])
 
+    def order_statistics(self, t: Any, col: str, ranks: Sequence[int]) -> list[float]:
+        from pyspark.sql import functions as F
+
+        lo, hi = min(ranks), max(ranks)
+        x = F.col(f"`{col}`")
+        rows = (t.where(x.isNotNull()).select(x.cast("double").alias("x")).orderBy("x")
+                .offset(lo).limit(hi - lo + 1).collect())
+        return [float(rows[r - lo]["x"]) for r in ranks]
+
     # -- batches --------------------------------------------------------------------------
     def _map(self, t: Any, fn: BatchFunction, outputs: dict[str, str],
              inputs: Sequence[str] | None = None) -> Any:

@@ -8,10 +8,17 @@ band's middle day, a + ⌊w/2⌋.
 Missing values stay missing. Banding is idempotent and monotone.
 
 Top and bottom coding replace every value above ``top`` (below ``bottom``) by ``top``
-(``bottom``); the thresholds may be given as percentiles of the column instead.
+(``bottom``); the thresholds may be given as percentiles of the column's present values instead,
+numpy's default (linear) percentile: with m values sorted x_(0) ≤ … ≤ x_(m−1), v = (m − 1)·q/100,
+i = ⌊v⌋, γ = v − i, the percentile is x_(i) + (x_(i+1) − x_(i))·γ (written as
+x_(i+1) − (x_(i+1) − x_(i))·(1 − γ) when γ ≥ 0.5, as numpy does), x_(m−1) when v ≥ m − 1. It needs
+only two order statistics, which is how the engines compute it.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,13 +86,27 @@ def band(s: pd.Series, width: float, origin: float = 0.0, label: str = "midpoint
     return MethodResult(values, info)
 
 
-def top_bottom_code(s: pd.Series, top: float | None = None, bottom: float | None = None,
-                    top_percentile: float | None = None,
-                    bottom_percentile: float | None = None) -> MethodResult:
-    """Cap values above ``top`` and below ``bottom`` (or the given percentiles, 0–100)."""
-    x, is_date = _numeric_view(s, "top/bottom coding")
-    if is_date:
-        raise SdcInputError("top/bottom coding takes numeric columns; band dates instead")
+def percentile(m: int, q: float, order_statistics: Callable[[list[int]], Sequence[float]]
+               ) -> float:
+    """The q-th percentile (0–100) of m present values, linear as numpy's default, from
+    ``order_statistics(ranks)``: the values at those 0-based ranks of the sorted values (see
+    the module docstring; equal bit for bit to :func:`numpy.percentile`)."""
+    v = (m - 1) * (float(q) / 100.0)
+    if v >= m - 1:
+        return float(order_statistics([m - 1])[0])
+    i = math.floor(v)
+    gamma = v - i
+    a, b = (float(x) for x in order_statistics([i, i + 1]))
+    diff = b - a
+    return b - diff * (1.0 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
+def top_bottom_thresholds(top: float | None, bottom: float | None,
+                          top_percentile: float | None, bottom_percentile: float | None,
+                          m: int, order_statistics: Callable[[list[int]], Sequence[float]]
+                          ) -> tuple[float | None, float | None]:
+    """The thresholds, percentiles resolved by :func:`percentile` over the m present values
+    (left unset when there are none), after checking the settings."""
     if top is not None and top_percentile is not None:
         raise SdcInputError("give top or top_percentile, not both")
     if bottom is not None and bottom_percentile is not None:
@@ -93,11 +114,26 @@ def top_bottom_code(s: pd.Series, top: float | None = None, bottom: float | None
     for name, q in (("top_percentile", top_percentile), ("bottom_percentile", bottom_percentile)):
         if q is not None and not 0.0 <= float(q) <= 100.0:
             raise SdcInputError(f"{name} must lie in [0, 100], not {q!r}")
+    if top_percentile is not None and m:
+        top = percentile(m, top_percentile, order_statistics)
+    if bottom_percentile is not None and m:
+        bottom = percentile(m, bottom_percentile, order_statistics)
+    return top, bottom
+
+
+def top_bottom_code(s: pd.Series, top: float | None = None, bottom: float | None = None,
+                    top_percentile: float | None = None,
+                    bottom_percentile: float | None = None) -> MethodResult:
+    """Cap values above ``top`` and below ``bottom`` (or the given percentiles, 0–100)."""
+    x, is_date = _numeric_view(s, "top/bottom coding")
+    if is_date:
+        raise SdcInputError("top/bottom coding takes numeric columns; band dates instead")
     present = x[~np.isnan(x)]
-    if top_percentile is not None and len(present):
-        top = float(np.percentile(present, float(top_percentile)))
-    if bottom_percentile is not None and len(present):
-        bottom = float(np.percentile(present, float(bottom_percentile)))
+
+    def order_statistics(ranks: list[int]) -> np.ndarray:
+        return np.partition(present, ranks)[ranks]
+    top, bottom = top_bottom_thresholds(top, bottom, top_percentile, bottom_percentile,
+                                        len(present), order_statistics)
     if top is None and bottom is None:
         raise SdcInputError("top/bottom coding needs a top or a bottom threshold")
     if top is not None and bottom is not None and float(bottom) > float(top):
