@@ -7,13 +7,12 @@ the shared sidebar (``ui.sidebar``); shared state is in ``ui.state``; all comput
 
 import streamlit as st
 
-from ui import state, upload
+from ui.page import begin_run
 
 st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
                    page_icon=":material/shield_person:", layout="wide")
 
-upload.finish_pending()  # an upload interrupted by a change of page goes on loading here
-state.ensure_dataset()
+begin_run()
 st.navigation([
     st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
     st.Page("pages/risk.py", title="Risk", icon=":material/warning:"),

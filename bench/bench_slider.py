@@ -31,7 +31,7 @@ NUMERIC = ["age", "income", "weight"]
 
 
 def main(n: int) -> None:
-    from ui.state import Dataset
+    from ui.state import Dataset, Table
     from ui.workbench import evaluate, recipe_json
 
     df = survey_table(n)
@@ -52,7 +52,8 @@ def main(n: int) -> None:
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["dataset"] = Dataset(df, "generated", f"bench-{n}", infer_kinds(df), False)
+    at.session_state["dataset"] = Dataset(Table(df), "generated", f"bench-{n}",
+                                          infer_kinds(df), False)
     at.session_state["roles"] = Roles(qi=QI, numeric=NUMERIC)
     at.run()
     at.switch_page("pages/protect.py").run()

@@ -187,6 +187,14 @@ def test_duckdb_runs_under_a_memory_limit_the_operator_can_set(root, monkeypatch
     assert "census.parquet" not in at.sidebar.markdown[0].value
 
 
+def test_a_file_beyond_the_memory_budget_is_refused(root, monkeypatch):
+    monkeypatch.setenv("SDC_MEMORY_BUDGET", "1kB")
+    at = open_on_server(app(), "census.parquet")
+    assert len(at.error) == 1
+    assert "more than its memory budget of 1.0 kB" in at.error[0].value
+    assert at.session_state["dataset"].is_example
+
+
 def figures(at: AppTest) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if "whole file" in d.value.columns)
 

@@ -10,8 +10,25 @@ import streamlit as st
 from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
+from ui import memory, state, upload
 from ui.sidebar import render_sidebar
 from ui.state import Dataset
+
+
+def begin_run() -> None:
+    """What every run does before its page (the entry point calls it): report server settings
+    that cannot be read, note that this session is in use (and free the data of ended and idle
+    ones), finish an upload interrupted by a change of page, make sure there is a data set, and
+    say so once when the server had freed this session's."""
+    for problem in memory.settings_problems():
+        st.error(f"Server setting ignored (the default is used): {problem}",
+                 icon=":material/error:")
+    state.keep_alive()
+    upload.finish_pending()
+    state.ensure_dataset()
+    if notice := state.freed_notice():
+        st.warning(f"{notice}. The example data set is open instead: load your file again to "
+                   "go on.", icon=":material/hourglass_disabled:")
 
 
 def require_quasi_identifiers(roles: Roles, purpose: str) -> None:

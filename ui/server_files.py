@@ -37,7 +37,7 @@ from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
 from sdc_core.roles import suggest_roles
-from ui import state
+from ui import memory, state
 from ui.text import md
 
 #: The environment variable that names the directory a user may open files from.
@@ -226,6 +226,10 @@ def open_file(root: Path, name: str, seed: int) -> bool:
             files = stamp(path)
             limit = SAMPLE_LIMIT
             df, total = read_sample(path, seed, limit, status.write)
+            refused = memory.LEDGER.admit(state.session_id(), memory.held_bytes(df),
+                                          memory.budget())
+            if refused:
+                raise SdcInputError(refused)
             status.write(f"Detecting column kinds of {len(df):,} records × {df.shape[1]} "
                          "columns…")
             kinds = infer_kinds(df)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import state
+from ui import memory, state
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
@@ -28,6 +28,12 @@ def render_sidebar() -> None:
                            "gives the whole file's risk.")
         st.markdown(f"Quasi-identifiers: {md_list(r.qi)}  \nSensitive: {md_list(r.sensitive)}"
                     f"  \nWeight: {md(r.weight) if r.weight else '—'}")
+        sessions, total = memory.LEDGER.total()
+        st.caption(f":material/memory: This data set takes about "
+                   f"{memory.size_text(memory.LEDGER.held(state.session_id()))} of the "
+                   f"server's memory; {sessions} session{'s' if sessions != 1 else ''} hold "
+                   f"{memory.size_text(total)} of its {memory.size_text(memory.budget())} "
+                   "budget.")
         st.caption("Data stays in this session's memory; nothing is stored or sent anywhere."
                    if source is None else "Read from the server's data directory, never "
                    "written; the records read stay in this session's memory.")

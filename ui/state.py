@@ -13,14 +13,17 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH, Kind, infer_kinds, read_table
 from sdc_core.roles import EXAMPLE_ROLES, Roles
+from ui import memory
 from ui.protect import ProtectSettings
 
 _DATASET = "dataset"
 _ROLES = "roles"
 _WHOLE_FILE_RISK = "whole_file_risk"
+_FREED = "dataset_freed"
 
 
 @dataclass(frozen=True)
@@ -40,33 +43,72 @@ class ServerFile:
         return self.sampled < self.total
 
 
+@dataclass(eq=False)
+class Table:
+    """A session's table, held in one place the server can empty (memory admission,
+    :mod:`ui.memory`): ``df`` is None once it has been freed."""
+
+    df: pd.DataFrame | None
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it.
     ``source`` is set when the table was read from a file on the server (maybe a sample of
     it); then ``dataset_id`` hashes the path, the file's stamp, the seed and the sample size."""
 
-    df: pd.DataFrame
+    table: Table
     name: str
     dataset_id: str
     kinds: dict[str, Kind]
     is_example: bool
     source: ServerFile | None = None
 
+    @property
+    def df(self) -> pd.DataFrame:
+        if self.table.df is None:
+            raise RuntimeError("the data set was freed")  # current_dataset() never gives one
+        return self.table.df
+
 
 def content_id(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
+def session_id() -> str:
+    """Streamlit's id of this browser session."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
+
+
 def current_dataset() -> Dataset | None:
-    return st.session_state.get(_DATASET)
+    """The session's data set; None when there is none, or when the server freed it (the
+    session idle too long: then :func:`freed_notice` says so once)."""
+    ds = st.session_state.get(_DATASET)
+    if ds is not None and ds.table.df is None:
+        del st.session_state[_DATASET]
+        st.session_state[_FREED] = memory.LEDGER.freed(session_id()) or (
+            f"{ds.name} was closed by the server to free memory")
+        return None
+    return ds
+
+
+def freed_notice() -> str | None:
+    """Why the session's data set was closed by the server, once."""
+    return st.session_state.pop(_FREED, None)
+
+
+def keep_alive() -> None:
+    """This session is in use: note it, and free the data of ended and idle sessions."""
+    memory.LEDGER.touch(session_id())
+    memory.LEDGER.prune(memory.is_active, memory.idle_seconds())
 
 
 def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
             suggested: Roles, source: ServerFile | None = None) -> Dataset:
     """Make an uploaded table (or one read from a file on the server, ``source``) the current
     data set, with the suggested roles."""
-    ds = Dataset(df, name, dataset_id, kinds, is_example=False, source=source)
+    ds = Dataset(Table(df), name, dataset_id, kinds, is_example=False, source=source)
     _install(ds, suggested)
     return ds
 
@@ -80,7 +122,7 @@ def server_file() -> ServerFile | None:
 def load_example() -> Dataset:
     raw = EXAMPLE_PATH.read_bytes()
     df = read_table(raw, EXAMPLE_PATH.name)
-    ds = Dataset(df, EXAMPLE_NAME, content_id(raw), infer_kinds(df), is_example=True)
+    ds = Dataset(Table(df), EXAMPLE_NAME, content_id(raw), infer_kinds(df), is_example=True)
     _install(ds, EXAMPLE_ROLES)
     return ds
 
@@ -91,6 +133,7 @@ def ensure_dataset() -> Dataset:
 
 
 def _install(ds: Dataset, roles: Roles) -> None:
+    memory.LEDGER.hold(session_id(), memory.held_bytes(ds.df), ds.name, ds.table)
     st.session_state[_DATASET] = ds
     set_roles(roles)
     st.session_state.pop("protect", None)

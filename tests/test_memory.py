@@ -1,0 +1,148 @@
+"""Memory admission (ui.memory): the ledger, the estimate of an upload, and what a session sees
+when its upload is refused or its data is freed."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.io import read_table
+from tests.conftest import ROOT
+from ui import memory
+from ui.state import Table
+
+APP = str(ROOT / "app.py")
+
+
+def survey_csv(n: int, seed: int = 0) -> bytes:
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame({"region": g.choice([f"Region {i}" for i in range(40)], n),
+                       "age": g.integers(16, 95, n), "sex": g.choice(["F", "M"], n),
+                       "income": np.round(g.lognormal(10, 0.6, n), 2),
+                       "job": g.choice(["farmer", "clerk", "teacher", "nurse"], n)})
+    return df.to_csv(index=False).encode()
+
+
+@pytest.fixture(autouse=True)
+def clean_ledger():
+    """The ledger is the server's: each test starts and ends without other sessions."""
+    memory.LEDGER._entries.clear()
+    memory.LEDGER._freed.clear()
+    yield
+    memory.LEDGER._entries.clear()
+    memory.LEDGER._freed.clear()
+
+
+@pytest.mark.parametrize(("text", "size"), [("8GB", 8 * 10**9), ("512 MB", 512 * 10**6),
+                                            ("1.5GiB", int(1.5 * 2**30)), ("1000", 1000)])
+def test_sizes_are_read(text, size):
+    assert memory.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["lots", "8 GBs", "-1GB", "0"])
+def test_bad_sizes_are_refused(text):
+    with pytest.raises(ValueError, match="not a size"):
+        memory.parse_size(text)
+
+
+def test_a_bad_setting_falls_back_to_the_default_and_is_reported(monkeypatch):
+    monkeypatch.setenv(memory.BUDGET_ENV, "lots")
+    monkeypatch.setenv(memory.IDLE_ENV, "-5")
+    assert memory.budget() == memory.machine_memory() // 2
+    assert memory.idle_seconds() == 60 * memory.IDLE_MINUTES
+    assert len(memory.settings_problems()) == 2
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert sum("Server setting ignored" in e.value for e in at.error) == 2
+
+
+def test_the_ledger_admits_within_the_budget_and_refuses_beyond():
+    ledger = memory.Ledger()
+    assert ledger.admit("a", 600, limit=1000) is None
+    ledger.hold("a", 600, "a.csv", Table(None))
+    assert ledger.admit("b", 400, limit=1000) is None
+    refused = ledger.admit("b", 401, limit=1000)
+    assert refused.startswith("the server is busy: 1 other session holds 600 bytes of its "
+                              "1.0 kB budget")
+    assert refused.endswith("try a smaller file or later")
+    assert ledger.admit("a", 1000, limit=1000) is None  # its own data is replaced
+    assert "more than its memory budget" in ledger.admit("a", 1001, limit=1000)
+    ledger.hold("b", 300, "b.csv", Table(None))
+    assert ledger.total() == (2, 900)
+
+
+def test_ended_and_idle_sessions_are_freed_and_told_once():
+    ledger = memory.Ledger()
+    tables = {s: Table(pd.DataFrame({"x": [1, 2]})) for s in "abc"}
+    for s in "abc":
+        ledger.hold(s, 100, f"{s}.csv", tables[s], now=0.0)
+    ledger.touch("c", now=3000.0)
+    freed = ledger.prune(lambda s: s != "a", idle=3600.0, now=4000.0)
+    assert sorted(freed) == ["a", "b"]
+    assert tables["a"].df is None and tables["b"].df is None and tables["c"].df is not None
+    assert ledger.total() == (1, 100)
+    assert ledger.freed("a") is None  # the session ended: nobody to tell
+    assert ledger.freed("b") == ("b.csv was closed after 60 minutes without use, to free the "
+                                 "server's memory for others")
+    assert ledger.freed("b") is None
+
+
+def test_an_upload_estimate_is_close_to_what_it_takes():
+    """The estimate from the first rows is within 20 % of the whole table's footprint."""
+    raw = survey_csv(60_000)
+    held = memory.held_bytes(read_table(raw, "s.csv"))
+    estimate = memory.estimate_upload(raw, "s.csv", read_table)
+    assert 0.8 * held <= estimate <= 1.2 * held
+    small = survey_csv(500)
+    assert memory.estimate_upload(small, "s.csv", read_table) == \
+        memory.held_bytes(read_table(small, "s.csv"))
+
+
+def test_an_upload_beyond_the_budget_is_refused_and_the_data_set_stays(monkeypatch):
+    monkeypatch.setenv(memory.BUDGET_ENV, "20MB")
+    memory.LEDGER.hold("someone-else", 18 * 10**6, "big.csv", Table(None))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    raw = survey_csv(20_000)
+    at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "The file was not loaded: the server is busy: 1 other session holds 18.0 MB" in message
+    assert "try a smaller file or later" in message
+    assert at.session_state["dataset"].is_example
+    assert "pending_upload" not in at.session_state
+    memory.LEDGER.release("someone-else")  # room again: the same file now loads
+    at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
+    assert not at.error and at.session_state["dataset"].name == "survey.csv"
+
+
+def test_an_idle_session_is_freed_and_told_when_it_returns(monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
+    assert at.session_state["dataset"].name == "survey.csv"
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "This data set takes about" in sidebar and "1 session hold" in sidebar
+    table = at.session_state["dataset"].table
+    memory.LEDGER.prune(lambda s: True, idle=60.0, now=time.time() + 3600)
+    assert table.df is None  # freed at once, while the tab is still open
+    # AppTest reruns only the page, not the entry point: its first step runs here
+    entry = AppTest.from_string(BEGIN, default_timeout=60)
+    entry.session_state["dataset"] = at.session_state["dataset"]  # the same session's state
+    entry.run()
+    assert not entry.exception
+    warning = entry.warning[0].value
+    assert warning.startswith("survey.csv was closed after 1 minutes without use")
+    assert "The example data set is open instead" in warning
+    assert entry.session_state["dataset"].is_example
+    entry.run()
+    assert not entry.warning  # said once
+
+
+BEGIN = """
+from ui.page import begin_run
+begin_run()
+"""

@@ -1,0 +1,251 @@
+"""Memory admission: one budget, for the whole server, for the data its sessions hold.
+
+Every session that holds a table is entered in one process-wide ledger with what its data takes
+(the table's own bytes times :data:`FOOTPRINT`, for the protected copies and results that the
+pages compute from it). Before an upload is parsed, what it will take is estimated from its size
+and a parsed sample of its first rows; when the sessions already entered plus the estimate would
+exceed the budget, the upload is refused with a message that says why. Nothing is ever evicted to
+make room.
+
+A session's entry (and the table with it) is freed when its browser session has ended or it has
+been idle longer than the idle timeout; the session then finds its data gone and is told so.
+
+Settings (environment): ``SDC_MEMORY_BUDGET`` (``8GB``, ``512MB``, or bytes; default half of the
+machine's memory) and ``SDC_IDLE_MINUTES`` (default 60).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+BUDGET_ENV = "SDC_MEMORY_BUDGET"
+IDLE_ENV = "SDC_IDLE_MINUTES"
+IDLE_MINUTES = 60
+#: What a session's data takes in the server, as a multiple of its table's own bytes: the
+#: table, the protected table and the results cached from them (measured: see
+#: ``bench/bench_load.py``).
+FOOTPRINT = 4.0
+#: The rows parsed to estimate an upload, and the least bytes of it read for them.
+SAMPLE_ROWS = 2000
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``8GB``, ``512 MB``, ``1.5GiB`` or a plain number of bytes."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _UNITS or not float(m.group(1)) > 0:
+        raise ValueError(f"{BUDGET_ENV}: not a size: {text!r} (say 8GB or 512MB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def is_active(session: str) -> bool:
+    """Whether Streamlit still has this browser session (always, outside a server)."""
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(session)
+
+
+def machine_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _parse_minutes(text: str) -> float:
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = float("nan")
+    if not minutes > 0:
+        raise ValueError(f"{IDLE_ENV}: not a positive number of minutes: {text!r}")
+    return minutes
+
+
+def settings_problems() -> list[str]:
+    """The operator's settings that cannot be read (their defaults are used instead)."""
+    problems = []
+    for env, parse in ((BUDGET_ENV, parse_size), (IDLE_ENV, _parse_minutes)):
+        text = os.environ.get(env)
+        if text:
+            try:
+                parse(text)
+            except ValueError as err:
+                problems.append(str(err))
+    return problems
+
+
+def budget() -> int:
+    """The server's budget in bytes (``SDC_MEMORY_BUDGET``, else half the machine's memory)."""
+    try:
+        return parse_size(os.environ[BUDGET_ENV])
+    except (KeyError, ValueError):
+        return machine_memory() // 2
+
+
+def idle_seconds() -> float:
+    """How long a session may hold data unused (``SDC_IDLE_MINUTES``, default 60)."""
+    try:
+        return 60.0 * _parse_minutes(os.environ[IDLE_ENV])
+    except (KeyError, ValueError):
+        return 60.0 * IDLE_MINUTES
+
+
+def size_text(n: float) -> str:
+    """Bytes for people: 1.2 GB, 340 MB, 12 kB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{int(n):,} bytes"
+
+
+def table_bytes(df: pd.DataFrame) -> int:
+    """What a table takes in memory (text counted by its characters)."""
+    return int(df.memory_usage(index=True, deep=True).sum())
+
+
+def held_bytes(df: pd.DataFrame) -> int:
+    """What a session holding ``df`` takes in the server (:data:`FOOTPRINT`)."""
+    return int(FOOTPRINT * table_bytes(df))
+
+
+def estimate_upload(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataFrame]) -> int:
+    """What holding the upload ``raw`` will take: the table parsed from its first
+    :data:`SAMPLE_ROWS` lines (text files) scaled to the file's size, times
+    :data:`FOOTPRINT`. Binary formats (Excel, Parquet, Stata, SPSS) are compressed in ways a
+    prefix cannot tell, so they are read whole first only when small; otherwise the estimate
+    is ten times their size."""
+    text = name.lower().endswith((".csv", ".tsv", ".txt"))
+    if not text:
+        return int(FOOTPRINT * 10 * len(raw))
+    cut = _line_prefix(raw, SAMPLE_ROWS + 1)
+    if cut >= len(raw):
+        return held_bytes(read(raw, name))
+    sample = read(raw[:cut], name)
+    if len(sample) == 0:
+        return int(FOOTPRINT * 10 * len(raw))
+    return int(FOOTPRINT * table_bytes(sample) * len(raw) / cut)
+
+
+def _line_prefix(raw: bytes, lines: int) -> int:
+    """Bytes of the first ``lines`` lines."""
+    at = 0
+    for _ in range(lines):
+        nl = raw.find(b"\n", at)
+        if nl < 0:
+            return len(raw)
+        at = nl + 1
+    return at
+
+
+class Freeable(Protocol):
+    """A session's table holder (:class:`ui.state.Table`): freeing sets ``df`` to None."""
+
+    df: Any
+
+
+@dataclass
+class Entry:
+    """One session's data: what it takes, what it is called, its table, when it was last
+    used."""
+
+    held: int
+    name: str
+    table: Freeable
+    seen: float
+
+
+class Ledger:
+    """The sessions that hold data, and what they hold; safe to share between the server's
+    threads. Sessions are named by Streamlit's session id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, Entry] = {}
+        self._freed: dict[str, str] = {}  # session → why its data was freed
+
+    def admit(self, session: str, need: int, limit: int) -> str | None:
+        """None when ``need`` more bytes fit in ``limit`` beside the other sessions' data (this
+        session's own entry is replaced by the new data, so it does not count); else the
+        message that refuses it."""
+        with self._lock:
+            others = {s: e for s, e in self._entries.items() if s != session}
+            held = sum(e.held for e in others.values())
+            if held + need <= limit:
+                return None
+            if not others:
+                return (f"this file would take about {size_text(need)} in the server, more "
+                        f"than its memory budget of {size_text(limit)}; try a smaller file "
+                        "(or a sample of it)")
+            n = len(others)
+            return (f"the server is busy: {n} other session{'s' if n != 1 else ''} "
+                    f"hold{'s' if n == 1 else ''} {size_text(held)} of its "
+                    f"{size_text(limit)} budget, and this file would take about "
+                    f"{size_text(need)}; try a smaller file or later")
+
+    def hold(self, session: str, held: int, name: str, table: Freeable,
+             now: float | None = None) -> None:
+        """Enter the session's data (replacing what it held before)."""
+        with self._lock:
+            self._entries[session] = Entry(held, name, table,
+                                           time.time() if now is None else now)
+            self._freed.pop(session, None)
+
+    def release(self, session: str) -> None:
+        with self._lock:
+            self._entries.pop(session, None)
+
+    def touch(self, session: str, now: float | None = None) -> None:
+        with self._lock:
+            if session in self._entries:
+                self._entries[session].seen = time.time() if now is None else now
+
+    def held(self, session: str) -> int:
+        with self._lock:
+            entry = self._entries.get(session)
+            return entry.held if entry else 0
+
+    def total(self) -> tuple[int, int]:
+        """(sessions holding data, bytes they hold)."""
+        with self._lock:
+            return len(self._entries), sum(e.held for e in self._entries.values())
+
+    def prune(self, is_active: Callable[[str], bool], idle: float,
+              now: float | None = None) -> list[str]:
+        """Free the data of ended sessions and of sessions idle longer than ``idle`` seconds
+        (their table is emptied, so its memory goes even while the browser tab stays open);
+        the sessions freed for idleness are told why when they come back."""
+        now = time.time() if now is None else now
+        with self._lock:
+            gone = [s for s in self._entries if not is_active(s)]
+            stale = [s for s, e in self._entries.items()
+                     if s not in gone and now - e.seen > idle]
+            for s in gone + stale:
+                entry = self._entries.pop(s)
+                entry.table.df = None
+                if s in stale:
+                    self._freed[s] = (f"{entry.name} was closed after "
+                                      f"{idle / 60:g} minutes without use, to free the "
+                                      "server's memory for others")
+            for s in gone:
+                self._freed.pop(s, None)
+            return gone + stale
+
+    def freed(self, session: str) -> str | None:
+        """Why this session's data was freed, once (the message is then forgotten)."""
+        with self._lock:
+            return self._freed.pop(session, None)
+
+    def was_freed(self, session: str) -> bool:
+        with self._lock:
+            return session in self._freed
+
+
+#: The server's one ledger.
+LEDGER = Ledger()
