@@ -30,8 +30,8 @@ BUDGET_ENV = "SDC_MEMORY_BUDGET"
 IDLE_ENV = "SDC_IDLE_MINUTES"
 IDLE_MINUTES = 60
 #: What a session's data takes in the server, as a multiple of its table's own bytes: the
-#: table, the protected table and the results cached from them (measured: see
-#: ``bench/bench_load.py``).
+#: table, the protected table and the results cached from them. A chosen round figure, not yet
+#: calibrated against the server's resident memory under load.
 FOOTPRINT = 4.0
 #: The rows parsed to estimate an upload, and the least bytes of it read for them.
 SAMPLE_ROWS = 2000
