@@ -23,12 +23,31 @@ def begin_run() -> None:
     for problem in memory.settings_problems():
         st.error(f"Server setting ignored (the default is used): {problem}",
                  icon=":material/error:")
+    require_sign_in()
     state.keep_alive()
     upload.finish_pending()
     state.ensure_dataset()
     if notice := state.freed_notice():
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
+
+
+def sign_in_required() -> bool:
+    """Whether the operator set up sign-in: an ``[auth]`` section in ``.streamlit/secrets.toml``
+    (Streamlit's OIDC, ``st.login``; docs/deploying.md). Off without it."""
+    return st.secrets.load_if_toml_exists() and "auth" in st.secrets
+
+
+def require_sign_in() -> None:
+    """With sign-in set up, stop every run of a signed-out visitor at a sign-in button (no
+    data is loaded or shown before)."""
+    if not sign_in_required() or st.user.get("is_logged_in", False):
+        return
+    st.title("Sign in")
+    st.write("This server asks you to sign in with your organisation's account before you "
+             "open any data.")
+    st.button("Sign in", on_click=st.login, icon=":material/login:", type="primary")
+    st.stop()
 
 
 def require_quasi_identifiers(roles: Roles, purpose: str) -> None:

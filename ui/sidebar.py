@@ -28,6 +28,9 @@ def render_sidebar() -> None:
                            "gives the whole file's risk.")
         st.markdown(f"Quasi-identifiers: {md_list(r.qi)}  \nSensitive: {md_list(r.sensitive)}"
                     f"  \nWeight: {md(r.weight) if r.weight else '—'}")
+        if st.user.get("is_logged_in", False):
+            st.button(f"Sign out {st.user.get('email') or ''}".strip(), on_click=st.logout,
+                      icon=":material/logout:", key="sign_out")
         sessions, total = memory.LEDGER.total()
         st.caption(f":material/memory: This data set takes about "
                    f"{memory.size_text(memory.LEDGER.held(state.session_id()))} of the "
