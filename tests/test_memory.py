@@ -146,3 +146,20 @@ BEGIN = """
 from ui.page import begin_run
 begin_run()
 """
+
+
+def test_a_page_left_open_across_a_server_restart_says_the_session_expired():
+    from ui.state import SERVER_RUN
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["run"] = "0ld5e55"  # the address of a page opened before the restart
+    at.run()
+    assert not at.exception
+    assert at.warning[0].value.startswith("The server was restarted since this page was opened")
+    assert at.query_params["run"] == SERVER_RUN  # the address now names this server
+    fresh = AppTest.from_file(APP, default_timeout=60).run()  # a first visit: nothing to say
+    assert not fresh.warning
+    again = AppTest.from_file(APP, default_timeout=60)
+    again.query_params["run"] = SERVER_RUN  # a new session on the same server
+    again.run()
+    assert not again.warning

@@ -30,6 +30,11 @@ def begin_run() -> None:
     if notice := state.freed_notice():
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
+    if state.restarted_since():
+        st.warning("The server was restarted since this page was opened, so the session "
+                   "expired and the data that was open in it is gone. The example data set is "
+                   "open instead: load your file again to go on.",
+                   icon=":material/restart_alt:")
 
 
 def sign_in_required() -> bool:

@@ -8,6 +8,7 @@ memory: nothing here writes to disk.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +97,25 @@ def current_dataset() -> Dataset | None:
 def freed_notice() -> str | None:
     """Why the session's data set was closed by the server, once."""
     return st.session_state.pop(_FREED, None)
+
+
+#: This server process: the page's address carries it (``?run=``), so a browser that
+#: reconnects to a restarted server can tell that its session expired.
+SERVER_RUN = secrets.token_hex(4)
+_RUN_PARAM = "run"
+_RUN_CHECKED = "run_checked"
+
+
+def restarted_since() -> bool:
+    """On a session's first run, whether its address names an earlier server process (the
+    server restarted under an open page); then the address names this one."""
+    if st.session_state.get(_RUN_CHECKED):
+        return False
+    st.session_state[_RUN_CHECKED] = True
+    seen = st.query_params.get(_RUN_PARAM)
+    if seen != SERVER_RUN:
+        st.query_params[_RUN_PARAM] = SERVER_RUN
+    return seen is not None and seen != SERVER_RUN
 
 
 def keep_alive() -> None:
