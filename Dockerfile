@@ -15,7 +15,7 @@ RUN pip install --no-cache-dir -r requirements.txt
 
 COPY .streamlit .streamlit
 COPY app.py ./
-COPY pages pages
+COPY views views
 COPY ui ui
 COPY sdc_core sdc_core
 

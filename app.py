@@ -1,8 +1,9 @@
 """The dashboard's entry point: page setup and navigation.
 
-Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``pages/`` and each ends with
-the shared sidebar (``ui.sidebar``); shared state is in ``ui.state``; all computation is in
-``sdc_core``.
+Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``views/``, not ``pages/``:
+Streamlit would also serve a ``pages/`` folder as pages of their own, run without this entry
+point. Each page ends with the shared sidebar (``ui.sidebar``); shared state is in
+``ui.state``; all computation is in ``sdc_core``.
 """
 
 import streamlit as st
@@ -14,11 +15,11 @@ st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
 
 begin_run()
 st.navigation([
-    st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
-    st.Page("pages/risk.py", title="Risk", icon=":material/warning:"),
-    st.Page("pages/protect.py", title="Protect", icon=":material/shield:"),
-    st.Page("pages/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
-    st.Page("pages/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
-    st.Page("pages/tables.py", title="Response tables", icon=":material/ballot:"),
-    st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("views/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("views/risk.py", title="Risk", icon=":material/warning:"),
+    st.Page("views/protect.py", title="Protect", icon=":material/shield:"),
+    st.Page("views/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
+    st.Page("views/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
+    st.Page("views/tables.py", title="Response tables", icon=":material/ballot:"),
+    st.Page("views/export.py", title="Export", icon=":material/download:"),
 ]).run()

@@ -56,7 +56,7 @@ def main(n: int) -> None:
                                           infer_kinds(df), False)
     at.session_state["roles"] = Roles(qi=QI, numeric=NUMERIC)
     at.run()
-    at.switch_page("pages/protect.py").run()
+    at.switch_page("views/protect.py").run()
     times = []
     for width in range(3, 14):
         at.slider(key="w_p_band_age").set_value(width)

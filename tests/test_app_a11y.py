@@ -33,7 +33,7 @@ def chart_tables(at: AppTest) -> list[pd.DataFrame]:
 
 
 def test_risk_page_charts_have_their_numbers(actg):
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     table = chart_tables(at)[0]  # the class sizes (SUDA2 adds its own chart after it)
     fk = risk_profile(actg, ["age", "gender", "race"]).fk
     assert table.columns.tolist() == ["class size f_k", "records", "label"]
@@ -48,7 +48,7 @@ def test_risk_page_charts_have_their_numbers(actg):
 
 
 def test_protect_page_charts_have_their_numbers(actg):
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.slider(key="w_p_band_age").set_value(10).run()
     assert not at.exception
     tables = chart_tables(at)

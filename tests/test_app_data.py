@@ -80,9 +80,9 @@ def test_markdown_in_column_names_is_shown_as_text(at):
 
 def test_roles_survive_page_switches(at):
     at.multiselect(key="w_qi").set_value(["age", "race"]).run()
-    at.switch_page("pages/risk.py").run()
+    at.switch_page("views/risk.py").run()
     assert "w_qi" not in at.session_state  # Streamlit drops the widget's key off its page
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     assert not at.exception
     assert at.multiselect(key="w_qi").value == ["age", "race"]
 

@@ -25,7 +25,7 @@ def frame_with(at: AppTest, column: str):
 
 
 def test_risk_page_reference_figures_and_warnings():
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     m = metrics(at)
     assert m["Re-identifications"] == "182"
     assert m["Global risk"] == "8.51 %"
@@ -40,12 +40,12 @@ def test_risk_page_reference_figures_and_warnings():
 
 
 def test_risk_page_threshold_and_weight():
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     at.number_input(key="w_risk_k").set_value(3).run()
     assert "Records with k ≤ 3" in metrics(at)
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     at.selectbox(key="w_weight").set_value("wtkg").run()
-    at.switch_page("pages/risk.py").run()
+    at.switch_page("views/risk.py").run()
     assert not at.exception
     assert "population" in " ".join(x.value for x in at.markdown)
     assert metrics(at)["Global risk"] != "8.51 %"  # individual risk with F_k from the weight
@@ -54,7 +54,7 @@ def test_risk_page_threshold_and_weight():
 def test_risk_page_without_quasi_identifiers():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.multiselect(key="w_qi").set_value([]).run()
-    at.switch_page("pages/risk.py").run()
+    at.switch_page("views/risk.py").run()
     assert not at.exception and "Tag at least one quasi-identifier" in at.info[0].value
 
 
@@ -63,7 +63,7 @@ def delta(at: AppTest, label: str) -> str | None:
 
 
 def test_protect_banding_slider_changes_risk_and_utility():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     m = metrics(at)
     assert m["Released keys"] == "182" and m["Linkage attack"] == "182"
     for label in ("Released keys", "Linkage attack", "Certain links", "Global risk",
@@ -80,7 +80,7 @@ def test_protect_banding_slider_changes_risk_and_utility():
 
 
 def test_protect_every_method_and_reports():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.slider(key="w_p_pram_p").set_value(0.1).run()
     at.multiselect(key="w_p_rank_swap_cols").set_value(["wtkg"]).run()
     at.slider(key="w_p_rank_swap_window_percent").set_value(5.0).run()
@@ -104,7 +104,7 @@ def test_protect_every_method_and_reports():
 
 
 def test_protect_loads_a_recipe_and_rejects_a_bad_one():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     good = json.dumps({"seed": 7, "steps": [{"method": "band", "column": "age", "width": 15}]})
     at.file_uploader(key="recipe_upload").set_value(("r.json", good.encode(), "x")).run()
     assert not at.exception
@@ -116,7 +116,7 @@ def test_protect_loads_a_recipe_and_rejects_a_bad_one():
 
 
 def test_tradeoffs_sweep_table_and_loading_a_row():
-    at = app_on("pages/tradeoffs.py")
+    at = app_on("views/tradeoffs.py")
     at.text_input(key="w_t_local_suppression_values").set_value("3")  # submitted with the click
     at.button[0].click().run()
     assert not at.exception and not at.error
@@ -133,7 +133,7 @@ def test_tradeoffs_sweep_table_and_loading_a_row():
 
 
 def test_protect_linkage_attack_sees_perturbation_and_known_columns():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.slider(key="w_p_pram_p").set_value(0.5).run()  # PRAM on gender and race
     m = metrics(at)
     blind = float(m["Linkage attack"].replace(",", ""))
@@ -154,19 +154,19 @@ def test_protect_linkage_attack_sees_perturbation_and_known_columns():
 def test_known_column_later_tagged_as_key_is_dropped():
     from sdc_core.roles import EXAMPLE_ROLES
 
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.multiselect(key="w_p_known").set_value(["wtkg"]).run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("views/data.py").run()
     at.session_state["roles"] = EXAMPLE_ROLES.__class__(
         **{**EXAMPLE_ROLES.__dict__, "qi": ["age", "gender", "race", "wtkg"]})
-    for page in ("pages/protect.py", "pages/tradeoffs.py", "pages/export.py"):
+    for page in ("views/protect.py", "views/tradeoffs.py", "views/export.py"):
         at.switch_page(page).run()
         assert not at.exception and not at.error, page
     assert at.session_state["known"] == []  # a key is known anyway
 
 
 def test_tradeoffs_uses_the_linkage_attack():
-    at = app_on("pages/tradeoffs.py")
+    at = app_on("views/tradeoffs.py")
     at.multiselect(key="w_t_rank_swap_cols").set_value(["age"])
     at.text_input(key="w_t_rank_swap_values").set_value("20")
     at.button[0].click().run()
@@ -185,14 +185,14 @@ def test_tradeoffs_uses_the_linkage_attack():
 
 
 def test_tradeoffs_bad_values_show_an_error():
-    at = app_on("pages/tradeoffs.py")
+    at = app_on("views/tradeoffs.py")
     at.text_input(key="w_t_band_values").set_value("five")
     at.button[0].click().run()
     assert not at.exception and "values must be numbers" in at.error[0].value
 
 
 def test_randomized_response_lab():
-    at = app_on("pages/rr_lab.py")
+    at = app_on("views/rr_lab.py")
     m = metrics(at)
     assert m["Privacy ε"] == "1.099"
     assert abs(float(m["Estimated share of violators"]) - 0.2) < 0.15
@@ -202,9 +202,9 @@ def test_randomized_response_lab():
 
 
 def test_export_offers_every_download():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.slider(key="w_p_band_age").set_value(10).run()
-    at.switch_page("pages/export.py").run()
+    at.switch_page("views/export.py").run()
     assert not at.exception
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Download CSV", "Download PARQUET", "Download XLSX",
@@ -213,8 +213,8 @@ def test_export_offers_every_download():
     assert at.session_state["chart_format"] == "svg"
 
 
-@pytest.mark.parametrize("page", ["pages/risk.py", "pages/protect.py", "pages/tradeoffs.py",
-                                  "pages/rr_lab.py", "pages/tables.py", "pages/export.py"])
+@pytest.mark.parametrize("page", ["views/risk.py", "views/protect.py", "views/tradeoffs.py",
+                                  "views/rr_lab.py", "views/tables.py", "views/export.py"])
 def test_every_page_survives_an_upload_without_quasi_identifiers(page):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.file_uploader[0].set_value(("t.csv", b"city;n\nA;1\nB;2\nC;3\n", "text/csv")).run()
@@ -232,7 +232,7 @@ def test_class_size_histogram_keeps_every_bucket():
 
 
 def test_recipe_steps_without_a_control_are_reported():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     recipe = json.dumps({"seed": 3, "steps": [
         {"method": "band", "column": "wtkg", "width": 10},  # wtkg is no quasi-identifier here
         {"method": "band", "column": "age", "width": 5}]})
@@ -285,7 +285,7 @@ def test_both_fingerprints_are_named(actg):
     from sdc_core.recipe import fingerprint
     from ui.report import build_report
 
-    at = app_on("pages/export.py")
+    at = app_on("views/export.py")
     file_sha = hashlib.sha256(EXAMPLE_PATH.read_bytes()).hexdigest()[:16]
     table_fp = fingerprint(actg)
     assert any(f"file SHA-256 `{file_sha}…`" in c.value for c in at.sidebar.caption)
@@ -298,7 +298,7 @@ def test_both_fingerprints_are_named(actg):
 
 
 def test_every_chart_offers_a_print_export():
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     assert at.radio(key="x_risk_hist_fmt").value == "png"
     labels = [b.label for b in at.get("download_button")]
     assert "Download PNG" in labels
@@ -314,7 +314,7 @@ def test_risk_page_reports_classes_without_a_sensitive_value():
     csv = b"age;sex;diag\n" + b"30;F;\n30;F;\n40;M;a\n40;M;b\n50;F;a\n50;F;a\n"
     at.file_uploader[0].set_value(("t.csv", csv, "text/csv")).run()
     at.multiselect(key="w_sensitive").set_value(["diag"]).run()
-    at.switch_page("pages/risk.py").run()
+    at.switch_page("views/risk.py").run()
     assert not at.exception
     metric = next(m for m in at.metric if m.label.startswith("l-diversity of"))
     assert metric.value == "min l = 1"  # the class of 30 F releases no diag: not l = 0
@@ -323,7 +323,7 @@ def test_risk_page_reports_classes_without_a_sensitive_value():
 
 
 def test_protect_offers_noise_and_recoding_from_their_declarations():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.multiselect(key="w_p_noise_cols").set_value(["wtkg", "cd40"]).run()
     at.slider(key="w_p_noise_p").set_value(100.0).run()
     at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
@@ -338,7 +338,7 @@ def test_protect_offers_noise_and_recoding_from_their_declarations():
 
 
 def test_risk_page_suda2_section_shows_the_actg_figures():
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     m = metrics(at)
     assert m["Records with MSUs"] == "29"
     assert m["Max SUDA score"] == "2" and m["Max DIS score"] == "0.011560"
@@ -356,7 +356,7 @@ def test_risk_page_suda2_runs_on_request_when_slow(monkeypatch):
     import ui.suda_cache
 
     monkeypatch.setattr(ui.suda_cache, "AUTO_SECONDS", 0.0)
-    at = app_on("pages/risk.py")
+    at = app_on("views/risk.py")
     assert "Max SUDA score" not in metrics(at)
     assert any("runs on request" in i.value for i in at.info)
     at.button(key="risk_suda_go").click().run()
@@ -364,7 +364,7 @@ def test_risk_page_suda2_runs_on_request_when_slow(monkeypatch):
 
 
 def test_protect_offers_microaggregation_from_its_declaration():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.multiselect(key="w_p_microaggregation_cols").set_value(["age"]).run()
     at.slider(key="w_p_microaggregation_k").set_value(5).run()
     assert not at.exception and not at.error
@@ -380,7 +380,7 @@ def test_protect_offers_microaggregation_from_its_declaration():
 
 
 def test_protect_merges_chosen_levels_into_a_label():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
     at.multiselect(key="w_p_recode_groups_karnof_0_levels").set_value([70, 80])
     at.text_input(key="w_p_recode_groups_karnof_0_label").set_value("80 or less").run()
@@ -402,7 +402,7 @@ def test_protect_merges_chosen_levels_into_a_label():
 
 
 def test_protect_loads_a_recipe_with_a_merge():
-    at = app_on("pages/protect.py")
+    at = app_on("views/protect.py")
     steps = [{"method": "recode", "column": "race", "groups": {"any": [0, 1]}}]
     recipe = json.dumps({"seed": 3, "steps": steps})
     at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
@@ -414,7 +414,7 @@ def test_protect_loads_a_recipe_with_a_merge():
 
 
 def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
-    at = app_on("pages/tradeoffs.py")
+    at = app_on("views/tradeoffs.py")
     at.text_input(key="w_t_band_values").set_value("5, 10, 15")
     at.multiselect(key="w_t_pram_cols").set_value(["gender", "race"])  # one p for both
     at.text_input(key="w_t_pram_values").set_value("0.05, 0.1")
@@ -440,7 +440,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
 
 
 def test_tradeoffs_says_when_no_setting_meets_the_target():
-    at = app_on("pages/tradeoffs.py")
+    at = app_on("views/tradeoffs.py")
     at.toggle(key="w_t_combine").set_value(True)
     at.selectbox(key="w_t_target").set_value("linkage_reidentifications")
     at.number_input(key="w_t_at_most").set_value(0.0)

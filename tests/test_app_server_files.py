@@ -256,7 +256,7 @@ def test_a_file_changed_since_it_was_opened_is_flagged(root, tmp_path, monkeypat
 
 def test_export_shows_the_command_that_protects_the_whole_file(root):
     at = open_on_server(app(), "census.parquet")
-    at.switch_page("pages/export.py").run()
+    at.switch_page("views/export.py").run()
     assert not at.exception
     path = (root / "census.parquet").resolve()
     assert " " in str(path)  # so the path is quoted
@@ -273,7 +273,7 @@ def test_export_names_a_step_the_engine_refuses(root):
     at = open_on_server(app(), "census.parquet")
     at.multiselect(key="w_qi").set_value(QI).run()
     at.session_state["protect"] = ProtectSettings(values={"local_suppression": {"k": 3}})
-    at.switch_page("pages/export.py").run()
+    at.switch_page("views/export.py").run()
     assert not at.exception
     assert any("refuse this recipe" in w.value and "local_suppression" in w.value
                for w in at.warning)
@@ -281,5 +281,5 @@ def test_export_names_a_step_the_engine_refuses(root):
 
 def test_nothing_is_offered_for_an_upload(root):
     at = app()
-    at.switch_page("pages/export.py").run()
+    at.switch_page("views/export.py").run()
     assert not at.code  # the example: no server command

@@ -9,7 +9,7 @@ PETS = "Example: the pet survey (100 participants)"
 
 def open_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.switch_page("pages/tables.py").run()
+    at.switch_page("views/tables.py").run()
     assert not at.exception
     return at
 

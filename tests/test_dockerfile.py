@@ -33,11 +33,11 @@ def test_the_image_installs_the_pinned_requirements():
 
 
 def test_the_image_holds_every_module_the_dashboard_imports():
-    files = [ROOT / "app.py"] + [p for d in ("pages", "ui", "sdc_core")
+    files = [ROOT / "app.py"] + [p for d in ("views", "ui", "sdc_core")
                                   for p in (ROOT / d).rglob("*.py")]
     imported = set().union(*(project_imports(f) for f in files))
     assert imported >= {"sdc_core", "ui"}
-    assert imported | {"app.py", "pages", ".streamlit"} <= copied()
+    assert imported | {"app.py", "views", ".streamlit"} <= copied()
 
 
 def test_the_image_runs_unprivileged_and_listens_inside_the_container():

@@ -125,7 +125,7 @@ def test_an_idle_session_is_freed_and_told_when_it_returns(monkeypatch):
     at.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
     assert at.session_state["dataset"].name == "survey.csv"
     sidebar = " ".join(c.value for c in at.sidebar.caption)
-    assert "This data set takes about" in sidebar and "1 session hold" in sidebar
+    assert "This data set takes about" in sidebar and "1 session holds" in sidebar
     table = at.session_state["dataset"].table
     memory.LEDGER.prune(lambda s: True, idle=60.0, now=time.time() + 3600)
     assert table.df is None  # freed at once, while the tab is still open

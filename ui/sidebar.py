@@ -34,7 +34,8 @@ def render_sidebar() -> None:
         sessions, total = memory.LEDGER.total()
         st.caption(f":material/memory: This data set takes about "
                    f"{memory.size_text(memory.LEDGER.held(state.session_id()))} of the "
-                   f"server's memory; {sessions} session{'s' if sessions != 1 else ''} hold "
+                   f"server's memory; {sessions} session{'s' if sessions != 1 else ''} "
+                   f"hold{'s' if sessions == 1 else ''} "
                    f"{memory.size_text(total)} of its {memory.size_text(memory.budget())} "
                    "budget.")
         st.caption("Data stays in this session's memory; nothing is stored or sent anywhere."

@@ -108,14 +108,14 @@ _RUN_CHECKED = "run_checked"
 
 def restarted_since() -> bool:
     """On a session's first run, whether its address names an earlier server process (the
-    server restarted under an open page); then the address names this one."""
-    if st.session_state.get(_RUN_CHECKED):
-        return False
-    st.session_state[_RUN_CHECKED] = True
+    server restarted under an open page). Every run leaves the address naming this one (a
+    change of page clears it)."""
     seen = st.query_params.get(_RUN_PARAM)
     if seen != SERVER_RUN:
         st.query_params[_RUN_PARAM] = SERVER_RUN
-    return seen is not None and seen != SERVER_RUN
+    first = not st.session_state.get(_RUN_CHECKED)
+    st.session_state[_RUN_CHECKED] = True
+    return first and seen is not None and seen != SERVER_RUN
 
 
 def keep_alive() -> None:

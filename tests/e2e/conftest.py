@@ -18,15 +18,14 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
         "--no-first-run", "--disable-quic"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    port = _free_port()
+def start_server(port: int) -> subprocess.Popen:
+    """``streamlit run app.py`` on 127.0.0.1:``port``, once it answers its health check."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.address", "127.0.0.1",
@@ -39,15 +38,24 @@ def app_url():
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
                 if r.read() == b"ok":
-                    break
+                    return proc
         except OSError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not become healthy:\n" + proc.stdout.read().decode())
-    yield url
+    proc.kill()
+    pytest.fail("streamlit did not become healthy:\n" + proc.stdout.read().decode())
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    port = free_port()
+    proc = start_server(port)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")

@@ -152,7 +152,7 @@ def open_on_protect(table: pd.DataFrame, row: int) -> None:
                  "recipe and apply it with the command line.", icon=":material/error:")
         return
     state.set_protect_settings(settings, reseed_widgets=True)
-    st.switch_page("pages/protect.py")
+    st.switch_page("views/protect.py")
 
 
 def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:

@@ -1,0 +1,34 @@
+"""A page left open while the server restarts: Streamlit's client reconnects to the new server
+by itself, and at the next interaction the page says that the session expired (its data is
+gone) instead of going blank or silently showing other data."""
+
+from playwright.sync_api import Page, TimeoutError, expect
+
+from tests.e2e.conftest import free_port, start_server, stop_server
+
+RUN = "() => new URLSearchParams(location.search).get('run')"
+
+
+def test_a_server_restart_says_the_session_expired(page: Page):
+    port = free_port()
+    proc = start_server(port)
+    try:
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.get_by_role("heading", name="Data")).to_be_visible(timeout=30_000)
+        page.wait_for_function(f"() => ({RUN})() !== null", timeout=15_000)
+        first_run = page.evaluate(RUN)
+        stop_server(proc)
+        proc = start_server(port)  # the same address: the open page reconnects by itself
+        notice = page.get_by_text("The server was restarted since this page was opened")
+        for _ in range(20):  # until the client has reconnected (its back-off takes seconds)
+            page.get_by_role("button", name="Load example: ACTG 175").click()
+            try:
+                notice.wait_for(timeout=3000)
+                break
+            except TimeoutError:
+                continue
+        expect(notice).to_be_visible()
+        expect(page.get_by_role("heading", name="Data")).to_be_visible()
+        assert page.evaluate(RUN) not in (None, first_run)  # now names the new server
+    finally:
+        stop_server(proc)
