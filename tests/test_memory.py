@@ -81,8 +81,13 @@ def test_ended_and_idle_sessions_are_freed_and_told_once():
     for s in "abc":
         ledger.hold(s, 100, f"{s}.csv", tables[s], now=0.0)
     ledger.touch("c", now=3000.0)
-    freed = ledger.prune(lambda s: s != "a", idle=3600.0, now=4000.0)
-    assert sorted(freed) == ["a", "b"]
+    away = {"a", "c"}  # "c" reconnects within the grace period, "a" never does
+    assert ledger.prune(lambda s: s not in away, idle=3600.0, grace=120.0, now=100.0) == []
+    away = {"a"}
+    assert ledger.prune(lambda s: s not in away, idle=3600.0, grace=120.0, now=200.0) == []
+    away = {"a", "c"}
+    freed = ledger.prune(lambda s: s not in away, idle=3600.0, grace=120.0, now=4000.0)
+    assert sorted(freed) == ["a", "b"]  # "a" ended, "b" idle; "c" is only just away
     assert tables["a"].df is None and tables["b"].df is None and tables["c"].df is not None
     assert ledger.total() == (1, 100)
     assert ledger.freed("a") is None  # the session ended: nobody to tell
@@ -127,7 +132,7 @@ def test_an_idle_session_is_freed_and_told_when_it_returns(monkeypatch):
     sidebar = " ".join(c.value for c in at.sidebar.caption)
     assert "This data set takes about" in sidebar and "1 session holds" in sidebar
     table = at.session_state["dataset"].table
-    memory.LEDGER.prune(lambda s: True, idle=60.0, now=time.time() + 3600)
+    memory.LEDGER.prune(lambda s: True, idle=60.0, grace=120.0, now=time.time() + 3600)
     assert table.df is None  # freed at once, while the tab is still open
     # AppTest reruns only the page, not the entry point: its first step runs here
     entry = AppTest.from_string(BEGIN, default_timeout=60)

@@ -48,10 +48,18 @@ def parse_size(text: str) -> int:
 
 
 def is_active(session: str) -> bool:
-    """Whether Streamlit still has this browser session (always, outside a server)."""
+    """Whether this browser session is connected (always, outside a server)."""
     from streamlit import runtime
 
     return not runtime.exists() or runtime.get_instance().is_active_session(session)
+
+
+def reconnect_grace() -> float:
+    """How long Streamlit keeps a disconnected session resumable
+    (``server.disconnectedSessionTTL``): its data is kept that long."""
+    import streamlit as st
+
+    return float(st.get_option("server.disconnectedSessionTTL"))
 
 
 def machine_memory() -> int:
@@ -159,6 +167,8 @@ class Entry:
     name: str
     table: Freeable
     seen: float
+    #: when the session was first found disconnected (None while connected)
+    away_since: float | None = None
 
 
 class Ledger:
@@ -216,14 +226,21 @@ class Ledger:
         with self._lock:
             return len(self._entries), sum(e.held for e in self._entries.values())
 
-    def prune(self, is_active: Callable[[str], bool], idle: float,
+    def prune(self, is_active: Callable[[str], bool], idle: float, grace: float,
               now: float | None = None) -> list[str]:
-        """Free the data of ended sessions and of sessions idle longer than ``idle`` seconds
-        (their table is emptied, so its memory goes even while the browser tab stays open);
-        the sessions freed for idleness are told why when they come back."""
+        """Free the data of ended sessions (disconnected for longer than ``grace`` seconds,
+        after which Streamlit no longer resumes them) and of sessions idle longer than
+        ``idle`` seconds (their table is emptied, so its memory goes even while the browser
+        tab stays open); the sessions freed for idleness are told why when they come back."""
         now = time.time() if now is None else now
         with self._lock:
-            gone = [s for s in self._entries if not is_active(s)]
+            for s, e in self._entries.items():
+                if is_active(s):
+                    e.away_since = None
+                elif e.away_since is None:
+                    e.away_since = now
+            gone = [s for s, e in self._entries.items()
+                    if e.away_since is not None and now - e.away_since > grace]
             stale = [s for s, e in self._entries.items()
                      if s not in gone and now - e.seen > idle]
             for s in gone + stale:

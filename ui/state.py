@@ -121,7 +121,7 @@ def restarted_since() -> bool:
 def keep_alive() -> None:
     """This session is in use: note it, and free the data of ended and idle sessions."""
     memory.LEDGER.touch(session_id())
-    memory.LEDGER.prune(memory.is_active, memory.idle_seconds())
+    memory.LEDGER.prune(memory.is_active, memory.idle_seconds(), memory.reconnect_grace())
 
 
 def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
