@@ -191,6 +191,17 @@ def test_tradeoffs_bad_values_show_an_error():
     assert not at.exception and "values must be numbers" in at.error[0].value
 
 
+def test_tradeoffs_a_refused_grid_leaves_no_progress_bar():
+    at = app_on("views/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value(", ".join(map(str, range(2, 40))))
+    at.text_input(key="w_t_pram_values").set_value(", ".join(f"0.{i:02d}" for i in range(1, 40)))
+    at.toggle(key="w_t_combine").set_value(True)
+    at.button[0].click().run()
+    assert not at.exception and "more than max_settings = 500" in at.error[0].value
+    assert not at.get("progress")
+    assert "t_cancel" not in [b.key for b in at.button]
+
+
 def test_randomized_response_lab():
     at = app_on("views/rr_lab.py")
     m = metrics(at)

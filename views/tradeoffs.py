@@ -94,6 +94,7 @@ def parse_values(text: str, label: str) -> list[float | int]:
 
 notices = st.container()  # one slot in every run: what follows keeps its place (and state)
 if run:
+    running = notices.empty()  # the cancel button and the progress bar while it runs
     try:
         grid_settings = []
         for m, chosen, text in settings:
@@ -120,21 +121,20 @@ if run:
         if measure is not None:
             grid["target"] = {"measure": measure, "at_most": float(at_most)}
         st.session_state["sweep_running"] = True  # still set on the next run if cancelled
-        cancel = notices.empty()
-        cancel.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
+        with running.container():
+            st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
                       help="Stops the sweep; the last finished sweep stays.")
-        bar = notices.progress(0.0, text="Running the sweep…")
+            bar = st.progress(0.0, text="Running the sweep…")
         result = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
                            progress=lambda done, total, label: bar.progress(
                                done / total, text=f"{done}/{total}: {label}"))
-        bar.empty()
-        cancel.empty()
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
         st.session_state["sweep"] = {"result": result, "grid": grid,
                                      "dataset_id": ds.dataset_id, "qi": list(roles.qi)}
     except SdcInputError as err:
         notices.error(str(err), icon=":material/error:")
+    running.empty()
     st.session_state["sweep_running"] = False
 elif st.session_state.pop("sweep_running", False):
     notices.info("The sweep was cancelled." + (" The results below are from the previous "

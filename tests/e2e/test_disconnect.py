@@ -1,0 +1,56 @@
+"""A browser that goes away in the middle of a sweep does not leave the sweep running: the
+server's CPU, busy while the sweep runs, falls back to idle once the tab is closed."""
+
+import os
+import time
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.conftest import free_port, start_server, stop_server
+
+pytestmark = pytest.mark.e2e
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/<pid>/stat (fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cpu_over(pid: int, seconds: float) -> float:
+    """CPU seconds the process spends during the next ``seconds`` of wall-clock time."""
+    start = cpu_seconds(pid)
+    time.sleep(seconds)
+    return cpu_seconds(pid) - start
+
+
+def test_closing_the_tab_stops_the_sweep(browser: Browser):
+    port = free_port()
+    proc = start_server(port)
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+        page.get_by_role("link", name="Trade-offs").click()
+        expect(page.get_by_role("heading", name="Trade-offs")).to_be_visible(timeout=30_000)
+        seeds = page.get_by_label("Seeds per randomised setting")
+        seeds.fill("20")
+        page.get_by_label("Banding values").fill(", ".join(map(str, range(2, 22))))
+        page.get_by_label("PRAM values").fill(", ".join(f"0.{i:02d}" for i in range(1, 21)))
+        page.get_by_text("Combine the methods").click()  # 441 combinations: a long sweep
+        page.get_by_role("button", name="Run the sweep").click()
+        expect(page.get_by_role("button", name="Cancel the sweep")).to_be_visible(timeout=30_000)
+
+        busy = cpu_over(proc.pid, 3.0)
+        assert busy > 1.0, f"the sweep should keep a core busy, the server used {busy:.2f} s"
+        context.close()  # the tab goes away: its websocket closes mid-sweep
+        time.sleep(2.0)  # the stop takes effect at the sweep's next progress step
+        idle = cpu_over(proc.pid, 3.0)
+        assert idle < 0.3, f"the sweep kept running after the tab closed: {idle:.2f} s of CPU"
+        assert proc.poll() is None
+    finally:
+        stop_server(proc)
