@@ -2,24 +2,28 @@
 
 Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``views/``, not ``pages/``:
 Streamlit would also serve a ``pages/`` folder as pages of their own, run without this entry
-point. Each page ends with the shared sidebar (``ui.sidebar``); shared state is in
+point. An error a page did not expect becomes a message for that session only
+(``ui.page.page_failed``). Each page ends with the shared sidebar (``ui.sidebar``); shared state is in
 ``ui.state``; all computation is in ``sdc_core``.
 """
 
 import streamlit as st
 
-from ui.page import begin_run
+from ui.page import begin_run, page_failed
 
 st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
                    page_icon=":material/shield_person:", layout="wide")
 
-begin_run()
-st.navigation([
-    st.Page("views/data.py", title="Data", icon=":material/table_view:", default=True),
-    st.Page("views/risk.py", title="Risk", icon=":material/warning:"),
-    st.Page("views/protect.py", title="Protect", icon=":material/shield:"),
-    st.Page("views/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
-    st.Page("views/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
-    st.Page("views/tables.py", title="Response tables", icon=":material/ballot:"),
-    st.Page("views/export.py", title="Export", icon=":material/download:"),
-]).run()
+try:
+    begin_run()
+    st.navigation([
+        st.Page("views/data.py", title="Data", icon=":material/table_view:", default=True),
+        st.Page("views/risk.py", title="Risk", icon=":material/warning:"),
+        st.Page("views/protect.py", title="Protect", icon=":material/shield:"),
+        st.Page("views/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
+        st.Page("views/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
+        st.Page("views/tables.py", title="Response tables", icon=":material/ballot:"),
+        st.Page("views/export.py", title="Export", icon=":material/download:"),
+    ]).run()
+except Exception as err:  # anything else a page raised: Streamlit's own stop/rerun pass by
+    page_failed(err)

@@ -12,6 +12,17 @@ DATA = Path(__file__).resolve().parent / "data"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def pages_fail_loudly(monkeypatch):
+    """In AppTests a page's unexpected error stays an exception (``at.exception``) instead of
+    the entry point's friendly message, so no test passes over one. Undo it to test the
+    message (``monkeypatch.undo()``)."""
+    def reraise(err: Exception) -> None:
+        raise err
+
+    monkeypatch.setattr("ui.page.page_failed", reraise)
+
+
 @pytest.fixture(scope="session")
 def actg() -> pd.DataFrame:
     return read_table(EXAMPLE_PATH)

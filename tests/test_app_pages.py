@@ -458,3 +458,21 @@ def test_tradeoffs_says_when_no_setting_meets_the_target():
     at.button[0].click().run()
     assert not at.exception and not at.error
     assert "No setting meets" in at.warning[0].value
+
+
+def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch, caplog):
+    monkeypatch.undo()  # the real entry-point message, not the tests' re-raise
+    monkeypatch.setattr("ui.compute.column_profile", fail_with_a_value)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    assert at.error[0].value.startswith(
+        "This page could not be shown: an unexpected ValueError (bad value 'A_SECRET').")
+    assert "your data set and settings are kept" in at.error[0].value
+    logged = caplog.text
+    assert "a page failed with ValueError" in logged and "fail_with_a_value" in logged
+    assert "A_SECRET" not in logged
+
+
+def fail_with_a_value(*args, **kwargs):
+    value = "A_" + "SECRET"  # as a value, not in the source line the traceback quotes
+    raise ValueError(f"bad value {value!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import traceback
 from dataclasses import dataclass
 
 import pandas as pd
@@ -35,6 +37,19 @@ def begin_run() -> None:
                    "expired and the data that was open in it is gone. The example data set is "
                    "open instead: load your file again to go on.",
                    icon=":material/restart_alt:")
+
+
+def page_failed(err: Exception) -> None:
+    """The last resort for an error no page expected: say so to this session only, keep its
+    data and settings, and log where it happened for the operator. The log has the traceback's
+    frames and the error's type but not its message, which may quote the user's data."""
+    frames = "".join(traceback.format_tb(err.__traceback__))
+    logging.getLogger("sdc_dashboard").error("a page failed with %s:\n%s", type(err).__name__,
+                                             frames)
+    st.error(f"This page could not be shown: an unexpected {type(err).__name__}"
+             f"{f' ({err})' if str(err) else ''}. Only this page of your session stopped: your "
+             "data set and settings are kept, and no one else on the server is affected. Open "
+             "another page, or change the setting that led here.", icon=":material/error:")
 
 
 def sign_in_required() -> bool:

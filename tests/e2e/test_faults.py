@@ -1,0 +1,53 @@
+"""A computation that raises stops one page of one session: that session sees a message (no
+traceback) and keeps its data; another session on the same server goes on unaffected."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.conftest import ROOT, free_port, start_server, stop_server
+
+pytestmark = pytest.mark.e2e
+FAULTS = Path(__file__).with_name("faults")  # its sitecustomize makes one data set's risk fail
+
+
+def wait_idle(page: Page) -> None:
+    page.wait_for_timeout(300)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=60_000)
+
+
+def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: Path):
+    port = free_port()
+    proc = start_server(port, env={"PYTHONPATH": f"{FAULTS}:{ROOT}"})
+    url = f"http://127.0.0.1:{port}/"
+    csv = tmp_path / "faulty.csv"
+    csv.write_text("fault_trigger,age,sex\n" + "".join(
+        f"{i % 3},{20 + i % 50},{'FM'[i % 2]}\n" for i in range(200)))
+    try:
+        a, b = (browser.new_context().new_page() for _ in range(2))
+        for page in (a, b):
+            page.goto(url)
+            expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(
+                timeout=30_000)
+        a.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(csv)
+        expect(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv", timeout=30_000)
+        wait_idle(a)
+        a.get_by_role("link", name="Risk").click()
+        expect(a.get_by_text("This page could not be shown: an unexpected RuntimeError "
+                             "(injected fault)")).to_be_visible(timeout=30_000)
+        expect(a.get_by_test_id("stException")).to_have_count(0)  # no traceback
+
+        b.get_by_role("link", name="Risk").click()  # the other session, same page, same time
+        expect(b.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
+        expect(b.get_by_test_id("stMetricValue").first).to_have_text("182")
+        expect(b.get_by_text("could not be shown")).to_have_count(0)
+
+        a.get_by_role("link", name="Data").click()  # the failed session kept its data
+        expect(a.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+        expect(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv")
+        expect(a.get_by_text("could not be shown")).to_have_count(0)
+        assert proc.poll() is None
+    finally:
+        stop_server(proc)
