@@ -3,8 +3,8 @@
 Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``views/``, not ``pages/``:
 Streamlit would also serve a ``pages/`` folder as pages of their own, run without this entry
 point. An error a page did not expect becomes a message for that session only
-(``ui.page.page_failed``). Each page ends with the shared sidebar (``ui.sidebar``); shared state is in
-``ui.state``; all computation is in ``sdc_core``.
+(``ui.page.page_failed``). Each page ends with the shared sidebar (``ui.sidebar``); shared
+state is in ``ui.state``; all computation is in ``sdc_core``.
 """
 
 import streamlit as st

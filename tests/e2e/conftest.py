@@ -32,7 +32,8 @@ def start_server(port: int, env: dict[str, str] | None = None) -> subprocess.Pop
          "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
