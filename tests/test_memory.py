@@ -30,11 +30,9 @@ def survey_csv(n: int, seed: int = 0) -> bytes:
 @pytest.fixture(autouse=True)
 def clean_ledger():
     """The ledger is the server's: each test starts and ends without other sessions."""
-    memory.LEDGER._entries.clear()
-    memory.LEDGER._freed.clear()
+    memory.LEDGER.__init__()
     yield
-    memory.LEDGER._entries.clear()
-    memory.LEDGER._freed.clear()
+    memory.LEDGER.__init__()
 
 
 @pytest.mark.parametrize(("text", "size"), [("8GB", 8 * 10**9), ("512 MB", 512 * 10**6),
@@ -64,15 +62,42 @@ def test_the_ledger_admits_within_the_budget_and_refuses_beyond():
     ledger = memory.Ledger()
     assert ledger.admit("a", 600, limit=1000) is None
     ledger.hold("a", 600, "a.csv", Table(None))
-    assert ledger.admit("b", 400, limit=1000) is None
     refused = ledger.admit("b", 401, limit=1000)
     assert refused.startswith("the server is busy: 1 other session holds 600 bytes of its "
                               "1.0 kB budget")
     assert refused.endswith("try a smaller file or later")
-    assert ledger.admit("a", 1000, limit=1000) is None  # its own data is replaced
-    assert "more than its memory budget" in ledger.admit("a", 1001, limit=1000)
+    assert ledger.admit("b", 400, limit=1000) is None
     ledger.hold("b", 300, "b.csv", Table(None))
     assert ledger.total() == (2, 900)
+    assert ledger.admit("a", 700, limit=1000) is None  # its own data is replaced
+    ledger.cancel("a")
+    assert "more than its memory budget" in memory.Ledger().admit("a", 1001, limit=1000)
+
+
+def test_uploads_admitted_at_the_same_time_reserve_their_room():
+    """Eight sessions ask at once, before any has finished reading: the reservations of those
+    admitted count against the others, so no more are admitted than fit."""
+    ledger = memory.Ledger()
+    answers = [ledger.admit(f"s{i}", 300, limit=1000) for i in range(8)]
+    assert [a is None for a in answers] == [True] * 3 + [False] * 5
+    assert answers[3].startswith("the server is busy: 3 other sessions hold 900 bytes")
+    assert ledger.total() == (3, 900)
+    ledger.hold("s0", 250, "s0.csv", Table(None))  # read: the reservation becomes the entry
+    ledger.cancel("s1")  # the file failed to read: its room is free again
+    assert ledger.total() == (2, 550)
+    assert ledger.admit("s3", 450, limit=1000) is None
+    assert ledger.admit("s4", 1, limit=1000) is not None
+
+
+def test_a_reservation_whose_session_went_away_is_dropped():
+    ledger = memory.Ledger()
+    assert ledger.admit("gone", 600, limit=1000, now=0.0) is None
+    assert ledger.admit("other", 600, limit=1000) is not None
+    ledger.prune(lambda s: s != "gone", idle=3600.0, grace=120.0, now=60.0)
+    assert ledger.total() == (1, 600)  # within the reconnect grace it is kept
+    ledger.prune(lambda s: s != "gone", idle=3600.0, grace=120.0, now=121.0)
+    assert ledger.total() == (0, 0)
+    assert ledger.admit("other", 600, limit=1000) is None
 
 
 def test_ended_and_idle_sessions_are_freed_and_told_once():

@@ -179,15 +179,22 @@ class Ledger:
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._freed: dict[str, str] = {}  # session → why its data was freed
+        self._reserved: dict[str, tuple[int, float]] = {}  # session → (bytes, when) admitted
 
-    def admit(self, session: str, need: int, limit: int) -> str | None:
-        """None when ``need`` more bytes fit in ``limit`` beside the other sessions' data (this
-        session's own entry is replaced by the new data, so it does not count); else the
-        message that refuses it."""
+    def admit(self, session: str, need: int, limit: int, now: float | None = None) -> str | None:
+        """None when ``need`` more bytes fit in ``limit`` beside the other sessions' data and
+        reservations (this session's own entry is replaced by the new data, so it does not
+        count), and ``need`` is then reserved for the session until :meth:`hold` enters its
+        data or :meth:`cancel` drops it, so that uploads read at the same time cannot all be
+        admitted into the same room; else the message that refuses it."""
         with self._lock:
-            others = {s: e for s, e in self._entries.items() if s != session}
-            held = sum(e.held for e in others.values())
+            others = {s: e.held for s, e in self._entries.items() if s != session}
+            for s, (n, _) in self._reserved.items():
+                if s != session:
+                    others[s] = others.get(s, 0) + n
+            held = sum(others.values())
             if held + need <= limit:
+                self._reserved[session] = (need, time.time() if now is None else now)
                 return None
             if not others:
                 return (f"this file would take about {size_text(need)} in the server, more "
@@ -199,10 +206,16 @@ class Ledger:
                     f"{size_text(limit)} budget, and this file would take about "
                     f"{size_text(need)}; try a smaller file or later")
 
+    def cancel(self, session: str) -> None:
+        """Drop the session's reservation (its admitted data was not loaded after all)."""
+        with self._lock:
+            self._reserved.pop(session, None)
+
     def hold(self, session: str, held: int, name: str, table: Freeable,
              now: float | None = None) -> None:
-        """Enter the session's data (replacing what it held before)."""
+        """Enter the session's data (replacing what it held before, and its reservation)."""
         with self._lock:
+            self._reserved.pop(session, None)
             self._entries[session] = Entry(held, name, table,
                                            time.time() if now is None else now)
             self._freed.pop(session, None)
@@ -222,9 +235,11 @@ class Ledger:
             return entry.held if entry else 0
 
     def total(self) -> tuple[int, int]:
-        """(sessions holding data, bytes they hold)."""
+        """(sessions holding or loading data, bytes they hold or have reserved)."""
         with self._lock:
-            return len(self._entries), sum(e.held for e in self._entries.values())
+            sessions = self._entries.keys() | self._reserved.keys()
+            return len(sessions), (sum(e.held for e in self._entries.values())
+                                   + sum(n for n, _ in self._reserved.values()))
 
     def prune(self, is_active: Callable[[str], bool], idle: float, grace: float,
               now: float | None = None) -> list[str]:
@@ -252,6 +267,9 @@ class Ledger:
                                       "server's memory for others")
             for s in gone:
                 self._freed.pop(s, None)
+            for s, (_, at) in list(self._reserved.items()):  # a load that never finished
+                if now - at > idle or (not is_active(s) and now - at > grace):
+                    del self._reserved[s]
             return gone + stale
 
     def freed(self, session: str) -> str | None:

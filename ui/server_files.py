@@ -239,6 +239,7 @@ def open_file(root: Path, name: str, seed: int) -> bool:
             state.install(df, sample_name(path, len(df), total, seed), dataset_id, kinds,
                           suggest_roles(df, kinds), source=source)
         except SdcInputError as err:
+            memory.LEDGER.cancel(state.session_id())
             status.update(label=f"{md(name)} was not opened", state="error", expanded=False)
             st.error(f"The file was not opened: {err}", icon=":material/error:")
             return False

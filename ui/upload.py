@@ -74,6 +74,7 @@ def finish_pending(resumed: bool = True) -> None:
                                 opts.alpha, df)
         except SdcInputError as err:
             st.session_state.pop(_PENDING, None)
+            memory.LEDGER.cancel(state.session_id())
             st.session_state[_ERROR] = str(err)
             status.update(label=f"{md(name)} was not loaded", state="error", expanded=False)
             return
