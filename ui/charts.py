@@ -83,7 +83,7 @@ def print_export(fig: go.Figure, filename: str, key: str, context: str) -> None:
             return
         st.download_button(f"Download {fmt.upper()}", partial(figure_bytes, fig, fmt, width, note),
                            file_name=f"{filename}.{fmt}", mime=MIME[fmt],
-                           icon=":material/download:", key=f"{key}_download")
+                           on_click="ignore", icon=":material/download:", key=f"{key}_download")
         st.caption("Caption in the file: " + md(note))
 
 

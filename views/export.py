@@ -37,6 +37,11 @@ def fingerprint_of(dataset_id: str, _df: pd.DataFrame) -> str:
     return fingerprint(_df)
 
 
+#: Up to this many records the CSV and Parquet files are made with the page (under a second);
+#: larger tables and Excel files are made when their button is clicked.
+EAGER_ROWS = 200_000
+
+
 @st.cache_data(max_entries=12, show_spinner="Preparing the file…")
 def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: str,
                neutralize: bool, _df: pd.DataFrame) -> bytes:
@@ -77,10 +82,14 @@ c1, c2, c3 = st.columns(3)
 for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
                        (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
                                      "spreadsheetml.sheet")):
-    raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)  # on click only
+    raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)
+    if ext != ".xlsx" and len(df) <= EAGER_ROWS:
+        # made now, not on click: Streamlit keeps a file made on click only until any two
+        # runs of any sessions end, so on a busy server the browser could miss it (404)
+        raw = raw()
     too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
     col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
-                        mime=mime, icon=":material/download:", width="stretch",
+                        mime=mime, on_click="ignore", icon=":material/download:", width="stretch",
                         key=f"dl_data{ext}", disabled=too_long,
                         help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
                         else None)
@@ -94,7 +103,7 @@ recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {
 recipe_text = recipe.to_json()
 st.download_button("Download the recipe (JSON)", recipe_text.encode(),
                    file_name=f"{stem}_recipe.json", mime="application/json",
-                   icon=":material/receipt_long:", key="dl_recipe")
+                   on_click="ignore", icon=":material/receipt_long:", key="dl_recipe")
 if source is None:
     st.caption("Load it again on the Protect page, or apply it to the full file with "
                "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries the "
@@ -127,7 +136,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     st.download_button("Download the trade-off table (CSV)",
                        table_bytes(sweep["result"].table, ".csv"),
                        file_name=f"{stem}_tradeoffs.csv", mime="text/csv",
-                       icon=":material/table:", key="dl_sweep")
+                       on_click="ignore", icon=":material/table:", key="dl_sweep")
 else:
     st.caption("Run a sweep on the Trade-offs page to export its table.")
 
@@ -171,7 +180,7 @@ if roles.qi:
                      + step_notes(wb.applied.reports))
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
-                       icon=":material/description:", key="dl_report")
+                       on_click="ignore", icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                "recipe, risk before and after (the released keys' measures and the linkage "
                "attack), information loss and the figures.")

@@ -97,6 +97,6 @@ if published_rows:
     st.download_button("Download the published table (CSV)",
                        table_bytes(pd.DataFrame(published_rows), ".csv"),
                        file_name="response_tables.csv", mime="text/csv",
-                       icon=":material/download:")
+                       on_click="ignore", icon=":material/download:")
 
 render_sidebar()

@@ -189,7 +189,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     b.download_button("Download its recipe (JSON)",
                       json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),
                       f"{ds.name}_best_recipe.json", "application/json",
-                      icon=":material/download:", key="t_best_recipe")
+                      on_click="ignore", icon=":material/download:", key="t_best_recipe")
 
 
 sweep = st.session_state.get("sweep")
