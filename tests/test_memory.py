@@ -127,6 +127,9 @@ def test_an_upload_estimate_is_close_to_what_it_takes():
     held = memory.held_bytes(read_table(raw, "s.csv"))
     estimate = memory.estimate_upload(raw, "s.csv", read_table)
     assert 0.8 * held <= estimate <= 1.2 * held
+    # admitted while it is read: also its bytes and the parser's, a multiple of its size
+    assert memory.upload_need(raw, "s.csv", read_table) == \
+        estimate + int(memory.LOADING * len(raw))
     small = survey_csv(500)
     assert memory.estimate_upload(small, "s.csv", read_table) == \
         memory.held_bytes(read_table(small, "s.csv"))

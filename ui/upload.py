@@ -28,7 +28,7 @@ def start(raw: bytes, name: str) -> None:
     server's memory budget admits it (:mod:`ui.memory`); else say why it was refused."""
     st.session_state.pop(_ERROR, None)
     try:
-        need = memory.estimate_upload(raw, name, read_table)
+        need = memory.upload_need(raw, name, read_table)
     except SdcInputError as err:
         st.session_state[_ERROR] = str(err)
         return
