@@ -1,0 +1,319 @@
+"""Load on one dashboard server: N concurrent sessions through a workshop's journey, and an
+admission run of several large uploads at once.
+
+**Journey** (each session, against one real ``streamlit run app.py``): open the dashboard →
+upload its own small CSV (``--rows`` records of a survey table, a seed of its own) → tag the
+quasi-identifiers → Risk page → Protect page → five moves of the "Band width of age" slider →
+Trade-offs page and a sweep of its default grid → Export page and the protected CSV downloaded.
+
+**Client**: :mod:`bench.st_client` speaks Streamlit's websocket protocol, with no browser, so
+the client's own CPU stays out of the figures: every latency is the time from sending the
+message to the server's ``script_finished``, and the client's CPU time is printed beside the
+server's (it is a small fraction). Sessions start spread over ``--ramp`` seconds and wait
+``--think`` seconds (0.5–1.5 × at random, seeded) before each step, as a class following a
+teacher does; ``--think 0 --ramp 0`` is the worst case, every session at once without pause.
+
+**Baseline in the same run**: one session alone through the same journey first; each step's
+median under load is given as a ratio to it.
+
+**Server figures**: CPU seconds (user + system, ``/proc/<pid>/stat``) over the load phase and
+the peak resident memory of the process (``VmHWM``), with its memory when idle.
+
+**Admission** (``--uploads 8 --upload-mb 150``): on a fresh server, that many sessions upload
+distinct CSVs of about that size at the same moment; the run prints which were admitted and
+which refused (with the refusal), whether the server stayed up, its peak memory, the memory
+the ledger holds, and whether each admitted session then works (a slider move on Protect).
+
+Run: ``python -m bench.bench_load [--sessions 30] [--think 2] [--ramp 30]``
+     ``python -m bench.bench_load --uploads 8 --upload-mb 150``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import survey_table
+from bench.st_client import StSession
+
+ROOT = Path(__file__).resolve().parents[1]
+TICK = os.sysconf("SC_CLK_TCK")
+QI = ["age", "sex", "region"]
+STEPS = ["open", "upload", "tag", "risk", "protect", "slider", "sweep", "export"]
+
+
+# -- the server ------------------------------------------------------------------------------
+
+def start_server(port: int, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``streamlit run app.py`` on 127.0.0.1:``port``, its output to ``log`` (a pipe nobody
+    reads would fill and stall it), once it answers its health check."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+         "--server.headless", "true", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                        timeout=1) as r:
+                if r.read() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the server did not start:\n" + log.read_text()[-2000:])
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def alive(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as r:
+            return r.read() == b"ok"
+    except OSError:
+        return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (``/proc/<pid>/stat`` fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def memory_kb(pid: int, field: str) -> int:
+    """``VmRSS`` (resident now) or ``VmHWM`` (peak resident) of a process, in kB."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
+# -- the journey -----------------------------------------------------------------------------
+
+def csv_bytes(rows: int, seed: int) -> bytes:
+    buf = io.StringIO()
+    survey_table(rows, seed).to_csv(buf, index=False)
+    return buf.getvalue().encode()
+
+
+async def journey(url: str, i: int, rows: int, think: float, start_at: float,
+                  times: dict[str, list[float]], failures: list[str]) -> None:
+    """Session ``i`` through the journey; each step's seconds appended to ``times``."""
+    rng = random.Random(i)
+    data = csv_bytes(rows, seed=i)
+
+    async def pause() -> None:
+        if think:
+            await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+
+    await asyncio.sleep(start_at)
+    s = StSession(timeout=600)
+    try:
+        t = time.perf_counter()
+        await s.connect(url)
+        times["open"].append(time.perf_counter() - t)
+        await pause()
+        times["upload"].append(await s.upload("Upload a table", f"survey_{i}.csv", data))
+        if f"survey_{i}.csv" not in s.text():
+            raise RuntimeError(f"the upload did not load: {s.errors()}")
+        await pause()
+        times["tag"].append(await s.set_value("Quasi-identifiers", QI))
+        await pause()
+        times["risk"].append(await s.switch_page("Risk"))
+        await pause()
+        times["protect"].append(await s.switch_page("Protect"))
+        for width in rng.sample(range(2, 30), 5):
+            await pause()
+            times["slider"].append(await s.set_value("Band width of age", width))
+        await pause()
+        await s.switch_page("Trade-offs")
+        times["sweep"].append(await s.click("Run the sweep"))
+        await pause()
+        await s.switch_page("Export")
+        t = time.perf_counter()
+        protected = await s.download("Download CSV")
+        times["export"].append(time.perf_counter() - t)
+        lines = protected.count(b"\n")
+        if lines != rows + 1:
+            raise RuntimeError(f"the export has {lines} lines, not {rows + 1}")
+        if s.errors():
+            raise RuntimeError(f"errors on the page: {s.errors()}")
+    except Exception as err:  # noqa: BLE001 — a failed session is counted, not fatal
+        failures.append(f"session {i}: {type(err).__name__}: {err}")
+    finally:
+        await s.close()
+
+
+async def run_sessions(url: str, n: int, rows: int, think: float, ramp: float
+                       ) -> tuple[dict[str, list[float]], list[str]]:
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max(8, 2 * n)))
+    times: dict[str, list[float]] = defaultdict(list)
+    failures: list[str] = []
+    starts = np.linspace(0, ramp, n) if n > 1 else [0.0]
+    await asyncio.gather(*(journey(url, i, rows, think, float(at), times, failures)
+                           for i, at in enumerate(starts)))
+    return times, failures
+
+
+def load(args: argparse.Namespace) -> None:
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "server.log"
+        proc = start_server(port, log)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            idle_kb = memory_kb(proc.pid, "VmRSS")
+            alone, failed = asyncio.run(run_sessions(url, 1, args.rows, 0.0, 0.0))
+            if failed:
+                raise SystemExit(f"the lone session failed: {failed[0]}")
+            cpu0, client0, wall0 = cpu_seconds(proc.pid), time.process_time(), time.time()
+            times, failures = asyncio.run(
+                run_sessions(url, args.sessions, args.rows, args.think, args.ramp))
+            wall = time.time() - wall0
+            server_cpu = cpu_seconds(proc.pid) - cpu0
+            client_cpu = time.process_time() - client0
+            peak_kb = memory_kb(proc.pid, "VmHWM")
+            up = alive(port)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(f"{args.sessions} sessions, {args.rows:,} records each, think {args.think:g} s "
+          f"(0.5–1.5×), start spread over {args.ramp:g} s; baseline: one session alone")
+    print(f"{'step':<9}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
+          f"{'alone ms':>10}{'ratio':>7}")
+    for step in STEPS:
+        x = np.array(times.get(step, []))
+        base = float(np.median(alone[step]))
+        if not len(x):
+            print(f"{step:<9}{0:>5}")
+            continue
+        print(f"{step:<9}{len(x):>5}{np.median(x) * 1000:>11.0f}"
+              f"{np.percentile(x, 95) * 1000:>9.0f}{x.max() * 1000:>9.0f}{base * 1000:>10.0f}"
+              f"{np.median(x) / base:>7.1f}")
+    slider = np.array(times.get("slider", [np.inf]))
+    p95 = float(np.percentile(slider, 95))
+    print(f"slider p95 {p95 * 1000:.0f} ms: target <= 1000 ms "
+          f"{'met' if p95 <= 1.0 else 'MISSED'}")
+    print(f"completed {args.sessions - len(failures)}/{args.sessions} sessions in {wall:.1f} s; "
+          f"server alive after: {up}")
+    for f in failures[:5]:
+        print("  failed:", f)
+    print(f"server CPU {server_cpu:.1f} s over {wall:.1f} s ({server_cpu / wall:.2f} cores); "
+          f"client CPU {client_cpu:.1f} s ({client_cpu / max(server_cpu, 1e-9):.0%} of the "
+          "server's)")
+    print(f"server memory: idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB: "
+          f"target <= 2048 MB {'met' if peak_kb <= 2048 * 1024 else 'MISSED'}")
+
+
+# -- admission ---------------------------------------------------------------------------------
+
+def big_csv(megabytes: float) -> bytes:
+    """A survey CSV of about ``megabytes`` MB (its rows repeat a generated block)."""
+    block = csv_bytes(200_000, seed=0)
+    header, body = block.split(b"\n", 1)
+    copies = max(1, round(megabytes * 1e6 / len(body)))
+    return header + b"\n" + body * copies
+
+
+async def admission_session(url: str, i: int, data: bytes, out: dict[int, dict]) -> None:
+    s = StSession(timeout=1800)
+    name = f"big_{i}.csv"
+    row: dict = {"name": name}
+    try:
+        await s.connect(url)
+        row["upload_s"] = await s.upload("Upload a table", name, data)
+        errors = s.errors()
+        row["admitted"] = name in s.text() and not errors
+        row["message"] = errors[0] if errors else ""
+        if row["admitted"]:
+            await s.switch_page("Protect")
+            row["slider_s"] = await s.set_value("Band width of age", 7)
+            row["works"] = not s.errors()
+    except Exception as err:  # noqa: BLE001
+        row["message"] = f"{type(err).__name__}: {err}"
+        row["admitted"] = False
+    finally:
+        out[i] = row
+        await s.close()
+
+
+async def admission_run(url: str, n: int, files: list[bytes]) -> dict[int, dict]:
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(2 * n + 4))
+    out: dict[int, dict] = {}
+    await asyncio.gather(*(admission_session(url, i, files[i], out) for i in range(n)))
+    return out
+
+
+def admission(args: argparse.Namespace) -> None:
+    body = big_csv(args.upload_mb)
+    header, rest = body.split(b"\n", 1)
+    # distinct files: the same records under a header of each session's own (its own hash)
+    files = [header.replace(b"weight", f"weight_{i}".encode()) + b"\n" + rest
+             for i in range(args.uploads)]
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "server.log"
+        proc = start_server(port, log)
+        try:
+            idle_kb = memory_kb(proc.pid, "VmRSS")
+            t = time.time()
+            rows = asyncio.run(admission_run(f"http://127.0.0.1:{port}", args.uploads, files))
+            wall = time.time() - t
+            up = alive(port) and proc.poll() is None
+            peak_kb = memory_kb(proc.pid, "VmHWM") if up else 0
+            now_kb = memory_kb(proc.pid, "VmRSS") if up else 0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    records = body.count(b"\n") - 1
+    print(f"{args.uploads} sessions upload {len(files[0]) / 1e6:.0f} MB CSVs at once "
+          f"({records:,} records × 5 columns each)")
+    for i in sorted(rows):
+        r = rows[i]
+        state = ("admitted" + (f", slider move {r['slider_s'] * 1000:.0f} ms, works: "
+                               f"{r.get('works')}" if "slider_s" in r else "")
+                 if r["admitted"] else f"refused: {r['message']}")
+        print(f"  {r['name']}: upload {r.get('upload_s', float('nan')):.1f} s; {state}")
+    admitted = sum(r["admitted"] for r in rows.values())
+    print(f"admitted {admitted}, refused {len(rows) - admitted}, in {wall:.0f} s; "
+          f"server alive: {up}")
+    print(f"server memory: idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB, "
+          f"after {now_kb / 1024:.0f} MB ({now_kb / 1024 / max(admitted, 1):.0f} MB a session "
+          "admitted)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sessions", type=int, default=30)
+    p.add_argument("--rows", type=int, default=2000, help="records in each session's upload")
+    p.add_argument("--think", type=float, default=2.0, help="mean seconds before each step")
+    p.add_argument("--ramp", type=float, default=30.0, help="seconds over which sessions start")
+    p.add_argument("--uploads", type=int, default=0, help="run the admission test instead")
+    p.add_argument("--upload-mb", type=float, default=150.0)
+    args = p.parse_args()
+    admission(args) if args.uploads else load(args)
+
+
+if __name__ == "__main__":
+    main()

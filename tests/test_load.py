@@ -1,0 +1,79 @@
+"""Small versions of the load benchmark (bench/bench_load.py) against a real server: a few
+sessions through the whole journey at once, and uploads read at the same time under a memory
+budget that admits only some of them."""
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.bench_load import (
+    STEPS,
+    admission_run,
+    alive,
+    free_port,
+    run_sessions,
+    start_server,
+)
+from sdc_core.io import EXAMPLE_PATH, read_table
+from ui import memory
+
+
+@pytest.fixture
+def server(tmp_path: Path, request):
+    """A server on a free port, with the environment the test's ``env`` mark gives."""
+    mark = request.node.get_closest_marker("env")
+    port = free_port()
+    proc = start_server(port, tmp_path / "server.log", mark.args[0] if mark else None)
+    yield port
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_three_sessions_through_the_journey_at_once(server: int):
+    times, failures = asyncio.run(run_sessions(f"http://127.0.0.1:{server}", 3, rows=300,
+                                               think=0.0, ramp=0.0))
+    # each journey checks that the session sees its own upload and exports its own rows
+    assert failures == []
+    assert {step: len(times[step]) for step in STEPS} == {
+        **{step: 3 for step in STEPS}, "slider": 15}
+    assert alive(server)
+
+
+def example_held() -> int:
+    return memory.held_bytes(read_table(EXAMPLE_PATH))
+
+
+def small_numbers_csv(n: int) -> bytes:
+    """Two-digit ages and one-digit codes: a table much larger in memory (8 bytes a value)
+    than on disk (2–3 bytes)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.integers(10, 100, n),
+                       **{f"code_{c}": rng.integers(0, 10, n) for c in "abcdefg"}})
+    return df.to_csv(index=False).encode()
+
+
+UPLOAD = small_numbers_csv(100_000)
+HELD = memory.held_bytes(read_table(UPLOAD, "big.csv"))  # once read
+NEED = memory.upload_need(UPLOAD, "big.csv", read_table)  # admitted while it is read
+# Two uploads read at once fit (2 × NEED), a third never does, even after the other two are
+# read (2 × HELD + NEED): the outcome does not depend on how the uploads interleave.
+BUDGET = (2 * NEED + 2 * HELD + NEED) // 2 + 3 * example_held()
+
+
+@pytest.mark.env({"SDC_MEMORY_BUDGET": str(BUDGET)})
+def test_uploads_at_once_are_admitted_only_as_far_as_the_budget_goes(server: int):
+    """Three sessions (each holding the example) upload at the same moment: two are admitted
+    and work, one is refused with the reason."""
+    assert 1.1 * 2 * NEED < 2 * HELD + NEED  # the budget has room on both sides
+    files = [UPLOAD.replace(b"code_g", f"code_{i}".encode(), 1) for i in range(3)]  # 3 hashes
+    rows = asyncio.run(admission_run(f"http://127.0.0.1:{server}", 3, files))
+    admitted = [r for r in rows.values() if r["admitted"]]
+    refused = [r for r in rows.values() if not r["admitted"]]
+    assert len(admitted) == 2 and len(refused) == 1, rows
+    assert all(r["works"] for r in admitted)
+    assert "the server is busy: 2 other sessions hold" in refused[0]["message"]
+    assert "try a smaller file or later" in refused[0]["message"]
+    assert alive(server)
