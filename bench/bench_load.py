@@ -13,8 +13,9 @@ server's (it is a small fraction). Sessions start spread over ``--ramp`` seconds
 ``--think`` seconds (0.5–1.5 × at random, seeded) before each step, as a class following a
 teacher does; ``--think 0 --ramp 0`` is the worst case, every session at once without pause.
 
-**Baseline in the same run**: one session alone through the same journey first; each step's
-median under load is given as a ratio to it.
+**Baseline in the same run**: one session alone through the same journey first (after a
+warm-up journey that loads the modules); each step's median under load is given as a ratio
+to it.
 
 **Server figures**: CPU seconds (user + system, ``/proc/<pid>/stat``) over the load phase and
 the peak resident memory of the process (``VmHWM``), with its memory when idle.
@@ -184,6 +185,7 @@ def load(args: argparse.Namespace) -> None:
         url = f"http://127.0.0.1:{port}"
         try:
             idle_kb = memory_kb(proc.pid, "VmRSS")
+            asyncio.run(run_sessions(url, 1, args.rows, 0.0, 0.0))  # warm: imports, caches
             alone, failed = asyncio.run(run_sessions(url, 1, args.rows, 0.0, 0.0))
             if failed:
                 raise SystemExit(f"the lone session failed: {failed[0]}")

@@ -138,6 +138,7 @@ class StSession:
         self._forms: dict[str, dict[str, WidgetState]] = {}
         self._compile_error = ""
         self._finished: asyncio.Future[None] | None = None
+        self._closing = False
         self._replies: dict[str, asyncio.Future[Any]] = {}
         self._cache: dict[str, _Cached] = {}  # by the message's hash
         self._cache_runs = 0
@@ -165,6 +166,7 @@ class StSession:
 
     async def close(self) -> None:
         """Close the websocket (the server ends the session) and the HTTP connections."""
+        self._closing = True
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
@@ -359,7 +361,10 @@ class StSession:
             error = err
         for waiting in [self._finished, *self._replies.values()]:
             if waiting is not None and not waiting.done():
-                waiting.set_exception(error)
+                if self._closing:  # closed by us: nothing waits for these any more
+                    waiting.cancel()
+                else:
+                    waiting.set_exception(error)
 
     def _resolve(self, data: bytes) -> ForwardMsg:
         """The message, cached when cacheable, or the cached one a ``ref_hash`` points to."""
