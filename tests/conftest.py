@@ -1,6 +1,10 @@
 """Shared fixtures: the reference data sets (copies in tests/data and the built-in example)."""
 
+import asyncio
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -10,6 +14,13 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(coro)`` in a thread of its own: when the browser tests run first,
+    Playwright's sync API keeps an event loop running in the test thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 sessions through the whole journey at once, and uploads read at the same time under a memory
 budget that admits only some of them."""
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from bench.bench_load import (
     start_server,
 )
 from sdc_core.io import EXAMPLE_PATH, read_table
+from tests.conftest import run_async
 from ui import memory
 
 
@@ -33,7 +33,7 @@ def server(tmp_path: Path, request):
 
 
 def test_three_sessions_through_the_journey_at_once(server: int):
-    times, failures = asyncio.run(run_sessions(f"http://127.0.0.1:{server}", 3, rows=300,
+    times, failures = run_async(run_sessions(f"http://127.0.0.1:{server}", 3, rows=300,
                                                think=0.0, ramp=0.0))
     # each journey checks that the session sees its own upload and exports its own rows
     assert failures == []
@@ -69,7 +69,7 @@ def test_uploads_at_once_are_admitted_only_as_far_as_the_budget_goes(server: int
     and work, one is refused with the reason."""
     assert 1.1 * 2 * NEED < 2 * HELD + NEED  # the budget has room on both sides
     files = [UPLOAD.replace(b"code_g", f"code_{i}".encode(), 1) for i in range(3)]  # 3 hashes
-    rows = asyncio.run(admission_run(f"http://127.0.0.1:{server}", 3, files))
+    rows = run_async(admission_run(f"http://127.0.0.1:{server}", 3, files))
     admitted = [r for r in rows.values() if r["admitted"]]
     refused = [r for r in rows.values() if not r["admitted"]]
     assert len(admitted) == 2 and len(refused) == 1, rows

@@ -1,7 +1,6 @@
 """The headless protocol client of the load benchmark (bench/st_client.py) against a real
 ``streamlit run app.py``: it reads the pages, moves a slider, downloads and uploads."""
 
-import asyncio
 import csv
 import io
 import json
@@ -9,6 +8,7 @@ import json
 import pytest
 
 from bench.st_client import StSession
+from tests.conftest import run_async
 from tests.e2e.conftest import free_port, start_server, stop_server
 
 
@@ -69,4 +69,4 @@ async def drive(url: str) -> None:
 
 
 def test_client_reads_moves_downloads_and_uploads(server_url):
-    asyncio.run(drive(server_url))
+    run_async(drive(server_url))
