@@ -34,13 +34,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,66 +44,11 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import survey_table
+from bench.server import alive, cpu_seconds, free_port, memory_kb, start_server, stop_server
 from bench.st_client import StSession
 
-ROOT = Path(__file__).resolve().parents[1]
-TICK = os.sysconf("SC_CLK_TCK")
 QI = ["age", "sex", "region"]
 STEPS = ["open", "upload", "tag", "risk", "protect", "slider", "sweep", "export"]
-
-
-# -- the server ------------------------------------------------------------------------------
-
-def start_server(port: int, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """``streamlit run app.py`` on 127.0.0.1:``port``, its output to ``log`` (a pipe nobody
-    reads would fill and stall it), once it answers its health check."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})})
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                        timeout=1) as r:
-                if r.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the server did not start:\n" + log.read_text()[-2000:])
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def alive(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as r:
-            return r.read() == b"ok"
-    except OSError:
-        return False
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (``/proc/<pid>/stat`` fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def memory_kb(pid: int, field: str) -> int:
-    """``VmRSS`` (resident now) or ``VmHWM`` (peak resident) of a process, in kB."""
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 # -- the journey -----------------------------------------------------------------------------
@@ -181,7 +122,7 @@ def load(args: argparse.Namespace) -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc = start_server(port, log)
+        proc = start_server(port, log=log)
         url = f"http://127.0.0.1:{port}"
         try:
             idle_kb = memory_kb(proc.pid, "VmRSS")
@@ -198,8 +139,7 @@ def load(args: argparse.Namespace) -> None:
             peak_kb = memory_kb(proc.pid, "VmHWM")
             up = alive(port)
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop_server(proc)
     print(f"{args.sessions} sessions, {args.rows:,} records each, think {args.think:g} s "
           f"(0.5–1.5×), start spread over {args.ramp:g} s; baseline: one session alone")
     print(f"{'step':<9}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
@@ -276,7 +216,7 @@ def admission(args: argparse.Namespace) -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc = start_server(port, log)
+        proc = start_server(port, log=log)
         try:
             idle_kb = memory_kb(proc.pid, "VmRSS")
             t = time.time()
@@ -286,8 +226,7 @@ def admission(args: argparse.Namespace) -> None:
             peak_kb = memory_kb(proc.pid, "VmHWM") if up else 0
             now_kb = memory_kb(proc.pid, "VmRSS") if up else 0
         finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+            stop_server(proc)
     records = body.count(b"\n") - 1
     print(f"{args.uploads} sessions upload {len(files[0]) / 1e6:.0f} MB CSVs at once "
           f"({records:,} records × 5 columns each)")

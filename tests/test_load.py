@@ -8,14 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.bench_load import (
-    STEPS,
-    admission_run,
-    alive,
-    free_port,
-    run_sessions,
-    start_server,
-)
+from bench.bench_load import STEPS, admission_run, run_sessions
+from bench.server import alive, free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
 from tests.conftest import run_async
 from ui import memory
@@ -26,10 +20,9 @@ def server(tmp_path: Path, request):
     """A server on a free port, with the environment the test's ``env`` mark gives."""
     mark = request.node.get_closest_marker("env")
     port = free_port()
-    proc = start_server(port, tmp_path / "server.log", mark.args[0] if mark else None)
+    proc = start_server(port, mark.args[0] if mark else None, log=tmp_path / "server.log")
     yield port
-    proc.terminate()
-    proc.wait(timeout=30)
+    stop_server(proc)
 
 
 def test_three_sessions_through_the_journey_at_once(server: int):

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from bench.server import free_port, start_server, stop_server
 from bench.st_client import StSession
 from tests.conftest import run_async
-from tests.e2e.conftest import free_port, start_server, stop_server
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,12 @@
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
+
+from bench.server import free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -18,38 +16,26 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
         "--no-first-run", "--disable-quic"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def wait_idle(page: Page) -> None:
+    """Until the app's script run is over (after a moment for widgets that debounce)."""
+    page.wait_for_timeout(300)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=60_000)
 
 
-def start_server(port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """``streamlit run app.py`` on 127.0.0.1:``port`` (with ``env`` added to the environment),
-    once it answers its health check."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                if r.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    pytest.fail("streamlit did not become healthy:\n" + proc.stdout.read().decode())
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait(timeout=10)
+def pick_options(page: Page, label: str, names: list[str], clear: bool = False) -> None:
+    """Pick ``names`` one by one in the multiselect ``label`` (after clearing it)."""
+    box = page.get_by_test_id("stMultiSelect").filter(has_text=label)
+    if clear:
+        box.get_by_role("button", name="Clear all").click()
+        wait_idle(page)
+    for name in names:
+        field = box.locator("input")
+        field.click()
+        field.fill(name)
+        page.get_by_role("option", name=name, exact=True).click()
+        page.keyboard.press("Escape")
+        wait_idle(page)
 
 
 @pytest.fixture(scope="session")

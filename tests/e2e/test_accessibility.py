@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
@@ -36,10 +38,6 @@ def axe_script() -> Path:
     return AXE
 
 
-def wait_idle(page: Page) -> None:
-    page.wait_for_timeout(300)  # some widgets debounce before the rerun starts
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=60_000)
 
 
 def axe_violations(page: Page, axe_script: Path) -> list[dict]:

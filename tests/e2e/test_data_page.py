@@ -5,13 +5,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
-def wait_idle(page: Page) -> None:
-    page.wait_for_timeout(250)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=30_000)
 
 
 def test_example_loads_and_upload_replaces_it(page: Page, app_url: str, shots: Path,

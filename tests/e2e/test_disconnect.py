@@ -1,23 +1,14 @@
 """A browser that goes away in the middle of a sweep does not leave the sweep running: the
 server's CPU, busy while the sweep runs, falls back to idle once the tab is closed."""
 
-import os
 import time
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import free_port, start_server, stop_server
+from bench.server import cpu_seconds, free_port, start_server, stop_server
 
 pytestmark = pytest.mark.e2e
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc/<pid>/stat (fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def cpu_over(pid: int, seconds: float) -> float:

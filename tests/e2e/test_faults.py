@@ -4,18 +4,15 @@ traceback) and keeps its data; another session on the same server goes on unaffe
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import ROOT, free_port, start_server, stop_server
+from bench.server import ROOT, free_port, start_server, stop_server
+from tests.e2e.conftest import wait_idle
 
 pytestmark = pytest.mark.e2e
 FAULTS = Path(__file__).with_name("faults")  # its sitecustomize makes one data set's risk fail
 
 
-def wait_idle(page: Page) -> None:
-    page.wait_for_timeout(300)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=60_000)
 
 
 def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: Path):

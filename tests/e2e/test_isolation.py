@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from sdc_core.io import read_table
 from sdc_core.recipe import fingerprint
+from tests.e2e.conftest import pick_options, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -31,12 +32,6 @@ pytestmark = pytest.mark.e2e
 PAGES = {"Data": "Data", "Risk": "Disclosure risk", "Protect": "Protect",
          "Trade-offs": "Trade-offs", "Randomized response lab": "Randomized response lab",
          "Response tables": "Response tables", "Export": "Export"}
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-
-
-def wait_idle(page: Page) -> None:
-    page.wait_for_timeout(300)
-    page.locator(IDLE).wait_for(state="attached", timeout=60_000)
 
 
 @dataclass
@@ -106,21 +101,6 @@ def go_all(sessions: list[Session], title: str) -> None:
 
 def multiselect(page: Page, label: str):
     return page.get_by_test_id("stMultiSelect").filter(has_text=label)
-
-
-def add_options(page: Page, label: str, names: list[str], clear: bool = False) -> None:
-    """Pick ``names`` in the Data page's multiselect ``label`` (after clearing it)."""
-    box = multiselect(page, label)
-    if clear:
-        box.get_by_role("button", name="Clear all").click()
-        wait_idle(page)
-    for name in names:
-        field_ = box.locator("input")
-        field_.click()
-        field_.fill(name)
-        page.get_by_role("option", name=name, exact=True).click()
-        page.keyboard.press("Escape")
-        wait_idle(page)
 
 
 def sidebar_lines(page: Page) -> list[str]:
@@ -224,9 +204,9 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                 str(len(s.df)))
         # interleaved: A tags its secret column as a key, B does the same while A's page
         # reruns, the observer looks on
-        add_options(a.page, "Quasi-identifiers", ["alpha_only_col"])
+        pick_options(a.page, "Quasi-identifiers", ["alpha_only_col"])
         a.qi = ["age", "sex", "alpha_only_col"]
-        add_options(b.page, "Quasi-identifiers", ["beta_only_col"])
+        pick_options(b.page, "Quasi-identifiers", ["beta_only_col"])
         b.qi = ["region", "gender", "beta_only_col"]
         for s in sessions:
             s.page.get_by_role("tab", name="Preview").click()
@@ -383,9 +363,9 @@ def test_same_content_with_different_roles_keeps_each_sessions_roles(
                 "Quasi-identifiers: age, sex, region")
         # C opens Risk while D retags (its page reruns at the same time), then E retags
         c.page.get_by_role("link", name="Risk", exact=True).click()
-        add_options(d.page, "Quasi-identifiers", d.qi, clear=True)
-        add_options(d.page, "Not released", d.ignore)
-        add_options(e.page, "Quasi-identifiers", e.qi, clear=True)
+        pick_options(d.page, "Quasi-identifiers", d.qi, clear=True)
+        pick_options(d.page, "Not released", d.ignore)
+        pick_options(e.page, "Quasi-identifiers", e.qi, clear=True)
 
         def check(s: Session, title: str) -> None:
             others = [x for x in sessions if x is not s]

@@ -7,16 +7,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import pick_options, wait_idle
+
 pytestmark = pytest.mark.e2e
 
 PAGES = ["Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
          "Export", "Data"]
 
 
-def wait_idle(page: Page) -> None:
-    page.wait_for_timeout(300)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=60_000)
 
 
 def shot(page: Page, folder: Path, name: str) -> None:
@@ -33,16 +31,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     wait_idle(page)
 
     # tag the quasi-identifiers: clear them, then pick age, gender, race one by one
-    qi = page.get_by_test_id("stMultiSelect").filter(has_text="Quasi-identifiers")
-    qi.get_by_role("button", name="Clear all").click()
-    wait_idle(page)
-    for name in ("age", "gender", "race"):
-        box = qi.locator("input")
-        box.click()
-        box.fill(name)
-        page.get_by_role("option", name=name, exact=True).click()
-        page.keyboard.press("Escape")
-        wait_idle(page)
+    pick_options(page, "Quasi-identifiers", ["age", "gender", "race"], clear=True)
     sidebar = page.get_by_test_id("stSidebar")
     expect(sidebar).to_contain_text("Quasi-identifiers: age, gender, race")
 

@@ -4,7 +4,7 @@ gone) instead of going blank or silently showing other data."""
 
 from playwright.sync_api import Page, TimeoutError, expect
 
-from tests.e2e.conftest import free_port, start_server, stop_server
+from bench.server import free_port, start_server, stop_server
 
 RUN = "() => new URLSearchParams(location.search).get('run')"
 
