@@ -3,9 +3,10 @@
 Every session that holds a table is entered in one process-wide ledger with what its data takes
 (the table's own bytes times :data:`FOOTPRINT`, for the protected copies and results that the
 pages compute from it). Before an upload is parsed, what it will take is estimated from its size
-and a parsed sample of its first rows; when the sessions already entered plus the estimate would
-exceed the budget, the upload is refused with a message that says why. Nothing is ever evicted to
-make room.
+and a parsed sample of its first rows, plus :data:`LOADING` times its size for the time it is
+read; when the sessions already entered (and the uploads already admitted but still being read)
+plus the estimate would exceed the budget, the upload is refused with a message that says why.
+What is admitted is reserved until the table is entered. Nothing is ever evicted to make room.
 
 A session's entry (and the table with it) is freed when its browser session has ended or it has
 been idle longer than the idle timeout; the session then finds its data gone and is told so.
