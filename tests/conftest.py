@@ -9,11 +9,21 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from bench.server import free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """The address of a real ``streamlit run app.py``, shared by the tests that need one."""
+    port = free_port()
+    proc = start_server(port)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)
 
 
 def run_async(coro: Coroutine[Any, Any, Any]) -> Any:

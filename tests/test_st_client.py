@@ -5,19 +5,8 @@ import csv
 import io
 import json
 
-import pytest
-
-from bench.server import free_port, start_server, stop_server
 from bench.st_client import StSession
 from tests.conftest import run_async
-
-
-@pytest.fixture(scope="module")
-def server_url():
-    port = free_port()
-    proc = start_server(port)
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
 
 
 def metric(session: StSession, label: str) -> str:
@@ -68,5 +57,5 @@ async def drive(url: str) -> None:
         await s.close()
 
 
-def test_client_reads_moves_downloads_and_uploads(server_url):
-    run_async(drive(server_url))
+def test_client_reads_moves_downloads_and_uploads(app_url):
+    run_async(drive(app_url))

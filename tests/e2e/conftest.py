@@ -1,4 +1,4 @@
-"""A real `streamlit run` on a free 127.0.0.1 port, driven by Debian's headless Chromium."""
+"""Browser tests: Debian's headless Chromium against a real server (``app_url``, tests/conftest.py)."""
 
 import os
 import shutil
@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
-
-from bench.server import free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -36,14 +34,6 @@ def pick_options(page: Page, label: str, names: list[str], clear: bool = False) 
         page.get_by_role("option", name=name, exact=True).click()
         page.keyboard.press("Escape")
         wait_idle(page)
-
-
-@pytest.fixture(scope="session")
-def app_url():
-    port = free_port()
-    proc = start_server(port)
-    yield f"http://127.0.0.1:{port}"
-    stop_server(proc)
 
 
 @pytest.fixture(scope="session")
