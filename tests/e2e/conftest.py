@@ -1,4 +1,4 @@
-"""Browser tests: Debian's headless Chromium against a real server (``app_url``, tests/conftest.py)."""
+"""Browser tests: headless Chromium against a real server (``app_url``, tests/conftest.py)."""
 
 import os
 import shutil
