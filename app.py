@@ -2,7 +2,8 @@
 
 Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``views/``, not ``pages/``:
 Streamlit would also serve a ``pages/`` folder as pages of their own, run without this entry
-point. An error a page did not expect becomes a message for that session only
+point. An address's query parameters may open a prepared state (``ui.links``). An error a page
+did not expect becomes a message for that session only
 (``ui.page.page_failed``). Each page ends with the shared sidebar (``ui.sidebar``); shared
 state is in ``ui.state``; all computation is in ``sdc_core``.
 """
@@ -24,6 +25,7 @@ try:
         st.Page("views/rr_lab.py", title="Randomized response lab", icon=":material/casino:"),
         st.Page("views/tables.py", title="Response tables", icon=":material/ballot:"),
         st.Page("views/export.py", title="Export", icon=":material/download:"),
+        st.Page("views/lessons.py", title="Lessons", icon=":material/school:"),
     ]).run()
 except Exception as err:  # anything else a page raised: Streamlit's own stop/rerun pass by
     page_failed(err)

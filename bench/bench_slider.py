@@ -53,7 +53,7 @@ def main(n: int) -> None:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["dataset"] = Dataset(Table(df), "generated", f"bench-{n}",
-                                          infer_kinds(df), False)
+                                          infer_kinds(df))
     at.session_state["roles"] = Roles(qi=QI, numeric=NUMERIC)
     at.run()
     at.switch_page("views/protect.py").run()

@@ -175,6 +175,17 @@ def response_table(df: pd.DataFrame, question: str | Sequence[str],
     return publish(name, counts, n, responses, q, t, is_multi)
 
 
+#: Seed 004's pet question: the answers of 90 of 100 participants.
+PET_ANSWERS = {"Cat": 42, "Dog": 33, "Elephant": 2, "Penguin": 4, "Dolphin": 9}
+
+
+def pet_survey() -> pd.DataFrame:
+    """Seed 004's example: one row per participant (100), the column ``favourite animal``
+    empty for the 10 who did not answer."""
+    cells = [o for o, c in PET_ANSWERS.items() for _ in range(c)]
+    return pd.DataFrame({"favourite animal": cells + [None] * (100 - len(cells))})
+
+
 def naive_publication(table: PublishedQuestion,
                       responses: int) -> PublishedQuestion:
     """The same table with the naive exact non-response N − responses (for comparison)."""

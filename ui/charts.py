@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdc_core.recipe import describe_steps
+from ui import state
 from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
 from ui.text import md
 
@@ -47,7 +48,10 @@ def show(fig: go.Figure, name: str, key: str | None = None, select: bool = False
     an "Export for print" control (PNG, SVG or PDF at a chosen width, rendered on the server,
     captioned with ``context``: the data, settings and seed behind the chart) and under it,
     collapsed, the numbers behind the chart as tables (its text alternative). With ``select``
-    a click on a point reruns the page; the selected points are returned."""
+    a click on a point reruns the page; the selected points are returned. The projector view
+    draws it with larger type."""
+    if state.projector():  # a copy: the figure may be cached
+        fig = go.Figure(fig).update_layout(font={"size": 19}, height=460)
     fmt = st.session_state.get("chart_format", "png")
     filename = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "figure"
     config = {"displaylogo": False, "toImageButtonOptions": {
@@ -306,3 +310,23 @@ def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) ->
         fig.add_hline(y=float(base[metric].iloc[0]), line_dash="dot", line_color=BEFORE,
                       annotation_text="baseline", annotation_position="top left")
     return layout(fig, title, "parameter value", label)
+
+
+def spread_figure(spread: pd.DataFrame, truth: float) -> go.Figure:
+    """Simulated randomized-response estimates against the number of participants
+    (:func:`sdc_core.methods.randomized_response.estimate_spread`), with the band of ±1.96
+    standard errors around the truth and the true share."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=spread["participants"], y=spread["estimate"], mode="markers",
+                             name="simulated surveys", marker={"size": 5, "opacity": 0.45,
+                                                               "color": AFTER}))
+    se = spread.groupby("participants")["se"].first()
+    centre = np.round(se.index.to_numpy() * truth) / se.index.to_numpy()
+    for sign, name in ((1, "+1.96 standard errors"), (-1, "−1.96 standard errors")):
+        fig.add_trace(go.Scatter(x=se.index, y=centre + sign * 1.96 * se.to_numpy(),
+                                 mode="lines", name=name, legendgroup="se",
+                                 line={"color": COLOURS[1], "dash": "dash"}))
+    fig.add_hline(y=truth, line_color=BEFORE, annotation_text="true share")
+    fig.update_xaxes(type="log")
+    return layout(fig, "Spread of the estimate against the number of participants",
+                  "participants (log scale)", "estimated share")

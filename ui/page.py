@@ -4,31 +4,48 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
-from ui import memory, state, upload
+from ui import links, memory, state, upload
 from ui.sidebar import render_sidebar
 from ui.state import Dataset
+
+#: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
+#: figures in the metrics, so that they read from the back of a room.
+PROJECTOR_CSS = """<style>
+html { font-size: 22px; }
+[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMetricLabel"] p { font-size: 1.05rem; font-weight: 600; }
+</style>"""
 
 
 def begin_run() -> None:
     """What every run does before its page (the entry point calls it): report server settings
     that cannot be read, note that this session is in use (and free the data of ended and idle
-    ones), finish an upload interrupted by a change of page, make sure there is a data set, and
-    say so once when the server had freed this session's."""
+    ones), finish an upload interrupted by a change of page, open the state a link describes
+    (a session's first run), make sure there is a data set, say so once when the server had
+    freed this session's, and set the projector view's type."""
     for problem in memory.settings_problems():
         st.error(f"Server setting ignored (the default is used): {problem}",
                  icon=":material/error:")
     require_sign_in()
     state.keep_alive()
     upload.finish_pending()
+    links.open_link()
     state.ensure_dataset()
+    for problem in links.problems():
+        st.warning(f"The link names something that is not here: {problem}.",
+                   icon=":material/link_off:")
+    if state.projector():
+        st.html(PROJECTOR_CSS)
     if notice := state.freed_notice():
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
@@ -37,6 +54,20 @@ def begin_run() -> None:
                    "expired and the data that was open in it is gone. The example data set is "
                    "open instead: load your file again to go on.",
                    icon=":material/restart_alt:")
+
+
+def metric_slots(n: int, per_row: int, main: list[int]) -> list[DeltaGenerator]:
+    """Places for ``n`` metrics, ``per_row`` side by side; in the projector view only those
+    numbered in ``main``, side by side, and the rest in a "More measures" expander."""
+    def rows(count: int, columns: Callable[[int], list[DeltaGenerator]]) -> list[DeltaGenerator]:
+        return [c for _ in range(-(-count // per_row)) for c in columns(per_row)][:count]
+
+    if not state.projector():
+        return rows(n, st.columns)
+    front = iter(st.columns(len(main)))
+    more = st.expander("More measures", icon=":material/add_chart:")
+    rest = iter(rows(n - len(main), more.columns))
+    return [next(front) if i in main else next(rest) for i in range(n)]
 
 
 def page_failed(err: Exception) -> None:

@@ -1,8 +1,9 @@
-"""The sidebar every page ends with: the current data set and its roles."""
+"""The sidebar every page ends with: the teaching controls (projector view, a link to this
+state), the current data set and its roles."""
 
 import streamlit as st
 
-from ui import memory, state
+from ui import links, memory, state
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
@@ -12,6 +13,7 @@ def render_sidebar() -> None:
         return
     r = state.roles()
     with st.sidebar:
+        teaching_controls(ds.name if ds.example else None)
         st.markdown(f"**{md(ds.name)}**")
         source = ds.source
         if source is None:
@@ -41,3 +43,27 @@ def render_sidebar() -> None:
         st.caption("Data stays in this session's memory; nothing is stored or sent anywhere."
                    if source is None else "Read from the server's data directory, never "
                    "written; the records read stay in this session's memory.")
+
+
+def _projector_changed() -> None:
+    state.set_projector(st.session_state["w_projector"])
+
+
+def teaching_controls(built_in: str | None) -> None:
+    """The projector view's toggle, and the link that opens this page in this state (for a
+    built-in data set ``built_in``; an uploaded one is never in a link)."""
+    state.bind("w_projector", state.projector())
+    st.toggle("Projector view", key="w_projector", on_change=_projector_changed,
+              help="Larger type and only the main figures, readable from the back of a room.")
+    with st.popover("Copy link to this state", icon=":material/link:", width="stretch"):
+        st.code(links.address(links.to_query(links.current())), language=None,
+                wrap_lines=True)
+        if built_in:
+            st.caption(f"Opens this page with {md(built_in)}, its roles, the Protect page's "
+                       "settings, the risk settings, the lesson and the view, in a new session "
+                       "of its own: project it, and a class lands in the same place. The link "
+                       "holds settings, not data.")
+        else:
+            st.caption("Your data set is your own file, so the link does not carry it, nor its "
+                       "roles or settings (they name its columns). It opens this page with the "
+                       "risk settings, the lesson and the view, and the built-in example.")

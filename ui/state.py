@@ -11,13 +11,15 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH, Kind, infer_kinds, read_table
-from sdc_core.roles import EXAMPLE_ROLES, Roles
+from sdc_core.examples import DEFAULT_EXAMPLE, example
+from sdc_core.io import Kind, infer_kinds, read_table
+from sdc_core.roles import Roles
 from ui import memory
 from ui.protect import ProtectSettings
 
@@ -55,15 +57,20 @@ class Table:
 @dataclass(frozen=True)
 class Dataset:
     """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it.
-    ``source`` is set when the table was read from a file on the server (maybe a sample of
-    it); then ``dataset_id`` hashes the path, the file's stamp, the seed and the sample size."""
+    ``example`` is the key of a built-in data set (:mod:`sdc_core.examples`). ``source`` is set
+    when the table was read from a file on the server (maybe a sample of it); then
+    ``dataset_id`` hashes the path, the file's stamp, the seed and the sample size."""
 
     table: Table
     name: str
     dataset_id: str
     kinds: dict[str, Kind]
-    is_example: bool
+    example: str | None = None
     source: ServerFile | None = None
+
+    @property
+    def is_example(self) -> bool:
+        return self.example is not None
 
     @property
     def df(self) -> pd.DataFrame:
@@ -128,7 +135,7 @@ def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind]
             suggested: Roles, source: ServerFile | None = None) -> Dataset:
     """Make an uploaded table (or one read from a file on the server, ``source``) the current
     data set, with the suggested roles."""
-    ds = Dataset(Table(df), name, dataset_id, kinds, is_example=False, source=source)
+    ds = Dataset(Table(df), name, dataset_id, kinds, source=source)
     _install(ds, suggested)
     return ds
 
@@ -139,11 +146,13 @@ def server_file() -> ServerFile | None:
     return ds.source if ds is not None else None
 
 
-def load_example() -> Dataset:
-    raw = EXAMPLE_PATH.read_bytes()
-    df = read_table(raw, EXAMPLE_PATH.name)
-    ds = Dataset(Table(df), EXAMPLE_NAME, content_id(raw), infer_kinds(df), is_example=True)
-    _install(ds, EXAMPLE_ROLES)
+def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
+    """Make a built-in data set the current one, with its roles."""
+    e = example(key)
+    raw = e.path.read_bytes()
+    df = read_table(raw, e.path.name)
+    ds = Dataset(Table(df), e.name, content_id(raw), infer_kinds(df), example=key)
+    _install(ds, e.roles)
     return ds
 
 
@@ -233,3 +242,31 @@ def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False) -> No
     if reseed_widgets:
         for key in [k for k in st.session_state if str(k).startswith("w_p_")]:
             del st.session_state[key]
+
+
+def lesson() -> str | None:
+    """The lesson open on the Lessons page (None: the first)."""
+    return st.session_state.get("lesson")
+
+
+def set_lesson(key: str | None) -> None:
+    st.session_state["lesson"] = key
+
+
+def lesson_values() -> dict[str, Any]:
+    """The settings of the lessons' controls, by widget key (kept while the page is away)."""
+    return st.session_state.setdefault("lesson_values", {})
+
+
+def lessons_done() -> set[str]:
+    """The lessons whose task this session has met."""
+    return st.session_state.setdefault("lessons_done", set())
+
+
+def projector() -> bool:
+    """Whether the projector view is on (larger type, fewer figures)."""
+    return bool(st.session_state.get("projector", False))
+
+
+def set_projector(on: bool) -> None:
+    st.session_state["projector"] = bool(on)

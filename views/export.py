@@ -26,7 +26,7 @@ settings = state.protect_settings()
 steps = settings.steps(roles.qi)
 text = recipe_json(steps, settings.seed)
 source = ds.source  # set when the data was read from a file on the server
-stem = Path(ds.name).stem if not ds.is_example else "actg175"
+stem = ds.example or Path(ds.name).stem
 stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) or "data"
 if source is not None:
     stem = server_files.file_stem(source.path)

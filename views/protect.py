@@ -15,6 +15,7 @@ from ui.page import (
     column_groups,
     method_columns,
     method_defaults,
+    metric_slots,
     require_quasi_identifiers,
 )
 from ui.protect import ProtectSettings, describe, from_steps, page_methods
@@ -202,7 +203,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
-    m = st.columns(3) + st.columns(3)  # three a row: labels and values stay whole at 1280 px
+    m = metric_slots(6, 3, main=[0, 1])  # three a row: labels and values stay whole at 1280 px
     m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
                 delta(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
@@ -238,7 +239,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     with st.expander("How: two readings of the risk", icon=":material/school:"):
         attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility
-    m = st.columns(2) + st.columns(2)
+    m = metric_slots(4, 2, main=[0])
     m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
                 help="Information loss: mean of the numeric and categorical IL1 of the changed "
                      "columns (0 = nothing changed). " + IL1_READING)

@@ -5,7 +5,7 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, state, suda_cache
-from ui.page import require_quasi_identifiers
+from ui.page import metric_slots, require_quasi_identifiers
 from ui.sidebar import render_sidebar
 from ui.suda_chart import contribution_bars
 from ui.text import md, md_list, number
@@ -62,7 +62,7 @@ top, rare, ldiv, scan = compute.risk_tables(ds.dataset_id, tuple(roles.qi), role
 example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
 typical = int(p.median_k)
 
-m = st.columns(5)
+m = metric_slots(5, 5, main=[0, 2, 3])
 m[0].metric("Re-identifications", number(p.expected_reidentifications),
             help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k matching "
                  "records at random.")

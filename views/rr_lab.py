@@ -1,12 +1,10 @@
 """Randomized response lab: the coin-flip survey of seed 002, simulated."""
 
 import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from sdc_core.methods import epsilon, estimate_shares, randomized_response
-from sdc_core.methods.randomized_response import estimate_spread
+from sdc_core.methods import epsilon
+from sdc_core.methods.randomized_response import coin_survey, estimate_spread
 from ui import charts
 from ui.sidebar import render_sidebar
 
@@ -24,10 +22,8 @@ q = c3.slider("Probability of answering truthfully (q)", 0.05, 1.0, 0.5, 0.05, k
 seed = c4.number_input("Seed", 0, 2**31 - 1, 2, key="w_rr_seed",
                        help="Fixed for teaching: the same seed replays the same survey.")
 
-yes = int(round(n * truth))
-answers = pd.Series(np.r_[np.full(yes, "yes"), np.full(int(n) - yes, "no")], dtype="str")
-reports = randomized_response(answers, q, categories=["yes", "no"], seed=int(seed)).values
-est = estimate_shares(reports, q, categories=["yes", "no"]).set_index("category").loc["yes"]
+answers, reports, est = coin_survey(int(n), truth, q, int(seed))
+yes = int((answers == "yes").sum())
 eps = epsilon(q, 2)
 
 m = st.columns(4)
@@ -48,21 +44,7 @@ st.markdown(
 
 sizes = [50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]
 spread = estimate_spread(sizes, truth, q, replications=40, seed=int(seed))
-fig = go.Figure()
-fig.add_trace(go.Scatter(x=spread["participants"], y=spread["estimate"], mode="markers",
-                         name="simulated surveys", marker={"size": 5, "opacity": 0.45,
-                                                           "color": charts.AFTER}))
-se = spread.groupby("participants")["se"].first()
-centre = np.round(se.index.to_numpy() * truth) / se.index.to_numpy()
-for sign, name in ((1, "+1.96 standard errors"), (-1, "−1.96 standard errors")):
-    fig.add_trace(go.Scatter(x=se.index, y=centre + sign * 1.96 * se.to_numpy(), mode="lines",
-                             name=name, legendgroup="se",
-                             line={"color": charts.COLOURS[1], "dash": "dash"}))
-fig.add_hline(y=truth, line_color=charts.BEFORE, annotation_text="true share")
-fig.update_xaxes(type="log")
-charts.show(charts.layout(fig, "Spread of the estimate against the number of participants",
-                           "participants (log scale)", "estimated share"),
-            "randomized_response_spread", key="rr_spread",
+charts.show(charts.spread_figure(spread, truth), "randomized_response_spread", key="rr_spread",
             context=f"simulated surveys: true share {truth:g}, q = {q:g}, 40 per size; "
                     f"seed {int(seed)}")
 st.caption("Each dot is one simulated survey (40 per size). The noise the coins add shrinks "

@@ -5,7 +5,13 @@ import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.io import table_bytes
-from sdc_core.tables import audit, naive_publication, question_counts, response_table
+from sdc_core.tables import (
+    audit,
+    naive_publication,
+    pet_survey,
+    question_counts,
+    response_table,
+)
 from ui import state
 from ui.sidebar import render_sidebar
 
@@ -15,19 +21,10 @@ st.caption("Answer counts for an organiser, safe for small groups: a question wi
            "\"less than T\", and non-response is published as an interval computed only from "
            "what is shown, so it gives nothing away.")
 
-EXAMPLE = {"Cat": 42, "Dog": 33, "Elephant": 2, "Penguin": 4, "Dolphin": 9}
-
-
-def example_survey() -> pd.DataFrame:
-    """The seed's pet question: 100 participants, 90 answers."""
-    cells = [o for o, c in EXAMPLE.items() for _ in range(c)]
-    return pd.DataFrame({"favourite animal": cells + [None] * (100 - len(cells))})
-
-
 source = st.radio("Data", ["Current data set", "Example: the pet survey (100 participants)"],
                   horizontal=True, key="w_tables_source")
 ds = state.ensure_dataset()
-df = ds.df if source == "Current data set" else example_survey()
+df = ds.df if source == "Current data set" else pet_survey()
 
 c1, c2, c3, c4 = st.columns(4)
 q = c1.number_input("Question threshold Q", 1, 1000, 10, key="w_tables_q",

@@ -104,6 +104,22 @@ def estimate_shares(reports: pd.Series, keep_probability: float,
                          "ci_high": np.clip(est + Z95 * se, 0.0, 1.0)})
 
 
+def coin_survey(participants: int, true_share: float, keep_probability: float = 0.5,
+                seed: int = 0) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """One simulated survey of seed 002: n₁ = round(n·π) true "yes" answers and n − n₁ "no",
+    randomized with keep probability q over the categories yes and no. Returns the true
+    answers, the reports and the estimate row of "yes" (:func:`estimate_shares`)."""
+    n = int(participants)
+    if n < 1:
+        raise SdcInputError("participants must be at least 1")
+    yes = int(round(n * check_probability("true_share", true_share)))
+    answers = pd.Series(np.r_[np.full(yes, "yes"), np.full(n - yes, "no")], dtype="str")
+    reports = randomized_response(answers, keep_probability, categories=["yes", "no"],
+                                  seed=seed).values
+    row = estimate_shares(reports, keep_probability, ["yes", "no"]).set_index("category")
+    return answers, reports, row.loc["yes"]
+
+
 def estimate_spread(participants: list[int], true_share: float, keep_probability: float,
                     replications: int = 30, seed: int = 0) -> pd.DataFrame:
     """Simulated coin-flip surveys (K = 2): for each number of participants n, ``replications``

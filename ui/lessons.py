@@ -1,0 +1,247 @@
+"""The lessons of the Lessons page: for each, its task and the check that says whether the task
+is met, as plain functions on the core (no Streamlit; the page draws them).
+
+1. *Who is unique?* — the attacker knows a person's region and sex in the household survey:
+   find the third fact that leaves the most records alone in their class (f_k = 1).
+2. *Coarsen* — band age (and top-code the oldest ages) until every record shares its region,
+   sex and age band with at least four others (k ≥ 5), at the least information loss IL1 over
+   the band widths and top codes offered.
+3. *Perturb* — PRAM on region or rank swapping of age until the linkage attack re-identifies
+   at most half as many people as the released keys suggest (Σ 1/f_k).
+4. *Randomized response* — the fewest participants of a coin-flip survey for which the 95 %
+   interval of the estimate is within ±0.05.
+5. *Publishing counts* — from the naive table of seed 004's pet question, work out the hidden
+   counts' total N − Σ shown − non-response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+import pandas as pd
+
+from sdc_core.examples import example
+from sdc_core.io import read_table
+from sdc_core.methods.randomized_response import Z95, coin_survey
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk import RiskProfile, risk_profile, riskiest_classes
+from sdc_core.tables import PublishedQuestion, naive_publication, pet_survey, response_table
+from sdc_core.utility import il1
+from ui.workbench import Workbench, evaluate, recipe_json
+
+
+@dataclass(frozen=True)
+class Lesson:
+    key: str
+    title: str
+    goal: str
+
+
+LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
+    Lesson("unique", "Who is unique?", "why being alone in a class is the risk"),
+    Lesson("coarsen", "Coarsen", "k-anonymity by banding, at the least loss"),
+    Lesson("perturb", "Perturb", "what the released keys hide from the risk measures"),
+    Lesson("randomized-response", "Randomized response", "privacy paid for in participants"),
+    Lesson("counts", "Publishing counts", "why N − Σ shown counts leaks"),
+)}
+
+
+@dataclass(frozen=True)
+class Check:
+    """Whether a task is met, and why, on the learner's numbers."""
+
+    met: bool
+    message: str
+
+
+@cache
+def household() -> pd.DataFrame:
+    """The teaching data set the first three lessons use (read once; never changed)."""
+    return read_table(example("household").path)
+
+
+# 1 · Who is unique? ----------------------------------------------------------------------------
+
+UNIQUE_KNOWN = ["region", "sex"]  # what the attacker knows in any case
+UNIQUE_THIRD = ["household_size", "occupation", "age"]  # the third fact to choose
+
+
+@lru_cache(maxsize=8)
+def unique_keys(third: str | None) -> RiskProfile:
+    """The risk profile of the household survey when the attacker knows region, sex and
+    ``third`` (None: only region and sex)."""
+    return risk_profile(household(), UNIQUE_KNOWN + ([third] if third else []))
+
+
+def riskiest(keys: tuple[str, ...], top: int = 5) -> pd.DataFrame:
+    """The ``top`` groups of records with the highest risk under ``keys`` (the Risk page's
+    table)."""
+    return riskiest_classes(household(), risk_profile(household(), list(keys)), top=top)
+
+
+def check_unique(third: str | None) -> Check:
+    """Met when ``third`` is the fact that leaves the most records unique."""
+    shares = {c: unique_keys(c).percent_unique for c in UNIQUE_THIRD}
+    worst = max(shares, key=shares.get)
+    if third != worst:
+        now = unique_keys(third).percent_unique
+        return Check(False, f"Not yet: with {third or 'nothing more'} known, {now:.1f} % of "
+                     "the records are unique; another fact leaves more people alone in their "
+                     "class.")
+    p = unique_keys(third)
+    return Check(True, f"Right: with {worst} as well, {p.percent_unique:.1f} % of the records "
+                 f"are alone in their class (f_k = 1). Whoever knows a neighbour's region, sex "
+                 f"and {worst} finds such a record for certain, and reads everything else in "
+                 f"it. Each adds a whole 1 to the expected re-identifications Σ 1/f_k = "
+                 f"{p.expected_reidentifications:,.1f}; a record in a class of 10 adds 0.1.")
+
+
+# 2 · Coarsen ------------------------------------------------------------------------------------
+
+COARSEN_KEYS = ["region", "sex", "age"]
+COARSEN_K = 5
+WIDTHS = range(1, 31)  # band widths of age offered (0 = off)
+TOPS = (None, 90, 85, 80, 75, 70)  # top codes of age offered (None = off)
+
+
+@dataclass(frozen=True)
+class Coarsened:
+    width: int
+    top: int | None
+    min_k: int
+    small: int  # records in classes of fewer than COARSEN_K
+    loss: float  # IL1 of age
+
+
+@lru_cache(maxsize=256)
+def coarsen(width: int, top: int | None = None) -> Coarsened:
+    """The household survey with age top-coded at ``top`` (ages above it become ``top``; None:
+    not) and then banded with ``width`` (0: not banded): the smallest class, the records in
+    classes smaller than k, and IL1 of age."""
+    df = household()
+    steps = ([{"method": "top_bottom_code", "column": "age", "top": int(top)}] if top else []) \
+        + ([{"method": "band", "column": "age", "width": int(width)}] if width else [])
+    out = apply_recipe(parse_recipe({"version": 1, "seed": 0, "steps": steps}), df).data
+    fk = risk_profile(out, COARSEN_KEYS).fk
+    loss = il1(df, out, ["age"], columns=["age"]).summary()["IL1_overall"]
+    return Coarsened(int(width), top, int(fk.min()), int((fk < COARSEN_K).sum()), float(loss))
+
+
+def best_coarsening() -> Coarsened:
+    """The band width and top code that reach k ≥ 5 at the least IL1 (on a tie, the narrowest
+    band with the highest top code)."""
+    return min((c for c in (coarsen(w, t) for w in WIDTHS for t in TOPS)
+                if c.min_k >= COARSEN_K),
+               key=lambda c: (c.loss, c.width, -(c.top or 1000)))
+
+
+def check_coarsen(now: Coarsened, best: Coarsened) -> Check:
+    if now.min_k < COARSEN_K:
+        return Check(False, f"Not yet: {now.small:,} records are in classes of fewer than "
+                     f"{COARSEN_K} (the smallest has {now.min_k}).")
+    if now.loss > best.loss + 1e-12:
+        return Check(False, f"Every class has at least {COARSEN_K} records, but IL1 is "
+                     f"{now.loss:.4f}: other settings also reach k ≥ {COARSEN_K} and lose "
+                     "less. Try narrower bands, with the oldest ages top-coded.")
+    coded = f", ages above {now.top} published as {now.top}," if now.top else ""
+    return Check(True, f"Right: bands of {now.width} years{coded} are the least loss (IL1 "
+                 f"{now.loss:.4f}) at which every record shares its region, sex and age band "
+                 f"with at least {COARSEN_K - 1} others.")
+
+
+# 3 · Perturb ------------------------------------------------------------------------------------
+
+PERTURB_KEYS = ["region", "age", "sex"]
+PERTURB_METHODS = {"pram": ("PRAM on region", "p"), "rank_swap": ("Rank swapping of age",
+                                                                   "window_percent")}
+PERTURB_SEED = 42
+
+
+@lru_cache(maxsize=32)
+def perturb(method: str, amount: float) -> Workbench:
+    """The household survey after PRAM of region with flip probability ``amount``, or rank
+    swapping of age within ``amount`` % of ranks: both readings of the risk (as on Protect)."""
+    column = "region" if method == "pram" else "age"
+    steps = ([{"method": method, "column": column, PERTURB_METHODS[method][1]: amount}]
+             if amount else [])
+    return evaluate(household(), recipe_json(steps, PERTURB_SEED), PERTURB_KEYS, None, 5,
+                    "wildcard", 1.0, ["age", "income"])
+
+
+def check_perturb(wb: Workbench) -> Check:
+    """Met when the attack re-identifies at most half the released keys' Σ 1/f_k."""
+    naive = wb.after["expected_reidentifications"]
+    linked = wb.after["linkage_reidentifications"]
+    if linked <= naive / 2:
+        return Check(True, f"Right: the released keys still look as unique as before "
+                     f"({naive:,.0f} expected re-identifications), but an attacker who knows "
+                     f"the true values finds only {linked:,.0f}: moved values send them to "
+                     "the wrong record, which the key-based measures cannot see.")
+    return Check(False, f"Not yet: the attack re-identifies {linked:,.0f}, more than half of "
+                 f"{naive:,.0f}.")
+
+
+# 4 · Randomized response --------------------------------------------------------------------------
+
+RR_SIZES = [100, 200, 500, 1000, 2000, 5000, 10000]
+RR_TRUTH, RR_Q, RR_SEED, RR_MARGIN = 0.2, 0.5, 2, 0.05
+
+
+@lru_cache(maxsize=16)
+def rr_margin(n: int) -> tuple[float, float]:
+    """The estimate and the half-width 1.96·SE of its 95 % interval, from one coin-flip survey
+    of ``n`` participants (true share ``RR_TRUTH``, seed ``RR_SEED``)."""
+    _, _, row = coin_survey(n, RR_TRUTH, RR_Q, RR_SEED)
+    return float(row["estimate"]), float(Z95 * row["se"])
+
+
+def check_rr(n: int) -> Check:
+    """Met at the fewest participants (of ``RR_SIZES``) whose interval is within ±0.05."""
+    enough = [m for m in RR_SIZES if rr_margin(m)[1] <= RR_MARGIN]
+    margin = rr_margin(n)[1]
+    if margin > RR_MARGIN:
+        return Check(False, f"Not yet: with {n:,} participants the estimate is only known to "
+                     f"±{margin:.3f}.")
+    if enough and n > enough[0]:
+        return Check(False, f"±{margin:.3f} is within ±{RR_MARGIN}, but fewer participants "
+                     "would do: each one costs a survey interview.")
+    return Check(True, f"Right: {n:,} participants give ±{margin:.3f}. The coin doubles the "
+                 "standard error (SE = √(λ̂(1−λ̂)/n) / q with q = ½), so a coin-flip survey "
+                 "needs about four times the participants of a direct one for the same "
+                 "precision.")
+
+
+# 5 · Publishing counts ----------------------------------------------------------------------------
+
+COUNTS_QUESTION = "favourite animal"
+
+
+def counts_tables() -> tuple[PublishedQuestion, PublishedQuestion]:
+    """Seed 004's pet question published naively (exact non-response) and by the rule."""
+    df = pet_survey()
+    safe = response_table(df, COUNTS_QUESTION, len(df), 10, 5)
+    responses = int(df[COUNTS_QUESTION].notna().sum())
+    return naive_publication(safe, responses), safe
+
+
+def hidden_total(table: PublishedQuestion) -> int:
+    """What a reader of the naive table works out: N − Σ shown counts − non-response."""
+    shown = sum(o.count for o in table.options if o.count is not None)
+    return table.participants - shown - table.nonresponse.low
+
+
+def check_counts(answer: int | None, naive: PublishedQuestion) -> Check:
+    if answer is None:
+        return Check(False, "Not yet: enter a number.")
+    total = hidden_total(naive)
+    hidden = [o.option for o in naive.options if o.count is None]
+    if answer != total:
+        return Check(False, f"Not yet: {answer} is not what the table gives away. Start from "
+                     "the participants and take away everything the table shows.")
+    least = max(0, total - (naive.t - 1) * (len(hidden) - 1))
+    return Check(True, f"Right: {naive.participants} − "
+                 f"{' − '.join(str(o.count) for o in naive.options if o.count is not None)}"
+                 f" − {naive.nonresponse.low} = {total}. So {' and '.join(hidden)} together "
+                 f"are {total}, and each is at least {least}"
+                 ": the exact non-response narrowed what \"less than 5\" was meant to hide.")

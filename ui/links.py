@@ -1,0 +1,250 @@
+"""Links that open a prepared state: the query parameters of a page's address name a built-in
+data set, its roles, a recipe, the risk settings, a lesson and the view, e.g.
+
+    http://host/lessons?data=household&qi=region,age,sex&recipe=eNqr…&k=3&lesson=coarsen
+
+- ``data``: a built-in data set (:mod:`sdc_core.examples`);
+- ``qi``, ``sensitive``, ``numeric``, ``ignore`` (comma-separated column names) and ``weight``:
+  only the roles that differ from the data set's own;
+- ``recipe``: the Protect page's settings, the recipe ``{"seed", "steps"}`` as compact JSON,
+  zlib-compressed, in URL-safe base64 without padding;
+- ``k``, ``na``, ``alpha``: the risk settings that differ from the defaults;
+- ``lesson``: a lesson of the Lessons page; ``view=projector``: the projector view.
+
+The page is the address's path. A link never carries uploaded data: for an uploaded table or a
+file on the server it holds no data set, roles nor recipe (their column names and merge labels
+come from the data), only the lesson, the risk settings and the view. A session reads its
+address once, on its first run; a name that is missing (a data set, a column, a lesson) or a
+value that cannot be read is reported, and the default is used instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.examples import EXAMPLES, example
+from sdc_core.recipe import parse_recipe
+from sdc_core.roles import Roles
+from ui import state
+from ui.lessons import LESSONS
+from ui.protect import from_steps
+from ui.state import RiskOptions
+
+#: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).
+KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "recipe", "k", "na", "alpha",
+        "lesson", "view")
+_LISTS = ("qi", "sensitive", "numeric", "ignore")
+_MAX_RECIPE = 100_000  # bytes of recipe JSON a link may unpack to
+_OPENED = "link_opened"
+_PROBLEMS = "link_problems"
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """What a link opens. ``example``: a built-in data set (None: the default, and then no
+    roles nor recipe); ``roles``: None for the data set's own; ``steps``: None for no recipe."""
+
+    example: str | None = None
+    roles: Roles | None = None
+    steps: list[dict[str, Any]] | None = None
+    seed: int = 42
+    risk: RiskOptions = field(default_factory=RiskOptions)
+    lesson: str | None = None
+    projector: bool = False
+
+
+def encode_recipe(steps: list[dict[str, Any]], seed: int) -> str:
+    text = json.dumps({"seed": int(seed), "steps": steps}, separators=(",", ":"),
+                      sort_keys=True, ensure_ascii=False)
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode().rstrip("=")
+
+
+def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
+    """The steps and seed of an encoded recipe, checked as a recipe file is
+    (:func:`~sdc_core.recipe.parse_recipe`)."""
+    try:
+        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        unpack = zlib.decompressobj()
+        raw = unpack.decompress(packed, _MAX_RECIPE)
+        if unpack.unconsumed_tail:
+            raise SdcInputError("the recipe is too long")
+        data = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, zlib.error, UnicodeDecodeError, json.JSONDecodeError, ValueError):
+        raise SdcInputError("the recipe in the link cannot be read (is the link complete?)") \
+            from None
+    if not isinstance(data, dict):
+        raise SdcInputError("the recipe in the link cannot be read (is the link complete?)")
+    recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),
+                           "steps": data.get("steps", [])})
+    return recipe.steps, recipe.seed
+
+
+def to_query(link: LinkState) -> dict[str, str]:
+    """The query parameters of ``link``: only what differs from the defaults."""
+    query: dict[str, str] = {}
+    if link.example is not None:
+        query["data"] = link.example
+        own = example(link.example).roles
+        if link.roles is not None:
+            for name in _LISTS:
+                if getattr(link.roles, name) != getattr(own, name):
+                    query[name] = ",".join(getattr(link.roles, name))
+            if link.roles.weight != own.weight:
+                query["weight"] = link.roles.weight or ""
+        if link.steps:
+            query["recipe"] = encode_recipe(link.steps, link.seed)
+    default = RiskOptions()
+    for f in fields(RiskOptions):
+        value = getattr(link.risk, f.name)
+        if value != getattr(default, f.name):
+            query[f.name] = f"{value:g}" if isinstance(value, float) else str(value)
+    if link.lesson is not None:
+        query["lesson"] = link.lesson
+    if link.projector:
+        query["view"] = "projector"
+    return query
+
+
+def _risk(params: Mapping[str, str], problems: list[str]) -> RiskOptions:
+    default = RiskOptions()
+    k, na, alpha = default.k, params.get("na", default.na), default.alpha
+    try:
+        k = int(params.get("k", default.k))
+        if not 1 <= k <= 1000:
+            raise ValueError
+    except ValueError:
+        problems.append(f"the threshold k '{params['k']}' is not a whole number from 1 to 1000; "
+                        f"k = {default.k} is used")
+        k = default.k
+    if na not in ("wildcard", "category"):
+        problems.append(f"'{na}' is not a way to treat missing key values (wildcard or "
+                        "category); wildcard is used")
+        na = default.na
+    try:
+        alpha = float(params.get("alpha", default.alpha))
+        if not 0 <= alpha <= 1:
+            raise ValueError
+    except ValueError:
+        problems.append(f"α '{params['alpha']}' is not a number from 0 to 1; α = 1 is used")
+        alpha = default.alpha
+    return RiskOptions(k, na, alpha)
+
+
+def _roles(params: Mapping[str, str], own: Roles, columns: Sequence[str],
+           problems: list[str]) -> Roles | None:
+    if not any(name in params for name in (*_LISTS, "weight")):
+        return None
+    chosen = {name: [c for c in params[name].split(",") if c] if name in params
+              else getattr(own, name) for name in _LISTS}
+    weight = (params["weight"] or None) if "weight" in params else own.weight
+    missing = [c for c in dict.fromkeys(sum(chosen.values(), []) + [weight] * bool(weight))
+               if c not in columns]
+    if missing:
+        problems.append(f"the data set has no column {', '.join(map(repr, missing))}; its own "
+                        "roles are used")
+        return None
+    return Roles(weight=weight, **chosen)
+
+
+def _steps(text: str, columns: Sequence[str],
+           problems: list[str]) -> tuple[list[dict[str, Any]] | None, int]:
+    try:
+        steps, seed = decode_recipe(text)
+        from_steps(steps, seed)  # the Protect page can show it
+    except SdcInputError as err:
+        problems.append(f"{err}; the Protect page opens with no method on")
+        return None, 42
+    named = [c for s in steps for c in ([s["column"]] if "column" in s else s["columns"])]
+    missing = [c for c in dict.fromkeys(named) if c not in columns]
+    if missing:
+        problems.append(f"the recipe names the column {', '.join(map(repr, missing))}, which "
+                        "the data set does not have; the Protect page opens with no method on")
+        return None, 42
+    return steps, seed
+
+
+def read_link(params: Mapping[str, str],
+              columns: Callable[[str], Sequence[str]]) -> tuple[LinkState, list[str]]:
+    """The state a link's parameters describe, and what in them could not be used (each a
+    sentence). ``columns(key)`` gives the column names of a built-in data set."""
+    problems: list[str] = []
+    key = params.get("data")
+    roles, steps, seed = None, None, 42
+    if key is not None and key not in EXAMPLES:
+        problems.append(f"there is no built-in data set '{key}' (there are "
+                        f"{', '.join(EXAMPLES)}); the default data set is open, with its own "
+                        "roles and no method on")
+        key = None
+    if key is not None:
+        names = list(columns(key))
+        roles = _roles(params, example(key).roles, names, problems)
+        if "recipe" in params:
+            steps, seed = _steps(params["recipe"], names, problems)
+    lesson = params.get("lesson")
+    if lesson is not None and lesson not in LESSONS:
+        problems.append(f"there is no lesson '{lesson}'; the Lessons page opens at the first")
+        lesson = None
+    view = params.get("view")
+    if view not in (None, "projector"):
+        problems.append(f"there is no view '{view}' (there is projector); the usual view is "
+                        "used")
+    return LinkState(key, roles, steps, seed, _risk(params, problems), lesson,
+                     view == "projector"), problems
+
+
+def example_columns(key: str) -> list[str]:
+    """The column names of a built-in data set (its file's header)."""
+    return [str(c) for c in pd.read_csv(example(key).path, nrows=0).columns]
+
+
+def open_link() -> None:
+    """On a session's first run, open the state its address describes (a fresh session: there
+    is nothing of the user's to replace). What could not be used waits in :func:`problems`."""
+    if st.session_state.get(_OPENED):
+        return
+    st.session_state[_OPENED] = True
+    params = {k: st.query_params[k] for k in KEYS if k in st.query_params}
+    if not params:
+        return
+    link, found = read_link(params, example_columns)
+    state.load_example(*([link.example] if link.example else []))
+    if link.roles is not None:
+        state.set_roles(link.roles)
+    if link.steps is not None:
+        state.set_protect_settings(from_steps(link.steps, link.seed), reseed_widgets=True)
+    state.set_risk_options(link.risk)
+    state.set_lesson(link.lesson)
+    state.set_projector(link.projector)
+    st.session_state[_PROBLEMS] = found
+
+
+def problems() -> list[str]:
+    """What the link this session was opened with named but could not be used, once."""
+    return st.session_state.pop(_PROBLEMS, [])
+
+
+def current() -> LinkState:
+    """The session's state, as a link can carry it."""
+    ds = state.current_dataset()
+    built_in = ds.example if ds is not None else None
+    settings = state.protect_settings()
+    steps = settings.steps(state.roles().qi) if built_in else None
+    return LinkState(built_in, state.roles() if built_in else None, steps or None,
+                     settings.seed, state.risk_options(), state.lesson(), state.projector())
+
+
+def address(query: Mapping[str, str]) -> str:
+    """The address of this page, as the browser sees the server, with ``query``."""
+    base = st.context.url or ""
+    return base + ("?" + urlencode(query, safe=",") if query else "")

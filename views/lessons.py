@@ -1,0 +1,228 @@
+"""Lessons page: five short lessons, each with one task and a live check (``ui.lessons``)."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from sdc_core.methods.randomized_response import estimate_spread
+from sdc_core.tables import PublishedQuestion, audit
+from ui import charts, lessons, state
+from ui.lessons import LESSONS, Check
+from ui.sidebar import render_sidebar
+from ui.text import md, number
+
+st.title("Lessons")
+st.caption("Five short lessons for a workshop. Each explains what is on the screen, sets one "
+           "task and says as soon as it is met, computed live by the same code as the other "
+           "pages. Progress is kept for this session; each lesson can be reset.")
+
+done = state.lessons_done()
+values = state.lesson_values()
+keys = list(LESSONS)
+
+
+def control(widget: Callable[..., Any], key: str, default: Any, *args: Any, **kwargs: Any) -> Any:
+    """A lesson's widget, seeded from the session's lesson settings, which keep its value."""
+    state.bind(key, values.get(key, default))
+    values[key] = widget(*args, key=key, **kwargs)
+    return values[key]
+
+
+def reset(lesson: str) -> None:
+    """Forget a lesson's settings and its progress (a button callback)."""
+    prefix = f"w_l_{lesson}_"
+    for key in [k for k in values if k.startswith(prefix)]:
+        del values[key]
+    for key in [k for k in st.session_state if str(k).startswith(prefix)]:
+        del st.session_state[key]
+    done.discard(lesson)
+
+
+def verdict(lesson: str, check: Check) -> None:
+    """Show whether the task is met; a met task counts as done until the lesson is reset."""
+    if check.met:
+        if lesson not in done:
+            done.add(lesson)
+            st.rerun()  # the lesson list and the progress show it at once
+        st.success(f"**Task met.** {check.message}", icon=":material/task_alt:")
+    else:
+        st.info(check.message, icon=":material/pending:")
+
+
+def task(text: str) -> None:
+    st.markdown(f":material/assignment: **Task:** {text}")
+
+
+def who_is_unique() -> None:
+    df = lessons.household()
+    base = lessons.unique_keys(None)
+    st.markdown(
+        f"The household survey in front of you has {len(df):,} records: one person each, with "
+        "region, age, sex, household size, occupation, income and whether they receive "
+        "benefits. An attacker knows a few facts about a neighbour — their **quasi-"
+        "identifiers** — and looks for the records that match. If only one record matches, "
+        "the attacker has found the neighbour and reads the rest: income, benefits. Knowing "
+        f"region and sex alone, the smallest group of matching records has {base.min_k:g} "
+        "people.")
+    task("the attacker also learns one more fact. Which one leaves the most people alone in "
+         "their group (a **unique** record)? Try each.")
+    third = control(st.radio, "w_l_unique_third", None, "Third fact the attacker knows",
+                    [None, *lessons.UNIQUE_THIRD], horizontal=True,
+                    format_func=lambda c: "nothing more" if c is None else c.replace("_", " "))
+    p = lessons.unique_keys(third)
+    m = st.columns(3)
+    m[0].metric("Unique records", f"{p.percent_unique:.1f} %",
+                help="Records no other record shares the known facts with (f_k = 1).")
+    m[1].metric("Expected re-identifications", number(round(p.expected_reidentifications, 1)),
+                help="Σ 1/f_k: the attacker picks one of the f_k matching records.")
+    m[2].metric("Smallest group", f"{p.min_k:g}")
+    verdict("unique", lessons.check_unique(third))
+    st.markdown("**The riskiest groups** (f_k is the number of records that match)")
+    keys_now = lessons.UNIQUE_KNOWN + ([third] if third else [])
+    top = lessons.riskiest(tuple(keys_now))
+    st.dataframe(top, hide_index=True, width="stretch")
+
+
+def coarsen() -> None:
+    df = lessons.household()
+    raw = lessons.coarsen(0)
+    st.markdown(
+        f"Publishing exact ages makes many people findable: with region, sex and age, "
+        f"{raw.small:,} of the {len(df):,} records are in groups of fewer than "
+        f"{lessons.COARSEN_K}. **Banding** replaces each age by the middle of its band (width "
+        "10: 30–39 becomes 35), so more people share each value; **top coding** publishes "
+        "every age above a limit as the limit, because the very old are few. Both protect "
+        "and both lose: the information loss IL1 measures how far the published ages are "
+        "from the true ones.")
+    task(f"make every record share its region, sex and age band with at least "
+         f"{lessons.COARSEN_K - 1} others (**k ≥ {lessons.COARSEN_K}**), losing as little as "
+         "possible.")
+    left, right = st.columns(2)
+    width = control(left.slider, "w_l_coarsen_width", 0, "Band width of age (years; 0 = "
+                    "exact ages)", 0, max(lessons.WIDTHS), step=1)
+    top = control(right.select_slider, "w_l_coarsen_top", None, "Top-code age at",
+                  list(lessons.TOPS), format_func=lambda t: "no top coding" if t is None
+                  else f"{t} (older: {t})")
+    now = lessons.coarsen(int(width), top)
+    m = st.columns(3)
+    m[0].metric("Smallest group", now.min_k,
+                help="The fewest records that share a region, sex and age band.")
+    m[1].metric(f"Records in groups under {lessons.COARSEN_K}", f"{now.small:,}")
+    m[2].metric("IL1 of age", f"{now.loss:.4f}", help="Information loss: 0 = ages unchanged.")
+    verdict("coarsen", lessons.check_coarsen(now, lessons.best_coarsening()))
+
+
+def perturb() -> None:
+    before = lessons.perturb("pram", 0.0).after
+    st.markdown(
+        "Banding makes groups bigger. **Perturbation** instead moves values at random: PRAM "
+        "replaces a category by another with a small probability, rank swapping exchanges a "
+        "value with a close one. The released keys then look as unique as before — "
+        f"{number(round(before['expected_reidentifications'], 1))} expected re-identifications "
+        "on region, age and sex — but some of them are false. An attacker who knows the true "
+        "values (the **linkage attack**) may be sent to the wrong record.")
+    task("perturb until the attacker re-identifies **at most half** as many people as the "
+         "released keys suggest.")
+    left, right = st.columns(2)
+    method = control(left.radio, "w_l_perturb_method", "pram", "Method",
+                     list(lessons.PERTURB_METHODS),
+                     format_func=lambda m: lessons.PERTURB_METHODS[m][0])
+    if method == "pram":
+        amount = control(right.slider, "w_l_perturb_p", 0.0, "Flip probability p", 0.0, 0.5,
+                         step=0.05)
+    else:
+        amount = control(right.slider, "w_l_perturb_window", 0.0, "Swap window (% of ranks)",
+                         0.0, 20.0, step=0.5)
+    wb = lessons.perturb(method, float(amount))
+    m = st.columns(2)
+    m[0].metric("Released keys: Σ 1/f_k", number(round(wb.after["expected_reidentifications"],
+                                                        1)),
+                help="How unique the released values look, read as if they were true.")
+    m[1].metric("Linkage attack", number(round(wb.after["linkage_reidentifications"], 1)),
+                help="What an attacker who knows the true region, age and sex re-identifies.")
+    verdict("perturb", lessons.check_perturb(wb))
+
+
+def randomized_response() -> None:
+    st.markdown(
+        f"A survey asks a question nobody answers honestly. Each participant flips a coin: "
+        "heads, they answer truthfully; tails, they flip again and answer yes on heads, no on "
+        "tails. Any single yes may be the coin, so answering is safe. The share of true yes "
+        f"answers (here {lessons.RR_TRUTH:g}) can still be estimated: π̂ = 2λ̂ − ½, with λ̂ "
+        "the share of yes answers. The coin adds noise, which more participants average out.")
+    task(f"find the **fewest participants** for which the 95 % interval of the estimate is "
+         f"within **±{lessons.RR_MARGIN:g}**.")
+    n = control(st.select_slider, "w_l_randomized-response_n", lessons.RR_SIZES[0],
+                "Participants", lessons.RR_SIZES)
+    estimate, margin = lessons.rr_margin(int(n))
+    m = st.columns(2)
+    m[0].metric("Estimated share", f"{estimate:.3f}", f"{estimate - lessons.RR_TRUTH:+.3f} "
+                "against the truth", delta_color="off")
+    m[1].metric("95 % interval", f"±{margin:.3f}", help="1.96 standard errors.")
+    verdict("randomized-response", lessons.check_rr(int(n)))
+    spread = estimate_spread(lessons.RR_SIZES, lessons.RR_TRUTH, lessons.RR_Q, replications=40,
+                             seed=lessons.RR_SEED)
+    charts.show(charts.spread_figure(spread, lessons.RR_TRUTH), "lesson_randomized_response",
+                key="lesson_rr_spread", context=f"simulated coin-flip surveys: true share "
+                f"{lessons.RR_TRUTH:g}, 40 per size; seed {lessons.RR_SEED}")
+
+
+def published(table: PublishedQuestion) -> pd.DataFrame:
+    return pd.DataFrame({"option": [o.option for o in table.options] + ["(no response)"],
+                         "responses": [o.display for o in table.options]
+                         + [table.nonresponse.display]})
+
+
+def counts() -> None:
+    naive, safe = lessons.counts_tables()
+    hidden = [o.option for o in naive.options if o.count is None]
+    st.markdown(
+        f"A survey organiser may see how {naive.participants} participants answered "
+        f"\"{lessons.COUNTS_QUESTION}\", but an option chosen by fewer than {naive.t} people "
+        f"is shown only as \"less than {naive.t}\": a count of 1 or 2 could point at a "
+        "person. Here is the table as a naive tool publishes it, with the exact number of "
+        "people who did not answer.")
+    st.dataframe(published(naive), hide_index=True)
+    task(f"how many people chose {' or '.join(hidden)}, together? Work it out from the "
+         "table.")
+    answer = control(st.number_input, "w_l_counts_answer", None,
+                     f"{' and '.join(hidden)} together", 0, naive.participants, step=1,
+                     placeholder="a number")
+    check = lessons.check_counts(None if answer is None else int(answer), naive)
+    verdict("counts", check)
+    if check.met:
+        st.markdown(
+            "**The rule.** Publish non-response as the interval that the shown counts allow "
+            "anyway — N − Σ shown − m·(T − 1) to N − Σ shown, with m hidden options — so it "
+            "adds nothing to what the reader knows:")
+        st.dataframe(published(safe), hide_index=True)
+        result = audit(safe)
+        st.caption("Audit of this table (integer programming over the hidden counts): "
+                   + ("passed: " + "; ".join(f"{md(o.option)} can be anything from {o.low} to "
+                                             f"{o.high}" for o in result.options)
+                      if result.passes else "; ".join(result.findings())) + ".")
+
+
+VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
+         "randomized-response": randomized_response, "counts": counts}
+
+left, right = st.columns([1, 3], gap="large")
+with left:
+    state.bind("w_lesson", state.lesson() if state.lesson() in LESSONS else keys[0])
+    chosen = st.radio("Lesson", keys, key="w_lesson",
+                      format_func=lambda k: f"{keys.index(k) + 1}. {LESSONS[k].title}"
+                      + (" ✓" if k in done else ""))
+    state.set_lesson(chosen)
+with right:
+    lesson = LESSONS[chosen]
+    st.header(f"{keys.index(chosen) + 1}. {lesson.title}", anchor=False)
+    st.caption(f"On {lesson.goal}.")
+    VIEWS[chosen]()
+    st.button("Reset this lesson", key=f"reset_{chosen}", icon=":material/restart_alt:",
+              on_click=reset, args=(chosen,))
+with left:
+    st.progress(len(done & set(keys)) / len(keys),
+                text=f"{len(done & set(keys))} of {len(keys)} lessons done")
+render_sidebar()
