@@ -212,8 +212,7 @@ left, right = st.columns([1, 3], gap="large")
 with left:
     state.bind("w_lesson", state.lesson() if state.lesson() in LESSONS else keys[0])
     chosen = st.radio("Lesson", keys, key="w_lesson",
-                      format_func=lambda k: f"{keys.index(k) + 1}. {LESSONS[k].title}"
-                      + (" ✓" if k in done else ""))
+                      format_func=lambda k: f"{keys.index(k) + 1}. {LESSONS[k].title}")
     state.set_lesson(chosen)
 with right:
     lesson = LESSONS[chosen]
@@ -223,6 +222,8 @@ with right:
     st.button("Reset this lesson", key=f"reset_{chosen}", icon=":material/restart_alt:",
               on_click=reset, args=(chosen,))
 with left:
-    st.progress(len(done & set(keys)) / len(keys),
-                text=f"{len(done & set(keys))} of {len(keys)} lessons done")
+    finished = [k for k in keys if k in done]
+    st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done")
+    for k in finished:
+        st.markdown(f":material/check_circle: {keys.index(k) + 1}. {LESSONS[k].title}")
 render_sidebar()

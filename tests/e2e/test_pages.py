@@ -27,7 +27,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-    page.get_by_role("button", name="Load example: ACTG 175").click()
+    page.get_by_role("button", name="Load built-in data").click()
     wait_idle(page)
 
     # tag the quasi-identifiers: clear them, then pick age, gender, race one by one

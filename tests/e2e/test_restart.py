@@ -21,7 +21,7 @@ def test_a_server_restart_says_the_session_expired(page: Page):
         proc = start_server(port)  # the same address: the open page reconnects by itself
         notice = page.get_by_text("The server was restarted since this page was opened")
         for _ in range(20):  # until the client has reconnected (its back-off takes seconds)
-            page.get_by_role("button", name="Load example: ACTG 175").click()
+            page.get_by_role("button", name="Load built-in data").click()
             try:
                 notice.wait_for(timeout=3000)
                 break

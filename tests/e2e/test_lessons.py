@@ -1,0 +1,70 @@
+"""In headless Chromium: a lesson link lands on its lesson with its data, a task is completed by
+moving sliders, and the page's own "Copy link to this state" opens the same state afresh."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from ui import lessons
+from tests.e2e.conftest import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def slide(page: Page, label: str, steps: int) -> None:
+    """Move the slider ``label`` by ``steps`` of its step, with the keyboard, as a user can."""
+    thumb = page.get_by_test_id("stSlider").filter(has_text=label).get_by_role("slider")
+    thumb.focus()
+    for _ in range(steps):
+        thumb.press("ArrowRight")
+    wait_idle(page)
+
+
+def test_lesson_link_and_task(page: Page, browser: Browser, app_url: str, shots: Path):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/lessons?data=household&lesson=coarsen")
+    expect(page.get_by_role("heading", name="2. Coarsen")).to_be_visible(timeout=30_000)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar).to_contain_text("Household survey")
+    expect(sidebar).to_contain_text("Quasi-identifiers: region, age, sex, household_size")
+    expect(page.get_by_text("Not yet:")).to_be_visible()
+    expect(page.get_by_text("0 of 5 lessons done")).to_be_visible()
+
+    best = lessons.best_coarsening()
+    slide(page, "Band width of age", best.width)
+    expect(page.get_by_text("Task met")).not_to_be_visible()  # bands alone are not enough
+    slide(page, "Top-code age at", lessons.TOPS.index(best.top))
+    expect(page.get_by_text("Task met")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("1 of 5 lessons done")).to_be_visible()
+    expect(page.get_by_test_id("stMarkdown").filter(has_text="2. Coarsen")).to_be_visible()
+    page.screenshot(path=shots / "lessons.png", full_page=True)
+
+    # the page's own link opens the same place in a fresh session (a new browser context)
+    page.get_by_role("button", name="Copy link to this state").click()
+    link = page.get_by_test_id("stCode").inner_text().strip()
+    assert link.startswith(f"{app_url}/lessons?") and "lesson=coarsen" in link
+    assert "data=household" in link
+    fresh = browser.new_context().new_page()
+    fresh.set_viewport_size({"width": 1280, "height": 720})
+    fresh.goto(link)
+    expect(fresh.get_by_role("heading", name="2. Coarsen")).to_be_visible(timeout=30_000)
+    expect(fresh.get_by_test_id("stSidebar")).to_contain_text("Household survey")
+    expect(fresh.get_by_text("0 of 5 lessons done")).to_be_visible()  # progress is per session
+    fresh.context.close()
+
+
+def test_projector_view_reads_at_1280_by_720(page: Page, app_url: str, shots: Path):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/protect?data=household&view=projector")
+    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    values = page.get_by_test_id("stMetricValue")
+    expect(values.first).to_be_visible()
+    size = values.first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    assert size >= 48  # about three times body text: readable from the back of a room
+    assert page.get_by_role("switch", name="Projector view").is_checked()
+    page.screenshot(path=shots / "projector.png")
+    page.get_by_test_id("stSidebar").get_by_text("Projector view").click()
+    wait_idle(page)
+    assert values.first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") < size
