@@ -19,11 +19,13 @@ from ui.sidebar import render_sidebar
 from ui.state import Dataset
 
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
-#: figures in the metrics, so that they read from the back of a room.
+#: figures in the metrics, whose labels wrap instead of being cut, so that they read from the
+#: back of a room.
 PROJECTOR_CSS = """<style>
 html { font-size: 22px; }
 [data-testid="stMetricValue"] { font-size: 2.6rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.05rem; font-weight: 600; }
+[data-testid="stMetricLabel"] * { white-space: normal; overflow: visible; }
 </style>"""
 
 

@@ -102,9 +102,9 @@ def coarsen() -> None:
     left, right = st.columns(2)
     width = control(left.slider, "w_l_coarsen_width", 0, "Band width of age (years; 0 = "
                     "exact ages)", 0, max(lessons.WIDTHS), step=1)
-    top = control(right.select_slider, "w_l_coarsen_top", None, "Top-code age at",
-                  list(lessons.TOPS), format_func=lambda t: "no top coding" if t is None
-                  else f"{t} (older: {t})")
+    top = control(right.select_slider, "w_l_coarsen_top", None, "Top-code age at (older ages "
+                  "are published as it)", list(lessons.TOPS),
+                  format_func=lambda t: "no top coding" if t is None else str(t))
     now = lessons.coarsen(int(width), top)
     m = st.columns(3)
     m[0].metric("Smallest group", now.min_k,

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from ui import lessons
 from tests.e2e.conftest import wait_idle
+from ui import lessons
 
 pytestmark = pytest.mark.e2e
 
