@@ -73,16 +73,20 @@ def encode_recipe(steps: list[dict[str, Any]], seed: int) -> str:
 def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
     """The steps and seed of an encoded recipe, checked as a recipe file is
     (:func:`~sdc_core.recipe.parse_recipe`)."""
+    unreadable = SdcInputError("the recipe in the link cannot be read (is the link complete?)")
+    unpack = zlib.decompressobj()
     try:
-        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        unpack = zlib.decompressobj()
-        raw = unpack.decompress(packed, _MAX_RECIPE)
-        if unpack.unconsumed_tail:
-            raise SdcInputError("the recipe is too long")
+        raw = unpack.decompress(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)),
+                                _MAX_RECIPE)
+    except (binascii.Error, zlib.error, ValueError):
+        raise unreadable from None
+    if unpack.unconsumed_tail:
+        raise SdcInputError(f"the recipe in the link unpacks to more than {_MAX_RECIPE:,} "
+                            "bytes")
+    try:
         data = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, zlib.error, UnicodeDecodeError, json.JSONDecodeError, ValueError):
-        raise SdcInputError("the recipe in the link cannot be read (is the link complete?)") \
-            from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise unreadable from None
     if not isinstance(data, dict):
         raise SdcInputError("the recipe in the link cannot be read (is the link complete?)")
     recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),
@@ -108,7 +112,7 @@ def to_query(link: LinkState) -> dict[str, str]:
     for f in fields(RiskOptions):
         value = getattr(link.risk, f.name)
         if value != getattr(default, f.name):
-            query[f.name] = f"{value:g}" if isinstance(value, float) else str(value)
+            query[f.name] = str(value)
     if link.lesson is not None:
         query["lesson"] = link.lesson
     if link.projector:

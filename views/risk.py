@@ -37,7 +37,7 @@ with st.expander("Settings: threshold k and missing key values", icon=":material
                       disabled=na != "wildcard",
                       help="How much a record with a missing key counts towards the classes it "
                            "could belong to (1 = fully, sdcMicro's default).")
-    state.set_risk_options(state.RiskOptions(int(k), na, float(alpha)))
+    state.set_risk_options(state.RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
 opts = state.risk_options()
 
 try:
