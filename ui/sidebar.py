@@ -52,7 +52,9 @@ def _projector_changed() -> None:
 def teaching_controls(built_in: str | None) -> None:
     """The projector view's toggle, and the link that opens this page in this state (for a
     built-in data set ``built_in``; an uploaded one is never in a link)."""
-    state.bind("w_projector", state.projector())
+    # set on every run, not seeded once: a widget's identity includes its page, so the toggle
+    # of the page before would leave this page's toggle at its default
+    st.session_state["w_projector"] = state.projector()
     st.toggle("Projector view", key="w_projector", on_change=_projector_changed,
               help="Larger type and only the main figures, readable from the back of a room.")
     with st.popover("Copy link to this state", icon=":material/link:", width="stretch"):

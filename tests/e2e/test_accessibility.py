@@ -130,6 +130,17 @@ def test_every_page_has_no_serious_accessibility_violation(page: Page, app_url: 
         timeout=30_000)
     check("Export")
 
+    page.get_by_role("link", name="Lessons").click()
+    expect(page.get_by_role("heading", name="1. Who is unique?")).to_be_visible(timeout=30_000)
+    check("Lessons")
+    page.get_by_text("4. Randomized response").click()
+    expect(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible(
+        timeout=30_000)
+    check("Lessons: randomized response")
+    page.get_by_role("button", name="Copy link to this state").click()
+    expect(page.get_by_test_id("stCode")).to_be_visible()
+    check("Copy link to this state")
+
     blocking = {name: [v for v in vs if v["impact"] in BLOCKING] for name, vs in found.items()}
     report = "\n".join(describe(name, vs) for name, vs in blocking.items() if vs)
     assert not report, "axe-core found serious or critical violations:\n" + report

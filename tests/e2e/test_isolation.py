@@ -31,7 +31,7 @@ pytestmark = pytest.mark.e2e
 #: Every page of the app (app.py's st.navigation) and the heading it shows.
 PAGES = {"Data": "Data", "Risk": "Disclosure risk", "Protect": "Protect",
          "Trade-offs": "Trade-offs", "Randomized response lab": "Randomized response lab",
-         "Response tables": "Response tables", "Export": "Export"}
+         "Response tables": "Response tables", "Export": "Export", "Lessons": "Lessons"}
 
 
 @dataclass

@@ -1,0 +1,228 @@
+"""AppTest of the Lessons page: each lesson's task is first not met, then met with a setting
+found by the oracles of ``tests/test_lessons.py``; progress, reset, a trip to another page, and
+the projector view."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from tests.test_lessons import (
+    PERTURB_SLIDERS,
+    best_coarsening_oracle,
+    hidden_total_oracle,
+    most_unique_third,
+    perturb_solutions,
+    rr_fewest,
+)
+from ui.lessons import LESSONS
+
+TITLES = {key: f"{i + 1}. {lesson.title}" for i, (key, lesson) in enumerate(LESSONS.items())}
+
+
+def lessons_page(lesson: str | None = None, projector: bool = False) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if projector:
+        at.session_state["projector"] = True
+    at.run()
+    at.switch_page("views/lessons.py").run()
+    assert not at.exception
+    if lesson is not None:
+        at.radio(key="w_lesson").set_value(lesson).run()
+        assert not at.exception
+    return at
+
+
+def met(at: AppTest) -> bool:
+    """Whether the page says the task is met (and then not also "Not yet")."""
+    success = any("Task met" in s.value for s in at.success)
+    assert not (success and any("Not yet" in i.value for i in at.info))
+    return success
+
+
+def progress(at: AppTest) -> str:
+    return at.get("progress")[0].proto.text
+
+
+def ticked(at: AppTest) -> list[str]:
+    """The lessons the list under the progress bar marks as done, by title."""
+    return [m.value.removeprefix(":material/check_circle: ") for m in at.markdown
+            if m.value.startswith(":material/check_circle:")]
+
+
+def assert_not_met(at: AppTest, lesson: str) -> None:
+    assert not at.exception
+    assert not met(at) and any("Not yet" in i.value for i in at.info)
+    assert lesson not in at.session_state["lessons_done"]
+    assert TITLES[lesson] not in ticked(at)
+
+
+def assert_met(at: AppTest, lesson: str) -> None:
+    assert not at.exception
+    assert met(at)
+    assert lesson in at.session_state["lessons_done"]
+    assert TITLES[lesson] in ticked(at)
+    assert at.radio(key="w_lesson").value == lesson  # still on the same lesson
+
+
+def test_lesson_unique():
+    at = lessons_page("unique")
+    assert_not_met(at, "unique")
+    assert progress(at) == "0 of 5 lessons done" and ticked(at) == []
+    at.radio(key="w_l_unique_third").set_value(most_unique_third()).run()
+    assert_met(at, "unique")
+    assert progress(at) == "1 of 5 lessons done"
+    assert ticked(at) == [TITLES["unique"]]
+
+
+def test_lesson_coarsen():
+    at = lessons_page("coarsen")
+    assert_not_met(at, "coarsen")
+    width, top, _ = best_coarsening_oracle()
+    at.slider(key="w_l_coarsen_width").set_value(width).run()
+    assert not met(at)  # the best band width alone is not the best setting (a top code is)
+    at.select_slider(key="w_l_coarsen_top").set_value(top).run()
+    assert_met(at, "coarsen")
+    assert progress(at) == "1 of 5 lessons done"
+
+
+def test_lesson_perturb_with_each_method():
+    at = lessons_page("perturb")
+    assert_not_met(at, "perturb")
+    solutions = perturb_solutions()
+    assert solutions
+    keys = {"pram": "w_l_perturb_p", "rank_swap": "w_l_perturb_window"}
+    for method, amount in solutions.items():
+        at.radio(key="w_l_perturb_method").set_value(method).run()
+        slider = at.slider(key=keys[method])
+        # the amounts the oracle scanned are the ones the page offers
+        assert (slider.min, slider.max, slider.step) == (0.0, *PERTURB_SLIDERS[method])
+        assert slider.value == 0.0 and not met(at)
+        slider.set_value(amount).run()
+        assert_met(at, "perturb")
+    assert progress(at) == "1 of 5 lessons done"
+
+
+def test_lesson_randomized_response():
+    at = lessons_page("randomized-response")
+    assert_not_met(at, "randomized-response")
+    at.select_slider(key="w_l_randomized-response_n").set_value(rr_fewest()).run()
+    assert_met(at, "randomized-response")
+    assert progress(at) == "1 of 5 lessons done"
+
+
+def test_lesson_counts():
+    at = lessons_page("counts")
+    assert_not_met(at, "counts")
+    total, _ = hidden_total_oracle()
+    at.number_input(key="w_l_counts_answer").set_value(total + 1).run()
+    assert_not_met(at, "counts")
+    at.number_input(key="w_l_counts_answer").set_value(total).run()
+    assert_met(at, "counts")
+    assert progress(at) == "1 of 5 lessons done"
+    # the rule's table and its audit appear once the task is met
+    assert any("Audit of this table" in c.value for c in at.caption)
+
+
+def test_reset_clears_the_setting_and_the_progress():
+    at = lessons_page("coarsen")
+    width, top, _ = best_coarsening_oracle()
+    at.slider(key="w_l_coarsen_width").set_value(width)
+    at.select_slider(key="w_l_coarsen_top").set_value(top).run()
+    assert_met(at, "coarsen")
+    at.button(key="reset_coarsen").click().run()
+    assert_not_met(at, "coarsen")
+    assert at.slider(key="w_l_coarsen_width").value == 0
+    assert at.select_slider(key="w_l_coarsen_top").value is None
+    kept = at.session_state["lesson_values"]
+    assert kept["w_l_coarsen_width"] == 0 and kept["w_l_coarsen_top"] is None
+    assert progress(at) == "0 of 5 lessons done" and ticked(at) == []
+
+
+def test_reset_leaves_the_other_lessons_alone():
+    at = lessons_page("unique")
+    at.radio(key="w_l_unique_third").set_value(most_unique_third()).run()
+    at.radio(key="w_lesson").set_value("counts").run()
+    total, _ = hidden_total_oracle()
+    at.number_input(key="w_l_counts_answer").set_value(total).run()
+    assert progress(at) == "2 of 5 lessons done"
+    at.button(key="reset_counts").click().run()
+    assert_not_met(at, "counts")
+    assert at.number_input(key="w_l_counts_answer").value is None
+    assert at.session_state["lessons_done"] == {"unique"}
+    assert progress(at) == "1 of 5 lessons done" and ticked(at) == [TITLES["unique"]]
+
+
+def test_a_setting_survives_a_trip_to_another_page():
+    at = lessons_page("coarsen")
+    width, top, _ = best_coarsening_oracle()
+    at.slider(key="w_l_coarsen_width").set_value(width).run()
+    assert not met(at)
+    at.switch_page("views/risk.py").run()
+    assert not at.exception and at.title[0].value != "Lessons"
+    assert "w_l_coarsen_width" not in [s.key for s in at.slider]
+    at.switch_page("views/lessons.py").run()
+    assert not at.exception
+    assert at.radio(key="w_lesson").value == "coarsen"
+    assert at.slider(key="w_l_coarsen_width").value == width
+    assert at.select_slider(key="w_l_coarsen_top").value is None
+    at.select_slider(key="w_l_coarsen_top").set_value(top).run()  # the kept width counts
+    assert_met(at, "coarsen")
+
+
+def test_a_done_lesson_stays_done_when_left_and_reopened():
+    at = lessons_page("unique")
+    third = most_unique_third()
+    at.radio(key="w_l_unique_third").set_value(third).run()
+    assert_met(at, "unique")
+    at.radio(key="w_lesson").set_value("coarsen").run()
+    assert not at.exception and not met(at)  # the open lesson's own task
+    assert "unique" in at.session_state["lessons_done"] and ticked(at) == [TITLES["unique"]]
+    assert progress(at) == "1 of 5 lessons done"
+    at.radio(key="w_lesson").set_value("unique").run()
+    assert at.radio(key="w_l_unique_third").value == third
+    assert_met(at, "unique")
+    assert progress(at) == "1 of 5 lessons done"
+
+
+def projector_font(at: AppTest) -> object:
+    """The font size of the randomized-response lesson's chart (set only in the projector
+    view)."""
+    at.radio(key="w_lesson").set_value("randomized-response").run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return spec["layout"].get("font", {}).get("size")
+
+
+@pytest.mark.parametrize("how", ["state", "toggle"])
+def test_every_lesson_runs_in_the_projector_view(how):
+    at = lessons_page(projector=how == "state")
+    if how == "toggle":
+        at.toggle(key="w_projector").set_value(True).run()
+    assert at.session_state["projector"] is True
+    for lesson in LESSONS:
+        at.radio(key="w_lesson").set_value(lesson).run()
+        assert not at.exception, lesson
+        assert at.header[0].value == TITLES[lesson]
+    assert projector_font(at) == 19  # the projector's larger type
+    if how == "toggle":
+        assert at.toggle(key="w_projector").value is True
+        at.toggle(key="w_projector").set_value(False).run()
+        assert not at.exception and at.session_state["projector"] is False
+        assert projector_font(at) != 19
+
+
+def test_the_projector_switch_shows_the_view_on_every_page():
+    """A widget's identity includes its page: the switch must show the view's state on each
+    page it is drawn on, and turn it off from any of them."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["view"] = "projector"
+    at.switch_page("views/lessons.py").run()
+    assert at.toggle(key="w_projector").value is True
+    for page in ("views/risk.py", "views/data.py", "views/lessons.py"):
+        at.switch_page(page).run()
+        assert at.toggle(key="w_projector").value is True, page
+    at.toggle(key="w_projector").set_value(False).run()
+    assert at.session_state["projector"] is False
+    at.switch_page("views/protect.py").run()
+    assert at.toggle(key="w_projector").value is False
