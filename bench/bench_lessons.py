@@ -41,6 +41,7 @@ def main() -> None:
 
     def best() -> None:
         lessons.coarsen.cache_clear()
+        lessons._search_coarsening.cache_clear()
         lessons.best_coarsening()
     print(report("2 coarsen: best of 30 × 6 settings", median_seconds(best, repeat=3), base,
                  baseline))

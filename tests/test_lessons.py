@@ -281,3 +281,22 @@ def test_check_counts():
     for wrong in (total - 1, total + 1, None):
         check = lessons.check_counts(wrong, naive)
         assert not check.met and check.message.startswith("Not yet"), wrong
+
+
+def test_a_class_opening_coarsen_at_once_searches_once(monkeypatch):
+    """Many sessions asking for the best setting at the same moment wait for one search."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = []
+    real = lessons.coarsen
+
+    def counted(width, top=None):
+        calls.append((width, top))
+        return real(width, top)
+
+    monkeypatch.setattr(lessons, "coarsen", counted)
+    lessons._search_coarsening.cache_clear()
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda _: lessons.best_coarsening(), range(4)))
+    assert len(set(found)) == 1
+    assert len(calls) == len(lessons.WIDTHS) * len(lessons.TOPS)  # one search, not four

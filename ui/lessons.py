@@ -16,6 +16,7 @@ is met, as plain functions on the core (no Streamlit; the page draws them).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -128,9 +129,19 @@ def coarsen(width: int, top: int | None = None) -> Coarsened:
     return Coarsened(int(width), top, int(fk.min()), int((fk < COARSEN_K).sum()), float(loss))
 
 
+_SEARCH = threading.Lock()
+
+
 def best_coarsening() -> Coarsened:
     """The band width and top code that reach k ≥ 5 at the least IL1 (on a tie, the narrowest
-    band with the highest top code)."""
+    band with the highest top code). Searched once per server (about 2 s): a class that opens
+    the lesson at the same moment waits for one search instead of running one each."""
+    with _SEARCH:
+        return _search_coarsening()
+
+
+@cache
+def _search_coarsening() -> Coarsened:
     return min((c for c in (coarsen(w, t) for w in WIDTHS for t in TOPS)
                 if c.min_k >= COARSEN_K),
                key=lambda c: (c.loss, c.width, -(c.top or 1000)))
