@@ -459,3 +459,14 @@ def test_a_link_never_carries_an_uploaded_file():
         assert secret not in link
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert "does not carry it" in captions and "holds settings, not data" not in captions
+
+
+def test_a_link_left_open_across_a_server_restart_opens_its_state_without_the_notice():
+    """The address keeps the link (and the earlier server's ``run``): a reconnecting session
+    opens the link's state again, so nothing is lost and there is nothing to warn about."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["run"] = "0ld5e55"
+    at.query_params["data"] = "household"
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.session_state["dataset"].example == "household"

@@ -212,15 +212,16 @@ def example_columns(key: str) -> list[str]:
     return [str(c) for c in pd.read_csv(example(key).path, nrows=0).columns]
 
 
-def open_link() -> None:
+def open_link() -> bool:
     """On a session's first run, open the state its address describes (a fresh session: there
-    is nothing of the user's to replace). What could not be used waits in :func:`problems`."""
+    is nothing of the user's to replace), and say whether there was one. What could not be
+    used waits in :func:`problems`."""
     if st.session_state.get(_OPENED):
-        return
+        return False
     st.session_state[_OPENED] = True
     params = {k: st.query_params[k] for k in KEYS if k in st.query_params}
     if not params:
-        return
+        return False
     link, found = read_link(params, example_columns)
     state.load_example(*([link.example] if link.example else []))
     if link.roles is not None:
@@ -231,6 +232,7 @@ def open_link() -> None:
     state.set_lesson(link.lesson)
     state.set_projector(link.projector)
     st.session_state[_PROBLEMS] = found
+    return True
 
 
 def problems() -> list[str]:

@@ -41,7 +41,7 @@ def begin_run() -> None:
     require_sign_in()
     state.keep_alive()
     upload.finish_pending()
-    links.open_link()
+    linked = links.open_link()
     state.ensure_dataset()
     for problem in links.problems():
         st.warning(f"The link names something that is not here: {problem}.",
@@ -51,7 +51,7 @@ def begin_run() -> None:
     if notice := state.freed_notice():
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
-    if state.restarted_since():
+    if state.restarted_since() and not linked:  # a link opens its own state again
         st.warning("The server was restarted since this page was opened, so the session "
                    "expired and the data that was open in it is gone. The example data set is "
                    "open instead: load your file again to go on.",
