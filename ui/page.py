@@ -25,7 +25,8 @@ PROJECTOR_CSS = """<style>
 html { font-size: 22px; }
 [data-testid="stMetricValue"] { font-size: 2.6rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.05rem; font-weight: 600; }
-[data-testid="stMetricLabel"] * { white-space: normal; overflow: visible; }
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
+  white-space: normal !important; height: auto !important; }
 </style>"""
 
 

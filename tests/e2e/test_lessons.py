@@ -68,3 +68,16 @@ def test_projector_view_reads_at_1280_by_720(page: Page, app_url: str, shots: Pa
     page.get_by_test_id("stSidebar").get_by_text("Projector view").click()
     wait_idle(page)
     assert values.first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") < size
+
+
+def test_projector_metric_labels_wrap_instead_of_being_cut(page: Page, app_url: str):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/lessons?data=household&lesson=coarsen&view=projector")
+    labels = page.get_by_test_id("stMetricLabel")
+    expect(labels.first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    assert labels.count() == 3
+    for i in range(3):  # the whole label is shown: nothing cut off or running into the next
+        cut = labels.nth(i).get_by_test_id("stMarkdownContainer").evaluate(
+            "e => e.scrollWidth > e.clientWidth + 1")
+        assert not cut, labels.nth(i).inner_text()
