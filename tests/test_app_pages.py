@@ -98,7 +98,7 @@ def test_protect_every_method_and_reports():
     assert "read as a value of its own, a blank leaves the smallest class at" in captions
     assert "IL1 counts a numeric value blanked by protection as the maximum loss 1" in captions
     assert float(metrics(at)["Unique records"].split()[0]) == 0.0
-    recipe = json.loads(at.code[0].value)
+    recipe = json.loads(at.main.code[0].value)
     assert [s["method"] for s in recipe["steps"]] == [
         "pram", "pram", "relabel", "rank_swap", "randomized_response", "local_suppression"]
 
@@ -340,7 +340,7 @@ def test_protect_offers_noise_and_recoding_from_their_declarations():
     at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
     at.slider(key="w_p_recode_min_count").set_value(100).run()
     assert not at.exception and not at.error
-    steps = json.loads(at.code[0].value)["steps"]
+    steps = json.loads(at.main.code[0].value)["steps"]
     assert {"method": "noise", "columns": ["wtkg", "cd40"], "kind": "additive", "p": 100,
             "delta": 0.1} in steps
     assert {"method": "recode", "column": "karnof", "min_count": 100} in steps
@@ -379,7 +379,7 @@ def test_protect_offers_microaggregation_from_its_declaration():
     at.multiselect(key="w_p_microaggregation_cols").set_value(["age"]).run()
     at.slider(key="w_p_microaggregation_k").set_value(5).run()
     assert not at.exception and not at.error
-    steps = json.loads(at.code[0].value)["steps"]
+    steps = json.loads(at.main.code[0].value)["steps"]
     assert steps == [{"method": "microaggregation", "columns": ["age"], "k": 5,
                       "algorithm": "mdav"}]
     m = metrics(at)
@@ -396,17 +396,17 @@ def test_protect_merges_chosen_levels_into_a_label():
     at.multiselect(key="w_p_recode_groups_karnof_0_levels").set_value([70, 80])
     at.text_input(key="w_p_recode_groups_karnof_0_label").set_value("80 or less").run()
     assert not at.exception and not at.error
-    steps = json.loads(at.code[0].value)["steps"]
+    steps = json.loads(at.main.code[0].value)["steps"]
     assert steps == [{"method": "recode", "column": "karnof",
                       "groups": {"80 or less": [70, 80]}}]
     assert any("89 values changed, 4 levels → 3" in c.value for c in at.caption)
     at.button(key="w_p_recode_groups_karnof_more").click().run()
     at.multiselect(key="w_p_recode_groups_karnof_1_levels").set_value([90])
     at.text_input(key="w_p_recode_groups_karnof_1_label").set_value("80 or less").run()
-    steps = json.loads(at.code[0].value)["steps"]
+    steps = json.loads(at.main.code[0].value)["steps"]
     assert steps[0]["groups"] == {"80 or less": [70, 80, 90]}
     at.slider(key="w_p_recode_min_count").set_value(50).run()  # merge first, then rare levels
-    steps = json.loads(at.code[0].value)["steps"]
+    steps = json.loads(at.main.code[0].value)["steps"]
     assert [sorted(s) for s in steps] == [["column", "groups", "method"],
                                           ["column", "method", "min_count"]]
     assert float(metrics(at)["IL1 categorical"]) > 0
@@ -420,7 +420,7 @@ def test_protect_loads_a_recipe_with_a_merge():
     assert not at.exception and not at.error
     assert at.multiselect(key="w_p_recode_groups_race_0_levels").value == [0, 1]
     assert at.text_input(key="w_p_recode_groups_race_0_label").value == "any"
-    assert json.loads(at.code[0].value)["steps"] == steps
+    assert json.loads(at.main.code[0].value)["steps"] == steps
     assert float(metrics(at)["Released keys"]) < 182  # race, a key, no longer tells
 
 
@@ -447,7 +447,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     at.button(key="t_open_best").click().run()
     assert at.title[0].value == "Protect"
     recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
-    assert json.loads(at.code[0].value)["steps"] == json.loads(recipe)["steps"]
+    assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
 
 
 def test_tradeoffs_says_when_no_setting_meets_the_target():

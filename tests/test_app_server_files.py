@@ -260,8 +260,9 @@ def test_export_shows_the_command_that_protects_the_whole_file(root):
     assert not at.exception
     path = (root / "census.parquet").resolve()
     assert " " in str(path)  # so the path is quoted
-    assert at.code[0].value == (f"python -m sdc_core apply {shlex.quote(str(path))} --recipe "
-                                "census_recipe.json -o census_protected.parquet --engine duckdb")
+    assert at.main.code[0].value == (
+        f"python -m sdc_core apply {shlex.quote(str(path))} --recipe census_recipe.json -o "
+        "census_protected.parquet --engine duckdb")
     assert "The protected data downloaded here is the sample's" in at.info[0].value
     assert "No protection is set yet" in at.info[1].value
     assert any("protected sample (1,000 records), not the whole file" in c.value
@@ -282,4 +283,4 @@ def test_export_names_a_step_the_engine_refuses(root):
 def test_nothing_is_offered_for_an_upload(root):
     at = app()
     at.switch_page("views/export.py").run()
-    assert not at.code  # the example: no server command
+    assert not at.main.code  # the example: no server command (the sidebar has the link)
