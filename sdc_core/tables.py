@@ -77,6 +77,13 @@ class PublishedQuestion:
         return Interval(self.participants - self.nonresponse.high,
                         self.participants - self.nonresponse.low)
 
+    def frame(self) -> pd.DataFrame:
+        """What the reader sees: one row per option and one for non-response, with the text
+        shown (a count, "less than T", or an interval)."""
+        return pd.DataFrame({"option": [o.option for o in self.options] + ["(no response)"],
+                             "responses": [o.display for o in self.options]
+                             + [self.nonresponse.display if self.nonresponse else ""]})
+
     def to_dict(self) -> dict[str, object]:
         return {"question": self.question, "shown": self.shown, "multi_select": self.multi,
                 "responses": self.responses.to_dict() if self.responses else None,

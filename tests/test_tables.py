@@ -128,3 +128,15 @@ def test_cli_tables_json(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "sdc_core", "tables", str(data), "--question",
                           "nope"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown question column 'nope'" in bad.stderr
+
+
+def test_the_published_frame_is_what_the_reader_sees():
+    from sdc_core.tables import pet_survey
+
+    table = response_table(pet_survey(), "favourite animal", 100, 10, 5)
+    frame = table.frame()
+    assert list(frame["option"]) == [o.option for o in table.options] + ["(no response)"]
+    shown = dict(zip(frame["option"], frame["responses"]))
+    assert shown["Cat"] == "42" and shown["Elephant"] == "less than 5"
+    # N − Σ shown = 100 − 84 = 16, minus at most 2 hidden options × 4 = 8
+    assert shown["(no response)"] == "between 8 and 16"

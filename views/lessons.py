@@ -3,11 +3,10 @@
 from collections.abc import Callable
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from sdc_core.methods.randomized_response import estimate_spread
-from sdc_core.tables import PublishedQuestion, audit
+from sdc_core.tables import audit
 from ui import charts, lessons, state
 from ui.lessons import LESSONS, Check
 from ui.sidebar import render_sidebar
@@ -169,12 +168,6 @@ def randomized_response() -> None:
                 f"{lessons.RR_TRUTH:g}, 40 per size; seed {lessons.RR_SEED}")
 
 
-def published(table: PublishedQuestion) -> pd.DataFrame:
-    return pd.DataFrame({"option": [o.option for o in table.options] + ["(no response)"],
-                         "responses": [o.display for o in table.options]
-                         + [table.nonresponse.display]})
-
-
 def counts() -> None:
     naive, safe = lessons.counts_tables()
     hidden = [o.option for o in naive.options if o.count is None]
@@ -184,7 +177,7 @@ def counts() -> None:
         f"is shown only as \"less than {naive.t}\": a count of 1 or 2 could point at a "
         "person. Here is the table as a naive tool publishes it, with the exact number of "
         "people who did not answer.")
-    st.dataframe(published(naive), hide_index=True)
+    st.dataframe(naive.frame(), hide_index=True)
     task(f"how many people chose {' or '.join(hidden)}, together? Work it out from the "
          "table.")
     answer = control(st.number_input, "w_l_counts_answer", None,
@@ -197,7 +190,7 @@ def counts() -> None:
             "**The rule.** Publish non-response as the interval that the shown counts allow "
             "anyway — N − Σ shown − m·(T − 1) to N − Σ shown, with m hidden options — so it "
             "adds nothing to what the reader knows:")
-        st.dataframe(published(safe), hide_index=True)
+        st.dataframe(safe.frame(), hide_index=True)
         result = audit(safe)
         st.caption("Audit of this table (integer programming over the hidden counts): "
                    + ("passed: " + "; ".join(f"{md(o.option)} can be anything from {o.low} to "

@@ -61,9 +61,7 @@ for question in questions:
         if not table.shown:
             st.warning(f"Hidden: fewer than {int(q)} responses.", icon=":material/visibility_off:")
         else:
-            view = pd.DataFrame({"option": [o.option for o in table.options] + ["(no response)"],
-                                 "responses": [o.display for o in table.options]
-                                 + [table.nonresponse.display]})
+            view = table.frame()
             st.dataframe(view, hide_index=True, width="stretch")
             published_rows += [{"question": str(question), "option": r.option,
                                 "responses": r.responses} for r in view.itertuples()]
