@@ -75,10 +75,10 @@ def unique_keys(third: str | None) -> RiskProfile:
     return risk_profile(household(), UNIQUE_KNOWN + ([third] if third else []))
 
 
-def riskiest(keys: tuple[str, ...], top: int = 5) -> pd.DataFrame:
-    """The ``top`` groups of records with the highest risk under ``keys`` (the Risk page's
-    table)."""
-    return riskiest_classes(household(), risk_profile(household(), list(keys)), top=top)
+def riskiest(third: str | None, top: int = 5) -> pd.DataFrame:
+    """The ``top`` groups of records with the highest risk when the attacker knows region, sex
+    and ``third`` (the Risk page's table)."""
+    return riskiest_classes(household(), unique_keys(third), top=top)
 
 
 def check_unique(third: str | None) -> Check:

@@ -33,7 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.examples import EXAMPLES, example
+from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from ui import state
@@ -88,7 +88,7 @@ def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise unreadable from None
     if not isinstance(data, dict):
-        raise SdcInputError("the recipe in the link cannot be read (is the link complete?)")
+        raise unreadable
     recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),
                            "steps": data.get("steps", [])})
     return recipe.steps, recipe.seed
@@ -223,7 +223,7 @@ def open_link() -> bool:
     if not params:
         return False
     link, found = read_link(params, example_columns)
-    state.load_example(*([link.example] if link.example else []))
+    state.load_example(link.example or DEFAULT_EXAMPLE)
     if link.roles is not None:
         state.set_roles(link.roles)
     if link.steps is not None:

@@ -79,9 +79,7 @@ def who_is_unique() -> None:
     m[2].metric("Smallest group", f"{p.min_k:g}")
     verdict("unique", lessons.check_unique(third))
     st.markdown("**The riskiest groups** (f_k is the number of records that match)")
-    keys_now = lessons.UNIQUE_KNOWN + ([third] if third else [])
-    top = lessons.riskiest(tuple(keys_now))
-    st.dataframe(top, hide_index=True, width="stretch")
+    st.dataframe(lessons.riskiest(third), hide_index=True, width="stretch")
 
 
 def coarsen() -> None:
