@@ -68,6 +68,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_suda2
 	$(BIN)/python -m bench.bench_engines
 	$(BIN)/python -m bench.bench_lessons
+	$(BIN)/python -m bench.bench_corpus
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules

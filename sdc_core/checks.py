@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import require
 from sdc_core.errors import SdcInputError
 
 
@@ -47,8 +48,7 @@ def check_k(k: int) -> int:
 def numeric_values(s: pd.Series, what: str) -> np.ndarray:
     """The column as float64 (NaN = missing), or an error when it is not numeric (booleans
     are not numbers here) or holds infinite values; ``what`` names the method asking."""
-    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise SdcInputError(f"{what} needs numeric columns; '{s.name}' is not numeric")
+    require(s, ("number",), what)
     x = s.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isinf(x).any():
         raise SdcInputError(f"column '{s.name}' holds infinite values")

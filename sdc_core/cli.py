@@ -40,6 +40,11 @@ def _column_list(text: str) -> list[str]:
     return cols
 
 
+def _column_list_or_none(text: str) -> list[str]:
+    """A comma-separated list of column names, or none at all (an empty text)."""
+    return _column_list(text) if text.strip() else []
+
+
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("engine (files too large for memory; see docs/engines.md)")
     g.add_argument("--engine", choices=["pandas", "duckdb", "spark"], default="pandas",
@@ -140,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "quasi-identifier compared exactly.")
     compare.add_argument("original")
     compare.add_argument("protected")
-    compare.add_argument("--numeric", type=_column_list,
+    compare.add_argument("--numeric", type=_column_list_or_none,
                          help="numeric columns (default: those read as numeric, not "
                               "categorical, in the original)")
     compare.add_argument("--qi", type=_column_list,
@@ -212,6 +217,7 @@ def _read_json(path: Path, what: str) -> object:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from sdc_core.columns import read_like
     from sdc_core.io import Kind, infer_kinds, read_table
     from sdc_core.recipe import load_recipe
     from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
@@ -222,6 +228,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return _compare_on_engine(args)
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
     original, protected = read_table(args.original), read_table(args.protected)
+    protected = read_like(protected, original)
     numeric = args.numeric if args.numeric is not None else [
         c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
     result = il1(original, protected, numeric, missing=args.il1_missing)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import for_parquet, read_dates
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -116,7 +117,7 @@ def read_table(source: str | Path | bytes, name: str | None = None,
     if len(set(df.columns)) != df.shape[1]:
         dup = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
         raise SdcInputError(f"{label}: duplicate column names: {', '.join(dup)}")
-    return df
+    return read_dates(df)
 
 
 def _first_line(err: BaseException) -> str:
@@ -242,7 +243,7 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
         return data.to_csv(index=False, lineterminator="\n").encode("utf-8")
     buf = io.BytesIO()
     if ext == ".parquet":
-        df.to_parquet(buf, index=False)
+        for_parquet(df).to_parquet(buf, index=False)
         return buf.getvalue()
     if len(df) > EXCEL_MAX_ROWS:
         raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "

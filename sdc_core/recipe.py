@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import __version__, rng
+from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
 from sdc_core.methods.common import TableResult
@@ -264,7 +265,7 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     reports, matrices = [], {}
     for i, step in enumerate(recipe.steps):
         done = run_step(out, step, recipe.seed, i, rid)
-        out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done)
+        out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),
                         **done.info})
@@ -273,9 +274,10 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     return ApplyResult(out, reports, warnings, matrices)
 
 
-def _replace(df: pd.DataFrame, done: StepOutput) -> pd.DataFrame:
-    """A copy of ``df`` with the step's new values in place."""
+def _replace(df: pd.DataFrame, done: StepOutput, original: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` with the step's new values in place, each in the kind of the
+    ``original`` column where its values allow (:func:`sdc_core.columns.restore`)."""
     out = df.copy()
     for c in done.values.columns:
-        out[c] = done.values[c]
+        out[c] = restore(original[c], done.values[c])
     return out

@@ -50,11 +50,11 @@ EXAMPLE_ROLES = Roles(
 def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Roles:
     """Identifiers are not released; numeric columns feed the utility measures; columns named
     like common demographics (age, sex, region, …) are suggested as quasi-identifiers, a numeric
-    column named like a weight as the weight."""
+    column named like a weight (complete and positive, as a weight must be) as the weight."""
     kinds = kinds or infer_kinds(df)
     ignore = [c for c, k in kinds.items() if k is Kind.IDENTIFIER]
     qi = [c for c, k in kinds.items() if k is not Kind.IDENTIFIER and _QI_NAME.match(str(c))]
     weights = [c for c, k in kinds.items() if k is Kind.NUMERIC and _WEIGHT_NAME.match(str(c))
-               and (df[c].dropna() > 0).all()]
+               and df[c].notna().all() and (df[c] > 0).all()]
     numeric = [c for c, k in kinds.items() if k is Kind.NUMERIC and c not in weights]
     return Roles(qi=qi, numeric=numeric, ignore=ignore, weight=weights[0] if weights else None)

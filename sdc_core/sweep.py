@@ -55,6 +55,7 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import check_k
+from sdc_core.columns import is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
 from sdc_core.recipe import (
@@ -87,6 +88,7 @@ from sdc_core.utility.il1 import (
     check_il1_missing,
     combine,
     il1,
+    numbers_in_both,
     numeric_il1,
 )
 
@@ -343,7 +345,8 @@ class SweepContext:
         self.r0 = correlation_matrix(df, self.numeric)
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
         self.attacked = df[self.qi + self.known]
-        self._prefixes: OrderedDict[tuple[int, str], dict[str, pd.Series]] = OrderedDict()
+        self._prefixes: OrderedDict[tuple[int, str], tuple[dict[str, pd.Series],
+                                                           list[dict[str, Any]]]] = OrderedDict()
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
 
     def risk(self, keys) -> dict[str, float]:
@@ -351,9 +354,11 @@ class SweepContext:
         m = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, self.k)
         return {key: m[key] for key in RISK}
 
-    def linkage(self, released: pd.DataFrame, recipe: Recipe | None) -> dict[str, float]:
-        """The linkage attack on the quasi-identifiers (and known columns) of ``released``."""
-        result = linkage_attack(self.attacked, released, self.qi, recipe, self.known)
+    def linkage(self, released: pd.DataFrame, recipe: Recipe | None,
+                reports: list[dict[str, Any]] | None = None) -> dict[str, float]:
+        """The linkage attack on the quasi-identifiers (and known columns) of ``released``
+        (``reports``: what each step of ``recipe`` did, as the attack reads its recodings)."""
+        result = linkage_attack(self.attacked, released, self.qi, recipe, self.known, reports)
         return {"linkage_reidentifications": result.linkage_reidentifications,
                 "linkage_risk_percent": result.linkage_risk_percent}
 
@@ -364,13 +369,13 @@ class SweepContext:
         lam = np.sort(np.linalg.eigvalsh(r))[::-1]
         return float(100.0 * (1.0 - np.abs(lam - self.lam0).sum() / p))
 
-    def column_setting(self, column: str, values: pd.Series,
-                       recipe: Recipe) -> dict[str, float]:
+    def column_setting(self, column: str, values: pd.Series, recipe: Recipe,
+                       reports: list[dict[str, Any]]) -> dict[str, float]:
         """Measures after replacing one column by ``values`` (made by ``recipe``)."""
         original = self.df[column]
         # a column recoded to text (rare codes → "other") is compared as categories and
         # leaves the correlation measure unchanged
-        is_num = column in self.numeric and pd.api.types.is_numeric_dtype(values)
+        is_num = column in self.numeric and is_number(original) and is_number(values)
         value, changed = numeric_il1(original, values, self.il1_missing) if is_num \
             else categorical_il1(original, values)
         loss = combine({column: value}, [value] if changed and is_num else [],
@@ -378,7 +383,7 @@ class SweepContext:
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
             if column in self.qi else {key: self.baseline_risk[key] for key in RISK}
         if column in self.attacked:
-            risk |= self.linkage(self.attacked.assign(**{column: values}), recipe)
+            risk |= self.linkage(self.attacked.assign(**{column: values}), recipe, reports)
         else:
             risk |= {key: self.baseline_risk[key] for key in LINKAGE}
         similarity = 100.0
@@ -394,16 +399,16 @@ class SweepContext:
         return {**risk, **loss.summary(), "eigenvalue_similarity_percent": similarity,
                 "suppressed_values": suppressed, "IL1_grid": self.grid_loss(loss)}
 
-    def table_setting(self, protected: pd.DataFrame, recipe: Recipe,
-                      changed: Sequence[str]) -> dict[str, float]:
+    def table_setting(self, protected: pd.DataFrame, recipe: Recipe, changed: Sequence[str],
+                      reports: list[dict[str, Any]]) -> dict[str, float]:
         """Measures after steps that changed several columns (local suppression,
         microaggregation, noise, a combination). A numeric column recoded to text is compared
         as categories and leaves the correlation measure."""
-        numeric = [c for c in self.numeric if pd.api.types.is_numeric_dtype(protected[c])]
+        numeric = numbers_in_both(self.df, protected, self.numeric)
         result = il1(self.df, protected, [c for c in numeric if c in changed], list(changed),
                      missing=self.il1_missing)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
-            | self.linkage(protected[self.attacked.columns], recipe)
+            | self.linkage(protected[self.attacked.columns], recipe, reports)
         r = self.r0 if not self.numeric else correlation_matrix(
             protected.assign(**{c: self.df[c] for c in self.numeric if c not in numeric}),
             self.numeric)
@@ -418,21 +423,23 @@ class SweepContext:
         return float(sum(result.per_column.get(c, 0.0) for c in result.changed)
                      / max(1, len(self.grid_columns)))
 
-    def changes(self, steps: list[dict[str, Any]], seed: int) -> dict[str, pd.Series]:
-        """The columns ``steps`` change, with their values after the last one. Prefixes are
-        kept (least recently used first out), so combinations that share their first steps
-        run them once."""
+    def changes(self, steps: list[dict[str, Any]], seed: int
+                ) -> tuple[dict[str, pd.Series], list[dict[str, Any]]]:
+        """The columns ``steps`` change, with their values after the last one, and what each
+        step did (its report). Prefixes are kept (least recently used first out), so
+        combinations that share their first steps run them once."""
         key = (seed, json.dumps(steps, sort_keys=True, default=str))
         if key in self._prefixes:
             self._prefixes.move_to_end(key)
             return self._prefixes[key]
-        before = self.changes(steps[:-1], seed) if len(steps) > 1 else {}
+        before, reports = self.changes(steps[:-1], seed) if len(steps) > 1 else ({}, [])
         step = steps[-1]
         cols = [step["column"]] if "column" in step else list(step["columns"])
         frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
                               if c in before or c in self.df.columns}, index=self.df.index)
         done = run_step(frame, step, seed, len(steps) - 1, self.rid)
-        out = {**before, **{c: done.values[c] for c in done.values.columns}}
+        out = ({**before, **{c: restore(self.df[c], done.values[c])
+                             for c in done.values.columns}}, reports + [done.info])
         self._prefixes[key] = out
         if len(self._prefixes) > PREFIXES_KEPT:
             self._prefixes.popitem(last=False)
@@ -443,11 +450,11 @@ class SweepContext:
         if not steps:
             return self.baseline()
         recipe = Recipe(seed=seed, steps=steps)
-        changed = self.changes(steps, seed)
+        changed, reports = self.changes(steps, seed)
         if len(changed) == 1:
             (column, values), = changed.items()
-            return self.column_setting(column, values, recipe)
-        return self.table_setting(self.df.assign(**changed), recipe, list(changed))
+            return self.column_setting(column, values, recipe, reports)
+        return self.table_setting(self.df.assign(**changed), recipe, list(changed), reports)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_numeric": 0.0, "IL1_categorical": 0.0,

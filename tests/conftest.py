@@ -8,9 +8,13 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import Phase, settings
 
 from bench.server import free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
+
+#: ``pytest --hypothesis-profile=no-shrink``: report a failing example at once, unshrunk
+settings.register_profile("no-shrink", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

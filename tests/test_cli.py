@@ -101,7 +101,7 @@ def test_risk_reports_classes_without_a_sensitive_value(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--qi", "age,nosuch"], "unknown quasi-identifier column(s): nosuch"),
     (["--qi", "age", "--sensitive", "zzz"], "unknown sensitive column(s): zzz"),
-    (["--qi", "age", "--weight", "label"], "weight column 'label' is not numeric"),
+    (["--qi", "age", "--weight", "label"], "the weight takes numbers; column 'label' holds text"),
     (["--qi", "age", "--k", "0"], "k must be a whole number"),
     (["--qi", "age", "--k", "2.5"], "--k must be a whole number"),
     (["--qi", "age", "--alpha", "1.5"], "alpha must lie in [0, 1]"),

@@ -364,9 +364,9 @@ def test_input_errors_name_the_problem():
         microaggregation(df, ["a"], 2, "kmeans")
     with pytest.raises(SdcInputError, match="no column 'zz'"):
         microaggregation(df, ["a", "zz"], 2)
-    with pytest.raises(SdcInputError, match="'s' is not numeric"):
+    with pytest.raises(SdcInputError, match="column 's' holds text"):
         microaggregation(df, ["s"], 2)
-    with pytest.raises(SdcInputError, match="'f' is not numeric"):
+    with pytest.raises(SdcInputError, match="column 'f' holds True/False"):
         microaggregation(df, ["f"], 2)
     with pytest.raises(SdcInputError, match="infinite"):
         microaggregation(df, ["i"], 2)

@@ -113,7 +113,7 @@ def test_wrong_column_type_after_an_earlier_step(actg):
     recipe = parse_recipe({"seed": 1, "steps": [
         {"method": "band", "column": "age", "width": 10, "label": "interval"},
         {"method": "rank_swap", "column": "age"}]})
-    with pytest.raises(SdcInputError, match=r"step 2 \(rank_swap\): .*'age' is not"):
+    with pytest.raises(SdcInputError, match=r"step 2 \(rank_swap\): .*column 'age' holds text"):
         apply_recipe(recipe, actg)
 
 

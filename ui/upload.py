@@ -67,11 +67,6 @@ def finish_pending(resumed: bool = True) -> None:
             status.write("Suggesting column roles…")
             ds = state.install(df, name, state.content_id(raw), kinds, suggest_roles(df, kinds))
             roles = state.roles()
-            if roles.qi:
-                status.write("Computing risk on the suggested quasi-identifiers…")
-                opts = state.risk_options()
-                compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                                opts.alpha, df)
         except SdcInputError as err:
             st.session_state.pop(_PENDING, None)
             memory.LEDGER.cancel(state.session_id())
@@ -79,5 +74,13 @@ def finish_pending(resumed: bool = True) -> None:
             status.update(label=f"{md(name)} was not loaded", state="error", expanded=False)
             return
         st.session_state.pop(_PENDING, None)
+        if roles.qi:
+            status.write("Computing risk on the suggested quasi-identifiers…")
+            opts = state.risk_options()
+            try:  # a warm cache for the Risk page, which says why when the roles do not fit
+                compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
+                                opts.alpha, df)
+            except SdcInputError:
+                pass
         status.update(label=f"Loaded {md(name)}: {len(df):,} records × {df.shape[1]} columns",
                       state="complete", expanded=False)

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from sdc_core.columns import is_number
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
+from sdc_core.utility.il1 import numbers_in_both
 from ui import charts
 
 RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
@@ -52,13 +54,13 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
     after: RiskProfile = risk_profile(out, qi, weight=weight, k=k, na=na, alpha=alpha)
-    attack = linkage_attack(df, out, qi, recipe, known or [])
+    attack = linkage_attack(df, out, qi, recipe, known or [], applied.reports)
     touched = list(dict.fromkeys(c for s in recipe.steps
                                  for c in ([s["column"]] if "column" in s else s["columns"])))
     # a column recoded to text (rare codes → "other") is compared as categories
-    numeric = [c for c in numeric if pd.api.types.is_numeric_dtype(out[c])]
     loss = il1(df, out, numeric, columns=touched)
-    similarity = eigenvalue_similarity(df, out, numeric) if numeric else 100.0
+    similarity = eigenvalue_similarity(df, out, numeric)
+    numeric = numbers_in_both(df, out, numeric)
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
@@ -67,7 +69,7 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
 
 def column_figure(before: pd.Series, after: pd.Series, numeric: bool) -> go.Figure:
     name = str(before.name)
-    if numeric and pd.api.types.is_numeric_dtype(after):
+    if numeric and is_number(after):
         return charts.overlaid_histograms(before.to_numpy(dtype=float, na_value=np.nan),
                                           after.to_numpy(dtype=float, na_value=np.nan),
                                           f"{name}: original and protected values")

@@ -141,13 +141,18 @@ else:
     st.caption("Run a sweep on the Trade-offs page to export its table.")
 
 st.subheader("Report", anchor=False)
-if roles.qi:
+numeric = [c for c in roles.numeric if c in df.columns]
+known = state.known_columns(df)
+try:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                             opts.alpha, df)
-    numeric = [c for c in roles.numeric if c in df.columns]
-    known = state.known_columns(df)
-    wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                           opts.alpha, tuple(numeric), tuple(known), df)
+                             opts.alpha, df) if roles.qi else None
+    wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+                           opts.na, opts.alpha, tuple(numeric), tuple(known), df) \
+        if roles.qi else None
+except SdcInputError as err:
+    st.error(f"The report cannot be made: {err}", icon=":material/error:")
+    before = wb = None
+if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     risk = risk_table(before, attacked, wb.after)
     u = wb.utility
@@ -184,7 +189,7 @@ if roles.qi:
     st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                "recipe, risk before and after (the released keys' measures and the linkage "
                "attack), information loss and the figures.")
-else:
+elif not roles.qi:
     st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
 
 st.subheader("Figures", anchor=False)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.columns import require_storage
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import POS, open_source
@@ -56,6 +57,19 @@ NUMBER_KINDS = ("int", "float")
 #: Steps that run alone, not in a batch pass: a drop, and the methods whose result for a
 #: record depends on the other records' values and not only on figures of the whole column.
 WHOLE_TABLE_STEPS = ("drop", "rank_swap", "microaggregation")
+
+
+#: The storage of the column model (:mod:`sdc_core.columns`) of each kind an engine reports.
+ENGINE_STORAGE = {"int": "integer", "float": "float", "date": "datetime", "bool": "boolean",
+                  "text": "text"}
+
+
+def _require(kinds: dict[str, str], cols: Sequence[str], accepted: tuple[str, ...],
+             method: str) -> None:
+    """The column model's one-line refusal (:func:`sdc_core.columns.require`) for an engine's
+    columns."""
+    for c in cols:
+        require_storage(ENGINE_STORAGE[kinds[c]], c, accepted, method, kinds[c])
 
 
 def _check(engine: Engine, t: Any, cols: Sequence[str], role: str) -> dict[str, str]:
@@ -96,8 +110,7 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
     kinds = _check(engine, t, qi, "quasi-identifier")
     if weight is not None:
         check_columns(pd.DataFrame(columns=list(kinds)), [weight], "weight")
-        if kinds[weight] not in NUMBER_KINDS:
-            raise SdcInputError(f"weight column '{weight}' is not numeric")
+        _require(kinds, [weight], ("number",), "the weight")
     # in key order: the engines return classes in any order, and the float sums over them
     # would then differ in the last bits between runs
     table = engine.group_counts(t, qi, weight).sort_values(
@@ -251,9 +264,7 @@ def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
     elif method == "top_bottom_code" and kinds[cols[0]] in NUMBER_KINDS:
         step = _thresholds(engine, t, step)
     elif method == "noise":
-        bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
-        if bad:
-            raise SdcInputError(f"noise needs numeric columns; '{bad[0]}' is not numeric")
+        _require(kinds, cols, ("number",), "noise")
         counts = {c: engine.present_distinct(t, c)[0] for c in cols}
         extra = kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
                                       counts, step)
@@ -287,8 +298,7 @@ def _rank_swap(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, st
     p = float(step.get("window_percent", 2.5))
     if not 0 < p <= 100:
         raise SdcInputError(f"window_percent must lie in (0, 100], not {p!r}")
-    if kinds[col] not in NUMBER_KINDS + ("date",):
-        raise SdcInputError(f"rank swapping needs a numeric or date column; '{col}' is not")
+    _require(kinds, [col], ("number", "date"), "rank swapping")
     m = engine.present_distinct(t, col)[0]
     if m < 2:
         return t
@@ -304,9 +314,7 @@ def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
     per value), the reference runs on them as on the pandas engine, and each record's group
     mean goes back to it by position."""
     cols = _columns(step)
-    bad = [c for c in cols if kinds[c] not in NUMBER_KINDS]
-    if bad:
-        raise SdcInputError(f"microaggregation needs numeric columns; '{bad[0]}' is not numeric")
+    _require(kinds, cols, ("number",), "microaggregation")
     parts = engine.reduce_batches(t, [POS] + cols, lambda batch: batch[[POS] + cols])
     whole = pd.concat(parts, ignore_index=True).sort_values(POS, kind="stable")
     args = {k: v for k, v in step.items() if k not in ("method", "columns")}

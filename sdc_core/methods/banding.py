@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_positive
+from sdc_core.columns import is_date, require
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
 from sdc_core.methods.spec import Method, Param, Release
@@ -33,13 +34,12 @@ LABELS = ("midpoint", "interval")
 
 def _numeric_view(s: pd.Series, what: str) -> tuple[np.ndarray, bool]:
     """Float values (NaN = missing) and whether the column holds dates (as day numbers)."""
-    if pd.api.types.is_datetime64_any_dtype(s):
+    require(s, ("number", "date"), what)
+    if is_date(s):
         days = s.to_numpy(dtype="datetime64[ns]").astype("datetime64[s]").astype(np.int64)
         x = days.astype(np.float64) / 86400.0
         x[s.isna().to_numpy()] = np.nan
         return x, True
-    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise SdcInputError(f"{what} needs a numeric or date column; '{s.name}' is not numeric")
     return s.to_numpy(dtype=np.float64, na_value=np.nan), False
 
 
@@ -81,6 +81,9 @@ def band(s: pd.Series, width: float, origin: float = 0.0, label: str = "midpoint
     if is_date:  # the middle day of the band
         mid = start + np.floor(w / 2.0)
         values = pd.Series(pd.to_datetime(mid * 86400.0, unit="s"), index=s.index, name=s.name)
+        tz = getattr(s.dt, "tz", None)
+        if tz is not None:  # days are counted in UTC; the column keeps its time zone
+            values = values.dt.tz_localize("UTC").dt.tz_convert(tz)
     else:
         values = pd.Series(start + w / 2.0, index=s.index, name=s.name)
     return MethodResult(values, info)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import check_positive
+from sdc_core.columns import is_date, require
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, resolve_ids
 from sdc_core.methods.spec import Method, Param, Release
@@ -75,9 +76,7 @@ def rank_swap(s: pd.Series, window_percent: float = 2.5, seed: int = 0, step: in
     p = check_positive("window_percent", window_percent)
     if p > 100:
         raise SdcInputError(f"window_percent must lie in (0, 100], not {window_percent!r}")
-    if not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s)) \
-            or pd.api.types.is_bool_dtype(s):
-        raise SdcInputError(f"rank swapping needs a numeric or date column; '{s.name}' is not")
+    require(s, ("number", "date"), "rank swapping")
     ids = resolve_ids(len(s), rid)
     present = s.notna().to_numpy()
     idx = np.flatnonzero(present)
@@ -89,7 +88,7 @@ def rank_swap(s: pd.Series, window_percent: float = 2.5, seed: int = 0, step: in
     if len(idx) < 2:
         return MethodResult(out, info)
     key = values.astype("datetime64[ns]").astype(np.int64) \
-        if pd.api.types.is_datetime64_any_dtype(s) else values
+        if is_date(s) else values
     partner, rank, w = swap_partners(np.asarray(key), ids[idx], p, seed, step)
     swapped = values[partner]
     out.iloc[idx] = swapped

@@ -16,10 +16,12 @@ Numbers and text. On a numeric column (numbers used as category codes, e.g. 1, 2
 matched by value: a listed 2, 2.0 or "2" (text that reads as a number, as JSON object keys must
 be) all match the code 2. On any other column a level is matched by its text, numbers written
 without a trailing ".0" (2 and 2.0 match "2"; "02" does not). The output is numeric when the
-column is numeric and every label (``other``) is a number or reads as one: it keeps the column's
+column is numeric and every label a level moves to (``other``) is a number or reads as one (a
+label no level reaches does not count): it keeps the column's
 dtype when every released value is whole, else becomes float (Float64 for a nullable integer
 column). Otherwise the output is text (pandas "str" dtype), numbers written as above (3 → "3",
-2.5 → "2.5").
+2.5 → "2.5"), put back in the column's kind where every value allows it
+(:func:`sdc_core.columns.restore`: True/False stays True/False, a category a category).
 
 Checks: a level listed twice (under one label or two, in any spelling that matches the same
 level) is an error, since it is ambiguous; so is a label listed as a level of *another* group
@@ -45,6 +47,7 @@ import pandas as pd
 
 from sdc_core.checks import check_whole
 from sdc_core.codes import number_text, numbers_as_text
+from sdc_core.columns import is_date, is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels, MethodResult, category_codes
 from sdc_core.methods.spec import Method, Param, Release
@@ -142,10 +145,10 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
     categories and counts of the whole column when ``s`` is a part of it."""
     if (groups is None) == (min_count is None):
         raise SdcInputError("recoding needs either groups or min_count (exactly one of them)")
-    if pd.api.types.is_datetime64_any_dtype(s):
-        raise SdcInputError(f"recoding takes categorical columns; '{s.name}' holds dates "
+    if is_date(s):
+        raise SdcInputError(f"recoding takes categories; column '{s.name}' holds dates "
                             "(band it instead)")
-    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    numeric = is_number(s)
     whole = levels
     codes, levels = category_codes(s, whole)
     keys = _level_keys(s, levels, numeric)
@@ -164,8 +167,13 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         numeric_out = numeric and as_number(other) is not None
         group = np.where(counts < c, 0, -1)
         info = {"mode": "min_count", "min_count": c, "other": as_json(other)}
+    # the output is numeric when every label a level actually moves to is a number (a rare
+    # "other" that no level reaches leaves a column of codes numeric)
+    used = {int(g) for g in group[group >= 0]}
+    numeric_out = numeric and all(as_number(labels[g]) is not None for g in used)
     before = (keys if numeric_out or not numeric else numbers_as_text(keys))
-    label_values = np.array([as_number(v) if numeric_out else as_text(v) for v in labels],
+    label_values = np.array([(np.nan if as_number(v) is None else as_number(v)) if numeric_out
+                             else as_text(v) for v in labels],
                             dtype=np.float64 if numeric_out else object)
     moved = group >= 0
     released = before.copy()
@@ -185,7 +193,10 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
                  "other_still_rare": bool(0 < other_count < int(info["min_count"]))}
     else:
         info["not_present"] = _not_present(pairs, keys, numeric)
-    return MethodResult(_build(s, codes, released, numeric_out), info)
+    if not info["changed"]:  # nothing moved: the column as it was, in its own kind
+        return MethodResult(s.copy(), info)
+    out = _build(s, codes, released, numeric_out)
+    return MethodResult(out if numeric_out else restore(s, out), info)
 
 
 def _member_key(m: Any, numeric: bool) -> Any:

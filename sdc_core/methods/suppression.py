@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from sdc_core.checks import check_k
+from sdc_core.columns import blank
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.spec import Method, Param, Release
 from sdc_core.risk.classes import class_sizes
@@ -57,10 +58,6 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
             raise SdcInputError("importance must list exactly the quasi-identifiers")
         order = list(reversed(order))  # least important first
     out = df.copy()
-    for c in keys:
-        if pd.api.types.is_integer_dtype(out[c]) and not pd.api.types.is_extension_array_dtype(
-                out[c]):
-            out[c] = out[c].astype("Int64")  # whole numbers stay whole once values go missing
     before = out[keys].isna().sum()
     rounds = 0
     while True:
@@ -73,8 +70,7 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
             holders = violating & out[c].notna().to_numpy()
             if not holders.any():
                 continue
-            trial = out[keys].copy()
-            trial.loc[holders, c] = pd.NA
+            trial = out[keys].assign(**{c: blank(out[c], holders)})
             safe = holders & (class_sizes(trial, keys, alpha=alpha).fk >= k)
             if best is None or safe.sum() > best_safe.sum():
                 best, best_safe = (c, holders), safe
@@ -84,7 +80,7 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
             raise SdcInputError(f"k = {k} cannot be reached")  # every key already missing
         column, holders = best
         rows = best_safe if best_safe.any() else holders
-        out.loc[rows, column] = pd.NA
+        out[column] = blank(out[column], rows)  # True/False stays True/False, whole stays whole
     after = out[keys].isna().sum()
     suppressed = {c: int(after[c] - before[c]) for c in keys}
     final = class_sizes(out, keys, alpha=alpha)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_probability
+from sdc_core.columns import require
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.keys import (
     KeyCodes,
@@ -64,8 +65,7 @@ def check_weights(df: pd.DataFrame, weight: str | None) -> np.ndarray | None:
         return None
     check_columns(df, [weight], "weight")
     s = df[weight]
-    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise SdcInputError(f"weight column '{weight}' is not numeric")
+    require(s, ("number",), "the weight")
     w = s.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isnan(w).any():
         raise SdcInputError(f"weight column '{weight}' has {int(np.isnan(w).sum())} missing values")

@@ -8,8 +8,9 @@ computes y_i = D(x_i) and looks for i among the released records z_j:
 - exact columns E: the quasi-identifiers that no numeric perturbation touches; distance columns
   N: the numeric quasi-identifiers a numeric perturbation (rank swapping) touches, plus the known
   columns. Which is which is read from the recipe (each method declares its
-  :class:`~sdc_core.methods.spec.Release`), never guessed from the data. A quasi-identifier absent
-  from the release is ignored.
+  :class:`~sdc_core.methods.spec.Release`), never guessed from the data; a distance column that
+  does not hold numbers or dates on both sides (codes a later step recoded to "other") is
+  compared exactly instead. A quasi-identifier absent from the release is ignored.
 - candidates C_i = {j : for every c in E, y_ic or z_jc is missing, or y_ic = z_jc};
 - M_i = C_i when N is empty, else the j in C_i nearest to y_i by Euclidean distance over the N
   columns, each divided by the original column's standard deviation (ddof 1; 1 when that is 0
@@ -47,9 +48,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import compare_keys, describe, is_date, is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, Recipe, run_column_step
+from sdc_core.recipe import METHODS, Recipe, apply_recipe, run_column_step
 from sdc_core.risk.keys import check_columns, combine_codes, densify
 
 if TYPE_CHECKING:
@@ -125,13 +127,37 @@ def public_recodings(recipe: Recipe | None, columns: Sequence[str]
             and step["column"] in columns]
 
 
-def attacker_view(original: pd.DataFrame, columns: Sequence[str],
-                  recipe: Recipe | None) -> pd.DataFrame:
+def resolved_recoding(step: dict[str, Any], report: dict[str, Any]) -> dict[str, Any] | None:
+    """A public recoding as the release applied it, from its step's report: a recoding of rare
+    levels as the levels it merged, percentile thresholds as the values they came to (both
+    depend on the values the step was given, which an earlier perturbation may have moved);
+    None when it changed nothing (the release is then the same as without it)."""
+    if step["method"] == "recode":
+        if not report.get("changed"):
+            return None
+        return {"method": "recode", "column": step["column"], "groups": report["merged"]}
+    if step["method"] == "top_bottom_code":
+        if not (report.get("top_coded") or report.get("bottom_coded")):
+            return None
+        return {"method": "top_bottom_code", "column": step["column"],
+                **{k: report[k] for k in ("top", "bottom") if report.get(k) is not None}}
+    return step
+
+
+def attacker_view(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe | None,
+                  reports: Sequence[dict[str, Any]] | None = None) -> pd.DataFrame:
     """y = D(x) on ``columns``: the recipe's public recodings applied, in order, to the true
-    values."""
+    values; with the steps' ``reports``, each as the release resolved it
+    (:func:`resolved_recoding`). Each result is read in the original column's kind where its
+    values allow, as in the release (:func:`sdc_core.columns.restore`)."""
     y = original[list(columns)].copy()
     for i, step in public_recodings(recipe, list(columns)):
-        y[step["column"]] = run_column_step(y[step["column"]], step, recipe.seed, i, None)
+        if reports is not None:
+            step = resolved_recoding(step, reports[i])
+            if step is None:
+                continue
+        c = step["column"]
+        y[c] = restore(original[c], run_column_step(y[c], step, recipe.seed, i, None))
     return y
 
 
@@ -148,10 +174,14 @@ def check_roles(original: pd.DataFrame, qi: Sequence[str],
 
 
 def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
-                   recipe: Recipe | None = None, known: Sequence[str] = ()) -> LinkageResult:
+                   recipe: Recipe | None = None, known: Sequence[str] = (),
+                   reports: Sequence[dict[str, Any]] | None = None) -> LinkageResult:
     """The linkage attack of ``original`` against ``protected`` (aligned by row) on the
     quasi-identifiers ``qi``; see the module docstring. Without ``recipe`` the released values
-    are taken as they are: no public recoding, and every quasi-identifier compared exactly."""
+    are taken as they are: no public recoding, and every quasi-identifier compared exactly.
+    ``reports``: what each step did (``apply_recipe``'s reports), so that the public recodings
+    are applied as the release resolved them; without them the recipe is run on ``original``
+    to get them."""
     if len(original) != len(protected):
         raise SdcInputError(f"the protected table has {len(protected)} records, the original "
                             f"{len(original)}: they must be aligned row by row")
@@ -159,7 +189,13 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
         raise SdcInputError("the table has no records")
     qi, known = check_roles(original, qi, known)
     exact, distance = attack_columns(qi, known, list(protected.columns), recipe)
-    y = attacker_view(original, exact + distance, recipe)
+    if recipe is not None and reports is None:
+        reports = apply_recipe(recipe, original).reports
+    y = attacker_view(original, exact + distance, recipe, reports)
+    # a distance column that is not numbers or dates on both sides (codes recoded to "other")
+    # is compared value by value
+    exact += [c for c in distance if not (_measurable(y[c]) and _measurable(protected[c]))]
+    distance = [c for c in distance if c not in exact]
     y_codes, z_codes = joint_codes(y, protected, exact)
     scale = np.array([_sd(_as_float(original[c], c)) for c in distance])
     y_num = np.column_stack([_as_float(y[c], c) for c in distance]) / scale if distance \
@@ -176,7 +212,9 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
 def joint_codes(y: pd.DataFrame, z: pd.DataFrame,
                 columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (−1 = missing) of the attacker's and the released values of every exact
-    column, from one factorisation of both, so equal values get equal codes: shape (n, |E|)."""
+    column, from one factorisation of both, so equal values get equal codes: shape (n, |E|).
+    Values are compared by what they are (:func:`sdc_core.columns.compare_keys`), so a release
+    read back from a file, or a True/False column recoded to text, still links."""
     n = len(y)
     y_codes = np.empty((n, len(columns)), dtype=np.int64)
     z_codes = np.empty((n, len(columns)), dtype=np.int64)
@@ -185,18 +223,24 @@ def joint_codes(y: pd.DataFrame, z: pd.DataFrame,
         if yc.dtype == zc.dtype and yc.equals(zc):  # an untouched column: one factorisation
             y_codes[:, j] = z_codes[:, j] = pd.factorize(yc, use_na_sentinel=True)[0]
             continue
-        codes, _ = pd.factorize(pd.concat([yc, zc], ignore_index=True), use_na_sentinel=True)
+        a, b = compare_keys(yc, zc)
+        codes, _ = pd.factorize(np.concatenate([a, b]), use_na_sentinel=True)
         y_codes[:, j], z_codes[:, j] = codes[:n], codes[n:]
     return y_codes, z_codes
 
 
+def _measurable(s: pd.Series) -> bool:
+    return is_number(s) or is_date(s)
+
+
 def _as_float(s: pd.Series, name: str) -> np.ndarray:
     """A distance column as floats (dates as days), NaN for missing values."""
-    if pd.api.types.is_datetime64_any_dtype(s):
+    if is_date(s):
         days = (s - pd.Timestamp("1970-01-01", tz=getattr(s.dt, "tz", None))) / pd.Timedelta(days=1)
         return days.to_numpy(dtype=np.float64, na_value=np.nan)
-    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise SdcInputError(f"column '{name}' is compared by distance and must be numeric")
+    if not is_number(s):
+        raise SdcInputError(f"the linkage attack compares column '{name}' by distance and takes "
+                            f"numbers or dates; it holds {describe(s)}")
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
 
 

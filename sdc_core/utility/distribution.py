@@ -16,15 +16,17 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
 
+from sdc_core.columns import canonical_values
 from sdc_core.methods.randomized_response import estimate_shares
 from sdc_core.utility.eigen import correlation_matrix
-from sdc_core.utility.il1 import check_aligned
+from sdc_core.utility.il1 import check_aligned, numbers_in_both
 
 
 def tvd(x: pd.Series, y: pd.Series) -> float:
-    """½ Σ |p − p′| over the union of the categories."""
-    p = x.dropna().astype(str).value_counts(normalize=True)
-    q = y.dropna().astype(str).value_counts(normalize=True)
+    """½ Σ |p − p′| over the union of the categories, values compared by what they are
+    (:func:`sdc_core.columns.canonical`)."""
+    p = pd.Series(canonical_values(x)).dropna().value_counts(normalize=True)
+    q = pd.Series(canonical_values(y)).dropna().value_counts(normalize=True)
     both = p.index.union(q.index)
     return float(0.5 * np.abs(p.reindex(both, fill_value=0) - q.reindex(both, fill_value=0)).sum())
 
@@ -45,7 +47,7 @@ def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
     """One row per column: kind, TVD (categorical) or KS, mean and sd shift (numeric)."""
     check_aligned(original, protected)
     rows = []
-    num = set(numeric)
+    num = set(numbers_in_both(original, protected, numeric))
     for c in original.columns:
         if c in num:
             rows.append({"column": c, "kind": "numeric", "tvd": np.nan,

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
 
 
 def correlation_matrix(df: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """Pairwise-complete Pearson correlations, NaN (constant column) → 0, diagonal 1."""
     cols = list(columns)
-    bad = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])
-           or pd.api.types.is_bool_dtype(df[c])]
+    bad = [c for c in cols if not is_number(df[c])]
     if bad:
         raise SdcInputError(f"not numeric: {', '.join(map(str, bad))}")
     r = df[cols].astype(np.float64).corr(method="pearson").to_numpy(copy=True)
@@ -65,7 +65,10 @@ def eigen_similarity(r_original: np.ndarray, r_protected: np.ndarray) -> float:
 
 def eigenvalue_similarity(original: pd.DataFrame, protected: pd.DataFrame,
                           numeric: Sequence[str]) -> float:
-    """Eigenvalue similarity (percent) of the two tables on the ``numeric`` columns."""
-    cols = list(numeric)
-    return eigen_similarity(correlation_matrix(original, cols),
-                            correlation_matrix(protected, cols))
+    """Eigenvalue similarity (percent) of the two tables on the ``numeric`` columns that hold
+    numbers in the original. A column whose release is no longer numbers (codes recoded to
+    "other") keeps its original values here: it leaves the correlation structure as it was, and
+    p stays the same whatever the protection (as in a sweep)."""
+    cols = [c for c in numeric if is_number(original[c])]
+    kept = protected[cols].assign(**{c: original[c] for c in cols if not is_number(protected[c])})
+    return eigen_similarity(correlation_matrix(original, cols), correlation_matrix(kept, cols))

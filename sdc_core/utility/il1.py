@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sdc_core.codes import numbers_as_text
+from sdc_core.columns import compare_keys, is_number
 from sdc_core.errors import SdcInputError
 
 #: Readings of a numeric value that protection turned into a missing one (module docstring).
@@ -96,7 +96,7 @@ class NumericParts:
 def numeric_il1_parts(x: pd.Series, y: pd.Series, missing: str = "max") -> NumericParts:
     """The :class:`NumericParts` of the rows of ``x`` (original) and ``y`` (protected)."""
     check_il1_missing(missing)
-    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+    if not is_number(y):
         raise SdcInputError(f"column '{x.name}' is no longer numeric after protection; "
                             "compare it as categorical")
     a = x.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -111,23 +111,10 @@ def numeric_il1_parts(x: pd.Series, y: pd.Series, missing: str = "max") -> Numer
                         low, high)
 
 
-def _is_number(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-
-
-def _labels(s: pd.Series, present: np.ndarray, as_text: bool) -> np.ndarray:
-    """The values of ``s`` to compare; numbers as text (3 → "3") when the other side is text,
-    so a numeric code recoded to text is unchanged where it kept its code."""
-    if not as_text:
-        return s.to_numpy(dtype=object)
-    out = np.full(len(s), None, dtype=object)
-    out[present] = numbers_as_text(s.to_numpy(dtype=np.float64, na_value=np.nan)[present])
-    return out
-
-
 def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
-    """(share of original values that changed, whether any value changed). A numeric column
-    compared with text (category codes recoded to labels) reads its numbers as text."""
+    """(share of original values that changed, whether any value changed). Values are compared
+    by what they are (:func:`sdc_core.columns.compare_keys`): a True/False column recoded to the
+    text "True"/"False", or codes 1, 2 recoded to "1", "2", has not changed."""
     differs, present, changed = categorical_il1_parts(x, y)
     return (differs / present if present else 0.0), changed
 
@@ -136,14 +123,11 @@ def categorical_il1_parts(x: pd.Series, y: pd.Series,
                           mixed: bool | None = None) -> tuple[int, int, bool]:
     """(number of original values that changed, number present, whether any value changed)
     on these rows: the sums behind :func:`categorical_il1`, which add up over parts of a
-    column. ``mixed``: whether one side is numeric and the other text (default: read from the
-    two columns' types; an engine's batch passes the whole columns' answer)."""
+    column. ``mixed``: whether the two sides are of different families (default: read from the
+    two columns; an engine's batch passes the whole columns' answer)."""
     present = x.notna().to_numpy()
     released = y.notna().to_numpy()
-    if mixed is None:
-        mixed = _is_number(x) != _is_number(y)
-    a = _labels(x, present, mixed and _is_number(x))
-    b = _labels(y, released, mixed and _is_number(y))
+    a, b = compare_keys(x, y, mixed)
     differs = np.zeros(len(a), dtype=bool)
     both = present & released
     differs[both] = a[both] != b[both]
@@ -166,18 +150,28 @@ def check_aligned(original: pd.DataFrame, protected: pd.DataFrame) -> None:
         raise SdcInputError(f"the tables have different columns ({detail})")
 
 
+def numbers_in_both(original: pd.DataFrame, protected: pd.DataFrame,
+                    numeric: Sequence[str]) -> list[str]:
+    """The columns of ``numeric`` that hold numbers in both tables: the ones IL1 and the
+    eigenvalue similarity compare as numbers (the page, the report, ``compare`` and a sweep all
+    ask this function)."""
+    return [c for c in numeric if is_number(original[c]) and is_number(protected[c])]
+
+
 def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] = (),
         columns: Sequence[str] | None = None, missing: str = "max") -> IL1Result:
-    """IL1 over all columns: those in ``numeric`` as numbers, the others as categories.
-    ``columns`` limits the comparison to the columns that may have changed (the others are
-    then taken as unchanged without looking); ``missing`` is the reading of numeric values that
-    became missing, ``"max"`` (loss 1) or ``"ignore"`` (sdcMicro's), see the module docstring."""
+    """IL1 over all columns: those in ``numeric`` as numbers, the others as categories (a
+    numeric column whose release is no longer numbers, codes recoded to "other", is compared as
+    categories: :func:`numbers_in_both`). ``columns`` limits the comparison to the columns that
+    may have changed (the others are then taken as unchanged without looking); ``missing`` is
+    the reading of numeric values that became missing, ``"max"`` (loss 1) or ``"ignore"``
+    (sdcMicro's), see the module docstring."""
     check_aligned(original, protected)
     check_il1_missing(missing)
-    num = set(numeric)
-    unknown = sorted(num - set(original.columns))
+    unknown = sorted(set(numeric) - set(original.columns))
     if unknown:
         raise SdcInputError(f"unknown numeric column(s): {', '.join(map(str, unknown))}")
+    num = set(numbers_in_both(original, protected, numeric))
     per_column: dict[str, float] = {}
     changed_num: list[float] = []
     changed_cat: list[float] = []

@@ -1,0 +1,271 @@
+"""The invariants every (table, roles, recipe) must satisfy, shared by the conformance harness
+(``tests/test_conformance.py``, random tables) and the corpus of outside data
+(``tests/test_corpus.py``, ``bench/bench_corpus.py``).
+
+:func:`check_release` runs one release through every path that reports on it and asserts:
+
+- only :class:`SdcInputError` is raised (then nothing else is checked);
+- the Protect page's figures (:func:`ui.workbench.evaluate`) = ``compare`` and ``risk`` on the
+  written CSV and on the written Parquet = the report's figures = the sweep row, to 1e-9: both
+  risk readings and IL1 per column;
+- the linkage attack equals the O(n²) reference of DESIGN §3b (:func:`reference_linkage`);
+- a step that changes no value leaves IL1 at 0 and both risk readings as they were;
+- local suppression's promise: right after its step, every class on its keys has f_k ≥ k with
+  blanks as wildcards;
+- ``apply`` twice gives the same bytes; the recipe's round trip (to JSON and loaded back)
+  changes nothing.
+
+CSV keeps every value but two kinds of text, which the column model documents
+(``docs/columns.md``): text that CSV readers take for a missing value ("", "NA", …) and text
+that begins with a formula character, which the export neutralises. :data:`CSV_SAFE` says
+whether a table avoids them; when it does not, only the Parquet file is compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import cli
+from sdc_core.columns import canonical, compare_keys, restore
+from sdc_core.errors import SdcInputError
+from sdc_core.io import FORMULA_START, read_table, table_bytes
+from sdc_core.methods import Release
+from sdc_core.recipe import METHODS, Recipe, apply_recipe, load_recipe, parse_recipe, run_step
+from sdc_core.risk import risk_profile
+from sdc_core.risk.classes import class_sizes
+from sdc_core.risk.linkage import resolved_recoding
+from sdc_core.sweep import SweepContext
+from ui import report
+from ui.workbench import LINKAGE_KEYS, RISK_KEYS, evaluate, recipe_json
+
+TOL = 1e-9
+#: Text that pandas' CSV reader reads as a missing value.
+CSV_MISSING = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+
+
+def csv_safe(df: pd.DataFrame) -> bool:
+    """Whether every text value of ``df`` survives a CSV file unchanged (module docstring)."""
+    for c in df.columns:
+        for v in pd.unique(df[c].dropna().astype(object)):
+            if isinstance(v, str) and (v in CSV_MISSING or v.startswith(FORMULA_START)
+                                       or v != v.strip() or "\n" in v or "\r" in v):
+                return False
+    return True
+
+
+def close(a: float, b: float, what: str) -> None:
+    assert (a is None and b is None) or math.isclose(a, b, rel_tol=TOL, abs_tol=TOL), \
+        f"{what}: {a!r} != {b!r}"
+
+
+def _missing(v: Any) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
+
+
+def reference_linkage(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
+                      recipe: Recipe, known: Sequence[str],
+                      reports: Sequence[dict[str, Any]]) -> np.ndarray:
+    """p_i by DESIGN §3b, record against record: the attacker applies the recipe's public
+    recodings (as each method declares, as the release resolved them) to the true values,
+    compares the exact columns value by value (a blank on either side matches) and takes the
+    nearest records on the distance columns."""
+    perturbed = {c for s in recipe.steps
+                 if METHODS[s["method"]].release is Release.NUMERIC_PERTURBATION
+                 for c in ([s["column"]] if "column" in s else s["columns"])}
+    exact = [c for c in qi if c in protected.columns and c not in perturbed]
+    dist = [c for c in qi if c in protected.columns and c in perturbed] + [
+        c for c in known if c in protected.columns]
+    y = original.copy()
+    for i, s in enumerate(recipe.steps):
+        if METHODS[s["method"]].release is Release.RECODING and s["column"] in exact + dist:
+            s = resolved_recoding(s, reports[i])
+            if s is not None:
+                c = s["column"]
+                y[c] = restore(original[c], run_step(y, s, recipe.seed, i, None).values[c])
+
+    def measurable(s: pd.Series) -> bool:
+        return (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)) \
+            or pd.api.types.is_datetime64_any_dtype(s)
+    exact += [c for c in dist if not (measurable(y[c]) and measurable(protected[c]))]
+    dist = [c for c in dist if c not in exact]
+
+    def numbers(frame: pd.DataFrame, c: str) -> list[float]:
+        s = frame[c]
+        if pd.api.types.is_datetime64_any_dtype(s):
+            return [math.nan if _missing(v) else (v - pd.Timestamp(0, tz=v.tz)).total_seconds()
+                    / 86400 for v in s]
+        return [math.nan if _missing(v) else float(v) for v in s.astype(object)]
+
+    sd = {}
+    for c in dist:
+        v = np.array([a for a in numbers(original, c) if not math.isnan(a)])
+        s = float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+        sd[c] = s if s > 0 and math.isfinite(s) else 1.0
+    yv = {c: y[c].astype(object).tolist() for c in exact}
+    zv = {c: protected[c].astype(object).tolist() for c in exact}
+    yn = {c: numbers(y, c) for c in dist}
+    zn = {c: numbers(protected, c) for c in dist}
+    n = len(original)
+    p = np.zeros(n)
+    for i in range(n):
+        cand = [j for j in range(n) if all(_missing(yv[c][i]) or _missing(zv[c][j])
+                                           or canonical(yv[c][i]) == canonical(zv[c][j])
+                                           for c in exact)]
+        if dist and cand:
+            d = {j: math.sqrt(sum(((yn[c][i] - zn[c][j]) / sd[c]) ** 2 for c in dist
+                                  if not (math.isnan(yn[c][i]) or math.isnan(zn[c][j]))))
+                 for j in cand}
+            d_min = min(d.values())
+            cand = [j for j in cand if abs(d[j] - d_min) <= 1e-9 * max(1.0, d_min)]
+        p[i] = 1.0 / len(cand) if i in cand else 0.0
+    return p
+
+
+def _cli(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _cli_json(args: list[str]) -> dict[str, Any]:
+    code, out, err = _cli(args)
+    assert code == 0, f"{' '.join(args[:1])} exited {code}: {err.strip()}"
+    return json.loads(out)
+
+
+def same_values(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two aligned tables hold the same values, compared by what they are."""
+    if list(a.columns) != list(b.columns):
+        return False
+    for c in a.columns:
+        x, y = compare_keys(a[c].reset_index(drop=True), b[c].reset_index(drop=True))
+        if not all((p is None and q is None) or (p is not None and q is not None and p == q)
+                   for p, q in zip(x, y)):
+            return False
+    return True
+
+
+def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
+                  recipe: dict[str, Any], weight: str | None = None,
+                  known: Sequence[str] = (), k: int = 5) -> str:
+    """Run the invariants of the module docstring; returns "refused: …" (an
+    :class:`SdcInputError`, the one exception allowed) or "ok"."""
+    qi, numeric, known = list(qi), list(numeric), list(known)
+    try:
+        parsed = parse_recipe(recipe)
+        applied = apply_recipe(parsed, df)
+        text = recipe_json(parsed.steps, parsed.seed)
+        page = evaluate(df, text, qi, weight, k, "wildcard", 1.0, numeric, known, applied)
+    except SdcInputError as err:
+        message = str(err)
+        assert message and "\n" not in message and "internal error" not in message
+        return f"refused: {message}"
+    released = applied.data
+    figures = {**page.after, **page.utility}
+
+    # the linkage attack against its O(n²) reference
+    if len(df) <= 60:
+        p_ref = reference_linkage(df, released, qi, parsed, known, applied.reports)
+        close(float(p_ref.sum()), figures["linkage_reidentifications"], "linkage vs reference")
+
+    # apply twice: the same bytes; the recipe's round trip changes nothing
+    again = apply_recipe(load_recipe(parsed.to_json()), df).data
+    for ext in (".csv", ".parquet"):
+        assert table_bytes(released, ext) == table_bytes(again, ext), f"apply twice ({ext})"
+
+    # the report shows the page's figures
+    before = risk_profile(df, qi, weight=weight, k=k)
+    from sdc_core.risk.linkage import linkage_attack
+    table = report.risk_table(before, linkage_attack(df, df, qi, None, known), page.after)
+    for key, value in zip(table["measure"], table["after"]):
+        name = next(k_ for k_, v in report.RISK_NAMES.items() if v == key)
+        close(float(value), float(page.after[name]), f"report {name}")
+
+    # the sweep row
+    touched = list(dict.fromkeys(c for s in parsed.steps
+                                 for c in ([s["column"]] if "column" in s else s["columns"])))
+    ctx = SweepContext(df, qi, [c for c in numeric if c in df.columns], k, weight, "wildcard",
+                       1.0, known, "max", touched)
+    row = ctx.evaluate(parsed.steps, parsed.seed)
+    for key in ("expected_reidentifications", "percent_unique", "percent_k_le_threshold",
+                "linkage_reidentifications", "linkage_risk_percent", "IL1_numeric",
+                "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"):
+        close(row[key], figures[key], f"sweep row {key}")
+
+    # compare and risk on the written files
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        original_file = folder / "original.parquet"
+        original_file.write_bytes(table_bytes(df, ".parquet"))
+        (folder / "recipe.json").write_text(parsed.to_json())
+        formats = (".parquet", ".csv") if csv_safe(df) and csv_safe(released) else (".parquet",)
+        for ext in formats:
+            out = folder / f"released{ext}"
+            code, _, err = _cli(["apply", str(original_file), "--recipe",
+                                 str(folder / "recipe.json"), "-o", str(out)])
+            assert code == 0, f"apply exited {code}: {err.strip()}"
+            first = out.read_bytes()
+            _cli(["apply", str(original_file), "--recipe", str(folder / "recipe.json"),
+                  "-o", str(out)])
+            assert out.read_bytes() == first, f"apply twice on the command line ({ext})"
+            assert len(read_table(out)) == len(df)
+            args = ["compare", str(original_file), str(out), "--numeric", ",".join(numeric),
+                    "--qi", ",".join(qi), "--recipe", str(folder / "recipe.json"), "--json"]
+            if known:
+                args += ["--known", ",".join(known)]
+            got = _cli_json(args)
+            for key in LINKAGE_KEYS:
+                close(got[key], figures[key], f"compare {ext} {key}")
+            for c in touched:
+                if c in released.columns:
+                    close(got["per_column"][c], figures["per_column"][c], f"compare {ext} IL1 {c}")
+            for c, v in got["per_column"].items():
+                if c not in touched and c in released.columns:
+                    close(v, 0.0, f"compare {ext}: untouched column {c}")
+            for key in ("IL1_numeric", "IL1_categorical", "IL1_overall",
+                        "eigenvalue_similarity_percent"):
+                close(got[key], figures[key], f"compare {ext} {key}")
+            present = [c for c in qi if c in released.columns]
+            if present:
+                risk_args = ["risk", str(out), "--qi", ",".join(present), "--k", str(k),
+                             "--json", "--no-suda2"]
+                if weight and weight in released.columns:
+                    risk_args += ["--weight", weight]
+                got = _cli_json(risk_args)
+                for key in RISK_KEYS:
+                    close(got[key], figures[key], f"risk {ext} {key}")
+
+    # steps that change nothing, and local suppression's promise, step by step
+    data = df
+    previous = evaluate(df, recipe_json([], parsed.seed), qi, weight, k, "wildcard", 1.0,
+                        numeric, known)
+    for i, step in enumerate(parsed.steps):
+        done = apply_recipe(Recipe(seed=parsed.seed, steps=parsed.steps[:i + 1]), df)
+        if step["method"] == "local_suppression":
+            sizes = class_sizes(done.data, step["columns"], alpha=step.get("alpha", 1.0))
+            assert sizes.fk.min() >= step["k"], "local suppression: a class smaller than k"
+        now = evaluate(df, recipe_json(parsed.steps[:i + 1], parsed.seed), qi, weight, k,
+                       "wildcard", 1.0, numeric, known, done) if i + 1 < len(parsed.steps) \
+            else page
+        if same_values(data, done.data):
+            for key in RISK_KEYS + LINKAGE_KEYS + ("IL1_numeric", "IL1_categorical"):
+                value = {**now.after, **now.utility}[key]
+                close(value, {**previous.after, **previous.utility}[key],
+                      f"step {i + 1} changed nothing but moved {key}")
+        if same_values(df, done.data):
+            for key in ("IL1_numeric", "IL1_categorical", "IL1_overall"):
+                close(now.utility[key], 0.0, f"nothing changed after step {i + 1}: {key}")
+        data, previous = done.data, now
+    return "ok"
