@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import storage
 from sdc_core.engines.source import RID
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels
@@ -97,10 +98,10 @@ def output_kinds(step: dict[str, Any], kinds: dict[str, str], extra: dict[str, A
         lv: Levels = extra["levels"]
         probe = pd.Series(lv.values, name=col)
         args = {k: v for k, v in step.items() if k not in ("method", "column")}
-        dtype = METHODS["recode"].run(probe, levels=lv, **args).values.dtype
-        if pd.api.types.is_integer_dtype(dtype):
+        out = storage(METHODS["recode"].run(probe, levels=lv, **args).values)
+        if out == "integer":
             return {col: "int" if kind == "int" else "float"}
-        return {col: "float" if pd.api.types.is_numeric_dtype(dtype) else "text"}
+        return {col: {"float": "float", "boolean": "bool"}.get(out, "text")}
     return {col: kind}
 
 

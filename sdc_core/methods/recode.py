@@ -47,7 +47,7 @@ import pandas as pd
 
 from sdc_core.checks import check_whole
 from sdc_core.codes import number_text, numbers_as_text
-from sdc_core.columns import is_date, is_number, restore
+from sdc_core.columns import is_date, is_number, nullable, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels, MethodResult, category_codes
 from sdc_core.methods.spec import Method, Param, Release
@@ -111,14 +111,20 @@ def _numeric_dtype(s: pd.Series, released: np.ndarray) -> Any:
     return "Float64" if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else np.float64
 
 
-def _build(s: pd.Series, codes: np.ndarray, released: np.ndarray, numeric_out: bool) -> pd.Series:
-    """The column from each level's released value (float or text) and the codes."""
+def _build(s: pd.Series, levels: pd.Index, codes: np.ndarray, released: np.ndarray,
+           numeric_out: bool) -> pd.Series:
+    """The column from each level's released value (float or text) and the codes. Text labels
+    go back into the column's kind when every level's label allows it
+    (:func:`sdc_core.columns.restore`, decided on the levels, so every part of a column gets
+    the same kind)."""
     if numeric_out:
         dtype = _numeric_dtype(s, released)
         values = released.astype(np.int64) if pd.api.types.is_integer_dtype(dtype) else released
         typed = pd.array(values, dtype=dtype)
     else:
-        typed = pd.array(released, dtype="str")
+        labels = pd.Series(pd.array(released, dtype="str"))
+        typed = restore(pd.Series(np.asarray(levels, dtype=object)).astype(s.dtype), labels)
+        typed = (nullable(typed) if (codes < 0).any() else typed).array
     return pd.Series(typed.take(codes, allow_fill=True), index=s.index, name=s.name)
 
 
@@ -195,8 +201,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         info["not_present"] = _not_present(pairs, keys, numeric)
     if not info["changed"]:  # nothing moved: the column as it was, in its own kind
         return MethodResult(s.copy(), info)
-    out = _build(s, codes, released, numeric_out)
-    return MethodResult(out if numeric_out else restore(s, out), info)
+    return MethodResult(_build(s, levels, codes, released, numeric_out), info)
 
 
 def _member_key(m: Any, numeric: bool) -> Any:
