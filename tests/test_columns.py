@@ -161,3 +161,33 @@ def test_the_walk_reaches_k5_on_the_page_in_a_sweep_and_in_apply(treatment, tmp_
         assert row[key] == pytest.approx(page.after[key], abs=1e-9)
     for key in ("linkage_reidentifications", "IL1_numeric", "IL1_categorical"):
         assert row[key] == pytest.approx({**page.after, **page.utility}[key], abs=1e-9)
+
+
+def test_the_walk_reaches_k5_on_the_protect_page(treatment):
+    """The same release on the Protect page itself (AppTest): the walk's file uploaded, its
+    keys tagged, the recipe loaded; the page shows the figures of ``evaluate`` (above equal to
+    the sweep's and the command line's) and no record left unique."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+    from ui.text import number
+
+    steps = [{"method": "band", "column": "age", "width": 5},
+             {"method": "local_suppression", "columns": WALK_QI, "k": 5}]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.file_uploader(key="uploader").set_value(
+        ("treatment.csv", table_bytes(treatment, ".csv"), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(WALK_QI).run()
+    at.switch_page("views/protect.py").run()
+    recipe = json.dumps({"version": 1, "seed": 0, "steps": steps}).encode()
+    at.file_uploader(key="recipe_upload").set_value(("walk.json", recipe,
+                                                     "application/json")).run()
+    assert not at.exception and any("Recipe loaded" in s.value for s in at.success)
+    shown = {m.label: m.value for m in at.metric}
+    numeric = list(at.session_state["roles"].numeric)
+    page = evaluate(read_table(table_bytes(treatment, ".csv"), name="t.csv"),
+                    recipe_json(steps, 0), WALK_QI, None, 5, "wildcard", 1.0, numeric)
+    assert page.after["fk"].min() >= 5 and shown["Unique records"] == "0.00 %"
+    assert shown["Released keys"] == number(page.after["expected_reidentifications"])
+    assert shown["Linkage attack"] == number(page.after["linkage_reidentifications"])
+    assert shown["IL1 categorical"] == f"{page.utility['IL1_categorical']:.4f}"
