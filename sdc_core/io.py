@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import for_parquet, read_dates
+from sdc_core.columns import for_parquet, read_dates, storage
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -176,13 +176,13 @@ def infer_kind(s: pd.Series, identifier_share: float = 0.95, max_categories: int
     - ``numeric``: other numbers.
     """
     values = s.dropna()
-    if pd.api.types.is_datetime64_any_dtype(s):
+    kind = storage(s)
+    if kind == "datetime":
         return Kind.DATE
     n = len(values)
     nunique = values.nunique()
-    is_bool = pd.api.types.is_bool_dtype(s)
-    is_num = pd.api.types.is_numeric_dtype(s) and not is_bool
-    if not is_num and not is_bool and n > 0:
+    is_num = kind in ("integer", "float")
+    if kind in ("text", "category", "mixed") and n > 0:
         head = values.astype(str).head(1000)
         if head.str.match(_DATE_PATTERN).all():
             return Kind.DATE

@@ -7,10 +7,10 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from sdc_core.columns import is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
@@ -126,8 +126,7 @@ class ColumnGroups:
 
 def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
     df = ds.df
-    numbers = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c]) and c not in roles.ignore]
+    numbers = [c for c in df.columns if is_number(df[c]) and c not in roles.ignore]
     return ColumnGroups(
         numeric=[c for c in roles.numeric if c in df.columns],
         categorical=[c for c, k in ds.kinds.items()

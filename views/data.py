@@ -1,8 +1,8 @@
 """Data page: load a table (upload or a built-in data set), look at it, tag column roles."""
 
-import pandas as pd
 import streamlit as st
 
+from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.io import SUPPORTED_EXTENSIONS
@@ -99,8 +99,7 @@ roles_tab, columns_tab, preview_tab = st.tabs(["Roles", "Columns", "Preview"])
 with roles_tab:
     r = state.roles()
     columns = list(df.columns)
-    numeric_cols = [c for c in columns if pd.api.types.is_numeric_dtype(df[c])
-                    and not pd.api.types.is_bool_dtype(df[c])]
+    numeric_cols = [c for c in columns if is_number(df[c])]
     state.bind("w_qi", r.qi)
     state.bind("w_sensitive", r.sensitive)
     state.bind("w_weight", r.weight)
