@@ -400,7 +400,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
+    from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, read_table, write_table
     from sdc_core.recipe import apply_recipe, load_recipe
 
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
@@ -422,6 +422,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"sdc_core: warning: {warning}", file=sys.stderr)
     write_table(result.data, args.output, neutralize=not args.no_neutralize)
+    for note in export_notes(result.data, args.output.suffix, not args.no_neutralize):
+        print(f"sdc_core: note: {note}", file=sys.stderr)
     for report in result.reports:
         details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
                             if k not in ("step", "method", "column"))

@@ -217,18 +217,78 @@ _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
 
 
+def _holds_text(s: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(s) or s.dtype == object \
+        or isinstance(s.dtype, pd.CategoricalDtype)
+
+
+def _text_test(s: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:
+    """``test`` (a ``.str`` method) on the text values of ``s``; False for numbers, missing
+    values and columns without text. Run once per distinct value."""
+    if not _holds_text(s):
+        return np.zeros(len(s), dtype=bool)
+    codes, uniques = pd.factorize(s.astype(object))
+    hit = test(pd.Series(uniques, dtype=object).str).astype(object).fillna(False)
+    return np.append(hit.to_numpy(dtype=bool), False)[codes]
+
+
+def _risky(s: pd.Series) -> np.ndarray:
+    """Which values of ``s`` are text that begins like a formula (numbers never are)."""
+    return _text_test(s, lambda t: t.startswith(FORMULA_START))
+
+
 def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that begin with = + - @ (or tab, carriage return) get a leading apostrophe,
-    so a spreadsheet shows them as text instead of running them. Numbers are left alone."""
+    """Text cells and column names that begin with = + - @ (or tab, carriage return) get a
+    leading apostrophe, so a spreadsheet shows them as text instead of running them; a category
+    holding one is written as text. Numbers are left alone."""
     out = df.copy()
     for c in out.columns:
-        s = out[c]
-        if pd.api.types.is_string_dtype(s) or s.dtype == object:
-            text = s.astype("str")
-            risky = text.str.startswith(FORMULA_START).fillna(False).to_numpy(dtype=bool)
-            if risky.any():
-                out[c] = s.where(~risky, "'" + text)
+        risky = _risky(out[c])
+        if risky.any():
+            s = out[c].astype(object)
+            out[c] = s.where(~risky, "'" + s.astype(str))
+    out.columns = ["'" + c if isinstance(c, str) and c.startswith(FORMULA_START) else c
+                   for c in out.columns]
     return out
+
+
+#: Characters an .xlsx file cannot hold (XML 1.0 forbids them): written as ``\xNN``.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _escape_control(df: pd.DataFrame) -> pd.DataFrame:
+    """Control characters in text cells and column names written as ``\\xNN`` (Excel)."""
+    def escape(v: object) -> object:
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", v) if isinstance(v, str) else v
+
+    out = df.copy()
+    for c in out.columns:
+        if _text_test(out[c], lambda t: t.contains(_CONTROL)).any():
+            out[c] = out[c].astype(object).map(escape)
+    out.columns = [escape(c) for c in out.columns]
+    return out
+
+
+def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> list[str]:
+    """What writing ``df`` in this format changes, one sentence each: formula-like text
+    neutralised (CSV, Excel), control characters escaped (Excel)."""
+    ext = extension.lower() if extension.startswith(".") else "." + extension.lower()
+    notes = []
+    if neutralize and ext in (".csv", ".xlsx"):
+        cells = int(sum(_risky(df[c]).sum() for c in df.columns))
+        names = sum(isinstance(c, str) and c.startswith(FORMULA_START) for c in df.columns)
+        if cells or names:
+            notes.append(f"{cells:,} cell(s) and {names} column name(s) that begin with = + - @ "
+                         "(or a tab) are written with a leading apostrophe, so a spreadsheet "
+                         "shows them as text")
+    if ext == ".xlsx":
+        cells = int(sum(_text_test(df[c], lambda t: t.contains(_CONTROL)).sum()
+                        for c in df.columns))
+        names = sum(isinstance(c, str) and bool(_CONTROL.search(c)) for c in df.columns)
+        if cells or names:
+            notes.append(f"{cells:,} cell(s) and {names} column name(s) hold control characters, "
+                         "which Excel cannot store: they are written as \\xNN")
+    return notes
 
 
 def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> bytes:
@@ -248,7 +308,7 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
     if len(df) > EXCEL_MAX_ROWS:
         raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "
                             f"table has {len(df):,}: write CSV or Parquet")
-    data = neutralize_formulas(df) if neutralize else df
+    data = _escape_control(neutralize_formulas(df) if neutralize else df)
     with pd.ExcelWriter(buf, engine="openpyxl") as writer:
         data.to_excel(writer, index=False)
         writer.book.properties.created = pd.Timestamp("2000-01-01").to_pydatetime()

@@ -476,3 +476,20 @@ def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch
 def fail_with_a_value(*args, **kwargs):
     value = "A_" + "SECRET"  # as a value, not in the source line the traceback quotes
     raise ValueError(f"bad value {value!r}")
+
+
+def test_export_page_says_what_the_files_change():
+    """A table with a formula in a header and a category and a control character: the Export
+    page runs, and says what each format writes differently."""
+    from sdc_core.io import table_bytes
+    from tests.test_io import HOSTILE
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.file_uploader(key="uploader").set_value(
+        ("hostile.parquet", table_bytes(HOSTILE, ".parquet"), "application/octet-stream")).run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("CSV: ") and "leading apostrophe" in c for c in captions)
+    assert any(c.startswith("XLSX: ") and "control characters" in c for c in captions)
+    assert not any(c.startswith("PARQUET: ") for c in captions)
