@@ -208,12 +208,12 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_json(path: Path, what: str) -> object:
-    text = _read_text(path, what)
+    from sdc_core.checks import parse_json
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SdcInputError(f"{path}: the {what} is not valid JSON ({err.msg}, line "
-                            f"{err.lineno})") from None
+        return parse_json(_read_text(path, what), what)
+    except SdcInputError as err:
+        raise SdcInputError(f"{path}: {err}") from None
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

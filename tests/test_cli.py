@@ -200,6 +200,13 @@ def test_compare_il1_missing_reading(tmp_path):
     ('{"seed": 1, "steps": [{"method": "nope"}]}', "o.csv", "step 1: unknown method 'nope'"),
     ("{not json", "o.csv", "recipe is not valid JSON"),
     ('{"seed": 1, "steps": []}', "o.txt", "output must end in .csv, .parquet, .xlsx"),
+    # built to hurt: a seed past the generator's 64 bits (it would repeat a smaller one), a
+    # number of 5,000 digits, nesting 100,000 deep
+    ('{"seed": 18446744073709551616, "steps": []}', "o.csv",
+     "seed must be a whole number from 0 to 18446744073709551615"),
+    ('{"seed": ' + "9" * 5000 + ', "steps": []}', "o.csv",
+     "the recipe holds a number of more than 4,300 digits"),
+    ("[" * 100_000 + "]" * 100_000, "o.csv", "the recipe is nested too deeply to be read"),
 ])
 def test_apply_errors(tmp_path, recipe_text, out_name, message):
     recipe = tmp_path / "r.json"
