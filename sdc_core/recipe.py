@@ -226,6 +226,9 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
         message = str(err)
         raise SdcInputError(message if message.startswith("step ") else
                             f"{where}: {message}") from None
+    except OverflowError:  # parameters far outside any sensible range (noise p = 1e308)
+        raise SdcInputError(f"{where}: its parameters make numbers too large for "
+                            "floating-point arithmetic") from None
     if spec.release is Release.DROP:
         return StepOutput(df[[]], dict(res.info), dropped=cols)
     if isinstance(res, MethodResult):

@@ -109,10 +109,11 @@ def test_risk_reports_classes_without_a_sensitive_value(tmp_path):
     (["--qi", "age", "--na", "zero"], "argument --na: invalid choice"),
     (["--qi", ""], "argument --qi"),
     ([], "the following arguments are required: --qi"),
+    (["--qi", "age", "--weight", "huge"], "weight column 'huge' sums beyond the range"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     data = tmp_path / "d.csv"
-    data.write_text("age,label\n30,a\n40,b\n")
+    data.write_text("age,label,huge\n30,a,1e308\n40,b,1e308\n")
     out = run("risk", data, *args)
     assert out.returncode == 2
     assert out.stdout == ""
