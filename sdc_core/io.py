@@ -10,6 +10,7 @@ file and the problem.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -125,11 +126,35 @@ def _first_line(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
+#: Byte-order marks of the encodings read from them, the longer first (UTF-32-LE's begins
+#: with UTF-16-LE's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: A character of two to four bytes in UTF-8: rare in Latin-1 text, where it would be an
+#: accented capital followed by a control or symbol byte.
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
+                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
 def _decode(raw: bytes) -> str:
-    """UTF-8 (a byte-order mark is dropped), else Latin-1, which maps every byte."""
+    """UTF-16 or UTF-32 when the text begins with their byte-order mark; else UTF-8 (a
+    byte-order mark is dropped), else Latin-1, which maps every byte. A file that holds both
+    UTF-8 characters and bytes that are not UTF-8 mixes two encodings: it is refused with the
+    line where UTF-8 stops, since reading it either way would split equal values in two."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError as err:
+                raise SdcInputError(f"the file begins like {encoding.upper()} but is not "
+                                    f"({err.reason})") from None
     try:
         return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as err:
+        if _UTF8_MULTIBYTE.search(raw, 0, err.start):
+            line = raw.count(b"\n", 0, err.start) + 1
+            raise SdcInputError(f"the file mixes encodings: it is UTF-8 up to line {line:,}, "
+                                "which is not; save it in one encoding (UTF-8)") from None
         return raw.decode("latin-1")
 
 

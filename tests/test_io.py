@@ -34,7 +34,7 @@ def test_delimiters_are_sniffed(sep):
     _roundtrip_ok(read_table(raw, "survey.csv"))
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "latin-1"])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "latin-1", "utf-16", "utf-32"])
 def test_encodings(encoding):
     raw = SMALL.to_csv(sep=";", index=False).encode(encoding)
     df = read_table(raw, "survey.csv")
@@ -176,3 +176,14 @@ def test_apply_writes_hostile_values_and_says_so(tmp_path, capsys):
         notes = export_notes(read_table(data), ext)
         assert len(notes) == (1 if ext == ".csv" else 2)
         assert capsys.readouterr().err == "".join(f"sdc_core: note: {n}\n" for n in notes)
+
+
+def test_mixed_encodings_are_refused_with_the_line():
+    """12 identical people, six written in UTF-8 and six in Latin-1: read as Latin-1 they
+    were two classes of 6; now the file is refused, naming the line where UTF-8 stops."""
+    rows = ["city,age"] + ["Zürich,40"] * 6
+    raw = ("\n".join(rows) + "\n").encode("utf-8") + ("Zürich,40\n" * 6).encode("latin-1")
+    with pytest.raises(SdcInputError, match="mixes encodings: it is UTF-8 up to line 8"):
+        read_table(raw, "people.csv")
+    latin = ("city,age\n" + "Zürich,40\n" * 12).encode("latin-1")
+    assert read_table(latin, "people.csv")["city"].nunique() == 1
