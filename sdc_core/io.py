@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import for_parquet, read_dates, storage
+from sdc_core.columns import check_flat, for_parquet, read_dates, storage
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -118,6 +118,10 @@ def read_table(source: str | Path | bytes, name: str | None = None,
     if len(set(df.columns)) != df.shape[1]:
         dup = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
         raise SdcInputError(f"{label}: duplicate column names: {', '.join(dup)}")
+    try:
+        check_flat(df)
+    except SdcInputError as err:
+        raise SdcInputError(f"{label}: {err}") from None
     return read_dates(df)
 
 

@@ -187,3 +187,16 @@ def test_mixed_encodings_are_refused_with_the_line():
         read_table(raw, "people.csv")
     latin = ("city,age\n" + "Zürich,40\n" * 12).encode("latin-1")
     assert read_table(latin, "people.csv")["city"].nunique() == 1
+
+
+def test_nested_parquet_columns_are_refused_by_name():
+    """Parquet list and struct columns ended in an internal error and left the session stuck."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"a": [1, 2], "tags": pa.array([[1, 2], [3]]),
+                             "home": pa.array([{"x": 1}, {"x": 2}])}), buf)
+    with pytest.raises(SdcInputError, match=r"n.parquet: column\(s\) tags, home hold nested "
+                                            r"values \(lists or records\)"):
+        read_table(buf.getvalue(), name="n.parquet")
