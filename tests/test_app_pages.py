@@ -493,3 +493,13 @@ def test_export_page_says_what_the_files_change():
     assert any(c.startswith("CSV: ") and "leading apostrophe" in c for c in captions)
     assert any(c.startswith("XLSX: ") and "control characters" in c for c in captions)
     assert not any(c.startswith("PARQUET: ") for c in captions)
+
+
+def test_a_recipe_outside_the_controls_is_refused_on_protect():
+    """``pram p: -0.5`` in a loaded recipe put a Streamlit exception on the page."""
+    at = app_on("views/protect.py")
+    recipe = json.dumps({"version": 1, "seed": 1, "steps": [
+        {"method": "pram", "column": "race", "p": -0.5}]}).encode()
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe, "application/json")).run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Recipe not loaded: step 1 (pram): p = -0.5 is outside")
