@@ -66,7 +66,7 @@ else:
 try:
     compute.protected(ds.dataset_id, text, df)
 except SdcInputError as err:
-    st.error(f"The Protect settings cannot be applied: {err}", icon=":material/error:")
+    st.error(f"The Protect settings cannot be applied: {md(err)}", icon=":material/error:")
     render_sidebar()
     st.stop()
 
@@ -132,7 +132,7 @@ else:
         try:
             check_engine_step(i, step, "duckdb")
         except SdcInputError as err:
-            st.warning(f"The command above will refuse this recipe: {err}.",
+            st.warning(f"The command above will refuse this recipe: {md(err)}.",
                        icon=":material/warning:")
 
 sweep = st.session_state.get("sweep")
@@ -155,7 +155,7 @@ try:
                            opts.na, opts.alpha, tuple(numeric), tuple(known), df) \
         if roles.qi else None
 except SdcInputError as err:
-    st.error(f"The report cannot be made: {err}", icon=":material/error:")
+    st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
     before = wb = None
 if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)

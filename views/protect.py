@@ -46,7 +46,7 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
             st.session_state["recipe_steps_to_check"] = recipe.steps
             st.session_state["recipe_message"] = ("success", "Recipe loaded.")
         except SdcInputError as err:
-            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {err}")
+            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
         st.rerun()
     kind, text = st.session_state.get("recipe_message", (None, None))
     if kind == "success":
@@ -304,7 +304,7 @@ def workbench() -> None:
             wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                    opts.na, opts.alpha, tuple(numeric), tuple(known), df)
         except SdcInputError as err:
-            st.error(f"These settings cannot be applied: {err}", icon=":material/error:")
+            st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
             return
         results(wb, text, known)
 
