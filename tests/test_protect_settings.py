@@ -55,3 +55,10 @@ def test_values_outside_a_control_are_refused_not_changed(step, words):
     the recipe is refused with the reason instead of being changed."""
     with pytest.raises(SdcInputError, match=re.escape(words)):
         from_steps([step], 1)
+
+
+def test_a_seed_the_page_cannot_hold_is_refused_not_changed():
+    """A recipe with seed 2**60 opened on the Protect page showed (and applied) another seed."""
+    assert from_steps([], 2**53 - 1).seed == 2**53 - 1
+    with pytest.raises(SdcInputError, match="seed 1152921504606846976 is larger than"):
+        from_steps([], 2**60)

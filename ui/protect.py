@@ -70,6 +70,10 @@ def _num(v: Any) -> Any:
     return v
 
 
+#: The largest seed the Protect page's field holds: the browser's exact whole numbers.
+MAX_PAGE_SEED = 2**53 - 1
+
+
 def _check_range(where: str, p: Param, value: Any) -> None:
     """An error when ``value`` lies outside the fixed range of its control: the page would
     otherwise show (and apply) another value than the recipe's."""
@@ -85,6 +89,9 @@ def _check_range(where: str, p: Param, value: Any) -> None:
 
 def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
     """Settings that reproduce ``steps``, or an error naming a step the page cannot show."""
+    if not 0 <= seed <= MAX_PAGE_SEED:
+        raise SdcInputError(f"seed {seed} is larger than the Protect page's seed field takes "
+                            f"({MAX_PAGE_SEED}); apply this recipe with the command line")
     methods = {m.name: m for m in page_methods()}
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {}
