@@ -251,19 +251,19 @@ def _holds_text(s: pd.Series) -> bool:
         or isinstance(s.dtype, pd.CategoricalDtype)
 
 
-def _text_test(s: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:
-    """``test`` (a ``.str`` method) on the text values of ``s``; False for numbers, missing
-    values and columns without text. Run once per distinct value."""
+def _text_test(s: pd.Series, test: Callable[[str], bool]) -> np.ndarray:
+    """``test`` on the text values of ``s``; False for numbers, missing values and columns
+    without text. Run once per distinct value."""
     if not _holds_text(s):
         return np.zeros(len(s), dtype=bool)
     codes, uniques = pd.factorize(s.astype(object))
-    hit = test(pd.Series(uniques, dtype=object).str).astype(object).fillna(False)
-    return np.append(hit.to_numpy(dtype=bool), False)[codes]
+    hit = [isinstance(u, str) and test(u) for u in uniques]
+    return np.array(hit + [False], dtype=bool)[codes]
 
 
 def _risky(s: pd.Series) -> np.ndarray:
     """Which values of ``s`` are text that begins like a formula (numbers never are)."""
-    return _text_test(s, lambda t: t.startswith(FORMULA_START))
+    return _text_test(s, lambda v: v.startswith(FORMULA_START))
 
 
 def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
@@ -292,7 +292,7 @@ def _escape_control(df: pd.DataFrame) -> pd.DataFrame:
 
     out = df.copy()
     for c in out.columns:
-        if _text_test(out[c], lambda t: t.contains(_CONTROL)).any():
+        if _text_test(out[c], lambda v: bool(_CONTROL.search(v))).any():
             out[c] = out[c].astype(object).map(escape)
     out.columns = [escape(c) for c in out.columns]
     return out
@@ -311,7 +311,7 @@ def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> l
                          "(or a tab) are written with a leading apostrophe, so a spreadsheet "
                          "shows them as text")
     if ext == ".xlsx":
-        cells = int(sum(_text_test(df[c], lambda t: t.contains(_CONTROL)).sum()
+        cells = int(sum(_text_test(df[c], lambda v: bool(_CONTROL.search(v))).sum()
                         for c in df.columns))
         names = sum(isinstance(c, str) and bool(_CONTROL.search(c)) for c in df.columns)
         if cells or names:
