@@ -8,12 +8,18 @@ did not expect becomes a message for that session only
 state is in ``ui.state``; all computation is in ``sdc_core``.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.page import begin_run, page_failed
 
+#: The page icon, served by the app itself (a Material icon name made the browser fetch it
+#: from Google's font service)
+ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
+
 st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
-                   page_icon=":material/shield_person:", layout="wide")
+                   page_icon=str(ICON), layout="wide")
 
 try:
     begin_run()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -53,3 +55,17 @@ def numeric_values(s: pd.Series, what: str) -> np.ndarray:
     if np.isinf(x).any():
         raise SdcInputError(f"column '{s.name}' holds infinite values")
     return x
+
+
+def parse_json(text: str, what: str) -> object:
+    """JSON text as Python values, or one line saying why not: invalid JSON, nesting deeper
+    than Python's parser goes, or a number too long to read (more than 4,300 digits)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SdcInputError(f"the {what} is not valid JSON ({err.msg}, line {err.lineno})") \
+            from None
+    except RecursionError:
+        raise SdcInputError(f"the {what} is nested too deeply to be read") from None
+    except ValueError:  # Python reads whole numbers of at most 4,300 digits
+        raise SdcInputError(f"the {what} holds a number of more than 4,300 digits") from None

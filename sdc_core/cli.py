@@ -208,12 +208,12 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_json(path: Path, what: str) -> object:
-    text = _read_text(path, what)
+    from sdc_core.checks import parse_json
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SdcInputError(f"{path}: the {what} is not valid JSON ({err.msg}, line "
-                            f"{err.lineno})") from None
+        return parse_json(_read_text(path, what), what)
+    except SdcInputError as err:
+        raise SdcInputError(f"{path}: {err}") from None
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -400,7 +400,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from sdc_core.io import WRITABLE_EXTENSIONS, read_table, write_table
+    from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, read_table, write_table
     from sdc_core.recipe import apply_recipe, load_recipe
 
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
@@ -422,6 +422,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"sdc_core: warning: {warning}", file=sys.stderr)
     write_table(result.data, args.output, neutralize=not args.no_neutralize)
+    for note in export_notes(result.data, args.output.suffix, not args.no_neutralize):
+        print(f"sdc_core: note: {note}", file=sys.stderr)
     for report in result.reports:
         details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
                             if k not in ("step", "method", "column"))

@@ -255,6 +255,26 @@ def compare_keys(x: pd.Series, y: pd.Series, mixed: bool | None = None
     return native_values(x), native_values(y)
 
 
+_NESTED = (list, tuple, dict, set, np.ndarray)
+
+
+def check_flat(df: pd.DataFrame) -> None:
+    """An :class:`SdcInputError` naming the columns that hold nested values (lists, records:
+    Parquet's list, struct and map types), which no method or measure can compare."""
+    nested = []
+    for c in df.columns:
+        s = df[c]
+        if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("mixed",
+                                                                             "unknown-array"):
+            if any(isinstance(v, _NESTED) for v in s.dropna()):
+                nested.append(str(c))
+    if nested:
+        raise SdcInputError(f"column(s) {', '.join(nested[:5])}"
+                            + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
+                            + " hold nested values (lists or records); flatten them into "
+                            "columns of their own first")
+
+
 def read_dates(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with every column of calendar dates (Python ``date`` objects, as a reader gives a
     Parquet ``date32`` column) as datetime64, the one date kind of the model."""

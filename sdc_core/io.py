@@ -10,6 +10,7 @@ file and the problem.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import for_parquet, read_dates, storage
+from sdc_core.columns import check_flat, for_parquet, read_dates, storage
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -117,6 +118,10 @@ def read_table(source: str | Path | bytes, name: str | None = None,
     if len(set(df.columns)) != df.shape[1]:
         dup = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
         raise SdcInputError(f"{label}: duplicate column names: {', '.join(dup)}")
+    try:
+        check_flat(df)
+    except SdcInputError as err:
+        raise SdcInputError(f"{label}: {err}") from None
     return read_dates(df)
 
 
@@ -125,11 +130,35 @@ def _first_line(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
+#: Byte-order marks of the encodings read from them, the longer first (UTF-32-LE's begins
+#: with UTF-16-LE's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: A character of two to four bytes in UTF-8: rare in Latin-1 text, where it would be an
+#: accented capital followed by a control or symbol byte.
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
+                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
 def _decode(raw: bytes) -> str:
-    """UTF-8 (a byte-order mark is dropped), else Latin-1, which maps every byte."""
+    """UTF-16 or UTF-32 when the text begins with their byte-order mark; else UTF-8 (a
+    byte-order mark is dropped), else Latin-1, which maps every byte. A file that holds both
+    UTF-8 characters and bytes that are not UTF-8 mixes two encodings: it is refused with the
+    line where UTF-8 stops, since reading it either way would split equal values in two."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError as err:
+                raise SdcInputError(f"the file begins like {encoding.upper()} but is not "
+                                    f"({err.reason})") from None
     try:
         return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as err:
+        if _UTF8_MULTIBYTE.search(raw, 0, err.start):
+            line = raw.count(b"\n", 0, err.start) + 1
+            raise SdcInputError(f"the file mixes encodings: it is UTF-8 up to line {line:,}, "
+                                "which is not; save it in one encoding (UTF-8)") from None
         return raw.decode("latin-1")
 
 
@@ -217,18 +246,78 @@ _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _MODIFIED = re.compile(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)")
 
 
+def _holds_text(s: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(s) or s.dtype == object \
+        or isinstance(s.dtype, pd.CategoricalDtype)
+
+
+def _text_test(s: pd.Series, test: Callable[[str], bool]) -> np.ndarray:
+    """``test`` on the text values of ``s``; False for numbers, missing values and columns
+    without text. Run once per distinct value."""
+    if not _holds_text(s):
+        return np.zeros(len(s), dtype=bool)
+    codes, uniques = pd.factorize(s.astype(object))
+    hit = [isinstance(u, str) and test(u) for u in uniques]
+    return np.array(hit + [False], dtype=bool)[codes]
+
+
+def _risky(s: pd.Series) -> np.ndarray:
+    """Which values of ``s`` are text that begins like a formula (numbers never are)."""
+    return _text_test(s, lambda v: v.startswith(FORMULA_START))
+
+
 def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that begin with = + - @ (or tab, carriage return) get a leading apostrophe,
-    so a spreadsheet shows them as text instead of running them. Numbers are left alone."""
+    """Text cells and column names that begin with = + - @ (or tab, carriage return) get a
+    leading apostrophe, so a spreadsheet shows them as text instead of running them; a category
+    holding one is written as text. Numbers are left alone."""
     out = df.copy()
     for c in out.columns:
-        s = out[c]
-        if pd.api.types.is_string_dtype(s) or s.dtype == object:
-            text = s.astype("str")
-            risky = text.str.startswith(FORMULA_START).fillna(False).to_numpy(dtype=bool)
-            if risky.any():
-                out[c] = s.where(~risky, "'" + text)
+        risky = _risky(out[c])
+        if risky.any():
+            s = out[c].astype(object)
+            out[c] = s.where(~risky, "'" + s.astype(str))
+    out.columns = ["'" + c if isinstance(c, str) and c.startswith(FORMULA_START) else c
+                   for c in out.columns]
     return out
+
+
+#: Characters an .xlsx file cannot hold (XML 1.0 forbids them): written as ``\xNN``.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _escape_control(df: pd.DataFrame) -> pd.DataFrame:
+    """Control characters in text cells and column names written as ``\\xNN`` (Excel)."""
+    def escape(v: object) -> object:
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", v) if isinstance(v, str) else v
+
+    out = df.copy()
+    for c in out.columns:
+        if _text_test(out[c], lambda v: bool(_CONTROL.search(v))).any():
+            out[c] = out[c].astype(object).map(escape)
+    out.columns = [escape(c) for c in out.columns]
+    return out
+
+
+def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> list[str]:
+    """What writing ``df`` in this format changes, one sentence each: formula-like text
+    neutralised (CSV, Excel), control characters escaped (Excel)."""
+    ext = extension.lower() if extension.startswith(".") else "." + extension.lower()
+    notes = []
+    if neutralize and ext in (".csv", ".xlsx"):
+        cells = int(sum(_risky(df[c]).sum() for c in df.columns))
+        names = sum(isinstance(c, str) and c.startswith(FORMULA_START) for c in df.columns)
+        if cells or names:
+            notes.append(f"{cells:,} cell(s) and {names} column name(s) that begin with = + - @ "
+                         "(or a tab) are written with a leading apostrophe, so a spreadsheet "
+                         "shows them as text")
+    if ext == ".xlsx":
+        cells = int(sum(_text_test(df[c], lambda v: bool(_CONTROL.search(v))).sum()
+                        for c in df.columns))
+        names = sum(isinstance(c, str) and bool(_CONTROL.search(c)) for c in df.columns)
+        if cells or names:
+            notes.append(f"{cells:,} cell(s) and {names} column name(s) hold control characters, "
+                         "which Excel cannot store: they are written as \\xNN")
+    return notes
 
 
 def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> bytes:
@@ -248,7 +337,7 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
     if len(df) > EXCEL_MAX_ROWS:
         raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "
                             f"table has {len(df):,}: write CSV or Parquet")
-    data = neutralize_formulas(df) if neutralize else df
+    data = _escape_control(neutralize_formulas(df) if neutralize else df)
     with pd.ExcelWriter(buf, engine="openpyxl") as writer:
         data.to_excel(writer, index=False)
         writer.book.properties.created = pd.Timestamp("2000-01-01").to_pydatetime()

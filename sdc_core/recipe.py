@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import __version__, rng
+from sdc_core.checks import parse_json
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
@@ -162,8 +163,9 @@ def parse_recipe(data: Any) -> Recipe:
         raise SdcInputError(f"recipe: version {data.get('version')!r} is not supported "
                             f"(expected {RECIPE_VERSION})")
     seed = data.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise SdcInputError("recipe: seed must be a whole number ≥ 0")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= rng.MAX_SEED:
+        raise SdcInputError(f"recipe: seed must be a whole number from 0 to {rng.MAX_SEED} "
+                            "(the generator keys on 64 bits)")
     steps = data.get("steps")
     if not isinstance(steps, list):
         raise SdcInputError("recipe: steps must be a list")
@@ -189,11 +191,7 @@ def describe_steps(steps: list[dict[str, Any]]) -> str:
 
 
 def load_recipe(text: str) -> Recipe:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SdcInputError(f"recipe is not valid JSON ({err.msg}, line {err.lineno})") from None
-    return parse_recipe(data)
+    return parse_recipe(parse_json(text, "recipe"))
 
 
 @dataclass(frozen=True)
@@ -228,6 +226,9 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
         message = str(err)
         raise SdcInputError(message if message.startswith("step ") else
                             f"{where}: {message}") from None
+    except OverflowError:  # parameters far outside any sensible range (noise p = 1e308)
+        raise SdcInputError(f"{where}: its parameters make numbers too large for "
+                            "floating-point arithmetic") from None
     if spec.release is Release.DROP:
         return StepOutput(df[[]], dict(res.info), dropped=cols)
     if isinstance(res, MethodResult):

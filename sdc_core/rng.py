@@ -23,6 +23,8 @@ GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _MASK = (1 << 64) - 1
+#: The largest seed: draws are keyed on 64 bits, so a larger one would repeat a smaller one.
+MAX_SEED = _MASK
 
 
 def mix64(z: np.ndarray) -> np.ndarray:

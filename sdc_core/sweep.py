@@ -102,6 +102,10 @@ PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reiden
 TARGET_MEASURES = LINKAGE + RISK
 SEARCHES = ("pruned", "exhaustive")
 MAX_SETTINGS = 500
+#: The most a grid may raise ``max_settings`` to, and the most seeds a setting runs with: a
+#: grid is answered in minutes, not hours.
+MAX_SETTINGS_LIMIT = 10_000
+MAX_SEEDS = 100
 PREFIXES_KEPT = 64
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "il1_missing",
               "settings", "combine", "target", "search", "max_settings"}
@@ -154,10 +158,10 @@ def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]
     return names
 
 
-def _whole(grid: dict[str, Any], name: str, default: int, low: int) -> int:
+def _whole(grid: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
     v = grid.get(name, default)
-    if not isinstance(v, int) or isinstance(v, bool) or v < low:
-        raise SdcInputError(f"grid: {name} must be a whole number ≥ {low}")
+    if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
+        raise SdcInputError(f"grid: {name} must be a whole number from {low} to {high}")
     return v
 
 
@@ -271,8 +275,9 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     unknown = set(grid) - _GRID_KEYS
     if unknown:
         raise SdcInputError(f"grid: unknown key(s) {', '.join(sorted(unknown))}")
-    seeds, base = _whole(grid, "seeds", 1, 1), _whole(grid, "seed", 0, 0)
-    budget = _whole(grid, "max_settings", MAX_SETTINGS, 1)
+    seeds = _whole(grid, "seeds", 1, 1, MAX_SEEDS)
+    base = _whole(grid, "seed", 0, 0, rng.MAX_SEED - seeds + 1)
+    budget = _whole(grid, "max_settings", MAX_SETTINGS, 1, MAX_SETTINGS_LIMIT)
     k = check_k(grid.get("k", 5))
     numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
         c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]

@@ -1,6 +1,7 @@
 """Shared fixtures: the reference data sets (copies in tests/data and the built-in example)."""
 
 import asyncio
+import re
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,6 +13,13 @@ from hypothesis import Phase, settings
 
 from bench.server import free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
+
+
+def plain(text: str) -> str:
+    """Markdown source as the reader sees it: user text is shown escaped (``ui.text.md``), so
+    AppTest's element values hold a backslash before every special character."""
+    return re.sub(r"\\(.)", r"\1", text)
+
 
 #: ``pytest --hypothesis-profile=no-shrink``: report a failing example at once, unshrunk
 settings.register_profile("no-shrink", phases=[Phase.explicit, Phase.reuse, Phase.generate])

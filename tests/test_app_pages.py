@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain
 
 
 def app_on(page: str) -> AppTest:
@@ -197,7 +197,7 @@ def test_tradeoffs_a_refused_grid_leaves_no_progress_bar():
     at.text_input(key="w_t_pram_values").set_value(", ".join(f"0.{i:02d}" for i in range(1, 40)))
     at.toggle(key="w_t_combine").set_value(True)
     at.button[0].click().run()
-    assert not at.exception and "more than max_settings = 500" in at.error[0].value
+    assert not at.exception and "more than max_settings = 500" in plain(at.error[0].value)
     assert not at.get("progress")
     assert "t_cancel" not in [b.key for b in at.button]
 
@@ -465,7 +465,7 @@ def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch
     monkeypatch.setattr("ui.compute.column_profile", fail_with_a_value)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
-    assert at.error[0].value.startswith(
+    assert plain(at.error[0].value).startswith(
         "This page could not be shown: an unexpected ValueError (bad value 'A_SECRET').")
     assert "your data set and settings are kept" in at.error[0].value
     logged = caplog.text
@@ -476,3 +476,31 @@ def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch
 def fail_with_a_value(*args, **kwargs):
     value = "A_" + "SECRET"  # as a value, not in the source line the traceback quotes
     raise ValueError(f"bad value {value!r}")
+
+
+def test_export_page_says_what_the_files_change():
+    """A table with a formula in a header and a category and a control character: the Export
+    page runs, and says what each format writes differently."""
+    from sdc_core.io import table_bytes
+    from tests.test_io import HOSTILE
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.file_uploader(key="uploader").set_value(
+        ("hostile.parquet", table_bytes(HOSTILE, ".parquet"), "application/octet-stream")).run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("CSV: ") and "leading apostrophe" in c for c in captions)
+    assert any(c.startswith("XLSX: ") and "control characters" in c for c in captions)
+    assert not any(c.startswith("PARQUET: ") for c in captions)
+
+
+def test_a_recipe_outside_the_controls_is_refused_on_protect():
+    """``pram p: -0.5`` in a loaded recipe put a Streamlit exception on the page."""
+    at = app_on("views/protect.py")
+    recipe = json.dumps({"version": 1, "seed": 1, "steps": [
+        {"method": "pram", "column": "race", "p": -0.5}]}).encode()
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe, "application/json")).run()
+    assert not at.exception
+    assert plain(at.error[0].value).startswith(
+        "Recipe not loaded: step 1 (pram): p = -0.5 is outside")

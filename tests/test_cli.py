@@ -109,10 +109,11 @@ def test_risk_reports_classes_without_a_sensitive_value(tmp_path):
     (["--qi", "age", "--na", "zero"], "argument --na: invalid choice"),
     (["--qi", ""], "argument --qi"),
     ([], "the following arguments are required: --qi"),
+    (["--qi", "age", "--weight", "huge"], "weight column 'huge' sums beyond the range"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     data = tmp_path / "d.csv"
-    data.write_text("age,label\n30,a\n40,b\n")
+    data.write_text("age,label,huge\n30,a,1e308\n40,b,1e308\n")
     out = run("risk", data, *args)
     assert out.returncode == 2
     assert out.stdout == ""
@@ -200,6 +201,13 @@ def test_compare_il1_missing_reading(tmp_path):
     ('{"seed": 1, "steps": [{"method": "nope"}]}', "o.csv", "step 1: unknown method 'nope'"),
     ("{not json", "o.csv", "recipe is not valid JSON"),
     ('{"seed": 1, "steps": []}', "o.txt", "output must end in .csv, .parquet, .xlsx"),
+    # built to hurt: a seed past the generator's 64 bits (it would repeat a smaller one), a
+    # number of 5,000 digits, nesting 100,000 deep
+    ('{"seed": 18446744073709551616, "steps": []}', "o.csv",
+     "seed must be a whole number from 0 to 18446744073709551615"),
+    ('{"seed": ' + "9" * 5000 + ', "steps": []}', "o.csv",
+     "the recipe holds a number of more than 4,300 digits"),
+    ("[" * 100_000 + "]" * 100_000, "o.csv", "the recipe is nested too deeply to be read"),
 ])
 def test_apply_errors(tmp_path, recipe_text, out_name, message):
     recipe = tmp_path / "r.json"

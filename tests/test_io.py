@@ -7,7 +7,15 @@ import pandas as pd
 import pytest
 
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind, infer_kinds, load_example, read_table, sniff_delimiter
+from sdc_core.io import (
+    Kind,
+    export_notes,
+    infer_kinds,
+    load_example,
+    read_table,
+    sniff_delimiter,
+    table_bytes,
+)
 
 SMALL = pd.DataFrame({"age": [34, 51, 27], "city": ["Zürich", "Genève", "Köln"],
                       "income": [1.5, 2.25, np.nan]})
@@ -26,7 +34,7 @@ def test_delimiters_are_sniffed(sep):
     _roundtrip_ok(read_table(raw, "survey.csv"))
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "latin-1"])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "latin-1", "utf-16", "utf-32"])
 def test_encodings(encoding):
     raw = SMALL.to_csv(sep=";", index=False).encode(encoding)
     df = read_table(raw, "survey.csv")
@@ -122,3 +130,73 @@ def test_excel_row_limit_is_a_clear_error(monkeypatch):
     with pytest.raises(SdcInputError, match="an Excel sheet holds at most 2 data rows"):
         sio.table_bytes(SMALL, ".xlsx")
     assert sio.table_bytes(SMALL, ".csv").startswith(b"age,city,income\n")
+
+
+HOSTILE = pd.DataFrame({"=1+1": [1, 2, 3],
+                        "label": pd.Categorical(["=HYPERLINK(\"x\")", "a", None]),
+                        "note": ["a\x01b", "@SUM(A1)", None],
+                        "mixed": pd.Series([-1, "-x", None], dtype=object)})
+
+
+@pytest.mark.parametrize("ext", [".csv", ".xlsx", ".parquet"])
+def test_hostile_exports_are_written_without_a_live_formula(ext):
+    """A formula in a header or a category, and a control character, no longer break an export
+    or reach a spreadsheet as a formula; numbers stay numbers; Parquet keeps every value."""
+    back = read_table(table_bytes(HOSTILE, ext), name=f"t{ext}")
+    names = list(back.columns)
+    cells = [v for c in back.columns for v in back[c].tolist() if isinstance(v, str)]
+    if ext == ".parquet":
+        assert names == list(HOSTILE.columns) and "a\x01b" in cells
+        return
+    assert names[0] == "'=1+1" and not any(v.startswith(("=", "@")) for v in cells)
+    assert "'=HYPERLINK(\"x\")" in cells and "'@SUM(A1)" in cells and "'-x" in cells
+    assert back["mixed"].tolist()[0] in (-1, "-1")  # a number is not neutralised
+    assert ("a\\x01b" if ext == ".xlsx" else "a\x01b") in cells
+
+
+def test_export_notes_say_what_was_changed():
+    csv, xlsx, parquet = (export_notes(HOSTILE, ext) for ext in (".csv", ".xlsx", ".parquet"))
+    assert csv == ["3 cell(s) and 1 column name(s) that begin with = + - @ (or a tab) are "
+                   "written with a leading apostrophe, so a spreadsheet shows them as text"]
+    assert xlsx[0] == csv[0] and xlsx[1].startswith("1 cell(s) and 0 column name(s) hold "
+                                                    "control characters")
+    assert parquet == [] and export_notes(HOSTILE, ".csv", neutralize=False) == []
+
+
+def test_apply_writes_hostile_values_and_says_so(tmp_path, capsys):
+    from sdc_core.cli import main
+
+    data = tmp_path / "hostile.parquet"
+    data.write_bytes(table_bytes(HOSTILE, ".parquet"))
+    recipe = tmp_path / "r.json"
+    recipe.write_text('{"version": 1, "seed": 1, "steps": []}')
+    for ext in (".csv", ".xlsx"):
+        assert main(["apply", str(data), "--recipe", str(recipe), "-o",
+                     str(tmp_path / f"out{ext}")]) == 0
+        notes = export_notes(read_table(data), ext)
+        assert len(notes) == (1 if ext == ".csv" else 2)
+        assert capsys.readouterr().err == "".join(f"sdc_core: note: {n}\n" for n in notes)
+
+
+def test_mixed_encodings_are_refused_with_the_line():
+    """12 identical people, six written in UTF-8 and six in Latin-1: read as Latin-1 they
+    were two classes of 6; now the file is refused, naming the line where UTF-8 stops."""
+    rows = ["city,age"] + ["Zürich,40"] * 6
+    raw = ("\n".join(rows) + "\n").encode("utf-8") + ("Zürich,40\n" * 6).encode("latin-1")
+    with pytest.raises(SdcInputError, match="mixes encodings: it is UTF-8 up to line 8"):
+        read_table(raw, "people.csv")
+    latin = ("city,age\n" + "Zürich,40\n" * 12).encode("latin-1")
+    assert read_table(latin, "people.csv")["city"].nunique() == 1
+
+
+def test_nested_parquet_columns_are_refused_by_name():
+    """Parquet list and struct columns ended in an internal error and left the session stuck."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"a": [1, 2], "tags": pa.array([[1, 2], [3]]),
+                             "home": pa.array([{"x": 1}, {"x": 2}])}), buf)
+    with pytest.raises(SdcInputError, match=r"n.parquet: column\(s\) tags, home hold nested "
+                                            r"values \(lists or records\)"):
+        read_table(buf.getvalue(), name="n.parquet")

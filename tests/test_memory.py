@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import read_table
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain
 from ui import memory
 from ui.state import Table
 
@@ -143,7 +143,7 @@ def test_an_upload_beyond_the_budget_is_refused_and_the_data_set_stays(monkeypat
     at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = plain(at.error[0].value)
     assert "The file was not loaded: the server is busy: 1 other session holds 18.0 MB" in message
     assert "try a smaller file or later" in message
     assert at.session_state["dataset"].is_example

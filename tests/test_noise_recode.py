@@ -392,3 +392,19 @@ def test_noise_and_recode_are_recipe_steps():
     pd.testing.assert_frame_equal(out.data[["w", "h"]], direct.values)
     shuffled = apply_recipe(recipe, df.iloc[::-1])
     pd.testing.assert_frame_equal(shuffled.data.iloc[::-1], out.data)
+
+
+@pytest.mark.parametrize("kind", ["additive", "correlated", "correlated2"])
+def test_noise_far_outside_any_range_is_one_line(kind):
+    """p = 1e308 % overflowed floating point and ended in an internal error: now either a
+    release whose squares are still finite (correlated noise scales by √p; correlated2 reads δ,
+    not p) or one line."""
+    df = pd.DataFrame({"a": [1.0, 2, 3, 4, 5], "b": [2.0, 1, 4, 3, 5]})
+    recipe = parse_recipe({"seed": 1, "steps": [
+        {"method": "noise", "columns": ["a", "b"], "kind": kind, "p": 1e308}]})
+    if kind != "additive":
+        out = apply_recipe(recipe, df).data.to_numpy()
+        assert np.isfinite(out * out).all()
+        return
+    with pytest.raises(SdcInputError, match=r"step 1 \(noise\): .*too large for floating"):
+        apply_recipe(recipe, df)

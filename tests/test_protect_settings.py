@@ -1,5 +1,7 @@
 """The Protect page's settings and recipe steps, both ways (pure Python, no Streamlit)."""
 
+import re
+
 import pytest
 
 from sdc_core.errors import SdcInputError
@@ -40,3 +42,23 @@ def test_a_min_count_the_page_cannot_show_is_refused():
 
 def test_describe_writes_a_merge_as_json():
     assert describe([MERGE], 2) == 'recode race groups={"any": [0, 1]}; seed 2'
+
+
+@pytest.mark.parametrize("step, words", [
+    ({"method": "pram", "column": "race", "p": -0.5}, "p = -0.5 is outside the range of its "
+                                                       "control on the Protect page (0 to 0.5)"),
+    ({"method": "pram", "column": "race", "p": 0.9}, "p = 0.9 is outside"),
+    ({"method": "local_suppression", "columns": ["age"], "k": 50}, "k = 50 is outside"),
+])
+def test_values_outside_a_control_are_refused_not_changed(step, words):
+    """A slider cannot show p = -0.5 (Streamlit raised on the page) nor 0.9 (it showed 0.5):
+    the recipe is refused with the reason instead of being changed."""
+    with pytest.raises(SdcInputError, match=re.escape(words)):
+        from_steps([step], 1)
+
+
+def test_a_seed_the_page_cannot_hold_is_refused_not_changed():
+    """A recipe with seed 2**60 opened on the Protect page showed (and applied) another seed."""
+    assert from_steps([], 2**53 - 1).seed == 2**53 - 1
+    with pytest.raises(SdcInputError, match="seed 1152921504606846976 is larger than"):
+        from_steps([], 2**60)

@@ -17,6 +17,7 @@ from sdc_core.roles import Roles
 from ui import links, memory, state, upload
 from ui.sidebar import render_sidebar
 from ui.state import Dataset
+from ui.text import md
 
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
 #: figures in the metrics, whose labels wrap instead of being cut, so that they read from the
@@ -37,7 +38,7 @@ def begin_run() -> None:
     (a session's first run), make sure there is a data set, say so once when the server had
     freed this session's, and set the projector view's type."""
     for problem in memory.settings_problems():
-        st.error(f"Server setting ignored (the default is used): {problem}",
+        st.error(f"Server setting ignored (the default is used): {md(problem)}",
                  icon=":material/error:")
     require_sign_in()
     state.keep_alive()
@@ -45,7 +46,7 @@ def begin_run() -> None:
     linked = links.open_link()
     state.ensure_dataset()
     for problem in links.problems():
-        st.warning(f"The link names something that is not here: {problem}.",
+        st.warning(f"The link names something that is not here: {md(problem)}.",
                    icon=":material/link_off:")
     if state.projector():
         st.html(PROJECTOR_CSS)
@@ -81,7 +82,7 @@ def page_failed(err: Exception) -> None:
     logging.getLogger("sdc_dashboard").error("a page failed with %s:\n%s", type(err).__name__,
                                              frames)
     st.error(f"This page could not be shown: an unexpected {type(err).__name__}"
-             f"{f' ({err})' if str(err) else ''}. Only this page of your session stopped: your "
+             f"{f' ({md(err)})' if str(err) else ''}. Only this page of your session stopped: your "
              "data set and settings are kept, and no one else on the server is affected. Open "
              "another page, or change the setting that led here.", icon=":material/error:")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method, registry
+from sdc_core.methods import Method, Param, registry
 from sdc_core.recipe import describe_steps
 
 
@@ -70,8 +70,28 @@ def _num(v: Any) -> Any:
     return v
 
 
+#: The largest seed the Protect page's field holds: the browser's exact whole numbers.
+MAX_PAGE_SEED = 2**53 - 1
+
+
+def _check_range(where: str, p: Param, value: Any) -> None:
+    """An error when ``value`` lies outside the fixed range of its control: the page would
+    otherwise show (and apply) another value than the recipe's."""
+    if value is None or p.type not in ("number", "whole") or isinstance(value, bool):
+        return
+    high = None if callable(p.high) else p.high
+    if (p.low is not None and value < p.low) or (high is not None and value > high):
+        bounds = f"{p.low:g} to {high:g}" if high is not None else f"at least {p.low:g}"
+        raise SdcInputError(f"{where}: {p.name} = {value:g} is outside the range of its control "
+                            f"on the Protect page ({bounds}); apply this recipe with the "
+                            "command line")
+
+
 def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
     """Settings that reproduce ``steps``, or an error naming a step the page cannot show."""
+    if not 0 <= seed <= MAX_PAGE_SEED:
+        raise SdcInputError(f"seed {seed} is larger than the Protect page's seed field takes "
+                            f"({MAX_PAGE_SEED}); apply this recipe with the command line")
     methods = {m.name: m for m in page_methods()}
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {}
@@ -85,6 +105,8 @@ def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
                                                  and m.main in keys)):
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
+        for p in m.controls:
+            _check_range(where, p, step.get(p.name))
         if m.per_column:
             values.setdefault(m.name, {})[step["column"]] = step[m.main]
             continue

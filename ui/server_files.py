@@ -241,7 +241,7 @@ def open_file(root: Path, name: str, seed: int) -> bool:
         except SdcInputError as err:
             memory.LEDGER.cancel(state.session_id())
             status.update(label=f"{md(name)} was not opened", state="error", expanded=False)
-            st.error(f"The file was not opened: {err}", icon=":material/error:")
+            st.error(f"The file was not opened: {md(err)}", icon=":material/error:")
             return False
         status.update(label=f"Opened {md(name)}: " + (
             f"a sample of {len(df):,} of {total:,} records" if len(df) < total

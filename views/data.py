@@ -35,7 +35,7 @@ if uploaded is not None and uploaded.file_id != st.session_state.get("upload_fil
     st.session_state["upload_file_id"] = uploaded.file_id
     upload.start(uploaded.getvalue(), uploaded.name)
 if upload.error() and uploaded is not None:
-    st.error(f"The file was not loaded: {upload.error()}", icon=":material/error:")
+    st.error(f"The file was not loaded: {md(upload.error())}", icon=":material/error:")
 
 root = server_files.data_dir()  # only when the operator sets SDC_DATA_DIR
 if root is not None:
@@ -78,7 +78,7 @@ if root is not None:
 ds = state.ensure_dataset()
 df = ds.df
 source = ds.source
-st.subheader(ds.name, anchor=False)
+st.subheader(md(ds.name), anchor=False)
 c1, c2, c3 = st.columns(3)
 c1.metric("Records in the sample" if source and source.is_sample else "Records", f"{len(df):,}")
 c2.metric("Columns", df.shape[1])
@@ -125,7 +125,7 @@ with roles_tab:
     new = Roles(qi=qi, sensitive=sensitive, weight=weight, numeric=numeric, ignore=ignore)
     state.set_roles(new)
     for problem in new.problems():
-        st.warning(problem, icon=":material/warning:")
+        st.warning(md(problem), icon=":material/warning:")
     if not qi:
         st.info("Tag at least one quasi-identifier to measure disclosure risk.",
                 icon=":material/info:")
@@ -186,7 +186,7 @@ if source:
                     try:
                         whole = server_files.whole_file_risk(*key)
                     except SdcInputError as err:
-                        st.error(f"The risk of the whole file was not computed: {err}",
+                        st.error(f"The risk of the whole file was not computed: {md(err)}",
                                  icon=":material/error:")
                     else:
                         state.set_whole_file_risk(key, whole)
@@ -194,7 +194,7 @@ if source:
                 sample = compute.profile(ds.dataset_id, tuple(r.qi), r.weight, opts.k,
                                          opts.na, opts.alpha, df).summary()
             except SdcInputError as err:
-                st.error(f"The risk of the sample was not computed: {err}",
+                st.error(f"The risk of the sample was not computed: {md(err)}",
                          icon=":material/error:")
             else:
                 st.dataframe(server_files.figures_table(sample, whole, opts.k),

@@ -9,7 +9,7 @@ import streamlit as st
 
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
-from sdc_core.io import EXCEL_MAX_ROWS, table_bytes
+from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, server_files, state
 from ui.report import build_report, risk_table, step_notes
@@ -66,7 +66,7 @@ else:
 try:
     compute.protected(ds.dataset_id, text, df)
 except SdcInputError as err:
-    st.error(f"The Protect settings cannot be applied: {err}", icon=":material/error:")
+    st.error(f"The Protect settings cannot be applied: {md(err)}", icon=":material/error:")
     render_sidebar()
     st.stop()
 
@@ -93,6 +93,11 @@ for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/o
                         key=f"dl_data{ext}", disabled=too_long,
                         help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
                         else None)
+written = compute.protected(ds.dataset_id, text, df).data
+for ext in (".csv", ".parquet", ".xlsx"):
+    for note in export_notes(written.drop(columns=[c for c in drop if c in written.columns]),
+                             ext, neutralize):
+        st.caption(f"{ext[1:].upper()}: {md(note)}.")
 if source is not None and source.is_sample:
     st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
                "file.")
@@ -127,7 +132,7 @@ else:
         try:
             check_engine_step(i, step, "duckdb")
         except SdcInputError as err:
-            st.warning(f"The command above will refuse this recipe: {err}.",
+            st.warning(f"The command above will refuse this recipe: {md(err)}.",
                        icon=":material/warning:")
 
 sweep = st.session_state.get("sweep")
@@ -150,7 +155,7 @@ try:
                            opts.na, opts.alpha, tuple(numeric), tuple(known), df) \
         if roles.qi else None
 except SdcInputError as err:
-    st.error(f"The report cannot be made: {err}", icon=":material/error:")
+    st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
     before = wb = None
 if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)

@@ -18,7 +18,7 @@ from ui.page import (
     metric_slots,
     require_quasi_identifiers,
 )
-from ui.protect import ProtectSettings, describe, from_steps, page_methods
+from ui.protect import MAX_PAGE_SEED, ProtectSettings, describe, from_steps, page_methods
 from ui.report import IL1_READING
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number
@@ -46,7 +46,7 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
             st.session_state["recipe_steps_to_check"] = recipe.steps
             st.session_state["recipe_message"] = ("success", "Recipe loaded.")
         except SdcInputError as err:
-            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {err}")
+            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
         st.rerun()
     kind, text = st.session_state.get("recipe_message", (None, None))
     if kind == "success":
@@ -152,7 +152,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                 if (g := merge_control(m.merge, merges.get(c, {}),
                                        f"w_p_{m.name}_{m.merge.name}_{c}", c))}
     state.bind("w_p_seed", int(s.seed))
-    seed = st.number_input("Seed", 0, 2**31 - 1, key="w_p_seed",
+    seed = st.number_input("Seed", 0, MAX_PAGE_SEED, key="w_p_seed",
                            help="The random methods are reproducible from this seed. A fixed "
                                 "seed is for teaching and reproducibility; for a real release "
                                 "choose a new, secret one.")
@@ -304,7 +304,7 @@ def workbench() -> None:
             wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                    opts.na, opts.alpha, tuple(numeric), tuple(known), df)
         except SdcInputError as err:
-            st.error(f"These settings cannot be applied: {err}", icon=":material/error:")
+            st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
             return
         results(wb, text, known)
 

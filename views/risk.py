@@ -44,7 +44,7 @@ try:
     p = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                         opts.alpha, df)
 except SdcInputError as err:
-    st.error(str(err), icon=":material/error:")
+    st.error(md(err), icon=":material/error:")
     render_sidebar()
     st.stop()
 
@@ -140,7 +140,7 @@ with left:
                                      "expected_reidentifications", "global_risk_percent")})
         st.caption("The same measures for every subset of the quasi-identifiers.")
     except SdcInputError as err:
-        st.info(str(err))
+        st.info(md(err))
 with right:
     st.markdown(f"**Rare values** (held by at most {opts.k} records)")
     if len(rare):
@@ -170,7 +170,7 @@ else:
             stop = suda_cache.top_records(ds.dataset_id, tuple(roles.qi), fraction, 10, df)
     except SdcInputError as err:
         sres = None
-        st.info(str(err), icon=":material/info:")
+        st.info(md(err), icon=":material/info:")
     if sres is not None:
         ssum = sres.summary()
         sm = st.columns(4)

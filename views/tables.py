@@ -14,6 +14,7 @@ from sdc_core.tables import (
 )
 from ui import state
 from ui.sidebar import render_sidebar
+from ui.text import md
 
 st.title("Response tables")
 st.caption("Answer counts for an organiser, safe for small groups: a question with fewer than "
@@ -52,9 +53,9 @@ for question in questions:
         table = response_table(df, question, int(n), int(q), int(t), multi, delimiter or ";")
         _, counts, responses = question_counts(df, question, multi, delimiter or ";")
     except SdcInputError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(md(err), icon=":material/error:")
         continue
-    st.subheader(str(question), anchor=False, divider="gray")
+    st.subheader(md(question), anchor=False, divider="gray")
     left, right = st.columns(2)
     with left:
         st.markdown("**What the organiser sees**")

@@ -133,7 +133,7 @@ if run:
         st.session_state["sweep"] = {"result": result, "grid": grid,
                                      "dataset_id": ds.dataset_id, "qi": list(roles.qi)}
     except SdcInputError as err:
-        notices.error(str(err), icon=":material/error:")
+        notices.error(md(err), icon=":material/error:")
     running.empty()
     st.session_state["sweep_running"] = False
 elif st.session_state.pop("sweep_running", False):
@@ -148,7 +148,7 @@ def open_on_protect(table: pd.DataFrame, row: int) -> None:
     try:
         settings = from_steps(recipe["steps"], int(recipe["seed"]))
     except SdcInputError as err:
-        st.error(f"This setting cannot be shown on the Protect page: {err}. Download its "
+        st.error(f"This setting cannot be shown on the Protect page: {md(err)}. Download its "
                  "recipe and apply it with the command line.", icon=":material/error:")
         return
     state.set_protect_settings(settings, reseed_widgets=True)

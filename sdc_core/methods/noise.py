@@ -206,6 +206,13 @@ def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: f
                 expected.append(math.sqrt(2.0 * (1.0 - d1)) * sd)
             outs.append(z)
         info |= {"p": float(p)} if kind == "additive" else {"delta": d}
+    for c, x, out in zip(cols, xs, outs):
+        present = out[~np.isnan(x)]
+        with np.errstate(over="ignore"):  # squares (variances, correlations) must stay finite
+            finite = np.isfinite(present * present).all()
+        if not finite:
+            raise SdcInputError(f"noise of p = {p:g} % makes the values of '{c}' too large for "
+                                "floating-point numbers")
     values = pd.DataFrame(dict(zip(cols, outs)), index=df.index, columns=cols)
     if part:
         return TableResult(values, info)

@@ -71,6 +71,11 @@ def check_weights(df: pd.DataFrame, weight: str | None) -> np.ndarray | None:
         raise SdcInputError(f"weight column '{weight}' has {int(np.isnan(w).sum())} missing values")
     if (w <= 0).any() or not np.isfinite(w).all():
         raise SdcInputError(f"weight column '{weight}' must be positive and finite")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):
+        raise SdcInputError(f"weight column '{weight}' sums beyond the range of floating-point "
+                            "numbers")
     return w
 
 
