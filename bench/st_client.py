@@ -25,6 +25,7 @@ sessions can be driven at once without a browser's CPU in the latency figures:
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -52,6 +53,12 @@ _RUN_ENDED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE
               ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 _CLEARS_STALE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 _BLOCK_LABELS = {"expandable": "label", "tab": "label", "popover": "label", "dialog": "title"}
+
+
+def _as_read(markdown: str) -> str:
+    """Markdown source as the reader sees it: the app shows user text with every special
+    character escaped by a backslash (``ui.text.md``)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 @dataclass
@@ -105,7 +112,9 @@ class Element:
     def text(self) -> str:
         """What the element shows as text."""
         p = self.proto
-        if self.kind in ("markdown", "heading", "alert", "text"):
+        if self.kind in ("markdown", "heading", "alert"):
+            return _as_read(p.body)
+        if self.kind == "text":
             return p.body
         if self.kind == "metric":
             return " ".join(s for s in (p.label, p.body, p.delta) if s)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.columns import check_flat, for_parquet, read_dates, storage
+from sdc_core.decoded import MAX_CELL, check_file, check_table, read_csv_bounded
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -55,7 +56,8 @@ def load_example() -> pd.DataFrame:
 
 
 def read_table(source: str | Path | bytes, name: str | None = None,
-               max_bytes: int = MAX_BYTES) -> pd.DataFrame:
+               max_bytes: int = MAX_BYTES, max_table: int | None = None,
+               max_cell: int = MAX_CELL) -> pd.DataFrame:
     """Read a table from a path or from the bytes of an uploaded file.
 
     Parameters
@@ -66,6 +68,11 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         The file name (needed with bytes: its extension selects the reader).
     max_bytes : int
         Larger files are refused.
+    max_table : int, optional
+        Bytes the table may take in memory: a file that decodes to more is refused, before
+        its table is materialised where the format allows (:mod:`sdc_core.decoded`).
+    max_cell : int
+        Characters a single cell or column name may hold.
     """
     if isinstance(source, (bytes, bytearray)):
         label = name or "uploaded file"
@@ -92,8 +99,9 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         raise SdcInputError(f"{label}: unsupported file type '{ext or '(none)'}'; expected one "
                             f"of {', '.join(SUPPORTED_EXTENSIONS)}")
     try:
+        check_file(raw, ext, max_table, max_cell)
         if ext in _DELIMITED:
-            df = _read_delimited(raw)
+            df = _read_delimited(raw, max_table)
         elif ext in _EXCEL:
             df = pd.read_excel(io.BytesIO(raw), engine="openpyxl")
         elif ext in _PARQUET:
@@ -120,9 +128,11 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         raise SdcInputError(f"{label}: duplicate column names: {', '.join(dup)}")
     try:
         check_flat(df)
+        df = read_dates(df)
+        check_table(df, max_table, max_cell)
     except SdcInputError as err:
         raise SdcInputError(f"{label}: {err}") from None
-    return read_dates(df)
+    return df
 
 
 def _first_line(err: BaseException) -> str:
@@ -178,15 +188,16 @@ def sniff_delimiter(text: str) -> str:
         return best if counts[best] > 0 else ","
 
 
-def _read_delimited(raw: bytes) -> pd.DataFrame:
+def _read_delimited(raw: bytes, max_table: int | None) -> pd.DataFrame:
     text = _decode(raw)
     sep = sniff_delimiter(text)
-    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    end = text.find("\n")  # the header line alone: a reader over the whole text copies it
+    header = next(csv.reader([text if end < 0 else text[:end]], delimiter=sep), [])
     names = [h.strip() for h in header]
     dup = sorted({h for h in names if names.count(h) > 1})
     if dup:
         raise SdcInputError(f"duplicate column names: {', '.join(dup)}")
-    return pd.read_csv(io.StringIO(text), sep=sep)
+    return read_csv_bounded(text.encode("utf-8"), sep, max_table)
 
 
 _DATE_PATTERN = re.compile(

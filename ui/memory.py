@@ -27,9 +27,12 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from sdc_core.decoded import MAX_CELL, memory_bytes, size_text
+
 BUDGET_ENV = "SDC_MEMORY_BUDGET"
 IDLE_ENV = "SDC_IDLE_MINUTES"
 IDLE_MINUTES = 60
+CELL_ENV = "SDC_MAX_CELL"
 #: What a session's data takes in the server, as a multiple of its table's own bytes: the
 #: table, the protected table and the results cached from them. Measured with
 #: bench/bench_load.py (8 sessions each holding a 185 MB table after a slider move on the
@@ -83,10 +86,17 @@ def _parse_minutes(text: str) -> float:
     return minutes
 
 
+def _parse_cell(text: str) -> int:
+    if not re.fullmatch(r"\s*[0-9]+\s*", text) or int(text) < 1:
+        raise ValueError(f"{CELL_ENV}: not a positive number of characters: {text!r}")
+    return int(text)
+
+
 def settings_problems() -> list[str]:
     """The operator's settings that cannot be read (their defaults are used instead)."""
     problems = []
-    for env, parse in ((BUDGET_ENV, parse_size), (IDLE_ENV, _parse_minutes)):
+    for env, parse in ((BUDGET_ENV, parse_size), (IDLE_ENV, _parse_minutes),
+                       (CELL_ENV, _parse_cell)):
         text = os.environ.get(env)
         if text:
             try:
@@ -104,6 +114,23 @@ def budget() -> int:
         return machine_memory() // 2
 
 
+def max_cell() -> int:
+    """The most characters one cell of an upload may hold (``SDC_MAX_CELL``, default
+    :data:`~sdc_core.decoded.MAX_CELL`)."""
+    try:
+        return _parse_cell(os.environ[CELL_ENV])
+    except (KeyError, ValueError):
+        return MAX_CELL
+
+
+def table_allowance(session: str, raw: bytes) -> int:
+    """The most bytes the table of the upload ``raw`` may take: the room this session has
+    beside the others' data and reservations, less what reading takes (:data:`LOADING`),
+    divided by :data:`FOOTPRINT`."""
+    room = LEDGER.room(session, budget()) - LOADING * len(raw)
+    return max(0, int(room / FOOTPRINT))
+
+
 def idle_seconds() -> float:
     """How long a session may hold data unused (``SDC_IDLE_MINUTES``, default 60)."""
     try:
@@ -112,22 +139,9 @@ def idle_seconds() -> float:
         return 60.0 * IDLE_MINUTES
 
 
-def size_text(n: float) -> str:
-    """Bytes for people: 1.2 GB, 340 MB, 12 kB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:,.1f} {unit}"
-    return f"{int(n):,} bytes"
-
-
-def table_bytes(df: pd.DataFrame) -> int:
-    """What a table takes in memory (text counted by its characters)."""
-    return int(df.memory_usage(index=True, deep=True).sum())
-
-
 def held_bytes(df: pd.DataFrame) -> int:
     """What a session holding ``df`` takes in the server (:data:`FOOTPRINT`)."""
-    return int(FOOTPRINT * table_bytes(df))
+    return int(FOOTPRINT * memory_bytes(df))
 
 
 def estimate_upload(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataFrame]) -> int:
@@ -144,7 +158,7 @@ def estimate_upload(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataF
     sample = read(raw[:cut], name)
     if len(sample) == 0:
         return int(FOOTPRINT * 10 * len(raw))
-    return int(FOOTPRINT * table_bytes(sample) * len(raw) / cut)
+    return int(FOOTPRINT * memory_bytes(sample) * len(raw) / cut)
 
 
 def upload_need(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataFrame]) -> int:
@@ -217,6 +231,13 @@ class Ledger:
                     f"hold{'s' if n == 1 else ''} {size_text(held)} of its "
                     f"{size_text(limit)} budget, and this file would take about "
                     f"{size_text(need)}; try a smaller file or later")
+
+    def room(self, session: str, limit: int) -> int:
+        """What ``limit`` leaves beside the other sessions' data and reservations."""
+        with self._lock:
+            others = sum(e.held for s, e in self._entries.items() if s != session)
+            others += sum(n for s, (n, _) in self._reserved.items() if s != session)
+            return limit - others
 
     def cancel(self, session: str) -> None:
         """Drop the session's reservation (its admitted data was not loaded after all)."""

@@ -28,7 +28,8 @@ def start(raw: bytes, name: str) -> None:
     server's memory budget admits it (:mod:`ui.memory`); else say why it was refused."""
     st.session_state.pop(_ERROR, None)
     try:
-        need = memory.upload_need(raw, name, read_table)
+        need = memory.upload_need(raw, name, lambda r, n: read_table(
+            r, n, max_cell=memory.max_cell()))
     except SdcInputError as err:
         st.session_state[_ERROR] = str(err)
         return
@@ -60,17 +61,21 @@ def finish_pending(resumed: bool = True) -> None:
             df = pending.get("df")
             if df is None:
                 status.write("Reading the file…")
-                df = pending["df"] = read_table(raw, name)  # kept if the run is stopped now
+                df = pending["df"] = read_table(  # kept if the run is stopped now
+                    raw, name, max_table=memory.table_allowance(state.session_id(), raw),
+                    max_cell=memory.max_cell())
             status.write(f"Detecting column kinds of {len(df):,} records × {df.shape[1]} "
                          "columns…")
             kinds = infer_kinds(df)
             status.write("Suggesting column roles…")
             ds = state.install(df, name, state.content_id(raw), kinds, suggest_roles(df, kinds))
             roles = state.roles()
-        except SdcInputError as err:
+        except Exception as err:  # noqa: BLE001 — a failed upload is dropped, never retried
             st.session_state.pop(_PENDING, None)
             memory.LEDGER.cancel(state.session_id())
-            st.session_state[_ERROR] = str(err)
+            st.session_state[_ERROR] = str(err) if isinstance(err, SdcInputError) else (
+                f"{name}: could not be loaded (an unexpected {type(err).__name__}); the "
+                "data set you had is kept")
             status.update(label=f"{md(name)} was not loaded", state="error", expanded=False)
             return
         st.session_state.pop(_PENDING, None)
