@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import read_table
 from tests.conftest import ROOT, plain
+from tests.hostile_files import BOMBS
 from ui import memory
 from ui.state import Table
 
@@ -196,3 +197,46 @@ def test_a_page_left_open_across_a_server_restart_says_the_session_expired():
     again.query_params["run"] = SERVER_RUN  # a new session on the same server
     again.run()
     assert not again.warning
+
+
+@pytest.mark.parametrize("bomb", ["parquet repeated", "xlsx numbers", "csv long cell",
+                                  "parquet dictionary"])
+def test_a_file_that_decodes_past_the_budget_is_refused_and_others_still_load(monkeypatch,
+                                                                               bomb):
+    """Admitted by its size, refused by what it decodes to: the ledger never holds more than
+    the budget, the session keeps its data set, and a small upload of another session loads
+    right after."""
+    monkeypatch.setenv(memory.BUDGET_ENV, "60MB")
+    name, raw = BOMBS[bomb]({"parquet repeated": 0.05, "xlsx numbers": 0.05,
+                             "csv long cell": 0.01, "parquet dictionary": 0.01}[bomb])
+    if bomb != "csv long cell":  # whose cell is refused by the estimate already
+        assert memory.upload_need(raw, name, read_table) < 60 * 10**6  # admitted by its size
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader[0].set_value((name, raw, "application/octet-stream")).run()
+    assert not at.exception
+    message = plain(at.error[0].value)
+    assert message.startswith(f"The file was not loaded: {name}: ")
+    assert "this session may use" in message or "for one cell" in message
+    assert at.session_state["dataset"].is_example
+    assert "pending_upload" not in at.session_state
+    assert memory.LEDGER.total()[1] <= memory.budget()
+    other = AppTest.from_file(APP, default_timeout=60).run()
+    other.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
+    assert not other.error and other.session_state["dataset"].name == "survey.csv"
+
+
+def test_an_upload_that_fails_unexpectedly_is_dropped_with_its_message(monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+
+    def broken(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("ui.upload.infer_kinds", broken)
+    at.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
+    assert not at.exception
+    assert "could not be loaded (an unexpected MemoryError)" in plain(at.error[0].value)
+    assert "pending_upload" not in at.session_state
+    assert memory.LEDGER.total()[0] == 1  # the example it kept; no reservation is left
+    monkeypatch.undo()
+    at.switch_page("views/risk.py").run()  # the next page is not stuck on the upload
+    assert not at.exception and not at.status
