@@ -309,6 +309,23 @@ def _escape_control(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _zoned(df: pd.DataFrame) -> list[str]:
+    """The columns of datetimes with a time zone."""
+    return [c for c in df.columns if isinstance(df[c].dtype, pd.DatetimeTZDtype)]
+
+
+def _zoned_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Datetimes with a time zone as text with their offset, ``2024-03-01 09:00:00+01:00``
+    (Excel has no time zones); missing values stay missing."""
+    zoned = _zoned(df)
+    if not zoned:
+        return df
+    out = df.copy()
+    for c in zoned:
+        out[c] = out[c].astype(str).astype(object)
+    return out
+
+
 def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> list[str]:
     """What writing ``df`` in this format changes, one sentence each: formula-like text
     neutralised (CSV, Excel), control characters escaped (Excel)."""
@@ -328,6 +345,10 @@ def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> l
         if cells or names:
             notes.append(f"{cells:,} cell(s) and {names} column name(s) hold control characters, "
                          "which Excel cannot store: they are written as \\xNN")
+        if zoned := _zoned(df):
+            notes.append(f"{len(zoned)} column(s) of dates with a time zone are written as text "
+                         "with their offset (2024-03-01 09:00:00+01:00), since Excel has no "
+                         "time zones")
     return notes
 
 
@@ -348,7 +369,7 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
     if len(df) > EXCEL_MAX_ROWS:
         raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "
                             f"table has {len(df):,}: write CSV or Parquet")
-    data = _escape_control(neutralize_formulas(df) if neutralize else df)
+    data = _zoned_as_text(_escape_control(neutralize_formulas(df) if neutralize else df))
     with pd.ExcelWriter(buf, engine="openpyxl") as writer:
         data.to_excel(writer, index=False)
         writer.book.properties.created = pd.Timestamp("2000-01-01").to_pydatetime()

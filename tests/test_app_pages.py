@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT, plain
@@ -504,3 +505,29 @@ def test_a_recipe_outside_the_controls_is_refused_on_protect():
     assert not at.exception
     assert plain(at.error[0].value).startswith(
         "Recipe not loaded: step 1 (pram): p = -0.5 is outside")
+
+
+def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, caplog):
+    """A writer that fails (made now or on click) leaves a message in its column instead of a
+    button that does nothing, the other formats stay offered, and the log names the error's
+    type only, never a value of the data."""
+    import sdc_core.io
+
+    real = sdc_core.io.table_bytes
+
+    def refuse(df, ext, neutralize=True):
+        if ext in (".parquet", ".xlsx"):
+            fail_with_a_value()
+        return real(df, ext, neutralize)
+
+    monkeypatch.setattr(sdc_core.io, "table_bytes", refuse)
+    st.cache_data.clear()  # files made by earlier tests are not made again
+    at = app_on("views/export.py")
+    assert not at.exception
+    errors = [plain(e.value) for e in at.error]
+    assert "PARQUET cannot be written: an unexpected ValueError." in errors
+    assert "XLSX cannot be written: an unexpected ValueError." in errors
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download CSV" in labels and "Download PARQUET" not in labels
+    assert "Download XLSX" not in labels
+    assert "SECRET" not in caplog.text and "SECRET" not in " ".join(errors)

@@ -200,3 +200,13 @@ def test_nested_parquet_columns_are_refused_by_name():
     with pytest.raises(SdcInputError, match=r"n.parquet: column\(s\) tags, home hold nested "
                                             r"values \(lists or records\)"):
         read_table(buf.getvalue(), name="n.parquet")
+
+
+def test_dates_with_a_time_zone_are_written_to_excel_as_text_with_their_offset():
+    zoned = pd.DataFrame({"seen": pd.to_datetime(["2024-03-01 09:00", None, "2024-07-01 18:30"])
+                          .tz_localize("Europe/Paris")})
+    back = pd.read_excel(io.BytesIO(table_bytes(zoned, ".xlsx")))
+    assert back["seen"].tolist()[0] == "2024-03-01 09:00:00+01:00"
+    assert pd.isna(back["seen"][1]) and back["seen"][2] == "2024-07-01 18:30:00+02:00"
+    assert any("time zone" in n for n in export_notes(zoned, ".xlsx"))
+    assert not any("time zone" in n for n in export_notes(zoned, ".csv"))

@@ -1,5 +1,6 @@
 """Export page: the protected data, its recipe, the trade-off table and a report."""
 
+import logging
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -40,6 +41,9 @@ def fingerprint_of(dataset_id: str, _df: pd.DataFrame) -> str:
 #: Up to this many records the CSV and Parquet files are made with the page (under a second);
 #: larger tables and Excel files are made when their button is clicked.
 EAGER_ROWS = 200_000
+#: The rows a file made on click is first tried on, so that a writer that refuses the data is
+#: said on the page rather than on a click that does nothing.
+WRITER_TRIAL_ROWS = 1000
 
 
 @st.cache_data(max_entries=12, show_spinner="Preparing the file…")
@@ -78,25 +82,37 @@ neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=Tr
 drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
                          key="w_x_drop")
 drop = tuple(roles.ignore) if drop_ignored else ()
+written = compute.protected(ds.dataset_id, text, df).data
+written = written.drop(columns=[c for c in drop if c in written.columns])
 c1, c2, c3 = st.columns(3)
 for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
                        (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
                                      "spreadsheetml.sheet")):
     raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)
-    if ext != ".xlsx" and len(df) <= EAGER_ROWS:
-        # made now, not on click: Streamlit keeps a file made on click only until any two
-        # runs of any sessions end, so on a busy server the browser could miss it (404)
-        raw = raw()
+    try:
+        if ext != ".xlsx" and len(df) <= EAGER_ROWS:
+            # made now, not on click: Streamlit keeps a file made on click only until any two
+            # runs of any sessions end, so on a busy server the browser could miss it (404)
+            raw = raw()
+        else:  # made on click: its writer is tried on the first rows now
+            table_bytes(written.head(WRITER_TRIAL_ROWS), ext, neutralize)
+    except Exception as err:  # noqa: BLE001 — said on the page, never a dead button
+        if not isinstance(err, SdcInputError):  # logged by type only: no value of the data
+            logging.getLogger("sdc_dashboard").error("writing %s failed with %s", ext,
+                                                     type(err).__name__)
+        col.error(f"{ext[1:].upper()} cannot be written: "
+                  + (md(err) if isinstance(err, SdcInputError)
+                     else f"an unexpected {type(err).__name__}") + ".",
+                  icon=":material/error:")
+        continue
     too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
     col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
                         mime=mime, on_click="ignore", icon=":material/download:", width="stretch",
                         key=f"dl_data{ext}", disabled=too_long,
                         help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
                         else None)
-written = compute.protected(ds.dataset_id, text, df).data
 for ext in (".csv", ".parquet", ".xlsx"):
-    for note in export_notes(written.drop(columns=[c for c in drop if c in written.columns]),
-                             ext, neutralize):
+    for note in export_notes(written, ext, neutralize):
         st.caption(f"{ext[1:].upper()}: {md(note)}.")
 if source is not None and source.is_sample:
     st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
