@@ -199,6 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def read_bounded(path: Path) -> pd.DataFrame:
+    """The table at ``path``, refused when it would take more memory than the budget
+    (``SDC_MEMORY_BUDGET``, default half the machine's) or holds a cell longer than
+    ``SDC_MAX_CELL`` characters (default 65,536): see :mod:`sdc_core.decoded`."""
+    from sdc_core.decoded import budget, max_cell
+    from sdc_core.io import read_table
+
+    return read_table(path, max_table=budget(), max_cell=max_cell())
+
+
 def _read_text(path: Path, what: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -218,7 +228,7 @@ def _read_json(path: Path, what: str) -> object:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.columns import read_like
-    from sdc_core.io import Kind, infer_kinds, read_table
+    from sdc_core.io import Kind, infer_kinds
     from sdc_core.recipe import load_recipe
     from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
 
@@ -227,7 +237,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.engine != "pandas":
         return _compare_on_engine(args)
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
-    original, protected = read_table(args.original), read_table(args.protected)
+    original, protected = read_bounded(args.original), read_bounded(args.protected)
     protected = read_like(protected, original)
     numeric = args.numeric if args.numeric is not None else [
         c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
@@ -310,12 +320,12 @@ def _write_records(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from sdc_core.io import read_table, write_table
+    from sdc_core.io import write_table
     from sdc_core.sweep import run_sweep
 
     if args.output.suffix.lower() != ".csv":
         raise SdcInputError(f"{args.output}: the sweep table is written as .csv")
-    df = read_table(args.data)
+    df = read_bounded(args.data)
     grid = _read_json(args.grid, "grid")
 
     def progress(done: int, total: int, label: str) -> None:
@@ -373,10 +383,9 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
-    from sdc_core.io import read_table
     from sdc_core.tables import audit, response_table
 
-    df = read_table(args.data)
+    df = read_bounded(args.data)
     questions: list[str | list[str]] = list(args.question)
     if args.indicators:
         questions.append(args.indicators)
@@ -400,7 +409,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, read_table, write_table
+    from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, write_table
     from sdc_core.recipe import apply_recipe, load_recipe
 
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
@@ -417,7 +426,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             print(f"step {report['step']} {report['method']} {report['column']}")
         print(f"wrote the protected table to {args.output} ({args.engine})")
         return 0
-    df = read_table(args.data)
+    df = read_bounded(args.data)
     result = apply_recipe(recipe, df)
     for warning in result.warnings:
         print(f"sdc_core: warning: {warning}", file=sys.stderr)
@@ -441,14 +450,13 @@ def _short(value: object) -> str:
 
 
 def _cmd_risk(args: argparse.Namespace) -> int:
-    from sdc_core.io import read_table
     from sdc_core.risk import risk_profile, sensitive_report
 
     if not float(args.k).is_integer():
         raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
     if args.engine != "pandas":
         return _risk_on_engine(args)
-    df = read_table(args.data)
+    df = read_bounded(args.data)
     profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
                            alpha=args.alpha)
     result = profile.summary()

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
+import re
 import warnings
 import zipfile
 
@@ -35,6 +37,8 @@ import pandas as pd
 
 from sdc_core.errors import SdcInputError
 
+BUDGET_ENV = "SDC_MEMORY_BUDGET"
+CELL_ENV = "SDC_MAX_CELL"
 #: Default bound on a single cell's (or column name's) length, in characters.
 MAX_CELL = 65_536
 #: Bytes a text cell takes in memory besides its characters (an Arrow string's offset), and
@@ -49,6 +53,44 @@ PY_OBJECT = 57
 XLSX_FACTOR = 4.0
 #: Bytes of delimited text read (and measured) at a time.
 CSV_CHUNK = 8 * 2**20
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``8GB``, ``512 MB``, ``1.5GiB`` or a plain number of bytes."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _UNITS or not float(m.group(1)) > 0:
+        raise ValueError(f"{BUDGET_ENV}: not a size: {text!r} (say 8GB or 512MB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def parse_cell(text: str) -> int:
+    """A positive number of characters."""
+    if not re.fullmatch(r"\s*[0-9]+\s*", text) or int(text) < 1:
+        raise ValueError(f"{CELL_ENV}: not a positive number of characters: {text!r}")
+    return int(text)
+
+
+def machine_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def budget() -> int:
+    """The memory budget in bytes, of the server and of a command-line run
+    (``SDC_MEMORY_BUDGET``, else half the machine's memory)."""
+    try:
+        return parse_size(os.environ[BUDGET_ENV])
+    except (KeyError, ValueError):
+        return machine_memory() // 2
+
+
+def max_cell() -> int:
+    """The most characters one cell may hold (``SDC_MAX_CELL``, default :data:`MAX_CELL`)."""
+    try:
+        return parse_cell(os.environ[CELL_ENV])
+    except (KeyError, ValueError):
+        return MAX_CELL
 
 
 def size_text(n: float) -> str:

@@ -18,7 +18,6 @@ machine's memory) and ``SDC_IDLE_MINUTES`` (default 60).
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,12 +26,14 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from sdc_core.decoded import MAX_CELL, memory_bytes, size_text
+from sdc_core.decoded import BUDGET_ENV, CELL_ENV, memory_bytes, parse_cell, parse_size
+from sdc_core.decoded import budget as budget  # the server's settings, read here by the pages
+from sdc_core.decoded import machine_memory as machine_memory
+from sdc_core.decoded import max_cell as max_cell
+from sdc_core.decoded import size_text as size_text
 
-BUDGET_ENV = "SDC_MEMORY_BUDGET"
 IDLE_ENV = "SDC_IDLE_MINUTES"
 IDLE_MINUTES = 60
-CELL_ENV = "SDC_MAX_CELL"
 #: What a session's data takes in the server, as a multiple of its table's own bytes: the
 #: table, the protected table and the results cached from them. Measured with
 #: bench/bench_load.py (8 sessions each holding a 185 MB table after a slider move on the
@@ -45,16 +46,7 @@ FOOTPRINT = 5.5
 LOADING = 6.0
 #: The rows parsed to estimate an upload, and the least bytes of it read for them.
 SAMPLE_ROWS = 2000
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 
-
-def parse_size(text: str) -> int:
-    """Bytes from ``8GB``, ``512 MB``, ``1.5GiB`` or a plain number of bytes."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).upper() not in _UNITS or not float(m.group(1)) > 0:
-        raise ValueError(f"{BUDGET_ENV}: not a size: {text!r} (say 8GB or 512MB)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
 def is_active(session: str) -> bool:
@@ -72,10 +64,6 @@ def reconnect_grace() -> float:
     return float(st.get_option("server.disconnectedSessionTTL"))
 
 
-def machine_memory() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
 def _parse_minutes(text: str) -> float:
     try:
         minutes = float(text)
@@ -86,17 +74,11 @@ def _parse_minutes(text: str) -> float:
     return minutes
 
 
-def _parse_cell(text: str) -> int:
-    if not re.fullmatch(r"\s*[0-9]+\s*", text) or int(text) < 1:
-        raise ValueError(f"{CELL_ENV}: not a positive number of characters: {text!r}")
-    return int(text)
-
-
 def settings_problems() -> list[str]:
     """The operator's settings that cannot be read (their defaults are used instead)."""
     problems = []
     for env, parse in ((BUDGET_ENV, parse_size), (IDLE_ENV, _parse_minutes),
-                       (CELL_ENV, _parse_cell)):
+                       (CELL_ENV, parse_cell)):
         text = os.environ.get(env)
         if text:
             try:
@@ -104,23 +86,6 @@ def settings_problems() -> list[str]:
             except ValueError as err:
                 problems.append(str(err))
     return problems
-
-
-def budget() -> int:
-    """The server's budget in bytes (``SDC_MEMORY_BUDGET``, else half the machine's memory)."""
-    try:
-        return parse_size(os.environ[BUDGET_ENV])
-    except (KeyError, ValueError):
-        return machine_memory() // 2
-
-
-def max_cell() -> int:
-    """The most characters one cell of an upload may hold (``SDC_MAX_CELL``, default
-    :data:`~sdc_core.decoded.MAX_CELL`)."""
-    try:
-        return _parse_cell(os.environ[CELL_ENV])
-    except (KeyError, ValueError):
-        return MAX_CELL
 
 
 def table_allowance(session: str, raw: bytes) -> int:
