@@ -104,7 +104,8 @@ def test_exports_carry_no_formula_and_say_what_changed(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("recipe", "message"), [
-    ('{"seed": 1, "steps": [{"method": "pram", "column": "a", "p": -0.5}]}', "p must lie in [0, 1], not -0.5"),
+    ('{"seed": 1, "steps": [{"method": "pram", "column": "a", "p": -0.5}]}',
+     "p must lie in [0, 1], not -0.5"),
     ('{"seed": 1, "steps": [{"method": "noise", "columns": ["n"], "kind": "additive", '
      '"p": 1e308}]}', "too large for floating"),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),

@@ -3,12 +3,20 @@
 import re
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
+#: What the Markdown renderer turns into a link by itself, even escaped: ``http://…``,
+#: ``www.…`` and ``name@host``
+_AUTOLINK = re.compile(r"(?i)://|www\.|@")
+#: An invisible word joiner, put inside those so that they stay text
+_JOINER = "\u2060"
 
 
 def md(text: object) -> str:
     """``text`` with every Markdown/HTML special character escaped, so that a column named
-    ``![x](http://…)`` is shown as those characters and never becomes a link or an image."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+    ``![x](http://…)`` is shown as those characters and never becomes a link or an image; an
+    address the renderer would link by itself gets an invisible word joiner after its first
+    character (``:⁠//``, ``w⁠ww.``, ``@⁠``)."""
+    text = _AUTOLINK.sub(lambda m: m.group()[0] + _JOINER + m.group()[1:], str(text))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
 def md_list(items: list[object]) -> str:

@@ -31,3 +31,52 @@ def test_every_request_goes_to_the_app(page: Page, app_url: str):
                         and urlsplit(url).netloc != own})
     assert len(requests) > 20  # the pages were loaded: the check looked at their requests
     assert elsewhere == []
+
+
+EVIL = "http://127.0.0.1:9"  # a port nothing answers on: any request to it is a leak
+IMAGE = f"![t]({EVIL}/x.png)"
+LINK = f"[Session expired - sign in again]({EVIL}/phish)"
+
+
+def hostile_payload(duplicate: bool = False) -> dict:
+    header = f"age,{IMAGE},sex,{LINK}" + (f",{IMAGE}" if duplicate else "")
+    rows = [f"{20 + i % 5},{IMAGE if i % 2 else LINK},{'mf'[i % 2]},**bold**"
+            + (",x" if duplicate else "") for i in range(40)]
+    return {"name": f"{IMAGE}.csv", "mimeType": "text/csv",
+            "buffer": ("\n".join([header, *rows]) + "\n").encode()}
+
+
+def leaks(page: Page) -> list[str]:
+    """Images, links and bold type that came from the data."""
+    found = [f"img {e.get_attribute('src')}" for e in page.locator(f"img[src^='{EVIL}']").all()]
+    found += [f"link {e.get_attribute('href')}"
+              for e in page.locator(f"a[href^='{EVIL}']").all()]
+    found += [f"bold {e.inner_text()}" for e in page.locator("strong", has_text="bold").all()]
+    return found
+
+
+def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str):
+    """A file name, column names and values that are Markdown images and links, uploaded and
+    shown on every page, and a link whose parameters are the same: Chromium fetches nothing
+    from the address they name, and the page holds no image, link or bold type from them."""
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{app_url}/?qi={IMAGE}&view={LINK}&k={IMAGE}")
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    expect(page.get_by_text("The link names something that is not here").first).to_be_visible()
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.set_input_files(hostile_payload(duplicate=True))  # the duplicate-column error
+    expect(page.get_by_text("duplicate column names")).to_be_visible(timeout=30_000)
+    assert leaks(page) == []
+    uploader.set_input_files(hostile_payload())
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("40", timeout=30_000)
+    wait_idle(page)
+    assert leaks(page) == []
+    for name in PAGES:
+        page.get_by_role("link", name=name, exact=True).click()
+        wait_idle(page)
+        page.wait_for_timeout(500)
+        assert leaks(page) == [], name
+    assert len(requests) > 20
+    assert [url for url in requests if url.startswith(EVIL)] == []
