@@ -143,8 +143,10 @@ def check_table(df: pd.DataFrame, max_table: int | None, max_cell: int = MAX_CEL
                 or isinstance(s.dtype, pd.CategoricalDtype):
             values = s.cat.categories.to_series() if isinstance(s.dtype, pd.CategoricalDtype) \
                 else s
-            lengths = values.astype(object).str.len()  # NaN for values that are not text
-            top = lengths.max()
+            if pd.api.types.infer_dtype(values, skipna=True) not in (
+                    "string", "mixed", "mixed-integer", "empty"):
+                continue  # no text: True/False, numbers or dates in an object column
+            top = values.astype(object).str.len().max()  # NaN for values that are not text
             if pd.notna(top) and top > max_cell:
                 raise _too_long(int(top), max_cell, f"column '{c}'")
     if max_table is not None and (need := memory_bytes(df)) > max_table:

@@ -140,3 +140,12 @@ def test_within_the_allowance_every_format_reads_as_without_one():
         raw = buf.getvalue()
         pd.testing.assert_frame_equal(read_table(raw, f"t{ext}", max_table=10**8),
                                       read_table(raw, f"t{ext}"))
+
+
+def test_the_cell_check_passes_over_object_columns_without_text():
+    df = pd.DataFrame({"b": pd.Series([True, False, None], dtype=object),
+                       "n": pd.Series([1, 2.5, None], dtype=object),
+                       "m": pd.Series([1, "x" * 10, None], dtype=object)})
+    decoded.check_table(df, None, max_cell=10)
+    with pytest.raises(SdcInputError, match="column 'm' holds a value of 10 characters"):
+        decoded.check_table(df, None, max_cell=9)
