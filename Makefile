@@ -69,6 +69,8 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_engines
 	$(BIN)/python -m bench.bench_lessons
 	$(BIN)/python -m bench.bench_corpus
+	$(BIN)/python -m bench.bench_read
+	$(BIN)/python -m bench.bench_bombs
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules

@@ -138,17 +138,17 @@ def check_table(df: pd.DataFrame, max_table: int | None, max_cell: int = MAX_CEL
     if longest > max_cell:
         raise _too_long(longest, max_cell, "a column name")
     for c in df.columns:
-        s = df[c]
-        if pd.api.types.is_string_dtype(s) or s.dtype == object \
-                or isinstance(s.dtype, pd.CategoricalDtype):
-            values = s.cat.categories.to_series() if isinstance(s.dtype, pd.CategoricalDtype) \
-                else s
+        values = df[c].cat.categories.to_series() \
+            if isinstance(df[c].dtype, pd.CategoricalDtype) else df[c]
+        if values.dtype == object:  # text only if it holds some (not True/False or numbers)
             if pd.api.types.infer_dtype(values, skipna=True) not in (
                     "string", "mixed", "mixed-integer", "empty"):
-                continue  # no text: True/False, numbers or dates in an object column
-            top = values.astype(object).str.len().max()  # NaN for values that are not text
-            if pd.notna(top) and top > max_cell:
-                raise _too_long(int(top), max_cell, f"column '{c}'")
+                continue
+        elif not pd.api.types.is_string_dtype(values):
+            continue
+        top = values.str.len().max()  # NaN for values that are not text
+        if pd.notna(top) and top > max_cell:
+            raise _too_long(int(top), max_cell, f"column '{c}'")
     if max_table is not None and (need := memory_bytes(df)) > max_table:
         raise _too_large(need, max_table)
 
