@@ -93,7 +93,7 @@ from sdc_core.utility.il1 import (
 )
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
-        "expected_reidentifications"]
+        "expected_reidentifications", "percent_below_k"]
 LINKAGE = ["linkage_reidentifications", "linkage_risk_percent"]
 UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [

@@ -6,6 +6,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.risk import risk_profile
 from tests.conftest import ROOT, plain
 
 
@@ -31,7 +33,9 @@ def test_risk_page_reference_figures_and_warnings():
     assert m["Re-identifications"] == "182"
     assert m["Global risk"] == "8.51 %"
     assert m["Unique records"] == "1.36 %" and m["Records with k ≤ 5"] == "10.52 %"
-    assert m["Min / median k"] == "1 / 33"
+    assert m["Smallest class"] == "1" and m["Median class"] == "33"
+    below = risk_profile(read_table(EXAMPLE_PATH), ["age", "gender", "race"]).percent_below_k
+    assert m["Records in classes < 5"] == f"{below:.2f} %" != m["Records with k ≤ 5"]
     assert any("arms determines treat" in e.value for e in at.error)
     explained = " ".join(x.value for x in at.markdown)
     assert "29 of 2,139 records" in explained  # the worked example on this data
@@ -73,7 +77,8 @@ def test_protect_banding_slider_changes_risk_and_utility():
     at.slider(key="w_p_band_age").set_value(10).run()
     m = metrics(at)
     assert m["Released keys"] == "25" and m["Linkage attack"] == "25"  # a public recoding
-    assert delta(at, "Linkage attack") == "-157.0 (was 182)"
+    assert delta(at, "Linkage attack") == "-157 (was 182)"  # a count, without decimals
+    assert m["Smallest class"] == "1" and not delta(at, "Smallest class")  # a class of one left
     assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
     assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)

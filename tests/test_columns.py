@@ -156,9 +156,11 @@ def test_the_walk_reaches_k5_on_the_page_in_a_sweep_and_in_apply(treatment, tmp_
                  "--no-suda2"]) == 0
     risk = json.loads(capsys.readouterr().out)
     assert risk["min_k"] >= 5
-    for key in ("expected_reidentifications", "percent_unique", "percent_k_le_threshold"):
+    for key in ("expected_reidentifications", "percent_unique", "percent_k_le_threshold",
+                "percent_below_k", "min_k"):
         assert risk[key] == pytest.approx(page.after[key], abs=1e-9)
-        assert row[key] == pytest.approx(page.after[key], abs=1e-9)
+        if key != "min_k":  # not a sweep column
+            assert row[key] == pytest.approx(page.after[key], abs=1e-9)
     for key in ("linkage_reidentifications", "IL1_numeric", "IL1_categorical"):
         assert row[key] == pytest.approx({**page.after, **page.utility}[key], abs=1e-9)
 
@@ -188,6 +190,9 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     page = evaluate(read_table(table_bytes(treatment, ".csv"), name="t.csv"),
                     recipe_json(steps, 0), WALK_QI, None, 5, "wildcard", 1.0, numeric)
     assert page.after["fk"].min() >= 5 and shown["Unique records"] == "0.00 %"
+    # k in front: the smallest class, and no record in a class smaller than k
+    assert shown["Smallest class"] == f"{page.after['min_k']:g}" and page.after["min_k"] >= 5
+    assert shown["Records in classes < 5"] == "0.00 %"
     assert shown["Released keys"] == number(page.after["expected_reidentifications"])
     assert shown["Linkage attack"] == number(page.after["linkage_reidentifications"])
     assert shown["IL1 categorical"] == f"{page.utility['IL1_categorical']:.4f}"

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,20 @@ def test_median_of_sizes_equals_numpy_median(sizes):
     from sdc_core.risk.profile import median_of_sizes
     fk = np.array(sizes, dtype=np.float64)
     assert median_of_sizes(fk) == np.median(fk)
+
+
+def test_records_below_k_and_the_smallest_class_under_both_readings():
+    """a = 1, 1, 2, 2, 2, blank with k = 3. A blank as a value of its own: classes of 2, 3 and
+    1, so 3 of 6 records sit in classes smaller than 3 and the smallest class is 1. A blank
+    matching any value: the 1s have f_k = 3, the 2s 4, the blank 6: none below 3, smallest 3.
+    Records in classes of at most k (seed 003's measure) also count the classes of exactly 3."""
+    df = pd.DataFrame({"a": [1, 1, 2, 2, 2, None]})
+    for na in ("wildcard", "category"):
+        p = risk_profile(df, ["a"], k=3, na=na)
+        assert (p.min_k_wildcard, p.min_k_category) == (3, 1)
+        assert p.min_k == {"wildcard": 3, "category": 1}[na]
+        assert p.percent_below_k == {"wildcard": 0.0, "category": 50.0}[na]
+        assert p.percent_k_le_threshold == pytest.approx({"wildcard": 100 * 2 / 6,
+                                                          "category": 100.0}[na], rel=1e-15)
+    whole = risk_profile(df.fillna(9), ["a"], k=3)
+    assert whole.min_k_wildcard == whole.min_k_category == whole.min_k == 1

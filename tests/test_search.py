@@ -33,7 +33,7 @@ GRID = {"combine": True, "seeds": 2, "numeric": NUMERIC, "known": ["cd40"], "set
 MEASURES = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
             "expected_reidentifications", "linkage_reidentifications", "linkage_risk_percent",
             "IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent",
-            "suppressed_values", "IL1_grid"]
+            "suppressed_values", "IL1_grid", "percent_below_k"]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,8 @@ def test_rows_equal_apply_and_compare_of_their_recipes(actg, combined):
                          u.IL1_numeric, u.IL1_categorical, u.IL1_overall,
                          eigenvalue_similarity(actg, out, NUMERIC),
                          int((out.isna() & actg.notna()).to_numpy().sum()),
-                         sum(u.per_column[c] for c in u.changed) / len(touched)])
+                         sum(u.per_column[c] for c in u.changed) / len(touched),
+                         p.percent_below_k])
         got = table.loc[i, MEASURES].to_numpy(dtype=float)
         np.testing.assert_allclose(got, np.mean(rows, axis=0), rtol=1e-9, atol=1e-9,
                                    err_msg=table.at[i, "recipe"])
@@ -106,6 +107,7 @@ def exhaustive_and_pruned(df, qi, grid):
 
 
 @pytest.mark.parametrize("target", [
+    {"measure": "percent_below_k", "at_most": 0.0},  # every class ≥ k
     {"measure": "linkage_risk_percent", "at_most": 1.0},
     {"measure": "percent_k_le_threshold", "at_most": 1.0},
     {"measure": "expected_reidentifications", "at_most": 40},
@@ -294,3 +296,17 @@ def test_one_value_for_several_columns_of_a_one_column_method(actg, combine):
         assert both[0]["p"] == both[1]["p"]
     if combine:
         assert "pram gender+race p" in table
+
+
+def test_every_class_at_least_k_is_a_target(actg):
+    """``percent_below_k ≤ 0`` (the page's "every class ≥ k"): the best recipe, applied, leaves
+    no class smaller than k, and every cheaper combination leaves one."""
+    result = run_sweep(actg, QI, {**GRID, "seeds": 1, "k": 3, "search": "exhaustive",
+                                  "target": {"measure": "percent_below_k", "at_most": 0.0}})
+    table = result.table
+    assert result.best is not None
+    best = parse_recipe(json.loads(table.at[result.best, "recipe"]))
+    assert risk_profile(apply_recipe(best, actg).data, QI, k=3).min_k >= 3
+    rows = table.iloc[1:]
+    cheaper = rows[rows[result.loss] < table.at[result.best, result.loss]]
+    assert len(cheaper) > 0 and (cheaper["percent_below_k"] > 0).all()

@@ -43,3 +43,14 @@ SAMPLE_ID_HELP = (
     "size and modification time of its files, the sample seed and the sample size: it names "
     "these records in this session. The table fingerprint that recipes and reports carry is "
     "the SHA-256 of the records read, written as CSV text.")
+
+
+def smallest_class_help(wildcard: float, category: float) -> str:
+    """What the smallest class means, under both readings of a missing key."""
+    text = ("The fewest records that share one combination of key values: the data is "
+            "k-anonymous for every k up to it.")
+    if wildcard == category:
+        return text
+    return (f"{text} With missing keys it depends on how a blank is read: {wildcard:g} when a "
+            f"blank matches any value (sdcMicro's reading), {category:g} when it is a value of "
+            "its own.")

@@ -20,7 +20,8 @@ from sdc_core.utility.il1 import numbers_in_both
 from ui import charts
 
 RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
-             "percent_k_le_threshold")
+             "percent_k_le_threshold", "percent_below_k", "min_k", "min_k_wildcard",
+             "min_k_category")
 LINKAGE_KEYS = ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain")
 
 

@@ -21,7 +21,7 @@ from ui.page import (
 from ui.protect import MAX_PAGE_SEED, ProtectSettings, describe, from_steps, page_methods
 from ui.report import IL1_READING
 from ui.sidebar import render_sidebar
-from ui.text import md, md_list, number
+from ui.text import md, md_list, number, smallest_class_help
 from ui.workbench import Workbench, recipe_json
 
 st.title("Protect")
@@ -60,7 +60,7 @@ def delta(after: float, before: float, unit: str = "") -> str | None:
     change = after - before
     if abs(change) < 5e-13 * max(1.0, abs(before)):
         return None
-    return (f"{change:+,.1f} (was {number(before)})" if not unit else
+    return (f"{'+' if change > 0 else ''}{number(change)} (was {number(before)})" if not unit else
             f"{change:+.2f}{unit}")
 
 
@@ -203,7 +203,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
-    m = metric_slots(6, 3, main=[0, 1])  # three a row: labels and values stay whole at 1280 px
+    m = metric_slots(8, 4, main=[0, 1, 6])  # labels and values stay whole at 1280 px
     m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
                 delta(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
@@ -231,7 +231,16 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     m[5].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
                 delta(after["percent_k_le_threshold"], before.percent_k_le_threshold,
                       " points"), delta_color="inverse",
-                help="Records whose class of released keys has at most k members.")
+                help="Records whose class of released keys has at most k members (seed 003's "
+                     "measure: a class of exactly k counts).")
+    m[6].metric("Smallest class", f"{after['min_k']:g}",
+                delta(after["min_k"], before.min_k), delta_color="normal",
+                help=smallest_class_help(after["min_k_wildcard"], after["min_k_category"]))
+    m[7].metric(f"Records in classes < {opts.k}", f"{after['percent_below_k']:.2f} %",
+                delta(after["percent_below_k"], before.percent_below_k, " points"),
+                delta_color="inverse",
+                help=f"Records whose class of released keys has fewer than k = {opts.k} "
+                     "members: what k-anonymity (and local suppression) brings to 0.")
     if "drisk_percent" in after:
         st.columns(3)[0].metric("dRisk", f"{after['drisk_percent']:.2f} %",
                     help="sdcMicro's interval disclosure on the distance columns (an upper "

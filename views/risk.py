@@ -8,7 +8,7 @@ from ui import charts, compute, state, suda_cache
 from ui.page import metric_slots, require_quasi_identifiers
 from ui.sidebar import render_sidebar
 from ui.suda_chart import contribution_bars
-from ui.text import md, md_list, number
+from ui.text import md, md_list, number, smallest_class_help
 
 st.title("Disclosure risk")
 ds = state.ensure_dataset()
@@ -62,7 +62,7 @@ top, rare, ldiv, scan = compute.risk_tables(ds.dataset_id, tuple(roles.qi), role
 example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
 typical = int(p.median_k)
 
-m = metric_slots(5, 5, main=[0, 2, 3])
+m = metric_slots(7, 4, main=[0, 4, 5])
 m[0].metric("Re-identifications", number(p.expected_reidentifications),
             help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k matching "
                  "records at random.")
@@ -73,8 +73,13 @@ m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
             help="Records whose combination of key values no other record shares (f_k = 1).")
 m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
             help="Records in classes of at most k records.")
-m[4].metric("Min / median k", f"{p.min_k:g} / {p.median_k:g}",
-            help="The smallest class size and the median of f_k over records.")
+m[4].metric("Smallest class", f"{p.min_k:g}",
+            help=smallest_class_help(p.min_k_wildcard, p.min_k_category))
+m[5].metric(f"Records in classes < {opts.k}", f"{p.percent_below_k:.2f} %",
+            help=f"Records whose class has fewer than k = {opts.k} records: what k-anonymity "
+                 "(and local suppression) brings to 0. The figure beside it, k ≤ "
+                 f"{opts.k}, also counts classes of exactly {opts.k} (seed 003's measure).")
+m[6].metric("Median class", f"{p.median_k:g}", help="The median of f_k over records.")
 with m[0].expander("How", icon=":material/school:"):
     st.markdown(
         f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "

@@ -42,7 +42,10 @@ RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications"
                "expected_reidentifications": "released keys: expected re-identifications",
                "avg_linkage_risk_percent": "released keys: average risk (%)",
                "percent_unique": "unique records (%)",
-               "percent_k_le_threshold": f"k ≤ {opts.k} (%)"}
+               "percent_k_le_threshold": f"k ≤ {opts.k} (%)",
+               "percent_below_k": f"records in classes < {opts.k} (%)"}
+#: The target "every class ≥ k": no record in a class smaller than k
+EVERY_CLASS = "every_class"
 known = state.known_columns(df)
 
 settings = []
@@ -75,10 +78,14 @@ with st.form("sweep_form", border=True):
                         help="Try every combination of the values above, each a recipe of "
                              "several steps in the Protect page's order; every method is also "
                              "tried off.")
-    measure = c2.selectbox("Risk target", [None, *RISK_LABELS], key="w_t_target",
-                           format_func=lambda m: "none" if m is None else RISK_LABELS[m],
+    measure = c2.selectbox("Risk target", [None, EVERY_CLASS, *RISK_LABELS], key="w_t_target",
+                           format_func=lambda m: "none" if m is None else
+                           f"every class ≥ {opts.k} (k-anonymity)" if m == EVERY_CLASS
+                           else RISK_LABELS[m],
                            help="Find the setting that keeps this risk at most the value on "
-                                "the right at the least information loss.")
+                                "the right at the least information loss. \"Every class ≥ k\" "
+                                "asks for no record in a class smaller than k (the value on "
+                                "the right is then not used).")
     at_most = c3.number_input("at most", 0.0, value=1.0, step=0.1, format="%g",
                               key="w_t_at_most")
     run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
@@ -118,7 +125,9 @@ if run:
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
                 "known": known, "pareto_risk": pareto_risk, "combine": bool(combine),
                 "settings": grid_settings}
-        if measure is not None:
+        if measure == EVERY_CLASS:
+            grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
+        elif measure is not None:
             grid["target"] = {"measure": measure, "at_most": float(at_most)}
         st.session_state["sweep_running"] = True  # still set on the next run if cancelled
         with running.container():
@@ -171,7 +180,9 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
     target, best, loss = sweep["grid"]["target"], result.best, result.loss
-    goal = f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
+    goal = f"every class ≥ {sweep['grid']['k']}" if target == {
+        "measure": "percent_below_k", "at_most": 0.0} else \
+        f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
     if best is None:
         low = table.iloc[1:][target["measure"]].min()
         st.warning(f"No setting meets {goal} (the lowest is {low:.4g}). Try stronger values "

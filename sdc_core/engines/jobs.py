@@ -43,7 +43,7 @@ from sdc_core.risk.linkage import (
     link,
     public_recodings,
 )
-from sdc_core.risk.profile import profile_from_sizes
+from sdc_core.risk.profile import OTHER_READING, profile_from_sizes
 from sdc_core.utility.eigen import eigen_similarity, tidy
 from sdc_core.utility.il1 import (
     NumericParts,
@@ -120,6 +120,11 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
     if weight is not None:
         _check_weights(engine, t, weight)
     measures, fk, Fk, risk_c = class_profile(table, qi, k, na, alpha, weight is not None)
+    other = OTHER_READING[na]
+    measures[f"min_k_{na}"] = measures["min_k"]
+    measures[f"min_k_{other}"] = measures["min_k"] if not measures[
+        "n_records_with_missing_keys"] else class_profile(table, qi, k, other, alpha,
+                                                          weight is not None)[0]["min_k"]
     out: dict[str, Any] = {"qi": list(qi), "weight": weight, "na": na, "alpha": float(alpha)}
     for key, value in measures.items():
         out[key] = int(value) if float(value).is_integer() else float(value)

@@ -4,10 +4,15 @@ With f_k(i) the size of record i's equivalence class, r_i its individual risk (s
 :mod:`sdc_core.risk.individual`), n records and threshold T:
 
 - ``percent_unique`` = 100 · mean(f_k = 1)
-- ``percent_k_le_threshold`` = 100 · mean(f_k ≤ T)
+- ``percent_k_le_threshold`` = 100 · mean(f_k ≤ T) (seed 003's figure: a class of exactly T
+  counts)
+- ``percent_below_k`` = 100 · mean(f_k < T): the records in classes smaller than k, what
+  k-anonymity (and local suppression) brings to 0
 - ``expected_reidentifications`` = Σ 1/f_k;  ``avg_linkage_risk_percent`` = 100 · mean(1/f_k)
 - ``global_risk_percent`` = 100 · mean(r);  ``global_expected_reidentifications`` = Σ r
 - ``min_k`` = min f_k;  ``median_k`` = median of f_k over records
+- ``min_k_wildcard``, ``min_k_category``: the smallest class when a missing key matches any value
+  and when it is a value of its own (one of them is ``min_k``; equal without missing keys)
 - ``n_records_with_missing_keys`` = number of records with a missing value on some
   quasi-identifier, whether ``na`` reads it as a wildcard or as a category
 """
@@ -29,6 +34,8 @@ from sdc_core.risk.individual import individual_risk
 from sdc_core.risk.keys import check_columns
 from sdc_core.risk.ldiversity import LDiversity, l_diversity
 
+#: The other reading of a missing key.
+OTHER_READING = {"wildcard": "category", "category": "wildcard"}
 #: Key-subset snapshots enumerate all 2^m − 1 subsets up to this many quasi-identifiers.
 MAX_SNAPSHOT_KEYS = 10
 
@@ -46,12 +53,15 @@ class RiskProfile:
     k_threshold: int
     percent_unique: float
     percent_k_le_threshold: float
+    percent_below_k: float
     expected_reidentifications: float
     avg_linkage_risk_percent: float
     global_risk_percent: float
     global_expected_reidentifications: float
     min_k: float
     median_k: float
+    min_k_wildcard: float
+    min_k_category: float
     n_records_with_missing_keys: int
     fk: np.ndarray = field(repr=False)
     Fk: np.ndarray = field(repr=False)
@@ -61,10 +71,10 @@ class RiskProfile:
     def summary(self) -> dict[str, object]:
         """The summary measures as plain Python values (JSON-ready)."""
         keys = ("n_records", "n_classes", "k_threshold", "percent_unique",
-                "percent_k_le_threshold", "expected_reidentifications",
+                "percent_k_le_threshold", "percent_below_k", "expected_reidentifications",
                 "avg_linkage_risk_percent", "global_risk_percent",
-                "global_expected_reidentifications", "min_k", "median_k",
-                "n_records_with_missing_keys")
+                "global_expected_reidentifications", "min_k", "median_k", "min_k_wildcard",
+                "min_k_category", "n_records_with_missing_keys")
         out: dict[str, object] = {"qi": list(self.qi), "weight": self.weight, "na": self.na,
                                   "alpha": self.alpha}
         for key in keys:
@@ -87,12 +97,14 @@ def profile_from_sizes(fk: np.ndarray, Fk: np.ndarray, n_classes: int, k: int = 
     if counts is None:
         n = len(fk)
         unique, low = float(np.mean(fk == 1)), float(np.mean(fk <= k))
+        below = float(np.mean(fk < k))
         inv_sum, risk_sum = float(inv.sum()), float(risk.sum())
         median = median_of_sizes(fk)
     else:
         c = np.asarray(counts, dtype=np.float64)
         n = int(c.sum())
         unique, low = float(c[fk == 1].sum() / n), float(c[fk <= k].sum() / n)
+        below = float(c[fk < k].sum() / n)
         inv_sum, risk_sum = float(inv @ c), float(risk @ c)
         median = weighted_median(fk, c)
     return {
@@ -101,6 +113,7 @@ def profile_from_sizes(fk: np.ndarray, Fk: np.ndarray, n_classes: int, k: int = 
         "k_threshold": k,
         "percent_unique": 100.0 * unique,
         "percent_k_le_threshold": 100.0 * low,
+        "percent_below_k": 100.0 * below,
         "expected_reidentifications": inv_sum,
         "avg_linkage_risk_percent": 100.0 * inv_sum / n,
         "global_risk_percent": 100.0 * risk_sum / n,
@@ -148,9 +161,13 @@ def risk_profile(df: pd.DataFrame, qi: Sequence[str], weight: str | None = None,
     cs = class_sizes(df, qi, weight, na, alpha)
     measures = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, k)
     missing = int(df[list(cs.keys.names)].isna().to_numpy().any(axis=1).sum())  # whatever `na`
+    other = cs.fk.min() if not missing else class_sizes(
+        df, qi, weight, OTHER_READING[na], alpha).fk.min()
+    smallest = {na: float(cs.fk.min()), OTHER_READING[na]: float(other)}
     return RiskProfile(qi=tuple(cs.keys.names), weight=weight, na=na, alpha=cs.alpha,
                        n_records_with_missing_keys=missing, fk=cs.fk, Fk=cs.Fk,
-                       classes=cs, **measures)
+                       classes=cs, min_k_wildcard=smallest["wildcard"],
+                       min_k_category=smallest["category"], **measures)
 
 
 def sensitive_report(df: pd.DataFrame, profile: RiskProfile, sensitive: Sequence[str],
