@@ -456,6 +456,28 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
 
 
+def test_tradeoffs_target_every_class_at_least_k():
+    """The target "every class ≥ k": the cheapest combination with no record in a class
+    smaller than k, which opens on Protect showing a smallest class of at least k."""
+    at = app_on("views/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("5, 10")
+    at.text_input(key="w_t_local_suppression_values").set_value("3, 5")
+    at.toggle(key="w_t_combine").set_value(True)
+    at.selectbox(key="w_t_target").set_value("every_class")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert at.session_state["sweep"]["grid"]["target"] == {"measure": "percent_below_k",
+                                                           "at_most": 0.0}
+    assert plain(at.success[0].value).startswith("**Cheapest setting under every class ≥ 5**")
+    table = frame_with(at, "method")
+    best = table[table["best"]].iloc[0]
+    assert best["percent_below_k"] == 0
+    at.button(key="t_open_best").click().run()
+    assert at.title[0].value == "Protect"
+    assert int(metrics(at)["Smallest class"]) >= 5
+    assert metrics(at)["Records in classes < 5"] == "0.00 %"
+
+
 def test_tradeoffs_says_when_no_setting_meets_the_target():
     at = app_on("views/tradeoffs.py")
     at.toggle(key="w_t_combine").set_value(True)
