@@ -558,3 +558,54 @@ def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, c
     assert "Download CSV" in labels and "Download PARQUET" not in labels
     assert "Download XLSX" not in labels
     assert "SECRET" not in caplog.text and "SECRET" not in " ".join(errors)
+
+
+def test_every_sweep_row_opens_on_protect_as_its_recipe():
+    """Opening never changes a setting: every row of a combined sweep — bands wider than the
+    band slider's data-given end among them (age spans 12–70: the slider ends at 29) — opens on
+    the Protect page with "Recipe of these settings" equal to the row's recipe."""
+    at = app_on("views/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("10, 40")
+    at.text_input(key="w_t_local_suppression_values").set_value("3")
+    at.toggle(key="w_t_combine").set_value(True)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.session_state["sweep"]["result"].table
+    rows = table.index[table["method"] != "BASELINE"].tolist()
+    assert any(json.loads(table.at[i, "recipe"])["steps"][:1] == [
+        {"method": "band", "column": "age", "width": 40}] for i in rows)
+    for i in rows:
+        at.switch_page("views/tradeoffs.py").run()
+        at.selectbox(key="w_t_pick").set_value(i)
+        next(b for b in at.button if b.label == "Open it on the Protect page").click().run()
+        assert not at.exception and not at.error, table.at[i, "recipe"]
+        assert at.title[0].value == "Protect"
+        recipe = json.loads(table.at[i, "recipe"])
+        if not recipe["steps"]:  # every method off: no recipe to show
+            assert any("No method is active" in x.value for x in [*at.info, *at.markdown])
+            continue
+        shown = json.loads(at.main.code[0].value)
+        assert (shown["steps"], shown["seed"]) == (recipe["steps"], recipe["seed"]), i
+
+
+def test_a_recipe_band_wider_than_the_data_widens_the_slider():
+    """A band of width 40 on age (12–70; the slider's end is half the range) showed 29, its
+    end, and applied 29: now the slider reaches 40 and the recipe is applied as written."""
+    at = app_on("views/protect.py")
+    recipe = json.dumps({"seed": 1, "steps": [{"method": "band", "column": "age", "width": 40}]})
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
+    assert not at.exception and not at.error
+    slider = at.slider(key="w_p_band_age")
+    assert slider.value == 40 and slider.max == 40
+    assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
+    at.slider(key="w_p_band_age").set_value(10).run()  # the widened end goes with the value
+    assert at.slider(key="w_p_band_age").max < 40
+
+
+def test_a_whole_number_control_refuses_a_fraction():
+    at = app_on("views/protect.py")
+    recipe = b'{"seed": 1, "steps": [{"method": "band", "column": "age", "width": 7.5}]}'
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe, "x")).run()
+    assert not at.exception
+    assert "width = 7.5 is not a whole number" in plain(at.error[0].value)
+    assert at.slider(key="w_p_band_age").value == 0  # nothing of it applied

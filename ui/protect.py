@@ -74,12 +74,25 @@ def _num(v: Any) -> Any:
 MAX_PAGE_SEED = 2**53 - 1
 
 
+def takes_whole(p: Param) -> bool:
+    """Whether the page's control of ``p`` is a whole-number slider: whole numbers, or whole
+    steps from a whole low end (band width, noise p)."""
+    step = p.step or 1
+    return p.type == "whole" or (float(step).is_integer() and float(p.low).is_integer())
+
+
 def _check_range(where: str, p: Param, value: Any) -> None:
-    """An error when ``value`` lies outside the fixed range of its control: the page would
-    otherwise show (and apply) another value than the recipe's."""
+    """An error when ``value`` lies outside the fixed range of its control or is not a whole
+    number where the control takes whole numbers: the page would otherwise show (and apply)
+    another value than the recipe's. A range that depends on the data (band width) widens to
+    the value instead."""
     if value is None or p.type not in ("number", "whole") or isinstance(value, bool):
         return
-    high = None if callable(p.high) else p.high
+    high = None if callable(p.high) else p.high  # a range from the data widens to the value
+    if takes_whole(p) and not float(value).is_integer():
+        raise SdcInputError(f"{where}: {p.name} = {value:g} is not a whole number, which its "
+                            "control on the Protect page takes; apply this recipe with the "
+                            "command line")
     if (p.low is not None and value < p.low) or (high is not None and value > high):
         bounds = f"{p.low:g} to {high:g}" if high is not None else f"at least {p.low:g}"
         raise SdcInputError(f"{where}: {p.name} = {value:g} is outside the range of its control "

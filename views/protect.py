@@ -18,7 +18,14 @@ from ui.page import (
     metric_slots,
     require_quasi_identifiers,
 )
-from ui.protect import MAX_PAGE_SEED, ProtectSettings, describe, from_steps, page_methods
+from ui.protect import (
+    MAX_PAGE_SEED,
+    ProtectSettings,
+    describe,
+    from_steps,
+    page_methods,
+    takes_whole,
+)
 from ui.report import IL1_READING
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number, smallest_class_help
@@ -78,17 +85,19 @@ def attacker_controls() -> list[str]:
 def param_control(p: Param, value: Any, key: str, column: str | None = None) -> Any:
     """The widget of one declared parameter, seeded once from ``value``: a select box for a
     choice, a whole-number slider for whole numbers and whole-number steps (band width), else
-    a slider of reals."""
+    a slider of reals, which reaches at least the seeded value."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     high = p.high(df[column]) if callable(p.high) else p.high
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
         return st.selectbox(label, list(p.choices), key=key, help=p.help or None)
     step = p.step or 1
-    whole = p.type == "whole" or (float(step).is_integer() and float(p.low).is_integer())
-    kind = int if whole else float
-    state.bind(key, kind(min(value, high)))
-    return st.slider(label, kind(p.low), kind(high), step=kind(step), key=key,
+    kind = int if takes_whole(p) else float
+    state.bind(key, kind(value))
+    # a setting past the data's range (a band wider than half of it, from a recipe, a link or a
+    # sweep) widens the slider instead of being cut to its end
+    high = max(kind(high), st.session_state[key])
+    return st.slider(label, kind(p.low), high, step=kind(step), key=key,
                      help=p.help or None)
 
 
