@@ -70,7 +70,7 @@ ACTG_STEPS = [
     {"method": "pram", "column": "gender", "p": 0.05},
     {"method": "relabel", "column": "drugs", "alpha": 0.3},
     {"method": "rank_swap", "column": "wtkg", "window_percent": 5},
-    {"method": "noise", "columns": ["cd40", "cd420"], "p": 0.2, "kind": "correlated2",
+    {"method": "noise", "columns": ["cd40", "cd420"], "p": 20.0, "kind": "correlated2",
      "delta": 0.1},
     {"method": "randomized_response", "column": "homo", "keep_probability": 0.5},
 ]
@@ -149,7 +149,7 @@ def settings_of(draw, key: str) -> ProtectSettings:
     if draw(hs.booleans()):
         columns["noise"] = draw(hs.lists(hs.sampled_from(numeric), min_size=1, max_size=2,
                                          unique=True))
-        values["noise"] = {"p": draw(hs.sampled_from([0.1, 2.0])),
+        values["noise"] = {"p": draw(hs.sampled_from([10.0, 2.0])),  # the slider takes whole p
                            "kind": draw(hs.sampled_from(["additive", "correlated2"])),
                            "delta": 0.1}
     values["local_suppression"] = {"k": draw(hs.sampled_from([0, 3, 5]))}
