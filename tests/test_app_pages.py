@@ -609,3 +609,12 @@ def test_a_whole_number_control_refuses_a_fraction():
     assert not at.exception
     assert "width = 7.5 is not a whole number" in plain(at.error[0].value)
     assert at.slider(key="w_p_band_age").value == 0  # nothing of it applied
+
+
+def test_downloads_are_named_after_the_data_set_without_its_extension():
+    """treatment.csv's best recipe was offered as treatment.csv_best_recipe.json."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert at.session_state["dataset"].stem == "actg175"
+    at.file_uploader(key="uploader").set_value(
+        ("my survey (v2).csv", b"age,sex\n30,F\n40,M\n", "text/csv")).run()
+    assert at.session_state["dataset"].stem == "my_survey__v2_"

@@ -38,6 +38,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
 from sdc_core.roles import suggest_roles
 from ui import memory, state
+from ui.text import file_stem as safe_stem
 from ui.text import md
 
 #: The environment variable that names the directory a user may open files from.
@@ -277,8 +278,7 @@ def figures_table(sample: dict[str, Any], whole: dict[str, Any] | None, k: int
 
 def file_stem(path: Path) -> str:
     """The file's name without extension, safe in a file name: ``census`` of census.parquet."""
-    stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in path.stem)
-    return stem or "data"
+    return safe_stem(path.name)
 
 
 def apply_command(path: Path, stem: str) -> str:

@@ -22,6 +22,7 @@ from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles
 from ui import memory
 from ui.protect import ProtectSettings
+from ui.text import file_stem
 
 _DATASET = "dataset"
 _ROLES = "roles"
@@ -71,6 +72,12 @@ class Dataset:
     @property
     def is_example(self) -> bool:
         return self.example is not None
+
+    @property
+    def stem(self) -> str:
+        """What downloaded files are named after: the built-in data set's key, the server
+        file's or the upload's name without its extension."""
+        return file_stem(self.example or (self.source.path.name if self.source else self.name))
 
     @property
     def df(self) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """Showing user-supplied text (column names, values, file names) safely in Markdown."""
 
 import re
+from pathlib import Path
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
 #: What the Markdown renderer turns into a link by itself, even escaped: ``http://…``,
@@ -21,6 +22,13 @@ def md(text: object) -> str:
 
 def md_list(items: list[object]) -> str:
     return ", ".join(md(i) for i in items) if items else "—"
+
+
+def file_stem(name: str) -> str:
+    """A name for downloaded files from a data set's name: without its extension, safe in a
+    file name (``treatment`` of treatment.csv)."""
+    stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in Path(name).stem)
+    return stem or "data"
 
 
 def number(v: float) -> str:

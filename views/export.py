@@ -3,7 +3,6 @@
 import logging
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -27,10 +26,7 @@ settings = state.protect_settings()
 steps = settings.steps(roles.qi)
 text = recipe_json(steps, settings.seed)
 source = ds.source  # set when the data was read from a file on the server
-stem = ds.example or Path(ds.name).stem
-stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) or "data"
-if source is not None:
-    stem = server_files.file_stem(source.path)
+stem = ds.stem
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

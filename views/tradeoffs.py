@@ -199,7 +199,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     recipe = json.loads(row["recipe"])
     b.download_button("Download its recipe (JSON)",
                       json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),
-                      f"{ds.name}_best_recipe.json", "application/json",
+                      f"{ds.stem}_best_recipe.json", "application/json",
                       on_click="ignore", icon=":material/download:", key="t_best_recipe")
 
 
