@@ -598,6 +598,7 @@ def test_a_recipe_band_wider_than_the_data_widens_the_slider():
     slider = at.slider(key="w_p_band_age")
     assert slider.value == 40 and slider.max == 40
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
+    assert at.main.code[0].value.count("\n") > 5  # a line a field, not one long line
     at.slider(key="w_p_band_age").set_value(10).run()  # the widened end goes with the value
     assert at.slider(key="w_p_band_age").max < 40
 

@@ -278,7 +278,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                           format_func=str)
     recipe = json.loads(text)
     context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
-    charts.show(wb.figure(column), f"{ds.name}_{column}_before_after", key="protect_column",
+    charts.show(wb.figure(column), f"{ds.stem}_{column}_before_after", key="protect_column",
                 context=context)
     methods = registry()
     for report in wb.applied.reports:
@@ -289,7 +289,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
             with st.expander(f"Transition matrix of {md(col)} ({m.label})", expanded=False):
                 charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
                                            f"{col}: P(released | original)"),
-                            f"{ds.name}_{col}_matrix", key=f"matrix_{report['step']}",
+                            f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
                             context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0:
             st.caption("Estimated shares from the protected answers:")
@@ -297,7 +297,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
     with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
-        st.code(text, language="json")
+        st.code(json.dumps(json.loads(text), indent=2), language="json")  # a line a field
 
 
 @st.fragment

@@ -124,7 +124,7 @@ if p.n_records_with_missing_keys:
 
 left, right = st.columns(2)
 with left:
-    charts.show(charts.class_size_histogram(fk, opts.k), f"{ds.name}_class_sizes",
+    charts.show(charts.class_size_histogram(fk, opts.k), f"{ds.stem}_class_sizes",
                 key="risk_hist", context=f"{ds.name} as loaded; quasi-identifiers "
                                          f"{', '.join(map(str, roles.qi))}; k ≤ {opts.k}")
 with right:
@@ -230,7 +230,7 @@ else:
             left, right = st.columns(2)
             with left:
                 charts.show(contribution_bars(ssum["attribute_contributions"]),
-                            f"{ds.name}_suda2_contributions", key="risk_suda_contrib",
+                            f"{ds.stem}_suda2_contributions", key="risk_suda_contrib",
                             context=f"{ds.name} as loaded; SUDA2 on "
                                     f"{', '.join(map(str, roles.qi))}; DisFraction {fraction:g}")
             with right:

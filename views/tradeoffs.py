@@ -49,7 +49,7 @@ EVERY_CLASS = "every_class"
 known = state.known_columns(df)
 
 settings = []
-with st.form("sweep_form", border=True):
+with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
     cols = st.columns(3)
     for i, m in enumerate(SWEPT):
         options = method_columns(m, groups, roles)
@@ -235,7 +235,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         charts.tradeoff_scatter(table, risk_choice, loss, label, loss_label,
                                 target=g["target"]["at_most"] if on_axis else None,
                                 best=result.best),
-        f"{ds.name}_tradeoff", key="t_scatter", select=True, context=context)
+        f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=context)
     row = clicked_row(clicked, table)
     if row is not None:
         open_on_protect(table, row)
@@ -248,11 +248,11 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         with a:
             charts.show(charts.parameter_lines(part, risk_choice, label,
                                                f"{label} against {method} {param}"),
-                        f"{ds.name}_risk_by_{method}_{param}", key="t_risk", context=context)
+                        f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=context)
         with b:
             charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
                                                f"Information loss against {method} {param}"),
-                        f"{ds.name}_loss_by_{method}_{param}", key="t_loss", context=context)
+                        f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
     st.dataframe(table.drop(columns="recipe"), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 table.columns if table[c].dtype.kind == "f"

@@ -175,6 +175,20 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots
         timeout=30_000)
 
 
+def test_enter_in_a_values_field_does_not_start_a_sweep(page: Page, app_url: str):
+    open_tradeoffs(page, app_url)
+    values = page.get_by_label("Banding values")
+    values.fill("5, 10")
+    values.press("Enter")
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    expect(page.get_by_test_id("stProgress")).to_have_count(0)
+    expect(page.locator(".gtitle", has_text="Risk against information loss")).to_have_count(0)
+    page.get_by_role("button", name="Run the sweep").click()  # the button still runs it
+    expect(page.locator(".gtitle", has_text="Risk against information loss").first
+           ).to_be_visible(timeout=90_000)
+
+
 def test_a_running_sweep_can_be_cancelled(page: Page, app_url: str):
     open_tradeoffs(page, app_url)
     page.get_by_text("Combine the methods").click()
