@@ -619,3 +619,15 @@ def test_downloads_are_named_after_the_data_set_without_its_extension():
     at.file_uploader(key="uploader").set_value(
         ("my survey (v2).csv", b"age,sex\n30,F\n40,M\n", "text/csv")).run()
     assert at.session_state["dataset"].stem == "my_survey__v2_"
+
+
+def test_tables_head_measures_in_words():
+    """Tables on the pages head measures in words; the data (and downloads) keep the names."""
+    at = app_on("views/risk.py")
+    headings = {}
+    for frame in at.dataframe:
+        spec = json.loads(frame.proto.columns or "{}")
+        headings |= {k: v.get("label") for k, v in spec.items()}
+    assert headings["individual_risk"] == "individual risk"
+    assert headings["percent_k_le_threshold"] == "records with k ≤ T (%)"
+    assert "percent_k_le_threshold" in frame_with(at, "keys").columns

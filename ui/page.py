@@ -6,7 +6,9 @@ import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -17,7 +19,7 @@ from sdc_core.roles import Roles
 from ui import links, memory, state, upload
 from ui.sidebar import render_sidebar
 from ui.state import Dataset
-from ui.text import md
+from ui.text import column_label, md
 
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
 #: figures in the metrics, whose labels wrap instead of being cut, so that they read from the
@@ -147,3 +149,13 @@ def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
     if m.default_columns == "categorical_keys":
         return [c for c in roles.qi if c in groups.categorical]
     return groups.banded if m.default_columns == "numeric_keys" else []
+
+
+def table_columns(table: pd.DataFrame, decimals: dict[str, str] | None = None
+                  ) -> dict[str, Any]:
+    """``st.dataframe``'s column settings for ``table``: each measure headed in words
+    (:func:`ui.text.column_label`) and, for the columns in ``decimals``, its number format."""
+    decimals = decimals or {}
+    return {c: (st.column_config.NumberColumn(column_label(c), format=decimals[c])
+                if c in decimals else st.column_config.Column(column_label(c)))
+            for c in table.columns if column_label(c) != c or c in decimals}

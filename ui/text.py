@@ -62,3 +62,30 @@ def smallest_class_help(wildcard: float, category: float) -> str:
     return (f"{text} With missing keys it depends on how a blank is read: {wildcard:g} when a "
             f"blank matches any value (sdcMicro's reading), {category:g} when it is a value of "
             "its own.")
+
+
+#: How the pages' tables head the measures' columns (downloads, the report's data and the
+#: command line keep the machine names); a column ``<name>_sd`` is headed "<label>, sd".
+COLUMN_LABELS = {
+    "param_name": "parameter", "param_value": "value",
+    "percent_unique": "unique records (%)", "percent_k_le_threshold": "records with k ≤ T (%)",
+    "percent_below_k": "records in classes < k (%)",
+    "avg_linkage_risk_percent": "average linkage risk (%)",
+    "expected_reidentifications": "expected re-identifications",
+    "global_risk_percent": "global risk (%)",
+    "linkage_reidentifications": "linkage attack: re-identifications",
+    "linkage_risk_percent": "linkage attack: risk (%)",
+    "IL1_numeric": "IL1 numeric", "IL1_categorical": "IL1 categorical",
+    "IL1_overall": "IL1 overall", "IL1_grid": "IL1 grid",
+    "eigenvalue_similarity_percent": "eigenvalue similarity (%)",
+    "pareto": "Pareto-optimal", "suppressed_values": "suppressed values", "n_seeds": "seeds",
+    "n_steps": "steps", "meets_target": "meets the target", "individual_risk": "individual risk",
+    "Fk": "F_k (population estimate)", "k": "class size k",
+}
+
+
+def column_label(name: str) -> str:
+    """A table's heading for the column ``name`` (:data:`COLUMN_LABELS`)."""
+    if name.endswith("_sd") and name[:-3] in COLUMN_LABELS:
+        return f"{COLUMN_LABELS[name[:-3]]}, sd"
+    return COLUMN_LABELS.get(name, name)

@@ -5,7 +5,7 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, state, suda_cache
-from ui.page import metric_slots, require_quasi_identifiers
+from ui.page import metric_slots, require_quasi_identifiers, table_columns
 from ui.sidebar import render_sidebar
 from ui.suda_chart import contribution_bars
 from ui.text import md, md_list, number, smallest_class_help
@@ -130,7 +130,7 @@ with left:
 with right:
     st.markdown("**Riskiest classes**")
     st.dataframe(top, hide_index=True, width="stretch",
-                 column_config={"individual_risk": st.column_config.NumberColumn(format="%.4f")})
+                 column_config=table_columns(top, {"individual_risk": "%.4f"}))
     st.caption("The classes with the highest individual risk; k is the class size f_k.")
 
 left, right = st.columns(2)
@@ -139,10 +139,11 @@ with left:
     try:
         snap = compute.snapshots(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                                  opts.alpha, df)
-        st.dataframe(snap.drop(columns="n_keys"), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.2f") for c in
-                                    ("percent_unique", "percent_k_le_threshold",
-                                     "expected_reidentifications", "global_risk_percent")})
+        shown = snap.drop(columns="n_keys")
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
+            shown, dict.fromkeys(("percent_unique", "percent_k_le_threshold",
+                                  "expected_reidentifications", "global_risk_percent"),
+                                 "%.2f")))
         st.caption("The same measures for every subset of the quasi-identifiers.")
     except SdcInputError as err:
         st.info(md(err))

@@ -14,6 +14,7 @@ from ui.page import (
     method_columns,
     method_defaults,
     require_quasi_identifiers,
+    table_columns,
 )
 from ui.protect import from_steps, page_methods
 from ui.sidebar import render_sidebar
@@ -253,10 +254,10 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
             charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
                                                f"Information loss against {method} {param}"),
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
-    st.dataframe(table.drop(columns="recipe"), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                table.columns if table[c].dtype.kind == "f"
-                                and c != "param_value"})
+    shown = table.drop(columns="recipe")
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
+        shown, {c: "%.4f" for c in shown.columns if shown[c].dtype.kind == "f"
+                and c != "param_value"}))
     front_by = g.get("pareto_risk", "linkage")
     st.caption("pareto: no other setting is at least as good on "
                + {"linkage": "re-identifications by the linkage attack",
