@@ -212,7 +212,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
-    m = metric_slots(8, 4, main=[0, 1, 6])  # labels and values stay whole at 1280 px
+    m = metric_slots(8, 3, main=[0, 1, 6])  # three a row: labels and values stay whole at 1280 px
     m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
                 delta(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
