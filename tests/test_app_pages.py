@@ -565,7 +565,7 @@ def test_every_sweep_row_opens_on_protect_as_its_recipe():
     band slider's data-given end among them (age spans 12–70: the slider ends at 29) — opens on
     the Protect page with "Recipe of these settings" equal to the row's recipe."""
     at = app_on("views/tradeoffs.py")
-    at.text_input(key="w_t_band_values").set_value("10, 40")
+    at.text_input(key="w_t_band_values").set_value("40")
     at.text_input(key="w_t_local_suppression_values").set_value("3")
     at.toggle(key="w_t_combine").set_value(True)
     at.button[0].click().run()
@@ -631,3 +631,25 @@ def test_tables_head_measures_in_words():
     assert headings["individual_risk"] == "individual risk"
     assert headings["percent_k_le_threshold"] == "records with k ≤ T (%)"
     assert "percent_k_le_threshold" in frame_with(at, "keys").columns
+
+
+def test_the_sweep_form_keeps_its_values_across_pages():
+    """Trade-offs' form came back at its defaults after a page change while the old results
+    stayed."""
+    at = app_on("views/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("7, 14")
+    at.toggle(key="w_t_combine").set_value(True)
+    at.selectbox(key="w_t_target").set_value("every_class")
+    at.button[0].click().run()
+    at.switch_page("views/protect.py").run()
+    at.switch_page("views/tradeoffs.py").run()
+    assert not at.exception
+    assert not [w for w in at.warning if "Session State" in w.value]  # seeded, not defaulted
+    assert at.text_input(key="w_t_band_values").value == "7, 14"
+    assert at.toggle(key="w_t_combine").value is True
+    assert at.selectbox(key="w_t_target").value == "every_class"
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="uploader").set_value(
+        ("other.csv", b"age,sex\n" + b"30,F\n40,M\n" * 15, "text/csv")).run()
+    at.switch_page("views/tradeoffs.py").run()  # another data set: the defaults again
+    assert at.text_input(key="w_t_band_values").value != "7, 14"

@@ -49,6 +49,21 @@ RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications"
 EVERY_CLASS = "every_class"
 known = state.known_columns(df)
 
+
+
+def keep(key: str, default: object, options: list | None = None) -> None:
+    """Seed the form's widget ``key`` with what it held when this page was last shown (a
+    page change drops a widget's state), else ``default``; a multiselect's kept columns that
+    the data set no longer offers are left out."""
+    value = st.session_state.get(f"w_kept_{key}", default)
+    if options is not None:
+        value = [v for v in value if v in options]
+    state.bind(key, value)
+    FORM_KEYS.append(key)
+
+
+FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
+
 settings = []
 with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
     cols = st.columns(3)
@@ -60,15 +75,18 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                 chosen = list(roles.qi)
             else:
                 default = method_defaults(m, groups, roles)
-                chosen = st.multiselect(f"{m.label} columns", options,
-                                        default=(default[:1] if m.per_column else default),
-                                        key=f"w_t_{m.name}_cols")
-            text = st.text_input(f"{m.label} values", m.sweep_values, key=f"w_t_{m.name}_values",
+                keep(f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
+                chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
+            keep(f"w_t_{m.name}_values", m.sweep_values)
+            text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
                                  placeholder=f"e.g. {m.param(m.main).label or m.main}: 2, 5")
             settings.append((m, chosen, text))
+    for key, default in (("w_t_seeds", 3), ("w_t_seed", 0), ("w_t_pareto", "linkage"),
+                         ("w_t_combine", False), ("w_t_target", None), ("w_t_at_most", 1.0)):
+        keep(key, default)
     c1, c2, c3 = st.columns(3)
-    seeds = c1.number_input("Seeds per randomised setting", 1, 20, 3, key="w_t_seeds")
-    seed = c2.number_input("First seed", 0, 2**31 - 1, 0, key="w_t_seed")
+    seeds = c1.number_input("Seeds per randomised setting", 1, 20, key="w_t_seeds")
+    seed = c2.number_input("First seed", 0, 2**31 - 1, key="w_t_seed")
     pareto_risk = c3.radio("Pareto front by", ["linkage", "naive"], key="w_t_pareto",
                            format_func=PARETO_LABELS.get,
                            help="Which risk decides the Pareto-optimal settings: the linkage "
@@ -87,9 +105,10 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                                 "the right at the least information loss. \"Every class ≥ k\" "
                                 "asks for no record in a class smaller than k (the value on "
                                 "the right is then not used).")
-    at_most = c3.number_input("at most", 0.0, value=1.0, step=0.1, format="%g",
-                              key="w_t_at_most")
+    at_most = c3.number_input("at most", 0.0, step=0.1, format="%g", key="w_t_at_most")
     run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
+for key in FORM_KEYS:
+    st.session_state[f"w_kept_{key}"] = st.session_state[key]  # for the next visit
 
 
 def parse_values(text: str, label: str) -> list[float | int]:
