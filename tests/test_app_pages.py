@@ -531,7 +531,7 @@ def test_a_recipe_outside_the_controls_is_refused_on_protect():
     at.file_uploader(key="recipe_upload").set_value(("r.json", recipe, "application/json")).run()
     assert not at.exception
     assert plain(at.error[0].value).startswith(
-        "Recipe not loaded: step 1 (pram): p = -0.5 is outside")
+        "Recipe not loaded: step 1 (pram): p = -0.5 is below the low end")
 
 
 def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, caplog):
@@ -601,6 +601,20 @@ def test_a_recipe_band_wider_than_the_data_widens_the_slider():
     assert at.main.code[0].value.count("\n") > 5  # a line a field, not one long line
     at.slider(key="w_p_band_age").set_value(10).run()  # the widened end goes with the value
     assert at.slider(key="w_p_band_age").max < 40
+
+
+def test_a_recipe_past_a_sliders_end_is_shown_as_written():
+    """PRAM p 0.9 (the slider ends at 0.5) and local suppression k 50 (it ends at 20) opened
+    as 0.5 and 20: now the sliders reach the recipe's values."""
+    at = app_on("views/protect.py")
+    recipe = json.dumps({"seed": 1, "steps": [
+        {"method": "pram", "column": "race", "p": 0.9},
+        {"method": "local_suppression", "columns": ["age", "gender", "race"], "k": 50}]})
+    at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
+    assert not at.exception and not at.error
+    assert at.slider(key="w_p_pram_p").value == 0.9 == at.slider(key="w_p_pram_p").max
+    assert at.slider(key="w_p_local_suppression_k").value == 50
+    assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
 
 
 def test_a_whole_number_control_refuses_a_fraction():

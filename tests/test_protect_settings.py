@@ -45,16 +45,24 @@ def test_describe_writes_a_merge_as_json():
 
 
 @pytest.mark.parametrize("step, words", [
-    ({"method": "pram", "column": "race", "p": -0.5}, "p = -0.5 is outside the range of its "
-                                                       "control on the Protect page (0 to 0.5)"),
-    ({"method": "pram", "column": "race", "p": 0.9}, "p = 0.9 is outside"),
-    ({"method": "local_suppression", "columns": ["age"], "k": 50}, "k = 50 is outside"),
+    ({"method": "pram", "column": "race", "p": -0.5}, "p = -0.5 is below the low end of its "
+                                                       "control on the Protect page (0)"),
+    ({"method": "band", "column": "age", "width": 7.5}, "width = 7.5 is not a whole number"),
 ])
-def test_values_outside_a_control_are_refused_not_changed(step, words):
-    """A slider cannot show p = -0.5 (Streamlit raised on the page) nor 0.9 (it showed 0.5):
-    the recipe is refused with the reason instead of being changed."""
+def test_values_a_control_cannot_show_are_refused_not_changed(step, words):
+    """A slider cannot show p = -0.5 (Streamlit raised on the page): the recipe is refused with
+    the reason instead of being changed."""
     with pytest.raises(SdcInputError, match=re.escape(words)):
         from_steps([step], 1)
+
+
+@pytest.mark.parametrize("step", [{"method": "pram", "column": "race", "p": 0.9},
+                                  {"method": "local_suppression", "columns": ["age"], "k": 50}])
+def test_values_past_a_controls_end_are_kept(step):
+    """PRAM p 0.9 opened as 0.5 and k 50 as 20: the settings keep the recipe's value (the
+    slider widens to it)."""
+    main = "p" if step["method"] == "pram" else "k"
+    assert from_steps([step], 1).values[step["method"]] == {main: step[main]}
 
 
 def test_a_seed_the_page_cannot_hold_is_refused_not_changed():

@@ -82,21 +82,19 @@ def takes_whole(p: Param) -> bool:
 
 
 def _check_range(where: str, p: Param, value: Any) -> None:
-    """An error when ``value`` lies outside the fixed range of its control or is not a whole
-    number where the control takes whole numbers: the page would otherwise show (and apply)
-    another value than the recipe's. A range that depends on the data (band width) widens to
-    the value instead."""
+    """An error when ``value`` lies below the low end of its control or is not a whole number
+    where the control takes whole numbers: the page would otherwise show (and apply) another
+    value than the recipe's. A value past the high end widens the control instead (the
+    recipe's own check has already refused what the method does not take)."""
     if value is None or p.type not in ("number", "whole") or isinstance(value, bool):
         return
-    high = None if callable(p.high) else p.high  # a range from the data widens to the value
     if takes_whole(p) and not float(value).is_integer():
         raise SdcInputError(f"{where}: {p.name} = {value:g} is not a whole number, which its "
                             "control on the Protect page takes; apply this recipe with the "
                             "command line")
-    if (p.low is not None and value < p.low) or (high is not None and value > high):
-        bounds = f"{p.low:g} to {high:g}" if high is not None else f"at least {p.low:g}"
-        raise SdcInputError(f"{where}: {p.name} = {value:g} is outside the range of its control "
-                            f"on the Protect page ({bounds}); apply this recipe with the "
+    if p.low is not None and value < p.low:
+        raise SdcInputError(f"{where}: {p.name} = {value:g} is below the low end of its control "
+                            f"on the Protect page ({p.low:g}); apply this recipe with the "
                             "command line")
 
 

@@ -94,8 +94,8 @@ def param_control(p: Param, value: Any, key: str, column: str | None = None) -> 
     step = p.step or 1
     kind = int if takes_whole(p) else float
     state.bind(key, kind(value))
-    # a setting past the data's range (a band wider than half of it, from a recipe, a link or a
-    # sweep) widens the slider instead of being cut to its end
+    # a setting past the slider's end (a band wider than half the data's range, PRAM p 0.9 from
+    # a recipe, a link or a sweep) widens the slider instead of being cut to its end
     high = max(kind(high), st.session_state[key])
     return st.slider(label, kind(p.low), high, step=kind(step), key=key,
                      help=p.help or None)
