@@ -1,7 +1,9 @@
 """AppTest of the Risk, Protect, Trade-offs, Randomized response lab and Export pages."""
 
+import base64
 import json
 
+import numpy as np
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -16,6 +18,13 @@ def app_on(page: str) -> AppTest:
     at.switch_page(page).run()
     assert not at.exception
     return at
+
+
+def decoded(values: list | dict) -> np.ndarray:
+    """A Plotly figure's array, written as a list or as typed bytes (``bdata``)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -82,7 +91,11 @@ def test_protect_banding_slider_changes_risk_and_utility():
     assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
     assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert spec["layout"]["title"]["text"] == "age: original and protected values"
+    assert spec["layout"]["title"]["text"] == "age: original and protected values per band"
+    # counted per band on both sides: banding moves no record out of its band
+    original, protected = (decoded(t["y"]) for t in spec["data"])
+    assert original.tolist() == protected.tolist() and 5 <= len(original) <= 8
+    assert original.sum() == 2139
 
 
 def test_protect_every_method_and_reports():

@@ -220,10 +220,13 @@ def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Fig
     return layout(fig, title, "category", "records")
 
 
-def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40) -> go.Figure:
-    """Histograms of two numeric samples on common bins (counts computed here)."""
+def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40,
+                        edges: np.ndarray | None = None) -> go.Figure:
+    """Histograms of two numeric samples on common bins (counts computed here): ``edges``, or
+    ``bins`` equal bins over both."""
     both = np.concatenate([x[~np.isnan(x)], y[~np.isnan(y)]])
-    edges = np.histogram_bin_edges(both, bins=bins) if len(both) else np.array([0.0, 1.0])
+    if edges is None:
+        edges = np.histogram_bin_edges(both, bins=bins) if len(both) else np.array([0.0, 1.0])
     mids = (edges[:-1] + edges[1:]) / 2
     # told apart by form as well as colour: protected values are bars, the original a step line
     # (Plotly draws lines above bars whatever the order of the traces)

@@ -42,7 +42,8 @@ class Workbench:
     def figure(self, column: str) -> go.Figure:
         """Before/after figure of one changed column (built on demand, from aggregates)."""
         return column_figure(self.original[column], self.applied.data[column],
-                             column in self.numeric)
+                             column in self.numeric, band_edges(self.applied.reports, column,
+                                                                self.original[column]))
 
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
@@ -68,12 +69,39 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                       "per_column": loss.per_column}, loss.changed, list(numeric))
 
 
-def column_figure(before: pd.Series, after: pd.Series, numeric: bool) -> go.Figure:
+#: The most bands a before/after figure draws as its bins.
+MAX_BAND_BINS = 200
+
+
+def band_edges(reports: list[dict[str, Any]], column: str,
+               original: pd.Series) -> np.ndarray | None:
+    """The band edges o + j·w over ``original``'s range when banding is the last step on the
+    column of numbers (then the figure counts the original values per band, as the released
+    ones are), else None."""
+    last = [r for r in reports if r.get("column") == column]
+    if not last or last[-1]["method"] != "band" or not is_number(original):
+        return None
+    x = original.to_numpy(dtype=float, na_value=np.nan)
+    if not np.isfinite(x).any():
+        return None
+    w, o = float(last[-1]["width"]), float(last[-1]["origin"])
+    first, end = np.floor((np.nanmin(x) - o) / w), np.floor((np.nanmax(x) - o) / w) + 1
+    if end - first > MAX_BAND_BINS:
+        return None
+    return o + w * np.arange(first, end + 1)
+
+
+def column_figure(before: pd.Series, after: pd.Series, numeric: bool,
+                  edges: np.ndarray | None = None) -> go.Figure:
+    """Before/after figure of a column: histograms on common bins (the bands of a banded
+    column, ``edges``) for numbers, else records per category."""
     name = str(before.name)
     if numeric and is_number(after):
-        return charts.overlaid_histograms(before.to_numpy(dtype=float, na_value=np.nan),
-                                          after.to_numpy(dtype=float, na_value=np.nan),
-                                          f"{name}: original and protected values")
+        return charts.overlaid_histograms(
+            before.to_numpy(dtype=float, na_value=np.nan),
+            after.to_numpy(dtype=float, na_value=np.nan),
+            f"{name}: original and protected values" + (" per band" if edges is not None
+                                                         else ""), edges=edges)
     def counts(s: pd.Series) -> pd.Series:
         c = s.value_counts(dropna=False)
         return c.set_axis(["(missing)" if pd.isna(v) else v for v in c.index])
