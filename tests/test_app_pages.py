@@ -680,3 +680,17 @@ def test_the_sweep_form_keeps_its_values_across_pages():
         ("other.csv", b"age,sex\n" + b"30,F\n40,M\n" * 15, "text/csv")).run()
     at.switch_page("views/tradeoffs.py").run()  # another data set: the defaults again
     assert at.text_input(key="w_t_band_values").value != "7, 14"
+
+
+def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
+    from sdc_core.sweep import run_sweep
+    from ui.report import sweep_figure
+
+    grid = {"combine": True, "settings": [
+        {"method": "band", "column": "age", "param": "width", "values": [5, 10]}],
+        "target": {"measure": "percent_unique", "at_most": 1.0}}
+    fig = sweep_figure(run_sweep(actg, ["age", "gender", "race"], grid))
+    assert "not necessarily this report's recipe" in fig.layout.title.text
+    untargeted = sweep_figure(run_sweep(actg, ["age", "gender", "race"],
+                                        {k: v for k, v in grid.items() if k != "target"}))
+    assert "★" not in (untargeted.layout.title.text or "")

@@ -13,6 +13,8 @@ from sdc_core import __version__
 from sdc_core.methods import registry
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.linkage import LinkageResult
+from sdc_core.sweep import SweepResult
+from ui import charts
 from ui.workbench import LINKAGE_KEYS, RISK_KEYS
 
 #: How the report names each risk figure.
@@ -60,6 +62,19 @@ def risk_table(before: RiskProfile, attacked: LinkageResult,
 
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
+
+
+def sweep_figure(result: SweepResult) -> go.Figure:
+    """The last sweep's trade-off chart for the report; its star, the sweep's cheapest setting
+    under its target, is said not to be the report's recipe unless it is."""
+    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
+                                  "linkage attack: re-identifications",
+                                  result.loss.replace("_", " "), best=result.best)
+    if result.best is not None:
+        fig.update_layout(title_text="The last sweep: risk against information loss (★ its "
+                                     "cheapest setting under the target, which is not "
+                                     "necessarily this report's recipe)")
+    return fig
 
 
 def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,

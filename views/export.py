@@ -12,7 +12,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, server_files, state
-from ui.report import build_report, risk_table, step_notes
+from ui.report import build_report, risk_table, step_notes, sweep_figure
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.workbench import recipe_json
@@ -182,12 +182,7 @@ if before is not None and wb is not None:
                charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
-        result = sweep["result"]
-        figures.append(charts.tradeoff_scatter(result.table, "linkage_reidentifications",
-                                               result.loss,
-                                               "linkage attack: re-identifications",
-                                               result.loss.replace("_", " "),
-                                               best=result.best))
+        figures.append(sweep_figure(sweep["result"]))
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,
