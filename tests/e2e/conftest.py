@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -19,6 +20,25 @@ def wait_idle(page: Page) -> None:
     page.wait_for_timeout(300)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=60_000)
+
+
+def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
+    """Choose ``option`` in the select box ``label``: open its list (again, if a run of the
+    page closed it before the option showed) and click the option."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for attempt in range(attempts):
+        wait_idle(page)
+        box.click()
+        try:
+            wanted.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            if attempt == attempts - 1:
+                raise
+            continue
+        wanted.click()
+        return
 
 
 def pick_options(page: Page, label: str, names: list[str], clear: bool = False) -> None:

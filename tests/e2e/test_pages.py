@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import pick_options, wait_idle
+from tests.e2e.conftest import choose, pick_options, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -153,8 +153,7 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots
     page.set_viewport_size({"width": 1440, "height": 1000})
     open_tradeoffs(page, app_url)
     page.get_by_text("Combine the methods").click()
-    page.get_by_test_id("stSelectbox").filter(has_text="Risk target").click()
-    page.get_by_role("option", name="linkage attack: risk (%)").click()
+    choose(page, "Risk target", "linkage attack: risk (%)")
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.get_by_text("Cheapest setting under")).to_be_visible(timeout=90_000)
     wait_idle(page)
