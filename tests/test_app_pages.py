@@ -168,6 +168,11 @@ def test_protect_linkage_attack_sees_perturbation_and_known_columns():
     at.slider(key="w_p_rank_swap_window_percent").set_value(10.0).run()
     assert metrics(at)["dRisk"] == "100.00 %"
     assert "dRisk" in " ".join(c.value for c in at.caption)
+    assert "says nothing here" not in " ".join(c.value for c in at.caption)  # two columns
+    at.multiselect(key="w_p_known").set_value([]).run()  # age alone is compared by distance
+    assert metrics(at)["dRisk"] == "100.00 %"
+    assert "so dRisk is 100 % whatever the protection: it says nothing here" in " ".join(
+        c.value for c in at.caption)
 
 
 def test_known_column_later_tagged_as_key_is_dropped():

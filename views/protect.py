@@ -251,9 +251,14 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                 help=f"Records whose class of released keys has fewer than k = {opts.k} "
                      "members: what k-anonymity (and local suppression) brings to 0.")
     if "drisk_percent" in after:
-        st.columns(3)[0].metric("dRisk", f"{after['drisk_percent']:.2f} %",
+        slot = st.columns(3)[0]
+        slot.metric("dRisk", f"{after['drisk_percent']:.2f} %",
                     help="sdcMicro's interval disclosure on the distance columns (an upper "
                          "bound).")
+        if len(after["linkage_distance_columns"]) == 1:
+            slot.caption("With one distance column every complete record counts, so dRisk "
+                         "is 100 % whatever the protection: it says nothing here. Read the "
+                         "linkage attack.")
     with st.expander("How: two readings of the risk", icon=":material/school:"):
         attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility
