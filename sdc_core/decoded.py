@@ -11,12 +11,13 @@ bytes, or that holds a cell longer than ``max_cell`` characters, before it is re
   decompressed; each text column is then read as a dictionary (its distinct values once, with
   indices), which gives the exact length of every cell without decoding them:
   ``Σ_rows (len + 8)`` bytes for text (pandas' Arrow-backed strings: the characters and an
-  offset), the type's width for other columns.
-- **Excel**: the uncompressed sizes of the sheets and shared strings (zip directory); when they
-  do not settle it, the cells are streamed once (openpyxl's read-only mode, a row at a time)
-  and counted, ``Σ_cells (len + 8)``, stopping at ``max_table``.
+  offset), 8 bytes a row for other columns.
+- **Excel**: the uncompressed sizes of its parts (zip directory), the shared strings found by
+  their declared content type wherever they are kept; when they do not settle it, the cells
+  are streamed once (openpyxl's read-only mode, a row at a time) and counted,
+  ``Σ_cells (len + 8)``, stopping at ``max_table``.
 - **SPSS / Stata**: rows × the declared storage width of each variable (their header).
-- **Delimited text** is read in chunks of about :data:`CSV_CHUNK` characters, measured as they
+- **Delimited text** is read in chunks of about :data:`CSV_CHUNK` bytes, measured as they
   come (:func:`read_csv_bounded`), so that reading stops at the allowance instead of trusting an
   estimate from the first rows.
 
@@ -215,23 +216,31 @@ def _is_text(kind: object, strings_only: bool = False) -> bool:
     return not strings_only and (pa.types.is_binary(kind) or pa.types.is_large_binary(kind))
 
 
+#: A part's declaration in an .xlsx's ``[Content_Types].xml``
+_PART = re.compile(rb'PartName="/?([^"]+)"\s+ContentType="([^"]+)"')
+
+
 def _check_xlsx(raw: bytes, max_table: int) -> None:
     try:
         book = zipfile.ZipFile(io.BytesIO(raw))
-        members = book.infolist()
-        sheets = sum(m.file_size for m in members if m.filename.startswith("xl/worksheets/"))
-        shared = sum(m.file_size for m in members if m.filename == "xl/sharedStrings.xml")
-        if XLSX_FACTOR * (sheets + shared) > max_table:
+        sizes = {m.filename: m.file_size for m in book.infolist()}
+        types = book.read("[Content_Types].xml") if "[Content_Types].xml" in sizes else b""
+        strings = {name.decode() for name, kind in _PART.findall(types)
+                   if b"sharedStrings" in kind} | {"xl/sharedStrings.xml"}
+        shared = sum(sizes.get(name, 0) for name in strings)
+        total = sum(sizes.values())  # every part may be a sheet, wherever it is kept
+        if XLSX_FACTOR * total > max_table:
             longest = 0  # refused below, unread
         else:  # the longest shared string is at most its XML's length
-            longest = max(map(len, book.read("xl/sharedStrings.xml").split(b"</si>"))) \
-                if shared else 0
+            longest = max((len(item) for name in strings if name in sizes
+                           for item in book.read(name).split(b"</si>")), default=0)
     except (zipfile.BadZipFile, OSError, ValueError, KeyError):
         return  # the reader says what is wrong
-    if XLSX_FACTOR * (sheets + shared) > max_table:
-        raise _too_large(XLSX_FACTOR * (sheets + shared), max_table)
+    if XLSX_FACTOR * total > max_table:
+        raise _too_large(XLSX_FACTOR * total, max_table)
     # a shared string is stored once and may be named by every cell: at worst every
     # reference (at least 21 bytes of XML, <c t="s"><v>0</v></c>) names the longest
+    sheets = total - shared
     if XLSX_FACTOR * sheets + sheets // 21 * (longest + CELL) > max_table:
         _stream_xlsx(raw, max_table)
 

@@ -50,8 +50,10 @@ def parquet_many_rows(scale: float = 1.0) -> tuple[str, bytes]:
     return "many_rows.parquet", _parquet(pa.table({c: nulls for c in "abcd"}))
 
 
-def _xlsx(sheet_rows: bytes, shared: list[str] | None = None) -> bytes:
-    """A minimal workbook whose one sheet's ``<sheetData>`` holds ``sheet_rows``."""
+def _xlsx(sheet_rows: bytes, shared: list[str] | None = None,
+          strings_part: str = "xl/sharedStrings.xml") -> bytes:
+    """A minimal workbook whose one sheet's ``<sheetData>`` holds ``sheet_rows``; its shared
+    strings are kept at ``strings_part``."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         z.writestr("[Content_Types].xml", (
@@ -61,9 +63,9 @@ def _xlsx(sheet_rows: bytes, shared: list[str] | None = None) -> bytes:
             'ntType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="appl'
             'ication/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Overrid'
             'e PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformat'
-            's-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStri'
-            'ngs.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml'
-            '.sharedStrings+xml"/></Types>'))
+            's-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/'
+            f'{strings_part}" ContentType="application/vnd.openxmlformats-officedocument.spre'
+            'adsheetml.sharedStrings+xml"/></Types>'))
         z.writestr("_rels/.rels", (
             '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openx'
             'mlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://sc'
@@ -79,10 +81,10 @@ def _xlsx(sheet_rows: bytes, shared: list[str] | None = None) -> bytes:
             'mlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://sc'
             'hemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="wor'
             'ksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.'
-            'org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
-            '</Relationships>'))
+            'org/officeDocument/2006/relationships/sharedStrings" Target="/'
+            f'{strings_part}"/></Relationships>'))
         strings = "".join(f"<si><t>{s}</t></si>" for s in shared or [])
-        z.writestr("xl/sharedStrings.xml", (
+        z.writestr(strings_part, (
             '<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.o'
             f'rg/spreadsheetml/2006/main">{strings}</sst>'))
         z.writestr("xl/worksheets/sheet1.xml", (
@@ -102,13 +104,15 @@ def xlsx_numbers(scale: float = 1.0) -> tuple[str, bytes]:
                                  * (rows - 1))
 
 
-def xlsx_shared(scale: float = 1.0) -> tuple[str, bytes]:
+def xlsx_shared(scale: float = 1.0, strings_part: str = "xl/sharedStrings.xml"
+                ) -> tuple[str, bytes]:
     """One shared string of 60,000 characters named by 100,000 cells (times ``scale``):
-    a few hundred kB on disk, 6 GB once each cell holds its text."""
+    a few hundred kB on disk, 6 GB once each cell holds its text (its shared strings kept at
+    ``strings_part``)."""
     rows = max(2, int(100_000 * scale))
     header = b'<row><c t="inlineStr"><is><t>x</t></is></c></row>'
     return "shared.xlsx", _xlsx(header + b'<row><c t="s"><v>0</v></c></row>' * (rows - 1),
-                                ["y" * 60_000])
+                                ["y" * 60_000], strings_part)
 
 
 def csv_mixed(scale: float = 1.0) -> tuple[str, bytes]:
@@ -148,5 +152,7 @@ def zsav_wide(scale: float = 1.0) -> tuple[str, bytes]:
 BOMBS: dict[str, Callable[[float], tuple[str, bytes]]] = {
     "parquet dictionary": parquet_dictionary, "parquet repeated": parquet_repeated,
     "parquet many rows": parquet_many_rows, "xlsx numbers": xlsx_numbers,
-    "xlsx shared strings": xlsx_shared, "csv mixed types": csv_mixed,
+    "xlsx shared strings": xlsx_shared,
+    "xlsx shared strings elsewhere": lambda scale=1.0: xlsx_shared(scale, "xl/elsewhere/s.xml"),
+    "csv mixed types": csv_mixed,
     "csv long cell": csv_long_cell, "zsav wide": zsav_wide}
