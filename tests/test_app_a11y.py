@@ -93,3 +93,26 @@ def test_class_size_histogram_marks_risk_by_more_than_colour():
     assert "hatched" in fig.layout.title.text
     none = class_size_histogram(np.array([30, 30]), 0)  # k = 0: nothing at risk, no band
     assert not none.layout.shapes and not any(none.data[0].marker.pattern.shape)
+
+
+def test_a_combined_sweeps_series_differ_and_its_legend_does_not_squash_the_chart(actg):
+    """A combined sweep of 16 method combinations (each method on or off): every series has
+    its own colour and shape
+    (colours were reused), and each legend row adds to the figure's height (the legend had
+    squashed the plot to about 100 px)."""
+    from sdc_core.sweep import run_sweep
+    from ui.charts import LEGEND_ROW, tradeoff_scatter
+
+    grid = {"combine": True, "settings": [
+        {"method": "band", "column": "age", "param": "width", "values": [0, 10]},
+        {"method": "local_suppression", "columns": ["age", "gender", "race"], "param": "k",
+         "values": [0, 3]},
+        {"method": "recode", "column": "karnof", "param": "min_count", "values": [0, 50]},
+        {"method": "pram", "column": "race", "param": "p", "values": [0, 0.1]}]}
+    table = run_sweep(actg, ["age", "gender", "race"], grid).table
+    fig = tradeoff_scatter(table, "linkage_reidentifications", "IL1_grid", "risk", "loss")
+    series = [t for t in fig.data if t.mode == "markers"]
+    assert len(series) > 8
+    looks = {(t.marker.color, t.marker.symbol) for t in series}
+    assert len(looks) == len(series)
+    assert fig.layout.height >= 360 + LEGEND_ROW * (-(-len(fig.data) // 3) - 1)

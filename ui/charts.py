@@ -22,6 +22,12 @@ from ui.text import md
 # non-text contrast); none carries meaning alone (legends, patterns, labels).
 COLOURS = ["#1f6feb", "#d1495b", "#a8740f", "#00798c", "#4f8a6c", "#8d6a9f", "#2e4057"]
 BEFORE, AFTER, RISK = "#7a8799", "#1f6feb", "#d1495b"
+#: Marker shapes, so that the series of a chart with more series than :data:`COLOURS` differ
+#: in shape where their colours repeat (and in shape as well as colour for every reader).
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "triangle-down", "pentagon",
+           "hexagon", "cross", "x", "star-triangle-up"]
+#: Legend entries a row under a chart, and the height each further row adds.
+LEGEND_PER_ROW, LEGEND_ROW = 3, 24
 SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
                 (6, 10, "6–10"), (11, 20, "11–20"), (21, 50, "21–50"), (51, 100, "51–100"),
                 (101, np.inf, "> 100")]
@@ -274,6 +280,7 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
             unselected={"marker": {"opacity": 0.5}},  # after a click the others stay legible
             name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
             marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
+                    "symbol": SYMBOLS[(i // len(COLOURS)) % len(SYMBOLS)],
                     "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
                                                    for p in rows["pareto"]]}},
             error_x={"array": err_x, "visible": err_x is not None},
@@ -293,8 +300,12 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
             marker={"symbol": "star", "size": 20, "color": "#f5c518",
                     "line": {"width": 1.5, "color": "#111"}},
             hovertemplate="best: %{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"))
-    return layout(fig, "Risk against information loss (outlined: Pareto-optimal)",
-                  loss_label, risk_label)
+    fig = layout(fig, "Risk against information loss (outlined: Pareto-optimal)", loss_label,
+                 risk_label)
+    rows = -(-len(fig.data) // LEGEND_PER_ROW)  # the legend's rows under the chart
+    if rows > 1:  # the chart keeps its height: the legend's rows are added to it
+        fig.update_layout(height=fig.layout.height + LEGEND_ROW * (rows - 1))
+    return fig
 
 
 def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) -> go.Figure:
