@@ -269,10 +269,15 @@ def check_flat(df: pd.DataFrame) -> None:
             if any(isinstance(v, _NESTED) for v in s.dropna()):
                 nested.append(str(c))
     if nested:
-        raise SdcInputError(f"column(s) {', '.join(nested[:5])}"
-                            + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
-                            + " hold nested values (lists or records); flatten them into "
-                            "columns of their own first")
+        raise nested_error(nested)
+
+
+def nested_error(columns: list[str]) -> SdcInputError:
+    """The refusal of columns that hold nested values (from a table or a file's schema)."""
+    return SdcInputError(f"column(s) {', '.join(columns[:5])}"
+                         + (f" and {len(columns) - 5} more" if len(columns) > 5 else "")
+                         + " hold nested values (lists or records); flatten them into "
+                         "columns of their own first")
 
 
 def read_dates(df: pd.DataFrame) -> pd.DataFrame:

@@ -36,6 +36,7 @@ import zipfile
 
 import pandas as pd
 
+from sdc_core.columns import nested_error
 from sdc_core.errors import SdcInputError
 
 BUDGET_ENV = "SDC_MEMORY_BUDGET"
@@ -166,10 +167,7 @@ def _check_parquet(raw: bytes, max_table: int | None, max_cell: int) -> None:
     meta, schema = pf.metadata, pf.schema_arrow
     nested = [f.name for f in schema if pa.types.is_nested(f.type)]
     if nested:
-        raise SdcInputError(f"column(s) {', '.join(nested[:5])}"
-                            + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
-                            + " hold nested values (lists or records); flatten them into "
-                            "columns of their own first")
+        raise nested_error(nested)
     if max_table is not None:
         inflated = sum(meta.row_group(g).column(j).total_uncompressed_size
                        for g in range(meta.num_row_groups) for j in range(meta.num_columns))

@@ -38,7 +38,6 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
 from sdc_core.roles import suggest_roles
 from ui import memory, state
-from ui.text import file_stem as safe_stem
 from ui.text import md
 
 #: The environment variable that names the directory a user may open files from.
@@ -274,11 +273,6 @@ def figures_table(sample: dict[str, Any], whole: dict[str, Any] | None, k: int
         "whole file": [fmt(whole[key]) if whole else "not computed yet"
                        for _, key, fmt in FIGURES],
     })
-
-
-def file_stem(path: Path) -> str:
-    """The file's name without extension, safe in a file name: ``census`` of census.parquet."""
-    return safe_stem(path.name)
 
 
 def apply_command(path: Path, stem: str) -> str:
