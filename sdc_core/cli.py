@@ -135,7 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare = sub.add_parser(
         "compare", help="information loss of a protected table (and, with --qi, the linkage "
                         "attack)",
-        description="Information loss of PROTECTED against ORIGINAL (rows aligned). With --qi "
+        description="Information loss of PROTECTED against ORIGINAL (rows aligned). It leads "
+                    "with IL1_release = (1/|C|) Σ_{c∈C} IL1_c, the mean IL1 over the released "
+                    "columns C: the original's columns less --not-released, an unchanged "
+                    "column counting 0 and a column of C missing from PROTECTED (dropped) "
+                    "counting the maximum 1; then seed 003's IL1_overall (a mean over the "
+                    "changed columns). With --qi "
                     "it adds the linkage attack: an attacker who knows the true "
                     "quasi-identifiers (and the --known columns) looks for each person among "
                     "the released records. --recipe tells it which steps were public "
@@ -158,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--records", type=Path, metavar="OUT.csv",
                          help="write p_link and candidates per input row, in input order "
                               "(needs --qi)")
+    compare.add_argument("--not-released", type=_column_list, default=[], metavar="A,B",
+                         help="columns of ORIGINAL that are not part of the release (the "
+                              "page's \"not released\" columns): left out of IL1 whether "
+                              "PROTECTED has them or not; any other column of ORIGINAL missing "
+                              "from PROTECTED counts as dropped (IL1 1)")
     compare.add_argument("--il1-missing", choices=["max", "ignore"], default="max",
                          help="a numeric value blanked by protection counts as the maximum "
                               "IL1 loss 1 (max, the default) or is left out (ignore, "
@@ -241,11 +251,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     protected = read_like(protected, original)
     numeric = args.numeric if args.numeric is not None else [
         c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
-    result = il1(original, protected, numeric, missing=args.il1_missing)
+    result = il1(original, protected, numeric, missing=args.il1_missing,
+                 not_released=args.not_released)
+    numeric = [c for c in numeric if c in protected.columns]  # a dropped column has no
+    # correlations left to compare
     out: dict[str, object] = {**result.summary(), "il1_missing": result.il1_missing,
                               "eigenvalue_similarity_percent":
                                   eigenvalue_similarity(original, protected, numeric),
-                              "numeric": list(numeric), "changed_columns": result.changed,
+                              "numeric": numeric, "released_columns": result.released,
+                              "dropped_columns": result.dropped,
+                              "changed_columns": result.changed,
                               "per_column": result.per_column}
     if args.qi is not None:
         from sdc_core.risk.linkage import linkage_attack
@@ -273,7 +288,7 @@ def _compare_on_engine(args: argparse.Namespace) -> int:
         attack = jobs.linkage(engine, args.original, args.protected, args.qi, recipe,
                               args.known, args.records) if args.qi is not None else {}
         return {**jobs.compare(engine, args.original, args.protected, args.numeric,
-                               args.il1_missing), **attack}
+                               args.il1_missing, args.not_released), **attack}
     out = _with_engine(args, job)
     if args.json:
         print(json.dumps(out, indent=2))
@@ -297,14 +312,19 @@ def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -
 
 
 def _print_il1(out: dict[str, Any]) -> None:
+    print(f"IL1 release      {out['IL1_release']:.6f} (mean IL1 over the "
+          f"{len(out['released_columns'])} released columns)")
+    print(f"IL1 overall      {out['IL1_overall']:.6f} (seed 003: mean over the changed "
+          "columns)")
     print(f"IL1 numeric      {out['IL1_numeric']:.6f}")
     print(f"IL1 categorical  {out['IL1_categorical']:.6f}")
-    print(f"IL1 overall      {out['IL1_overall']:.6f}")
     print(f"IL1 reading      il1_missing = {out['il1_missing']}: "
           + _IL1_READING[out['il1_missing']])
     print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
     for c in out["changed_columns"]:
         print(f"  changed: {c} (IL1 {out['per_column'][c]:.6f})")
+    for c in out["dropped_columns"]:
+        print(f"  dropped: {c} (IL1 1)")
 
 
 _IL1_READING = {
@@ -339,6 +359,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     print(f"wrote {len(table)} rows to {args.output}; Pareto-optimal: "
           + ", ".join(_setting_name(r) for r in best.itertuples()))
     reading = grid.get("il1_missing", "max")
+    hidden = set(grid.get("not_released", []))
+    print(f"loss IL1_release: mean IL1 over the {len(df.columns) - len(hidden)} released "
+          "columns" + (f" (not released: {', '.join(sorted(map(str, hidden)))})" if hidden
+                       else ""))
     print(f"IL1 reading il1_missing = {reading}: {_IL1_READING[reading]}")
     if result.pruned:
         print(f"pruned search: evaluated {result.evaluated} of {result.asked} combinations"
@@ -357,7 +381,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     row = table.loc[result.best]
     recipe = result.best_recipe
     print(f"best under {t.measure} ≤ {t.at_most:g}: {t.measure} {row[t.measure]:.6g}, "
-          f"IL1_overall {row['IL1_overall']:.6g}, suppressed values "
+          f"IL1_release {row['IL1_release']:.6g} (IL1_overall {row['IL1_overall']:.6g}), "
+          f"suppressed values "
           f"{int(row['suppressed_values'])}; recipe: {json.dumps(recipe, ensure_ascii=False)}")
     if args.best_recipe:
         _write_text(args.best_recipe, json.dumps({"version": 1, **recipe}, indent=2,

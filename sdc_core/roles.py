@@ -10,11 +10,43 @@ import pandas as pd
 
 from sdc_core.io import Kind, infer_kinds
 
-#: Column names that usually are quasi-identifiers (demographics and geography).
-_QI_NAME = re.compile(r"^(age|sex|gender|race|ethnic\w*|marital\w*|zip\w*|post\w*code|region|"
-                      r"district|county|municipality|birth\w*|dob|nationality|occupation|"
-                      r"education|urbrur|hhsize)$", re.IGNORECASE)
+#: Words (and common abbreviations) of column names that usually are quasi-identifiers:
+#: demographics, household, work and geography. Matched against whole words of a name
+#: (:func:`name_words`), so ``stage`` or ``agent`` is not ``age``.
+_QI_WORDS = (
+    r"age|age_?(group|grp|gr|band|cat|class|years|yrs)|age\d+|sex\d*|gender\d*|female|male|"
+    r"race|racial|ethn|ethnic[a-z]*|marital|marst|marstat|married|marriage|(hh_?)?civil[a-z]*|"
+    r"civ_?stat[a-z]*|educ[a-z0-9]*|edu|edlevel|school|schooling|degree|qualifications?|"
+    r"occup[a-z0-9]*|occ\d*|job|jobs|profession[a-z]*|employ[a-z]*|workclass|industry|"
+    r"zip[a-z0-9]*|zcta|post_?code|postal(_?code)?|plz|region[a-z0-9]*|state|province|county|"
+    r"district|municipality|city|town|village|country|urbrur|urban|rural|nationality|"
+    r"citizen[a-z]*|birth[a-z0-9]*|dob|yob|born|religion|religious|relig|relat|relate|"
+    r"relation|relationship|relhead|language|(hh|household|fam|family)_?size|hh_?members|"
+    r"(income|inc|salary|wage|earnings)_?(band|bracket|group|class|cat|category|range|level|"
+    r"quintile|quartile|decile)s?")
+_QI_NAME = re.compile(rf"(^|_)({_QI_WORDS})(_|$)")
+#: Words that make a name a measurement rather than a key (birth weight, state tax amount,
+#: hours of TV per school day).
+_MEASURE_NAME = re.compile(r"(^|_)(weight|wgt|wt|height|bmi|amount|price|cost|spend[a-z]*|"
+                           r"expend[a-z]*|population|pop|rate|ratio|score|count|percent|pct|"
+                           r"share|mean|avg|total|sum|tax|hours|hrs|minutes|per|times|"
+                           r"freq[a-z]*)(_|$)")
 _WEIGHT_NAME = re.compile(r"^(\w*_)?(weight|wgt|w)$", re.IGNORECASE)
+
+
+def name_words(name: object) -> str:
+    """A column name as lower-case words joined by ``_``: words split at any other character
+    and where the case turns (``marital-status``, ``Marital Status`` and ``MaritalStatus`` all
+    give ``marital_status``; ``HHSize`` gives ``hh_size``)."""
+    text = re.sub(r"([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])", r"\1\3_\2\4", str(name))
+    return "_".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def looks_like_key(name: object) -> bool:
+    """Whether a column named ``name`` is usually a quasi-identifier: one of its words is a
+    demographic, household, work or place word (:data:`_QI_WORDS`) and none a measurement's."""
+    words = name_words(name)
+    return bool(_QI_NAME.search(words)) and not _MEASURE_NAME.search(words)
 
 
 @dataclass(frozen=True)
@@ -49,11 +81,12 @@ EXAMPLE_ROLES = Roles(
 
 def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Roles:
     """Identifiers are not released; numeric columns feed the utility measures; columns named
-    like common demographics (age, sex, region, …) are suggested as quasi-identifiers, a numeric
+    like common demographics (age, sex, marital status, education, region, …:
+    :func:`looks_like_key`) are suggested as quasi-identifiers, a numeric
     column named like a weight (complete and positive, as a weight must be) as the weight."""
     kinds = kinds or infer_kinds(df)
     ignore = [c for c, k in kinds.items() if k is Kind.IDENTIFIER]
-    qi = [c for c, k in kinds.items() if k is not Kind.IDENTIFIER and _QI_NAME.match(str(c))]
+    qi = [c for c, k in kinds.items() if k is not Kind.IDENTIFIER and looks_like_key(c)]
     weights = [c for c, k in kinds.items() if k is Kind.NUMERIC and _WEIGHT_NAME.match(str(c))
                and df[c].notna().all() and (df[c] > 0).all()]
     numeric = [c for c, k in kinds.items() if k is Kind.NUMERIC and c not in weights]

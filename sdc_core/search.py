@@ -8,9 +8,9 @@ calls ``stronger``; the ``off`` value, which leaves the step out, comes first). 
 the chosen steps in the Protect page's order (the methods' ``order``, then the grid's order).
 
 Target. A combination *meets* the target when its risk measure r(x) ≤ ``at_most``. The
-**best** combination has the least ``IL1_overall`` among those that meet it; ties go to fewer
-suppressed values, then fewer steps, then the earlier combination in enumeration order (the
-lexicographic order of x, dimensions in recipe order).
+**best** combination has the least headline loss ``IL1_release`` (:mod:`sdc_core.utility.il1`)
+among those that meet it; ties go to fewer suppressed values, then fewer steps, then the earlier
+combination in enumeration order (the lexicographic order of x, dimensions in recipe order).
 
 Pruned search. Two orders on combinations: x ≤ y *for risk* when y is at least as strong in
 every monotone dimension (a method's ``main`` parameter) and equal in the others; x ≤ y *for

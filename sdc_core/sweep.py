@@ -4,7 +4,7 @@ A grid names settings to try one at a time on the original table:
 
 ```json
 {"seeds": 5, "seed": 0, "numeric": ["age", "wtkg"], "k": 5, "known": [],
- "pareto_risk": "linkage", "il1_missing": "max", "settings": [
+ "not_released": ["pidnum"], "pareto_risk": "linkage", "il1_missing": "max", "settings": [
   {"method": "band", "column": "age", "param": "width", "values": [5, 10, 15]},
   {"method": "pram", "column": "gender", "param": "p", "values": [0.01, 0.05, 0.1]},
   {"method": "pram", "column": "race", "param": "retention", "values": [0.9, 0.8],
@@ -32,11 +32,16 @@ ones. Speed: the quasi-identifiers are factorised once and only a changed key is
 is computed for the changed column only (the others are unchanged); for the correlation matrix
 only the changed column's row is recomputed.
 
+The loss of a row is the headline ``IL1_release`` of :mod:`sdc_core.utility.il1`:
+(1/|C|) Σ_{c∈C} IL1_c over the released columns C, the table's columns less ``not_released``
+(the columns tagged "not released" on the Data page), unchanged columns counting 0; the same
+figure, over the same C, as the Protect page, the report and ``compare`` give for the same
+release. Seed 003's ``IL1_overall`` (a mean over the changed columns) stays in the table.
 ``il1_missing`` is the reading of a numeric value that a setting turned into a missing one:
 ``"max"`` (the default) counts it as the maximum IL1 loss 1, ``"ignore"`` leaves it out of IL1
 (sdcMicro's reading, for parity), see :mod:`sdc_core.utility.il1`. ``suppressed_values`` counts
 those values whatever the reading. A row is **Pareto-optimal** (``pareto``) when no other row is
-at most as high on the risk, ``IL1_overall`` and ``suppressed_values`` and lower on one of them
+at most as high on the risk, ``IL1_release`` and ``suppressed_values`` and lower on one of them
 (without the third criterion, under ``"ignore"``, a suppression would look nearly free).
 The risk is ``linkage_reidentifications`` (``"pareto_risk":
 "linkage"``, the default) or ``expected_reidentifications`` (``"pareto_risk": "naive"``).
@@ -83,13 +88,13 @@ from sdc_core.search import (
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
     IL1_MISSING,
-    IL1Result,
     categorical_il1,
     check_il1_missing,
     combine,
     il1,
     numbers_in_both,
     numeric_il1,
+    released_columns,
 )
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
@@ -98,6 +103,8 @@ LINKAGE = ["linkage_reidentifications", "linkage_risk_percent"]
 UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
+#: The loss of a row: its Pareto front, its target's best and the Trade-offs page's axis.
+LOSS = "IL1_release"
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
 TARGET_MEASURES = LINKAGE + RISK
 SEARCHES = ("pruned", "exhaustive")
@@ -107,8 +114,8 @@ MAX_SETTINGS = 500
 MAX_SETTINGS_LIMIT = 10_000
 MAX_SEEDS = 100
 PREFIXES_KEPT = 64
-_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "pareto_risk", "il1_missing",
-              "settings", "combine", "target", "search", "max_settings"}
+_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
+              "il1_missing", "settings", "combine", "target", "search", "max_settings"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -143,6 +150,7 @@ class Grid:
     known: list[str]
     pareto_risk: str
     il1_missing: str
+    not_released: list[str]
     dims: list[Dimension] | None = None
     target: Target | None = None
     search: str = "pruned"
@@ -282,6 +290,7 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
         c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
     known = _column_names(grid, "known", df) if "known" in grid else []
+    not_released = _column_names(grid, "not_released", df) if "not_released" in grid else []
     pareto_risk = grid.get("pareto_risk", "linkage")
     if pareto_risk not in PARETO_RISK:
         raise SdcInputError(f"grid: pareto_risk must be one of {', '.join(PARETO_RISK)}, "
@@ -300,7 +309,7 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                             f"not {search!r}")
     target = _target(grid.get("target"))
     raw = _entries(grid.get("settings"))
-    shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing)
+    shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
     if combine:
         order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
         dims = _loss_orders([_dimension(i, raw[i], df) for i in order])
@@ -335,14 +344,16 @@ def combination_setting(dims: list[Dimension], x: Combination) -> Setting:
 
 
 class SweepContext:
-    """What every setting shares: encoded keys, baseline measures, baseline correlations."""
+    """What every setting shares: encoded keys, baseline measures, baseline correlations, and
+    the released columns C of ``IL1_release`` (``df``'s columns less ``not_released``)."""
 
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
                  weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
-                 il1_missing: str = "max", grid_columns: Sequence[str] = ()) -> None:
+                 il1_missing: str = "max", not_released: Sequence[str] = ()) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
-        self.grid_columns = list(grid_columns)
+        self.not_released = list(not_released)
+        self.released = released_columns(list(df.columns), self.not_released)
         self.il1_missing = check_il1_missing(il1_missing)
         self.keys = encode_keys(df, qi, na)
         self.w = check_weights(df, weight)
@@ -383,8 +394,8 @@ class SweepContext:
         is_num = column in self.numeric and is_number(original) and is_number(values)
         value, changed = numeric_il1(original, values, self.il1_missing) if is_num \
             else categorical_il1(original, values)
-        loss = combine({column: value}, [value] if changed and is_num else [],
-                       [value] if changed and not is_num else [], [column] if changed else [])
+        loss = combine({column: value}, [column] if is_num else [], [column] if changed else [],
+                       self.released, missing=self.il1_missing)
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
             if column in self.qi else {key: self.baseline_risk[key] for key in RISK}
         if column in self.attacked:
@@ -402,7 +413,7 @@ class SweepContext:
             similarity = self.similarity(tidy(r))
         suppressed = int((values.isna() & original.notna()).sum())
         return {**risk, **loss.summary(), "eigenvalue_similarity_percent": similarity,
-                "suppressed_values": suppressed, "IL1_grid": self.grid_loss(loss)}
+                "suppressed_values": suppressed}
 
     def table_setting(self, protected: pd.DataFrame, recipe: Recipe, changed: Sequence[str],
                       reports: list[dict[str, Any]]) -> dict[str, float]:
@@ -411,7 +422,7 @@ class SweepContext:
         as categories and leaves the correlation measure."""
         numeric = numbers_in_both(self.df, protected, self.numeric)
         result = il1(self.df, protected, [c for c in numeric if c in changed], list(changed),
-                     missing=self.il1_missing)
+                     missing=self.il1_missing, not_released=self.not_released)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
             | self.linkage(protected[self.attacked.columns], recipe, reports)
         r = self.r0 if not self.numeric else correlation_matrix(
@@ -419,14 +430,7 @@ class SweepContext:
             self.numeric)
         suppressed = int(sum((protected[c].isna() & self.df[c].notna()).sum() for c in changed))
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),
-                "suppressed_values": suppressed, "IL1_grid": self.grid_loss(result)}
-
-    def grid_loss(self, result: IL1Result) -> float:
-        """``IL1_grid``: the mean IL1_c over the columns the grid may change, unchanged ones
-        counting 0. A step on another column adds its loss; IL1_overall, a mean over the
-        changed columns, falls when a cheap step is added."""
-        return float(sum(result.per_column.get(c, 0.0) for c in result.changed)
-                     / max(1, len(self.grid_columns)))
+                "suppressed_values": suppressed}
 
     def changes(self, steps: list[dict[str, Any]], seed: int
                 ) -> tuple[dict[str, pd.Series], list[dict[str, Any]]]:
@@ -462,9 +466,9 @@ class SweepContext:
         return self.table_setting(self.df.assign(**changed), recipe, list(changed), reports)
 
     def baseline(self) -> dict[str, float]:
-        return {**self.baseline_risk, "IL1_numeric": 0.0, "IL1_categorical": 0.0,
-                "IL1_overall": 0.0, "eigenvalue_similarity_percent": 100.0,
-                "suppressed_values": 0, "IL1_grid": 0.0}
+        return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
+                "IL1_categorical": 0.0, "IL1_overall": 0.0,
+                "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -477,13 +481,12 @@ def pareto_front(*criteria: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """The trade-off table; ``loss``: the loss of its Pareto front and target (IL1_overall, or
-    IL1_grid for a combined grid); with a target, its best row (``best``: a table index, None
-    when no setting meets it); ``asked``: the settings the grid names, ``evaluated``: those
-    run; ``violations``: evaluated pairs that contradict the pruned search's monotonicity."""
+    """The trade-off table (its loss is :data:`LOSS`); with a target, its best row (``best``: a
+    table index, None when no setting meets it); ``asked``: the settings the grid names,
+    ``evaluated``: those run; ``violations``: evaluated pairs that contradict the pruned
+    search's monotonicity."""
 
     table: pd.DataFrame
-    loss: str
     asked: int
     evaluated: int
     target: Target | None = None
@@ -510,14 +513,14 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
     return row
 
 
-def _best(table: pd.DataFrame, loss: str) -> int | None:
-    """The row that meets the target at the least ``loss``, then fewest suppressed values,
-    fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
+def _best(table: pd.DataFrame) -> int | None:
+    """The row that meets the target at the least loss (:data:`LOSS`), then fewest suppressed
+    values, fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
     met = table[table["meets_target"] & (table["method"] != "BASELINE")]
     if met.empty:
         return None
     order = met.assign(_at=np.arange(len(met))).sort_values(
-        [loss, "suppressed_values", "n_steps", "_at"], kind="stable")
+        [LOSS, "suppressed_values", "n_steps", "_at"], kind="stable")
     return int(order.index[0])
 
 
@@ -527,11 +530,9 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     """The trade-off table of a grid (module docstring)."""
     g = parse_grid(grid, df)
     settings = g.settings or [combination_setting(g.dims, x) for x in combinations(g.dims)]
-    touched = [c for s in settings for st in s.steps
-               for c in ([st["column"]] if "column" in st else st["columns"])]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
-                           list(dict.fromkeys(touched)))
+                           g.not_released)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     rows: dict[int, dict[str, Any]] = {}  # by the setting's position in enumeration order
@@ -571,24 +572,23 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             "recipe": json.dumps({"seed": g.seed, "steps": []})}
     done_at = sorted(rows)
     table = pd.DataFrame([base] + [rows[i] for i in done_at])
-    loss = "IL1_grid" if g.dims else "IL1_overall"
-    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table[loss],
+    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table[LOSS],
                                    table["suppressed_values"])
-    extra = ["IL1_grid"] + [d.label for d in g.dims or []] + ["n_steps"]
+    extra = [LOSS] + [d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
         table["meets_target"] = table[g.target.measure] <= g.target.at_most
-        best = _best(table, loss)
+        best = _best(table)
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
-    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + ["IL1_grid"] if f"{c}_sd" in table]
+    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
     bad = 0
     if g.dims and g.target is not None:
         evaluated = table.iloc[1:]
         bad = violations(g.dims, [settings[i].combination for i in done_at],
-                         evaluated[g.target.measure], evaluated[loss])
-    return SweepResult(table, loss, len(settings), len(table) - 1, g.target, found, bad, pruned)
+                         evaluated[g.target.measure], evaluated[LOSS])
+    return SweepResult(table, len(settings), len(table) - 1, g.target, found, bad, pruned)
 
 
 def describe_setting(s: Setting) -> str:

@@ -7,7 +7,7 @@
 - only :class:`SdcInputError` is raised (then nothing else is checked);
 - the Protect page's figures (:func:`ui.workbench.evaluate`) = ``compare`` and ``risk`` on the
   written CSV and on the written Parquet = the report's figures = the sweep row, to 1e-9: both
-  risk readings and IL1 per column;
+  risk readings, IL1 per column and the headline IL1_release;
 - the linkage attack equals the O(n²) reference of DESIGN §3b (:func:`reference_linkage`);
 - a step that changes no value leaves IL1 at 0 and both risk readings as they were;
 - local suppression's promise: right after its step, every class on its keys has f_k ≥ k with
@@ -197,11 +197,11 @@ def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
     touched = list(dict.fromkeys(c for s in parsed.steps
                                  for c in ([s["column"]] if "column" in s else s["columns"])))
     ctx = SweepContext(df, qi, [c for c in numeric if c in df.columns], k, weight, "wildcard",
-                       1.0, known, "max", touched)
+                       1.0, known, "max")
     row = ctx.evaluate(parsed.steps, parsed.seed)
     for key in ("expected_reidentifications", "percent_unique", "percent_k_le_threshold",
-                "linkage_reidentifications", "linkage_risk_percent", "IL1_numeric",
-                "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"):
+                "linkage_reidentifications", "linkage_risk_percent", "IL1_release",
+                "IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"):
         close(row[key], figures[key], f"sweep row {key}")
 
     # compare and risk on the written files
@@ -234,7 +234,7 @@ def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
             for c, v in got["per_column"].items():
                 if c not in touched and c in released.columns:
                     close(v, 0.0, f"compare {ext}: untouched column {c}")
-            for key in ("IL1_numeric", "IL1_categorical", "IL1_overall",
+            for key in ("IL1_release", "IL1_numeric", "IL1_categorical", "IL1_overall",
                         "eigenvalue_similarity_percent"):
                 close(got[key], figures[key], f"compare {ext} {key}")
             present = [c for c in qi if c in released.columns]
@@ -265,7 +265,7 @@ def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
                 close(value, {**previous.after, **previous.utility}[key],
                       f"step {i + 1} changed nothing but moved {key}")
         if same_values(df, done.data):
-            for key in ("IL1_numeric", "IL1_categorical", "IL1_overall"):
+            for key in ("IL1_release", "IL1_numeric", "IL1_categorical", "IL1_overall"):
                 close(now.utility[key], 0.0, f"nothing changed after step {i + 1}: {key}")
         data, previous = done.data, now
     return "ok"

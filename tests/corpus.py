@@ -560,7 +560,7 @@ def check_cli(c: Case, tmp: Path, run: CliRun = cli_in_process) -> list[Finding]
                          f"recode of {col} changes no value, yet its IL1 is {il1:g}")
         if len(compared) == 2:
             a, b = compared["csv"], compared["parquet"]
-            keys = [k for k in ("IL1_numeric", "IL1_categorical", "IL1_overall",
+            keys = [k for k in ("IL1_release", "IL1_numeric", "IL1_categorical", "IL1_overall",
                                 "eigenvalue_similarity_percent", "linkage_reidentifications",
                                 "linkage_risk_percent", "linkage_percent_certain")
                     if isinstance(a.get(k), (int, float)) and isinstance(b.get(k), (int, float))]

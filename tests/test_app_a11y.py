@@ -110,7 +110,7 @@ def test_a_combined_sweeps_series_differ_and_its_legend_does_not_squash_the_char
         {"method": "recode", "column": "karnof", "param": "min_count", "values": [0, 50]},
         {"method": "pram", "column": "race", "param": "p", "values": [0, 0.1]}]}
     table = run_sweep(actg, ["age", "gender", "race"], grid).table
-    fig = tradeoff_scatter(table, "linkage_reidentifications", "IL1_grid", "risk", "loss")
+    fig = tradeoff_scatter(table, "linkage_reidentifications", "IL1_release", "risk", "loss")
     series = [t for t in fig.data if t.mode == "markers"]
     assert len(series) > 8
     looks = {(t.marker.color, t.marker.symbol) for t in series}

@@ -6,11 +6,15 @@ import json
 import numpy as np
 import pytest
 import streamlit as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
 from tests.conftest import ROOT, plain
+from tests.test_conformance import METHODS as CONFORMANCE_METHODS
+from tests.test_conformance import _step as conformance_step
 
 
 def app_on(page: str) -> AppTest:
@@ -88,7 +92,9 @@ def test_protect_banding_slider_changes_risk_and_utility():
     assert m["Released keys"] == "25" and m["Linkage attack"] == "25"  # a public recoding
     assert delta(at, "Linkage attack") == "-157 (was 182)"  # a count, without decimals
     assert m["Smallest class"] == "1" and not delta(at, "Smallest class")  # a class of one left
-    assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
+    assert m["IL1 overall (seed 003)"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
+    # the headline: IL1 of age, 0.0438571, over the 26 released columns (pidnum is not released)
+    assert m["IL1 release (information loss)"] == "0.001687"
     assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["title"]["text"] == "age: original and protected values per band"
@@ -243,7 +249,8 @@ def test_export_offers_every_download():
     assert not at.exception
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Download CSV", "Download PARQUET", "Download XLSX",
-                      "Download the recipe (JSON)", "Download the report (HTML)"]
+                      "Download the recipe (JSON)", "Download the workspace (JSON)",
+                      "Download the report (HTML)"]
     at.radio(key="w_chart_format").set_value("svg").run()
     assert at.session_state["chart_format"] == "svg"
 
@@ -266,14 +273,17 @@ def test_class_size_histogram_keeps_every_bucket():
     assert list(fig.data[0].y) == [1, 1, 0, 0, 0, 1, 0, 1, 0, 2]
 
 
-def test_recipe_steps_without_a_control_are_reported():
+def test_recipe_steps_without_a_control_are_refused_whole():
+    """A step the page has no control for (for the current roles) refuses the recipe: the
+    other steps are not applied either."""
     at = app_on("views/protect.py")
     recipe = json.dumps({"seed": 3, "steps": [
         {"method": "band", "column": "wtkg", "width": 10},  # wtkg is no quasi-identifier here
         {"method": "band", "column": "age", "width": 5}]})
     at.file_uploader(key="recipe_upload").set_value(("r.json", recipe.encode(), "x")).run()
-    assert at.slider(key="w_p_band_age").value == 5
-    assert any('"column": "wtkg"' in w.value.replace("\\", "") for w in at.warning)
+    assert at.slider(key="w_p_band_age").value == 0
+    assert any("Recipe not loaded: step 1" in e.value and "not on wtkg" in e.value
+               for e in at.error)
 
 
 def test_chart_text_from_data_is_escaped():
@@ -289,7 +299,7 @@ def test_chart_text_from_data_is_escaped():
 def test_report_carries_both_readings_of_risk(actg):
     from sdc_core.risk import risk_profile
     from sdc_core.risk.linkage import linkage_attack
-    from ui.report import build_report, risk_table, step_notes
+    from ui.report import build_report, risk_table, step_notes, utility_table
     from ui.workbench import evaluate, recipe_json
 
     qi = ["age", "gender", "race"]
@@ -303,12 +313,15 @@ def test_report_carries_both_readings_of_risk(actg):
     assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
     assert "sdcMicro dRisk, interval disclosure (%, an upper bound)" in rows
     html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
-                        text, table, table, [], notes=step_notes(
+                        text, table, utility_table(wb.utility_for(["pidnum"])), [],
+                        notes=step_notes(
                             [{"method": "local_suppression", "k": 5, "min_k_after": 5.0,
                               "min_k_after_as_category": 1.0, "suppressed": {"age": 3}}]))
     assert "smallest class is 5 when a blank matches any value" in html
     assert "a blank leaves the smallest class at 1." in html
     assert "maximum loss 1" in html
+    assert "IL1 release (information loss): mean over the 26 released columns" in html
+    assert "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C" in html
     assert "linkage attack: expected re-identifications" in html
     assert "what an attacker who\nknows the true values" in html
 
@@ -365,8 +378,8 @@ def test_protect_offers_noise_and_recoding_from_their_declarations():
     at.slider(key="w_p_recode_min_count").set_value(100).run()
     assert not at.exception and not at.error
     steps = json.loads(at.main.code[0].value)["steps"]
-    assert {"method": "noise", "columns": ["wtkg", "cd40"], "kind": "additive", "p": 100,
-            "delta": 0.1} in steps
+    # a step holds main and the controls away from their declared defaults
+    assert {"method": "noise", "columns": ["wtkg", "cd40"], "p": 100} in steps
     assert {"method": "recode", "column": "karnof", "min_count": 100} in steps
     assert [s["method"] for s in steps] == ["recode", "noise"]  # declared order
     assert float(metrics(at)["IL1 numeric"]) > 0
@@ -404,8 +417,7 @@ def test_protect_offers_microaggregation_from_its_declaration():
     at.slider(key="w_p_microaggregation_k").set_value(5).run()
     assert not at.exception and not at.error
     steps = json.loads(at.main.code[0].value)["steps"]
-    assert steps == [{"method": "microaggregation", "columns": ["age"], "k": 5,
-                      "algorithm": "mdav"}]
+    assert steps == [{"method": "microaggregation", "columns": ["age"], "k": 5}]
     m = metrics(at)
     # age becomes a distance column of the attack (ties share): below the unprotected 182;
     # many groups hold one age only, so their mean is that age and the drop is small
@@ -450,6 +462,7 @@ def test_protect_loads_a_recipe_with_a_merge():
 
 def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     at = app_on("views/tradeoffs.py")
+    at.number_input(key="w_t_seeds").set_value(1)  # a row is then the Protect page's figure
     at.text_input(key="w_t_band_values").set_value("5, 10, 15")
     at.multiselect(key="w_t_pram_cols").set_value(["gender", "race"])  # one p for both
     at.text_input(key="w_t_pram_values").set_value("0.05, 0.1")
@@ -461,7 +474,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     table = frame_with(at, "method")
     assert 1 < len(table) < 1 + 4 * 3  # of band off, 5, 10, 15 × PRAM off, 0.05, 0.1
     assert any(f"evaluated {len(table) - 1} of 12 combinations" in c.value for c in at.caption)
-    assert table["best"].sum() == 1 and "IL1_grid" in table
+    assert table["best"].sum() == 1 and "IL1_release" in table
     best = table[table["best"]].iloc[0]
     assert best["linkage_risk_percent"] <= 1.0
     assert "Cheapest setting under" in at.success[0].value
@@ -472,6 +485,8 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     assert at.title[0].value == "Protect"
     recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
+    # one headline loss: the Protect page shows the sweep row's, over the same columns
+    assert metrics(at)["IL1 release (information loss)"] == f"{best['IL1_release']:.4g}"
 
 
 def test_tradeoffs_target_every_class_at_least_k():
@@ -699,3 +714,127 @@ def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
     untargeted = sweep_figure(run_sweep(actg, ["age", "gender", "race"],
                                         {k: v for k, v in grid.items() if k != "target"}))
     assert "★" not in (untargeted.layout.title.text or "")
+
+
+def shown_recipe(at: AppTest) -> dict | None:
+    """The "Recipe of these settings" of the Protect page (None: no method is on)."""
+    box = [e for e in at.expander if e.label == "Recipe of these settings"]
+    return json.loads(box[0].code[0].value) if box else None
+
+
+#: Recipes of the harness's shape on the example, for each outcome: opened as they are (band
+#: origin and labels, top coding, invariant PRAM, suppression's importance order) or refused.
+LOADED = [
+    [{"method": "band", "column": "age", "width": 15, "origin": 3, "label": "interval"}],
+    [{"method": "top_bottom_code", "column": "age", "top_percentile": 95},
+     {"method": "pram", "column": "race", "invariant": True, "retention": 0.8}],
+    [{"method": "pram", "column": "gender", "p": 0.1},
+     {"method": "local_suppression", "columns": ["age", "gender", "race"], "k": 3,
+      "importance": ["race", "age", "gender"]}],
+    [{"method": "pram", "column": "gender", "p": 0.1},
+     {"method": "band", "column": "age", "width": 10}],  # not the page's order
+    [{"method": "band", "column": "age", "width": 7.5}],  # the slider takes whole widths
+    [{"method": "band", "column": "wtkg", "width": 10}],  # not a quasi-identifier
+]
+
+
+def harness_recipes(n: int) -> list[list[dict]]:
+    """The first ``n`` distinct recipes the conformance harness draws on the example's
+    quasi-identifiers (derandomized: the same every run)."""
+    actg, qi = read_table(EXAMPLE_PATH)[["age", "gender", "race"]], ["age", "gender", "race"]
+    methods = [m for name, m in CONFORMANCE_METHODS.items() if name != "drop"]
+    found: list[list[dict]] = []
+
+    @settings(max_examples=50, deadline=None, derandomize=True, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(data=hs.data())
+    def draw(data: hs.DataObject) -> None:
+        steps = [conformance_step(data.draw, data.draw(hs.sampled_from(methods)), actg, qi)
+                 for _ in range(data.draw(hs.integers(1, 3)))]
+        if steps not in found:
+            found.append(steps)
+    draw()
+    return found[:n]
+
+
+def test_harness_recipes_open_through_load_a_recipe_as_they_are_or_not_at_all():
+    """Opening never changes a setting: recipes drawn by the conformance harness, and some of
+    its shape for each outcome, loaded with "Load a recipe", either show their own steps and
+    seed in "Recipe of these settings", or are refused whole: an error, and the settings
+    before it stay."""
+    at = app_on("views/protect.py")
+    before, outcomes = shown_recipe(at), []
+    for i, steps in enumerate(LOADED + harness_recipes(8)):
+        recipe = {"version": 1, "seed": 1000 + i, "steps": steps}
+        at.file_uploader(key="recipe_upload").set_value(
+            (f"r{i}.json", json.dumps(recipe).encode(), "application/json")).run()
+        assert not at.exception, recipe
+        now = shown_recipe(at)
+        if at.success and at.success[0].value == "Recipe loaded.":
+            assert now is not None and (now["steps"], now["seed"]) == (steps, recipe["seed"]), \
+                (recipe, [e.value for e in at.error])
+            outcomes.append("opened")
+        else:
+            assert any(e.value.startswith("Recipe not loaded:") for e in at.error), recipe
+            assert now == before, recipe  # nothing of it applied
+            outcomes.append("refused")
+        before = now
+    assert outcomes[:len(LOADED)] == ["opened"] * 3 + ["refused"] * 3
+
+
+def test_protect_offers_every_recipe_parameter():
+    """Band origin and labels (per column), invariant PRAM, top/bottom coding and local
+    suppression's importance order have controls; the recipe they make opens as it is."""
+    at = app_on("views/protect.py")
+    at.slider(key="w_p_band_age").set_value(10)
+    at.number_input(key="w_p_band:origin:age").set_value(3)
+    at.selectbox(key="w_p_band:label:age").set_value("interval")
+    at.multiselect(key="w_p_top_bottom_code_cols").set_value(["wtkg"])
+    at.number_input(key="w_p_top_bottom_code_top_percentile").set_value(95.0)
+    at.toggle(key="w_p_pram_invariant").set_value(True)
+    at.number_input(key="w_p_pram_retention").set_value(0.8)
+    at.slider(key="w_p_local_suppression_k").set_value(2)
+    at.multiselect(key="w_p_local_suppression_importance").set_value(["race", "age", "gender"])
+    at.run()
+    assert not at.exception and not at.error
+    recipe = shown_recipe(at)
+    assert recipe["steps"] == [
+        {"method": "band", "column": "age", "width": 10, "origin": 3, "label": "interval"},
+        {"method": "top_bottom_code", "column": "wtkg", "top_percentile": 95},
+        {"method": "pram", "column": "gender", "invariant": True, "retention": 0.8},
+        {"method": "pram", "column": "race", "invariant": True, "retention": 0.8},
+        {"method": "local_suppression", "columns": ["age", "gender", "race"], "k": 2,
+         "importance": ["race", "age", "gender"]}]
+    at.file_uploader(key="recipe_upload").set_value(
+        ("r.json", json.dumps(recipe).encode(), "application/json")).run()
+    assert at.success[0].value == "Recipe loaded." and shown_recipe(at) == recipe
+    assert at.number_input(key="w_p_band:origin:age").value == 3
+
+
+def test_protect_bands_between_custom_breaks_with_range_labels():
+    """Breaks typed as numbers separated by commas replace the width (set to 0); ages 17–19
+    are released as "0–17" and "18–29", never as a number outside the data."""
+    at = app_on("views/protect.py")
+    at.text_input(key="w_p_band:breaks:age").set_value("0, 18, 30, 65, 120")
+    at.selectbox(key="w_p_band:label:age").set_value("range").run()
+    assert not at.exception and not at.error
+    assert shown_recipe(at)["steps"] == [
+        {"method": "band", "column": "age", "label": "range", "breaks": [0, 18, 30, 65, 120]}]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Banding of age: 4 bands between 0, 18, 30, 65, 120." in captions
+    at.text_input(key="w_p_band:breaks:age").set_value("0, 18, oops").run()
+    assert any("values separated by commas" in e.value for e in at.error)
+
+
+def test_tradeoffs_sweeps_each_banded_column_over_its_own_values():
+    """A values list per column: age gets 7 while the method's list (5, 10) is for the
+    columns without their own."""
+    at = app_on("views/tradeoffs.py")
+    at.text_input(key="w_t_band_values").set_value("5, 10")
+    at.text_input(key="w_t_band_values:age").set_value("7")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.session_state["sweep"]["result"].table
+    widths = [s["width"] for r in table["recipe"] for s in json.loads(r)["steps"]
+              if s["method"] == "band"]
+    assert widths == [7]

@@ -114,7 +114,16 @@ def _step(draw, method, df: pd.DataFrame, qi: list[str], column: str | None = No
         step[method.main] = _number(draw, p, sample) if p.type in ("number", "whole") \
             else p.default
     if method.name == "band" and draw(st.booleans()):
-        step["label"] = "interval"
+        step["label"] = draw(st.sampled_from(["interval", "lower", "range"]))
+        if step["label"] == "range":  # whole edges, for whole-number columns
+            step["width"] = max(1, round(step["width"]))
+    if method.name == "band" and draw(st.integers(0, 3)) == 0:  # custom breaks for a width
+        present = pd.to_numeric(sample.dropna(), errors="coerce").dropna() \
+            if storage(sample) in ("integer", "float") else pd.Series([0.0, 9.0])
+        low, high = (float(np.floor(present.min())), float(np.floor(present.max())) + 1) \
+            if len(present) else (0.0, 10.0)
+        del step["width"]
+        step["breaks"] = sorted({low, draw(st.sampled_from([low, (low + high) / 2])), high})
     if method.name == "top_bottom_code":
         step["top_percentile"] = draw(st.sampled_from([50, 80, 95]))
     if method.name == "recode" and draw(st.booleans()):

@@ -78,7 +78,7 @@ def test_variants_and_recipes():
     assert str(corpus.roundtrip(c, "parquet")["ethn"].dtype) == "category"
     one, two = corpus.case("Ecdat/Treatment", "a"), corpus.case("Ecdat/Treatment", "a")
     assert one.recipes == two.recipes  # deterministic
-    assert one.roles.qi == ["age", "treat", "ethn", "married"]  # age suggested, 3 added
+    assert one.roles.qi == ["age", "educ", "ethn", "married"]  # all four suggested
     for rec in one.recipes:
         parse_recipe(rec["recipe"])
         assert 1 <= len(rec["recipe"]["steps"]) <= 4

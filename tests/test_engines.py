@@ -177,6 +177,26 @@ def test_apply_equals_pandas(name: str, partitions: int, data: dict[str, Path],
         engine.close()
 
 
+@pytest.mark.parametrize(("name", "partitions"), [("duckdb", 3), ("spark", 3)])
+def test_band_breaks_and_labels_equal_pandas(name: str, partitions: int,
+                                             data: dict[str, Path],
+                                             request: pytest.FixtureRequest,
+                                             tmp_path: Path) -> None:
+    """Custom breaks and the lower-bound and whole-number range labels, batch by batch."""
+    recipe = parse_recipe({"seed": 1, "steps": [
+        {"method": "band", "column": "age", "breaks": [16, 18, 30, 65, 95], "label": "range"},
+        {"method": "band", "column": "rent", "width": 250, "origin": 100, "label": "lower"},
+        {"method": "band", "column": "hhsize", "breaks": [1, 2, 5, 9]}]})
+    ref = apply_recipe(recipe, make_table()).data
+    engine = engine_for(name, partitions, request)
+    try:
+        out = tmp_path / "out.parquet"
+        jobs.apply(engine, data["parts"], recipe, out)
+        assert equal_columns(ref, read_output(out)) == []
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize(("name", "partitions"), ENGINES)
 def test_risk_equals_pandas(name: str, partitions: int, data: dict[str, Path],
                             request: pytest.FixtureRequest, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain
 from ui.lessons import LESSONS
 from ui.links import LinkState, decode_recipe, encode_recipe, example_columns, read_link, to_query
 from ui.protect import ProtectSettings, from_steps
@@ -126,7 +126,10 @@ def settings_of(draw, key: str) -> ProtectSettings:
     categorical = list(levels)
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {
-        "band": draw(hs.dictionaries(hs.sampled_from(numeric), hs.integers(1, 60), max_size=2))}
+        "band": draw(hs.dictionaries(hs.sampled_from(numeric), hs.fixed_dictionaries(
+            {"width": hs.integers(1, 60)},
+            optional={"origin": hs.sampled_from([0, 5, 2.5]),
+                      "label": hs.sampled_from(["midpoint", "interval"])}), max_size=2))}
     for name, main, pool, value in (
             ("pram", "p", categorical, hs.sampled_from([0.05, 0.1, 0.25])),
             ("relabel", "alpha", categorical, hs.sampled_from([0.1, 0.3])),
@@ -434,6 +437,20 @@ def test_a_link_with_problems_warns_once_and_opens_the_default():
     assert not [w for w in at.warning if w.value.startswith(WARNING)]
     at.switch_page("views/risk.py").run()
     assert not [w for w in at.warning if w.value.startswith(WARNING)]
+
+
+def test_a_link_recipe_on_a_column_its_roles_do_not_offer_is_refused_whole():
+    """Banding weight (not a quasi-identifier under the link's roles) beside banding age: the
+    Protect page cannot show the first, so neither is applied, and the link says why."""
+    steps = [{"method": "band", "column": "age", "width": 10},
+             {"method": "band", "column": "wtkg", "width": 10}]
+    at = opened_with(f"?data={DEFAULT_EXAMPLE}&recipe={encode_recipe(steps, 3)}",
+                     "views/protect.py")
+    assert not at.exception
+    assert any("wtkg" in plain(w.value) and "opens with no method on" in w.value
+               for w in at.warning)
+    assert at.slider(key="w_p_band_age").value == 0
+    assert any("No method is active" in i.value for i in at.info)
 
 
 def test_a_link_never_carries_an_uploaded_file():

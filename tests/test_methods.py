@@ -55,6 +55,50 @@ def test_banding_reproduces_seed_classes_and_labels():
     assert band(s, 10, origin=5).values.tolist() == [10.0, 20.0, 20.0, 30.0, 70.0]
 
 
+def test_band_labels_lower_bound_and_whole_number_ranges():
+    """Ages 17–19 in the band [10, 20) were released as 15.0, outside the data: the lower
+    bound and the range "10–19" say what the band holds."""
+    s = pd.Series([17, 19, 20, 34, None], name="age", dtype="Int64")
+    assert band(s, 10, label="lower").values.tolist()[:4] == [10.0, 10.0, 20.0, 30.0]
+    assert band(s, 5, origin=2, label="range").values.tolist()[:4] == [
+        "17–21", "17–21", "17–21", "32–36"]
+    with pytest.raises(SdcInputError, match="range labels"):
+        band(pd.Series([17.5, 19.0]), 10, label="range")
+
+
+def test_band_custom_breaks():
+    s = pd.Series([17, 19, 20, 34, 70, np.nan], name="age")
+    res = band(s, breaks=[15, 20, 65, 100])
+    assert res.values.tolist()[:5] == [17.5, 17.5, 42.5, 42.5, 82.5] and res.info["bands"] == 3
+    assert band(s, breaks=[15, 20, 65, 100], label="range").values.tolist()[:5] == [
+        "15–19", "15–19", "20–64", "20–64", "65–99"]
+    assert band(s, breaks=[15, 20, 65, 100], label="interval").values.tolist()[4] == "[65, 100)"
+    assert band(s, breaks=[15, 20, 65, 100], label="lower").values.tolist()[:2] == [15.0, 15.0]
+    for kwargs, words in (({"breaks": [18, 65, 100]}, "do not hold every value"),
+                          ({"breaks": [15, 15, 100]}, "increasing order"),
+                          ({"width": 5, "breaks": [0, 100]}, "either a width or breaks"),
+                          ({"breaks": [0, 100], "origin": 3}, "origin is for bands")):
+        with pytest.raises(SdcInputError, match=words):
+            band(s, **kwargs)
+    with pytest.raises(SdcInputError, match="breaks are for numeric columns"):
+        band(pd.Series(pd.to_datetime(["2024-01-04"])), breaks=[0, 1])
+
+
+@pytest.mark.parametrize("step", [
+    {"method": "band", "column": "age", "breaks": [0, 18, 30, 65, 120], "label": "range"},
+    {"method": "band", "column": "age", "width": 10, "label": "lower"},
+    {"method": "band", "column": "age", "width": 5, "origin": 2, "label": "range"},
+])
+def test_band_labels_and_breaks_agree_everywhere(step):
+    """The conformance invariants (page, files, sweep row, engines' report, linkage reference)
+    hold for the new labels and for breaks."""
+    from tests.conformance import check_release
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"age": rng.integers(0, 90, 40), "sex": rng.choice(["f", "m"], 40)})
+    assert check_release(df, ["age", "sex"], ["age"], {"seed": 1, "steps": [step]}) == "ok"
+
+
 @pytest.mark.parametrize("width, expected", [(5, 44), (10, 25), (15, 18)])
 def test_golden_actg_banding_then_risk(actg, width, expected):
     banded = actg.assign(age=band(actg["age"], width).values)

@@ -1,10 +1,17 @@
 """The Protect page's settings and recipe steps, both ways (pure Python, no Streamlit)."""
 
+import json
 import re
 
+import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from sdc_core.errors import SdcInputError
+from sdc_core.sweep import run_sweep
+from tests.test_conformance import PAIRS, releases
 from ui.protect import ProtectSettings, describe, from_steps
 
 MERGE = {"method": "recode", "column": "race", "groups": {"any": [0, 1]}}
@@ -70,3 +77,117 @@ def test_a_seed_the_page_cannot_hold_is_refused_not_changed():
     assert from_steps([], 2**53 - 1).seed == 2**53 - 1
     with pytest.raises(SdcInputError, match="seed 1152921504606846976 is larger than"):
         from_steps([], 2**60)
+
+
+def opens(recipe: dict, qi: list[str]) -> str:
+    """Open ``recipe`` as the Protect page does for quasi-identifiers ``qi``: either its
+    settings give back the recipe's steps and seed exactly, or it is refused whole, in one line
+    that says where to go instead."""
+    try:
+        settings = from_steps(recipe["steps"], recipe["seed"], {"local_suppression": qi})
+    except SdcInputError as err:
+        message = str(err)
+        assert message and "\n" not in message, message
+        assert "command line" in message or "Data page" in message, message
+        return "refused"
+    assert settings.seed == recipe["seed"]
+    assert settings.steps(qi) == recipe["steps"]
+    return "opened"
+
+
+@pytest.mark.parametrize("first", PAIRS, ids=[f"{m}-{k}" for m, k in PAIRS])
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=hs.data())
+def test_every_harness_recipe_opens_as_it_is_or_not_at_all(first, data):
+    """Opening never changes a setting: every recipe of the conformance harness (each method
+    on each kind it takes, then up to three random steps) opens with identical steps and seed,
+    or is refused whole with its reason."""
+    _, qi, _, _, recipe = data.draw(releases(first))
+    opens(recipe, qi)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(releases())
+def test_random_harness_recipes_open_as_they_are_or_not_at_all(case):
+    """Steps in any order: an order the page does not apply in is refused, not reordered."""
+    _, qi, _, _, recipe = case
+    opens(recipe, qi)
+
+
+def test_every_row_of_a_combined_sweep_with_own_values_per_column_opens_as_it_is():
+    """Each banded column has its own widths (education 0–17 does not get age's 10–30), and
+    every row of the combined sweep — PRAM and local suppression with them — opens with its
+    recipe's steps and seed exactly."""
+    rows = np.random.default_rng(1)
+    df = pd.DataFrame({"age": rows.integers(0, 81, 200), "education": rows.integers(0, 18, 200),
+                       "sex": rows.choice(["f", "m"], 200)})
+    qi = ["age", "education", "sex"]
+    grid = {"seeds": 1, "seed": 3, "numeric": ["age", "education"], "combine": True,
+            "search": "exhaustive", "settings": [
+                {"method": "band", "column": "age", "param": "width", "values": [0, 10, 30]},
+                {"method": "band", "column": "education", "param": "width",
+                 "values": [0, 2, 4]},
+                {"method": "pram", "columns": ["sex"], "param": "p", "values": [0.0, 0.1]},
+                {"method": "local_suppression", "columns": qi, "param": "k",
+                 "values": [0, 3]}]}
+    table = run_sweep(df, qi, grid).table
+    assert len(table) == 1 + 3 * 3 * 2 * 2
+    widths = set()
+    for text in table["recipe"].iloc[1:]:
+        recipe = json.loads(text)
+        widths |= {(s["column"], s["width"]) for s in recipe["steps"] if s["method"] == "band"}
+        offered = {"band": ["age", "education"], "pram": ["sex"], "local_suppression": qi}
+        settings = from_steps(recipe["steps"], recipe["seed"], offered)
+        assert (settings.steps(qi), settings.seed) == (recipe["steps"], recipe["seed"])
+    assert widths == {("age", 10), ("age", 30), ("education", 2), ("education", 4)}
+
+
+@pytest.mark.parametrize("steps", [
+    [{"method": "band", "column": "age", "width": 10, "origin": 5, "label": "interval"},
+     {"method": "band", "column": "education", "width": 3},
+     {"method": "band", "column": "income", "breaks": [0, 1000, 5000], "label": "range"}],
+    [{"method": "top_bottom_code", "column": "age", "top": 90, "bottom_percentile": 5}],
+    [{"method": "pram", "column": "race", "invariant": True, "retention": 0.8}],
+    [{"method": "pram", "column": "race", "matrix": {"a": {"a": 0.5, "b": 0.5}}}],
+    [{"method": "recode", "column": "race", "min_count": 5, "other": "rest"}],
+    [{"method": "randomized_response", "column": "drugs", "keep_probability": 0.5,
+      "categories": [0, 1, 2]}],
+    [{"method": "local_suppression", "columns": ["age", "race"], "k": 3,
+      "importance": ["race", "age"], "alpha": 0.5}],
+])
+def test_every_recipe_parameter_opens_on_the_page(steps):
+    """Origin, labels and per-column band settings, top/bottom coding, invariant PRAM and its
+    matrix, the label of rare levels, the answers of randomized response, local suppression's
+    importance order and α: each has a control now, so the recipe opens as it is."""
+    settings = from_steps(steps, 7, {"local_suppression": ["age", "race"]})
+    assert settings.steps(["age", "race"]) == steps
+
+
+def test_parameters_at_their_defaults_open_and_are_shown_without_them():
+    """A recipe may spell out a default (origin 0, kind "additive"); it opens, and the page's
+    recipe leaves it out: the same steps when applied."""
+    steps = [{"method": "band", "column": "age", "width": 10, "origin": 0, "label": "midpoint"},
+             {"method": "noise", "columns": ["wt"], "p": 50, "kind": "additive", "delta": 0.1}]
+    assert from_steps(steps, 1).steps([]) == [
+        {"method": "band", "column": "age", "width": 10},
+        {"method": "noise", "columns": ["wt"], "p": 50}]
+
+
+@pytest.mark.parametrize("steps, words", [
+    ([{"method": "pram", "column": "race", "p": 0.1},
+      {"method": "band", "column": "age", "width": 10}], "in a fixed order"),
+    ([{"method": "band", "column": "age", "width": 10},
+      {"method": "band", "column": "age", "width": 5}], "a second band step on age"),
+    ([{"method": "band", "column": "age", "width": 0}],
+     "with width = 0, band is off on the Protect page"),
+    ([{"method": "pram", "column": "race", "p": 0.1},
+      {"method": "pram", "column": "sex", "p": 0.2}], "one setting of p for all pram"),
+    ([{"method": "local_suppression", "columns": ["race"], "k": 3}],
+     "offers local_suppression on age, race for the current roles, not on race"),
+    ([{"method": "drop", "columns": ["age"]}], "has no control on the Protect page"),
+])
+def test_a_recipe_the_page_cannot_show_is_refused_whole(steps, words):
+    with pytest.raises(SdcInputError, match=re.escape(words)):
+        from_steps(steps, 1, {"local_suppression": ["age", "race"]})

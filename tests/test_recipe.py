@@ -73,8 +73,6 @@ def test_fingerprint_and_version_are_recorded_and_checked(actg):
     ({"seed": 1, "steps": [], "colour": "red"}, "unknown key(s) colour"),
     ({"seed": 1, "version": 9, "steps": []}, "version 9 is not supported"),
     ({"seed": 1, "steps": [{"method": "shuffle"}]}, "step 1: unknown method 'shuffle'"),
-    ({"seed": 1, "steps": [{"method": "band", "column": "age"}]},
-     "step 1 (band): missing key(s) width"),
     ({"seed": 1, "steps": [{"method": "band", "column": "age", "width": "10"}]},
      "step 1 (band): width must be a number"),
     ({"seed": 1, "steps": [{"method": "band", "column": "age", "width": 10, "colour": 1}]},
@@ -93,6 +91,9 @@ def test_structural_errors(recipe, message):
 @pytest.mark.parametrize("step, message", [
     ({"method": "band", "column": "nosuch", "width": 5}, "step 1 (band): unknown column 'nosuch'"),
     ({"method": "band", "column": "age", "width": -5}, "width must be a positive number"),
+    ({"method": "band", "column": "age"}, "step 1 (band): banding takes either a width or "
+                                          "breaks"),
+    ({"method": "band", "column": "age", "breaks": [20, 30]}, "do not hold every value"),
     ({"method": "pram", "column": "gender", "p": 2}, "step 1 (pram): p must lie in [0, 1]"),
     ({"method": "relabel", "column": "race", "alpha": -0.1}, "alpha must lie in [0, 1]"),
     ({"method": "rank_swap", "column": "wtkg", "window_percent": 0},

@@ -75,8 +75,12 @@ def test_numeric_il1_of_suppressed_values_by_hand():
 def test_alignment_errors(actg):
     with pytest.raises(SdcInputError, match="differ in length"):
         il1(actg, actg.head(10))
-    with pytest.raises(SdcInputError, match="only in the original: pidnum"):
-        il1(actg, actg.drop(columns="pidnum"))
+    with pytest.raises(SdcInputError, match="only in the protected: extra"):
+        il1(actg, actg.assign(extra=1))
+    with pytest.raises(SdcInputError, match="the same columns in another order"):
+        il1(actg, actg[actg.columns[::-1]])
+    with pytest.raises(SdcInputError, match="unknown not-released column"):
+        il1(actg, actg, not_released=["nosuch"])
     banded = actg.assign(age=band(actg["age"], 10, label="interval").values)
     as_labels = il1(actg, banded, ["age"])  # numbers no longer: compared as categories
     assert as_labels.per_column["age"] == 1.0 and as_labels.IL1_numeric == 0.0

@@ -91,7 +91,8 @@ def print_export(fig: go.Figure, filename: str, key: str, context: str) -> None:
                        "install chromium fonts-liberation). The camera button of the chart "
                        "still saves PNG or SVG.", icon=":material/warning:")
             return
-        st.download_button(f"Download {fmt.upper()}", partial(figure_bytes, fig, fmt, width, note),
+        st.download_button(f"Download {fmt.upper()}",
+                           partial(figure_bytes, fig, fmt, width, note, filename),
                            file_name=f"{filename}.{fmt}", mime=MIME[fmt],
                            on_click="ignore", icon=":material/download:", key=f"{key}_download")
         st.caption("Caption in the file: " + md(note))

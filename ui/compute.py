@@ -7,6 +7,7 @@ frame); the data set id stands in for them. Results that hold per-record arrays 
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pandas as pd
@@ -36,6 +37,12 @@ def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na
 @st.cache_resource(max_entries=16, show_spinner=False)
 def protected(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> ApplyResult:
     return apply_recipe(parse_recipe(json.loads(recipe_json)), _df)
+
+
+def protected_id(dataset_id: str, recipe_json: str) -> str:
+    """The id of the table a recipe makes of a data set: it keys the protected table's caches
+    (risk profile, risk tables, SUDA2) as the data set id keys the original's."""
+    return f"{dataset_id}+{hashlib.sha256(recipe_json.encode()).hexdigest()[:16]}"
 
 
 @st.cache_resource(max_entries=24, show_spinner=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import os
+import re
 import shutil
 
 import plotly.graph_objects as go
@@ -56,8 +57,79 @@ def for_print(fig: go.Figure, note: str, width: int) -> go.Figure:
     return out
 
 
-def figure_bytes(fig: go.Figure, fmt: str, width: int, note: str) -> bytes:
-    """The figure as a ``fmt`` file ``width`` pixels (SVG/PDF: CSS pixels) wide."""
+def document_title(fig: go.Figure, name: str) -> str:
+    """The title of the figure as plain text (without Plotly's HTML tags and escapes), or
+    ``name`` (its file name) when it has none."""
+    text = html.unescape(re.sub(r"<[^>]*>", " ", fig.layout.title.text or ""))
+    return " ".join(text.split()) or name
+
+
+def _pdf_text(text: str) -> bytes:
+    """``text`` as a PDF text string: a literal string with ``\\``, ``(`` and ``)`` escaped
+    when it is printable ASCII, else UTF-16BE with its byte-order mark, in hex."""
+    if text.isascii() and text.isprintable():
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        return b"(" + escaped.encode("ascii") + b")"
+    return b"<FEFF" + text.encode("utf-16-be").hex().upper().encode("ascii") + b">"
+
+
+def _string_end(data: bytes, i: int) -> int:
+    """The index after the PDF string that starts at ``data[i]``: a literal ``(…)`` (nested
+    parentheses and backslash escapes) or a hex ``<…>``."""
+    if data[i:i + 1] == b"<":
+        return data.index(b">", i) + 1
+    depth, j = 0, i
+    while j < len(data):
+        c = data[j:j + 1]
+        if c == b"\\":
+            j += 2
+            continue
+        depth += {b"(": 1, b")": -1}.get(c, 0)
+        j += 1
+        if depth == 0:
+            return j
+    return len(data)
+
+
+def pdf_with_title(pdf: bytes, title: str) -> bytes:
+    """``pdf`` with ``title`` as its document title (the Info dictionary's /Title, which
+    Chromium sets from the page Kaleido renders in: "Kaleido-fier"). Written as an incremental
+    update, the PDF way of changing a file: the Info dictionary again, with the new title and
+    its other entries, a cross-reference section for it and a trailer pointing back to the
+    original's; the original bytes are kept as they are. A file whose cross-references are
+    not a classic table (none from Chromium) is returned unchanged."""
+    end = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*$", pdf)
+    trailer = re.match(rb"trailer\s*<<(.*)>>\s*startxref", pdf[pdf.rfind(b"trailer"):], re.S)
+    if not end or not trailer:
+        return pdf
+    fields = trailer.group(1)
+    size = int(re.search(rb"/Size\s+(\d+)", fields).group(1))
+    root = re.search(rb"/Root\s+\d+\s+\d+\s+R", fields).group(0)
+    info = re.search(rb"/Info\s+(\d+)\s+(\d+)\s+R", fields)
+    rest = b""
+    if info:
+        number, generation = int(info.group(1)), int(info.group(2))
+        bodies = re.findall(rb"(?:^|\s)%d\s+%d\s+obj\s*<<(.*?)>>\s*endobj" % (number, generation),
+                            pdf, re.S)
+        rest = bodies[-1] if bodies else b""  # the latest version of the object
+        key = re.search(rb"/Title\s*", rest)
+        if key:
+            rest = rest[:key.start()] + rest[_string_end(rest, key.end()):]
+    else:
+        number, generation, size = size, 0, size + 1
+    body = b"%d %d obj\n<</Title %s\n%s>>\nendobj\n" % (number, generation, _pdf_text(title),
+                                                        rest.strip())
+    start = len(pdf) + 1
+    xref = start + len(body)
+    return pdf + b"\n" + body + (
+        b"xref\n0 1\n0000000000 65535 f \n%d 1\n%010d %05d n \n"
+        b"trailer\n<</Size %d %s /Info %d %d R /Prev %s>>\nstartxref\n%d\n%%%%EOF\n"
+        % (number, start, generation, size, root, number, generation, end.group(1), xref))
+
+
+def figure_bytes(fig: go.Figure, fmt: str, width: int, note: str, name: str = "figure") -> bytes:
+    """The figure as a ``fmt`` file ``width`` pixels (SVG/PDF: CSS pixels) wide; a PDF is
+    titled with the figure's title, or ``name`` (:func:`document_title`)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     path = chromium()
@@ -68,4 +140,5 @@ def figure_bytes(fig: go.Figure, fmt: str, width: int, note: str) -> bytes:
                                 "or SVG")
     os.environ.setdefault("BROWSER_PATH", path)  # Kaleido's browser: never a download
     printable = for_print(fig, note, width)
-    return printable.to_image(format=fmt, width=width, height=printable.layout.height, scale=1)
+    data = printable.to_image(format=fmt, width=width, height=printable.layout.height, scale=1)
+    return pdf_with_title(data, document_title(fig, name)) if fmt == "pdf" else data

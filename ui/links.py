@@ -37,6 +37,7 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from ui import state
+from ui.groups import column_groups, offered_columns
 from ui.lessons import LESSONS
 from ui.protect import from_steps
 from ui.state import RiskOptions
@@ -227,7 +228,13 @@ def open_link() -> bool:
     if link.roles is not None:
         state.set_roles(link.roles)
     if link.steps is not None:
-        state.set_protect_settings(from_steps(link.steps, link.seed), reseed_widgets=True)
+        groups = column_groups(state.ensure_dataset(), state.roles())
+        try:  # whole or not at all: the roles decide which columns each method is offered
+            settings = from_steps(link.steps, link.seed, offered_columns(groups, state.roles()))
+        except SdcInputError as err:
+            found.append(f"{err}; the Protect page opens with no method on")
+        else:
+            state.set_protect_settings(settings, reseed_widgets=True)
     state.set_risk_options(link.risk)
     state.set_lesson(link.lesson)
     state.set_projector(link.projector)

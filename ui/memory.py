@@ -8,8 +8,10 @@ read; when the sessions already entered (and the uploads already admitted but st
 plus the estimate would exceed the budget, the upload is refused with a message that says why.
 What is admitted is reserved until the table is entered. Nothing is ever evicted to make room.
 
-A session's entry (and the table with it) is freed when its browser session has ended or it has
-been idle longer than the idle timeout; the session then finds its data gone and is told so.
+A session's entry (and the table with it) is freed when it has been unused longer than the idle
+timeout, whether its tab is open or closed (a closed tab's work waits that long to be taken over
+by a reload, :mod:`ui.resume`); a session that comes back then finds its data gone and is told
+so.
 
 Settings (environment): ``SDC_MEMORY_BUDGET`` (``8GB``, ``512MB``, or bytes; default half of the
 machine's memory) and ``SDC_IDLE_MINUTES`` (default 60).
@@ -54,14 +56,6 @@ def is_active(session: str) -> bool:
     from streamlit import runtime
 
     return not runtime.exists() or runtime.get_instance().is_active_session(session)
-
-
-def reconnect_grace() -> float:
-    """How long Streamlit keeps a disconnected session resumable
-    (``server.disconnectedSessionTTL``): its data is kept that long."""
-    import streamlit as st
-
-    return float(st.get_option("server.disconnectedSessionTTL"))
 
 
 def _parse_minutes(text: str) -> float:
@@ -217,6 +211,16 @@ class Ledger:
             self._entries[session] = Entry(held, name, table,
                                            time.time() if now is None else now)
             self._freed.pop(session, None)
+
+    def move(self, old: str, new: str, now: float | None = None) -> None:
+        """Give the data of the session ``old`` to the session ``new``, which takes its work
+        over (:mod:`ui.resume`); ``new`` is in use now."""
+        with self._lock:
+            entry = self._entries.pop(old, None)
+            self._freed.pop(old, None)
+            if entry is not None:
+                entry.seen, entry.away_since = time.time() if now is None else now, None
+                self._entries[new] = entry
 
     def release(self, session: str) -> None:
         with self._lock:

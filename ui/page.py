@@ -5,20 +5,15 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from sdc_core.columns import is_number
-from sdc_core.io import Kind
-from sdc_core.methods import Method
 from sdc_core.roles import Roles
-from ui import links, memory, state, upload
+from ui import links, memory, resume, state, upload
 from ui.sidebar import render_sidebar
-from ui.state import Dataset
 from ui.text import column_label, md
 
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
@@ -35,15 +30,18 @@ html { font-size: 22px; }
 
 def begin_run() -> None:
     """What every run does before its page (the entry point calls it): report server settings
-    that cannot be read, note that this session is in use (and free the data of ended and idle
-    ones), finish an upload interrupted by a change of page, open the state a link describes
-    (a session's first run), make sure there is a data set, say so once when the server had
-    freed this session's, and set the projector view's type."""
+    that cannot be read, note that this session is in use (and free the data of idle ones),
+    take over the work of the session the address's resume token names (a reload, a
+    reconnection: a session's first run), finish an upload interrupted by a change of page,
+    open the state a link describes (a session's first run), make sure there is a data set,
+    say so once when the server had freed this session's, and set the projector view's
+    type."""
     for problem in memory.settings_problems():
         st.error(f"Server setting ignored (the default is used): {md(problem)}",
                  icon=":material/error:")
     require_sign_in()
-    state.keep_alive()
+    resume.REGISTRY.forget(state.keep_alive())
+    resume.begin()
     upload.finish_pending()
     linked = links.open_link()
     state.ensure_dataset()
@@ -55,7 +53,13 @@ def begin_run() -> None:
     if notice := state.freed_notice():
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
-    if state.restarted_since() and not linked:  # a link opens its own state again
+    restarted = state.restarted_since()
+    if resume.expired_notice() and not (linked or restarted):
+        st.warning("The session this address belonged to has ended (unused for longer than "
+                   f"{memory.idle_seconds() / 60:g} minutes, or it is open in another tab), so "
+                   "its work cannot be taken over here. The example data set is open instead.",
+                   icon=":material/hourglass_disabled:")
+    if restarted and not linked:  # a link opens its own state again
         st.warning("The server was restarted since this page was opened, so the session "
                    "expired and the data that was open in it is gone. The example data set is "
                    "open instead: load your file again to go on.",
@@ -116,46 +120,21 @@ def require_quasi_identifiers(roles: Roles, purpose: str) -> None:
         st.stop()
 
 
-@dataclass(frozen=True)
-class ColumnGroups:
-    """Released columns by use: ``numeric`` (tagged for utility), ``categorical`` (kind),
-    ``numbers`` (any numeric dtype), ``banded`` (numeric quasi-identifiers that are not codes)."""
-
-    numeric: list[str]
-    categorical: list[str]
-    numbers: list[str]
-    banded: list[str]
-
-
-def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
-    df = ds.df
-    numbers = [c for c in df.columns if is_number(df[c]) and c not in roles.ignore]
-    return ColumnGroups(
-        numeric=[c for c in roles.numeric if c in df.columns],
-        categorical=[c for c, k in ds.kinds.items()
-                     if k is Kind.CATEGORICAL and c not in roles.ignore],
-        numbers=numbers,
-        banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
-
-
-def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
-    """The columns a method takes, by its declared kind."""
-    return {"numeric_keys": groups.banded, "categorical": groups.categorical,
-            "numeric": groups.numbers, "keys": list(roles.qi)}[m.columns]
-
-
-def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
-    """The columns a method starts with, by its declared default."""
-    if m.default_columns == "categorical_keys":
-        return [c for c in roles.qi if c in groups.categorical]
-    return groups.banded if m.default_columns == "numeric_keys" else []
-
-
-def table_columns(table: pd.DataFrame, decimals: dict[str, str] | None = None
+def table_columns(table: pd.DataFrame, decimals: dict[str, str] | None = None,
+                  labels: dict[str, str] | None = None, widths: dict[str, str] | None = None
                   ) -> dict[str, Any]:
     """``st.dataframe``'s column settings for ``table``: each measure headed in words
-    (:func:`ui.text.column_label`) and, for the columns in ``decimals``, its number format."""
-    decimals = decimals or {}
-    return {c: (st.column_config.NumberColumn(column_label(c), format=decimals[c])
-                if c in decimals else st.column_config.Column(column_label(c)))
-            for c in table.columns if column_label(c) != c or c in decimals}
+    (:func:`ui.text.column_label`, or ``labels`` for names too plain to label everywhere:
+    ``count``, ``level``), for the columns in ``decimals`` its number format, and for those in
+    ``widths`` a width ("medium", "large") that shows their text: a column is otherwise sized
+    to its heading and first values, and longer text is cut."""
+    decimals, labels, widths = decimals or {}, labels or {}, widths or {}
+
+    def config(c: str) -> Any:
+        label = labels.get(c, column_label(c))
+        if c in decimals:
+            return st.column_config.NumberColumn(label, format=decimals[c])
+        return st.column_config.Column(label, width=widths.get(c))
+
+    return {c: config(c) for c in table.columns
+            if c in labels or column_label(c) != c or c in decimals or c in widths}

@@ -24,15 +24,20 @@ def page_methods() -> list[Method]:
 @dataclass(frozen=True)
 class ProtectSettings:
     """``columns[method]``: the columns chosen for it; ``values[method]``: its control values
-    (for a per-column method, ``{column: main value}``). Everything is off by default."""
+    (for a per-column method, ``{column: {param: value}}``). A control without a value holds
+    its declared default; everything is off by default."""
 
     columns: Mapping[str, list[str]] = field(default_factory=dict)
     values: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     seed: int = 42
 
-    def value(self, method: Method, param: str) -> Any:
-        """The value of a control, or its declared default."""
-        return self.values.get(method.name, {}).get(param, method.param(param).default)
+    def value(self, method: Method, param: str, column: str | None = None) -> Any:
+        """The value of a control (of ``column``'s, for a per-column method), or its declared
+        default."""
+        held = self.values.get(method.name, {})
+        if method.per_column:
+            held = held.get(column, {})
+        return held.get(param, method.param(param).default)
 
     def merges(self, method: Method) -> dict[str, dict[str, list[Any]]]:
         """The level merges of a method with a merge parameter: ``{column: {label: levels}}``."""
@@ -41,15 +46,16 @@ class ProtectSettings:
 
     def steps(self, qi: list[str]) -> list[dict[str, Any]]:
         """Recipe steps of the active methods, in the order the page shows them (a column's
-        merge before its ``main`` step)."""
+        merge before its ``main`` step); a step holds ``main`` and the controls that differ
+        from their declared defaults."""
         out: list[dict[str, Any]] = []
         for m in page_methods():
+            held = self.values.get(m.name, {})
             if m.per_column:
-                out += [{"method": m.name, "column": c, m.main: _num(v)}
-                        for c, v in self.values.get(m.name, {}).items() if v != m.off]
+                out += [{"method": m.name, "column": c, **step_params(m, v)}
+                        for c, v in held.items() if is_on(m, v)]
                 continue
-            on = self.value(m, m.main) != m.off
-            params = {p.name: _num(self.value(m, p.name)) for p in m.controls}
+            on, params = is_on(m, held), step_params(m, held)
             cols = list(qi) if m.columns == "keys" else list(self.columns.get(m.name, []))
             merges = self.merges(m)
             if m.target == "column":
@@ -61,6 +67,28 @@ class ProtectSettings:
             elif on and cols:
                 out.append({"method": m.name, "columns": cols, **params})
         return out
+
+
+def is_on(m: Method, held: Mapping[str, Any]) -> bool:
+    """Whether a method with these control values is on: ``main`` away from ``off``, one of its
+    :attr:`~sdc_core.methods.Method.switches` set, or (a method without ``main``) a control
+    away from its default."""
+    def changed(name: str) -> bool:
+        return held.get(name, m.param(name).default) != m.param(name).default
+    if m.main is None:
+        return any(changed(p.name) for p in m.controls)
+    return held.get(m.main, m.param(m.main).default) != m.off or any(map(changed, m.switches))
+
+
+def step_params(m: Method, held: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of a step of ``m``: ``main`` (unless off) and the controls that differ
+    from their declared defaults, in declared order."""
+    out = {}
+    for p in m.controls:
+        v = held.get(p.name, p.default)
+        if (p.name == m.main and v != m.off) or (p.name != m.main and v != p.default):
+            out[p.name] = _num(v)
+    return out
 
 
 def _num(v: Any) -> Any:
@@ -75,10 +103,11 @@ MAX_PAGE_SEED = 2**53 - 1
 
 
 def takes_whole(p: Param) -> bool:
-    """Whether the page's control of ``p`` is a whole-number slider: whole numbers, or whole
+    """Whether the page's control of ``p`` takes whole numbers only: whole numbers, or whole
     steps from a whole low end (band width, noise p)."""
     step = p.step or 1
-    return p.type == "whole" or (float(step).is_integer() and float(p.low).is_integer())
+    return p.type == "whole" or (p.low is not None and float(step).is_integer()
+                                 and float(p.low).is_integer())
 
 
 def _check_range(where: str, p: Param, value: Any) -> None:
@@ -98,47 +127,109 @@ def _check_range(where: str, p: Param, value: Any) -> None:
                             "command line")
 
 
-def from_steps(steps: list[dict[str, Any]], seed: int) -> ProtectSettings:
-    """Settings that reproduce ``steps``, or an error naming a step the page cannot show."""
+def full_step(step: dict[str, Any]) -> dict[str, Any]:
+    """A step with every parameter it leaves out at its declared default (and parameters
+    given as null left out): two steps that apply alike compare equal."""
+    m = registry()[step["method"]]
+    defaults = {p.name: p.default for p in m.params if p.type != "merge"}
+    if m.merge and m.merge.name in step:  # a merge step holds its merge alone
+        defaults = {}
+    return {k: v for k, v in (defaults | step).items() if v is not None}
+
+
+def _check_round_trip(steps: list[dict[str, Any]], settings: ProtectSettings) -> None:
+    """An error unless ``settings`` give back ``steps``, up to parameters at their defaults:
+    the page applies its methods in its own order, one step per column and method."""
+    keys = next((s["columns"] for s in steps if registry()[s["method"]].columns == "keys"), [])
+    given = [full_step(s) for s in steps]
+    shown = [full_step(s) for s in settings.steps(list(keys))]
+    if given == shown:
+        return
+    if len(given) == len(shown) and all(s in shown for s in given):
+        raise SdcInputError("the Protect page applies its methods in a fixed order ("
+                            + ", ".join(m.name for m in page_methods())
+                            + "), a column's level merge before its other recode step; this "
+                            "recipe's steps come in another order (apply it with the command "
+                            "line)")
+    i = next((i for i, s in enumerate(given) if s not in shown), len(given))
+    where = f"step {i + 1} ({steps[i]['method']})" if i < len(steps) else "recipe"
+    raise SdcInputError(f"{where}: the Protect page cannot show this step as it is (a method "
+                        "switched off by its setting, or a second step of the method on the "
+                        "same columns); apply this recipe with the command line")
+
+
+def from_steps(steps: list[dict[str, Any]], seed: int,
+               offered: Mapping[str, list[str]] | None = None) -> ProtectSettings:
+    """Settings that reproduce ``steps`` exactly (up to parameters at their declared
+    defaults), or an error naming a step the page cannot show: nothing is changed.
+    ``offered``: the columns the page offers each method named in it on, for the current
+    roles; a step on another column is refused, and a method on the quasi-identifiers must
+    name them all, in their order."""
     if not 0 <= seed <= MAX_PAGE_SEED:
         raise SdcInputError(f"seed {seed} is larger than the Protect page's seed field takes "
                             f"({MAX_PAGE_SEED}); apply this recipe with the command line")
     methods = {m.name: m for m in page_methods()}
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {}
+    shared: dict[str, dict[str, Any]] = {}  # a method's controls, one setting for its columns
     main_columns: dict[str, set[str]] = {}
     for i, step in enumerate(steps):
         m = methods.get(step.get("method"))
         where = f"step {i + 1} ({step.get('method')})"
         keys = set(step) - {"method", "column", "columns"}
         merge = m.merge.name if m is not None and m.merge else None
-        if m is None or not (keys == {merge} or (keys <= {p.name for p in m.controls}
-                                                 and m.main in keys)):
+        if m is None or not (keys == {merge} or (
+                keys <= {p.name for p in m.controls}
+                and (m.main in keys or keys & set(m.switches) or (m.main is None and keys)))):
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
+        cols = [step["column"]] if m.target == "column" else list(step["columns"])
+        if offered is not None and m.name in offered:
+            allowed = list(offered[m.name])
+            if cols != allowed if m.columns == "keys" else not set(cols) <= set(allowed):
+                raise SdcInputError(
+                    f"{where}: the Protect page offers {m.name} on "
+                    f"{', '.join(allowed) or 'no column'} for the current roles, not on "
+                    f"{', '.join(cols)}; set the roles on the Data page, or apply this recipe "
+                    "with the command line")
         for p in m.controls:
             _check_range(where, p, step.get(p.name))
+        params = {p.name: step.get(p.name, p.default) for p in m.controls}
+        if keys != {merge} and not is_on(m, params):
+            what = f"{m.main} = {params[m.main]}" if m.main else "these settings"
+            raise SdcInputError(f"{where}: with {what}, {m.name} is off on the Protect page; "
+                                "apply this recipe with the command line")
+        held = {k: v for k, v in params.items() if v != m.param(k).default or k == m.main}
         if m.per_column:
-            values.setdefault(m.name, {})[step["column"]] = step[m.main]
+            if step["column"] in values.get(m.name, {}):
+                raise SdcInputError(f"{where}: a second {m.name} step on {step['column']}; the "
+                                    "Protect page holds one per column (apply this recipe "
+                                    "with the command line)")
+            values.setdefault(m.name, {})[step["column"]] = held
             continue
-        held = values.setdefault(m.name, {})
+        kept = values.setdefault(m.name, {})
         if keys == {merge}:
-            held.setdefault(merge, {})[step["column"]] = step[merge]
+            kept.setdefault(merge, {})[step["column"]] = step[merge]
         else:
-            params = {p.name: step.get(p.name, p.default) for p in m.controls}
-            if any(held.setdefault(k, v) != v for k, v in params.items()):
+            first = shared.setdefault(m.name, params)
+            differ = [k for k in params if first[k] != params[k]]
+            if differ:
                 raise SdcInputError(f"{where}: the Protect page uses one setting of "
-                                    f"{', '.join(params)} for all {m.name} columns")
+                                    f"{', '.join(differ)} for all {m.name} columns (apply "
+                                    "this recipe with the command line)")
+            kept.update(held)
         if m.columns != "keys":
-            cols = [step["column"]] if m.target == "column" else list(step["columns"])
             columns[m.name] = list(dict.fromkeys(columns.get(m.name, []) + cols))
             if keys != {merge}:
                 main_columns.setdefault(m.name, set()).update(cols)
     for name, cols in main_columns.items():
         if set(columns[name]) != cols:
             raise SdcInputError(f"{name}: the Protect page applies {methods[name].main} to "
-                                "every column it merges levels of")
-    return ProtectSettings(columns, values, seed)
+                                "every column it merges levels of (apply this recipe with "
+                                "the command line)")
+    settings = ProtectSettings(columns, values, seed)
+    _check_round_trip(steps, settings)
+    return settings
 
 
 def describe(steps: list[dict[str, Any]], seed: int) -> str:

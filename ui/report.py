@@ -13,8 +13,9 @@ from sdc_core import __version__
 from sdc_core.methods import registry
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.linkage import LinkageResult
-from sdc_core.sweep import SweepResult
+from sdc_core.sweep import LOSS, SweepResult
 from ui import charts
+from ui.text import column_label
 from ui.workbench import LINKAGE_KEYS, RISK_KEYS
 
 #: How the report names each risk figure.
@@ -48,6 +49,35 @@ IL1_READING = ("IL1 counts a numeric value blanked by protection as the maximum 
                "ignore gives its reading).")
 
 
+#: The headline loss as the pages and the report name it (``IL1_release``).
+RELEASE_LOSS_LABEL = "IL1 release (information loss)"
+
+#: What the headline loss is (:mod:`sdc_core.utility.il1`).
+RELEASE_LOSS_FORMULA = (
+    "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C, every column not tagged "
+    "\"not released\": a changed column adds its IL1 (0 = unchanged, 1 = every value lost; a "
+    "column dropped from the release counts 1), so adding a step on another column never "
+    "lowers it. The Protect and Trade-offs pages, the report and python -m sdc_core compare "
+    "give the same figure; IL1 overall, seed 003's measure, is a mean over the changed columns "
+    "only and falls when a cheap step on another column is added.")
+
+
+def release_loss_help(n_released: int) -> str:
+    """What the headline loss is, with the number |C| of released columns."""
+    return f"{RELEASE_LOSS_FORMULA} Here |C| = {n_released}."
+
+
+def utility_table(utility: dict[str, Any]) -> pd.DataFrame:
+    """The information-loss figures of the report: the headline ``IL1_release`` first (over
+    the ``released`` columns), then seed 003's IL1 figures and the eigenvalue similarity."""
+    return pd.DataFrame({
+        "measure": [f"{RELEASE_LOSS_LABEL}: mean over the {len(utility['released'])} released "
+                    "columns", "IL1 overall (seed 003)", "IL1 numeric", "IL1 categorical",
+                    "eigenvalue similarity (%)"],
+        "value": [utility[k] for k in ("IL1_release", "IL1_overall", "IL1_numeric",
+                                       "IL1_categorical", "eigenvalue_similarity_percent")]})
+
+
 def risk_table(before: RiskProfile, attacked: LinkageResult,
                after: dict[str, Any]) -> pd.DataFrame:
     """Risk before and after protection: the released keys' measures (read as if the keys were
@@ -67,9 +97,9 @@ def _table(df: pd.DataFrame) -> str:
 def sweep_figure(result: SweepResult) -> go.Figure:
     """The last sweep's trade-off chart for the report; its star, the sweep's cheapest setting
     under its target, is said not to be the report's recipe unless it is."""
-    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
-                                  "linkage attack: re-identifications",
-                                  result.loss.replace("_", " "), best=result.best)
+    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", LOSS,
+                                  "linkage attack: re-identifications", column_label(LOSS),
+                                  best=result.best)
     if result.best is not None:
         fig.update_layout(title_text="The last sweep: risk against information loss (★ its "
                                      "cheapest setting under the target, which is not "
@@ -123,7 +153,8 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{notes_html}
-<h2>Information loss</h2>{_table(utility)}<p class="small">{e(IL1_READING)}</p>
+<h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
+{e(IL1_READING)}</p>
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""
 

@@ -132,10 +132,13 @@ def restarted_since() -> bool:
     return first and seen is not None and seen != SERVER_RUN
 
 
-def keep_alive() -> None:
-    """This session is in use: note it, and free the data of ended and idle sessions."""
+def keep_alive() -> list[str]:
+    """This session is in use: note it, and free the data of the sessions unused for the idle
+    window, connected or not (a closed tab's work waits that long to be taken over by a reload,
+    :mod:`ui.resume`); give the sessions freed."""
     memory.LEDGER.touch(session_id())
-    memory.LEDGER.prune(memory.is_active, memory.idle_seconds(), memory.reconnect_grace())
+    idle = memory.idle_seconds()
+    return memory.LEDGER.prune(memory.is_active, idle, grace=idle)
 
 
 def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
@@ -173,6 +176,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state[_DATASET] = ds
     set_roles(roles)
     st.session_state.pop("protect", None)
+    st.session_state.pop("protect_history", None)
     st.session_state.pop("sweep", None)
     st.session_state.pop("known", None)
     st.session_state.pop(_WHOLE_FILE_RISK, None)
@@ -242,13 +246,66 @@ def protect_settings() -> ProtectSettings:
     return st.session_state.get("protect", ProtectSettings())
 
 
+#: How many earlier Protect settings undo can go back to.
+UNDO_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class History:
+    """The Protect settings before the current ones (``past``, oldest first) and those undone
+    since (``future``, the next redo last)."""
+
+    past: tuple[ProtectSettings, ...] = ()
+    future: tuple[ProtectSettings, ...] = ()
+
+
+def protect_history() -> History:
+    return st.session_state.get("protect_history", History())
+
+
+def _reseed_protect_widgets() -> None:
+    for key in [k for k in st.session_state if str(k).startswith("w_p_")]:
+        del st.session_state[key]
+
+
 def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False) -> None:
-    """Store the Protect page's settings; ``reseed_widgets`` when they come from elsewhere (a
-    recipe, a trade-off row), so that the page's widgets show them."""
+    """Store the Protect page's settings; the ones they replace can be undone when the recipe
+    changes (a column chosen for a method still off makes no step of its own). ``reseed_widgets``
+    when they come from elsewhere (a recipe, a trade-off row), so that the page's widgets show
+    them."""
+    current = protect_settings()
+    qi = roles().qi
+    if (p.steps(qi), p.seed) != (current.steps(qi), current.seed):
+        h = protect_history()
+        st.session_state["protect_history"] = History((h.past + (current,))[-UNDO_DEPTH:])
     st.session_state["protect"] = p
     if reseed_widgets:
-        for key in [k for k in st.session_state if str(k).startswith("w_p_")]:
-            del st.session_state[key]
+        _reseed_protect_widgets()
+
+
+def undo_protect() -> None:
+    """Back to the settings before the current ones (a button's callback)."""
+    h = protect_history()
+    if h.past:
+        st.session_state["protect_history"] = History(h.past[:-1],
+                                                      h.future + (protect_settings(),))
+        st.session_state["protect"] = h.past[-1]
+        _reseed_protect_widgets()
+
+
+def redo_protect() -> None:
+    """Forward to the settings last undone (a button's callback)."""
+    h = protect_history()
+    if h.future:
+        st.session_state["protect_history"] = History(h.past + (protect_settings(),),
+                                                      h.future[:-1])
+        st.session_state["protect"] = h.future[-1]
+        _reseed_protect_widgets()
+
+
+def reset_protect() -> None:
+    """Every method off, the seed kept (a button's callback; undo brings them back)."""
+    set_protect_settings(ProtectSettings(seed=protect_settings().seed), reseed_widgets=True)
 
 
 def lesson() -> str | None:
@@ -277,3 +334,36 @@ def projector() -> bool:
 
 def set_projector(on: bool) -> None:
     st.session_state["projector"] = bool(on)
+
+
+def workspace_text() -> str:
+    """The workspace file of this session's work (:mod:`ui.workspace`)."""
+    from ui import workspace
+
+    ds = ensure_dataset()
+    settings = protect_settings()
+    form = {str(k)[len("w_kept_"):]: v for k, v in st.session_state.items()
+            if str(k).startswith("w_kept_")}
+    return workspace.to_json(ds.name, len(ds.df), list(ds.df.columns), ds.dataset_id, roles(),
+                             settings.steps(roles().qi), settings.seed, risk_options(),
+                             known_columns(ds.df), form)
+
+
+def open_workspace(text: str) -> str | None:
+    """Apply a workspace file to the open data set, all of it or nothing (an
+    :class:`~sdc_core.errors.SdcInputError` says why); give how the data set differs from the
+    one it was saved with, if it does."""
+    from ui import workspace
+
+    ds = ensure_dataset()
+    ws = workspace.read(text, list(ds.df.columns))
+    for key in [k for k in st.session_state if str(k).startswith("w_")]:
+        del st.session_state[key]  # widgets (and the kept Trade-offs form) re-seed from it
+    set_roles(ws.roles)
+    set_protect_settings(ws.settings, reseed_widgets=True)
+    set_risk_options(ws.risk)
+    set_known_columns(ws.known)
+    for key, value in ws.tradeoffs.items():
+        st.session_state[f"w_kept_{key}"] = value
+    st.session_state.pop("sweep", None)
+    return workspace.difference(ws.data, ds.name, len(ds.df), ds.dataset_id)

@@ -36,6 +36,16 @@ def number(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
 
 
+def delta_text(after: float, before: float, unit: str = "") -> str | None:
+    """The change from ``before`` to ``after`` as a metric's delta ("-157 (was 182)", or with a
+    ``unit``: "-1.25 points"), or None (no arrow, no colour) when nothing changed."""
+    change = after - before
+    if abs(change) < 5e-13 * max(1.0, abs(before)):
+        return None
+    return (f"{'+' if change > 0 else ''}{number(change)} (was {number(before)})" if not unit else
+            f"{change:+.2f}{unit}")
+
+
 #: What the two fingerprints of a data set cover (shown wherever one of them is).
 FINGERPRINT_HELP = (
     "Two fingerprints name the same data. The file SHA-256 is a hash of the uploaded file's "
@@ -76,11 +86,12 @@ COLUMN_LABELS = {
     "linkage_reidentifications": "linkage attack: re-identifications",
     "linkage_risk_percent": "linkage attack: risk (%)",
     "IL1_numeric": "IL1 numeric", "IL1_categorical": "IL1 categorical",
-    "IL1_overall": "IL1 overall", "IL1_grid": "IL1 grid",
+    "IL1_overall": "IL1 overall (seed 003)", "IL1_release": "IL1 (release)",
     "eigenvalue_similarity_percent": "eigenvalue similarity (%)",
     "pareto": "Pareto-optimal", "suppressed_values": "suppressed values", "n_seeds": "seeds",
     "n_steps": "steps", "meets_target": "meets the target", "individual_risk": "individual risk",
-    "Fk": "F_k (population estimate)", "k": "class size k",
+    "Fk": "F_k (population estimate)", "k": "class size k", "median_k": "median class size",
+    "suda_score": "SUDA score", "dis_score": "DIS score", "msus": "minimal sample uniques",
 }
 
 

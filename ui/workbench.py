@@ -4,6 +4,7 @@ can be cached by the page and timed by ``bench/bench_slider.py``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
-from sdc_core.utility.il1 import numbers_in_both
+from sdc_core.utility.il1 import IL1Result, numbers_in_both
 from ui import charts
 
 RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
@@ -32,12 +33,25 @@ def recipe_json(steps: list[dict[str, Any]], seed: int) -> str:
 
 @dataclass(frozen=True)
 class Workbench:
+    """The protected table and its figures. ``utility`` reads every column of the table as
+    released; :meth:`utility_for` leaves out the columns not released, as the pages do."""
+
     original: pd.DataFrame
     applied: ApplyResult
     after: dict[str, Any]
     utility: dict[str, Any]
     changed: list[str]
+    loss: IL1Result
     numeric: list[str] = field(default_factory=list)
+
+    def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
+        """``utility`` with the columns ``not_released`` out of the release: the headline
+        IL1_release = (1/|C|) Σ_{c∈C} IL1_c over the released columns C (the table's less
+        ``not_released``), the figure a sweep and ``compare`` give for the same release, then
+        seed 003's IL1 figures over the changed released columns."""
+        loss = self.loss.without(not_released)
+        return {**self.utility, **loss.summary(), "per_column": loss.per_column,
+                "released": loss.released}
 
     def figure(self, column: str) -> go.Figure:
         """Before/after figure of one changed column (built on demand, from aggregates)."""
@@ -50,8 +64,9 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
              applied: ApplyResult | None = None) -> Workbench:
     """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
-    released keys and by the linkage attack (with the ``known`` columns); IL1 (changed columns
-    only) and eigenvalue similarity."""
+    released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
+    columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
+    eigenvalue similarity."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
@@ -66,7 +81,7 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, list(numeric))
+                      "per_column": loss.per_column}, loss.changed, loss, list(numeric))
 
 
 #: The most bands a before/after figure draws as its bins.
@@ -75,15 +90,17 @@ MAX_BAND_BINS = 200
 
 def band_edges(reports: list[dict[str, Any]], column: str,
                original: pd.Series) -> np.ndarray | None:
-    """The band edges o + j·w over ``original``'s range when banding is the last step on the
-    column of numbers (then the figure counts the original values per band, as the released
-    ones are), else None."""
+    """The band edges (o + j·w over ``original``'s range, or the custom breaks) when banding
+    is the last step on the column of numbers (then the figure counts the original values per
+    band, as the released ones are), else None."""
     last = [r for r in reports if r.get("column") == column]
     if not last or last[-1]["method"] != "band" or not is_number(original):
         return None
     x = original.to_numpy(dtype=float, na_value=np.nan)
     if not np.isfinite(x).any():
         return None
+    if "breaks" in last[-1]:  # custom breaks: the bands themselves
+        return np.asarray(last[-1]["breaks"], dtype=float)
     w, o = float(last[-1]["width"]), float(last[-1]["origin"])
     first, end = np.floor((np.nanmin(x) - o) / w), np.floor((np.nanmax(x) - o) / w) + 1
     if end - first > MAX_BAND_BINS:

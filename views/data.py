@@ -8,6 +8,7 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
+from ui.page import table_columns
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
@@ -94,6 +95,34 @@ if source and source.is_sample:
 elif source:
     st.caption(f"All {source.total:,} records of {md(source.path)}, read on the server.")
 
+with st.expander("Workspace: save your work, or go on with it another day",
+                 icon=":material/work_history:"):
+    st.caption("A workspace file holds the roles, the Protect page's recipe, the risk settings, "
+               "the attacker's known columns and the Trade-offs form (grid and target): no "
+               "record of the data. Open it with the same data set to go on where you left.")
+    st.download_button("Download the workspace (JSON)", state.workspace_text(),
+                       file_name=f"{ds.stem}_workspace.json", mime="application/json",
+                       on_click="ignore", icon=":material/download:", key="dl_workspace")
+    # no "w_" prefix: opening a workspace clears the "w_" widgets
+    opened_ws = st.file_uploader("Open a workspace (JSON)", type=["json"], key="workspace_upload")
+    if opened_ws is not None and opened_ws.file_id != st.session_state.get("workspace_file_id"):
+        st.session_state["workspace_file_id"] = opened_ws.file_id
+        try:
+            other = state.open_workspace(opened_ws.getvalue().decode("utf-8", errors="replace"))
+        except SdcInputError as err:
+            st.session_state["workspace_message"] = (
+                "error", f"The workspace was not opened, nothing of it is applied: {md(err)}")
+        else:
+            st.session_state["workspace_message"] = (
+                "success", "Workspace opened: roles, recipe, risk settings and the Trade-offs "
+                "form are as saved." + (f" Note: {md(other)}." if other else ""))
+        st.rerun()
+    kind, text = st.session_state.pop("workspace_message", (None, None))
+    if kind == "success":
+        st.success(text, icon=":material/check:")
+    elif kind == "error":
+        st.error(text, icon=":material/error:")
+
 roles_tab, columns_tab, preview_tab = st.tabs(["Roles", "Columns", "Preview"])
 
 with roles_tab:
@@ -147,7 +176,10 @@ with columns_tab:
     summary.insert(1, "kind", [ds.kinds[c].value for c in df.columns])
     summary.insert(2, "role", [role_of.get(c, "numeric (utility)" if c in r.numeric else "")
                                for c in df.columns])
-    st.dataframe(summary, hide_index=True, width="stretch")
+    st.dataframe(summary, hide_index=True, width="stretch", column_config=table_columns(
+        summary, labels={"missing": "missing values", "distinct": "distinct values",
+                         "examples": "example values"},
+        widths={"role": "medium", "examples": "large"}))
     st.caption("Kinds are inferred: identifier = a distinct value on almost every record; "
                "categorical = text or at most 10 distinct numbers; date = date values.")
 

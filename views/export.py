@@ -12,7 +12,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
 from ui import charts, compute, server_files, state
-from ui.report import build_report, risk_table, step_notes, sweep_figure
+from ui.report import build_report, risk_table, step_notes, sweep_figure, utility_table
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.workbench import recipe_json
@@ -148,6 +148,14 @@ else:
                        icon=":material/warning:")
 
 sweep = st.session_state.get("sweep")
+st.subheader("Workspace", anchor=False)
+st.download_button("Download the workspace (JSON)", state.workspace_text(),
+                   file_name=f"{stem}_workspace.json", mime="application/json",
+                   on_click="ignore", icon=":material/work_history:", key="dl_workspace")
+st.caption("Roles, recipe, risk settings, the attacker's known columns and the Trade-offs form, "
+           "without any record: open it on the Data page with this data set to go on another "
+           "day.")
+
 st.subheader("Trade-off table", anchor=False)
 if sweep and sweep["dataset_id"] == ds.dataset_id:
     st.download_button("Download the trade-off table (CSV)",
@@ -172,11 +180,7 @@ except SdcInputError as err:
 if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     risk = risk_table(before, attacked, wb.after)
-    u = wb.utility
-    utility = pd.DataFrame({"measure": ["IL1 numeric", "IL1 categorical", "IL1 overall",
-                                        "eigenvalue similarity (%)"],
-                            "value": [u["IL1_numeric"], u["IL1_categorical"], u["IL1_overall"],
-                                      u["eigenvalue_similarity_percent"]]})
+    utility = utility_table(wb.utility_for(roles.ignore))
     figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
                    title_text="Class sizes before protection"),
                charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(

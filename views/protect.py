@@ -6,27 +6,23 @@ from typing import Any
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Param, registry
+from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import charts, compute, state
-from ui.page import (
-    column_groups,
-    method_columns,
-    method_defaults,
-    metric_slots,
-    require_quasi_identifiers,
-)
+from ui.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.page import metric_slots, require_quasi_identifiers
 from ui.protect import (
     MAX_PAGE_SEED,
     ProtectSettings,
     describe,
     from_steps,
+    full_step,
     page_methods,
     takes_whole,
 )
-from ui.report import IL1_READING
+from ui.report import IL1_READING, RELEASE_LOSS_LABEL, release_loss_help
 from ui.sidebar import render_sidebar
 from ui.text import md, md_list, number, smallest_class_help
 from ui.workbench import Workbench, recipe_json
@@ -48,7 +44,8 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
         st.session_state["recipe_file_id"] = upload.file_id
         try:
             recipe = load_recipe(upload.getvalue().decode("utf-8", errors="replace"))
-            state.set_protect_settings(from_steps(recipe.steps, recipe.seed),
+            state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
+                                                  offered_columns(groups, roles)),
                                        reseed_widgets=True)
             st.session_state["recipe_steps_to_check"] = recipe.steps
             st.session_state["recipe_message"] = ("success", "Recipe loaded.")
@@ -82,23 +79,92 @@ def attacker_controls() -> list[str]:
     return known
 
 
-def param_control(p: Param, value: Any, key: str, column: str | None = None) -> Any:
+def param_control(p: Param, value: Any, key: str, column: str | None = None,
+                  options: list[str] | None = None) -> Any:
     """The widget of one declared parameter, seeded once from ``value``: a select box for a
-    choice, a whole-number slider for whole numbers and whole-number steps (band width), else
-    a slider of reals, which reaches at least the seeded value."""
+    choice, a toggle for true/false, a text field for text, a list or an object
+    (:func:`json_control`), the ``options`` in the order chosen for a list of columns, a number
+    field for a number without a range or a default (empty: the default), else a slider, of
+    whole numbers for whole numbers and whole-number steps (band width); a slider or a field
+    reaches at least the seeded value."""
     label = (p.label or p.name).format(column=md(column) if column else "")
-    high = p.high(df[column]) if callable(p.high) else p.high
+    help_text = p.help or None
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
-        return st.selectbox(label, list(p.choices), key=key, help=p.help or None)
-    step = p.step or 1
+        return st.selectbox(label, list(p.choices), key=key, help=help_text)
+    if p.type == "bool":
+        state.bind(key, bool(value))
+        return st.toggle(label, key=key, help=help_text)
+    if p.type == "text":
+        state.bind(key, "" if value is None else str(value))
+        return st.text_input(label, key=key, help=help_text)
+    if p.type == "columns":
+        state.bind(key, [c for c in value or [] if c in (options or [])])
+        return st.multiselect(label, options or [], key=key, help=help_text) or None
+    if p.type in ("list", "object"):
+        return json_control(p, value, key, label)
+    high = p.high(df[column]) if callable(p.high) else p.high
     kind = int if takes_whole(p) else float
+    if high is None or p.default is None:  # a number field; empty is the default
+        state.bind(key, None if value is None else kind(value))
+        seeded = st.session_state[key]
+        got = st.number_input(
+            label, None if p.low is None else kind(p.low),
+            None if high is None else max(kind(high), kind(high) if seeded is None else seeded),
+            value=None, step=kind(p.step) if p.step else None, key=key,
+            format="%d" if kind is int else "%g", help=help_text,
+            placeholder="none" if p.default is None else f"{p.default:g}")
+        return p.default if got is None else got
     state.bind(key, kind(value))
     # a setting past the slider's end (a band wider than half the data's range, PRAM p 0.9 from
     # a recipe, a link or a sweep) widens the slider instead of being cut to its end
     high = max(kind(high), st.session_state[key])
-    return st.slider(label, kind(p.low), high, step=kind(step), key=key,
-                     help=p.help or None)
+    return st.slider(label, kind(p.low), high, step=kind(p.step or 1), key=key,
+                     help=help_text)
+
+
+def json_control(p: Param, value: Any, key: str, label: str) -> Any:
+    """A list parameter as its values separated by commas (JSON values: text in quotes), an
+    object as JSON (empty: none); text that does not read is said so under the field and not
+    applied."""
+    listed = p.type == "list"
+    shown = "" if value is None else (
+        ", ".join(json.dumps(v, ensure_ascii=False) for v in value) if listed
+        else json.dumps(value, ensure_ascii=False))
+    state.bind(key, shown)
+    text = st.text_input(label, key=key, help=p.help or None, placeholder="none").strip()
+    if not text:
+        return None
+    try:
+        return json.loads(f"[{text}]" if listed and not text.startswith("[") else text)
+    except ValueError:
+        st.error(f"{label}: " + ("values separated by commas, text in quotes" if listed else
+                                 "this is not JSON") + ": not applied.",
+                 icon=":material/error:")
+        return None
+
+
+def method_params(m: Method, s: ProtectSettings, column: str | None = None,
+                  options: list[str] | None = None) -> dict[str, Any]:
+    """The controls of ``m`` (of ``column``'s, for a per-column method): those marked ``more``
+    under an expander. A per-column method's ``main`` slider is keyed ``w_p_<method>_<column>``
+    and its other controls ``w_p_<method>:<param>:<column>``; the others' controls
+    ``w_p_<method>_<param>``."""
+    def key(p: Param) -> str:
+        if column is None:
+            return f"w_p_{m.name}_{p.name}"
+        return f"w_p_{m.name}_{column}" if p.name == m.main else f"w_p_{m.name}:{p.name}:{column}"
+
+    def control(p: Param) -> Any:
+        return param_control(p, s.value(m, p.name, column), key(p), column, options)
+    values = {p.name: control(p) for p in m.controls if not p.more}
+    more = [p for p in m.controls if p.more]
+    if more:
+        where = f" for {md(column)}" if column is not None else ""
+        with st.expander(f"{m.label}: more settings{where} ("
+                         + ", ".join(p.name for p in more) + ")"):
+            values |= {p.name: control(p) for p in more}
+    return values
 
 
 def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
@@ -140,9 +206,9 @@ def controls(s: ProtectSettings) -> ProtectSettings:
             if not options:
                 continue
             st.markdown(f"**{i} · {m.label}** {m.summary}")
-            main = m.param(m.main)
-            values[m.name] = {c: param_control(main, s.values.get(m.name, {}).get(c, m.off),
-                                               f"w_p_{m.name}_{c}", c) for c in options}
+            got = {c: method_params(m, s, c) for c in options}
+            held = [c for c in s.values.get(m.name, {}) if c in got]  # a recipe's order
+            values[m.name] = {c: got[c] for c in held + [c for c in got if c not in held]}
             continue
         st.markdown(f"**{i} · {m.label}**: {m.summary}")
         if m.columns != "keys":
@@ -151,9 +217,8 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                        [c for c in method_defaults(m, groups, roles) if c in options])
             columns[m.name] = st.multiselect(f"{m.label} columns", options,
                                              key=f"w_p_{m.name}_cols")
-        values[m.name] = {p.name: param_control(p, s.value(m, p.name),
-                                                f"w_p_{m.name}_{p.name}")
-                          for p in m.controls}
+        values[m.name] = method_params(m, s, options=list(roles.qi) if m.columns == "keys"
+                                       else columns[m.name])
         if m.merge and m.target == "column":
             merges = s.merges(m)
             values[m.name][m.merge.name] = {
@@ -261,23 +326,30 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                          "linkage attack.")
     with st.expander("How: two readings of the risk", icon=":material/school:"):
         attack_how(wb, linked_before.linkage_reidentifications, known)
-    u = wb.utility
-    m = metric_slots(4, 2, main=[0])
-    m[0].metric("IL1 overall", f"{u['IL1_overall']:.4f}",
-                help="Information loss: mean of the numeric and categorical IL1 of the changed "
-                     "columns (0 = nothing changed). " + IL1_READING)
-    m[1].metric("IL1 numeric", f"{u['IL1_numeric']:.4f}",
+    u = wb.utility_for(roles.ignore)
+    m = metric_slots(5, 2, main=[0])
+    m[0].metric(RELEASE_LOSS_LABEL, f"{u['IL1_release']:.4g}",
+                help=release_loss_help(len(u["released"])) + " " + IL1_READING)
+    m[1].metric("IL1 overall (seed 003)", f"{u['IL1_overall']:.4f}",
+                help="Seed 003's measure: mean of the numeric and categorical IL1 of the "
+                     "changed columns. A mean over the changed columns only, it falls when a "
+                     "cheap step on another column is added.")
+    m[2].metric("IL1 numeric", f"{u['IL1_numeric']:.4f}",
                 help="Mean |x′ − x| / range over the changed numeric columns.")
-    m[2].metric("IL1 categorical", f"{u['IL1_categorical']:.4f}",
+    m[3].metric("IL1 categorical", f"{u['IL1_categorical']:.4f}",
                 help="Share of changed values, over the changed categorical columns.")
-    m[3].metric("Eigenvalue similarity", f"{u['eigenvalue_similarity_percent']:.3f} %",
+    m[4].metric("Eigenvalue similarity", f"{u['eigenvalue_similarity_percent']:.3f} %",
                 help="How well the correlation structure of the numeric columns is kept "
                      "(100 % = unchanged).")
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)
     if not wb.changed:
-        st.info("No method is active: move a slider to protect the data.",
-                icon=":material/tune:")
+        if json.loads(text)["steps"]:  # steps that change no value here
+            st.info("These settings change no value of the data.", icon=":material/tune:")
+            recipe_box(text)
+        else:
+            st.info("No method is active: move a slider to protect the data.",
+                    icon=":material/tune:")
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
@@ -301,22 +373,45 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
             err = randomized_response_error(df[col], wb.applied.data[col],
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
+    recipe_box(text)
+
+
+def recipe_box(text: str) -> None:
+    """The recipe of the page's settings, a line a field."""
     with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
-        st.code(json.dumps(json.loads(text), indent=2), language="json")  # a line a field
+        st.code(json.dumps(json.loads(text), indent=2), language="json")
+
+
+def history_buttons() -> None:
+    """Undo, redo and reset of the settings (each can itself be undone or redone)."""
+    h = state.protect_history()
+    undo, redo, reset = st.columns(3)
+    undo.button("Undo", key="p_undo", icon=":material/undo:", on_click=state.undo_protect,
+                disabled=not h.past, width="stretch", help="Back to the settings before the "
+                "last change.")
+    redo.button("Redo", key="p_redo", icon=":material/redo:", on_click=state.redo_protect,
+                disabled=not h.future, width="stretch", help="Forward to the settings undone.")
+    reset.button("Reset all", key="p_reset", icon=":material/restart_alt:",
+                 on_click=state.reset_protect, width="stretch",
+                 help="Every method off (the seed is kept); Undo brings the settings back.")
 
 
 @st.fragment
 def workbench() -> None:
     left, right = st.columns([1, 2], gap="large")
     with left:
+        history = st.container()  # above the controls, drawn once their change is recorded
         settings = controls(state.protect_settings())
         st.markdown("**Attacker**")
         known = attacker_controls()
     state.set_protect_settings(settings)
+    with history:
+        history_buttons()
     steps = settings.steps(roles.qi)
     text = recipe_json(steps, settings.seed)
     loaded = st.session_state.pop("recipe_steps_to_check", None)
-    lost = [s for s in (loaded or []) if s not in steps]
+    shown = [full_step(s) for s in steps]
+    lost = [s for s in (loaded or []) if full_step(s) not in shown]
     if lost:
         st.warning("These steps of the recipe have no control on this page for the current "
                    "roles and were left out: " + "; ".join(
@@ -328,6 +423,8 @@ def workbench() -> None:
                                    opts.na, opts.alpha, tuple(numeric), tuple(known), df)
         except SdcInputError as err:
             st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
+            if steps:
+                recipe_box(text)
             return
         results(wb, text, known)
 

@@ -1,14 +1,24 @@
-"""Risk page: the disclosure risk of releasing the table as it is."""
+"""Risk page: the disclosure risk of releasing the table as it is, or as the Protect page's
+settings release it, or both side by side."""
 
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
+from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, state, suda_cache
 from ui.page import metric_slots, require_quasi_identifiers, table_columns
+from ui.protect import describe
+from ui.release import protect_page_table
 from ui.sidebar import render_sidebar
 from ui.suda_chart import contribution_bars
-from ui.text import md, md_list, number, smallest_class_help
+from ui.text import delta_text, md, md_list, number, smallest_class_help
 
 st.title("Disclosure risk")
 ds = state.ensure_dataset()
@@ -20,6 +30,15 @@ if ds.source is not None and ds.source.is_sample:
             "of the file. A sample's classes are smaller than the whole file's, so its shares "
             "of unique and small-class records are higher; the Data page computes the risk of "
             "the whole file.", icon=":material/filter_alt:")
+
+VIEWS = {"original": "Original data", "protected": "Protected data (Protect page's settings)",
+         "both": "Both, side by side"}
+state.bind("w_risk_view", st.session_state.get("risk_view", "original"))
+view = st.radio("Measure", list(VIEWS), key="w_risk_view", format_func=VIEWS.get,
+                horizontal=True,
+                help="The protected data is the table the Protect page's current settings "
+                     "release: the same table, and the same figures, as the Protect page shows.")
+st.session_state["risk_view"] = view
 
 opts = state.risk_options()
 with st.expander("Settings: threshold k and missing key values", icon=":material/tune:"):
@@ -40,244 +59,339 @@ with st.expander("Settings: threshold k and missing key values", icon=":material
     state.set_risk_options(state.RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
 opts = state.risk_options()
 
+
+@dataclass(frozen=True)
+class Release:
+    """A table the page measures: the data set as loaded, or as the Protect page's settings
+    release it, with its risk profile and risk tables (from the caches of ``dataset_id``)."""
+
+    title: str  # its heading beside the other
+    df: pd.DataFrame
+    dataset_id: str
+    key: str  # the suffix of its widgets' keys
+    stem: str  # the start of its figures' file names
+    context: str  # what a figure's caption says of it
+    p: RiskProfile
+    top: pd.DataFrame
+    rare: pd.DataFrame
+    ldiv: dict[str, LDiversity]
+    scan: AttributeScan
+
+
+def measured(title: str, table: pd.DataFrame, dataset_id: str, key: str, stem: str,
+             context: str) -> Release:
+    """``table``'s risk profile and risk tables (cached under ``dataset_id``)."""
+    p = compute.profile(dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na, opts.alpha,
+                        table)
+    released = tuple(c for c in table.columns if c not in roles.ignore)
+    top, rare, ldiv, scan = compute.risk_tables(dataset_id, tuple(roles.qi), roles.weight, opts.k,
+                                                opts.na, opts.alpha, tuple(roles.sensitive),
+                                                released, table)
+    return Release(title, table, dataset_id, key, stem, context, p, top, rare, ldiv, scan)
+
+
+def places(n: int, narrow: bool) -> list[DeltaGenerator]:
+    """``n`` places side by side; beside the other table (``narrow``) two a row."""
+    per_row = min(n, 2) if narrow else n
+    return [c for _ in range(-(-n // per_row)) for c in st.columns(per_row)][:n]
+
+
+def sections(shown: list[Release], render: Callable[[Release, bool], None]) -> None:
+    """One section for every table shown: as it is for one, in two headed columns for two."""
+    if len(shown) == 1:
+        render(shown[0], False)
+        return
+    for column, r in zip(st.columns(len(shown), gap="large"), shown):
+        with column:
+            st.markdown(f"**{r.title}**")
+            render(r, True)
+
+
+def measures(r: Release, narrow: bool) -> None:
+    """The risk measures of ``r``; of the protected table with the change from the original."""
+    p = r.p
+    before = original.p if r is not original else None
+
+    def change(name: str, unit: str = "") -> str | None:
+        return delta_text(getattr(p, name), getattr(before, name), unit) if before else None
+
+    n = len(r.df)
+    uniques = int((p.fk == 1).sum())
+    small = int((p.fk <= opts.k).sum())
+    example = ", ".join(f"{c} = {r.top.iloc[0][c]}" for c in roles.qi) if len(r.top) else ""
+    typical = int(p.median_k)
+    m = metric_slots(7, 2 if narrow else 4, main=[0, 4, 5])
+    m[0].metric("Re-identifications", number(p.expected_reidentifications),
+                change("expected_reidentifications"), delta_color="inverse",
+                help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k "
+                     "matching records at random.")
+    m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
+                change("global_risk_percent", " points"), delta_color="inverse",
+                help="Mean individual risk (sdcMicro); equals the average linkage risk "
+                     "100·mean(1/f_k) without weights.")
+    m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
+                change("percent_unique", " points"), delta_color="inverse",
+                help="Records whose combination of key values no other record shares "
+                     "(f_k = 1).")
+    m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
+                change("percent_k_le_threshold", " points"), delta_color="inverse",
+                help="Records in classes of at most k records.")
+    m[4].metric("Smallest class", f"{p.min_k:g}", change("min_k"), delta_color="normal",
+                help=smallest_class_help(p.min_k_wildcard, p.min_k_category))
+    m[5].metric(f"Records in classes < {opts.k}", f"{p.percent_below_k:.2f} %",
+                change("percent_below_k", " points"), delta_color="inverse",
+                help=f"Records whose class has fewer than k = {opts.k} records: what "
+                     "k-anonymity (and local suppression) brings to 0. The figure beside it, "
+                     f"k ≤ {opts.k}, also counts classes of exactly {opts.k} (seed 003's "
+                     "measure).")
+    m[6].metric("Median class", f"{p.median_k:g}", change("median_k"), delta_color="normal",
+                help="The median of f_k over records.")
+    with m[0].expander("How", icon=":material/school:"):
+        st.markdown(
+            f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
+            f"{md_list(roles.qi)} of a person finds the f_k records that match and picks one: "
+            f"right with probability 1/f_k. A record in a class of {typical} adds 1/{typical}; "
+            "a unique record adds 1." + (f" Without missing keys the sum is the number of "
+                                         f"classes, {p.n_classes:,}."
+                                         if not p.n_records_with_missing_keys else ""))
+    with m[1].expander("How", icon=":material/school:"):
+        if roles.weight:
+            st.markdown(
+                f"100 · mean(rᵢ). With the weight {md(roles.weight)}, F_k = Σ weights over the "
+                "class estimates the class size in the *population*; with p = f_k/F_k, "
+                "sdcMicro's individual risk (Benedetti–Franconi) is r = p/(1−p)·ln(1/p) for "
+                "f_k = 1, p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A "
+                "record unique in the sample is rarely unique in the population, so the global "
+                f"risk ({p.global_risk_percent:.3f} %) is below the average linkage risk "
+                f"100·mean(1/f_k) ({p.avg_linkage_risk_percent:.3f} %), which takes the sample "
+                "as the population.")
+        else:
+            st.markdown(
+                f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, so the "
+                "table is taken as the whole population: rᵢ = 1/f_k and the global risk equals "
+                "the average linkage risk. Tag a sampling weight on the Data page to estimate "
+                "population frequencies (sdcMicro's individual risk).")
+    with m[2].expander("How", icon=":material/school:"):
+        st.markdown(
+            f"100 · mean(f_k = 1): {uniques:,} of {n:,} records are alone in their class"
+            + (f", e.g. the record with {md(example)}. Anyone who knows these values about "
+               "that person finds their record." if uniques and example else "."))
+    with m[3].expander("How", icon=":material/school:"):
+        st.markdown(
+            f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at most "
+            f"{opts.k}. k-anonymity with k = {opts.k} asks for none; change k in the settings "
+            "above.")
+    with m[4].expander("How", icon=":material/school:"):
+        st.markdown(
+            f"The smallest class has {p.min_k:g} record(s); half of the records are in classes "
+            f"of at most {p.median_k:g}. The table has {n:,} records in {p.n_classes:,} "
+            "classes.")
+    if p.n_records_with_missing_keys:
+        st.caption(f"{p.n_records_with_missing_keys:,} records have a missing key value; "
+                   + (f"it matches any value (sdcMicro's rule), with α = {opts.alpha:g}."
+                      if opts.na == "wildcard" else "it is treated as a category of its own."))
+
+
+def classes(r: Release, narrow: bool) -> None:
+    """The class sizes and, under them (the table is wide), the riskiest classes."""
+    charts.show(charts.class_size_histogram(r.p.fk, opts.k), f"{r.stem}_class_sizes",
+                key=f"risk_hist{r.key}", context=f"{r.context}; quasi-identifiers "
+                                                 f"{', '.join(map(str, roles.qi))}; "
+                                                 f"k ≤ {opts.k}")
+    st.markdown("**Riskiest classes**")
+    st.dataframe(r.top, hide_index=True, width="stretch", column_config=table_columns(
+        r.top, {"individual_risk": "%.4f"}, {"records": "records with these values"}))
+    st.caption("The classes with the highest individual risk; k is the class size f_k"
+               + ("; the keys are the released values." if r is not original else "."))
+
+
+def keys(r: Release, narrow: bool) -> None:
+    """The measures on every subset of the keys (a wide table) and under them the rare key
+    values."""
+    st.markdown("**Which key drives the risk**")
+    try:
+        snap = compute.snapshots(r.dataset_id, tuple(roles.qi), roles.weight, opts.k,
+                                 opts.na, opts.alpha, r.df)
+        shown = snap.drop(columns="n_keys")
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
+            shown, dict.fromkeys(("percent_unique", "percent_k_le_threshold",
+                                  "expected_reidentifications", "global_risk_percent"), "%.2f"),
+            {"keys": "quasi-identifiers"}))
+        st.caption("The same measures for every subset of the quasi-identifiers.")
+    except SdcInputError as err:
+        st.info(md(err))
+    st.markdown(f"**Rare values** (held by at most {opts.k} records)")
+    if len(r.rare):
+        rare = r.rare.astype({"level": str})
+        st.dataframe(rare, hide_index=True, width="stretch" if narrow else "content",
+                     column_config=table_columns(rare, labels={
+                         "variable": "quasi-identifier", "level": "value", "count": "records"}))
+    else:
+        st.caption("No key value is that rare.")
+
+
+def special_uniques(r: Release, narrow: bool) -> None:
+    """SUDA2's special uniques of ``r``: at once when quick, else on request."""
+    suda_key = (r.dataset_id, tuple(roles.qi))
+    requested = f"suda_requested{r.key}"
+    expected = suda_cache.expected_seconds(r.p.n_classes, len(roles.qi))
+    if expected > suda_cache.AUTO_SECONDS and st.session_state.get(requested) != suda_key:
+        st.info(f"SUDA2 looks at up to 2^{len(roles.qi)} − 1 = {2 ** len(roles.qi) - 1:,} "
+                f"subsets of the {len(roles.qi)} quasi-identifiers: up to about "
+                f"{expected:,.0f} s on this table, so it runs on request.",
+                icon=":material/hourglass:")
+        if st.button("Compute SUDA2", key=f"risk_suda_go{r.key}", icon=":material/play_arrow:"):
+            st.session_state[requested] = suda_key
+            st.rerun()
+        return
+    try:
+        with st.spinner("Looking for minimal sample uniques…"):
+            sres = suda_cache.suda2_result(r.dataset_id, tuple(roles.qi), fraction, r.df)
+            stop = suda_cache.top_records(r.dataset_id, tuple(roles.qi), fraction, 10, r.df)
+    except SdcInputError as err:
+        st.info(md(err), icon=":material/info:")
+        return
+    ssum = sres.summary()
+    sm = places(3, narrow)
+    sm[0].metric("Records with MSUs", f"{ssum['n_records_score_positive']:,}",
+                 help="Records with a positive SUDA score: at least one minimal sample unique. "
+                      "Only records unique on all the quasi-identifiers can have one.")
+    sm[1].metric("Max SUDA score", f"{ssum['max_score']:g}",
+                 help=f"An MSU of s keys scores (M − s)! with M = {sres.n_variables} keys; a "
+                      "record's score is the sum over its MSUs.")
+    sm[2].metric("Max DIS score", f"{ssum['max_dis_score']:.6f}",
+                 help="sdcMicro's DIS-SUDA score: the score turned into a probability that a "
+                      "sample unique is a population unique, given the sampling fraction.")
+    if not ssum["n_records_score_positive"]:
+        st.success("No record is unique on the quasi-identifiers: no special uniques.",
+                   icon=":material/check:")
+        return
+    with st.expander("How: minimal sample uniques on this table", icon=":material/school:"):
+        first = stop.iloc[0]
+        row = int(first["row"])
+        msu = sres.msus_of(row)[0]
+        counts = shared_counts(r.df, row, msu)
+
+        def key_set(names: tuple[str, ...]) -> str:
+            return "{" + ", ".join(md(c) for c in names) + "}"
+
+        values = ", ".join(f"{md(c)} = {md(first[c])}" for c in msu)
+        parts = [f"{counts[s]:,} have " + ", ".join(f"{md(c)} = {md(first[c])}" for c in s)
+                 for s in counts if len(s) < len(msu)]
+        weights = ", ".join(f"{w:g}" for w in sres.weights.values())
+        st.markdown(
+            f"A *minimal sample unique* (MSU) of a record is a set of its key values that no "
+            f"other record shares, while every smaller part of it is shared. Row {row} is the "
+            f"only record with {values}" + (f" — yet {', '.join(parts)}" if parts else "")
+            + f": {key_set(msu)} is one of its MSUs. All its MSUs: "
+            + ", ".join(key_set(s) for s in sres.msus_of(row))
+            + f". With M = {sres.n_variables} keys an MSU of 1, 2, … keys scores "
+            f"(M − s)! = {weights}; the SUDA score adds these over a record's MSUs "
+            f"({first['suda_score']:g} here). The DIS score scales the scores into a "
+            f"probability: with P = {sres.n_in_pairs:,} records whose key values exactly one "
+            f"other record shares, f = {sres.dis_fraction:g} and Q = 1 + (8 − M)/20, "
+            f"dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) = {first['dis_score']:.6f} "
+            "for this row.")
+    charts.show(contribution_bars(ssum["attribute_contributions"]),
+                f"{r.stem}_suda2_contributions", key=f"risk_suda_contrib{r.key}",
+                context=f"{r.context}; SUDA2 on {', '.join(map(str, roles.qi))}; "
+                        f"DisFraction {fraction:g}")
+    st.caption("A key's contribution is the share of the total score from MSUs that include "
+               "it, so the bars add up to more than 100 %.")
+    st.markdown("**Records with the highest SUDA score**")
+    st.dataframe(stop, hide_index=True, width="stretch", column_config=table_columns(
+        stop, {"dis_score": "%.6f"}, widths={"msus": "large"}))
+    st.caption("row: position in the table (from 0); minimal sample uniques: the key sets on "
+               "which the record is unique while every smaller part of them is shared.")
+
+
+def sensitive(r: Release, narrow: bool) -> None:
+    """l-diversity of the sensitive columns and the released columns that give them away."""
+    cols = places(min(len(r.ldiv), 4), narrow)
+    for i, (s, v) in enumerate(r.ldiv.items()):
+        was = original.ldiv[s] if r is not original else None
+        cols[i % len(cols)].metric(
+            f"l-diversity of {md(s)}", f"min l = {v.min_l}",
+            f"{v.percent_l_eq_1:.2f} % of records in classes with l = 1"
+            + (f" (was min l = {was.min_l}, {was.percent_l_eq_1:.2f} %)" if was else ""),
+            delta_color="off",
+            help="l = number of distinct values of the sensitive column in a class; l = 1 "
+                 "means everyone in the class shares it, so knowing the keys discloses it. "
+                 "Classes whose sensitive values are all missing release none and are counted "
+                 "apart.")
+    for s, v in r.ldiv.items():
+        if v.percent_no_sensitive_value > 0:
+            st.caption(f"{v.percent_no_sensitive_value:.2f} % of records are in classes where "
+                       f"no value of {md(s)} is released (all missing): they are left out of "
+                       "min l rather than counted as l = 0.")
+    for f in r.scan.findings:
+        z, sv = md(f.column), md(f.sensitive)
+        if f.level == "determines":
+            st.error(f"{z} determines {sv}: each value of {z} goes with one value of {sv}, so "
+                     f"releasing both discloses {sv} for every record. Drop or coarsen one of "
+                     "them.", icon=":material/link:")
+        else:
+            st.warning(f"{z} nearly determines {sv}: its most common {sv} value per {z} value "
+                       f"is right for {100 * f.share:.1f} % of records.", icon=":material/link:")
+    for c in r.scan.direct_identifiers:
+        st.warning(f"{md(c)} has a distinct value on almost every record: a direct identifier. "
+                   "Tag it 'Not released' on the Data page.", icon=":material/badge:")
+    if not r.scan.findings and not r.scan.direct_identifiers:
+        st.success("No released column determines a sensitive one.", icon=":material/check:")
+
+
 try:
-    p = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                        opts.alpha, df)
+    original = measured("Original data", df, ds.dataset_id, "", ds.stem, f"{ds.name} as loaded")
 except SdcInputError as err:
     st.error(md(err), icon=":material/error:")
     render_sidebar()
     st.stop()
+shown = [original]
+if view != "original":
+    try:
+        table = protect_page_table(ds, roles, opts)
+        if table is None:
+            st.info("No protection is set on the Protect page: the figures are the original "
+                    "data's. Choose methods on the Protect page to measure the release here.",
+                    icon=":material/info:")
+        else:
+            steps = json.loads(table.recipe)
+            protected = measured("Protected data", table.df, table.dataset_id, "_protected",
+                                 f"{ds.stem}_protected",
+                                 f"{ds.name}; {describe(steps['steps'], steps['seed'])}")
+            shown = [protected] if view == "protected" else [original, protected]
+            st.caption(f"Protected with the Protect page's settings: "
+                       f"{md(describe(steps['steps'], steps['seed']))}. The protected data's "
+                       "key values are the released ones (bands, merged levels).")
+    except SdcInputError as err:
+        st.error(f"The Protect page's settings cannot be applied: {md(err)}. The figures are "
+                 "the original data's.", icon=":material/error:")
 
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
-fk = p.fk
-n = len(df)
-uniques = int((fk == 1).sum())
-small = int((fk <= opts.k).sum())
-released = [c for c in df.columns if c not in roles.ignore]
-top, rare, ldiv, scan = compute.risk_tables(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k,
-                                            opts.na, opts.alpha, tuple(roles.sensitive),
-                                            tuple(released), df)
-example = ", ".join(f"{c} = {top.iloc[0][c]}" for c in roles.qi) if len(top) else ""
-typical = int(p.median_k)
-
-m = metric_slots(7, 4, main=[0, 4, 5])
-m[0].metric("Re-identifications", number(p.expected_reidentifications),
-            help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k matching "
-                 "records at random.")
-m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
-            help="Mean individual risk (sdcMicro); equals the average linkage risk 100·mean(1/f_k)"
-                 " without weights.")
-m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
-            help="Records whose combination of key values no other record shares (f_k = 1).")
-m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
-            help="Records in classes of at most k records.")
-m[4].metric("Smallest class", f"{p.min_k:g}",
-            help=smallest_class_help(p.min_k_wildcard, p.min_k_category))
-m[5].metric(f"Records in classes < {opts.k}", f"{p.percent_below_k:.2f} %",
-            help=f"Records whose class has fewer than k = {opts.k} records: what k-anonymity "
-                 "(and local suppression) brings to 0. The figure beside it, k ≤ "
-                 f"{opts.k}, also counts classes of exactly {opts.k} (seed 003's measure).")
-m[6].metric("Median class", f"{p.median_k:g}", help="The median of f_k over records.")
-with m[0].expander("How", icon=":material/school:"):
-    st.markdown(
-        f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
-        f"{md_list(roles.qi)} of a person finds the f_k records that match and picks one: "
-        f"right with probability 1/f_k. A record in a class of {typical} adds 1/{typical}; a "
-        "unique record adds 1." + (f" Without missing keys the sum is the number of classes, "
-                                   f"{p.n_classes:,}." if not p.n_records_with_missing_keys
-                                   else ""))
-with m[1].expander("How", icon=":material/school:"):
-    if roles.weight:
-        st.markdown(
-            f"100 · mean(rᵢ). With the weight {md(roles.weight)}, F_k = Σ weights over the "
-            "class estimates the class size in the *population*; with p = f_k/F_k, sdcMicro's "
-            "individual risk (Benedetti–Franconi) is r = p/(1−p)·ln(1/p) for f_k = 1, "
-            "p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A record unique in "
-            f"the sample is rarely unique in the population, so the global risk "
-            f"({p.global_risk_percent:.3f} %) is below the average linkage risk 100·mean(1/f_k) "
-            f"({p.avg_linkage_risk_percent:.3f} %), which takes the sample as the population.")
-    else:
-        st.markdown(
-            f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, so the table "
-            "is taken as the whole population: rᵢ = 1/f_k and the global risk equals the "
-            "average linkage risk. Tag a sampling weight on the Data page to estimate "
-            "population frequencies (sdcMicro's individual risk).")
-with m[2].expander("How", icon=":material/school:"):
-    st.markdown(
-        f"100 · mean(f_k = 1): {uniques:,} of {n:,} records are alone in their class"
-        + (f", e.g. the record with {md(example)}. Anyone who knows these values about that "
-           "person finds their record." if uniques and example else "."))
-with m[3].expander("How", icon=":material/school:"):
-    st.markdown(
-        f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at most {opts.k}. "
-        f"k-anonymity with k = {opts.k} asks for none; change k in the settings above.")
-with m[4].expander("How", icon=":material/school:"):
-    st.markdown(
-        f"The smallest class has {p.min_k:g} record(s); half of the records are in classes of "
-        f"at most {p.median_k:g}. The table has {n:,} records in {p.n_classes:,} classes.")
-if p.n_records_with_missing_keys:
-    st.caption(f"{p.n_records_with_missing_keys:,} records have a missing key value; "
-               + (f"it matches any value (sdcMicro's rule), with α = {opts.alpha:g}."
-                  if opts.na == "wildcard" else "it is treated as a category of its own."))
-
-left, right = st.columns(2)
-with left:
-    charts.show(charts.class_size_histogram(fk, opts.k), f"{ds.stem}_class_sizes",
-                key="risk_hist", context=f"{ds.name} as loaded; quasi-identifiers "
-                                         f"{', '.join(map(str, roles.qi))}; k ≤ {opts.k}")
-with right:
-    st.markdown("**Riskiest classes**")
-    st.dataframe(top, hide_index=True, width="stretch",
-                 column_config=table_columns(top, {"individual_risk": "%.4f"}))
-    st.caption("The classes with the highest individual risk; k is the class size f_k.")
-
-left, right = st.columns(2)
-with left:
-    st.markdown("**Which key drives the risk**")
-    try:
-        snap = compute.snapshots(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                                 opts.alpha, df)
-        shown = snap.drop(columns="n_keys")
-        st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
-            shown, dict.fromkeys(("percent_unique", "percent_k_le_threshold",
-                                  "expected_reidentifications", "global_risk_percent"),
-                                 "%.2f")))
-        st.caption("The same measures for every subset of the quasi-identifiers.")
-    except SdcInputError as err:
-        st.info(md(err))
-with right:
-    st.markdown(f"**Rare values** (held by at most {opts.k} records)")
-    if len(rare):
-        st.dataframe(rare.astype({"level": str}), hide_index=True, width="stretch")
-    else:
-        st.caption("No key value is that rare.")
+sections(shown, measures)
+sections(shown, classes)
+sections(shown, keys)
 
 st.subheader("Special uniques (SUDA2)", anchor=False)
 st.caption("A record is a *special unique* when a few of its key values already single it out: "
            "sdcMicro's SUDA2 finds, for every record, the smallest sets of keys on which it is "
            "unique and scores it higher the smaller they are. Sampling weights play no part.")
 state.bind("w_risk_dis_fraction", st.session_state.get("suda_dis_fraction", 0.01))
-suda_key = (ds.dataset_id, tuple(roles.qi))
-expected = suda_cache.expected_seconds(p.n_classes, len(roles.qi))
-if expected > suda_cache.AUTO_SECONDS and st.session_state.get("suda_requested") != suda_key:
-    st.info(f"SUDA2 looks at up to 2^{len(roles.qi)} − 1 = {2 ** len(roles.qi) - 1:,} subsets "
-            f"of the {len(roles.qi)} quasi-identifiers: up to about {expected:,.0f} s on this "
-            "table, so it runs on request.", icon=":material/hourglass:")
-    if st.button("Compute SUDA2", key="risk_suda_go", icon=":material/play_arrow:"):
-        st.session_state["suda_requested"] = suda_key
-        st.rerun()
-else:
-    fraction = float(st.session_state["w_risk_dis_fraction"])
-    try:
-        with st.spinner("Looking for minimal sample uniques…"):
-            sres = suda_cache.suda2_result(ds.dataset_id, tuple(roles.qi), fraction, df)
-            stop = suda_cache.top_records(ds.dataset_id, tuple(roles.qi), fraction, 10, df)
-    except SdcInputError as err:
-        sres = None
-        st.info(md(err), icon=":material/info:")
-    if sres is not None:
-        ssum = sres.summary()
-        sm = st.columns(4)
-        sm[0].metric("Records with MSUs", f"{ssum['n_records_score_positive']:,}",
-                     help="Records with a positive SUDA score: at least one minimal sample "
-                          "unique. Only records unique on all the quasi-identifiers can have "
-                          "one.")
-        sm[1].metric("Max SUDA score", f"{ssum['max_score']:g}",
-                     help=f"An MSU of s keys scores (M − s)! with M = {sres.n_variables} keys; "
-                          "a record's score is the sum over its MSUs.")
-        sm[2].metric("Max DIS score", f"{ssum['max_dis_score']:.6f}",
-                     help="sdcMicro's DIS-SUDA score: the score turned into a probability that "
-                          "a sample unique is a population unique, given the sampling fraction.")
-        sm[3].number_input("DIS sampling fraction", min_value=0.0001, max_value=1.0, step=0.01,
-                           format="%.4f", key="w_risk_dis_fraction",
-                           help="The share of the population in the file (sdcMicro's "
-                                "DisFraction, default 0.01). It changes the DIS score only.")
-        st.session_state["suda_dis_fraction"] = float(st.session_state["w_risk_dis_fraction"])
-        if not ssum["n_records_score_positive"]:
-            st.success("No record is unique on the quasi-identifiers: no special uniques.",
-                       icon=":material/check:")
-        else:
-            with st.expander("How: minimal sample uniques on this table",
-                             icon=":material/school:"):
-                first = stop.iloc[0]
-                row = int(first["row"])
-                msu = sres.msus_of(row)[0]
-                counts = shared_counts(df, row, msu)
-
-                def key_set(keys: tuple[str, ...]) -> str:
-                    return "{" + ", ".join(md(c) for c in keys) + "}"
-
-                values = ", ".join(f"{md(c)} = {md(first[c])}" for c in msu)
-                parts = [f"{counts[s]:,} have " + ", ".join(f"{md(c)} = {md(first[c])}"
-                                                         for c in s)
-                         for s in counts if len(s) < len(msu)]
-                weights = ", ".join(f"{w:g}" for w in sres.weights.values())
-                st.markdown(
-                    f"A *minimal sample unique* (MSU) of a record is a set of its key values "
-                    f"that no other record shares, while every smaller part of it is shared. "
-                    f"Row {row} is the only record with {values}"
-                    + (f" — yet {', '.join(parts)}" if parts else "")
-                    + f": {key_set(msu)} is one of its MSUs. All its MSUs: "
-                    + ", ".join(key_set(s) for s in sres.msus_of(row))
-                    + f". With M = {sres.n_variables} keys an MSU of 1, 2, … keys scores "
-                    f"(M − s)! = {weights}; the SUDA score adds these over a record's MSUs "
-                    f"({first['suda_score']:g} here). The DIS score scales the scores into a "
-                    f"probability: with P = {sres.n_in_pairs:,} records whose key values exactly "
-                    f"one other record shares, f = {sres.dis_fraction:g} and "
-                    f"Q = 1 + (8 − M)/20, dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) "
-                    f"= {first['dis_score']:.6f} for this row.")
-            left, right = st.columns(2)
-            with left:
-                charts.show(contribution_bars(ssum["attribute_contributions"]),
-                            f"{ds.stem}_suda2_contributions", key="risk_suda_contrib",
-                            context=f"{ds.name} as loaded; SUDA2 on "
-                                    f"{', '.join(map(str, roles.qi))}; DisFraction {fraction:g}")
-            with right:
-                st.markdown("**Records with the highest SUDA score**")
-                st.dataframe(stop, hide_index=True, width="stretch",
-                             column_config={"dis_score": st.column_config.NumberColumn(
-                                 format="%.6f")})
-                st.caption("row: position in the table (from 0); msus: the key sets on which "
-                           "the record is a minimal sample unique. A key's contribution is the "
-                           "share of the total score from MSUs that include it, so the bars add "
-                           "up to more than 100 %.")
+st.columns(4)[0].number_input(
+    "DIS sampling fraction", min_value=0.0001, max_value=1.0, step=0.01, format="%.4f",
+    key="w_risk_dis_fraction", help="The share of the population in the file (sdcMicro's "
+                                    "DisFraction, default 0.01). It changes the DIS score only.")
+fraction = float(st.session_state["w_risk_dis_fraction"])
+st.session_state["suda_dis_fraction"] = fraction
+sections(shown, special_uniques)
 
 st.subheader("Sensitive columns", anchor=False)
 if not roles.sensitive:
     st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
             "give them away.", icon=":material/info:")
 else:
-    cols = st.columns(min(len(ldiv), 4))
-    for i, (s, v) in enumerate(ldiv.items()):
-        cols[i % len(cols)].metric(f"l-diversity of {md(s)}", f"min l = {v.min_l}",
-                                   f"{v.percent_l_eq_1:.2f} % of records in classes with l = 1",
-                                   delta_color="off",
-                                   help="l = number of distinct values of the sensitive column "
-                                        "in a class; l = 1 means everyone in the class shares "
-                                        "it, so knowing the keys discloses it. Classes whose "
-                                        "sensitive values are all missing release none and are "
-                                        "counted apart.")
-    for s, v in ldiv.items():
-        if v.percent_no_sensitive_value > 0:
-            st.caption(f"{v.percent_no_sensitive_value:.2f} % of records are in classes where no "
-                       f"value of {md(s)} is released (all missing): they are left out of min l "
-                       "rather than counted as l = 0.")
-    for f in scan.findings:
-        if f.level == "determines":
-            z, sv = md(f.column), md(f.sensitive)
-            st.error(f"{z} determines {sv}: each value of {z} goes with one value of {sv}, so "
-                     f"releasing both discloses {sv} for every record. Drop or coarsen one of "
-                     "them.", icon=":material/link:")
-        else:
-            z, sv = md(f.column), md(f.sensitive)
-            st.warning(f"{z} nearly determines {sv}: its most common {sv} value per {z} value "
-                       f"is right for {100 * f.share:.1f} % of records.", icon=":material/link:")
-    for c in scan.direct_identifiers:
-        st.warning(f"{md(c)} has a distinct value on almost every record: a direct identifier. "
-                   "Tag it 'Not released' on the Data page.", icon=":material/badge:")
-    if not scan.findings and not scan.direct_identifiers:
-        st.success("No released column determines a sensitive one.", icon=":material/check:")
+    sections(shown, sensitive)
 
 render_sidebar()

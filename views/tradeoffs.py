@@ -6,19 +6,16 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.sweep import run_sweep
+from sdc_core.methods import Method
+from sdc_core.sweep import LOSS, run_sweep
 from ui import charts, state
 from ui.charts import setting_labels
-from ui.page import (
-    column_groups,
-    method_columns,
-    method_defaults,
-    require_quasi_identifiers,
-    table_columns,
-)
+from ui.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.page import require_quasi_identifiers, table_columns
 from ui.protect import from_steps, page_methods
+from ui.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.sidebar import render_sidebar
-from ui.text import md, md_list
+from ui.text import column_label, md, md_list
 
 st.title("Trade-offs")
 st.caption("Try several settings of each method, one at a time or in every combination, and "
@@ -79,8 +76,19 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                 chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
             keep(f"w_t_{m.name}_values", m.sweep_values)
             text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
-                                 placeholder=f"e.g. {m.param(m.main).label or m.main}: 2, 5")
-            settings.append((m, chosen, text))
+                                 placeholder="e.g. {}: 2, 5".format(
+                                     (m.param(m.main).label or m.main).format(
+                                         column="each column")))
+            own: dict[str, str] = {}  # a per-column method's own values (empty: those above)
+            if m.per_column and options:
+                with st.expander(f"{m.label} values per column"):
+                    for c in options:
+                        keep(f"w_t_{m.name}_values:{c}", "")
+                        own[c] = st.text_input(
+                            f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
+                            placeholder="the values above",
+                            help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
+            settings.append((m, chosen, text, own))
     for key, default in (("w_t_seeds", 3), ("w_t_seed", 0), ("w_t_pareto", "linkage"),
                          ("w_t_combine", False), ("w_t_target", None), ("w_t_at_most", 1.0)):
         keep(key, default)
@@ -119,31 +127,42 @@ def parse_values(text: str, label: str) -> list[float | int]:
     return [int(v) if v.is_integer() else v for v in values]
 
 
+def with_off(m: Method, values: list[float | int], combine: bool) -> list[float | int]:
+    """The values of a sweep of ``m``'s ``main``; combined, the method is also tried off."""
+    return [m.off, *values] if combine and values and m.off not in values else values
+
+
 notices = st.container()  # one slot in every run: what follows keeps its place (and state)
 if run:
     running = notices.empty()  # the cancel button and the progress bar while it runs
     try:
         grid_settings = []
-        for m, chosen, text in settings:
+        for m, chosen, text, own in settings:
             values = parse_values(text, m.label)
-            if combine and values and m.off not in values:
-                values = [m.off, *values]
-            fixed = {p.name: p.default for p in m.controls if p.name != m.main}
+            if m.per_column:  # each column its own values list, or the method's
+                per = {c: parse_values(own[c], f"{m.label} of {c}") if own.get(c, "").strip()
+                       else values for c in chosen}
+                grid_settings += [{"method": m.name, "column": c, "param": m.main,
+                                   "values": with_off(m, v, combine)}
+                                  for c, v in per.items() if v]
+                continue
+            values = with_off(m, values, combine)
             if not values or not chosen:
                 continue
-            if m.target == "column" and combine and not m.per_column:  # one value for all
+            if m.target == "column" and combine:  # one value for all
                 grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
-                                      "values": values, "fixed": fixed})
+                                      "values": values})
             elif m.target == "column":
                 grid_settings += [{"method": m.name, "column": c, "param": m.main,
-                                   "values": values, "fixed": fixed} for c in chosen]
+                                   "values": values} for c in chosen]
             else:
                 grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
-                                      "values": values, "fixed": fixed})
+                                      "values": values})
         if not grid_settings:
             raise SdcInputError("choose at least one method with a column and values")
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
-                "known": known, "pareto_risk": pareto_risk, "combine": bool(combine),
+                "known": known, "not_released": [c for c in roles.ignore if c in df.columns],
+                "pareto_risk": pareto_risk, "combine": bool(combine),
                 "settings": grid_settings}
         if measure == EVERY_CLASS:
             grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
@@ -175,7 +194,8 @@ def open_on_protect(table: pd.DataFrame, row: int) -> None:
     """Put a row's recipe on the Protect page and go there (or say why it cannot)."""
     recipe = json.loads(table.at[row, "recipe"])
     try:
-        settings = from_steps(recipe["steps"], int(recipe["seed"]))
+        settings = from_steps(recipe["steps"], int(recipe["seed"]),
+                              offered_columns(groups, roles))
     except SdcInputError as err:
         st.error(f"This setting cannot be shown on the Protect page: {md(err)}. Download its "
                  "recipe and apply it with the command line.", icon=":material/error:")
@@ -199,7 +219,7 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
 def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
-    target, best, loss = sweep["grid"]["target"], result.best, result.loss
+    target, best = sweep["grid"]["target"], result.best
     goal = f"every class ≥ {sweep['grid']['k']}" if target == {
         "measure": "percent_below_k", "at_most": 0.0} else \
         f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
@@ -211,7 +231,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     row = table.loc[best]
     st.success(f"**Cheapest setting under {md(goal)}**: {md(setting_labels(table)[best])} — "
                f"{md(RISK_LABELS[target['measure']])} {row[target['measure']]:.4g}, "
-               f"{loss.replace('_', ' ')} {row[loss]:.4f}, "
+               f"{column_label(LOSS)} {row[LOSS]:.4g}, "
                f"{int(row['suppressed_values'])} suppressed values.", icon=":material/star:")
     a, b = st.columns(2)
     if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
@@ -228,7 +248,6 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     result = sweep["result"]
     table: pd.DataFrame = result.table
     g = sweep["grid"]
-    loss = result.loss
     if sweep["qi"] != list(roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
@@ -249,10 +268,8 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                f"{g['seed'] + g['seeds'] - 1}; quasi-identifiers {', '.join(sweep['qi'])}"
                + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
     on_axis = g.get("target") and g["target"]["measure"] == risk_choice
-    loss_label = ("IL1 over the grid's columns (information loss)" if loss == "IL1_grid"
-                  else "IL1 overall (information loss)")
     clicked = charts.show(
-        charts.tradeoff_scatter(table, risk_choice, loss, label, loss_label,
+        charts.tradeoff_scatter(table, risk_choice, LOSS, label, RELEASE_LOSS_LABEL,
                                 target=g["target"]["at_most"] if on_axis else None,
                                 best=result.best),
         f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=context)
@@ -270,7 +287,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                                                f"{label} against {method} {param}"),
                         f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=context)
         with b:
-            charts.show(charts.parameter_lines(part, "IL1_overall", "IL1 overall",
+            charts.show(charts.parameter_lines(part, LOSS, RELEASE_LOSS_LABEL,
                                                f"Information loss against {method} {param}"),
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
     shown = table.drop(columns="recipe")
@@ -281,11 +298,8 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     st.caption("pareto: no other setting is at least as good on "
                + {"linkage": "re-identifications by the linkage attack",
                   "naive": "re-identifications read from the released keys"}[front_by]
-               + f", {loss} and suppressed values, and better on one."
-               + (" IL1_grid is the mean IL1 over every column the grid may change (unchanged "
-                  "ones count 0): unlike IL1 overall, a mean over the changed columns, it does "
-                  "not fall when a cheap step on another column is added." if loss == "IL1_grid"
-                  else "")
+               + ", information loss (IL1 over the released columns) and suppressed values, "
+               "and better on one. " + RELEASE_LOSS_FORMULA
                + (f" The attacker also knows {md_list(g['known'])}." if g.get("known") else ""))
     if result.pruned:
         st.caption(f"The pruned search evaluated {result.evaluated} of {result.asked} "

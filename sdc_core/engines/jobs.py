@@ -51,6 +51,7 @@ from sdc_core.utility.il1 import (
     check_il1_missing,
     combine,
     numeric_il1_parts,
+    released_columns,
 )
 
 NUMBER_KINDS = ("int", "float")
@@ -336,14 +337,17 @@ def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
 # -------------------------------------------------------------------------------------- compare
 
 def compare(engine: Engine, original: str | Path, protected: str | Path,
-            numeric: Sequence[str] | None = None, missing: str = "max") -> dict[str, Any]:
+            numeric: Sequence[str] | None = None, missing: str = "max",
+            not_released: Sequence[str] = ()) -> dict[str, Any]:
     """``compare --json``'s IL1 and eigenvalue figures computed on the engine (rows matched by
-    position)."""
+    position): IL1 over the released columns C, the original's less ``not_released``, a column
+    of C missing from ``protected`` counting as dropped (:mod:`sdc_core.utility.il1`)."""
     check_il1_missing(missing)
     a, b = engine.scan(open_source(original)), engine.scan(open_source(protected))
     ka, kb = engine.columns(a), engine.columns(b)
-    if list(ka) != list(kb):
-        raise SdcInputError("the tables have different columns")
+    if list(kb) != [c for c in ka if c in kb]:
+        raise SdcInputError("the tables have different columns (the protected table may only "
+                            "lack some of the original's, the others in their order)")
     na_, nb_ = engine.count(a), engine.count(b)
     if na_ != nb_:
         raise SdcInputError(f"the tables differ in length: {na_} and {nb_} rows (rows are "
@@ -353,12 +357,15 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
     unknown = sorted(set(numeric) - set(ka))
     if unknown:
         raise SdcInputError(f"unknown numeric column(s): {', '.join(map(str, unknown))}")
+    numeric = [c for c in numeric if c in kb]  # a dropped column has no correlations left
     bad = [c for c in numeric if kb[c] not in NUMBER_KINDS]
     if bad:
         raise SdcInputError(f"column '{bad[0]}' is no longer numeric after protection; "
                             "compare it as categorical")
+    released = released_columns(list(ka), not_released)
+    dropped = [c for c in released if c not in kb]
     both = engine.align(a, b)
-    cols = list(ka)
+    cols = [c for c in released if c in kb]
     num = set(numeric)
     mixed = {c: (ka[c] in NUMBER_KINDS) != (kb[c] in NUMBER_KINDS) for c in cols}
 
@@ -372,8 +379,6 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
     inputs = cols + [PROTECTED_PREFIX + c for c in cols]
     results = engine.reduce_batches(both, inputs, parts)
     per_column: dict[str, float] = {}
-    changed_num: list[float] = []
-    changed_cat: list[float] = []
     changed: list[str] = []
     for c in cols:
         if c in num:
@@ -389,12 +394,12 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
         per_column[c] = value
         if is_changed:
             changed.append(c)
-            (changed_num if c in num else changed_cat).append(value)
-    result = combine(per_column, changed_num, changed_cat, changed, missing)
+    result = combine(per_column, num, changed, released, dropped, missing)
     eig = eigen_similarity(tidy(engine.corr(a, list(numeric))),
                            tidy(engine.corr(b, list(numeric))))
     return {**result.summary(), "il1_missing": missing, "eigenvalue_similarity_percent": eig,
-            "numeric": list(numeric), "changed_columns": result.changed,
+            "numeric": list(numeric), "released_columns": result.released,
+            "dropped_columns": result.dropped, "changed_columns": result.changed,
             "per_column": result.per_column}
 
 

@@ -1,11 +1,19 @@
 """Banding (global recoding) of numeric and date columns, and top/bottom coding.
 
 Banding with width w and origin o puts x in the band [a, a + w) with
-a = ⌊(x − o)/w⌋·w + o (o = 0: ⌊x/w⌋·w, the classes of seed 003). The band is written as its
-float midpoint a + w/2 (numeric, so utility measures still apply) or, on request, as the label
-"[a, a+w)". Dates are banded on day numbers since 1970-01-01 (width in days) and written as the
-band's middle day, a + ⌊w/2⌋.
-Missing values stay missing. Banding is idempotent and monotone.
+a = ⌊(x − o)/w⌋·w + o (o = 0: ⌊x/w⌋·w, the classes of seed 003); with custom ``breaks``
+b_0 < b_1 < … < b_m instead, in the band [b_i, b_{i+1}) that holds it (values outside
+[b_0, b_m) are an error). The band [a, b) is written as (``label``):
+
+- ``midpoint``: its float midpoint (a + b)/2 (numeric, so utility measures still apply);
+- ``lower``: its lower bound a (a band of ages 15–19 released as 15, never below the data);
+- ``interval``: the text "[a, b)";
+- ``range``: the text "a–c", c = b − 1, the last whole number of the band ("15–19"), for
+  whole-number columns and whole edges.
+
+Dates are banded on day numbers since 1970-01-01 (width and origin in days; breaks are for
+numbers) and written as the band's middle day a + ⌊w/2⌋, its first day, or "[a, b)".
+Missing values stay missing. Banding is idempotent (midpoints and lower bounds) and monotone.
 
 Top and bottom coding replace every value above ``top`` (below ``bottom``) by ``top``
 (``bottom``); the thresholds may be given as percentiles of the column's present values instead,
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,7 +38,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
 from sdc_core.methods.spec import Method, Param, Release
 
-LABELS = ("midpoint", "interval")
+LABELS = ("midpoint", "lower", "interval", "range")
 
 
 def _numeric_view(s: pd.Series, what: str) -> tuple[np.ndarray, bool]:
@@ -57,35 +66,107 @@ def _format_edge(v: float) -> str:
     return f"{v:g}" if abs(v) < 1e15 else repr(v)
 
 
-def band(s: pd.Series, width: float, origin: float = 0.0, label: str = "midpoint") -> MethodResult:
-    """Band ``s`` into intervals of ``width`` (see the module docstring)."""
-    w = check_positive("width", width)
-    o = float(origin)
+@dataclass(frozen=True)
+class Bands:
+    """Bands of a width from an origin, or between breaks: :meth:`start` finds each value's
+    band, :meth:`end` a band's upper bound."""
+
+    width: float | None
+    origin: float
+    breaks: np.ndarray | None
+
+    @classmethod
+    def of(cls, width: float | None, origin: float, breaks: list[float] | None) -> Bands:
+        if (width is None) == (breaks is None):
+            raise SdcInputError("banding takes either a width or breaks")
+        if breaks is None:
+            return cls(check_positive("width", width), float(origin), None)
+        if float(origin) != 0.0:
+            raise SdcInputError("origin is for bands of a width; breaks place the bands "
+                                "themselves")
+        edges = np.array([float(b) for b in breaks])
+        if len(edges) < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise SdcInputError("breaks must be at least 2 finite numbers in increasing order")
+        return cls(None, float(origin), edges)
+
+    def start(self, x: np.ndarray) -> np.ndarray:
+        """Each value's band's lower bound (NaN where the value is missing)."""
+        if self.breaks is None:
+            return np.floor((x - self.origin) / self.width) * self.width + self.origin
+        edges, present = self.breaks, x[~np.isnan(x)]
+        if len(present) and (present.min() < edges[0] or present.max() >= edges[-1]):
+            raise SdcInputError(f"breaks [{_format_edge(edges[0])}, {_format_edge(edges[-1])}) "
+                                f"do not hold every value (they run from "
+                                f"{_format_edge(present.min())} to "
+                                f"{_format_edge(present.max())})")
+        i = np.searchsorted(edges, np.nan_to_num(x, nan=edges[0]), side="right") - 1
+        return np.where(np.isnan(x), np.nan, edges[np.clip(i, 0, len(edges) - 2)])
+
+    def end(self, start: np.ndarray) -> np.ndarray:
+        """The upper bound of the bands that start at ``start``."""
+        if self.breaks is None:
+            return start + self.width
+        return self.breaks[np.searchsorted(self.breaks, start) + 1]
+
+    def middle(self, start: np.ndarray) -> np.ndarray:
+        """The midpoint of the bands that start at ``start``."""
+        if self.breaks is None:
+            return start + self.width / 2.0
+        return np.where(np.isnan(start), np.nan,
+                        (start + self.end(np.nan_to_num(start, nan=self.breaks[0]))) / 2.0)
+
+
+def _text_labels(s: pd.Series, bands: Bands, start: np.ndarray, x: np.ndarray, is_date: bool,
+                 label: str) -> pd.Series:
+    """The bands as text, one label per band (not per record)."""
+    codes, starts = pd.factorize(start)
+    starts = np.asarray(starts, dtype=np.float64)
+    ends = bands.end(starts)
+    if label == "range":
+        present = x[~np.isnan(x)]
+        if is_date or not all(np.all(np.mod(v, 1) == 0) for v in (present, starts, ends)):
+            raise SdcInputError("range labels (\"15–19\") take whole-number columns and bands "
+                                "with whole edges; use interval labels")
+        names = [f"{_format_edge(a)}–{_format_edge(b - 1)}" for a, b in zip(starts, ends)]
+    elif is_date:
+        day = pd.to_datetime(starts * 86400.0, unit="s")
+        last = pd.to_datetime(ends * 86400.0, unit="s")
+        names = [f"[{a.date()}, {b.date()})" for a, b in zip(day, last)]
+    else:
+        names = [f"[{_format_edge(a)}, {_format_edge(b)})" for a, b in zip(starts, ends)]
+    text = np.array(names + [None], dtype=object)[np.where(codes >= 0, codes, len(names))]
+    return pd.Series(text, index=s.index, name=s.name, dtype="str")
+
+
+def band(s: pd.Series, width: float | None = None, origin: float = 0.0,
+         label: str = "midpoint", breaks: list[float] | None = None) -> MethodResult:
+    """Band ``s`` into intervals of ``width`` from ``origin``, or between ``breaks`` (see the
+    module docstring)."""
+    bands = Bands.of(width, origin, breaks)
     if label not in LABELS:
         raise SdcInputError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
     x, is_date = _numeric_view(s, "banding")
-    index = np.floor((x - o) / w)
-    start = index * w + o
-    n_bands = _count_distinct(index[~np.isnan(index)])
-    info = {"width": w, "origin": o, "bands": n_bands}
-    if label == "interval":
-        codes, starts = pd.factorize(start)  # one label per band, not per record
-        if is_date:
-            day = pd.to_datetime(starts * 86400.0, unit="s")
-            end = pd.to_datetime((starts + w) * 86400.0, unit="s")
-            names = [f"[{a.date()}, {b.date()})" for a, b in zip(day, end)]
-        else:
-            names = [f"[{_format_edge(a)}, {_format_edge(a + w)})" for a in starts]
-        text = np.array(names + [None], dtype=object)[np.where(codes >= 0, codes, len(names))]
-        return MethodResult(pd.Series(text, index=s.index, name=s.name, dtype="str"), info)
-    if is_date:  # the middle day of the band
-        mid = start + np.floor(w / 2.0)
-        values = pd.Series(pd.to_datetime(mid * 86400.0, unit="s"), index=s.index, name=s.name)
+    if is_date and breaks is not None:
+        raise SdcInputError("breaks are for numeric columns; band dates by a width in days")
+    start = bands.start(x)
+    present = start[~np.isnan(start)]
+    if breaks is None:
+        n_bands = _count_distinct(np.floor((x - bands.origin) / bands.width)[~np.isnan(x)])
+        info = {"width": bands.width, "origin": bands.origin, "bands": n_bands}
+    else:
+        info = {"breaks": bands.breaks.tolist(), "bands": int(np.unique(present).size)}
+    if label in ("interval", "range"):
+        return MethodResult(_text_labels(s, bands, start, x, is_date, label), info)
+    if is_date:  # the band's middle day, or its first
+        days = start if label == "lower" else start + np.floor(bands.width / 2.0)
+        values = pd.Series(pd.to_datetime(days * 86400.0, unit="s"), index=s.index,
+                           name=s.name)
         tz = getattr(s.dt, "tz", None)
         if tz is not None:  # days are counted in UTC; the column keeps its time zone
             values = values.dt.tz_localize("UTC").dt.tz_convert(tz)
     else:
-        values = pd.Series(start + w / 2.0, index=s.index, name=s.name)
+        values = pd.Series(start if label == "lower" else bands.middle(start), index=s.index,
+                           name=s.name)
     return MethodResult(values, info)
 
 
@@ -165,22 +246,49 @@ def _half_range(s: pd.Series) -> float:
     return max(1.0, float((present.max() - present.min()) // 2)) if len(present) else 1.0
 
 
+def _describe_top_bottom(r: dict) -> str:
+    """A top/bottom coding step's report in one line."""
+    parts = [f"{r[f'{end}_coded']} values {side} {r[end]:g} set to it"
+             for end, side in (("top", "above"), ("bottom", "below")) if r[end] is not None]
+    return f"Top/bottom coding of {r['column']}: {'; '.join(parts)}."
+
+
 BAND = Method(
     name="band", label="Banding", order=10, run=band, release=Release.RECODING,
     target="column", columns="numeric_keys", default_columns="numeric_keys", per_column=True,
     summary="of numeric quasi-identifiers (0 = off)", main="width", off=0,
     sweep_values="5, 10, 15",
-    params=(Param("width", "number", 0, low=0, high=_half_range, step=1, required=True,
+    params=(Param("width", "number", 0, low=0, high=_half_range, step=1,
                   label="Band width of {column}",
                   help="Values are replaced by the middle of their band ⌊x/w⌋·w + w/2: fewer "
-                       "distinct values, larger classes."),
-            Param("origin", "number", 0.0, control=False),
-            Param("label", "choice", "midpoint", choices=LABELS, control=False)),
-    describe=lambda r: f"Banding of {r['column']}: {r['bands']} bands of width {r['width']:g}.")
+                       "distinct values, larger classes. A recipe gives a width or breaks."),
+            Param("origin", "number", 0.0, more=True, label="Band origin of {column}",
+                  help="Bands start at this value: [o + i·w, o + (i + 1)·w) (dates: days since "
+                       "1970-01-01)."),
+            Param("label", "choice", "midpoint", choices=LABELS, more=True,
+                  label="Band labels of {column}",
+                  help="midpoint: the middle of the band (a number, so utility measures "
+                       "apply); lower: its lower bound (never below the data); interval: the "
+                       "band as text \"[15, 20)\"; range: its whole numbers \"15–19\"."),
+            Param("breaks", "list", None, more=True, label="Custom breaks of {column}",
+                  help="Bands between these numbers, e.g. 0, 18, 30, 65, 120 (the first at "
+                       "most the smallest value, the last above the largest), instead of a "
+                       "width: set the width to 0.")),
+    switches=("breaks",),
+    describe=lambda r: f"Banding of {r['column']}: {r['bands']} bands "
+                       + (f"of width {r['width']:g}." if "width" in r else
+                          "between " + ", ".join(f"{b:g}" for b in r["breaks"]) + "."))
 
 TOP_BOTTOM_CODE = Method(
     name="top_bottom_code", label="Top and bottom coding", order=12, run=top_bottom_code,
-    release=Release.RECODING, target="column", columns="numeric", ui=False,
-    summary="caps extreme values",
-    params=tuple(Param(n, "number", None) for n in ("top", "bottom", "top_percentile",
-                                                     "bottom_percentile")))
+    release=Release.RECODING, target="column", columns="numeric",
+    summary="caps extreme values (empty = no threshold)",
+    params=(Param("top", "number", None, label="Top code: values above it become it"),
+            Param("bottom", "number", None, label="Bottom code: values below it become it"),
+            Param("top_percentile", "number", None, low=0.0, high=100.0, more=True,
+                  label="or top code at this percentile (0–100)",
+                  help="The threshold is this percentile of the column's present values "
+                       "(linear, as numpy's default); give it or a top code, not both."),
+            Param("bottom_percentile", "number", None, low=0.0, high=100.0, more=True,
+                  label="or bottom code at this percentile (0–100)")),
+    describe=_describe_top_bottom)

@@ -130,8 +130,16 @@ PRAM = Method(
     params=(Param("p", "number", 0.0, low=0.0, high=0.5, step=0.01, label="Flip probability p",
                   help="Each value moves with probability p to a uniformly chosen other "
                        "category."),
-            Param("invariant", "bool", False, control=False),
-            Param("retention", "number", None, control=False),
-            Param("matrix", "object", None, control=False)),
+            Param("invariant", "bool", False, more=True, label="Invariant PRAM",
+                  help="Keeps each category's expected frequency: the flip matrix with "
+                       "retention θ followed by its backward matrix (Gouweleeuw et al.); p is "
+                       "not used."),
+            Param("retention", "number", None, low=0.0, high=1.0, step=0.01, more=True,
+                  label="Retention θ (invariant PRAM)",
+                  help="The probability that the flip matrix keeps a value, in (0, 1]."),
+            Param("matrix", "object", None, more=True, label="Transition matrix (JSON)",
+                  help='{"from": {"to": probability}}, each row summing to 1, over the '
+                       "column's categories; p is not used.")),
+    switches=("invariant", "matrix"),
     describe=lambda r: f"PRAM of {r['column']}: expected changed share "
                        f"{r['expected_changed_share']:.3f}, realised {r['changed_share']:.3f}.")

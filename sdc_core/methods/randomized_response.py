@@ -154,5 +154,7 @@ RANDOMIZED_RESPONSE = Method(
                   label="Keep probability q",
                   help="The answer is kept with probability q, else replaced by a uniform draw "
                        "(q = ½ with two answers: the coin flip)."),
-            Param("categories", "list", None, control=False)),
+            Param("categories", "list", None, more=True, label="Answer categories",
+                  help="The answers a replacement is drawn from, separated by commas, text "
+                       "in quotes: \"yes\", \"no\" (empty: the column's own categories).")),
     describe=lambda r: f"Randomized response on {r['column']}: ε = {r['epsilon']:.3f}.")

@@ -262,5 +262,5 @@ RECODE = Method(
             Param("min_count", "whole", 0, low=0, high=100, step=1,
                   label="Minimum records per level",
                   help="Levels held by fewer records become the 'other' label."),
-            Param("other", "text", "other", control=False, label="Label for rare levels")),
+            Param("other", "text", "other", more=True, label="Label for rare levels")),
     describe=_describe)

@@ -52,7 +52,8 @@ class Param:
 
     ``low``/``high``/``step`` bound its control (``high`` may be a function of the column, e.g.
     half its range); ``control`` says whether the Protect page offers it (the others are for
-    recipes); ``required`` whether a recipe step must give it.
+    recipes), ``more`` whether it shows it under the method's "More settings" rather than
+    beside ``main``; ``required`` whether a recipe step must give it.
     """
 
     name: str
@@ -65,6 +66,7 @@ class Param:
     label: str = ""
     required: bool = False
     control: bool = True
+    more: bool = False
     choices: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
@@ -83,7 +85,10 @@ class Method:
       method off (on the Protect page and in a combined sweep); ``stronger``: which way of
       ``main`` protects more, ``"higher"`` or ``"lower"`` values (the order a pruned search
       assumes risk falls and loss grows in).
-    - ``per_column``: the Protect page offers one ``main`` slider per column (banding).
+    - ``switches``: parameters that switch the method on without ``main`` (PRAM's invariant
+      and matrix forms): a step may hold one of them instead of ``main``.
+    - ``per_column``: the Protect page offers one setting of every control per column
+      (banding).
     - ``columns``: which columns it takes (:data:`COLUMN_KINDS`); ``"keys"`` means the
       quasi-identifiers, implied rather than chosen.
     - ``describe``: a one-line account of a step's report for the Protect page.
@@ -103,6 +108,7 @@ class Method:
     main: str | None = None
     off: Any = 0
     stronger: str = "higher"
+    switches: tuple[str, ...] = ()
     per_column: bool = False
     columns: str = "numeric"
     default_columns: str | None = None

@@ -108,6 +108,12 @@ LOCAL_SUPPRESSION = Method(
                   label="Target k (0 = off)",
                   help="Sets the fewest key values to missing so that every record shares its "
                        "keys (missing = any value) with at least k − 1 others."),
-            Param("importance", "columns", None, control=False),
-            Param("alpha", "number", 1.0, control=False)),
+            Param("importance", "columns", None, more=True,
+                  label="Importance of the keys, most important first",
+                  help="Keys chosen in this order are suppressed least (all of them, or none: "
+                       "then the key that makes most records safe goes first)."),
+            Param("alpha", "number", 1.0, low=0.0, high=1.0, step=0.05, more=True,
+                  label="Weight α of a blank",
+                  help="How much a blank key counts towards the classes it matches "
+                       "(sdcMicro's alpha; 1: a full record).")),
     describe=_describe)

@@ -44,11 +44,12 @@ def numeric_shift(x: pd.Series, y: pd.Series) -> dict[str, float]:
 
 def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
                         numeric: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per column: kind, TVD (categorical) or KS, mean and sd shift (numeric)."""
-    check_aligned(original, protected)
+    """One row per column of both tables (not one dropped from the release): kind, TVD
+    (categorical) or KS, mean and sd shift (numeric)."""
+    check_aligned(original, protected, dropped=True)
     rows = []
     num = set(numbers_in_both(original, protected, numeric))
-    for c in original.columns:
+    for c in protected.columns:
         if c in num:
             rows.append({"column": c, "kind": "numeric", "tvd": np.nan,
                          **numeric_shift(original[c], protected[c])})

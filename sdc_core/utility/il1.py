@@ -10,14 +10,29 @@
 
 - categorical column c: IL1_c = share of the rows with an original value whose released value
   differs (a value that became missing counts as changed, whatever ``missing`` says);
+- ``IL1_release``, the **headline loss**: the mean IL1_c over the released columns C,
+
+      IL1_release = (1/|C|) Σ_{c∈C} IL1_c      (0 when C is empty)
+
+  where C is the columns of the original table not named ``not_released`` (the columns tagged
+  "not released"), an unchanged column counts IL1_c = 0 and a column of C absent from the
+  protected table (dropped from the release) counts the maximum IL1_c = 1. C does not depend on
+  the protection and IL1_c only on what was done to c, so adding a step on another column can
+  never lower IL1_release;
 - ``IL1_numeric`` / ``IL1_categorical``: mean of IL1_c over the *changed* columns of that kind
-  (0 when none changed); ``IL1_overall``: mean of the components that exist, i.e. of the kinds
-  with a changed column (0 when nothing changed).
+  (0 when none changed); ``IL1_overall`` (seed 003's figure): mean of the components that exist,
+  i.e. of the kinds with a changed column (0 when nothing changed). A mean over the changed
+  columns, it falls when a cheap step on another column is added; a dropped column is not
+  compared, so it is not among the changed ones.
+
+Every figure is over the released columns: a column not released costs nothing, whatever was
+done to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,17 +47,36 @@ IL1_MISSING = ("max", "ignore")
 
 @dataclass(frozen=True)
 class IL1Result:
+    """The IL1 figures of one release (module docstring): the headline ``IL1_release``, then
+    seed 003's ``IL1_numeric``, ``IL1_categorical`` and ``IL1_overall``."""
+
+    IL1_release: float
     IL1_numeric: float
     IL1_categorical: float
     IL1_overall: float
+    #: IL1_c of the released columns compared (1 for a dropped one)
     per_column: dict[str, float] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     #: how numeric values that became missing were read: ``"max"`` or ``"ignore"``
     il1_missing: str = "max"
+    #: C, the released columns: the mean of ``IL1_release`` is over them
+    released: list[str] = field(default_factory=list)
+    #: the columns of C absent from the protected table (IL1_c = 1)
+    dropped: list[str] = field(default_factory=list)
+    #: the compared columns read as numbers (the others as categories)
+    numbers: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
-        return {"IL1_numeric": self.IL1_numeric, "IL1_categorical": self.IL1_categorical,
-                "IL1_overall": self.IL1_overall}
+        return {"IL1_release": self.IL1_release, "IL1_numeric": self.IL1_numeric,
+                "IL1_categorical": self.IL1_categorical, "IL1_overall": self.IL1_overall}
+
+    def without(self, not_released: Sequence[str]) -> "IL1Result":
+        """The same comparison with the columns ``not_released`` left out of the release (out
+        of C and of every figure)."""
+        out = set(not_released)
+        return combine({c: v for c, v in self.per_column.items() if c not in out},
+                       self.numbers, self.changed, [c for c in self.released if c not in out],
+                       [c for c in self.dropped if c not in out], self.il1_missing)
 
 
 def check_il1_missing(missing: str) -> str:
@@ -136,12 +170,17 @@ def categorical_il1_parts(x: pd.Series, y: pd.Series,
     return int(differs[present].sum()), int(present.sum()), changed
 
 
-def check_aligned(original: pd.DataFrame, protected: pd.DataFrame) -> None:
+def check_aligned(original: pd.DataFrame, protected: pd.DataFrame,
+                  dropped: bool = False) -> None:
+    """The tables are compared row by row: the same number of rows, and the same columns in the
+    same order; with ``dropped``, the protected table may lack some of the original's columns
+    (dropped from the release), the others in their order."""
     if original.shape[0] != protected.shape[0]:
         raise SdcInputError(f"the tables differ in length: {original.shape[0]} and "
                             f"{protected.shape[0]} rows (rows are compared by position)")
-    if list(original.columns) != list(protected.columns):
-        only_a = [c for c in original.columns if c not in protected.columns]
+    kept = [c for c in original.columns if not dropped or c in protected.columns]
+    if list(protected.columns) != kept:
+        only_a = [] if dropped else [c for c in original.columns if c not in protected.columns]
         only_b = [c for c in protected.columns if c not in original.columns]
         detail = "; ".join(filter(None, [
             f"only in the original: {', '.join(map(str, only_a))}" if only_a else "",
@@ -155,42 +194,70 @@ def numbers_in_both(original: pd.DataFrame, protected: pd.DataFrame,
     """The columns of ``numeric`` that hold numbers in both tables: the ones IL1 and the
     eigenvalue similarity compare as numbers (the page, the report, ``compare`` and a sweep all
     ask this function)."""
-    return [c for c in numeric if is_number(original[c]) and is_number(protected[c])]
+    return [c for c in numeric if c in protected.columns and is_number(original[c])
+            and is_number(protected[c])]
+
+
+def released_columns(columns: Sequence[Hashable],
+                     not_released: Sequence[Hashable] = ()) -> list[Hashable]:
+    """C: the original table's ``columns`` not named in ``not_released`` (each of which must be
+    one of them)."""
+    known, out = set(columns), set(not_released)
+    unknown = [c for c in not_released if c not in known]
+    if unknown:
+        raise SdcInputError(f"unknown not-released column(s): {', '.join(map(str, unknown))}")
+    return [c for c in columns if c not in out]
 
 
 def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] = (),
-        columns: Sequence[str] | None = None, missing: str = "max") -> IL1Result:
-    """IL1 over all columns: those in ``numeric`` as numbers, the others as categories (a
-    numeric column whose release is no longer numbers, codes recoded to "other", is compared as
-    categories: :func:`numbers_in_both`). ``columns`` limits the comparison to the columns that
-    may have changed (the others are then taken as unchanged without looking); ``missing`` is
-    the reading of numeric values that became missing, ``"max"`` (loss 1) or ``"ignore"``
-    (sdcMicro's), see the module docstring."""
-    check_aligned(original, protected)
+        columns: Sequence[str] | None = None, missing: str = "max",
+        not_released: Sequence[str] = ()) -> IL1Result:
+    """IL1 over the released columns C (the original's, less ``not_released``; module
+    docstring): those in ``numeric`` as numbers, the others as categories (a numeric column
+    whose release is no longer numbers, codes recoded to "other", is compared as categories:
+    :func:`numbers_in_both`); a column of C absent from ``protected`` is dropped (IL1_c = 1).
+    ``columns`` limits the comparison to the columns that may have changed (the others are then
+    taken as unchanged without looking); ``missing`` is the reading of numeric values that
+    became missing, ``"max"`` (loss 1) or ``"ignore"`` (sdcMicro's), see the module
+    docstring."""
+    check_aligned(original, protected, dropped=True)
     check_il1_missing(missing)
     unknown = sorted(set(numeric) - set(original.columns))
     if unknown:
         raise SdcInputError(f"unknown numeric column(s): {', '.join(map(str, unknown))}")
-    num = set(numbers_in_both(original, protected, numeric))
+    released = released_columns(list(original.columns), not_released)
+    dropped = [c for c in released if c not in protected.columns]
+    num = numbers_in_both(original, protected, numeric)
     per_column: dict[str, float] = {}
-    changed_num: list[float] = []
-    changed_cat: list[float] = []
     changed: list[str] = []
-    for c in (original.columns if columns is None else columns):
+    looked = set(released if columns is None else columns) - set(dropped)
+    for c in (c for c in released if c in looked):
         value, is_changed = numeric_il1(original[c], protected[c], missing) if c in num \
             else categorical_il1(original[c], protected[c])
         per_column[c] = value
         if is_changed:
             changed.append(c)
-            (changed_num if c in num else changed_cat).append(value)
-    return combine(per_column, changed_num, changed_cat, changed, missing)
+    return combine(per_column, num, changed, released, dropped, missing)
 
 
-def combine(per_column: dict[str, float], changed_num: list[float], changed_cat: list[float],
-            changed: list[str], missing: str = "max") -> IL1Result:
-    """The IL1 summary from the per-column figures of the changed columns (computed with the
-    reading ``missing`` of numeric values that became missing)."""
-    parts = [float(np.mean(v)) for v in (changed_num, changed_cat) if v]
-    return IL1Result(float(np.mean(changed_num)) if changed_num else 0.0,
-                     float(np.mean(changed_cat)) if changed_cat else 0.0,
-                     float(np.mean(parts)) if parts else 0.0, per_column, changed, missing)
+def combine(per_column: dict[str, float], numbers: Collection[str], changed: Sequence[str],
+            released: Sequence[str], dropped: Sequence[str] = (),
+            missing: str = "max") -> IL1Result:
+    """The IL1 figures from the per-column IL1_c (computed with the reading ``missing`` of
+    numeric values that became missing), ``numbers`` the columns compared as numbers,
+    ``changed`` those that changed, ``released`` C and ``dropped`` the columns of C absent from
+    the release: IL1_release = (1/|C|) Σ_{c∈C} IL1_c (an exactly rounded sum, so the figure does
+    not depend on the order of the columns), the means over the changed columns for seed 003's
+    figures (module docstring). Columns outside C are left out."""
+    kept = set(released)
+    gone = [c for c in dropped if c in kept]
+    values = {c: v for c, v in per_column.items() if c in kept and c not in gone} \
+        | dict.fromkeys(gone, 1.0)
+    moved = [c for c in changed if c in values and c not in gone]
+    num = [values[c] for c in moved if c in numbers]
+    cat = [values[c] for c in moved if c not in numbers]
+    parts = [float(np.mean(v)) for v in (num, cat) if v]
+    return IL1Result(math.fsum(values.values()) / len(released) if released else 0.0,
+                     float(np.mean(num)) if num else 0.0, float(np.mean(cat)) if cat else 0.0,
+                     float(np.mean(parts)) if parts else 0.0, values, moved, missing,
+                     list(released), gone, [c for c in values if c in numbers])

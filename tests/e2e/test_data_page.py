@@ -27,13 +27,13 @@ def test_example_loads_and_upload_replaces_it(page: Page, app_url: str, shots: P
     csv = tmp_path / "survey.csv"
     csv.write_text("age;sex;income\n" + "".join(f"{20 + i % 9};{'FM'[i % 2]};{1000 + i}\n"
                                                  for i in range(40)))
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(csv)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
     expect(metrics.first).to_have_text("40", timeout=30_000)
     expect(page.get_by_test_id("stSidebar")).to_contain_text("Quasi-identifiers: age, sex")
 
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"this is not parquet")
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(bad)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(bad)
     expect(page.get_by_test_id("stAlert")).to_contain_text("broken.parquet: cannot be read",
                                                            timeout=30_000)
     expect(metrics.first).to_have_text("40")

@@ -30,8 +30,9 @@ def test_closing_the_tab_stops_the_sweep(browser: Browser):
         expect(page.get_by_role("heading", name="Trade-offs")).to_be_visible(timeout=30_000)
         seeds = page.get_by_label("Seeds per randomised setting")
         seeds.fill("20")
-        page.get_by_label("Banding values").fill(", ".join(map(str, range(2, 22))))
-        page.get_by_label("PRAM values").fill(", ".join(f"0.{i:02d}" for i in range(1, 21)))
+        page.get_by_label("Banding values", exact=True).fill(", ".join(map(str, range(2, 22))))
+        page.get_by_label("PRAM values", exact=True).fill(
+            ", ".join(f"0.{i:02d}" for i in range(1, 21)))
         page.get_by_text("Combine the methods").click()  # 441 combinations: a long sweep
         page.get_by_role("button", name="Run the sweep").click()
         expect(page.get_by_role("button", name="Cancel the sweep")).to_be_visible(timeout=30_000)

@@ -28,7 +28,7 @@ def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: 
             page.goto(url)
             expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(
                 timeout=30_000)
-        a.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(csv)
+        a.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
         expect(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv", timeout=30_000)
         wait_idle(a)
         a.get_by_role("link", name="Risk").click()

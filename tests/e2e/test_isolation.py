@@ -83,7 +83,8 @@ def upload_all(sessions: list[Session]) -> None:
     """Every session picks its file before any of them is waited for: the server loads them
     at the same time."""
     for s in sessions:
-        s.page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(s.file)
+        s.page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
+            .set_input_files(s.file)
     for s in sessions:
         expect(s.page.get_by_test_id("stSidebar")).to_contain_text(s.file.name, timeout=60_000)
         wait_idle(s.page)

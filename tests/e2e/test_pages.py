@@ -176,7 +176,7 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots
 
 def test_enter_in_a_values_field_does_not_start_a_sweep(page: Page, app_url: str):
     open_tradeoffs(page, app_url)
-    values = page.get_by_label("Banding values")
+    values = page.get_by_label("Banding values", exact=True)
     values.fill("5, 10")
     values.press("Enter")
     page.wait_for_timeout(1500)
@@ -191,7 +191,7 @@ def test_enter_in_a_values_field_does_not_start_a_sweep(page: Page, app_url: str
 def test_a_running_sweep_can_be_cancelled(page: Page, app_url: str):
     open_tradeoffs(page, app_url)
     page.get_by_text("Combine the methods").click()
-    values = page.get_by_label("Banding values")
+    values = page.get_by_label("Banding values", exact=True)
     values.fill(", ".join(str(w) for w in range(1, 30)))  # 30 × 4 × 4 combinations
     page.get_by_role("button", name="Run the sweep").click()
     cancel = page.get_by_role("button", name="Cancel the sweep")

@@ -65,7 +65,7 @@ def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str
     expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
     wait_idle(page)
     expect(page.get_by_text("The link names something that is not here").first).to_be_visible()
-    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
     uploader.set_input_files(hostile_payload(duplicate=True))  # the duplicate-column error
     expect(page.get_by_text("duplicate column names")).to_be_visible(timeout=30_000)
     assert leaks(page) == []

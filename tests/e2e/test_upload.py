@@ -22,7 +22,7 @@ def test_leaving_the_page_while_an_upload_loads_keeps_it(page: Page, app_url: st
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(csv)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
     expect(page.get_by_text("Reading the file…")).to_be_visible(timeout=60_000)
     page.get_by_role("link", name="Risk").click()  # while it reads
     expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=60_000)

@@ -1,0 +1,202 @@
+"""Work survives: a reload takes the session's work over (resume token), undo/redo and reset of
+the Protect settings, and the workspace file."""
+
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.errors import SdcInputError
+from sdc_core.roles import Roles
+from tests.conftest import ROOT, plain
+from ui import memory, resume, state, workspace
+from ui.memory import Ledger
+from ui.resume import Holder, Registry
+from ui.state import RiskOptions
+
+
+def test_a_token_is_taken_over_only_from_an_ended_session_of_the_same_user():
+    reg = Registry()
+    reg.register("t", Holder("a", None, {"x": 1}))
+    connected = {"a"}
+    assert reg.take("t", Holder("b", None, {}), lambda s: s in connected) is None  # a 2nd tab
+    connected.clear()
+    assert reg.take("t", Holder("b", "eve", {}), lambda s: False) is None  # another user
+    assert reg.take("t", Holder("a", None, {}), lambda s: False) is None  # its own token
+    old = reg.take("t", Holder("b", None, {}), lambda s: False)
+    assert old is not None and old.session == "a" and old.state == {"x": 1}
+    assert reg.take("t", Holder("c", None, {}), lambda s: s == "b") is None  # now b's
+    reg.forget(["b"])
+    assert len(reg) == 0 and reg.take("t", Holder("c", None, {}), lambda s: False) is None
+
+
+def test_the_ledger_moves_a_sessions_data_to_the_one_taking_it_over():
+    class Holding:
+        df = "table"
+
+    ledger = Ledger()
+    ledger.hold("a", 1000, "survey.csv", Holding(), now=0.0)
+    ledger.prune(lambda s: False, idle=3600.0, grace=3600.0, now=10.0)  # a's tab is closed
+    ledger.move("a", "b", now=20.0)
+    assert ledger.held("a") == 0 and ledger.held("b") == 1000 and ledger.total() == (1, 1000)
+    # b is in use from now: the idle window counts from the take-over
+    assert ledger.prune(lambda s: s == "b", idle=3600.0, grace=3600.0, now=3000.0) == []
+
+
+def test_kept_state_is_the_work_not_the_widgets():
+    saved = {"dataset": 1, "roles": 2, "protect_history": 3, "w_kept_w_t_seed": 4,
+             "w_p_band_age": 5, "recipe_upload": 6, "resume_token": 7}
+    assert resume.kept(saved) == {"dataset": 1, "roles": 2, "protect_history": 3,
+                                  "w_kept_w_t_seed": 4}
+
+
+def address_token(at: AppTest) -> str:
+    """The resume token in the session's address (set by the test: a string; by the app: a
+    list)."""
+    value = at.query_params[resume.PARAM]
+    return value if isinstance(value, str) else value[0]
+
+
+def app() -> AppTest:
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+
+
+def test_a_reload_returns_the_same_work(monkeypatch):
+    """A reload is a new session with the old address: it finds the data set, roles, risk
+    settings and Protect settings as they were, with the data's memory moved to it; a second
+    tab on the same address while the first is connected starts afresh."""
+    first = app().run()
+    token = address_token(first)
+    first.switch_page("views/data.py").run()
+    first.multiselect(key="w_sensitive").set_value(["treat", "karnof"]).run()
+    first.switch_page("views/risk.py").run()
+    first.number_input(key="w_risk_k").set_value(3).run()
+    first.switch_page("views/protect.py").run()
+    first.slider(key="w_p_band_age").set_value(10).run()
+    recipe = first.main.code[0].value
+    held = memory.LEDGER.total()
+
+    # AppTest gives every session one id: the reloaded session gets another
+    monkeypatch.setattr(state, "session_id", lambda: "reloaded")
+    monkeypatch.setattr(memory, "is_active", lambda session: False)  # the first tab is gone
+    again = app()
+    again.query_params[resume.PARAM] = token
+    again.run()
+    again.switch_page("views/protect.py").run()
+    assert not again.exception
+    assert address_token(again) == token
+    assert again.slider(key="w_p_band_age").value == 10
+    assert again.main.code[0].value == recipe
+    assert not any("has ended" in w.value for w in again.warning)
+    assert memory.LEDGER.total() == held  # the data moved, it was not loaded again
+    again.switch_page("views/data.py").run()
+    assert again.multiselect(key="w_sensitive").value == ["treat", "karnof"]
+    again.switch_page("views/risk.py").run()
+    assert again.number_input(key="w_risk_k").value == 3
+
+    monkeypatch.setattr(state, "session_id", lambda: "second tab")
+    monkeypatch.setattr(memory, "is_active", lambda session: True)  # the reloaded tab is open
+    other = app()
+    other.query_params[resume.PARAM] = token
+    other.run()
+    assert any("open in another tab" in w.value for w in other.warning)
+    other.switch_page("views/protect.py").run()
+    assert address_token(other) != token
+    assert other.slider(key="w_p_band_age").value == 0
+
+
+def test_an_unknown_token_opens_a_fresh_session_and_says_so():
+    at = app()
+    at.query_params[resume.PARAM] = "no-such-token"
+    at.run()
+    assert any("has ended" in w.value for w in at.warning)
+    token = address_token(at)
+    assert token != "no-such-token"
+    link = " ".join(c.value for c in at.sidebar.code)  # "Copy link to this state"
+    assert "?" in link and token not in link and resume.PARAM not in link
+
+
+def test_undo_redo_and_reset_all_on_protect():
+    at = app().run()
+    at.switch_page("views/protect.py").run()
+    assert at.button(key="p_undo").disabled and at.button(key="p_redo").disabled
+    at.slider(key="w_p_band_age").set_value(10).run()
+    at.slider(key="w_p_pram_p").set_value(0.1).run()
+    both = at.main.code[0].value
+    at.button(key="p_undo").click().run()
+    assert at.slider(key="w_p_pram_p").value == 0.0 and at.slider(key="w_p_band_age").value == 10
+    at.button(key="p_undo").click().run()
+    assert at.slider(key="w_p_band_age").value == 0 and at.button(key="p_undo").disabled
+    at.button(key="p_redo").click().run()
+    at.button(key="p_redo").click().run()
+    assert at.main.code[0].value == both and at.button(key="p_redo").disabled
+    at.button(key="p_reset").click().run()
+    assert at.slider(key="w_p_band_age").value == 0 and at.slider(key="w_p_pram_p").value == 0.0
+    assert any("No method is active" in i.value for i in at.info)
+    at.button(key="p_undo").click().run()  # the reset itself can be undone
+    assert at.main.code[0].value == both
+    at.slider(key="w_p_band_age").set_value(5).run()  # a new change drops what was undone
+    assert at.button(key="p_redo").disabled
+
+
+SURVEY = pd.DataFrame({"age": range(18, 58), "sex": ["F", "M"] * 20,
+                       "secret": [f"Zq{i}" for i in range(40)]})
+
+
+def survey_workspace(**change) -> str:
+    args = dict(name="survey.csv", records=40, columns=list(SURVEY.columns), fingerprint="f00d",
+                roles=Roles(qi=["age", "sex"], sensitive=["secret"]),
+                steps=[{"method": "band", "column": "age", "width": 10}], seed=7,
+                risk=RiskOptions(k=3, na="category", alpha=0.5), known=[],
+                tradeoffs={"w_t_band_values": "5, 10", "w_t_target": "every_class"})
+    return workspace.to_json(**{**args, **change})
+
+
+def test_a_workspace_round_trip_holds_no_record():
+    text = survey_workspace()
+    assert not any(v in text for v in SURVEY["secret"])  # settings, never values
+    ws = workspace.read(text, SURVEY.columns)
+    assert ws.roles == Roles(qi=["age", "sex"], sensitive=["secret"])
+    assert ws.settings.steps(["age", "sex"]) == [{"method": "band", "column": "age",
+                                                  "width": 10}]
+    assert ws.settings.seed == 7 and ws.risk == RiskOptions(3, "category", 0.5)
+    assert ws.tradeoffs == {"w_t_band_values": "5, 10", "w_t_target": "every_class"}
+    assert workspace.difference(ws.data, "survey.csv", 40, "f00d") is None
+    assert "survey.csv (40 records)" in workspace.difference(ws.data, "other.csv", 9, "beef")
+
+
+@pytest.mark.parametrize("text, words", [
+    (survey_workspace(roles=Roles(qi=["age", "zip"])), "does not have: zip"),
+    (survey_workspace(steps=[{"method": "drop", "columns": ["age"]}]), "no control"),
+    (survey_workspace(risk=RiskOptions(k=0)), "risk.k"),
+    ("{not json", "not JSON"),
+    (json.dumps({"seed": 1, "steps": []}), "not a workspace file"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"protect": {}}}), "not a field"),
+    (json.dumps({"workspace": 2}), "version 2"),
+])
+def test_a_workspace_that_cannot_be_used_as_it_is_is_refused_whole(text, words):
+    with pytest.raises(SdcInputError, match=words):
+        workspace.read(text, SURVEY.columns)
+
+
+def test_opening_a_workspace_on_the_data_page_restores_the_work():
+    at = app().run()
+    at.switch_page("views/data.py").run()
+    raw = SURVEY.to_csv(index=False).encode()
+    at.file_uploader(key="uploader").set_value(("survey.csv", raw, "text/csv")).run()
+    text = survey_workspace(fingerprint="other")
+    at.file_uploader(key="workspace_upload").set_value(("w.json", text.encode(), "x")).run()
+    assert not at.exception
+    assert any("Workspace opened" in s.value and "survey.csv (40 records)" in plain(s.value)
+               for s in at.success)
+    assert at.multiselect(key="w_qi").value == ["age", "sex"]
+    at.switch_page("views/protect.py").run()
+    assert at.slider(key="w_p_band_age").value == 10 and at.number_input(key="w_p_seed").value == 7
+    at.switch_page("views/tradeoffs.py").run()
+    assert at.text_input(key="w_t_band_values").value == "5, 10"
+    bad = survey_workspace(roles=Roles(qi=["zip"]))
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="workspace_upload").set_value(("bad.json", bad.encode(), "x")).run()
+    assert any("nothing of it is applied" in e.value for e in at.error)
+    assert at.multiselect(key="w_qi").value == ["age", "sex"]  # unchanged

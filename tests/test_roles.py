@@ -1,0 +1,64 @@
+"""Suggested roles: which column names are taken for quasi-identifiers."""
+
+import pandas as pd
+import pytest
+
+from sdc_core.io import read_table
+from sdc_core.roles import looks_like_key, name_words, suggest_roles
+from tests.conftest import SHARED_DATA
+
+
+@pytest.mark.parametrize("name, words", [
+    ("marital-status", "marital_status"), ("Marital Status", "marital_status"),
+    ("MaritalStatus", "marital_status"), ("EducationLevel", "education_level"),
+    ("HHSize", "hh_size"), ("native-country", "native_country"), ("age", "age"),
+])
+def test_names_split_into_words_at_separators_and_case(name, words):
+    assert name_words(name) == words
+
+
+@pytest.mark.parametrize("name", [
+    "age", "AGE_GROUP", "agegroup", "age5", "sex", "Gender", "race", "ethnic", "Ethnicity",
+    "marst", "marital_status", "MaritalStatus", "hhcivil", "civil status", "educ",
+    "EducationLevel", "schooling", "occupation", "job_title", "workclass", "employment_status",
+    "region", "State", "province", "zipcode", "post_code", "Postcode", "urbrur",
+    "citizenship", "nationality", "religion", "relat", "household size", "HHSize",
+    "income_band", "IncomeBracket", "date_of_birth", "birth_year", "native-country",
+])
+def test_demographic_names_look_like_keys(name):
+    assert looks_like_key(name)
+
+
+@pytest.mark.parametrize("name", [
+    "stage", "agent", "mileage", "message", "income", "savings", "expend", "wtkg", "cd40",
+    "birth_weight", "state_tax_amount", "education_score", "relative_humidity", "treat",
+    "sampling_weight", "roof", "water", "days", "Key1",
+])
+def test_measurements_and_other_names_do_not(name):
+    assert not looks_like_key(name)
+
+
+def test_outside_survey_file_gets_marital_status_ethnicity_and_education():
+    """Only age was suggested on a survey file with these columns."""
+    df = pd.DataFrame({"id": range(40), "age": [20 + i % 30 for i in range(40)],
+                       "marst": ["married", "single"] * 20, "ethnic": list("abcd") * 10,
+                       "educ": list("xyz") * 13 + ["x"], "bmi": [20.5 + i for i in range(40)]})
+    assert suggest_roles(df).qi == ["age", "marst", "ethnic", "educ"]
+
+
+def test_adult_columns_are_all_suggested_as_keys():
+    """ARX's copy of Adult: all nine columns are quasi-identifiers (TestRiskMetrics)."""
+    df = read_table(SHARED_DATA / "adult.csv")
+    assert suggest_roles(df).qi == list(df.columns)
+
+
+def test_sdcmicro_testdata_suggests_the_demographics_not_the_measurements():
+    df = read_table(SHARED_DATA / "testdata.csv")
+    r = suggest_roles(df)
+    assert r.qi == ["urbrur", "relat", "sex", "age", "hhcivil"]
+    assert not {"expend", "income", "savings"} & set(r.qi)
+
+
+def test_actg175_suggests_age_gender_and_race():
+    df = read_table(SHARED_DATA / "actg175.csv")
+    assert suggest_roles(df).qi == ["age", "race", "gender"]

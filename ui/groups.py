@@ -1,0 +1,54 @@
+"""Which columns the Protect and Trade-offs pages offer each method, from the data set's kinds
+and the roles (pure Python: links, pages and tests ask the same functions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdc_core.columns import is_number
+from sdc_core.io import Kind
+from sdc_core.methods import Method
+from sdc_core.roles import Roles
+from ui.protect import page_methods
+from ui.state import Dataset
+
+
+@dataclass(frozen=True)
+class ColumnGroups:
+    """Released columns by use: ``numeric`` (tagged for utility), ``categorical`` (kind),
+    ``numbers`` (any numeric dtype), ``banded`` (numeric quasi-identifiers that are not codes)."""
+
+    numeric: list[str]
+    categorical: list[str]
+    numbers: list[str]
+    banded: list[str]
+
+
+def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
+    df = ds.df
+    numbers = [c for c in df.columns if is_number(df[c]) and c not in roles.ignore]
+    return ColumnGroups(
+        numeric=[c for c in roles.numeric if c in df.columns],
+        categorical=[c for c, k in ds.kinds.items()
+                     if k is Kind.CATEGORICAL and c not in roles.ignore],
+        numbers=numbers,
+        banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
+
+
+def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
+    """The columns a method takes, by its declared kind."""
+    return {"numeric_keys": groups.banded, "categorical": groups.categorical,
+            "numeric": groups.numbers, "keys": list(roles.qi)}[m.columns]
+
+
+def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
+    """The columns a method starts with, by its declared default."""
+    if m.default_columns == "categorical_keys":
+        return [c for c in roles.qi if c in groups.categorical]
+    return groups.banded if m.default_columns == "numeric_keys" else []
+
+
+def offered_columns(groups: ColumnGroups, roles: Roles) -> dict[str, list[str]]:
+    """The columns the Protect page offers each of its methods on: a recipe opens there only
+    when its steps name these (:func:`ui.protect.from_steps`)."""
+    return {m.name: method_columns(m, groups, roles) for m in page_methods()}

@@ -1,0 +1,171 @@
+"""A workspace file: the work done on a data set, without its records, to go on another day.
+
+It is JSON (pure Python here; the Data and Export pages offer it):
+
+```json
+{"workspace": 1,
+ "data": {"name": "survey.csv", "records": 1200, "columns": ["age", "sex", …],
+          "fingerprint": "3f2a…"},
+ "roles": {"qi": […], "sensitive": […], "weight": null, "numeric": […], "ignore": […]},
+ "recipe": {"seed": 42, "steps": […]},
+ "risk": {"k": 5, "na": "wildcard", "alpha": 1.0},
+ "known": […],
+ "tradeoffs": {"w_t_band_values": "5, 10", "w_t_target": "every_class", …}}
+```
+
+It holds no value of any record: the data set's name, size, column names and fingerprint (the
+content hash the sidebar shows), the roles, the Protect page's recipe, the risk settings, the
+columns the attacker is assumed to know and the Trade-offs form (grid and target). Like a recipe,
+a merge of levels names the levels it merges.
+
+Opening it with a data set applies all of it or nothing: a column it names that the data set
+lacks, a recipe the Protect page cannot show, a risk setting out of range: each refuses the
+whole file with a message. A data set other than the one it was saved with (another fingerprint)
+is allowed when it has the columns, and said.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sdc_core.errors import SdcInputError
+from sdc_core.recipe import parse_recipe
+from sdc_core.roles import Roles
+from ui.protect import ProtectSettings, from_steps
+from ui.state import RiskOptions
+
+VERSION = 1
+#: The largest workspace file read (its settings fit in far less).
+MAX_BYTES = 2_000_000
+#: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).
+FORM_PREFIX = "w_t_"
+_ROLE_LISTS = ("qi", "sensitive", "numeric", "ignore")
+_NA = ("wildcard", "category")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What a workspace file restores; ``data`` describes the data set it was saved with."""
+
+    data: dict[str, Any]
+    roles: Roles
+    settings: ProtectSettings
+    risk: RiskOptions
+    known: list[str] = field(default_factory=list)
+    tradeoffs: dict[str, Any] = field(default_factory=dict)
+
+
+def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, roles: Roles,
+            steps: list[dict[str, Any]], seed: int, risk: RiskOptions, known: Sequence[str],
+            tradeoffs: dict[str, Any]) -> str:
+    """The workspace file of this work (see the module docstring)."""
+    return json.dumps({
+        "workspace": VERSION,
+        "data": {"name": name, "records": int(records), "columns": [str(c) for c in columns],
+                 "fingerprint": fingerprint},
+        "roles": {"qi": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
+                  "numeric": roles.numeric, "ignore": roles.ignore},
+        "recipe": {"seed": int(seed), "steps": steps},
+        "risk": {"k": risk.k, "na": risk.na, "alpha": risk.alpha},
+        "known": list(known),
+        "tradeoffs": {k: v for k, v in sorted(tradeoffs.items()) if k.startswith(FORM_PREFIX)},
+    }, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _names(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise SdcInputError(f"{what} must be a list of column names")
+    return value
+
+
+def _roles(data: Any) -> Roles:
+    if not isinstance(data, dict) or set(data) - {*_ROLE_LISTS, "weight"}:
+        raise SdcInputError("roles must be an object with qi, sensitive, weight, numeric and "
+                            "ignore")
+    weight = data.get("weight")
+    if weight is not None and not isinstance(weight, str):
+        raise SdcInputError("the weight must be a column name or null")
+    roles = Roles(weight=weight, **{n: _names(data.get(n, []), f"roles.{n}")
+                                    for n in _ROLE_LISTS})
+    if problems := roles.problems():
+        raise SdcInputError("; ".join(problems))
+    return roles
+
+
+def _risk(data: Any) -> RiskOptions:
+    if not isinstance(data, dict) or set(data) - {"k", "na", "alpha"}:
+        raise SdcInputError("risk must be an object with k, na and alpha")
+    default = RiskOptions()
+    k, na, alpha = (data.get("k", default.k), data.get("na", default.na),
+                    data.get("alpha", default.alpha))
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
+        raise SdcInputError(f"risk.k must be a whole number from 1 to 1000, not {k!r}")
+    if na not in _NA:
+        raise SdcInputError(f"risk.na must be wildcard or category, not {na!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 <= alpha <= 1:
+        raise SdcInputError(f"risk.alpha must be a number from 0 to 1, not {alpha!r}")
+    return RiskOptions(k, na, float(alpha))
+
+
+def _form(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise SdcInputError("tradeoffs must be an object of the Trade-offs form's fields")
+    plain = (str, int, float, bool, type(None))
+    for key, value in data.items():
+        if not key.startswith(FORM_PREFIX) or not (
+                isinstance(value, plain) or (isinstance(value, list)
+                                             and all(isinstance(v, plain) for v in value))):
+            raise SdcInputError(f"tradeoffs: {key!r} is not a field of the Trade-offs form")
+    return dict(data)
+
+
+def read(text: str, columns: Sequence[str]) -> Workspace:
+    """The workspace in ``text``, checked against a data set with these ``columns``; an error
+    (nothing to apply) when anything in it cannot be used as it is."""
+    if len(text.encode("utf-8", errors="replace")) > MAX_BYTES:
+        raise SdcInputError(f"a workspace file holds settings only; this one is larger than "
+                            f"{MAX_BYTES // 1_000_000} MB")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SdcInputError(f"not a workspace file: not JSON (line {err.lineno}: "
+                            f"{err.msg})") from None
+    if not isinstance(data, dict) or "workspace" not in data:
+        raise SdcInputError("not a workspace file (it has no \"workspace\" version; a recipe "
+                            "is loaded on the Protect page)")
+    if data["workspace"] != VERSION:
+        raise SdcInputError(f"workspace version {data['workspace']!r} is not supported "
+                            f"(expected {VERSION})")
+    unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs"}
+    if unknown:
+        raise SdcInputError(f"unknown key(s) {', '.join(sorted(unknown))}")
+    about = data.get("data", {})
+    if not isinstance(about, dict):
+        raise SdcInputError("data must be an object describing the data set")
+    roles = _roles(data.get("roles", {}))
+    recipe = parse_recipe(data.get("recipe", {"seed": 42, "steps": []}))
+    settings = from_steps(recipe.steps, recipe.seed)
+    known = _names(data.get("known", []), "known")
+    named = [*roles.qi, *roles.sensitive, *roles.numeric, *roles.ignore,
+             *([roles.weight] if roles.weight else []), *known,
+             *(c for s in recipe.steps for c in ([s["column"]] if "column" in s
+                                                 else s["columns"]))]
+    missing = [c for c in dict.fromkeys(named) if c not in set(map(str, columns))]
+    if missing:
+        raise SdcInputError(f"it names column(s) this data set does not have: "
+                            f"{', '.join(missing)}")
+    return Workspace(about, roles, settings, _risk(data.get("risk", {})), known,
+                     _form(data.get("tradeoffs", {})))
+
+
+def difference(saved: dict[str, Any], name: str, records: int, fingerprint: str) -> str | None:
+    """How the open data set differs from the one the workspace was saved with (None: it is
+    the same file)."""
+    if saved.get("fingerprint") == fingerprint:
+        return None
+    return (f"it was saved with {saved.get('name', 'another data set')} "
+            f"({saved.get('records', '?')} records); the open data set is {name} "
+            f"({records:,} records), a different file with the columns it names")
