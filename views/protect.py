@@ -383,17 +383,17 @@ def recipe_box(text: str) -> None:
 
 
 def history_buttons() -> None:
-    """Undo, redo and reset of the settings (each can itself be undone or redone)."""
+    """Undo, redo and reset of the settings (each can itself be undone or redone), side by
+    side, each as wide as its label (they wrap to a second row in a narrow column)."""
     h = state.protect_history()
-    undo, redo, reset = st.columns(3)
-    undo.button("Undo", key="p_undo", icon=":material/undo:", on_click=state.undo_protect,
-                disabled=not h.past, width="stretch", help="Back to the settings before the "
-                "last change.")
-    redo.button("Redo", key="p_redo", icon=":material/redo:", on_click=state.redo_protect,
-                disabled=not h.future, width="stretch", help="Forward to the settings undone.")
-    reset.button("Reset all", key="p_reset", icon=":material/restart_alt:",
-                 on_click=state.reset_protect, width="stretch",
-                 help="Every method off (the seed is kept); Undo brings the settings back.")
+    row = st.container(horizontal=True, gap="small")
+    row.button("Undo", key="p_undo", icon=":material/undo:", on_click=state.undo_protect,
+               disabled=not h.past, help="Back to the settings before the last change.")
+    row.button("Redo", key="p_redo", icon=":material/redo:", on_click=state.redo_protect,
+               disabled=not h.future, help="Forward to the settings undone.")
+    row.button("Reset all", key="p_reset", icon=":material/restart_alt:",
+               on_click=state.reset_protect,
+               help="Every method off (the seed is kept); Undo brings the settings back.")
 
 
 @st.fragment

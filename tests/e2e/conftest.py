@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +54,16 @@ def pick_options(page: Page, label: str, names: list[str], clear: bool = False) 
         page.get_by_role("option", name=name, exact=True).click()
         page.keyboard.press("Escape")
         wait_idle(page)
+
+
+def band_age(page: Page, presses: int = 10) -> Locator:
+    """Move the Protect page's age band width slider ``presses`` steps right with the keyboard
+    (from 0: width ``presses``); give the slider."""
+    slider = page.get_by_role("slider", name="Band width of age")
+    slider.focus()
+    for _ in range(presses):
+        slider.press("ArrowRight")
+    return slider
 
 
 @pytest.fixture(scope="session")

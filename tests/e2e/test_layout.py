@@ -1,19 +1,22 @@
-"""Layout in Chromium: no metric label or value is cut (ellipsis) at 1280×800 or wider, on every
-page that shows metrics; screenshots of each in the test output folder."""
+"""Layout in Chromium: no metric label or value, nor button label, is cut (ellipsis) at 1280×800
+or wider, on every page that shows metrics; screenshots of each in the test output folder."""
 
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import band_age
 from tests.e2e.test_pages import shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-#: Metric labels and values whose text is wider than their box (the browser cuts them).
+#: Metric labels and values, and button labels, whose text is wider than their box (the
+#: browser cuts them).
 CUT = """() => [...document.querySelectorAll(
     '[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, '
-    + '[data-testid=stMetricValue], [data-testid=stMetricValue] *')]
+    + '[data-testid=stMetricValue], [data-testid=stMetricValue] *, '
+    + 'button[data-testid^=stBaseButton], button[data-testid^=stBaseButton] *')]
   .filter(e => e.scrollWidth > e.clientWidth + 1)
   .map(e => `${e.textContent.trim()} (${e.scrollWidth} px in ${e.clientWidth})`)"""
 
@@ -29,10 +32,7 @@ def test_no_metric_is_cut(page: Page, app_url: str, shots: Path, width: int, hei
         expect(page.get_by_role("heading", name=name if name != "Risk" else "Disclosure risk")) \
             .to_be_visible(timeout=30_000)
         if name == "Protect":  # with deltas and a distance column: the widest state
-            slider = page.get_by_role("slider", name="Band width of age")
-            slider.focus()
-            for _ in range(10):
-                slider.press("ArrowRight")
+            band_age(page)
             expect(page.get_by_test_id("stMetricDelta").first).to_be_visible(timeout=30_000)
         wait_idle(page)
         page.wait_for_timeout(500)

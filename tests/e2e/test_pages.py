@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import choose, pick_options, wait_idle
+from tests.e2e.conftest import band_age, choose, pick_options, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -46,10 +46,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     page.get_by_role("link", name="Protect").click()
     expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
     expect(metrics.first).to_have_text("182")
-    slider = page.get_by_role("slider", name="Band width of age")
-    slider.focus()
-    for _ in range(10):
-        slider.press("ArrowRight")
+    slider = band_age(page)
     expect(metrics.first).to_have_text("25", timeout=30_000)
     chart = page.get_by_test_id("stPlotlyChart").first
     expect(chart.locator(".gtitle", has_text="age: original and protected values")) \

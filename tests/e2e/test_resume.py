@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bench.server import free_port, start_server, stop_server
-from tests.e2e.conftest import pick_options, wait_idle
+from tests.e2e.conftest import band_age, pick_options, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -35,10 +35,7 @@ def test_a_reload_keeps_the_uploaded_data_roles_and_settings(page: Page, tmp_pat
 
         page.get_by_role("link", name="Protect").click()
         expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
-        slider = page.get_by_role("slider", name="Band width of age")
-        slider.focus()
-        for _ in range(10):
-            slider.press("ArrowRight")
+        slider = band_age(page)
         expect(slider).to_have_value("10", timeout=30_000)
         wait_idle(page)
         assert "resume=" in page.url

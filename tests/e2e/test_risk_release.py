@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import band_age, wait_idle
 from tests.e2e.test_layout import CUT
 from tests.e2e.test_pages import shot
 
@@ -18,10 +18,7 @@ def test_both_tables_side_by_side(page: Page, app_url: str, shots: Path):
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
     page.get_by_role("link", name="Protect").click()
-    slider = page.get_by_role("slider", name="Band width of age")
-    slider.focus()
-    for _ in range(10):
-        slider.press("ArrowRight")
+    band_age(page)
     expect(page.get_by_test_id("stMetricDelta").first).to_be_visible(timeout=30_000)
     wait_idle(page)
     page.get_by_role("link", name="Risk").click()
