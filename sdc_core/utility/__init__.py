@@ -4,6 +4,12 @@
 - :mod:`~sdc_core.utility.eigen` — eigenvalue similarity of the correlation matrices
 - :mod:`~sdc_core.utility.distribution` — TVD, KS, mean/sd shift, correlation difference,
   randomized-response estimator error
+- :mod:`~sdc_core.utility.analysis` — benchmark analyses (OLS, logit, means, proportions,
+  tables) on both tables, compared term by term: CI overlap, standardised difference
+- :mod:`~sdc_core.utility.fidelity` — 1- and 2-way table fidelity (TVD, Hellinger, false
+  zeros) and the propensity-score measure pMSE / S_pMSE
+
+The last two are imported by their module path (statsmodels takes over a second to load).
 
 The names of :mod:`~sdc_core.utility.distribution` are loaded on first use (it imports
 ``scipy.stats``, about a second), so ``from sdc_core.utility import il1`` stays light.
