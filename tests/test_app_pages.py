@@ -676,7 +676,7 @@ def test_tables_head_measures_in_words():
         spec = json.loads(frame.proto.columns or "{}")
         headings |= {k: v.get("label") for k, v in spec.items()}
     assert headings["individual_risk"] == "individual risk"
-    assert headings["percent_k_le_threshold"] == "records with k ≤ T (%)"
+    assert headings["percent_k_le_threshold"] == "records in classes ≤ k (%)"
     assert "percent_k_le_threshold" in frame_with(at, "keys").columns
 
 
@@ -695,6 +695,8 @@ def test_the_sweep_form_keeps_its_values_across_pages():
     assert at.text_input(key="w_t_band_values").value == "7, 14"
     assert at.toggle(key="w_t_combine").value is True
     assert at.selectbox(key="w_t_target").value == "every_class"
+    # a combined grid's values have columns of their own: no empty "value" column
+    assert "param_value" not in frame_with(at, "method").columns
     at.switch_page("views/data.py").run()
     at.file_uploader(key="uploader").set_value(
         ("other.csv", b"age,sex\n" + b"30,F\n40,M\n" * 15, "text/csv")).run()

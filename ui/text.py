@@ -78,7 +78,7 @@ def smallest_class_help(wildcard: float, category: float) -> str:
 #: command line keep the machine names); a column ``<name>_sd`` is headed "<label>, sd".
 COLUMN_LABELS = {
     "param_name": "parameter", "param_value": "value",
-    "percent_unique": "unique records (%)", "percent_k_le_threshold": "records with k ≤ T (%)",
+    "percent_unique": "unique records (%)", "percent_k_le_threshold": "records in classes ≤ k (%)",
     "percent_below_k": "records in classes < k (%)",
     "avg_linkage_risk_percent": "average linkage risk (%)",
     "expected_reidentifications": "expected re-identifications",

@@ -291,6 +291,8 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                                                f"Information loss against {method} {param}"),
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
     shown = table.drop(columns="recipe")
+    if shown["param_value"].isna().all():  # a combined grid: its values have columns of their own
+        shown = shown.drop(columns="param_value")
     st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
         shown, {c: "%.4f" for c in shown.columns if shown[c].dtype.kind == "f"
                 and c != "param_value"}))
