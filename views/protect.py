@@ -22,9 +22,10 @@ from ui.protect import (
     page_methods,
     takes_whole,
 )
+from ui.release import attacker_candidates
 from ui.report import IL1_READING, RELEASE_LOSS_LABEL, release_loss_help
 from ui.sidebar import render_sidebar
-from ui.text import md, md_list, number, smallest_class_help
+from ui.text import delta_text, md, md_list, number, smallest_class_help
 from ui.workbench import Workbench, recipe_json
 
 st.title("Protect")
@@ -35,7 +36,7 @@ df = ds.df
 require_quasi_identifiers(roles, "first")
 
 groups = column_groups(ds, roles)
-numeric, categorical, number_cols = groups.numeric, groups.categorical, groups.numbers
+numeric = groups.numeric
 
 with st.expander("Load a recipe", icon=":material/upload_file:"):
     upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
@@ -59,18 +60,9 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
         st.error(text, icon=":material/error:")
 
 
-def delta(after: float, before: float, unit: str = "") -> str | None:
-    """The change as metric delta text, or None (no arrow, no colour) when nothing changed."""
-    change = after - before
-    if abs(change) < 5e-13 * max(1.0, abs(before)):
-        return None
-    return (f"{'+' if change > 0 else ''}{number(change)} (was {number(before)})" if not unit else
-            f"{change:+.2f}{unit}")
-
-
 def attacker_controls() -> list[str]:
     """The extra columns an attacker is assumed to know (numeric, not already a key)."""
-    candidates = [c for c in number_cols if c not in roles.qi and c != roles.weight]
+    candidates = attacker_candidates(groups, roles)
     state.bind("w_p_known", [c for c in state.known_columns(df) if c in candidates])
     known = st.multiselect("Columns an attacker also knows", candidates, key="w_p_known",
                            help="The linkage attack matches these by nearest value, as it "
@@ -279,39 +271,39 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     after = wb.after
     m = metric_slots(8, 3, main=[0, 1, 6])  # three a row: labels and values stay whole at 1280 px
     m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
-                delta(after["linkage_reidentifications"],
+                delta_text(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
                 delta_color="inverse",
                 help="Expected re-identifications: what an attacker who knows the true values "
                      "actually re-identifies.")
     m[1].metric("Released keys", number(after["expected_reidentifications"]),
-                delta(after["expected_reidentifications"], before.expected_reidentifications),
+                delta_text(after["expected_reidentifications"], before.expected_reidentifications),
                 delta_color="inverse",
                 help="Expected re-identifications Σ 1/f_k: how unique the released keys look, "
                      "read as if they were true (sdcMicro).")
     m[2].metric("Certain links", f"{after['linkage_percent_certain']:.2f} %",
-                delta(after["linkage_percent_certain"], linked_before.linkage_percent_certain,
+                delta_text(after["linkage_percent_certain"], linked_before.linkage_percent_certain,
                       " points"), delta_color="inverse",
                 help="Records the attacker links with certainty: a single best candidate, "
                      "and the right one.")
     m[3].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
-                delta(after["global_risk_percent"], before.global_risk_percent, " points"),
+                delta_text(after["global_risk_percent"], before.global_risk_percent, " points"),
                 delta_color="inverse",
                 help="sdcMicro's global risk: mean individual risk of the released keys (with "
                      "a weight, population uniqueness).")
     m[4].metric("Unique records", f"{after['percent_unique']:.2f} %",
-                delta(after["percent_unique"], before.percent_unique, " points"),
+                delta_text(after["percent_unique"], before.percent_unique, " points"),
                 delta_color="inverse", help="Records alone in their class of released keys.")
     m[5].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
-                delta(after["percent_k_le_threshold"], before.percent_k_le_threshold,
+                delta_text(after["percent_k_le_threshold"], before.percent_k_le_threshold,
                       " points"), delta_color="inverse",
                 help="Records whose class of released keys has at most k members (seed 003's "
                      "measure: a class of exactly k counts).")
     m[6].metric("Smallest class", f"{after['min_k']:g}",
-                delta(after["min_k"], before.min_k), delta_color="normal",
+                delta_text(after["min_k"], before.min_k), delta_color="normal",
                 help=smallest_class_help(after["min_k_wildcard"], after["min_k_category"]))
     m[7].metric(f"Records in classes < {opts.k}", f"{after['percent_below_k']:.2f} %",
-                delta(after["percent_below_k"], before.percent_below_k, " points"),
+                delta_text(after["percent_below_k"], before.percent_below_k, " points"),
                 delta_color="inverse",
                 help=f"Records whose class of released keys has fewer than k = {opts.k} "
                      "members: what k-anonymity (and local suppression) brings to 0.")
