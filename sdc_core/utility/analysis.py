@@ -104,11 +104,45 @@ class Analysis:
     weight: str | None = None
     columns: tuple[str, ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        for key in ("formula", "column", "by", "weight"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.columns:
+            out["columns"] = list(self.columns)
+        return out
+
 
 @dataclass(frozen=True)
 class AnalysisSpec:
+    """A validated spec: the analyses and, for :mod:`sdc_core.utility.validity`, the columns
+    of the table-fidelity and pMSE comparison (None: the columns the analyses read), the
+    quantile bins of a numeric one, and whether the propensity model is fitted."""
+
     confidence: float
     analyses: tuple[Analysis, ...]
+    columns: tuple[str, ...] | None = None
+    bins: int = 10
+    pmse: bool = True
+
+    def table_columns(self) -> list[str]:
+        """The columns whose 1- and 2-way tables (and propensity model) are compared."""
+        if self.columns is not None:
+            return list(self.columns)
+        return list(dict.fromkeys(c for a in self.analyses for c in analysis_columns(a)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as its file holds it (what :func:`parse_spec` reads back)."""
+        out: dict[str, Any] = {"confidence": self.confidence,
+                               "analyses": [a.to_json() for a in self.analyses]}
+        if self.columns is not None:
+            out["columns"] = list(self.columns)
+        if self.bins != 10:
+            out["bins"] = self.bins
+        if not self.pmse:
+            out["pmse"] = False
+        return out
 
 
 @dataclass(frozen=True)
@@ -181,7 +215,8 @@ def parse_spec(data: Any) -> AnalysisSpec:
     docstring); a one-line :class:`SdcInputError` naming the analysis and the problem."""
     if not isinstance(data, Mapping):
         raise SdcInputError("an analysis spec must be an object with a list 'analyses'")
-    unknown = sorted(set(data) - {"confidence", "analyses"})
+    unknown = sorted(map(str, set(data) - {"confidence", "analyses", "columns", "bins",
+                                           "pmse"}))
     if unknown:
         raise SdcInputError(f"analysis spec: unknown key(s) {', '.join(map(str, unknown))}")
     confidence = data.get("confidence", DEFAULT_CONFIDENCE)
@@ -198,7 +233,20 @@ def parse_spec(data: Any) -> AnalysisSpec:
         if a.name in seen:
             raise SdcInputError(f"analysis '{a.name}': duplicate name")
         seen.add(a.name)
-    return AnalysisSpec(float(confidence), tuple(analyses))
+    columns = data.get("columns")
+    if columns is not None and not (isinstance(columns, list) and columns and all(
+            isinstance(c, str) and c for c in columns) and len(set(columns)) == len(columns)):
+        raise SdcInputError("analysis spec: columns must be a non-empty list of distinct "
+                            "column names")
+    bins = data.get("bins", 10)
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 100:
+        raise SdcInputError(f"analysis spec: bins must be a whole number from 2 to 100, "
+                            f"not {bins!r}")
+    with_pmse = data.get("pmse", True)
+    if not isinstance(with_pmse, bool):
+        raise SdcInputError("analysis spec: pmse must be true or false")
+    return AnalysisSpec(float(confidence), tuple(analyses),
+                        None if columns is None else tuple(columns), bins, with_pmse)
 
 
 def _parse_analysis(i: int, item: Any) -> Analysis:
@@ -293,9 +341,12 @@ def analysis_columns(analysis: Analysis) -> list[str]:
 
 def check_columns(spec: AnalysisSpec, columns: Collection[str]) -> None:
     """An error naming the first analysis that reads columns the data lacks, and those
-    columns."""
+    columns (or the spec's table columns the data lacks)."""
     for analysis in spec.analyses:
         _check_analysis_columns(analysis, columns)
+    missing = [c for c in spec.columns or () if c not in set(columns)]
+    if missing:
+        raise SdcInputError(f"analysis spec: the data has no column(s) {', '.join(missing)}")
 
 
 def _check_analysis_columns(analysis: Analysis, columns: Collection[str]) -> None:
@@ -336,17 +387,22 @@ def estimate_all(spec: AnalysisSpec, df: pd.DataFrame) -> dict[str, Estimate | S
 def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate:
     where = f"analysis '{analysis.name}'"
     used = formula_variables(analysis.formula, where)
-    if not df[used].notna().all(axis=1).any():
+    data = _formula_data(df, used)
+    if data.empty:
         raise SdcInputError(f"{where}: no row has all of {', '.join(used)}")
+    if analysis.kind == "ols" and _row_by_row(analysis.formula):
+        terms, nobs = _ols_grouped(analysis.formula, data, alpha, where)
+        return Estimate(terms, len(df) - nobs)
     make = smf.ols if analysis.kind == "ols" else smf.logit
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerfectSeparationWarning)
         warnings.simplefilter("error", ConvergenceWarning)
         try:
-            model = make(analysis.formula, _formula_data(df, used), eval_env=_FORMULA_ENV)
-            rank = int(np.linalg.matrix_rank(model.exog))
-            result = None if rank < model.exog.shape[1] else \
-                model.fit(disp=0) if analysis.kind == "logit" else model.fit()
+            model = make(analysis.formula, data, eval_env=_FORMULA_ENV)
+            _check_rank(model.exog, where)
+            result = model.fit(disp=0) if analysis.kind == "logit" else model.fit()
+        except SdcInputError:
+            raise
         except PerfectSeparationWarning:
             raise SdcInputError(f"{where}: perfect separation, the logit has no finite "
                                 "estimate") from None
@@ -355,19 +411,111 @@ def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate
         except (ValueError, np.linalg.LinAlgError, patsy.PatsyError) as err:
             raise SdcInputError(f"{where}: cannot fit the model "
                                 f"({str(err).splitlines()[0]})") from None
-    if result is None:
-        raise SdcInputError(f"{where}: the terms are collinear (the design matrix has rank "
-                            f"{rank} for {model.exog.shape[1]} columns)")
     interval = result.conf_int(alpha)
     terms = pd.DataFrame({"estimate": result.params, "se": result.bse,
                           "low": interval.iloc[:, 0], "high": interval.iloc[:, 1]})
     return Estimate(terms, len(df) - int(result.nobs))
 
 
+def _check_rank(x: np.ndarray, where: str) -> None:
+    """An error when the design matrix ``x`` has dependent columns (its rank is read from the
+    p × p matrix x'x, not from an SVD of every row)."""
+    rank = int(np.linalg.matrix_rank(x.T @ x, hermitian=True))
+    if rank < x.shape[1]:
+        raise SdcInputError(f"{where}: the terms are collinear (the design matrix has rank "
+                            f"{rank} for {x.shape[1]} columns)")
+
+
+#: Calls a formula may make and still be fitted on its distinct rows (:func:`_ols_grouped`):
+#: functions of one row's values. Any other (``center``, ``bs``, ``np.mean`` …) may read the
+#: whole column and takes statsmodels' path on every row.
+_ROW_FUNCTIONS = {"C", "Q", "I", "np.log", "np.log1p", "np.log2", "np.log10", "np.exp",
+                  "np.sqrt", "np.abs", "np.square", "np.power"}
+
+
+def _row_by_row(formula: str) -> bool:
+    """Whether every function the formula calls works value by value (:data:`_ROW_FUNCTIONS`)."""
+    desc = patsy.ModelDesc.from_formula(formula)
+    codes = [f.name() for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
+    return all(ast.unparse(node.func) in _ROW_FUNCTIONS
+               for code in codes for node in ast.walk(ast.parse(code, mode="eval"))
+               if isinstance(node, ast.Call))
+
+
+def _ols_grouped(formula: str, data: pd.DataFrame, alpha: float, where: str
+                 ) -> tuple[pd.DataFrame, int]:
+    """OLS of a formula on the G distinct rows of its right-hand side, with the fit, standard
+    errors and t intervals of statsmodels' OLS on every row (the same least-squares problem):
+    with n_g the rows of distinct row g, x_g its design row and ȳ_g the mean of their
+    responses,
+
+        β = argmin Σ_g n_g (ȳ_g − x_g′β)²  (the pseudo-inverse of the rows √n_g x_g′),
+        RSS = Σ_g n_g (ȳ_g − x_g′β)² + Σ_i (y_i − ȳ_g(i))²,   σ² = RSS / (n − p),
+        cov(β) = σ² (Σ_g n_g x_g x_g′)⁻¹,   β_j ± t_{n−p; 1−α/2} · se_j.
+
+    On 100k survey rows with a 30-level factor G is a few thousand: the design is built and
+    decomposed on those rows, not on every one. Rows whose response or terms evaluate to a
+    missing value are left out, as patsy does; returns the terms and the rows used."""
+    desc = patsy.ModelDesc.from_formula(formula)
+    env = patsy.EvalEnvironment([_FORMULA_ENV])
+    rhs_vars = list(dict.fromkeys(n for t in desc.rhs_termlist for f in t.factors
+                                  for n in _code_names(f.name())))
+    try:
+        y = np.asarray(patsy.dmatrix(patsy.ModelDesc([], desc.lhs_termlist), data, env,
+                                     NA_action=patsy.NAAction(NA_types=[]),
+                                     return_type="matrix"))
+        if y.shape[1] != 1:
+            raise SdcInputError(f"{where}: the response must be one column of numbers")
+        group = np.zeros(len(data), dtype=np.int64)
+        for c in rhs_vars:  # the distinct rows, numbered in the order they first appear
+            codes = pd.factorize(data[c])[0]
+            group = pd.factorize(group * (int(codes.max()) + 1) + codes)[0]
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(group), prepend=-1) > 0)
+        design = patsy.dmatrix(patsy.ModelDesc([], desc.rhs_termlist), data.iloc[first], env,
+                               NA_action=patsy.NAAction(NA_types=[]), return_type="matrix")
+    except SdcInputError:
+        raise
+    except (ValueError, patsy.PatsyError) as err:
+        raise SdcInputError(f"{where}: cannot fit the model "
+                            f"({str(err).splitlines()[0]})") from None
+    names = design.design_info.column_names
+    x = np.asarray(design)
+    y = y[:, 0]
+    keep = ~np.isnan(y) & ~np.isnan(x).any(axis=1)[group]
+    if not keep.any():
+        raise SdcInputError(f"{where}: no row has a value of every term")
+    g, y = group[keep], y[keep]
+    rows = np.bincount(g, minlength=len(first)).astype(np.float64)
+    present = rows > 0
+    x, counts = x[present], rows[present]
+    mean_y = np.bincount(g, weights=y, minlength=len(first))[present] / counts
+    n, p = len(y), x.shape[1]
+    _check_rank(x * np.sqrt(counts)[:, None], where)
+    if n <= p:
+        raise SdcInputError(f"{where}: {n} rows for {p} terms: too few to estimate them")
+    pinv = np.linalg.pinv(x * np.sqrt(counts)[:, None])
+    beta = pinv @ (mean_y * np.sqrt(counts))
+    within = y - mean_y[(np.cumsum(present) - 1)[g]]
+    rss = float((counts * (mean_y - x @ beta) ** 2).sum() + (within ** 2).sum())
+    se = np.sqrt(rss / (n - p) * np.diag(pinv @ pinv.T))
+    half = stats.t.ppf(1 - alpha / 2, n - p) * se
+    terms = pd.DataFrame({"estimate": beta, "se": se, "low": beta - half, "high": beta + half},
+                         index=names)
+    return terms, n
+
+
 def _formula_data(df: pd.DataFrame, used: list[str]) -> pd.DataFrame:
-    """The columns ``used`` by a formula, text ones as pandas categoricals (patsy reads them
-    as categories either way, levels sorted, but a categorical's at once)."""
+    """The rows of ``df`` with a value in every column ``used`` by a formula (listwise
+    deletion, before patsy reads the levels of a factor: a level held only by rows left out is
+    no term), text columns as pandas categoricals (patsy reads them as categories either way,
+    levels sorted, but a categorical's at once) and categoricals without unused levels."""
     data = df[used]
+    cats = [c for c in used if isinstance(data[c].dtype, pd.CategoricalDtype)]
+    data = data.assign(**{c: data[c].cat.remove_unused_categories() for c in cats})
+    complete = data.notna().all(axis=1)
+    if not complete.all():
+        data = data[complete]
+        data = data.assign(**{c: data[c].cat.remove_unused_categories() for c in cats})
     text = [c for c in used if storage(data[c]) == "text"]
     return data.astype(dict.fromkeys(text, "category")) if text else data
 

@@ -49,7 +49,7 @@ longer grows and reports those limits.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -154,8 +154,10 @@ def _bin_codes(x: pd.Series, y: pd.Series, bins: int) -> tuple[np.ndarray, np.nd
     return cut(a), cut(b), missing + 1
 
 
-def _codes(original: pd.DataFrame, protected: pd.DataFrame, c: Hashable, bins: int,
-           numeric: Sequence[Hashable] | None) -> tuple[np.ndarray, np.ndarray, int]:
+def table_codes(original: pd.DataFrame, protected: pd.DataFrame, c: Hashable, bins: int = 10,
+                numeric: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The cell codes of column ``c`` in both tables and their number (module docstring: a
+    quantile bin of the original, or a value compared by what it is; missing the last code)."""
     x, y = original[c], protected[c]
     if _measured(x, y):
         wanted = pd.Series(_as_float(x)).nunique() > bins if numeric is None else c in numeric
@@ -195,13 +197,14 @@ def _joint(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray, level
 
 
 def table_fidelity(original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[Hashable],
-                   bins: int = 10, numeric: Sequence[Hashable] | None = None
-                   ) -> list[TableResult]:
+                   bins: int = 10, numeric: Sequence[Hashable] | None = None,
+                   involving: Collection[Hashable] | None = None) -> list[TableResult]:
     """Every 1-way and 2-way table of ``columns`` compared (module docstring), the worst first
     (largest TVD, then largest Hellinger distance; otherwise 1-way tables first, in the order of
     ``columns``). ``bins``: the number of quantile intervals of a binned column; ``numeric``:
     the columns to bin (each binned only if it holds numbers, or dates, in both tables; default:
-    those of them with more than ``bins`` distinct values in the original)."""
+    those of them with more than ``bins`` distinct values in the original); ``involving``:
+    only the tables of which one of these columns is a margin (default: all)."""
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
         raise SdcInputError(f"bins must be a whole number of at least 2, not {bins!r}")
     cols = _check(original, protected, columns)
@@ -209,10 +212,20 @@ def table_fidelity(original: pd.DataFrame, protected: pd.DataFrame, columns: Seq
     if unknown:
         raise SdcInputError(f"numeric column(s) not among the chosen columns: "
                             f"{', '.join(unknown)}")
-    codes = {c: _codes(original, protected, c, int(bins), numeric) for c in cols}
+    return compare_tables({c: table_codes(original, protected, c, int(bins), numeric)
+                           for c in cols}, involving)
+
+
+def compare_tables(codes: dict[Hashable, tuple[np.ndarray, np.ndarray, int]],
+                   involving: Collection[Hashable] | None = None) -> list[TableResult]:
+    """The 1- and 2-way tables of the columns of ``codes`` (each :func:`table_codes`) compared,
+    only those with a margin in ``involving`` when it is given, the worst first."""
+    wanted = set(codes) if involving is None else set(involving)
     out = [_compare(np.bincount(a, minlength=n), np.bincount(b, minlength=n), (c,))
-           for c, (a, b, n) in codes.items()]
-    for c1, c2 in combinations(cols, 2):
+           for c, (a, b, n) in codes.items() if c in wanted]
+    for c1, c2 in combinations(codes, 2):
+        if c1 not in wanted and c2 not in wanted:
+            continue
         (a1, b1, _), (a2, b2, n2) = codes[c1], codes[c2]
         out.append(_compare(*_joint(a1, a2, b1, b2, n2), (c1, c2)))
     return sorted(out, key=lambda r: (-r.tvd, -r.hellinger))

@@ -1,0 +1,222 @@
+"""Does the analysis still hold? One spec (:func:`sdc_core.utility.analysis.parse_spec`), three
+comparisons of a protected table x′ with the original x, and the figures a trade-off reads
+(issue 26):
+
+- the **benchmark analyses** of :mod:`sdc_core.utility.analysis`, term by term;
+- the **1- and 2-way tables** of the spec's ``columns`` (default: the columns the analyses
+  read), numeric ones cut into ``bins`` quantile intervals of x
+  (:func:`sdc_core.utility.fidelity.table_fidelity`);
+- the **pMSE** of a propensity model with main effects of those columns
+  (:func:`sdc_core.utility.fidelity.pmse`), unless the spec says ``"pmse": false``.
+
+Figures of a release (:meth:`ValidityReport.summary`), each with a direction:
+
+- ``mean_ci_overlap`` (higher is better): the mean over the analyses with intervals (not
+  ``table``) of each one's mean CI overlap, every analysis weighing the same; an analysis that
+  cannot be estimated on x′ (a column dropped, a model that no longer fits) counts 0, one that
+  cannot be estimated on x is left out. ``ci_overlap_loss`` = 1 − ``mean_ci_overlap``, the loss
+  axis a trade-off plots (0: every interval reproduced);
+- ``worst_tvd`` (lower is better): the largest total variation distance among the compared
+  tables and the ``table`` analyses; a table of a column the release drops counts 1, as do
+  disjoint tables;
+- ``pmse`` and ``s_pmse`` (lower is better; S_pMSE near 1: the two tables cannot be told apart
+  better than two samples of one distribution, 10 or more: they can).
+
+A figure that cannot be had is NaN (no analysis with intervals; pMSE off or failed, with the
+reason in ``pmse_error``).
+
+Speed (the Protect page moves a slider on 100k rows): :class:`Validity` estimates the original
+side once; given the columns that changed, an analysis that reads none of them, and a table of
+unchanged columns, are the original's (overlap 1, TVD 0) without a fit or a count.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+from sdc_core.utility.analysis import (
+    AnalysisResult,
+    AnalysisSpec,
+    Estimate,
+    analysis_columns,
+    compare_estimates,
+    estimate,
+    estimate_all,
+)
+from sdc_core.utility.fidelity import (
+    PmseResult,
+    TableResult,
+    compare_tables,
+    pmse,
+    table_codes,
+)
+
+#: The figures of :meth:`ValidityReport.summary`, each with the direction that is better.
+FIGURES = {"mean_ci_overlap": "higher", "ci_overlap_loss": "lower", "worst_tvd": "lower",
+           "pmse": "lower", "s_pmse": "lower"}
+#: What the pages call them.
+LABELS = {"mean_ci_overlap": "mean CI overlap", "ci_overlap_loss": "1 − mean CI overlap",
+          "worst_tvd": "worst-table TVD", "pmse": "pMSE", "s_pmse": "S_pMSE"}
+#: The reading of S_pMSE wherever it is shown.
+S_PMSE_RULE = ("S_pMSE is pMSE over its expected value when the protected table were a sample "
+               "of the original's distribution: near 1, a propensity model cannot tell the two "
+               "tables apart better than two such samples; 10 or more, it can (Snoke et al. "
+               "2018).")
+
+
+@dataclass(frozen=True)
+class ValidityReport:
+    """The three comparisons of one release (module docstring). ``missing``: chosen table
+    columns the release drops (their tables count TVD 1)."""
+
+    analyses: list[AnalysisResult]
+    tables: list[TableResult]
+    columns: list[str]
+    missing: list[str] = field(default_factory=list)
+    pmse: PmseResult | None = None
+    pmse_error: str | None = None
+
+    @property
+    def mean_ci_overlap(self) -> float:
+        values = [0.0 if r.error and r.error.startswith("protected") else r.mean_ci_overlap
+                  for r in self.analyses if r.kind != "table"
+                  and not (r.error or "").startswith("original")]
+        values = [v for v in values if not math.isnan(v)]
+        return float(np.mean(values)) if values else math.nan
+
+    @property
+    def worst_tvd(self) -> float:
+        tvds = [t.tvd for t in self.tables] + [
+            1.0 if r.error and r.error.startswith("protected") else r.tvd
+            for r in self.analyses if r.kind == "table"
+            and not (r.error or "").startswith("original")]
+        if self.missing:
+            tvds.append(1.0)
+        tvds = [t for t in tvds if t is not None and not math.isnan(t)]
+        return max(tvds) if tvds else math.nan
+
+    def summary(self) -> dict[str, float]:
+        """The figures of the module docstring, NaN where there is none."""
+        overlap = self.mean_ci_overlap
+        return {"mean_ci_overlap": overlap, "ci_overlap_loss": 1.0 - overlap,
+                "worst_tvd": self.worst_tvd,
+                "pmse": self.pmse.pmse if self.pmse else math.nan,
+                "s_pmse": self.pmse.s_pmse if self.pmse else math.nan}
+
+    def per_analysis(self) -> dict[str, float]:
+        """One figure per analysis, as a sweep row writes it: ``ci_overlap: NAME`` (0 when it
+        fails on the protected side) or, for a table, ``tvd: NAME``."""
+        out: dict[str, float] = {}
+        for r in self.analyses:
+            failed = bool(r.error and r.error.startswith("protected"))
+            if r.kind == "table":
+                out[f"tvd: {r.name}"] = 1.0 if failed else _number(r.tvd)
+            else:
+                out[f"ci_overlap: {r.name}"] = 0.0 if failed else r.mean_ci_overlap
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``analyses`` (each as :meth:`AnalysisResult.to_json`), ``mean_ci_overlap``,
+        ``tables`` (worst first), ``worst_tvd``, ``pmse``, ``s_pmse`` and the propensity
+        model's size, NaN written as null."""
+        def plain(v: float) -> float | None:
+            return None if math.isnan(v) else float(v)
+
+        s = self.summary()
+        out: dict[str, Any] = {
+            "analyses": [r.to_json() for r in self.analyses],
+            "mean_ci_overlap": plain(s["mean_ci_overlap"]),
+            "table_columns": self.columns, "tables": [t.to_json() for t in self.tables],
+            "worst_tvd": plain(s["worst_tvd"]),
+            "pmse": plain(s["pmse"]), "s_pmse": plain(s["s_pmse"])}
+        if self.missing:
+            out["dropped_table_columns"] = self.missing
+        if self.pmse is not None:
+            out["pmse_model"] = {"parameters": self.pmse.k, "protected_share": self.pmse.c,
+                                 "rows": self.pmse.n}
+        if self.pmse_error is not None:
+            out["pmse_error"] = self.pmse_error
+        return out
+
+
+def _number(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+class Validity:
+    """The original side of a spec, ready to compare releases with: its estimates, made once,
+    and the table columns (:meth:`AnalysisSpec.table_columns`), checked against it."""
+
+    def __init__(self, spec: AnalysisSpec, original: pd.DataFrame) -> None:
+        columns = spec.table_columns()
+        missing = [c for c in columns if c not in original.columns]
+        if missing:
+            raise SdcInputError(f"analysis spec: the data has no column(s) "
+                                f"{', '.join(missing)}")
+        self.spec, self.original, self.columns = spec, original, columns
+        self.estimates: dict[str, Estimate | SdcInputError] = estimate_all(spec, original)
+        self.reads = {a.name: set(analysis_columns(a)) for a in spec.analyses}
+        self._unchanged: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+
+    def compare(self, protected: pd.DataFrame, changed: Collection[str] | None = None,
+                with_pmse: bool | None = None) -> ValidityReport:
+        """The report of ``protected`` (module docstring). ``changed``: the columns whose
+        values differ from the original's, when known (same rows, in the same order);
+        ``with_pmse``: fit the propensity model (default: as the spec says)."""
+        same = (lambda cols: False) if changed is None or len(protected) != len(
+            self.original) else (lambda cols: not set(cols) & set(changed)
+                                 and all(c in protected.columns for c in cols))
+        analyses = []
+        for a in self.spec.analyses:
+            o = self.estimates[a.name]
+            if isinstance(o, SdcInputError):
+                analyses.append(AnalysisResult(a.name, a.kind, error=f"original: {o}"))
+                continue
+            if same(self.reads[a.name]):
+                analyses.append(compare_estimates(a, o, o))
+                continue
+            try:
+                p = estimate(a, protected, self.spec.confidence)
+            except SdcInputError as err:
+                analyses.append(AnalysisResult(a.name, a.kind, error=f"protected: {err}"))
+                continue
+            analyses.append(compare_estimates(a, o, p))
+        present = [c for c in self.columns if c in protected.columns]
+        missing = [c for c in self.columns if c not in protected.columns]
+        tables = self._tables(protected, present, same)
+        result, error = None, None
+        if self.spec.pmse if with_pmse is None else with_pmse:
+            try:
+                result = pmse(self.original, protected, present) if present else None
+                error = None if present else "no column of the model is in the release"
+            except SdcInputError as err:
+                error = str(err)
+        return ValidityReport(analyses, tables, present, missing, result, error)
+
+    def _tables(self, protected: pd.DataFrame, present: list[str], same: Any
+                ) -> list[TableResult]:
+        """The 1- and 2-way tables of ``present``: those of changed columns counted, with the
+        codes of an unchanged column made once; those of unchanged ones the original's
+        (TVD 0); worst first as in ``table_fidelity``."""
+        moved = [c for c in present if not same([c])]
+        codes = {c: table_codes(self.original, protected, c, self.spec.bins) if c in moved
+                 else self._codes(c) for c in present}
+        out = compare_tables(codes, moved) if moved else []
+        still = [c for c in present if c not in moved]
+        kept = [TableResult((c,), 0.0, 0.0, 0, 0) for c in still] + [
+            TableResult(pair, 0.0, 0.0, 0, 0) for pair in combinations(still, 2)]
+        return sorted(out + kept, key=lambda r: (-r.tvd, -r.hellinger))
+
+    def _codes(self, c: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """The cell codes of an unchanged column (the original's on both sides), made once."""
+        if c not in self._unchanged:
+            self._unchanged[c] = table_codes(self.original, self.original, c, self.spec.bins)
+        return self._unchanged[c]
