@@ -27,6 +27,7 @@ from ui.text import file_stem
 _DATASET = "dataset"
 _ROLES = "roles"
 _WHOLE_FILE_RISK = "whole_file_risk"
+_ANALYSES = "analyses"
 _FREED = "dataset_freed"
 
 
@@ -175,6 +176,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     memory.LEDGER.hold(session_id(), memory.held_bytes(ds.df), ds.name, ds.table)
     st.session_state[_DATASET] = ds
     set_roles(roles)
+    set_analysis_spec(example(ds.example).analyses or None if ds.example else None)
     st.session_state.pop("protect", None)
     st.session_state.pop("protect_history", None)
     st.session_state.pop("sweep", None)
@@ -182,6 +184,17 @@ def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state.pop(_WHOLE_FILE_RISK, None)
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
         del st.session_state[key]  # widgets re-seed from the new data set's roles
+
+
+def analysis_spec() -> dict[str, Any] | None:
+    """The benchmark analyses of the open data set (a spec of
+    :func:`sdc_core.utility.analysis.parse_spec`, already checked against its columns), None
+    when there are none."""
+    return st.session_state.get(_ANALYSES)
+
+
+def set_analysis_spec(spec: dict[str, Any] | None) -> None:
+    st.session_state[_ANALYSES] = spec
 
 
 def whole_file_risk(key: tuple) -> dict | None:
@@ -346,7 +359,7 @@ def workspace_text() -> str:
             if str(k).startswith("w_kept_")}
     return workspace.to_json(ds.name, len(ds.df), list(ds.df.columns), ds.dataset_id, roles(),
                              settings.steps(roles().qi), settings.seed, risk_options(),
-                             known_columns(ds.df), form)
+                             known_columns(ds.df), form, analysis_spec())
 
 
 def open_workspace(text: str) -> str | None:
@@ -365,5 +378,7 @@ def open_workspace(text: str) -> str | None:
     set_known_columns(ws.known)
     for key, value in ws.tradeoffs.items():
         st.session_state[f"w_kept_{key}"] = value
+    if ws.analyses is not None:
+        set_analysis_spec(ws.analyses)
     st.session_state.pop("sweep", None)
     return workspace.difference(ws.data, ds.name, len(ds.df), ds.dataset_id)

@@ -10,12 +10,14 @@ It is JSON (pure Python here; the Data and Export pages offer it):
  "recipe": {"seed": 42, "steps": […]},
  "risk": {"k": 5, "na": "wildcard", "alpha": 1.0},
  "known": […],
- "tradeoffs": {"w_t_band_values": "5, 10", "w_t_target": "every_class", …}}
+ "tradeoffs": {"w_t_band_values": "5, 10", "w_t_target": "every_class", …},
+ "analyses": {"confidence": 0.95, "analyses": […]}}
 ```
 
 It holds no value of any record: the data set's name, size, column names and fingerprint (the
 content hash the sidebar shows), the roles, the Protect page's recipe, the risk settings, the
-columns the attacker is assumed to know and the Trade-offs form (grid and target). Like a recipe,
+columns the attacker is assumed to know, the Trade-offs form (grid and target) and the benchmark
+analyses (their spec, as ``compare --analysis`` reads it). Like a recipe,
 a merge of levels names the levels it merges.
 
 Opening it with a data set applies all of it or nothing: a column it names that the data set
@@ -34,6 +36,7 @@ from typing import Any
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
+from sdc_core.utility.analysis import parse_spec
 from ui.protect import ProtectSettings, from_steps
 from ui.state import RiskOptions
 
@@ -56,11 +59,14 @@ class Workspace:
     risk: RiskOptions
     known: list[str] = field(default_factory=list)
     tradeoffs: dict[str, Any] = field(default_factory=dict)
+    #: the benchmark analyses (a spec of :func:`sdc_core.utility.analysis.parse_spec`), None
+    #: when the file has none
+    analyses: dict[str, Any] | None = None
 
 
 def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, roles: Roles,
             steps: list[dict[str, Any]], seed: int, risk: RiskOptions, known: Sequence[str],
-            tradeoffs: dict[str, Any]) -> str:
+            tradeoffs: dict[str, Any], analyses: dict[str, Any] | None = None) -> str:
     """The workspace file of this work (see the module docstring)."""
     return json.dumps({
         "workspace": VERSION,
@@ -72,6 +78,7 @@ def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, r
         "risk": {"k": risk.k, "na": risk.na, "alpha": risk.alpha},
         "known": list(known),
         "tradeoffs": {k: v for k, v in sorted(tradeoffs.items()) if k.startswith(FORM_PREFIX)},
+        **({"analyses": analyses} if analyses is not None else {}),
     }, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
@@ -139,7 +146,8 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
     if data["workspace"] != VERSION:
         raise SdcInputError(f"workspace version {data['workspace']!r} is not supported "
                             f"(expected {VERSION})")
-    unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs"}
+    unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs",
+                           "analyses"}
     if unknown:
         raise SdcInputError(f"unknown key(s) {', '.join(sorted(unknown))}")
     about = data.get("data", {})
@@ -153,12 +161,17 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
              *([roles.weight] if roles.weight else []), *known,
              *(c for s in recipe.steps for c in ([s["column"]] if "column" in s
                                                  else s["columns"]))]
+    analyses = None
+    if "analyses" in data:
+        spec = parse_spec(data["analyses"])
+        analyses = spec.to_json()
+        named += [c for c in spec.table_columns()]
     missing = [c for c in dict.fromkeys(named) if c not in set(map(str, columns))]
     if missing:
         raise SdcInputError(f"it names column(s) this data set does not have: "
                             f"{', '.join(missing)}")
     return Workspace(about, roles, settings, _risk(data.get("risk", {})), known,
-                     _form(data.get("tradeoffs", {})))
+                     _form(data.get("tradeoffs", {})), analyses)
 
 
 def difference(saved: dict[str, Any], name: str, records: int, fingerprint: str) -> str | None:

@@ -65,6 +65,29 @@ FIGURES = {"mean_ci_overlap": "higher", "ci_overlap_loss": "lower", "worst_tvd":
 #: What the pages call them.
 LABELS = {"mean_ci_overlap": "mean CI overlap", "ci_overlap_loss": "1 − mean CI overlap",
           "worst_tvd": "worst-table TVD", "pmse": "pMSE", "s_pmse": "S_pMSE"}
+#: Verdicts on one analysis (:func:`verdict`): it holds when its mean CI overlap is at least
+#: ``HOLDS`` and every original estimate lies in its protected interval; it is shifted when the
+#: overlap is at least ``SHIFTED``; a table holds when its TVD is at most ``TABLE_HOLDS``.
+HOLDS, SHIFTED, TABLE_HOLDS = 0.9, 0.5, 0.05
+
+
+def verdict(result: AnalysisResult) -> str:
+    """"holds", "shifted", "does not hold", or "cannot be compared" (an analysis that fails on
+    the original, or has no interval to compare) — for a table, by its TVD."""
+    if result.error:
+        return "does not hold" if result.error.startswith("protected") \
+            else "cannot be compared"
+    if result.kind == "table":
+        return "holds" if result.tvd <= TABLE_HOLDS else "does not hold"
+    j = result.mean_ci_overlap
+    if math.isnan(j):
+        return "cannot be compared"
+    if j >= HOLDS and all(t.original_in_protected_ci for t in result.terms
+                          if not math.isnan(t.original)):
+        return "holds"
+    return "shifted" if j >= SHIFTED else "does not hold"
+
+
 #: The reading of S_pMSE wherever it is shown.
 S_PMSE_RULE = ("S_pMSE is pMSE over its expected value when the protected table were a sample "
                "of the original's distribution: near 1, a propensity model cannot tell the two "
