@@ -172,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a numeric value blanked by protection counts as the maximum "
                               "IL1 loss 1 (max, the default) or is left out (ignore, "
                               "sdcMicro's reading)")
+    compare.add_argument("--analysis", type=Path, metavar="SPEC.json",
+                         help="benchmark analyses to re-estimate on both tables (OLS, logit, "
+                              "means, proportions, tables: docs/utility.md): adds their terms "
+                              "with CI overlap, the 1- and 2-way tables' TVD and Hellinger "
+                              "distance, and pMSE / S_pMSE")
     compare.add_argument("--json", action="store_true", help="print one JSON object")
     _add_engine_options(compare)
     compare.set_defaults(func=_cmd_compare)
@@ -245,7 +250,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.qi is None and (args.recipe or args.known or args.records):
         raise SdcInputError("--recipe, --known and --records go with --qi")
     if args.engine != "pandas":
+        if args.analysis:
+            raise SdcInputError("--analysis reads both tables in memory: use the pandas engine")
         return _compare_on_engine(args)
+    spec = _analysis_spec(args.analysis) if args.analysis else None
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
     original, protected = read_bounded(args.original), read_bounded(args.protected)
     protected = read_like(protected, original)
@@ -269,13 +277,63 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         out.update(attack.summary())
         if args.records is not None:
             _write_records(attack.records(), args.records)
+    if spec is not None:
+        from sdc_core.utility.validity import Validity
+
+        out.update(Validity(spec, original).compare(protected).to_json())
     if args.json:
         dist = distribution_report(original, protected, numeric)
         out["distribution"] = json.loads(dist.to_json(orient="records"))
         print(json.dumps(out, indent=2))
         return 0
     _print_compare(out, args, recipe)
+    if spec is not None:
+        _print_validity(out)
     return 0
+
+
+def _analysis_spec(path: Path) -> Any:
+    """The benchmark analyses of a spec file (:func:`sdc_core.utility.analysis.parse_spec`)."""
+    from sdc_core.utility.analysis import parse_spec
+
+    try:
+        return parse_spec(_read_json(path, "analysis spec"))
+    except SdcInputError as err:
+        message = str(err)
+        raise SdcInputError(message if message.startswith(str(path))
+                            else f"{path}: {message}") from None
+
+
+def _print_validity(out: dict[str, Any]) -> None:
+    """The analyses' verdicts and figures, the worst tables and pMSE, a few lines."""
+    from sdc_core.utility.validity import S_PMSE_RULE
+
+    def num(v: float | None, spec: str = ".4f") -> str:
+        return "n/a" if v is None else format(v, spec)
+
+    print(f"mean CI overlap  {num(out['mean_ci_overlap'])} (1 − it: the analyses' loss)")
+    for a in out["analyses"]:
+        if "error" in a:
+            print(f"  {a['name']} ({a['kind']}): {a['error']}")
+        elif a["kind"] == "table":
+            print(f"  {a['name']} (table): TVD {num(a['tvd'])}, Hellinger {num(a['hellinger'])}")
+        else:
+            inside = sum(bool(t["original_in_protected_ci"]) for t in a["terms"])
+            print(f"  {a['name']} ({a['kind']}): mean CI overlap {num(a['mean_ci_overlap'])}, "
+                  f"{inside} of {len(a['terms'])} original estimates inside the protected "
+                  "interval")
+    print(f"worst-table TVD  {num(out['worst_tvd'])} over {len(out['tables'])} 1- and 2-way "
+          f"tables of {', '.join(out['table_columns'])}")
+    for t in out["tables"][:5]:
+        print(f"  {' × '.join(map(str, t['columns']))}: TVD {t['tvd']:.4f}, "
+              f"Hellinger {t['hellinger']:.4f}, false zeros {t['false_zeros']}, "
+              f"false non-zeros {t['false_nonzeros']}")
+    if out.get("pmse") is not None:
+        print(f"pMSE             {out['pmse']:.6g}; S_pMSE {out['s_pmse']:.4g} "
+              f"({out['pmse_model']['parameters']} parameters)")
+        print(f"  {S_PMSE_RULE}")
+    elif "pmse_error" in out:
+        print(f"pMSE             not computed: {out['pmse_error']}")
 
 
 def _compare_on_engine(args: argparse.Namespace) -> int:
@@ -327,6 +385,11 @@ def _print_il1(out: dict[str, Any]) -> None:
         print(f"  dropped: {c} (IL1 1)")
 
 
+_LOSS_READING = {
+    "ci_overlap_loss": "1 − the mean CI overlap of the benchmark analyses",
+    "worst_tvd": "the largest total variation distance of the compared tables",
+    "s_pmse": "S_pMSE of the propensity model (near 1: not told apart)"}
+
 _IL1_READING = {
     "max": "a numeric value blanked by protection counts as the maximum loss 1",
     "ignore": "numeric values blanked by protection are left out (sdcMicro's reading)"}
@@ -360,7 +423,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
           + ", ".join(_setting_name(r) for r in best.itertuples()))
     reading = grid.get("il1_missing", "max")
     hidden = set(grid.get("not_released", []))
-    print(f"loss IL1_release: mean IL1 over the {len(df.columns) - len(hidden)} released "
+    if result.loss != "IL1_release":
+        print(f"loss {result.loss}: {_LOSS_READING[result.loss]}")
+    print(f"IL1_release: mean IL1 over the {len(df.columns) - len(hidden)} released "
           "columns" + (f" (not released: {', '.join(sorted(map(str, hidden)))})" if hidden
                        else ""))
     print(f"IL1 reading il1_missing = {reading}: {_IL1_READING[reading]}")
@@ -376,11 +441,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     t = result.target
     if result.best is None:
         low = table.iloc[1:][t.measure].min()
-        raise SdcInputError(f"no setting meets {t.measure} ≤ {t.at_most:g} (the lowest is "
+        raise SdcInputError(f"no setting meets {t.describe()} (the lowest {t.measure} is "
                             f"{low:.6g}); the table is written")
     row = table.loc[result.best]
     recipe = result.best_recipe
-    print(f"best under {t.measure} ≤ {t.at_most:g}: {t.measure} {row[t.measure]:.6g}, "
+    kept = f", {t.keep.measure} {row[t.keep.measure]:.6g}" if t.keep else ""
+    loss = f"{result.loss} {row[result.loss]:.6g}, " if result.loss != "IL1_release" else ""
+    print(f"best under {t.describe()}: {t.measure} {row[t.measure]:.6g}{kept}, {loss}"
           f"IL1_release {row['IL1_release']:.6g} (IL1_overall {row['IL1_overall']:.6g}), "
           f"suppressed values "
           f"{int(row['suppressed_values'])}; recipe: {json.dumps(recipe, ensure_ascii=False)}")

@@ -7,10 +7,13 @@ calls ``stronger``; the ``off`` value, which leaves the step out, comes first). 
 **combination** picks one value per dimension: a vector x of value positions. Its recipe holds
 the chosen steps in the Protect page's order (the methods' ``order``, then the grid's order).
 
-Target. A combination *meets* the target when its risk measure r(x) ≤ ``at_most``. The
-**best** combination has the least headline loss ``IL1_release`` (:mod:`sdc_core.utility.il1`)
-among those that meet it; ties go to fewer suppressed values, then fewer steps, then the earlier
-combination in enumeration order (the lexicographic order of x, dimensions in recipe order).
+Target. A combination *meets* the target when its risk measure r(x) ≤ ``at_most`` and, when the
+target also names a utility to keep (``keep``: the mean CI overlap of the benchmark analyses
+≥ 0.9, say), that utility is kept. The **best** combination has the least loss among those that
+meet it — the headline ``IL1_release`` (:mod:`sdc_core.utility.il1`) or the loss the grid names
+(``1 − mean CI overlap``, the worst table's TVD, S_pMSE: :mod:`sdc_core.utility.validity`); ties
+go to fewer suppressed values, then fewer steps, then the earlier combination in enumeration
+order (the lexicographic order of x, dimensions in recipe order).
 
 Pruned search. Two orders on combinations: x ≤ y *for risk* when y is at least as strong in
 every monotone dimension (a method's ``main`` parameter) and equal in the others; x ≤ y *for
@@ -21,7 +24,11 @@ and suppressed(x) ≤ suppressed(y). Then
   - if x fails the target, every y ≤ x (risk) fails it; if x meets it, every y ≥ x (risk)
     meets it — neither needs evaluating to know;
   - if x meets the target, no y ≥ x (loss) can be better than x (it costs at least as much
-    and loses the ties: it has at least as many steps and comes later), so y is skipped.
+    and loses the ties: it has at least as many steps and comes later), so y is skipped;
+    with a utility to keep, the search bisects on the risk alone, and a y ≥ x (loss) of an x
+    that meets the risk is skipped either way: it costs at least as much as x if x keeps the
+    utility, and (the utility assumed monotone like the loss) keeps it no better if x does
+    not.
 The search walks the *lines* of one monotone dimension (loss-monotone if there is one, then the
 one with the most values) over every combination of the others; on each line it finds the
 weakest combination that meets the target by bisection, then evaluates the ones above it that
@@ -61,14 +68,40 @@ class Dimension:
 
 
 @dataclass(frozen=True)
+class Keep:
+    """A utility a setting must keep besides the risk target: ``measure`` ≥ ``at_least`` (a
+    figure where higher is better, such as the mean CI overlap) or ≤ ``at_most``."""
+
+    measure: str
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def met(self, value: float) -> bool:
+        """NaN (a figure that could not be had) does not meet it."""
+        if self.at_least is not None:
+            return bool(value >= self.at_least)
+        return bool(value <= self.at_most)
+
+    def describe(self) -> str:
+        return f"{self.measure} ≥ {self.at_least:g}" if self.at_least is not None \
+            else f"{self.measure} ≤ {self.at_most:g}"
+
+
+@dataclass(frozen=True)
 class Target:
-    """Meet ``measure`` ≤ ``at_most``."""
+    """Meet ``measure`` ≤ ``at_most`` (the risk), and keep ``keep`` when it is given."""
 
     measure: str
     at_most: float
+    keep: Keep | None = None
 
     def met(self, value: float) -> bool:
+        """Whether the risk part is met (what the pruned search bisects on)."""
         return bool(value <= self.at_most)
+
+    def describe(self) -> str:
+        return f"{self.measure} ≤ {self.at_most:g}" + (
+            f" and {self.keep.describe()}" if self.keep else "")
 
 
 def recipe_steps(dims: Sequence[Dimension], x: Combination) -> list[dict[str, Any]]:

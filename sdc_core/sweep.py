@@ -78,6 +78,7 @@ from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.search import (
     Combination,
     Dimension,
+    Keep,
     Target,
     combinations,
     count,
@@ -85,6 +86,7 @@ from sdc_core.search import (
     recipe_steps,
     violations,
 )
+from sdc_core.utility.analysis import AnalysisSpec, analysis_columns, check_columns, parse_spec
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
     IL1_MISSING,
@@ -96,6 +98,7 @@ from sdc_core.utility.il1 import (
     numeric_il1,
     released_columns,
 )
+from sdc_core.utility.validity import Validity
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
         "expected_reidentifications", "percent_below_k"]
@@ -103,8 +106,18 @@ LINKAGE = ["linkage_reidentifications", "linkage_risk_percent"]
 UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
-#: The loss of a row: its Pareto front, its target's best and the Trade-offs page's axis.
+#: The loss of a row by default: its Pareto front, its target's best and the Trade-offs
+#: page's axis.
 LOSS = "IL1_release"
+#: The losses a grid may rank by (``"loss"``): the headline IL1, or, with benchmark analyses
+#: (``"analysis"``), 1 − their mean CI overlap, the worst table's TVD or S_pMSE.
+LOSSES = (LOSS, "ci_overlap_loss", "worst_tvd", "s_pmse")
+#: What a grid's analyses add to each row (:mod:`sdc_core.utility.validity`).
+VALIDITY = ["mean_ci_overlap", "ci_overlap_loss", "worst_tvd", "pmse", "s_pmse"]
+#: The utilities a target may ask to keep, and the direction that is better.
+KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
+                 "worst_tvd": "at_most", "s_pmse": "at_most", "pmse": "at_most",
+                 LOSS: "at_most", "eigenvalue_similarity_percent": "at_least"}
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
 TARGET_MEASURES = LINKAGE + RISK
 SEARCHES = ("pruned", "exhaustive")
@@ -115,7 +128,8 @@ MAX_SETTINGS_LIMIT = 10_000
 MAX_SEEDS = 100
 PREFIXES_KEPT = 64
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
-              "il1_missing", "settings", "combine", "target", "search", "max_settings"}
+              "il1_missing", "settings", "combine", "target", "search", "max_settings",
+              "analysis", "loss"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -154,6 +168,8 @@ class Grid:
     dims: list[Dimension] | None = None
     target: Target | None = None
     search: str = "pruned"
+    analysis: AnalysisSpec | None = None
+    loss: str = LOSS
 
 
 def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
@@ -173,19 +189,45 @@ def _whole(grid: dict[str, Any], name: str, default: int, low: int, high: int) -
     return v
 
 
-def _target(raw: Any) -> Target | None:
+def _bound(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not np.isfinite(value) or value < 0:
+        raise SdcInputError(f"grid: {where} must be a number ≥ 0, not {value!r}")
+    return float(value)
+
+
+def _target(raw: Any, analysis: AnalysisSpec | None) -> Target | None:
     if raw is None:
         return None
-    if not isinstance(raw, dict) or set(raw) != {"measure", "at_most"}:
-        raise SdcInputError('grid: target must be {"measure": …, "at_most": …}')
+    if not isinstance(raw, dict) or not {"measure", "at_most"} <= set(raw) \
+            or set(raw) - {"measure", "at_most", "keep"}:
+        raise SdcInputError('grid: target must be {"measure": …, "at_most": …} with, if '
+                            'wanted, "keep": {"measure": …, "at_least" or "at_most": …}')
     if raw["measure"] not in TARGET_MEASURES:
         raise SdcInputError(f"grid: target measure must be one of {', '.join(TARGET_MEASURES)}"
                             f", not {raw['measure']!r}")
-    at_most = raw["at_most"]
-    if isinstance(at_most, bool) or not isinstance(at_most, (int, float)) \
-            or not np.isfinite(at_most) or at_most < 0:
-        raise SdcInputError(f"grid: target at_most must be a number ≥ 0, not {at_most!r}")
-    return Target(raw["measure"], float(at_most))
+    return Target(raw["measure"], _bound(raw["at_most"], "target at_most"),
+                  _keep(raw["keep"], analysis) if "keep" in raw else None)
+
+
+def _keep(raw: Any, analysis: AnalysisSpec | None) -> Keep:
+    """The utility a target keeps: one measure of :data:`KEEP_MEASURES`, bounded in the
+    direction that is better."""
+    if not isinstance(raw, dict) or "measure" not in raw or len(raw) != 2:
+        raise SdcInputError('grid: target keep must be {"measure": …, "at_least": …} or '
+                            '{"measure": …, "at_most": …}')
+    measure = raw["measure"]
+    if measure not in KEEP_MEASURES:
+        raise SdcInputError(f"grid: target keep measure must be one of "
+                            f"{', '.join(KEEP_MEASURES)}, not {measure!r}")
+    if measure in VALIDITY and analysis is None:
+        raise SdcInputError(f"grid: keeping {measure} needs benchmark analyses (\"analysis\")")
+    side = KEEP_MEASURES[measure]
+    if side not in raw:
+        raise SdcInputError(f"grid: {measure} is kept with {side} (higher is better)"
+                            if side == "at_least" else
+                            f"grid: {measure} is kept with {side} (lower is better)")
+    return Keep(measure, **{side: _bound(raw[side], f"target keep {side}")})
 
 
 def _checked(where: str, step: dict[str, Any], df: pd.DataFrame) -> dict[str, Any]:
@@ -307,9 +349,22 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     if search not in SEARCHES:
         raise SdcInputError(f"grid: search must be one of {', '.join(SEARCHES)}, "
                             f"not {search!r}")
-    target = _target(grid.get("target"))
+    analysis = None
+    if grid.get("analysis") is not None:
+        try:
+            analysis = parse_spec(grid["analysis"])
+            check_columns(analysis, df.columns)
+        except SdcInputError as err:
+            raise SdcInputError(f"grid: {err}") from None
+    loss = grid.get("loss", LOSS)
+    if loss not in LOSSES:
+        raise SdcInputError(f"grid: loss must be one of {', '.join(LOSSES)}, not {loss!r}")
+    if loss != LOSS and analysis is None:
+        raise SdcInputError(f"grid: the loss {loss} needs benchmark analyses (\"analysis\")")
+    target = _target(grid.get("target"), analysis)
     raw = _entries(grid.get("settings"))
     shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
+    chosen = {"analysis": analysis, "loss": loss}
     if combine:
         order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
         dims = _loss_orders([_dimension(i, raw[i], df) for i in order])
@@ -323,7 +378,7 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                                 + " × ".join(str(len(d.values)) for d in dims)
                                 + f"), more than max_settings = {budget}; use fewer values "
                                 "or raise max_settings")
-        return Grid([], *shared, dims=dims, target=target, search=search)
+        return Grid([], *shared, dims=dims, target=target, search=search, **chosen)
     asked = sum(len(s["values"]) for s in raw)
     if asked > budget:
         raise SdcInputError(f"grid: {asked:,} settings asked for, more than max_settings = "
@@ -332,7 +387,7 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     for i, s in enumerate(raw):
         for value, steps in zip(s["values"], _steps(s, f"grid setting {i + 1}", df)):
             settings.append(Setting(steps, s["method"], _targets_name(steps), s["param"], value))
-    return Grid(settings, *shared, target=target, search=search)
+    return Grid(settings, *shared, target=target, search=search, **chosen)
 
 
 def combination_setting(dims: list[Dimension], x: Combination) -> Setting:
@@ -349,7 +404,8 @@ class SweepContext:
 
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
                  weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
-                 il1_missing: str = "max", not_released: Sequence[str] = ()) -> None:
+                 il1_missing: str = "max", not_released: Sequence[str] = (),
+                 analysis: AnalysisSpec | None = None) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
         self.not_released = list(not_released)
@@ -364,6 +420,11 @@ class SweepContext:
         self._prefixes: OrderedDict[tuple[int, str], tuple[dict[str, pd.Series],
                                                            list[dict[str, Any]]]] = OrderedDict()
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
+        self.validity = Validity(analysis, df) if analysis is not None else None
+        self.validity_columns = [] if analysis is None else list(dict.fromkeys(
+            [*analysis.table_columns(), *(c for a in analysis.analyses
+                                          for c in analysis_columns(a))]))
+        self.baseline_validity = self.analyses({})
 
     def risk(self, keys) -> dict[str, float]:
         cs = sizes_from_keys(keys, self.w, self.alpha)
@@ -432,6 +493,18 @@ class SweepContext:
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),
                 "suppressed_values": suppressed}
 
+    def analyses(self, changed: dict[str, pd.Series]) -> dict[str, float]:
+        """The figures of the grid's benchmark analyses (:mod:`sdc_core.utility.validity`) on
+        the table with the ``changed`` columns: the summary, then one per analysis; none
+        without analyses."""
+        if self.validity is None:
+            return {}
+        cols = self.validity_columns
+        moved = [c for c in changed if c in cols]
+        frame = self.df[cols].assign(**{c: changed[c] for c in moved})
+        report = self.validity.compare(frame, changed=moved)
+        return report.summary() | report.per_analysis()
+
     def changes(self, steps: list[dict[str, Any]], seed: int
                 ) -> tuple[dict[str, pd.Series], list[dict[str, Any]]]:
         """The columns ``steps`` change, with their values after the last one, and what each
@@ -462,13 +535,17 @@ class SweepContext:
         changed, reports = self.changes(steps, seed)
         if len(changed) == 1:
             (column, values), = changed.items()
-            return self.column_setting(column, values, recipe, reports)
-        return self.table_setting(self.df.assign(**changed), recipe, list(changed), reports)
+            measures = self.column_setting(column, values, recipe, reports)
+        else:
+            measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
+                                          reports)
+        return measures | self.analyses(changed)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
                 "IL1_categorical": 0.0, "IL1_overall": 0.0,
-                "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0}
+                "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
+                **self.baseline_validity}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -481,7 +558,8 @@ def pareto_front(*criteria: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """The trade-off table (its loss is :data:`LOSS`); with a target, its best row (``best``: a
+    """The trade-off table (its loss is ``loss``, :data:`LOSS` unless the grid chose another of
+    :data:`LOSSES`); with a target, its best row (``best``: a
     table index, None when no setting meets it); ``asked``: the settings the grid names,
     ``evaluated``: those run; ``violations``: evaluated pairs that contradict the pruned
     search's monotonicity."""
@@ -493,6 +571,7 @@ class SweepResult:
     best: int | None = None
     violations: int = 0
     pruned: bool = False
+    loss: str = LOSS
 
     @property
     def best_recipe(self) -> dict[str, Any] | None:
@@ -513,14 +592,14 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
     return row
 
 
-def _best(table: pd.DataFrame) -> int | None:
-    """The row that meets the target at the least loss (:data:`LOSS`), then fewest suppressed
-    values, fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
+def _best(table: pd.DataFrame, loss: str = LOSS) -> int | None:
+    """The row that meets the target at the least ``loss``, then fewest suppressed values,
+    fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
     met = table[table["meets_target"] & (table["method"] != "BASELINE")]
     if met.empty:
         return None
     order = met.assign(_at=np.arange(len(met))).sort_values(
-        [LOSS, "suppressed_values", "n_steps", "_at"], kind="stable")
+        [loss, "suppressed_values", "n_steps", "_at"], kind="stable")
     return int(order.index[0])
 
 
@@ -532,7 +611,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     settings = g.settings or [combination_setting(g.dims, x) for x in combinations(g.dims)]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
-                           g.not_released)
+                           g.not_released, g.analysis)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     rows: dict[int, dict[str, Any]] = {}  # by the setting's position in enumeration order
@@ -572,23 +651,31 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             "recipe": json.dumps({"seed": g.seed, "steps": []})}
     done_at = sorted(rows)
     table = pd.DataFrame([base] + [rows[i] for i in done_at])
-    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]], table[LOSS],
-                                   table["suppressed_values"])
-    extra = [LOSS] + [d.label for d in g.dims or []] + ["n_steps"]
+    # a loss that could not be had (NaN: no analysis with intervals) ranks last
+    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
+                                   table[g.loss].fillna(np.inf), table["suppressed_values"])
+    validity = [c for c in table.columns if c in VALIDITY or c.startswith(("ci_overlap: ",
+                                                                            "tvd: "))]
+    extra = [LOSS] + validity + [d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
-        table["meets_target"] = table[g.target.measure] <= g.target.at_most
-        best = _best(table)
+        met = table[g.target.measure] <= g.target.at_most
+        if g.target.keep is not None:
+            met &= table[g.target.keep.measure].map(g.target.keep.met)
+        table["meets_target"] = met
+        best = _best(table, g.loss)
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
-    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] if f"{c}_sd" in table]
+    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity
+               if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
     bad = 0
     if g.dims and g.target is not None:
         evaluated = table.iloc[1:]
         bad = violations(g.dims, [settings[i].combination for i in done_at],
-                         evaluated[g.target.measure], evaluated[LOSS])
-    return SweepResult(table, len(settings), len(table) - 1, g.target, found, bad, pruned)
+                         evaluated[g.target.measure], evaluated[g.loss])
+    return SweepResult(table, len(settings), len(table) - 1, g.target, found, bad, pruned,
+                       g.loss)
 
 
 def describe_setting(s: Setting) -> str:

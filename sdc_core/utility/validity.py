@@ -47,6 +47,7 @@ from sdc_core.utility.analysis import (
     AnalysisSpec,
     Estimate,
     analysis_columns,
+    check_columns,
     compare_estimates,
     estimate,
     estimate_all,
@@ -176,15 +177,12 @@ def _number(v: float | None) -> float:
 
 class Validity:
     """The original side of a spec, ready to compare releases with: its estimates, made once,
-    and the table columns (:meth:`AnalysisSpec.table_columns`), checked against it."""
+    and the table columns (:meth:`AnalysisSpec.table_columns`). A spec that names a column the
+    original lacks is refused (:func:`~sdc_core.utility.analysis.check_columns`)."""
 
     def __init__(self, spec: AnalysisSpec, original: pd.DataFrame) -> None:
-        columns = spec.table_columns()
-        missing = [c for c in columns if c not in original.columns]
-        if missing:
-            raise SdcInputError(f"analysis spec: the data has no column(s) "
-                                f"{', '.join(missing)}")
-        self.spec, self.original, self.columns = spec, original, columns
+        check_columns(spec, original.columns)
+        self.spec, self.original, self.columns = spec, original, spec.table_columns()
         self.estimates: dict[str, Estimate | SdcInputError] = estimate_all(spec, original)
         self.reads = {a.name: set(analysis_columns(a)) for a in spec.analyses}
         self._unchanged: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
