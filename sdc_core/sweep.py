@@ -23,6 +23,20 @@ holds each setting's recipe as JSON (to reopen it). The first row is the unprote
 unless ``"search": "exhaustive"``; ``"max_settings"`` (default 500) bounds the settings or
 combinations asked for. See :mod:`sdc_core.search` and ``docs/utility.md``.
 
+Benchmark analyses. ``"analysis"`` holds a spec of :func:`sdc_core.utility.analysis.parse_spec`
+(the file ``compare --analysis`` reads). Every row then also carries the figures of
+:mod:`sdc_core.utility.validity` for its release — ``mean_ci_overlap``, ``ci_overlap_loss``
+(1 − it), ``worst_tvd``, ``pmse``, ``s_pmse`` and one per analysis (``ci_overlap: NAME``, or
+``tvd: NAME`` for a table) — the mean over seeds with the spread in ``*_sd``. ``"loss"`` names
+the loss the Pareto front and the target's best rank by (:data:`LOSSES`: ``IL1_release`` by
+default), and the target may keep a utility besides its risk bound::
+
+    "loss": "ci_overlap_loss",
+    "target": {"measure": "linkage_risk_percent", "at_most": 1,
+               "keep": {"measure": "mean_ci_overlap", "at_least": 0.9}}
+
+(``at_least`` for a figure where higher is better, ``at_most`` otherwise: :data:`KEEP_MEASURES`).
+
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
 :mod:`sdc_core.risk.linkage` (``linkage_reidentifications``, ``linkage_risk_percent``), which

@@ -2,12 +2,27 @@
 table x and on the protected table x′, compared term by term.
 
 A spec (:func:`parse_spec`) lists analyses of five kinds, each estimated at confidence level
-1 − α (``confidence``, 0.95 by default):
+1 − α (``confidence``, 0.95 by default); its optional ``columns``, ``bins`` and ``pmse`` set the
+table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
+
+```json
+{"confidence": 0.95, "analyses": [
+  {"name": "earnings model", "kind": "ols", "formula": "re78 ~ age + educ + C(ethn) + married"},
+  {"name": "treated", "kind": "logit", "formula": "treat ~ age + educ"},
+  {"name": "mean income by region", "kind": "mean", "column": "income", "by": "region",
+   "weight": "w"},
+  {"name": "share married", "kind": "proportion", "column": "married", "by": "ethn"},
+  {"name": "ethn × married", "kind": "table", "columns": ["ethn", "married"]}],
+ "columns": ["age", "educ", "ethn", "married"], "bins": 10, "pmse": true}
+```
 
 - ``ols`` / ``logit``: a formula fitted by statsmodels' formula API (patsy), with its
   model-based intervals ``conf_int(α)`` (t with the residual degrees of freedom for OLS, normal
   for the logit). Rows with a missing value in a variable of the formula are left out
-  (listwise deletion), and their number is reported. Terms are named as patsy names them
+  (listwise deletion, before the levels of a factor are read), and their number is reported.
+  An OLS whose formula calls only functions of one row's values is fitted on the distinct
+  rows of its right-hand side (:func:`_ols_grouped`: the same least-squares problem, with the
+  same estimates, standard errors and intervals as statsmodels' fit on every row). Terms are named as patsy names them
   (``C(treat)[T.1]``); a formula may use patsy's functions and numpy as ``np``, and a plain
   ``C(x)`` is handed to patsy as a pandas categorical (the same design, 4× faster on 100k
   rows);
