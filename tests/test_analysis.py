@@ -4,6 +4,7 @@ intervals, weighted means and shares against their formula written out."""
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -435,3 +436,66 @@ def test_check_columns_names_what_the_data_lacks(actg):
                                             r"weight, site$"):
         check_columns(spec, actg.columns)
     check_columns(spec, [*actg.columns, "weight", "site", "w"])
+
+
+# -- the OLS on distinct rows against statsmodels' fit on every row ----------------------------
+
+
+@st.composite
+def regression_tables(draw):
+    """A response with noise, a numeric regressor with few or many distinct values, a text
+    factor and a code factor, with missing values anywhere."""
+    n = draw(st.integers(12, 120))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    levels = draw(st.integers(2, 5))
+    x = rng.integers(0, draw(st.sampled_from([3, 10, 1000])), n).astype(float)
+    g = pd.array(rng.choice([f"g{i}" for i in range(levels)], n), dtype="str")
+    code = rng.integers(1, 4, n)
+    y = 2.0 + 0.5 * x + rng.normal(0, draw(st.sampled_from([0.1, 1.0, 10.0])), n)
+    df = pd.DataFrame({"y": y, "x": x, "g": g, "code": code})
+    for column in ("y", "x", "g"):
+        if draw(st.booleans()):
+            df.loc[rng.random(n) < 0.1, column] = None
+    return df
+
+
+@given(regression_tables(), st.sampled_from([
+    "y ~ x + C(g)", "y ~ x * C(g)", "np.log(y ** 2 + 1) ~ C(code) + x", "y ~ C(g):C(code) - 1",
+    "y ~ I(x ** 2) + np.sqrt(x) + g"]))
+def test_ols_on_distinct_rows_equals_statsmodels_on_every_row(df, formula):
+    import statsmodels.formula.api as smf
+
+    analysis = Analysis("m", "ols", formula=formula)
+    try:
+        got = estimate(analysis, df)
+    except SdcInputError:  # too few rows or collinear terms: statsmodels has no full-rank fit
+        used = formula_variables(formula)
+        complete = df[used].dropna()
+        if len(complete) > 1:
+            with warnings.catch_warnings():  # statsmodels warns of the rank we refuse
+                warnings.simplefilter("ignore")
+                fit = smf.ols(formula, complete, eval_env=1).fit()
+            assert np.linalg.matrix_rank(fit.model.exog) < fit.model.exog.shape[1] \
+                or fit.nobs <= fit.model.exog.shape[1]
+        return
+    complete = df[formula_variables(formula)].dropna()
+    fit = smf.ols(formula, complete.assign(g=complete["g"].astype(object)) if "g" in complete
+                  else complete, eval_env=1).fit()
+    ci = fit.conf_int()
+    want = pd.DataFrame({"estimate": fit.params, "se": fit.bse, "low": ci[0], "high": ci[1]})
+    assert got.dropped == len(df) - int(fit.nobs)
+    scale = np.maximum(1.0, np.abs(want.to_numpy()))
+    assert list(got.terms.index) == list(want.index)
+    np.testing.assert_array_less(np.abs(got.terms.to_numpy() - want.to_numpy()) / scale, TOL)
+
+
+def test_ols_with_a_whole_column_function_takes_statsmodels_path(actg):
+    """center() reads the whole column: fitted on every row, its intercept is the one on
+    the centred age, not on distinct rows' centring."""
+    import statsmodels.formula.api as smf
+
+    got = estimate(Analysis("m", "ols", formula="cd420 ~ center(age) + C(treat)"), actg)
+    fit = smf.ols("cd420 ~ center(age) + C(treat)", actg).fit()
+    np.testing.assert_allclose(got.terms["estimate"], fit.params, rtol=TOL)
+    np.testing.assert_allclose(got.terms["se"], fit.bse, rtol=TOL)
