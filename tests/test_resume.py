@@ -166,8 +166,21 @@ def test_a_workspace_round_trip_holds_no_record():
     assert "survey.csv (40 records)" in workspace.difference(ws.data, "other.csv", 9, "beef")
 
 
+SURVEY_ANALYSES = {"confidence": 0.9, "analyses": [
+    {"name": "mean age by sex", "kind": "mean", "column": "age", "by": "sex"}]}
+
+
+def test_a_workspace_carries_the_benchmark_analyses():
+    ws = workspace.read(survey_workspace(analyses=SURVEY_ANALYSES), SURVEY.columns)
+    assert ws.analyses == SURVEY_ANALYSES
+    assert workspace.read(survey_workspace(), SURVEY.columns).analyses is None
+
+
 @pytest.mark.parametrize("text, words", [
     (survey_workspace(roles=Roles(qi=["age", "zip"])), "does not have: zip"),
+    (survey_workspace(analyses={"analyses": [{"name": "m", "kind": "mean", "column": "zip"}]}),
+     "does not have: zip"),
+    (survey_workspace(analyses={"analyses": []}), "'analyses' must be a non-empty list"),
     (survey_workspace(steps=[{"method": "drop", "columns": ["age"]}]), "no control"),
     (survey_workspace(risk=RiskOptions(k=0)), "risk.k"),
     ("{not json", "not JSON"),
@@ -185,9 +198,11 @@ def test_opening_a_workspace_on_the_data_page_restores_the_work():
     at.switch_page("views/data.py").run()
     raw = SURVEY.to_csv(index=False).encode()
     at.file_uploader(key="uploader").set_value(("survey.csv", raw, "text/csv")).run()
-    text = survey_workspace(fingerprint="other")
+    assert at.session_state["analyses"] is None  # an upload has no analyses of its own
+    text = survey_workspace(fingerprint="other", analyses=SURVEY_ANALYSES)
     at.file_uploader(key="workspace_upload").set_value(("w.json", text.encode(), "x")).run()
     assert not at.exception
+    assert at.session_state["analyses"] == SURVEY_ANALYSES
     assert any("Workspace opened" in s.value and "survey.csv (40 records)" in plain(s.value)
                for s in at.success)
     assert at.multiselect(key="w_qi").value == ["age", "sex"]
