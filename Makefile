@@ -62,6 +62,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_sweep
 	$(BIN)/python -m bench.bench_search
 	$(BIN)/python -m bench.bench_slider
+	$(BIN)/python -m bench.bench_analysis
 	$(BIN)/python -m bench.bench_cli
 	$(BIN)/python -m bench.bench_noise
 	$(BIN)/python -m bench.bench_microaggregation

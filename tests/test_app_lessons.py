@@ -9,7 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 from tests.test_lessons import (
+    ANALYSIS_SLIDERS,
     PERTURB_SLIDERS,
+    analysis_settings,
     best_coarsening_oracle,
     hidden_total_oracle,
     most_unique_third,
@@ -18,6 +20,7 @@ from tests.test_lessons import (
 )
 from ui.lessons import LESSONS
 
+N = len(LESSONS)
 TITLES = {key: f"{i + 1}. {lesson.title}" for i, (key, lesson) in enumerate(LESSONS.items())}
 
 
@@ -69,10 +72,10 @@ def assert_met(at: AppTest, lesson: str) -> None:
 def test_lesson_unique():
     at = lessons_page("unique")
     assert_not_met(at, "unique")
-    assert progress(at) == "0 of 5 lessons done" and ticked(at) == []
+    assert progress(at) == f"0 of {N} lessons done" and ticked(at) == []
     at.radio(key="w_l_unique_third").set_value(most_unique_third()).run()
     assert_met(at, "unique")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
     assert ticked(at) == [TITLES["unique"]]
 
 
@@ -84,7 +87,7 @@ def test_lesson_coarsen():
     assert not met(at)  # the best band width alone is not the best setting (a top code is)
     at.select_slider(key="w_l_coarsen_top").set_value(top).run()
     assert_met(at, "coarsen")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
 
 
 def test_lesson_perturb_with_each_method():
@@ -101,7 +104,7 @@ def test_lesson_perturb_with_each_method():
         assert slider.value == 0.0 and not met(at)
         slider.set_value(amount).run()
         assert_met(at, "perturb")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
 
 
 def test_lesson_randomized_response():
@@ -109,7 +112,7 @@ def test_lesson_randomized_response():
     assert_not_met(at, "randomized-response")
     at.select_slider(key="w_l_randomized-response_n").set_value(rr_fewest()).run()
     assert_met(at, "randomized-response")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
 
 
 def test_lesson_counts():
@@ -120,9 +123,27 @@ def test_lesson_counts():
     assert_not_met(at, "counts")
     at.number_input(key="w_l_counts_answer").set_value(total).run()
     assert_met(at, "counts")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
     # the rule's table and its audit appear once the task is met
     assert any("Audit of this table" in c.value for c in at.caption)
+
+
+def test_lesson_analysis_with_each_method():
+    at = lessons_page("analysis")
+    assert_not_met(at, "analysis")
+    assert at.dataframe  # the intervals, term by term
+    keys = {"band": "w_l_analysis_width", "noise": "w_l_analysis_p"}
+    for method, kinds in analysis_settings().items():
+        at.radio(key="w_l_analysis_method").set_value(method).run()
+        slider = at.slider(key=keys[method])
+        # the amounts the oracle scanned are the ones the page offers
+        assert (slider.min, slider.max, slider.step) == (0, *ANALYSIS_SLIDERS[method])
+        for amount in kinds["broken"][-1:]:  # the risk is down, the regression has moved
+            slider.set_value(amount).run()
+            assert not met(at) and any("no longer holds" in i.value for i in at.info)
+        at.slider(key=keys[method]).set_value(kinds["met"][0]).run()
+        assert_met(at, "analysis")
+    assert progress(at) == f"1 of {N} lessons done"
 
 
 def test_reset_clears_the_setting_and_the_progress():
@@ -137,7 +158,7 @@ def test_reset_clears_the_setting_and_the_progress():
     assert at.select_slider(key="w_l_coarsen_top").value is None
     kept = at.session_state["lesson_values"]
     assert kept["w_l_coarsen_width"] == 0 and kept["w_l_coarsen_top"] is None
-    assert progress(at) == "0 of 5 lessons done" and ticked(at) == []
+    assert progress(at) == f"0 of {N} lessons done" and ticked(at) == []
 
 
 def test_reset_leaves_the_other_lessons_alone():
@@ -146,12 +167,12 @@ def test_reset_leaves_the_other_lessons_alone():
     at.radio(key="w_lesson").set_value("counts").run()
     total, _ = hidden_total_oracle()
     at.number_input(key="w_l_counts_answer").set_value(total).run()
-    assert progress(at) == "2 of 5 lessons done"
+    assert progress(at) == f"2 of {N} lessons done"
     at.button(key="reset_counts").click().run()
     assert_not_met(at, "counts")
     assert at.number_input(key="w_l_counts_answer").value is None
     assert at.session_state["lessons_done"] == {"unique"}
-    assert progress(at) == "1 of 5 lessons done" and ticked(at) == [TITLES["unique"]]
+    assert progress(at) == f"1 of {N} lessons done" and ticked(at) == [TITLES["unique"]]
 
 
 def test_a_setting_survives_a_trip_to_another_page():
@@ -179,11 +200,11 @@ def test_a_done_lesson_stays_done_when_left_and_reopened():
     at.radio(key="w_lesson").set_value("coarsen").run()
     assert not at.exception and not met(at)  # the open lesson's own task
     assert "unique" in at.session_state["lessons_done"] and ticked(at) == [TITLES["unique"]]
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
     at.radio(key="w_lesson").set_value("unique").run()
     assert at.radio(key="w_l_unique_third").value == third
     assert_met(at, "unique")
-    assert progress(at) == "1 of 5 lessons done"
+    assert progress(at) == f"1 of {N} lessons done"
 
 
 def projector_font(at: AppTest) -> object:

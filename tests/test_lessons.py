@@ -2,21 +2,26 @@
 oracle written here in plain pandas / numpy on the household survey and seed 004's pet question.
 
 The helpers that find a solving setting (``most_unique_third``, ``best_coarsening_oracle``,
-``perturb_solutions``, ``rr_fewest``, ``hidden_total_oracle``) are also used by
-``tests/test_app_lessons.py`` to drive the page's widgets."""
+``perturb_solutions``, ``rr_fewest``, ``hidden_total_oracle``, ``analysis_settings``) are also
+used by ``tests/test_app_lessons.py`` to drive the page's widgets."""
 
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
 
+from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.methods.randomized_response import coin_survey
+from sdc_core.recipe import apply_recipe, make_recipe
 from sdc_core.tables import pet_survey
 from sdc_core.teaching import HOUSEHOLD_PATH
 from sdc_core.utility import il1
 from ui import lessons
+from ui.workbench import evaluate, recipe_json
 
 Z95 = 1.959963984540054
 K = 5  # the k of the coarsening task
@@ -24,6 +29,8 @@ K = 5  # the k of the coarsening task
 #: The page's sliders of the perturbation lesson: method → (maximum, step), from 0
 #: (views/lessons.py; tests/test_app_lessons.py checks the page offers these).
 PERTURB_SLIDERS = {"pram": (0.5, 0.05), "rank_swap": (20.0, 0.5)}
+#: The sixth lesson's sliders: method → (maximum, step), from 0 (views/lessons.py).
+ANALYSIS_SLIDERS = {"band": (30, 1), "noise": (300, 10)}
 #: The page's band-width slider runs from 0 (exact ages) to this.
 PAGE_MAX_WIDTH = 30
 
@@ -281,6 +288,116 @@ def test_check_counts():
     for wrong in (total - 1, total + 1, None):
         check = lessons.check_counts(wrong, naive)
         assert not check.met and check.message.startswith("Not yet"), wrong
+
+
+# 6 · Does the analysis survive? -------------------------------------------------------------
+
+@cache
+def actg() -> pd.DataFrame:
+    return read_table(example("actg175").path)
+
+
+def regression(df: pd.DataFrame) -> pd.DataFrame:
+    """The lesson's regression by statsmodels: estimate and 95 % interval per term."""
+    fit = smf.ols(lessons.ANALYSIS_FORMULA, data=df).fit()
+    ci = fit.conf_int(0.05)
+    return pd.DataFrame({"estimate": fit.params, "low": ci[0], "high": ci[1]})
+
+
+@cache
+def analysis_oracle(method: str, amount: float) -> tuple[float, float, bool]:
+    """(linkage risk %, mean CI overlap, every original estimate inside its protected
+    interval): the table protected by the lesson's recipe (``apply_recipe``), the regression
+    refitted by statsmodels on both tables and J = ½[(U − L)/(U_o − L_o) + (U − L)/(U_p − L_p)]
+    averaged over the terms; the risk is the Protect page's linkage attack."""
+    steps = lessons.analysis_steps(method, amount)
+    protected = apply_recipe(make_recipe(steps, lessons.ANALYSIS_SEED), actg()).data
+    o, p = regression(actg()), regression(protected)
+    low, high = np.maximum(o["low"], p["low"]), np.minimum(o["high"], p["high"])
+    j = 0.5 * ((high - low) / (o["high"] - o["low"]) + (high - low) / (p["high"] - p["low"]))
+    inside = bool(((p["low"] <= o["estimate"]) & (o["estimate"] <= p["high"])).all())
+    roles = example("actg175").roles
+    wb = evaluate(actg(), recipe_json(steps, lessons.ANALYSIS_SEED), roles.qi, None, 5,
+                  "wildcard", 1.0, roles.numeric)
+    return float(wb.after["linkage_risk_percent"]), float(j.mean()), inside
+
+
+def analysis_met(method: str, amount: float) -> bool:
+    risk, j, inside = analysis_oracle(method, amount)
+    return risk <= lessons.ANALYSIS_RISK and j >= 0.9 and inside
+
+
+def analysis_values(method: str) -> list[int]:
+    high, step = ANALYSIS_SLIDERS[method]
+    return list(range(0, high + 1, step))
+
+
+@cache
+def analysis_settings() -> dict[str, dict[str, list[int]]]:
+    """Per method, the amounts the page offers that meet the task (``met``), that bring the
+    risk down but break the regression (``broken``) and that leave the risk too high
+    (``risky``)."""
+    out = {}
+    for method in ANALYSIS_SLIDERS:
+        kinds: dict[str, list[int]] = {"met": [], "broken": [], "risky": []}
+        for amount in analysis_values(method):
+            risk = analysis_oracle(method, amount)[0]
+            kind = "met" if analysis_met(method, amount) else \
+                "risky" if risk > lessons.ANALYSIS_RISK else "broken"
+            kinds[kind].append(amount)
+        out[method] = kinds
+    return out
+
+
+def test_analysis_methods_match_the_sliders():
+    assert {m: v[2:] for m, v in lessons.ANALYSIS_METHODS.items()} == ANALYSIS_SLIDERS
+
+
+@pytest.mark.parametrize("method,amount", [("band", 0), ("band", 5), ("band", 25),
+                                           ("noise", 50), ("noise", 200)])
+def test_survive_against_statsmodels(method, amount):
+    now = lessons.survive(method, amount)
+    risk, j, inside = analysis_oracle(method, amount)
+    assert now.risk == pytest.approx(risk, abs=1e-9)
+    assert now.result.mean_ci_overlap == pytest.approx(j, abs=1e-9)
+    assert all(t.original_in_protected_ci for t in now.result.terms) == inside
+    table = lessons.analysis_intervals(now)
+    o = regression(actg())
+    assert list(table["term"]) == list(o.index)
+    np.testing.assert_allclose(table["original"], o["estimate"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", list(ANALYSIS_SLIDERS))
+def test_check_analysis_agrees_with_the_oracle(method):
+    for amount in analysis_values(method):
+        check = lessons.check_analysis(lessons.survive(method, amount))
+        assert check.met == analysis_met(method, amount), amount
+        risk, j, _ = analysis_oracle(method, amount)
+        assert f"{risk:.2f} %" in check.message and f"{j:.3f}" in check.message, amount
+        assert check.met or check.message.startswith("Not yet"), amount
+
+
+def test_analysis_task_is_solvable_and_not_by_any_setting():
+    settings = analysis_settings()
+    for method, kinds in settings.items():
+        assert kinds["met"], method  # each method can meet it on the page
+        assert kinds["risky"][0] == 0, method  # unprotected, the risk is above the target
+    # protecting too much breaks the regression: some settings bring the risk down but fail
+    assert any(kinds["broken"] for kinds in settings.values())
+    for method, kinds in settings.items():
+        for amount in kinds["broken"]:
+            assert "no longer holds" in lessons.check_analysis(
+                lessons.survive(method, amount)).message
+
+
+def test_teaching_doc_gives_the_solving_ranges():
+    """docs/teaching.md names the settings that meet the sixth task: one run of each slider."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "teaching.md").read_text()
+    for method, words in (("band", "bands of {} to {} years"), ("noise", "noise p = {} to {} %")):
+        met = analysis_settings()[method]["met"]
+        step = ANALYSIS_SLIDERS[method][1]
+        assert met == list(range(met[0], met[-1] + 1, step)), method  # no gap
+        assert words.format(met[0], met[-1]) in doc, method
 
 
 def test_a_class_opening_coarsen_at_once_searches_once(monkeypatch):

@@ -12,6 +12,10 @@ is met, as plain functions on the core (no Streamlit; the page draws them).
    interval of the estimate is within ±0.05.
 5. *Publishing counts* — from the naive table of seed 004's pet question, work out the hidden
    counts' total N − Σ shown − non-response.
+6. *Does the analysis survive?* — band age, or add noise to it, in ACTG 175 until the linkage
+   attack's risk is at most 1 % while the regression ``cd420 ~ age + C(treat) + cd40`` still
+   holds (:func:`sdc_core.utility.validity.verdict`: mean CI overlap ≥ 0.9, every original
+   estimate inside its protected interval).
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ from sdc_core.io import read_table
 from sdc_core.methods.randomized_response import Z95, coin_survey
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile, riskiest_classes
+from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.tables import PublishedQuestion, naive_publication, pet_survey, response_table
 from sdc_core.utility import il1
+from sdc_core.utility.analysis import AnalysisResult, parse_spec
+from sdc_core.utility.validity import HOLDS, Validity, verdict
 from ui.workbench import Workbench, evaluate, recipe_json
 
 
@@ -45,6 +52,8 @@ LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
     Lesson("perturb", "Perturb", "what the released keys hide from the risk measures"),
     Lesson("randomized-response", "Randomized response", "privacy paid for in participants"),
     Lesson("counts", "Publishing counts", "why N − Σ shown counts leaks"),
+    Lesson("analysis", "Does the analysis survive?",
+           "protection that still lets a regression give the same answer"),
 )}
 
 
@@ -256,3 +265,107 @@ def check_counts(answer: int | None, naive: PublishedQuestion) -> Check:
                  f" − {naive.nonresponse.low} = {total}. So {' and '.join(hidden)} together "
                  f"are {total}, and each is at least {least}"
                  ": the exact non-response narrowed what \"less than 5\" was meant to hide.")
+
+
+# 6 · Does the analysis survive? -------------------------------------------------------------------
+
+ANALYSIS_NAME = "CD4 at 20 weeks"
+ANALYSIS_FORMULA = "cd420 ~ age + C(treat) + cd40"
+#: method → (label, the recipe parameter the slider sets, its maximum, its step); 0 is off
+ANALYSIS_METHODS = {"band": ("Banding of age", "width", 30, 1),
+                    "noise": ("Additive noise on age", "p", 300, 10)}
+ANALYSIS_RISK = 1.0  # the target: linkage risk at most this, in % of the patients
+ANALYSIS_SEED = 42
+
+
+@cache
+def actg() -> pd.DataFrame:
+    """ACTG 175, the data of the sixth lesson (read once; never changed)."""
+    return read_table(example("actg175").path)
+
+
+@cache
+def analysis_validity() -> Validity:
+    """The regression of the sixth lesson, estimated once on the original ACTG 175."""
+    spec = parse_spec({"confidence": 0.95, "analyses": [
+        {"name": ANALYSIS_NAME, "kind": "ols", "formula": ANALYSIS_FORMULA}]})
+    return Validity(spec, actg())
+
+
+@dataclass(frozen=True)
+class Survival:
+    """One setting of the sixth lesson: the linkage attack's risk (``risk``: 100 · mean p_i,
+    ``linked``: Σ p_i) and the regression compared term by term."""
+
+    method: str
+    amount: float
+    risk: float
+    linked: float
+    result: AnalysisResult
+
+    @property
+    def verdict(self) -> str:
+        """"holds" when the mean CI overlap J̄ ≥ 0.9 and every original estimate lies in its
+        protected interval (:func:`sdc_core.utility.validity.verdict`)."""
+        return verdict(self.result)
+
+
+def analysis_steps(method: str, amount: float) -> list[dict]:
+    """The recipe steps of a setting: bands of ``amount`` years, or additive noise with sd
+    ``amount`` % of the sd of age; none at 0."""
+    if not amount:
+        return []
+    if method == "band":
+        return [{"method": "band", "column": "age", "width": int(amount)}]
+    return [{"method": "noise", "columns": ["age"], "kind": "additive", "p": float(amount)}]
+
+
+@lru_cache(maxsize=64)
+def survive(method: str, amount: float) -> Survival:
+    """ACTG 175 with age banded or noised by ``amount``: the linkage attack on age, gender and
+    race (as on Protect) and the regression of the original against the protected table."""
+    roles = EXAMPLE_ROLES
+    wb = evaluate(actg(), recipe_json(analysis_steps(method, amount), ANALYSIS_SEED), roles.qi,
+                  None, 5, "wildcard", 1.0, roles.numeric)
+    report = analysis_validity().compare(wb.applied.data, changed=wb.changed, with_pmse=False)
+    return Survival(method, float(amount), float(wb.after["linkage_risk_percent"]),
+                    float(wb.after["linkage_reidentifications"]), report.analyses[0])
+
+
+def analysis_intervals(now: Survival) -> pd.DataFrame:
+    """Per term of the regression: the estimate and its 95 % interval on the original and on
+    the protected table, the CI overlap J = ½[(U − L)/(U_o − L_o) + (U − L)/(U_p − L_p)]
+    (L, U the larger lower and the smaller upper bound), and whether the original estimate
+    lies in the protected interval."""
+    return pd.DataFrame([{
+        "term": t.term, "original": t.original,
+        "original 95 % CI": f"{t.original_low:.3f} to {t.original_high:.3f}",
+        "protected": t.protected,
+        "protected 95 % CI": f"{t.protected_low:.3f} to {t.protected_high:.3f}",
+        "CI overlap": t.ci_overlap, "original inside": bool(t.original_in_protected_ci)}
+        for t in now.result.terms])
+
+
+def check_analysis(now: Survival) -> Check:
+    """Met when the linkage risk is at most ``ANALYSIS_RISK`` % and the regression holds."""
+    j = now.result.mean_ci_overlap
+    attack = f"the linkage attack re-identifies {now.risk:.2f} % of the patients " \
+             f"({now.linked:,.0f} people)"
+    if now.risk > ANALYSIS_RISK:
+        return Check(False, f"Not yet: {attack}; the target is at most {ANALYSIS_RISK:g} %. "
+                     f"The regression {'holds' if now.verdict == 'holds' else 'has moved'} "
+                     f"(mean CI overlap {j:.3f}).")
+    worst = min(now.result.terms, key=lambda t: t.ci_overlap)
+    if now.verdict != "holds":
+        outside = [t.term for t in now.result.terms if not t.original_in_protected_ci]
+        away = f"; the original estimate of {', '.join(outside)} lies outside its protected " \
+               "interval" if outside else ""
+        return Check(False, f"Not yet: {attack}, within the target, but the regression no "
+                     f"longer holds: mean CI overlap {j:.3f}, below {HOLDS:g} (the interval "
+                     f"of {worst.term} overlaps only {worst.ci_overlap:.3f}){away}. Protect "
+                     "less, or another way.")
+    return Check(True, f"Right: {attack}, at most {ANALYSIS_RISK:g} %, and the regression holds: "
+                 f"mean CI overlap {j:.3f} ≥ {HOLDS:g}, every original estimate inside its "
+                 f"protected interval. The interval that moved most is that of {worst.term} "
+                 f"(overlap {worst.ci_overlap:.3f}): a data user would draw the same "
+                 "conclusions from the protected table.")

@@ -1,4 +1,4 @@
-"""Lessons page: five short lessons, each with one task and a live check (``ui.lessons``)."""
+"""Lessons page: six short lessons, each with one task and a live check (``ui.lessons``)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -7,13 +7,14 @@ import streamlit as st
 
 from sdc_core.methods.randomized_response import estimate_spread
 from sdc_core.tables import audit
+from sdc_core.utility.validity import HOLDS
 from ui import charts, lessons, state
 from ui.lessons import LESSONS, Check
 from ui.sidebar import render_sidebar
 from ui.text import md, number
 
 st.title("Lessons")
-st.caption("Five short lessons for a workshop. Each explains what is on the screen, sets one "
+st.caption("Six short lessons for a workshop. Each explains what is on the screen, sets one "
            "task and says as soon as it is met, computed live by the same code as the other "
            "pages. Progress is kept for this session; each lesson can be reset.")
 
@@ -196,8 +197,47 @@ def counts() -> None:
                       if result.passes else "; ".join(result.findings())) + ".")
 
 
+def analysis() -> None:
+    before = lessons.survive("band", 0)
+    st.markdown(
+        f"Protection is only worth it if the data still answer the questions they were "
+        f"released for. In ACTG 175, the AIDS trial data the other pages open with "
+        f"({len(lessons.actg()):,} patients), a researcher fits the regression "
+        f"`{lessons.ANALYSIS_FORMULA}` (CD4 count at 20 weeks on age, treatment and baseline "
+        "CD4). Fitted on the protected table, each coefficient has a new 95 % interval; the "
+        "**CI overlap** J = ½[(U − L)/(U_o − L_o) + (U − L)/(U_p − L_p)] is 1 when it is the "
+        "original interval, near 0 or below when they part. Unprotected, the linkage attack "
+        f"on age, gender and race re-identifies {before.risk:.2f} % of the patients.")
+    task(f"protect age until the attack re-identifies **at most {lessons.ANALYSIS_RISK:g} %** "
+         f"of the patients while the regression **still holds** (mean CI overlap ≥ "
+         f"{HOLDS:g}, every original estimate inside its protected interval).")
+    left, right = st.columns(2)
+    method = control(left.radio, "w_l_analysis_method", "band", "Method",
+                     list(lessons.ANALYSIS_METHODS),
+                     format_func=lambda m: lessons.ANALYSIS_METHODS[m][0])
+    _, _, high, step = lessons.ANALYSIS_METHODS[method]
+    if method == "band":
+        amount = control(right.slider, "w_l_analysis_width", 0, "Band width of age (years; 0 = "
+                         "exact ages)", 0, high, step=step)
+    else:
+        amount = control(right.slider, "w_l_analysis_p", 0, "Noise amount p (sd of the noise, "
+                         "% of the sd of age)", 0, high, step=step)
+    now = lessons.survive(method, float(amount))
+    m = st.columns(2)
+    m[0].metric("Linkage attack", f"{now.risk:.2f} %",
+                help="Expected share of patients an attacker who knows their true age, gender "
+                     "and race re-identifies.")
+    m[1].metric("Mean CI overlap", f"{now.result.mean_ci_overlap:.3f}",
+                help="The mean of J over the regression's terms: 1 = the original intervals.")
+    verdict("analysis", lessons.check_analysis(now))
+    st.markdown("**The intervals**, original and protected, term by term")
+    st.dataframe(lessons.analysis_intervals(now), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                for c in ("original", "protected", "CI overlap")})
+
+
 VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
-         "randomized-response": randomized_response, "counts": counts}
+         "randomized-response": randomized_response, "counts": counts, "analysis": analysis}
 
 left, right = st.columns([1, 3], gap="large")
 with left:
