@@ -668,8 +668,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     # a loss that could not be had (NaN: no analysis with intervals) ranks last
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
                                    table[g.loss].fillna(np.inf), table["suppressed_values"])
-    validity = [c for c in table.columns if c in VALIDITY or c.startswith(("ci_overlap: ",
-                                                                            "tvd: "))]
+    validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
     extra = [LOSS] + validity + [d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
         met = table[g.target.measure] <= g.target.at_most

@@ -204,3 +204,10 @@ def test_analysis_needs_the_pandas_engine(files):
     out = run("compare", EXAMPLES["actg175"].path, files["released"], "--analysis",
               files["spec"], "--engine", "duckdb")
     assert out.returncode == 2 and "--analysis reads both tables in memory" in out.stderr
+
+
+def test_over_seeds_each_figure_has_one_spread_column(swept):
+    """The per-analysis ``_sd`` columns came twice (a page's table refused them)."""
+    columns = swept.table.columns
+    assert not columns.duplicated().any()
+    assert "ci_overlap: cd4_sd" in columns and "tvd: race × gender_sd" in columns

@@ -7,7 +7,8 @@ import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
-from sdc_core.sweep import LOSS, run_sweep
+from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, run_sweep
+from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
 from ui import charts, state
 from ui.charts import setting_labels
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
@@ -23,7 +24,8 @@ st.caption("Try several settings of each method, one at a time or in every combi
            "target to find the cheapest setting that meets it. Randomised methods run over "
            "several seeds: their points carry error bars. The risk axis is by default the "
            "linkage attack, which every method moves; the released keys' measures are there "
-           "too.")
+           "too. With benchmark analyses, what they lose can be the loss axis and part of the "
+           "target.")
 ds = state.ensure_dataset()
 roles = state.roles()
 opts = state.risk_options()
@@ -45,16 +47,28 @@ RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications"
 #: The target "every class ≥ k": no record in a class smaller than k
 EVERY_CLASS = "every_class"
 known = state.known_columns(df)
+spec = state.analysis_spec()  # the benchmark analyses, None when there are none
+#: The losses a sweep ranks by (``sweep.LOSSES``), in the form and on the charts' axis
+LOSS_LABELS = {LOSS: "IL1 release", **{m: LABELS[m] for m in LOSSES[1:]}}
+LOSS_AXES = {LOSS: RELEASE_LOSS_LABEL,
+             **{m: f"{LABELS[m]} (benchmark analyses)" for m in LOSSES[1:]}}
+#: What a target may keep of the analyses, with the side that is better
+KEPT = {m: "≥" if KEEP_MEASURES[m] == "at_least" else "≤"
+        for m in ("mean_ci_overlap", "worst_tvd", "s_pmse")}
 
 
 
-def keep(key: str, default: object, options: list | None = None) -> None:
+def keep(key: str, default: object, options: list | None = None,
+         choices: list | None = None) -> None:
     """Seed the form's widget ``key`` with what it held when this page was last shown (a
     page change drops a widget's state), else ``default``; a multiselect's kept columns that
-    the data set no longer offers are left out."""
+    the data set no longer offers are left out, and a kept choice not among ``choices`` (a
+    workspace file's) gives way to the default."""
     value = st.session_state.get(f"w_kept_{key}", default)
     if options is not None:
         value = [v for v in value if v in options]
+    if choices is not None and value not in choices:
+        value = default
     state.bind(key, value)
     FORM_KEYS.append(key)
 
@@ -114,6 +128,31 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                                 "asks for no record in a class smaller than k (the value on "
                                 "the right is then not used).")
     at_most = c3.number_input("at most", 0.0, step=0.1, format="%g", key="w_t_at_most")
+    loss, kept, bound = LOSS, None, HOLDS
+    if spec is not None:
+        keep("w_t_loss", LOSS, choices=list(LOSSES))
+        keep("w_t_keep", None, choices=[None, *KEPT])
+        keep("w_t_keep_bound", HOLDS)
+        c1, c2, c3 = st.columns(3)
+        loss = c1.radio("Loss axis", list(LOSSES), key="w_t_loss", format_func=LOSS_LABELS.get,
+                        help="What the Pareto front and the best setting rank by, and the "
+                             "charts' loss axis: IL1 over the released columns, or what the "
+                             "benchmark analyses lose: 1 − their mean CI overlap (0: every "
+                             "interval reproduced), the largest total variation distance of "
+                             "their tables, or S_pMSE. " + S_PMSE_RULE)
+        kept = c2.selectbox("and keep", [None, *KEPT], key="w_t_keep",
+                            format_func=lambda m: "nothing more" if m is None
+                            else f"{LABELS[m]} {KEPT[m]}",
+                            help="With a risk target, the best setting must also keep this "
+                                 "figure of the benchmark analyses: the mean CI overlap at "
+                                 f"least the value on the right ({HOLDS:g}: the analyses "
+                                 "hold), the worst-table TVD or S_pMSE at most it. "
+                                 + S_PMSE_RULE)
+        bound = c3.number_input("kept at", 0.0, step=0.05, format="%g", key="w_t_keep_bound")
+    else:
+        st.caption("Benchmark analyses (a regression, a mean by group, a table) can be the loss "
+                   "axis and part of the target: write them in the Protect page's \"Benchmark "
+                   "analyses\" editor.")
     run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
 for key in FORM_KEYS:
     st.session_state[f"w_kept_{key}"] = st.session_state[key]  # for the next visit
@@ -163,11 +202,18 @@ if run:
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
                 "known": known, "not_released": [c for c in roles.ignore if c in df.columns],
                 "pareto_risk": pareto_risk, "combine": bool(combine),
-                "settings": grid_settings}
+                "settings": grid_settings, "loss": loss}
+        if spec is not None:  # every row gets the analyses' figures, whatever the loss
+            grid["analysis"] = spec
         if measure == EVERY_CLASS:
             grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
         elif measure is not None:
             grid["target"] = {"measure": measure, "at_most": float(at_most)}
+        if kept is not None:
+            if "target" not in grid:
+                raise SdcInputError("keeping a figure of the benchmark analyses needs a risk "
+                                    "target: choose one, or keep nothing more")
+            grid["target"]["keep"] = {"measure": kept, KEEP_MEASURES[kept]: float(bound)}
         st.session_state["sweep_running"] = True  # still set on the next run if cancelled
         with running.container():
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
@@ -216,23 +262,58 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
     return row
 
 
+def target_text(target: dict, k: int) -> str:
+    """A grid's target in words, as ``Target.describe`` names it: "linkage attack: risk (%)
+    ≤ 1 and mean CI overlap ≥ 0.9"."""
+    goal = f"every class ≥ {k}" if {m: target[m] for m in ("measure", "at_most")} == {
+        "measure": "percent_below_k", "at_most": 0.0} else \
+        f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
+    kept = target.get("keep")
+    if kept:
+        goal += f" and {LABELS[kept['measure']]} {KEPT[kept['measure']]} " \
+                f"{kept[KEEP_MEASURES[kept['measure']]]:g}"
+    return goal
+
+
+def analysis_labels(names: list[str]) -> dict[str, str]:
+    """The table's headings of the analyses' columns (``sweep`` adds them): their figures, and
+    ``ci_overlap: NAME`` / ``tvd: NAME`` per analysis, each with its ``_sd`` over seeds. Names
+    are user text: a heading is plain text, never Markdown."""
+    out = {f"{m}{sd}": f"{LABELS[m]}{', sd' if sd else ''}" for m in LABELS
+           for sd in ("", "_sd")}
+    for sd in ("_sd", ""):  # a name ending in _sd heads its own column, not a spread
+        for prefix, head in (("ci_overlap: ", "CI overlap: "), ("tvd: ", "TVD: ")):
+            out |= {f"{prefix}{n}{sd}": f"{head}{n}{', sd' if sd else ''}" for n in names}
+    return out
+
+
 def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
-    target, best = sweep["grid"]["target"], result.best
-    goal = f"every class ≥ {sweep['grid']['k']}" if target == {
-        "measure": "percent_below_k", "at_most": 0.0} else \
-        f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
+    target, best, loss = sweep["grid"]["target"], result.best, result.loss
+    goal, kept = target_text(target, sweep["grid"]["k"]), target.get("keep")
     if best is None:
-        low = table.iloc[1:][target["measure"]].min()
-        st.warning(f"No setting meets {goal} (the lowest is {low:.4g}). Try stronger values "
-                   "or more methods.", icon=":material/block:")
+        rows = table.iloc[1:]
+        low = rows[target["measure"]].min()
+        under = rows[rows[target["measure"]] <= target["at_most"]]
+        near = "" if not kept or under.empty else (
+            f"; of the settings under the risk, the best {md(LABELS[kept['measure']])} is "
+            + (f"{under[kept['measure']].max():.4g}" if KEPT[kept["measure"]] == "≥"
+               else f"{under[kept['measure']].min():.4g}"))
+        st.warning(f"No setting meets {md(goal)} (the lowest risk is {low:.4g}{near}). Try "
+                   "stronger values or more methods.", icon=":material/block:")
         return
     row = table.loc[best]
-    st.success(f"**Cheapest setting under {md(goal)}**: {md(setting_labels(table)[best])} — "
-               f"{md(RISK_LABELS[target['measure']])} {row[target['measure']]:.4g}, "
-               f"{column_label(LOSS)} {row[LOSS]:.4g}, "
-               f"{int(row['suppressed_values'])} suppressed values.", icon=":material/star:")
+    figures = [f"{md(RISK_LABELS[target['measure']])} {row[target['measure']]:.4g}"]
+    if kept:
+        figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
+    if loss != LOSS and (not kept or loss != kept["measure"]):
+        figures.append(f"{md(LABELS[loss])} {row[loss]:.4g}")
+    figures += [f"{column_label(LOSS)} {row[LOSS]:.4g}",
+                f"{int(row['suppressed_values'])} suppressed values"]
+    st.success(f"**Cheapest setting under {md(goal)}** (by {md(LOSS_LABELS[loss])}): "
+               f"{md(setting_labels(table)[best])} — {', '.join(figures)}.",
+               icon=":material/star:")
     a, b = st.columns(2)
     if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
         open_on_protect(table, best)
@@ -248,6 +329,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     result = sweep["result"]
     table: pd.DataFrame = result.table
     g = sweep["grid"]
+    loss, loss_axis = result.loss, LOSS_AXES[result.loss]
     if sweep["qi"] != list(roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
@@ -269,7 +351,7 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
     on_axis = g.get("target") and g["target"]["measure"] == risk_choice
     clicked = charts.show(
-        charts.tradeoff_scatter(table, risk_choice, LOSS, label, RELEASE_LOSS_LABEL,
+        charts.tradeoff_scatter(table, risk_choice, loss, label, loss_axis,
                                 target=g["target"]["at_most"] if on_axis else None,
                                 best=result.best),
         f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=context)
@@ -281,28 +363,39 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
         part = table[table["method"].isin(["BASELINE", method])]
         param = part["param_name"].iloc[-1]
+        loss_title = "Information loss" if loss == LOSS else LABELS[loss]
         a, b = st.columns(2)
         with a:
             charts.show(charts.parameter_lines(part, risk_choice, label,
                                                f"{label} against {method} {param}"),
                         f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=context)
         with b:
-            charts.show(charts.parameter_lines(part, LOSS, RELEASE_LOSS_LABEL,
-                                               f"Information loss against {method} {param}"),
+            charts.show(charts.parameter_lines(part, loss, loss_axis,
+                                               f"{loss_title} against {method} {param}"),
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
     shown = table.drop(columns="recipe")
     if shown["param_value"].isna().all():  # a combined grid: its values have columns of their own
         shown = shown.drop(columns="param_value")
+    analyses = [a["name"] for a in (g.get("analysis") or {}).get("analyses", [])]
     st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
         shown, {c: "%.4f" for c in shown.columns if shown[c].dtype.kind == "f"
-                and c != "param_value"}))
+                and c != "param_value"}, labels=analysis_labels(analyses)))
     front_by = g.get("pareto_risk", "linkage")
     st.caption("pareto: no other setting is at least as good on "
                + {"linkage": "re-identifications by the linkage attack",
                   "naive": "re-identifications read from the released keys"}[front_by]
-               + ", information loss (IL1 over the released columns) and suppressed values, "
-               "and better on one. " + RELEASE_LOSS_FORMULA
+               + (", information loss (IL1 over the released columns)" if loss == LOSS
+                  else f", {md(LABELS[loss])} of the benchmark analyses")
+               + " and suppressed values, and better on one. " + RELEASE_LOSS_FORMULA
                + (f" The attacker also knows {md_list(g['known'])}." if g.get("known") else ""))
+    if g.get("analysis"):
+        st.caption(f"Benchmark analyses: {md_list(analyses)}. The mean CI overlap is the mean "
+                   "over the analyses with intervals of how much each estimate's protected "
+                   "confidence interval overlaps the original one (1: reproduced; an analysis "
+                   f"holds at {HOLDS:g} or more), 1 − it the loss; the columns \"CI overlap: "
+                   "…\" and \"TVD: …\" give each analysis's own; the worst-table TVD is the "
+                   "largest total variation distance between the original and protected "
+                   "tables (0: the same, 1: disjoint). " + md(S_PMSE_RULE))
     if result.pruned:
         st.caption(f"The pruned search evaluated {result.evaluated} of {result.asked} "
                    "combinations: it skips those that monotone parameters settle (stronger "
