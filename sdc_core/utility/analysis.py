@@ -22,7 +22,8 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
   (listwise deletion, before the levels of a factor are read), and their number is reported.
   An OLS whose formula calls only functions of one row's values is fitted on the distinct
   rows of its right-hand side (:func:`_ols_grouped`: the same least-squares problem, with the
-  same estimates, standard errors and intervals as statsmodels' fit on every row). Terms are named as patsy names them
+  same estimates, standard errors and intervals as statsmodels' fit on every row). Terms are
+  named as patsy names them
   (``C(treat)[T.1]``); a formula may use patsy's functions and numpy as ``np``, and a plain
   ``C(x)`` is handed to patsy as a pandas categorical (the same design, 4× faster on 100k
   rows);
