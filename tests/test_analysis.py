@@ -306,7 +306,8 @@ def test_table_shares_and_json_keys(actg):
 def test_json_keys_are_the_issues(actg):
     spec = parse_spec({"analyses": [{"name": "m", "kind": "mean", "column": "cd420"}]})
     out = compare_analyses(spec, actg, actg)[0].to_json()
-    assert set(out) == {"name", "kind", "terms", "mean_ci_overlap"}
+    assert set(out) == {"name", "kind", "terms", "mean_ci_overlap", "dropped_original",
+                        "dropped_protected"}
     assert set(out["terms"][0]) == {
         "term", "original", "original_low", "original_high", "protected", "protected_low",
         "protected_high", "ci_overlap", "std_diff", "original_in_protected_ci"}

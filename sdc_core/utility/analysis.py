@@ -204,11 +204,14 @@ class AnalysisResult:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The issue's keys (NaN written as null): name, kind, terms, mean_ci_overlap; tvd and
-        hellinger for a table; error only when there is one."""
+        """The issue's keys (NaN written as null): name, kind, terms, mean_ci_overlap, the rows
+        each side left out (listwise deletion); tvd and hellinger for a table; error only when
+        there is one."""
         out: dict[str, Any] = {"name": self.name, "kind": self.kind,
                                "terms": [t.to_json() for t in self.terms],
-                               "mean_ci_overlap": _plain(self.mean_ci_overlap)}
+                               "mean_ci_overlap": _plain(self.mean_ci_overlap),
+                               "dropped_original": self.dropped_original,
+                               "dropped_protected": self.dropped_protected}
         if self.kind == "table":
             out |= {"tvd": _plain(self.tvd), "hellinger": _plain(self.hellinger)}
         if self.error is not None:
