@@ -299,7 +299,8 @@ def test_table_shares_and_json_keys(actg):
         {f"race={r}, gender={g}": v for (r, g), v in counts.items()})
     assert (result.tvd, result.hellinger) == (0.0, 0.0)
     out = result.to_json()
-    assert set(out) == {"name", "kind", "terms", "mean_ci_overlap", "tvd", "hellinger"}
+    assert set(out) == {"name", "kind", "terms", "mean_ci_overlap", "dropped_original",
+                        "dropped_protected", "tvd", "hellinger"}
     assert out["terms"][0]["original_in_protected_ci"] is None
 
 
