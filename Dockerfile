@@ -19,6 +19,9 @@ COPY views views
 COPY ui ui
 COPY sdc_core sdc_core
 
+# one BLAS thread per computation: sessions share the cores (docs/deploying.md)
+ENV OPENBLAS_NUM_THREADS=1
+
 RUN useradd --create-home --uid 10001 sdc
 USER sdc
 

@@ -84,7 +84,9 @@ def protect_page(df: pd.DataFrame, analyses: dict[str, Any] | None) -> Any:
     from ui.state import Dataset, Table
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["dataset"] = Dataset(Table(df), "generated", f"bench-{len(df)}",
+    # an id of its own: the two pages must not share the cached protected tables
+    at.session_state["dataset"] = Dataset(Table(df), "generated",
+                                          f"bench-{len(df)}-{analyses is not None}",
                                           infer_kinds(df))
     at.session_state["roles"] = Roles(qi=QI, numeric=NUMERIC)
     at.session_state["analyses"] = analyses

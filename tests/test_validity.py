@@ -140,3 +140,14 @@ def test_table_fidelity_involving_some_columns_is_the_part_of_all_tables(actg):
     part = table_fidelity(actg, protected, columns, involving=["race"])
     assert [t.to_json() for t in part] == [t.to_json() for t in every if "race" in t.columns]
     assert pd.Series([t.tvd for t in every if "race" not in t.columns]).eq(0).all()
+
+
+def test_a_column_of_the_same_values_in_another_dtype_is_compared_again(actg, validity):
+    """IL1 reads codes 0/1 recoded to the text "0"/"1" as unchanged; an analysis may not."""
+    released = actg.assign(treat=actg["treat"].astype(str))
+    assert validity.compare(released, changed=[]).to_json() == \
+        validity.compare(released).to_json()
+    share = Validity(parse_spec({"analyses": [{"name": "treated", "kind": "mean",
+                                               "column": "treat"}]}), actg)
+    failed = share.compare(released, changed=[]).analyses[0]
+    assert failed.error == "protected: analysis 'treated': column 'treat' is not numeric"

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdc_core.recipe import describe_steps
+from sdc_core.utility.analysis import TermResult
 from ui import state
 from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
 from ui.text import md
@@ -345,3 +346,31 @@ def spread_figure(spread: pd.DataFrame, truth: float) -> go.Figure:
     fig.update_xaxes(type="log")
     return layout(fig, "Spread of the estimate against the number of participants",
                   "participants (log scale)", "estimated share")
+
+
+def interval_chart(terms: list[TermResult], title: str) -> go.Figure:
+    """Per term (a row, in the analysis's order), the original and the protected estimate with
+    its interval: two horizontal error bars side by side; a term estimated on one side only
+    has one. Term names and ``title`` are user text, escaped for Plotly (``plain``). Built in
+    one go (it is redrawn on every move of the Protect page)."""
+    names = [plain(t.term) for t in terms]
+    traces = []
+    for side, colour, symbol in (("original", BEFORE, "circle"),
+                                 ("protected", AFTER, "diamond")):
+        x = np.array([getattr(t, side) for t in terms], dtype=float)
+        half = (np.array([getattr(t, f"{side}_high") for t in terms], dtype=float)
+                - np.array([getattr(t, f"{side}_low") for t in terms], dtype=float)) / 2
+        traces.append(go.Scatter(
+            x=x, y=names, name=side, mode="markers", orientation="h", customdata=half,
+            marker={"color": colour, "symbol": symbol, "size": 9},
+            error_x={"type": "data", "array": half, "visible": True, "color": colour,
+                     "thickness": 2},
+            hovertemplate=f"{side} %{{x:.4g}} ± %{{customdata:.3g}}<extra></extra>"))
+    return go.Figure(traces, {
+        "title": {"text": plain(title), "x": 0, "xanchor": "left"},
+        "xaxis": {"title": {"text": "estimate"}},
+        "yaxis": {"title": {"text": "term"}, "type": "category", "autorange": "reversed",
+                  "automargin": True},
+        "height": max(260, 110 + 34 * len(terms)), "scattermode": "group",
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+        "legend": {"orientation": "h", "y": -0.25}})

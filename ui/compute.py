@@ -24,6 +24,8 @@ from sdc_core.risk import (
     small_count_levels,
 )
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
+from sdc_core.utility.analysis import parse_spec
+from sdc_core.utility.validity import Validity, ValidityReport
 from ui.workbench import Workbench, evaluate
 
 
@@ -52,6 +54,23 @@ def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: st
     """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`)."""
     return evaluate(_df, recipe_json, list(qi), weight, k, na, alpha, list(numeric), list(known),
                     applied=protected(dataset_id, recipe_json, _df))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def validity(dataset_id: str, spec_json: str, _df: pd.DataFrame) -> Validity:
+    """The original side of a benchmark-analysis spec (its JSON text, ``spec_json``): the
+    original's estimates, made once per data set and spec; an
+    :class:`~sdc_core.errors.SdcInputError` when the spec does not fit the data."""
+    return Validity(parse_spec(json.loads(spec_json)), _df)
+
+
+@st.cache_resource(max_entries=24, show_spinner=False)
+def validity_report(dataset_id: str, recipe_json: str, spec_json: str, with_pmse: bool,
+                    _validity: Validity, _wb: Workbench) -> ValidityReport:
+    """Does the analysis hold on the table ``recipe_json`` makes (``_wb``'s)? Only the
+    protected side is estimated, the columns the recipe left unchanged taken as the
+    original's; ``with_pmse``: fit the propensity model."""
+    return _validity.compare(_wb.applied.data, changed=_wb.changed, with_pmse=with_pmse)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

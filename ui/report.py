@@ -4,6 +4,7 @@ embedded with their JavaScript so it opens offline."""
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import pandas as pd
@@ -14,6 +15,9 @@ from sdc_core.methods import registry
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.linkage import LinkageResult
 from sdc_core.sweep import LOSS, SweepResult
+from sdc_core.utility.analysis import AnalysisResult
+from sdc_core.utility.fidelity import TableResult
+from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport, verdict
 from ui import charts
 from ui.text import column_label
 from ui.workbench import LINKAGE_KEYS, RISK_KEYS
@@ -90,6 +94,86 @@ def risk_table(before: RiskProfile, attacked: LinkageResult,
                          "before": [b for _, b, _ in rows], "after": [a for _, _, a in rows]})
 
 
+#: The tables of a validity report shown before the rest.
+WORST_TABLES = 10
+
+
+def terms_frame(result: AnalysisResult) -> pd.DataFrame:
+    """One analysis's terms compared, a row each (NaN where a side has no figure)."""
+    return pd.DataFrame({
+        "term": [t.term for t in result.terms],
+        "original": [t.original for t in result.terms],
+        "original low": [t.original_low for t in result.terms],
+        "original high": [t.original_high for t in result.terms],
+        "protected": [t.protected for t in result.terms],
+        "protected low": [t.protected_low for t in result.terms],
+        "protected high": [t.protected_high for t in result.terms],
+        "CI overlap": [t.ci_overlap for t in result.terms],
+        "std. difference": [t.std_diff for t in result.terms],
+        "original in protected CI": [t.original_in_protected_ci for t in result.terms]})
+
+
+def tables_frame(tables: list[TableResult]) -> pd.DataFrame:
+    """The 1- and 2-way tables compared, a row each, in the order given (worst first)."""
+    return pd.DataFrame({
+        "table": [" × ".join(map(str, t.columns)) for t in tables],
+        "TVD": [t.tvd for t in tables], "Hellinger": [t.hellinger for t in tables],
+        "false zeros": [t.false_zeros for t in tables],
+        "false non-zeros": [t.false_nonzeros for t in tables]})
+
+
+def figure_text(value: float) -> str:
+    """A validity figure as the pages and the report show it ("—" when there is none)."""
+    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def analysis_line(result: AnalysisResult) -> str:
+    """One analysis's verdict and figure in words (plain text: escape it where it is shown)."""
+    figure = (f"TVD {figure_text(result.tvd)}, Hellinger {figure_text(result.hellinger)}"
+              if result.kind == "table" and not result.error
+              else f"mean CI overlap {figure_text(result.mean_ci_overlap)}")
+    dropped = (f"; rows left out (a value missing): {result.dropped_original:,} original, "
+               f"{result.dropped_protected:,} protected"
+               if result.dropped_original or result.dropped_protected else "")
+    return f"{verdict(result)} ({result.kind}; {figure}{dropped})"
+
+
+def pmse_text(report: ValidityReport) -> str:
+    """The propensity model's figures in words, or why there are none."""
+    if report.pmse is not None:
+        return (f"pMSE {report.pmse.pmse:.4g}, S_pMSE {report.pmse.s_pmse:.3g} (a logistic "
+                f"model with {report.pmse.k} parameters on {report.pmse.n:,} stacked rows).")
+    if report.pmse_error:
+        return f"pMSE could not be computed: {report.pmse_error}"
+    return "pMSE was not computed (the propensity model is off)."
+
+
+def validity_section(report: ValidityReport) -> str:
+    """The report's "Does the analysis hold?" section, every string escaped."""
+    e = html.escape
+    summary = report.summary()
+    headline = pd.DataFrame({"measure": [LABELS[k] for k in ("mean_ci_overlap", "worst_tvd",
+                                                             "s_pmse")],
+                             "value": [summary[k] for k in ("mean_ci_overlap", "worst_tvd",
+                                                            "s_pmse")]})
+    parts = [f"<h2>Does the analysis hold?</h2>{_table(headline)}"]
+    for r in report.analyses:
+        parts.append(f"<h3>{e(r.name)}</h3><p>{e(analysis_line(r))}</p>")
+        if r.error:
+            parts.append(f"<p class=\"small\">{e(r.error)}</p>")
+        if r.terms:
+            parts.append(_table(terms_frame(r)))
+    worst = report.tables[:WORST_TABLES]
+    parts.append(f"<h3>The {len(worst)} worst of {len(report.tables)} 1- and 2-way "
+                 f"tables</h3>{_table(tables_frame(worst))}")
+    if report.missing:
+        parts.append(f"<p class=\"small\">Columns the release drops (their tables count "
+                     f"TVD 1): {e(', '.join(map(str, report.missing)))}</p>")
+    parts.append(f"<h3>Propensity score (pMSE)</h3><p>{e(pmse_text(report))}</p>"
+                 f"<p class=\"small\">{e(S_PMSE_RULE)}</p>")
+    return "".join(parts)
+
+
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
 
@@ -110,9 +194,11 @@ def sweep_figure(result: SweepResult) -> go.Figure:
 def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  roles: dict[str, object], recipe_text: str, risk: pd.DataFrame,
                  utility: pd.DataFrame, figures: list[go.Figure],
-                 file_sha256: str | None = None, notes: list[str] | None = None) -> str:
+                 file_sha256: str | None = None, notes: list[str] | None = None,
+                 validity: ValidityReport | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
-    the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash."""
+    the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
+    ``validity``, when given, adds whether the benchmark analyses hold."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -155,6 +241,7 @@ knows the true values and the public recodings actually re-identifies; it assume
 knows the person is in the file.</p>{_table(risk)}{notes_html}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
+{validity_section(validity) if validity is not None else ""}
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""
 

@@ -11,7 +11,7 @@ from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
-from ui import charts, compute, server_files, state
+from ui import analyses, charts, compute, server_files, state
 from ui.report import build_report, risk_table, step_notes, sweep_figure, utility_table
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
@@ -187,6 +187,12 @@ if before is not None and wb is not None:
                    title_text="Class sizes after protection")]
     if sweep and sweep["dataset_id"] == ds.dataset_id:
         figures.append(sweep_figure(sweep["result"]))
+    try:  # the Protect page's entry: the same figures
+        validity = analyses.validity_report(ds, wb, text)
+    except SdcInputError as err:
+        st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
+                   icon=":material/warning:")
+        validity = None
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,
@@ -198,13 +204,14 @@ if before is not None and wb is not None:
                              f"{source.total:,} records of {source.path} (seed "
                              f"{source.seed}); the figures are the sample's."]
                             if source is not None and source.is_sample else [])
-                     + step_notes(wb.applied.reports))
+                     + step_notes(wb.applied.reports), validity=validity)
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        on_click="ignore", icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                "recipe, risk before and after (the released keys' measures and the linkage "
-               "attack), information loss and the figures.")
+               "attack), information loss, whether the benchmark analyses hold, and the "
+               "figures.")
 elif not roles.qi:
     st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
 

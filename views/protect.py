@@ -10,7 +10,7 @@ from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
 from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
-from ui import charts, compute, state
+from ui import analyses, charts, compute, state
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
 from ui.page import metric_slots, require_quasi_identifiers
 from ui.protect import (
@@ -335,8 +335,11 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
                      "(100 % = unchanged).")
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)
+    recipe = json.loads(text)
+    context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
+    analyses.panel(ds, wb, text, context)
     if not wb.changed:
-        if json.loads(text)["steps"]:  # steps that change no value here
+        if recipe["steps"]:  # steps that change no value here
             st.info("These settings change no value of the data.", icon=":material/tune:")
             recipe_box(text)
         else:
@@ -345,8 +348,6 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
-    recipe = json.loads(text)
-    context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
     charts.show(wb.figure(column), f"{ds.stem}_{column}_before_after", key="protect_column",
                 context=context)
     methods = registry()

@@ -76,6 +76,7 @@ The original side does not depend on the protection: :func:`estimate_all` it onc
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import numbers
 import warnings
@@ -310,7 +311,7 @@ def formula_variables(formula: str, where: str = "formula") -> list[str]:
     the functions they call, such as ``C``, ``np.log`` or ``I``), and the quoted ``Q("…")``
     ones."""
     try:
-        desc = patsy.ModelDesc.from_formula(formula)
+        desc = _model_desc(formula)
     except patsy.PatsyError as err:
         raise SdcInputError(f"{where}: cannot read the formula {formula!r} "
                             f"({str(err).splitlines()[0]})") from None
@@ -321,6 +322,12 @@ def formula_variables(formula: str, where: str = "formula") -> list[str]:
         for factor in term.factors:
             found |= dict.fromkeys(_code_names(factor.name()))
     return list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _model_desc(formula: str) -> patsy.ModelDesc:
+    """The formula as patsy reads it, read once (a slider move re-estimates it often)."""
+    return patsy.ModelDesc.from_formula(formula)
 
 
 def _code_names(code: str) -> list[str]:
@@ -454,7 +461,7 @@ _ROW_FUNCTIONS = {"C", "Q", "I", "np.log", "np.log1p", "np.log2", "np.log10", "n
 
 def _row_by_row(formula: str) -> bool:
     """Whether every function the formula calls works value by value (:data:`_ROW_FUNCTIONS`)."""
-    desc = patsy.ModelDesc.from_formula(formula)
+    desc = _model_desc(formula)
     codes = [f.name() for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
     return all(ast.unparse(node.func) in _ROW_FUNCTIONS
                for code in codes for node in ast.walk(ast.parse(code, mode="eval"))
@@ -475,7 +482,7 @@ def _ols_grouped(formula: str, data: pd.DataFrame, alpha: float, where: str
     On 100k survey rows with a 30-level factor G is a few thousand: the design is built and
     decomposed on those rows, not on every one. Rows whose response or terms evaluate to a
     missing value are left out, as patsy does; returns the terms and the rows used."""
-    desc = patsy.ModelDesc.from_formula(formula)
+    desc = _model_desc(formula)
     env = patsy.EvalEnvironment([_FORMULA_ENV])
     rhs_vars = list(dict.fromkeys(n for t in desc.rhs_termlist for f in t.factors
                                   for n in _code_names(f.name())))

@@ -126,44 +126,68 @@ def _measured(x: pd.Series, y: pd.Series) -> bool:
     return (is_number(x) and is_number(y)) or (is_date(x) and is_date(y))
 
 
-def _category_codes(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
-    """Codes 0…L−1 of the values of x and y over the union of their values, compared by what
-    they are (the distinct values of each side are compared, not every row); missing is the
-    code L−1."""
-    cx, ux = pd.factorize(x, use_na_sentinel=True)
-    cy, uy = pd.factorize(y, use_na_sentinel=True)
-    a, b = compare_keys(pd.Series(ux), pd.Series(uy))
-    keys, uniques = pd.factorize(np.concatenate([a, b]))
-    missing = len(uniques)
-    return (np.append(keys[:len(a)], missing)[cx], np.append(keys[len(a):], missing)[cy],
-            missing + 1)
+class ColumnCoder:
+    """A column x of the original, ready to code protected columns y alike (module docstring):
+    the quantile edges of x and its bin codes when it is binned, its factorised values
+    otherwise, each made once (the first time it is needed)."""
+
+    def __init__(self, x: pd.Series, bins: int = 10, binned: bool | None = None) -> None:
+        self.x, self.bins, self._wanted = x, bins, binned
+        self._bins: tuple[np.ndarray, np.ndarray] | None = None
+        self._factors: tuple[np.ndarray, pd.Series] | None = None
+
+    def codes(self, y: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+        """The cell codes of x and y and their number (missing the last code)."""
+        if _measured(self.x, y) and self.binned():
+            return self._bin_codes(y)
+        return self._category_codes(y)
+
+    def binned(self) -> bool:
+        """Whether x is cut into bins (by default: more than ``bins`` distinct values)."""
+        if self._wanted is None:
+            self._wanted = bool(pd.Series(_as_float(self.x)).nunique() > self.bins)
+        return self._wanted
+
+    def _bin_codes(self, y: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+        """Codes of the bins of x and y: the interior empirical quantiles of x as edges."""
+        if self._bins is None:
+            a = _as_float(self.x)
+            present = a[~np.isnan(a)]
+            edges = np.unique(np.quantile(present, np.arange(1, self.bins) / self.bins,
+                                          method="inverted_cdf")) \
+                if len(present) else np.empty(0)
+            self._bins = edges, _cut(a, edges)
+        edges, a = self._bins
+        return a, _cut(_as_float(y), edges), len(edges) + 2
+
+    def _category_codes(self, y: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+        """Codes 0…L−1 of the values of x and y over the union of their values, compared by
+        what they are (the distinct values of each side are compared, not every row); missing
+        is the code L−1."""
+        if self._factors is None:
+            cx, ux = pd.factorize(self.x, use_na_sentinel=True)
+            self._factors = cx, pd.Series(ux)
+        cx, ux = self._factors
+        cy, uy = pd.factorize(y, use_na_sentinel=True)
+        a, b = compare_keys(ux, pd.Series(uy))
+        keys, uniques = pd.factorize(np.concatenate([a, b]))
+        missing = len(uniques)
+        return (np.append(keys[:len(a)], missing)[cx], np.append(keys[len(a):], missing)[cy],
+                missing + 1)
 
 
-def _bin_codes(x: pd.Series, y: pd.Series, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Codes of the bins of x and y: the interior empirical quantiles of x as edges (module
-    docstring), missing the last code."""
-    a, b = _as_float(x), _as_float(y)
-    present = a[~np.isnan(a)]
-    edges = np.unique(np.quantile(present, np.arange(1, bins) / bins, method="inverted_cdf")) \
-        if len(present) else np.empty(0)
-    missing = len(edges) + 1
-
-    def cut(v: np.ndarray) -> np.ndarray:
-        return np.where(np.isnan(v), missing, np.searchsorted(edges, v, side="left"))
-
-    return cut(a), cut(b), missing + 1
+def _cut(v: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The bin of each value (intervals closed on the right, the outer two open), missing the
+    code after the last bin."""
+    return np.where(np.isnan(v), len(edges) + 1, np.searchsorted(edges, v, side="left"))
 
 
 def table_codes(original: pd.DataFrame, protected: pd.DataFrame, c: Hashable, bins: int = 10,
                 numeric: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """The cell codes of column ``c`` in both tables and their number (module docstring: a
     quantile bin of the original, or a value compared by what it is; missing the last code)."""
-    x, y = original[c], protected[c]
-    if _measured(x, y):
-        wanted = pd.Series(_as_float(x)).nunique() > bins if numeric is None else c in numeric
-        if wanted:
-            return _bin_codes(x, y, bins)
-    return _category_codes(x, y)
+    return ColumnCoder(original[c], bins, None if numeric is None else c in numeric
+                       ).codes(protected[c])
 
 
 def _compare(a: np.ndarray, b: np.ndarray, columns: tuple[Hashable, ...]) -> TableResult:
@@ -228,7 +252,15 @@ def compare_tables(codes: dict[Hashable, tuple[np.ndarray, np.ndarray, int]],
             continue
         (a1, b1, _), (a2, b2, n2) = codes[c1], codes[c2]
         out.append(_compare(*_joint(a1, a2, b1, b2, n2), (c1, c2)))
-    return sorted(out, key=lambda r: (-r.tvd, -r.hellinger))
+    return worst_first(out, list(codes))
+
+
+def worst_first(tables: list[TableResult], columns: Sequence[Hashable]) -> list[TableResult]:
+    """The tables by largest TVD, then largest Hellinger distance, then 1-way before 2-way and
+    in the order of ``columns`` (the order they are enumerated in)."""
+    at = {c: i for i, c in enumerate(columns)}
+    return sorted(tables, key=lambda r: (-r.tvd, -r.hellinger, len(r.columns),
+                                         [at[c] for c in r.columns]))
 
 
 # --- pMSE --------------------------------------------------------------------------------------
@@ -240,7 +272,7 @@ def _sources(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray | None]
         v = np.concatenate([_as_float(x), _as_float(y)])
         codes = pd.factorize(v, use_na_sentinel=True)[0]
         return np.where(codes < 0, codes.max() + 1, codes), v
-    a, b, _ = _category_codes(x, y)
+    a, b, _ = ColumnCoder(x).codes(y)  # not measured: compared as categories
     return np.concatenate([a, b]), None
 
 

@@ -53,11 +53,12 @@ from sdc_core.utility.analysis import (
     estimate_all,
 )
 from sdc_core.utility.fidelity import (
+    ColumnCoder,
     PmseResult,
     TableResult,
     compare_tables,
     pmse,
-    table_codes,
+    worst_first,
 )
 
 #: The figures of :meth:`ValidityReport.summary`, each with the direction that is better.
@@ -185,15 +186,20 @@ class Validity:
         self.spec, self.original, self.columns = spec, original, spec.table_columns()
         self.estimates: dict[str, Estimate | SdcInputError] = estimate_all(spec, original)
         self.reads = {a.name: set(analysis_columns(a)) for a in spec.analyses}
+        self._coders: dict[str, ColumnCoder] = {}
         self._unchanged: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
 
     def compare(self, protected: pd.DataFrame, changed: Collection[str] | None = None,
                 with_pmse: bool | None = None) -> ValidityReport:
         """The report of ``protected`` (module docstring). ``changed``: the columns whose
-        values differ from the original's, when known (same rows, in the same order);
+        values differ from the original's, when known (same rows, in the same order; a column
+        whose dtype differs counts as changed too);
         ``with_pmse``: fit the propensity model (default: as the spec says)."""
+        moved = set() if changed is None else set(changed) | {  # a new dtype is a change
+            c for c in protected.columns
+            if c in self.original.columns and protected[c].dtype != self.original[c].dtype}
         same = (lambda cols: False) if changed is None or len(protected) != len(
-            self.original) else (lambda cols: not set(cols) & set(changed)
+            self.original) else (lambda cols: not set(cols) & moved
                                  and all(c in protected.columns for c in cols))
         analyses = []
         for a in self.spec.analyses:
@@ -224,20 +230,25 @@ class Validity:
 
     def _tables(self, protected: pd.DataFrame, present: list[str], same: Any
                 ) -> list[TableResult]:
-        """The 1- and 2-way tables of ``present``: those of changed columns counted, with the
-        codes of an unchanged column made once; those of unchanged ones the original's
-        (TVD 0); worst first as in ``table_fidelity``."""
+        """The 1- and 2-way tables of ``present``: those of changed columns counted, each
+        original column's side coded once (:class:`ColumnCoder`); those of unchanged ones the
+        original's (TVD 0); worst first as in ``table_fidelity``."""
         moved = [c for c in present if not same([c])]
-        codes = {c: table_codes(self.original, protected, c, self.spec.bins) if c in moved
-                 else self._codes(c) for c in present}
+        codes = {c: self._coder(c).codes(protected[c]) if c in moved else self._same(c)
+                 for c in present}
         out = compare_tables(codes, moved) if moved else []
         still = [c for c in present if c not in moved]
         kept = [TableResult((c,), 0.0, 0.0, 0, 0) for c in still] + [
             TableResult(pair, 0.0, 0.0, 0, 0) for pair in combinations(still, 2)]
-        return sorted(out + kept, key=lambda r: (-r.tvd, -r.hellinger))
+        return worst_first(out + kept, present)
 
-    def _codes(self, c: str) -> tuple[np.ndarray, np.ndarray, int]:
-        """The cell codes of an unchanged column (the original's on both sides), made once."""
+    def _coder(self, c: str) -> ColumnCoder:
+        if c not in self._coders:
+            self._coders[c] = ColumnCoder(self.original[c], self.spec.bins)
+        return self._coders[c]
+
+    def _same(self, c: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """The codes of an unchanged column (the original's on both sides), made once."""
         if c not in self._unchanged:
-            self._unchanged[c] = table_codes(self.original, self.original, c, self.spec.bins)
+            self._unchanged[c] = self._coder(c).codes(self.original[c])
         return self._unchanged[c]

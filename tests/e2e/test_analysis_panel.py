@@ -1,0 +1,76 @@
+"""The Protect page's "Does the analysis hold?" panel in Chromium: the built-in example's
+analyses hold before protection, and a move of the age band slider changes the mean CI overlap
+to the core's figure for that band."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from sdc_core.examples import example
+from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.utility.analysis import parse_spec
+from sdc_core.utility.validity import Validity
+from tests.e2e.conftest import band_age, choose, wait_idle
+from tests.e2e.test_layout import CUT
+from tests.e2e.test_pages import shot
+
+pytestmark = pytest.mark.e2e
+
+
+def overlap_with_age_banded(width: int) -> str:
+    """The mean CI overlap of the example's analyses with age banded, as the panel shows it."""
+    df = read_table(EXAMPLE_PATH)
+    steps = [{"method": "band", "column": "age", "width": width}]
+    released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}), df).data
+    report = Validity(parse_spec(example("actg175").analyses), df).compare(released)
+    return f"{report.mean_ci_overlap:.3f}"
+
+
+def test_a_slider_move_changes_the_panel(page: Page, app_url: str, shots: Path):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    page.get_by_role("link", name="Protect").click()
+    expect(page.get_by_role("heading", name="Does the analysis hold?")).to_be_visible(
+        timeout=30_000)
+    overlap = page.get_by_test_id("stMetric").filter(has_text="mean CI overlap") \
+        .get_by_test_id("stMetricValue")
+    expect(overlap).to_have_text("1.000")
+    expect(page.get_by_text("CD4 at 20 weeks: holds", exact=False)).to_be_visible()
+
+    band_age(page)
+    expected = overlap_with_age_banded(10)
+    assert expected != "1.000"
+    expect(overlap).to_have_text(expected, timeout=30_000)
+    wait_idle(page)
+
+    choose(page, "Terms of an analysis", "CD4 at 20 weeks")
+    panel_chart = page.get_by_test_id("stPlotlyChart").filter(
+        has_text="CD4 at 20 weeks: original and protected estimates")
+    expect(panel_chart).to_be_visible(timeout=30_000)
+    shot(page, shots, "protect_analysis_panel")
+
+
+def test_an_analysis_added_in_the_editor_shows_at_once(page: Page, app_url: str,
+                                                        shots: Path):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    page.get_by_role("link", name="Protect").click()
+    page.get_by_text("Benchmark analyses (2)").click()
+    wait_idle(page)
+    choose(page, "Kind of analysis", "mean")
+    name = page.get_by_label("Name", exact=True)
+    name.fill("weight of the patients")
+    name.press("Enter")
+    wait_idle(page)
+    choose(page, "Column estimated", "wtkg")
+    page.get_by_role("button", name="Add the analysis").click()
+    expect(page.get_by_text("Benchmark analyses (3)")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Added weight of the patients.")).to_be_visible()  # still open
+    expect(page.get_by_text("weight of the patients: holds", exact=False)).to_be_visible()
+    wait_idle(page)
+    assert page.evaluate(CUT) == []  # no Remove button or metric cut at 1280 px
+    shot(page, shots, "protect_analysis_editor_1280")

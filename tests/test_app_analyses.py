@@ -1,0 +1,281 @@
+"""AppTest of the Protect page's "Does the analysis hold?" panel and its editor (issue 26,
+item 4): the built-in example's analyses compared on every move, with the core's figures;
+changes of the spec tried on the data before they are kept; user text shown as text."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.examples import example
+from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.utility.analysis import parse_spec
+from sdc_core.utility.validity import Validity, verdict
+from tests.conftest import ROOT, plain
+from tests.test_app_hostile_text import leaks
+from ui.report import build_report, risk_table, utility_table
+from ui.text import md
+
+HOSTILE = "**bold** <img src=x onerror=alert(1)>"
+QI = ["age", "gender", "race"]
+
+
+def protect_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def spec(at: AppTest) -> dict | None:
+    return at.session_state["analyses"]
+
+
+def errors(at: AppTest) -> list[str]:
+    return [plain(e.value) for e in at.error]
+
+
+def interval_chart(at: AppTest) -> dict | None:
+    """The figure of the panel's interval chart, if it is drawn."""
+    charts = [c for c in at.get("plotly_chart") if c.key == "an_chart"]
+    return json.loads(charts[0].proto.spec) if charts else None
+
+
+def add(at: AppTest, kind: str, name: str, **fields) -> AppTest:
+    """Fill the "Add an analysis" fields and click Add."""
+    at.selectbox(key="w_an_kind").set_value(kind).run()
+    at.text_input(key="w_an_name").set_value(name)
+    for key, value in fields.items():
+        widget = {"formula": at.text_input, "columns": at.multiselect}.get(key, at.selectbox)
+        widget(key=f"w_an_{key}").set_value(value)
+    at.button(key="w_an_add").click().run()
+    assert not at.exception
+    return at
+
+
+def test_the_example_holds_before_protection():
+    at = protect_page()
+    assert metric(at, "mean CI overlap") == "1.000"
+    assert metric(at, "worst-table TVD") == "0.000"
+    lines = [plain(m.value) for m in at.markdown if m.value.startswith("**")]
+    for a in example("actg175").analyses["analyses"]:
+        assert f"**{a['name']}**: holds" in " ".join(lines)
+    assert any(e.label == "Benchmark analyses (2)" for e in at.expander)
+
+
+def test_banding_age_lowers_the_overlap_to_the_cores_figure():
+    at = protect_page()
+    at.slider(key="w_p_band_age").set_value(10).run()
+    assert not at.exception
+    steps = at.session_state["protect"].steps(QI)
+    df = read_table(EXAMPLE_PATH)
+    released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}), df).data
+    report = Validity(parse_spec(example("actg175").analyses), df).compare(released)
+    assert report.mean_ci_overlap < 1
+    assert metric(at, "mean CI overlap") == f"{report.mean_ci_overlap:.3f}"
+    assert metric(at, "worst-table TVD") == f"{report.worst_tvd:.3f}"
+    assert metric(at, "S_pMSE") == f"{report.pmse.s_pmse:.3f}"
+    first = report.analyses[0]
+    assert any(plain(m.value).startswith(f"**{first.name}**: {verdict(first)}")
+               for m in at.markdown)
+    assert interval_chart(at) is None  # the terms are drawn on demand
+    at.selectbox(key="w_an_detail").set_value(first.name).run()
+    terms = next(d.value for d in at.dataframe if "CI overlap" in d.value.columns)
+    assert terms["CI overlap"].tolist() == pytest.approx([t.ci_overlap for t in first.terms])
+    chart = interval_chart(at)
+    assert [t["name"] for t in chart["data"]] == ["original", "protected"]
+    assert chart["data"][1]["y"] == [t.term for t in first.terms]
+
+
+def test_adding_an_analysis_keeps_it_in_the_spec():
+    at = add(protect_page(), "mean", "weight by sex", column="wtkg", by="gender")
+    assert spec(at)["analyses"][-1] == {"name": "weight by sex", "kind": "mean",
+                                        "column": "wtkg", "by": "gender"}
+    assert any(e.label == "Benchmark analyses (3)" for e in at.expander)
+    assert any(plain(m.value).startswith("**weight by sex**: holds") for m in at.markdown)
+    at = add(at, "ols", "cd4 model", formula="cd420 ~ age + C(arms)")
+    assert spec(at)["analyses"][-1]["formula"] == "cd420 ~ age + C(arms)"
+    at = add(at, "table", "race by sex", columns=["race", "gender"])
+    assert spec(at)["analyses"][-1]["columns"] == ["race", "gender"]
+    assert not errors(at)
+
+
+@pytest.mark.parametrize("formula, words", [
+    ("cd420 ~ age +", "cannot read the formula"),
+    ("cd420 ~ age + nosuch", "the data has no column(s) nosuch"),
+    ("cd420 ~ age + I(2 * age)", "the terms are collinear"),
+])
+def test_a_formula_that_does_not_fit_is_refused(formula, words):
+    at = protect_page()
+    before = spec(at)
+    at = add(at, "ols", "bad", formula=formula)
+    assert spec(at) == before
+    assert any(words in e for e in errors(at)), errors(at)
+
+
+def test_a_name_already_used_or_empty_is_refused():
+    at = protect_page()
+    before = spec(at)
+    at = add(at, "mean", "CD4 at 20 weeks", column="wtkg")
+    assert spec(at) == before and any("duplicate name" in e for e in errors(at))
+    at = add(at, "mean", "  ", column="wtkg")
+    assert spec(at) == before and any("name must be non-empty" in e for e in errors(at))
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b"not json", "is not a JSON file"),
+    (b'{"analyses": []}', "'analyses' must be a non-empty list"),
+    (json.dumps({"analyses": [{"name": "m", "kind": "mean", "column": "nosuch"}]}).encode(),
+     "the data has no column(s) nosuch"),
+])
+def test_a_bad_spec_file_is_refused(raw, words):
+    at = protect_page()
+    before = spec(at)
+    at.file_uploader(key="analyses_upload").set_value(("spec.json", raw,
+                                                       "application/json")).run()
+    assert not at.exception
+    assert spec(at) == before
+    assert any(words in e for e in errors(at)), errors(at)
+
+
+def test_a_spec_file_replaces_the_spec():
+    new = {"confidence": 0.9, "analyses": [{"name": "weight", "kind": "mean",
+                                            "column": "wtkg"}], "columns": ["wtkg", "age"]}
+    at = protect_page()
+    at.file_uploader(key="analyses_upload").set_value(
+        ("spec.json", json.dumps(new).encode(), "application/json")).run()
+    assert not at.exception and not errors(at)
+    assert spec(at) == parse_spec(new).to_json()
+    assert at.number_input(key="w_an_confidence").value == 0.9
+    assert at.multiselect(key="w_an_table_columns").value == ["wtkg", "age"]
+
+
+def test_the_settings_change_the_spec():
+    at = protect_page()
+    at.number_input(key="w_an_confidence").set_value(0.9).run()
+    assert spec(at)["confidence"] == 0.9
+    at.multiselect(key="w_an_table_columns").set_value(["age", "race"]).run()
+    assert spec(at)["columns"] == ["age", "race"]
+    tables = next(t.value for t in at.table if "false zeros" in t.value.columns)
+    assert sorted(map(plain, tables["table"])) == ["age", "age × race", "race"]
+    at.multiselect(key="w_an_table_columns").set_value([]).run()
+    assert "columns" not in spec(at)
+
+
+def test_a_hostile_name_is_shown_as_text():
+    at = add(protect_page(), "mean", HOSTILE, column="wtkg")
+    assert spec(at)["analyses"][-1]["name"] == HOSTILE
+    shown = [m.value for m in at.markdown if HOSTILE in plain(m.value)]
+    assert shown and all(md(HOSTILE) in m for m in shown)  # every character escaped
+    assert not leaks(at)
+    at.slider(key="w_p_band_age").set_value(10).run()
+    at.selectbox(key="w_an_detail").set_value(HOSTILE).run()
+    assert not at.exception and not leaks(at)
+    title = interval_chart(at)["layout"]["title"]["text"]
+    assert "&lt;img" in title and "<img" not in title  # Plotly reads HTML in its text
+
+
+def test_removing_analyses():
+    at = protect_page()
+    at.button(key="w_an_remove_0").click().run()
+    assert [a["name"] for a in spec(at)["analyses"]] == ["mean CD4 at 20 weeks by arm"]
+    assert any(e.label == "Benchmark analyses (1)" for e in at.expander)
+    at.button(key="w_an_remove_0").click().run()
+    assert spec(at) is None
+    assert any("No benchmark analyses for this data set" in i.value for i in at.info)
+    assert not any(m.label == "mean CI overlap" for m in at.metric)
+    at = add(at, "mean", "weight", column="wtkg")
+    assert spec(at) == {"confidence": 0.95, "analyses": [
+        {"name": "weight", "kind": "mean", "column": "wtkg"}]}
+
+
+def test_the_pmse_toggle():
+    at = protect_page()
+    assert at.toggle(key="w_an_pmse").value  # 2139 rows: on
+    at.toggle(key="w_an_pmse").set_value(False).run()
+    assert metric(at, "S_pMSE") == "—"
+    assert any("pMSE was not computed" in plain(m.value) for m in at.markdown)
+
+
+def test_the_export_page_reports_the_protect_pages_entry(monkeypatch):
+    """One truth: the report's comparison is the object the Protect page showed."""
+    import streamlit
+
+    import ui.analyses
+    seen, made = [], {}
+    original, download = ui.analyses.validity_report, streamlit.download_button
+
+    def recorded(*args, **kwargs):
+        seen.append(original(*args, **kwargs))
+        return seen[-1]
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(ui.analyses, "validity_report", recorded)
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    at = protect_page()
+    at.slider(key="w_p_band_age").set_value(10).run()
+    shown = metric(at, "mean CI overlap")
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    assert len(seen) >= 2 and seen[-1] is seen[-2]
+    assert f"{seen[-1].mean_ci_overlap:.3f}" == shown
+    html = made["dl_report"]().decode()
+    assert "<h2>Does the analysis hold?</h2>" in html
+    assert f"<td>{seen[-1].mean_ci_overlap:.6g}</td>" in html
+
+
+def test_the_report_holds_the_section_with_names_escaped(actg):
+    analyses = {"analyses": [
+        {"name": HOSTILE, "kind": "mean", "column": "cd420", "by": "arms"},
+        {"name": "<b>table</b>", "kind": "table", "columns": ["race", "gender"]},
+        {"name": "fails", "kind": "ols", "formula": "cd420 ~ age"}]}
+    released = actg.assign(age=actg["age"] // 10 * 10).drop(columns=["race"])
+    report = Validity(parse_spec(analyses), actg).compare(released, changed=["age"])
+    from sdc_core.risk import risk_profile
+    from sdc_core.risk.linkage import linkage_attack
+    before = risk_profile(actg, QI)
+    after = {k: getattr(before, k) for k in ("expected_reidentifications",
+                                             "global_risk_percent", "percent_unique",
+                                             "percent_k_le_threshold", "percent_below_k",
+                                             "min_k", "min_k_wildcard", "min_k_category")}
+    attacked = linkage_attack(actg, actg, QI)
+    after |= attacked.summary()
+    utility = {"IL1_release": 0.0, "IL1_overall": 0.0, "IL1_numeric": 0.0,
+               "IL1_categorical": 0.0, "eigenvalue_similarity_percent": 100.0,
+               "released": list(actg.columns)}
+    html = build_report("t", "f" * 64, len(actg), actg.shape[1], {}, "{}",
+                        risk_table(before, attacked, after), utility_table(utility), [],
+                        validity=report)
+    assert "<h2>Does the analysis hold?</h2>" in html
+    assert HOSTILE not in html and "<b>table</b>" not in html
+    assert "**bold** &lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&lt;b&gt;table&lt;/b&gt;" in html
+    assert "does not hold" in html  # the table of a dropped column
+    assert "S_pMSE is pMSE over its expected value" in html
+    assert "cd420 | arms=" in html  # the terms table
+    without = build_report("t", "f" * 64, len(actg), actg.shape[1], {}, "{}",
+                           risk_table(before, attacked, after), utility_table(utility), [])
+    assert "Does the analysis hold?" not in without
+
+
+def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():
+    """A spec kept for other data (say, from an older workspace) is an error on the page and
+    a warning on the Export page, never a traceback."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.session_state["analyses"] = {"confidence": 0.95, "analyses": [
+        {"name": "gone", "kind": "mean", "column": "nosuch"}]}
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    assert any("cannot be compared: analysis 'gone': the data has no column(s) nosuch" in e
+               for e in errors(at)), errors(at)
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    assert any("leaves out the benchmark analyses" in w.value for w in at.warning)

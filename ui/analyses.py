@@ -1,0 +1,350 @@
+"""Benchmark analyses on the Protect page (issue 26): the editor of the session's spec and the
+panel "Does the analysis hold?", which compares every analysis of the spec on the protected
+table with the original on each move (:mod:`sdc_core.utility.validity`).
+
+Every change of the spec is read (:func:`~sdc_core.utility.analysis.parse_spec`), checked
+against the data's columns and tried on the original table before it is kept, so an analysis
+that cannot be estimated is refused at once with its reason. User text (names, formulas,
+columns, messages) is shown as text: escaped Markdown, table cells or escaped figure text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from sdc_core.errors import SdcInputError
+from sdc_core.utility.analysis import DEFAULT_CONFIDENCE, KINDS, check_columns, parse_spec
+from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport
+from ui import charts, compute, state
+from ui.report import (
+    WORST_TABLES,
+    analysis_line,
+    figure_text,
+    pmse_text,
+    tables_frame,
+    terms_frame,
+)
+from ui.state import Dataset
+from ui.text import md
+from ui.workbench import Workbench
+
+#: Up to this many rows the propensity model is fitted on every move by default (it takes
+#: 0.1–0.35 s on 100k rows).
+PMSE_ROWS = 50_000
+#: The kinds of analysis as the editor names them.
+KIND_LABELS = {"ols": "linear regression (OLS)", "logit": "logistic regression (logit)",
+               "mean": "mean", "proportion": "shares of the levels", "table": "table of shares"}
+FORMULA_EXAMPLE = "y ~ x + C(group)"
+_MESSAGE = "analyses_message"  # the last change's outcome, shown once
+_PMSE = "analyses_pmse"  # the toggle's choice per data set, kept off the page
+
+
+def spec_text(spec: dict[str, Any]) -> str:
+    """The canonical text of a spec: the cache key of everything computed from it."""
+    return json.dumps(spec, sort_keys=True)
+
+
+def with_pmse(ds: Dataset) -> bool:
+    """Whether the propensity model is fitted on every move: as the Protect page's toggle was
+    last set for this data set, by default on up to :data:`PMSE_ROWS` rows."""
+    return bool(st.session_state.get(_PMSE, {}).get(ds.dataset_id, len(ds.df) <= PMSE_ROWS))
+
+
+def validity_report(ds: Dataset, wb: Workbench, recipe_text: str) -> ValidityReport | None:
+    """The session's spec compared on the workbench's protected table (cached: the Protect
+    and Export pages read the same entry), None without a spec; an
+    :class:`~sdc_core.errors.SdcInputError` when the spec does not fit the data."""
+    spec = state.analysis_spec()
+    if spec is None:
+        return None
+    text = spec_text(spec)
+    validity = compute.validity(ds.dataset_id, text, ds.df)
+    return compute.validity_report(ds.dataset_id, recipe_text, text, with_pmse(ds), validity,
+                                   wb)
+
+
+# -- the editor -----------------------------------------------------------------------------
+
+
+def checked(data: Any, ds: Dataset) -> dict[str, Any]:
+    """The spec ``data`` as its file holds it, once it reads, names columns of the data and
+    every analysis can be estimated on the original; else the first reason it cannot."""
+    spec = parse_spec(data)
+    check_columns(spec, list(ds.df.columns))
+    text = spec_text(spec.to_json())
+    for error in compute.validity(ds.dataset_id, text, ds.df).estimates.values():
+        if isinstance(error, SdcInputError):
+            raise error
+    return spec.to_json()
+
+
+def _keep(data: dict[str, Any] | None, ds: Dataset, done: str) -> None:
+    """Keep the spec ``data`` (None: no analyses) if it passes :func:`checked`, and say so;
+    else say why it was refused and keep the spec as it was."""
+    try:
+        spec = None if data is None else checked(data, ds)
+    except SdcInputError as err:
+        _say("error", f"Not changed: {err}")
+        _seed_settings(state.analysis_spec())  # the fields show the spec kept
+        return
+    state.set_analysis_spec(spec)
+    _seed_settings(spec)
+    _say("success", done)
+
+
+def _say(kind: str, text: str) -> None:
+    """Show the outcome of a change (``kind`` "success" or "error") once, in the editor, which
+    stays open to show it."""
+    st.session_state[_MESSAGE] = (kind, text)
+    st.session_state["w_an_editor"] = True
+
+
+def _seed_settings(spec: dict[str, Any] | None) -> None:
+    """The confidence level and table columns fields as ``spec`` has them."""
+    st.session_state["w_an_confidence"] = (spec or {}).get("confidence", DEFAULT_CONFIDENCE)
+    st.session_state["w_an_table_columns"] = list((spec or {}).get("columns") or [])
+
+
+def _new_analysis() -> dict[str, Any]:
+    """The analysis the "Add an analysis" fields describe."""
+    ss = st.session_state
+    kind = ss["w_an_kind"]
+    item: dict[str, Any] = {"name": ss.get("w_an_name", "").strip(), "kind": kind}
+    if kind in ("ols", "logit"):
+        item["formula"] = ss.get("w_an_formula", "").strip()
+    elif kind == "table":
+        item["columns"] = list(ss.get("w_an_columns", []))
+    else:
+        item["column"] = ss.get("w_an_column")
+        item |= {key: ss[f"w_an_{key}"] for key in ("by", "weight")
+                 if ss.get(f"w_an_{key}") is not None}
+    return item
+
+
+def _add(ds: Dataset) -> None:
+    spec = state.analysis_spec() or {"confidence": DEFAULT_CONFIDENCE, "analyses": []}
+    item = _new_analysis()
+    _keep({**spec, "analyses": [*spec["analyses"], item]}, ds, f"Added {item['name']}.")
+
+
+def _remove(ds: Dataset, name: str) -> None:
+    spec = state.analysis_spec()
+    rest = [a for a in spec["analyses"] if a["name"] != name]
+    _keep({**spec, "analyses": rest} if rest else None, ds, f"Removed {name}.")
+
+
+def _set_confidence(ds: Dataset) -> None:
+    spec = state.analysis_spec()
+    _keep({**spec, "confidence": float(st.session_state["w_an_confidence"])}, ds,
+          "Confidence level changed.")
+
+
+def _set_table_columns(ds: Dataset) -> None:
+    spec = dict(state.analysis_spec())
+    spec.pop("columns", None)
+    chosen = list(st.session_state["w_an_table_columns"])
+    _keep({**spec, "columns": chosen} if chosen else spec, ds,
+          "Columns of the table comparison changed.")
+
+
+def _upload(ds: Dataset) -> None:
+    upload = st.session_state.get("analyses_upload")
+    if upload is None:
+        return
+    try:
+        data = json.loads(upload.getvalue().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        _say("error", f"Not changed: {upload.name} is not a JSON file "
+                      f"({str(err).splitlines()[0]})")
+        return
+    _keep(data, ds, f"Benchmark analyses read from {upload.name}.")
+
+
+def describe(item: dict[str, Any]) -> str:
+    """What one analysis of a spec estimates, in a few words (plain text)."""
+    if "formula" in item:
+        return item["formula"]
+    if item["kind"] == "table":
+        return " × ".join(item["columns"])
+    return item["column"] + (f" by {item['by']}" if "by" in item else "") \
+        + (f", weighted by {item['weight']}" if "weight" in item else "")
+
+
+def _listing(ds: Dataset, spec: dict[str, Any]) -> None:
+    """The spec's analyses, a line each with a Remove button."""
+    for i, item in enumerate(spec["analyses"]):
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.markdown(f"**{md(item['name'])}** · {KIND_LABELS[item['kind']]}: "
+                     f"{md(describe(item))}")
+        row.button("Remove", key=f"w_an_remove_{i}", icon=":material/delete:",
+                   on_click=_remove, args=(ds, item["name"]))
+
+
+def _add_fields(ds: Dataset) -> None:
+    """The "Add an analysis" fields: a kind, a name and the kind's own fields."""
+    columns = [str(c) for c in ds.df.columns]
+    st.markdown("**Add an analysis**")
+    kind = st.selectbox("Kind of analysis", list(KINDS), key="w_an_kind",
+                        format_func=KIND_LABELS.get)
+    st.text_input("Name", key="w_an_name", placeholder="e.g. income model")
+    if kind in ("ols", "logit"):
+        st.text_input("Formula", key="w_an_formula", placeholder=FORMULA_EXAMPLE,
+                      help="A patsy formula, response ~ terms: C(x) makes x categorical, "
+                           "np.log(x) and I(x ** 2) transform it.")
+    elif kind == "table":
+        st.multiselect("Columns of the table", columns, key="w_an_columns")
+    else:
+        st.selectbox("Column estimated", columns, key="w_an_column")
+        left, right = st.columns(2)
+        left.selectbox("By (optional)", columns, index=None, key="w_an_by", placeholder="none",
+                       help="Estimate it in each group of this column.")
+        right.selectbox("Weight (optional)", columns, index=None, key="w_an_weight",
+                        placeholder="none")
+    st.button("Add the analysis", key="w_an_add", icon=":material/add:", on_click=_add,
+              args=(ds,))
+
+
+def _settings(ds: Dataset, spec: dict[str, Any]) -> None:
+    """The confidence level and the columns of the table comparison and the pMSE model."""
+    state.bind("w_an_confidence", spec["confidence"])
+    state.bind("w_an_table_columns", list(spec.get("columns") or []))
+    left, right = st.columns([1, 2])
+    left.number_input("Confidence level", step=0.01, format="%.4g",
+                      key="w_an_confidence", on_change=_set_confidence, args=(ds,))
+    right.multiselect("Columns of the table comparison and pMSE model",
+                      [str(c) for c in ds.df.columns], key="w_an_table_columns",
+                      on_change=_set_table_columns, args=(ds,),
+                      placeholder="the columns the analyses read",
+                      help="Their 1- and 2-way tables are compared, and a propensity model "
+                           "with their main effects tells the tables apart. Empty: the "
+                           "columns the analyses read.")
+
+
+def _files(ds: Dataset, spec: dict[str, Any] | None) -> None:
+    """Upload a spec file, or download the current one."""
+    st.file_uploader("Upload a spec (JSON)", type=["json"], key="analyses_upload",
+                     on_change=_upload, args=(ds,),
+                     help='{"confidence": 0.95, "analyses": [{"name": …, "kind": …}]}')
+    if spec is not None:
+        st.download_button("Download the spec (analyses.json)", json.dumps(spec, indent=2),
+                           file_name="analyses.json", mime="application/json",
+                           on_click="ignore", icon=":material/download:", key="w_an_download")
+        st.caption("The same file `python -m sdc_core compare ORIGINAL PROTECTED --analysis "
+                   "analyses.json` reads.")
+
+
+def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
+    """The expander "Benchmark analyses (N)": the analyses, a form to add one, the settings,
+    and the spec file; the last change's outcome."""
+    count = len(spec["analyses"]) if spec else 0
+    state.bind("w_an_editor", spec is None)  # open at first when there is nothing to show
+    with st.expander(f"Benchmark analyses ({count})", icon=":material/edit_note:",
+                     key="w_an_editor", on_change="rerun"):
+        kind, text = st.session_state.pop(_MESSAGE, (None, None))
+        if kind == "error":
+            st.error(md(text), icon=":material/error:")
+        elif kind == "success":
+            st.success(md(text), icon=":material/check:")
+        if spec is not None:
+            _listing(ds, spec)
+        _add_fields(ds)
+        if spec is not None:
+            _settings(ds, spec)
+        _files(ds, spec)
+
+
+# -- the panel ------------------------------------------------------------------------------
+
+
+def _headline(report: ValidityReport) -> None:
+    s = report.summary()
+    m = st.columns(3)
+    m[0].metric(LABELS["mean_ci_overlap"], figure_text(s["mean_ci_overlap"]),
+                help="The mean over the analyses with intervals of each one's mean CI overlap "
+                     "(Karr et al. 2006): 1 when every interval is reproduced, 0 or less when "
+                     "they no longer meet; an analysis that fails on the protected table "
+                     "counts 0.")
+    m[1].metric(LABELS["worst_tvd"], figure_text(s["worst_tvd"]),
+                help="The largest total variation distance ½ Σ |p − p′| among the 1- and "
+                     "2-way tables and the table analyses: 0 for the same shares, 1 for "
+                     "disjoint ones.")
+    m[2].metric(LABELS["s_pmse"], figure_text(s["s_pmse"]), help=S_PMSE_RULE)
+
+
+def _analyses(report: ValidityReport, stem: str, context: str) -> None:
+    """Each analysis's verdict, then the terms of the one chosen, if any (chart and table:
+    drawn on demand, they would slow every move)."""
+    for r in report.analyses:
+        st.markdown(f"**{md(r.name)}**: {md(analysis_line(r))}")
+        if r.error:
+            st.error(md(r.error), icon=":material/error:")
+    names = [r.name for r in report.analyses if r.terms]
+    if not names:
+        return
+    if st.session_state.get("w_an_detail") not in names:
+        st.session_state.pop("w_an_detail", None)  # an analysis removed
+    name = st.selectbox("Terms of an analysis", names, index=None, key="w_an_detail",
+                        format_func=str, placeholder="Choose one to see each estimate and "
+                                                     "its interval on both tables")
+    if name is None:
+        return
+    r = next(r for r in report.analyses if r.name == name)
+    frame = terms_frame(r)
+    if r.kind == "table":
+        st.dataframe(frame[["term", "original", "protected"]].rename(columns={
+            "term": "cell", "original": "original share", "protected": "protected share"}),
+            hide_index=True, width="stretch")
+        return
+    charts.show(charts.interval_chart(r.terms, f"{r.name}: original and protected estimates"),
+                f"{stem}_{r.name}_intervals", key="an_chart", context=context)
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def _tables(report: ValidityReport) -> None:
+    """The 1- and 2-way tables, the worst first, the rest under an expander."""
+    st.markdown(f"**1- and 2-way tables** of {len(report.columns)} column(s), the worst first")
+    worst = tables_frame(report.tables[:WORST_TABLES]).round(4)
+    # a static table (no keyboard stops on the way to the controls below), whose cells are
+    # Markdown: the column names escaped
+    st.table(worst.assign(table=worst["table"].map(md)), hide_index=True)
+    rest = report.tables[WORST_TABLES:]
+    if rest:
+        with st.expander(f"The other {len(rest)} tables"):
+            st.dataframe(tables_frame(rest), hide_index=True, width="stretch")
+    if report.missing:
+        st.caption("Columns the release drops (their tables count TVD 1): "
+                   + md(", ".join(map(str, report.missing))))
+
+
+def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
+    """"Does the analysis hold?": the editor, then the spec compared on the protected table
+    (headline figures, each analysis, the tables, pMSE); without a spec, a line saying so."""
+    st.subheader("Does the analysis hold?", anchor=False)
+    spec = state.analysis_spec()
+    if spec is None:
+        st.info("No benchmark analyses for this data set: add the estimates a user of the "
+                "data would make (a regression, a mean by group, a table), and every move "
+                "shows whether they still come out the same.", icon=":material/analytics:")
+    editor(ds, spec)
+    if spec is None:
+        return
+    state.bind("w_an_pmse", with_pmse(ds))
+    fit = st.toggle("Fit the propensity model (pMSE) on every move", key="w_an_pmse",
+                    help=f"On by default up to {PMSE_ROWS:,} rows: it takes 0.1–0.35 s on "
+                         "100k rows.")
+    st.session_state[_PMSE] = {**st.session_state.get(_PMSE, {}), ds.dataset_id: fit}
+    try:
+        report = validity_report(ds, wb, recipe_text)
+    except SdcInputError as err:
+        st.error(f"The benchmark analyses cannot be compared: {md(err)}",
+                 icon=":material/error:")
+        return
+    _headline(report)
+    _analyses(report, ds.stem, context)
+    _tables(report)
+    st.markdown(f"**Propensity score**: {md(pmse_text(report))}")
+    st.caption(md(S_PMSE_RULE))
+
