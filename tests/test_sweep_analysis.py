@@ -211,3 +211,16 @@ def test_over_seeds_each_figure_has_one_spread_column(swept):
     columns = swept.table.columns
     assert not columns.duplicated().any()
     assert "ci_overlap: cd4_sd" in columns and "tvd: race × gender_sd" in columns
+
+
+def test_the_reports_sweep_figure_plots_the_sweeps_loss(actg):
+    from ui.report import sweep_figure
+
+    result = run_sweep(actg, QI, {"analysis": SPEC, "loss": "worst_tvd",
+                                  "settings": SETTINGS[:1]})
+    fig = sweep_figure(result)
+    titles = {fig.layout.xaxis.title.text, fig.layout.yaxis.title.text}
+    assert "worst-table TVD (benchmark analyses)" in titles
+    plotted = [v for trace in fig.data for axis in ("x", "y")
+               if getattr(trace, axis) is not None for v in getattr(trace, axis)]
+    assert set(result.table["worst_tvd"]) <= set(plotted)

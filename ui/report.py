@@ -181,9 +181,10 @@ def _table(df: pd.DataFrame) -> str:
 def sweep_figure(result: SweepResult) -> go.Figure:
     """The last sweep's trade-off chart for the report; its star, the sweep's cheapest setting
     under its target, is said not to be the report's recipe unless it is."""
-    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", LOSS,
-                                  "linkage attack: re-identifications", column_label(LOSS),
-                                  best=result.best)
+    loss = column_label(LOSS) if result.loss == LOSS \
+        else f"{LABELS[result.loss]} (benchmark analyses)"
+    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
+                                  "linkage attack: re-identifications", loss, best=result.best)
     if result.best is not None:
         fig.update_layout(title_text="The last sweep: risk against information loss (★ its "
                                      "cheapest setting under the target, which is not "
