@@ -24,6 +24,7 @@ from sdc_core.risk import (
     small_count_levels,
 )
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
+from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.workbench import Workbench, evaluate
@@ -71,6 +72,15 @@ def validity_report(dataset_id: str, recipe_json: str, spec_json: str, with_pmse
     protected side is estimated, the columns the recipe left unchanged taken as the
     original's; ``with_pmse``: fit the propensity model."""
     return _validity.compare(_wb.applied.data, changed=_wb.changed, with_pmse=with_pmse)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,
+               given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> PopulationRisk | None:
+    """Risk in the population of the table ``dataset_id`` (the original's, or a protected
+    table's :func:`protected_id`): the uniqueness models and log-linear risks, from how it was
+    sampled (``given``: the items of :func:`ui.state.sampling`); None when nothing says."""
+    return population_risk(_df, list(qi), weight, **dict(given))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -41,7 +41,8 @@ _NOTICE = "resume_notice"
 #: :mod:`ui.state` and the pages (widgets re-seed from them), and the Trade-offs form.
 KEPT = ("dataset", "roles", "protect", "protect_history", "sweep", "known", "risk_options",
         "whole_file_risk", "lesson", "lesson_values", "lessons_done", "projector",
-        "chart_format", "suda_dis_fraction", "risk_view", "link_opened", "analyses")
+        "chart_format", "suda_dis_fraction", "risk_view", "link_opened", "analyses",
+        "sampling")
 KEPT_PREFIX = "w_kept_"
 
 

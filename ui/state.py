@@ -28,6 +28,7 @@ _DATASET = "dataset"
 _ROLES = "roles"
 _WHOLE_FILE_RISK = "whole_file_risk"
 _ANALYSES = "analyses"
+_SAMPLING = "sampling"
 _FREED = "dataset_freed"
 
 
@@ -177,6 +178,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state[_DATASET] = ds
     set_roles(roles)
     set_analysis_spec(example(ds.example).analyses or None if ds.example else None)
+    set_sampling({})
     st.session_state.pop("protect", None)
     st.session_state.pop("protect_history", None)
     st.session_state.pop("sweep", None)
@@ -195,6 +197,18 @@ def analysis_spec() -> dict[str, Any] | None:
 
 def set_analysis_spec(spec: dict[str, Any] | None) -> None:
     st.session_state[_ANALYSES] = spec
+
+
+def sampling() -> dict[str, float]:
+    """How the open data set was sampled from its population, as the Risk page was told:
+    ``{"sampling_fraction": f}`` or ``{"population_size": N}``, or empty (then, with a weight
+    column, N is the weights' sum; without one, no population figures:
+    :func:`sdc_core.risk.population_risk.sampling`)."""
+    return dict(st.session_state.get(_SAMPLING, {}))
+
+
+def set_sampling(given: dict[str, float]) -> None:
+    st.session_state[_SAMPLING] = dict(given)
 
 
 def whole_file_risk(key: tuple) -> dict | None:
@@ -359,7 +373,7 @@ def workspace_text() -> str:
             if str(k).startswith("w_kept_")}
     return workspace.to_json(ds.name, len(ds.df), list(ds.df.columns), ds.dataset_id, roles(),
                              settings.steps(roles().qi), settings.seed, risk_options(),
-                             known_columns(ds.df), form, analysis_spec())
+                             known_columns(ds.df), form, analysis_spec(), sampling())
 
 
 def open_workspace(text: str) -> str | None:
@@ -380,5 +394,6 @@ def open_workspace(text: str) -> str | None:
         st.session_state[f"w_kept_{key}"] = value
     if ws.analyses is not None:
         set_analysis_spec(ws.analyses)
+    set_sampling(ws.sampling)
     st.session_state.pop("sweep", None)
     return workspace.difference(ws.data, ds.name, len(ds.df), ds.dataset_id)

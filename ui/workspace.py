@@ -62,11 +62,14 @@ class Workspace:
     #: the benchmark analyses (a spec of :func:`sdc_core.utility.analysis.parse_spec`), None
     #: when the file has none
     analyses: dict[str, Any] | None = None
+    #: how the data set was sampled: {"sampling_fraction": f}, {"population_size": N} or {}
+    sampling: dict[str, float] = field(default_factory=dict)
 
 
 def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, roles: Roles,
             steps: list[dict[str, Any]], seed: int, risk: RiskOptions, known: Sequence[str],
-            tradeoffs: dict[str, Any], analyses: dict[str, Any] | None = None) -> str:
+            tradeoffs: dict[str, Any], analyses: dict[str, Any] | None = None,
+            sampling: dict[str, float] | None = None) -> str:
     """The workspace file of this work (see the module docstring)."""
     return json.dumps({
         "workspace": VERSION,
@@ -79,6 +82,7 @@ def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, r
         "known": list(known),
         "tradeoffs": {k: v for k, v in sorted(tradeoffs.items()) if k.startswith(FORM_PREFIX)},
         **({"analyses": analyses} if analyses is not None else {}),
+        **({"sampling": sampling} if sampling else {}),
     }, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
@@ -117,6 +121,21 @@ def _risk(data: Any) -> RiskOptions:
     return RiskOptions(k, na, float(alpha))
 
 
+def _sampling(data: Any) -> dict[str, float]:
+    """{"sampling_fraction": f in (0, 1]} or {"population_size": N ≥ 1} or {}."""
+    if not isinstance(data, dict) or len(data) > 1 \
+            or set(data) - {"sampling_fraction", "population_size"}:
+        raise SdcInputError('sampling must be {"sampling_fraction": f} or '
+                            '{"population_size": N}')
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not (0 < value <= 1 if key == "sampling_fraction" else value >= 1):
+            raise SdcInputError(f"sampling: {key} must be "
+                                + ("a number in (0, 1]" if key == "sampling_fraction"
+                                   else "a number of people ≥ 1") + f", not {value!r}")
+    return {k: float(v) for k, v in data.items()}
+
+
 def _form(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SdcInputError("tradeoffs must be an object of the Trade-offs form's fields")
@@ -147,7 +166,7 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
         raise SdcInputError(f"workspace version {data['workspace']!r} is not supported "
                             f"(expected {VERSION})")
     unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs",
-                           "analyses"}
+                           "analyses", "sampling"}
     if unknown:
         raise SdcInputError(f"unknown key(s) {', '.join(sorted(unknown))}")
     about = data.get("data", {})
@@ -171,7 +190,8 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
         raise SdcInputError(f"it names column(s) this data set does not have: "
                             f"{', '.join(missing)}")
     return Workspace(about, roles, settings, _risk(data.get("risk", {})), known,
-                     _form(data.get("tradeoffs", {})), analyses)
+                     _form(data.get("tradeoffs", {})), analyses,
+                     _sampling(data.get("sampling", {})))
 
 
 def difference(saved: dict[str, Any], name: str, records: int, fingerprint: str) -> str | None:

@@ -1,0 +1,150 @@
+"""Risk in the population, not only in the file: the uniqueness models of
+:mod:`sdc_core.risk.population` and the log-linear risk of :mod:`sdc_core.risk.loglinear`, from
+one table, its keys and how it was sampled (issue 27).
+
+**Sampling.** Give the sampling fraction π (the file holds that share of the population) or the
+population size N (then π = n/N). With a weight column and neither, N is the sum of the weights
+(each weight the number of people a record stands for). Without a weight the log-linear models
+take the constant fraction π; with one, its weights (π_k = f_k / Σ_{i∈k} w_i per cell).
+
+**Missing keys.** The uniqueness models read the exact classes: a record with a missing key is
+in a class of the records with the same values and the same blanks (a blank a category of its
+own), whatever the risk page's reading of a blank; the log-linear models take a blank as a level
+of its own too.
+
+**Figures** (:meth:`PopulationRisk.to_json`, the ``population`` of ``risk --json``):
+``sampling_fraction``, ``population_size``, ``sample_uniqueness`` (s_1/n), the share of the
+population that is unique under ``zayatz``, ``pitman``, ``snb`` and Dankar's rule (``dankar``,
+with ``dankar_model``), each with its count (``zayatz_count`` …) and, when a model is invalid,
+its reason; and ``loglinear``: per method (``default``, ``CE``, ``PML``, main effects of the
+keys) sdcMicro's r1 = τ1/c and r2 = τ2/c (c the cells kept, sdcMicro's normalisation), the
+totals τ1 (expected sample uniques that are population unique) and τ2 (expected correct
+matches of sample uniques), and the same per sample unique (τ/s_1), the other reading.
+``population_uniqueness_percent`` is Dankar's share in percent: the figure a sweep's target
+reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+from sdc_core.risk.classes import check_weights
+from sdc_core.risk.loglinear import LogLinearRisk, loglinear_risk
+from sdc_core.risk.population import (
+    ClassHistogram,
+    PopulationUniqueness,
+    UniquenessCurve,
+    class_histogram,
+    population_uniqueness,
+    uniqueness_curve,
+)
+
+#: The log-linear methods reported (sdcMicro's modRisk names).
+LOGLINEAR_METHODS = ("default", "CE", "PML")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the file was drawn: π and N (one given, the other derived), and where N came from."""
+
+    fraction: float
+    population: float
+    source: str  # "fraction", "population" or "weights"
+
+
+def sampling(df: pd.DataFrame, weight: str | None = None,
+             sampling_fraction: float | None = None,
+             population_size: float | None = None) -> Sampling | None:
+    """π and N from the one given (module docstring), the weights' sum when neither is and there
+    is a weight column; None without any of them."""
+    n = len(df)
+    if n == 0:
+        raise SdcInputError("the table has no rows")
+    if sampling_fraction is not None and population_size is not None:
+        raise SdcInputError("give the sampling fraction or the population size, not both")
+    if sampling_fraction is not None:
+        f = float(sampling_fraction)
+        if not (math.isfinite(f) and 0 < f <= 1):
+            raise SdcInputError(f"the sampling fraction must lie in (0, 1], not {f:g}")
+        return Sampling(f, n / f, "fraction")
+    if population_size is not None:
+        big_n = float(population_size)
+        if not (math.isfinite(big_n) and big_n >= n):
+            raise SdcInputError(f"the population size must be at least the {n:,} records of "
+                                f"the file, not {big_n:g}")
+        return Sampling(n / big_n, big_n, "population")
+    if weight is not None:
+        total = float(check_weights(df, weight).sum())
+        if total < n:
+            raise SdcInputError(f"the weights of '{weight}' sum to {total:g}, fewer people than "
+                                f"the {n:,} records: give the population size")
+        return Sampling(n / total, total, "weights")
+    return None
+
+
+@dataclass(frozen=True)
+class PopulationRisk:
+    """The models' figures for one table (module docstring)."""
+
+    sampling: Sampling
+    uniqueness: PopulationUniqueness
+    loglinear: dict[str, LogLinearRisk | str]
+    histogram: ClassHistogram
+
+    @property
+    def percent(self) -> float:
+        """Dankar's share of population uniques, in percent."""
+        share = self.uniqueness.dankar.share
+        return 100.0 * (share if share is not None else math.nan)
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.uniqueness.to_json()
+        out["population_source"] = self.sampling.source
+        out["population_uniqueness_percent"] = self.percent
+        out["loglinear"] = {}
+        for method, r in self.loglinear.items():
+            if isinstance(r, str):
+                out["loglinear"][method] = {"error": r}
+                continue
+            uniques = r.sample_uniques or 1  # no sample unique: both totals are 0
+            out["loglinear"][method] = {**r.to_json(), "r1_per_unique": r.tau1 / uniques,
+                                        "r2_per_unique": r.tau2 / uniques}
+        return out
+
+
+def population_risk(df: pd.DataFrame, keys: Sequence[str], weight: str | None = None,
+                    sampling_fraction: float | None = None,
+                    population_size: float | None = None,
+                    loglinear: bool = True) -> PopulationRisk | None:
+    """The uniqueness models and (``loglinear``) the log-linear risks of ``df`` on ``keys``
+    (module docstring); None when nothing says how the file was sampled."""
+    s = sampling(df, weight, sampling_fraction, population_size)
+    if s is None:
+        return None
+    hist = class_histogram(df, keys)
+    models = population_uniqueness(hist, population_size=s.population)
+    risks: dict[str, LogLinearRisk | str] = {}
+    if loglinear:
+        for method in LOGLINEAR_METHODS:
+            try:
+                risks[method] = loglinear_risk(
+                    df, keys, method=method,
+                    **({"weight": weight} if weight is not None and s.source == "weights"
+                       else {"fraction": s.fraction}))
+            except SdcInputError as err:  # a key table too large: the models still stand
+                risks[method] = str(err)
+    return PopulationRisk(s, models, risks, hist)
+
+
+def sensitivity(risk: PopulationRisk, points: int = 40) -> UniquenessCurve:
+    """Every model against the sampling fraction from 0.001 to 1, with the chosen fraction
+    among the points (the page marks it), from the same histogram."""
+    fractions = np.unique(np.append(np.logspace(-3.0, 0.0, points), risk.sampling.fraction))
+    return uniqueness_curve(risk.histogram, fractions=fractions)
