@@ -115,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
     risk.add_argument("--no-suda2", action="store_true",
                       help="skip SUDA2 (it looks at up to 2^m - 1 key subsets: about 2-3x "
                            "slower with each extra key)")
+    population = risk.add_mutually_exclusive_group()
+    population.add_argument("--sampling-fraction", type=float, metavar="F",
+                            help="the file is this share of its population (0 < F ≤ 1): adds "
+                                 "the population uniqueness models (Zayatz, Pitman, SNB, "
+                                 "Dankar's rule) and the log-linear risks")
+    population.add_argument("--population", type=float, metavar="N",
+                            help="the population's size (at least the file's records): as "
+                                 "--sampling-fraction with F = records / N; with --weight and "
+                                 "neither, N is the weights' sum")
     risk.add_argument("--json", action="store_true", help="print one JSON object")
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
                       help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score) per "
@@ -553,6 +562,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
                            alpha=args.alpha)
     result = profile.summary()
     result.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[])
+    result["population"] = _population(df, args)
     if args.sensitive:  # the scan looks at every column: only when there is something to scan
         ldiv, scan = sensitive_report(df, profile, args.sensitive)
         result.update(l_diversity={s: v.to_dict() for s, v in ldiv.items()},
@@ -581,10 +591,33 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _population(df: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The population figures when the sampling is known (given, or the weights' sum); the
+    models are loaded only then (scipy takes a second)."""
+    given = args.sampling_fraction is not None or args.population is not None
+    if not given and args.weight is None:
+        return None
+    from sdc_core.risk.population_risk import population_risk
+
+    try:
+        population = population_risk(df, args.qi, args.weight, args.sampling_fraction,
+                                     args.population)
+    except SdcInputError as err:
+        if given:
+            raise
+        # implied by the weights alone: the rest of the figures still stand
+        print(f"sdc_core: note: population figures skipped: {err}", file=sys.stderr)
+        return None
+    return None if population is None else population.to_json()
+
+
 def _risk_on_engine(args: argparse.Namespace) -> int:
     from sdc_core.checks import check_k
     from sdc_core.engines import jobs
 
+    if args.sampling_fraction is not None or args.population is not None:
+        raise SdcInputError("--sampling-fraction and --population read the table in memory: "
+                            "use the pandas engine")
     k = check_k(int(args.k))
     result = _with_engine(args, lambda e: jobs.risk(e, args.data, args.qi, args.weight, k,
                                                     args.na, args.alpha, args.sensitive,
@@ -621,6 +654,8 @@ def _format_risk(r: dict) -> str:
                      f"({100 * f['share']:.1f} % of records)")
     for c in r["direct_identifiers"]:
         lines.append(f"  WARNING: {c} is a direct identifier (distinct on almost every record)")
+    if r.get("population"):
+        lines += _format_population(r["population"])
     if r.get("suda2"):
         s = r["suda2"]
         lines.append(f"  SUDA2 special uniques           {s['n_records_score_positive']} records "
@@ -629,6 +664,30 @@ def _format_risk(r: dict) -> str:
         lines.append("  SUDA2 attribute contributions   " + ", ".join(
             f"{c} {v:.2f} %" for c, v in s["attribute_contributions"].items()))
     return "\n".join(lines)
+
+
+def _format_population(p: dict[str, Any]) -> list[str]:
+    """The population figures of ``risk``: the sampling, each model, the log-linear risks."""
+    source = {"fraction": "given", "population": "from the population size",
+              "weights": "from the weights' sum"}[p["population_source"]]
+    lines = [f"In the population (sampling fraction {p['sampling_fraction']:.6g}, N = "
+             f"{p['population_size']:,.0f}, {source}; a blank key is a category of its own)",
+             f"  sample uniqueness               {100 * p['sample_uniqueness']:.6f} %"]
+    for model in ("zayatz", "pitman", "snb", "dankar"):
+        name = f"{model} ({p['dankar_model']})" if model == "dankar" else model
+        if p[model] is None:
+            lines.append(f"  {name:<31} not valid: {p['reasons'].get(model, '')}")
+        else:
+            lines.append(f"  {name:<31} {100 * p[model]:.6f} % of the population unique "
+                         f"({p[f'{model}_count']:,.1f} people)")
+    for method, r in p["loglinear"].items():
+        if "error" in r:
+            lines.append(f"  log-linear {method:<20} not computed: {r['error']}")
+        else:
+            lines.append(f"  log-linear {method:<20} r1 {r['r1']:.6g}, r2 {r['r2']:.6g} "
+                         f"(sdcMicro: over {r['cells']} cells); per sample unique r1 "
+                         f"{r['r1_per_unique']:.6g}, r2 {r['r2_per_unique']:.6g}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

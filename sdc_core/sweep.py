@@ -66,8 +66,8 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -100,7 +100,6 @@ from sdc_core.search import (
     recipe_steps,
     violations,
 )
-from sdc_core.utility.analysis import AnalysisSpec, analysis_columns, check_columns, parse_spec
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
     IL1_MISSING,
@@ -112,7 +111,6 @@ from sdc_core.utility.il1 import (
     numeric_il1,
     released_columns,
 )
-from sdc_core.utility.validity import Validity
 
 RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
         "expected_reidentifications", "percent_below_k"]
@@ -132,8 +130,14 @@ VALIDITY = ["mean_ci_overlap", "ci_overlap_loss", "worst_tvd", "pmse", "s_pmse"]
 KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
                  "worst_tvd": "at_most", "s_pmse": "at_most", "pmse": "at_most",
                  LOSS: "at_most", "eigenvalue_similarity_percent": "at_least"}
+if TYPE_CHECKING:  # statsmodels and scipy load in a second: only for grids that need them
+    from sdc_core.utility.analysis import AnalysisSpec
+
+#: A grid's population figure (with ``sampling_fraction`` or ``population``, or a weight):
+#: Dankar's estimate of the share of the population that is unique on the keys, in percent.
+POPULATION = "population_uniqueness_percent"
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
-TARGET_MEASURES = LINKAGE + RISK
+TARGET_MEASURES = LINKAGE + RISK + [POPULATION]
 SEARCHES = ("pruned", "exhaustive")
 MAX_SETTINGS = 500
 #: The most a grid may raise ``max_settings`` to, and the most seeds a setting runs with: a
@@ -143,7 +147,7 @@ MAX_SEEDS = 100
 PREFIXES_KEPT = 64
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
               "il1_missing", "settings", "combine", "target", "search", "max_settings",
-              "analysis", "loss"}
+              "analysis", "loss", "sampling_fraction", "population"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 Progress = Callable[[int, int, str], None]
@@ -184,6 +188,7 @@ class Grid:
     search: str = "pruned"
     analysis: AnalysisSpec | None = None
     loss: str = LOSS
+    sampling: dict[str, float] = field(default_factory=dict)
 
 
 def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
@@ -365,6 +370,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                             f"not {search!r}")
     analysis = None
     if grid.get("analysis") is not None:
+        from sdc_core.utility.analysis import check_columns, parse_spec
+
         try:
             analysis = parse_spec(grid["analysis"])
             check_columns(analysis, df.columns)
@@ -378,7 +385,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     target = _target(grid.get("target"), analysis)
     raw = _entries(grid.get("settings"))
     shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
-    chosen = {"analysis": analysis, "loss": loss}
+    chosen = {"analysis": analysis, "loss": loss,
+              "sampling": {k: grid[k] for k in ("sampling_fraction", "population") if k in grid}}
     if combine:
         order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
         dims = _loss_orders([_dimension(i, raw[i], df) for i in order])
@@ -419,7 +427,8 @@ class SweepContext:
     def __init__(self, df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str], k: int,
                  weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
                  il1_missing: str = "max", not_released: Sequence[str] = (),
-                 analysis: AnalysisSpec | None = None) -> None:
+                 analysis: AnalysisSpec | None = None,
+                 sampling: dict[str, float] | None = None) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
         self.not_released = list(not_released)
@@ -434,11 +443,18 @@ class SweepContext:
         self._prefixes: OrderedDict[tuple[int, str], tuple[dict[str, pd.Series],
                                                            list[dict[str, Any]]]] = OrderedDict()
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
-        self.validity = Validity(analysis, df) if analysis is not None else None
-        self.validity_columns = [] if analysis is None else list(dict.fromkeys(
-            [*analysis.table_columns(), *(c for a in analysis.analyses
-                                          for c in analysis_columns(a))]))
+        self.validity, self.validity_columns = None, []
+        if analysis is not None:
+            from sdc_core.utility.analysis import analysis_columns
+            from sdc_core.utility.validity import Validity
+
+            self.validity = Validity(analysis, df)
+            self.validity_columns = list(dict.fromkeys(
+                [*analysis.table_columns(), *(c for a in analysis.analyses
+                                              for c in analysis_columns(a))]))
         self.baseline_validity = self.analyses({})
+        self.population_size = self._population_size(weight, sampling or {})
+        self.baseline_population = self.population({})
 
     def risk(self, keys) -> dict[str, float]:
         cs = sizes_from_keys(keys, self.w, self.alpha)
@@ -507,6 +523,29 @@ class SweepContext:
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),
                 "suppressed_values": suppressed}
 
+    def _population_size(self, weight: str | None, given: dict[str, float]) -> float | None:
+        """N, from the grid's ``sampling_fraction`` or ``population``, or the weights' sum."""
+        if not given and weight is None:
+            return None
+        from sdc_core.risk.population_risk import sampling
+
+        s = sampling(self.df, weight, given.get("sampling_fraction"), given.get("population"))
+        return None if s is None else s.population
+
+    def population(self, changed: dict[str, pd.Series]) -> dict[str, float]:
+        """:data:`POPULATION` of the released keys (the ``changed`` ones replaced), when the
+        grid says how the file was sampled; none otherwise."""
+        if self.population_size is None:
+            return {}
+        moved = {c: v for c, v in changed.items() if c in self.qi}
+        if changed and not moved:
+            return dict(self.baseline_population)
+        from sdc_core.risk.population import class_histogram, population_uniqueness
+
+        hist = class_histogram(self.df[self.qi].assign(**moved), self.qi)
+        share = population_uniqueness(hist, population_size=self.population_size).dankar.share
+        return {POPULATION: 100.0 * share}
+
     def analyses(self, changed: dict[str, pd.Series]) -> dict[str, float]:
         """The figures of the grid's benchmark analyses (:mod:`sdc_core.utility.validity`) on
         the table with the ``changed`` columns: the summary, then one per analysis; none
@@ -553,13 +592,13 @@ class SweepContext:
         else:
             measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
                                           reports)
-        return measures | self.analyses(changed)
+        return measures | self.analyses(changed) | self.population(changed)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
                 "IL1_categorical": 0.0, "IL1_overall": 0.0,
                 "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
-                **self.baseline_validity}
+                **self.baseline_validity, **self.baseline_population}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -625,9 +664,12 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     settings = g.settings or [combination_setting(g.dims, x) for x in combinations(g.dims)]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
-                           g.not_released, g.analysis)
+                           g.not_released, g.analysis, g.sampling)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
+    if g.target is not None and g.target.measure == POPULATION and ctx.population_size is None:
+        raise SdcInputError(f"grid: the target {POPULATION} needs the population: "
+                            '"sampling_fraction", "population" or a weight column')
     rows: dict[int, dict[str, Any]] = {}  # by the setting's position in enumeration order
 
     def runs(steps: list[dict[str, Any]]) -> int:
@@ -669,7 +711,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
                                    table[g.loss].fillna(np.inf), table["suppressed_values"])
     validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
-    extra = [LOSS] + validity + [d.label for d in g.dims or []] + ["n_steps"]
+    extra = [LOSS] + validity + list(ctx.baseline_population) + [
+        d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
         met = table[g.target.measure] <= g.target.at_most
         if g.target.keep is not None:
@@ -678,7 +721,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         best = _best(table, g.loss)
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
-    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity
+    sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity + [POPULATION]
                if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
