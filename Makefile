@@ -68,6 +68,8 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_search
 	$(BIN)/python -m bench.bench_slider
 	$(BIN)/python -m bench.bench_analysis
+	$(BIN)/python -m bench.bench_population
+	$(BIN)/python -m bench.bench_loglinear
 	$(BIN)/python -m bench.bench_cli
 	$(BIN)/python -m bench.bench_noise
 	$(BIN)/python -m bench.bench_microaggregation
