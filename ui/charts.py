@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdc_core.recipe import describe_steps
+from sdc_core.risk.population import UniquenessCurve
 from sdc_core.utility.analysis import TermResult
 from ui import state
 from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
@@ -374,3 +375,54 @@ def interval_chart(terms: list[TermResult], title: str) -> go.Figure:
         "height": max(260, 110 + 34 * len(terms)), "scattermode": "group",
         "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
         "legend": {"orientation": "h", "y": -0.25}})
+
+
+#: The uniqueness models of :func:`uniqueness_curves`: label, colour, dash and marker (told
+#: apart by dash and marker as well as colour).
+UNIQUENESS_MODELS = (("zayatz", "Zayatz", COLOURS[0], "solid", "circle"),
+                     ("pitman", "Pitman", COLOURS[1], "dash", "square"),
+                     ("snb", "SNB", COLOURS[2], "dot", "diamond"))
+
+
+def uniqueness_curves(curve: UniquenessCurve, chosen: float) -> go.Figure:
+    """Each model's share of population uniques (percent of N) against the sampling fraction
+    on a log axis from 0.001 to 1 (:func:`sdc_core.risk.population_risk.sensitivity`), with
+    Dankar's rule as a wide band under them, the sample uniqueness as a dotted reference and
+    the ``chosen`` fraction as a vertical dashed line. A model invalid at a fraction has no
+    point there (NaN); one invalid everywhere keeps its legend entry, marked so."""
+    x = np.asarray(curve.fractions, dtype=float)
+    fig = go.Figure()
+    picked = [{"zayatz": "Zayatz", "pitman": "Pitman", "snb": "SNB"}.get(m or "", "none")
+              for m in curve.dankar_model]
+    fig.add_trace(go.Scatter(
+        x=x, y=100 * np.asarray(curve.dankar, dtype=float), mode="lines",
+        name="Dankar's rule", customdata=picked,
+        line={"color": "#2e4057", "width": 9}, opacity=0.35,
+        hovertemplate="π = %{x:.4g}: %{y:.4g} % (Dankar's rule: %{customdata})"
+                      "<extra></extra>"))
+    for attr, label, colour, dash, symbol in UNIQUENESS_MODELS:
+        y = 100 * np.asarray(getattr(curve, attr), dtype=float)
+        fig.add_trace(go.Scatter(
+            x=x, y=y, mode="lines+markers",
+            name=label if np.isfinite(y).any() else f"{label} (not valid)",
+            line={"color": colour, "dash": dash, "width": 2},
+            marker={"symbol": symbol, "size": 6, "color": colour},
+            hovertemplate=f"π = %{{x:.4g}}: %{{y:.4g}} % ({label})<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=x, y=np.full(len(x), 100 * curve.sample_uniqueness), mode="lines",
+        name="sample uniqueness (of the file's records)",
+        line={"color": BEFORE, "dash": "dot", "width": 1.5},
+        hovertemplate="sample uniqueness %{y:.4g} %<extra></extra>"))
+    # a shape on a log axis is placed in data units, an annotation in log units (plotly.js)
+    fig.add_vline(x=chosen, line_dash="dash", line_color="#111", line_width=1.5)
+    fig.add_annotation(x=float(np.log10(chosen)), y=1, xref="x", yref="paper",
+                       text=f"chosen π = {chosen:.4g}", showarrow=False, xanchor="left",
+                       yanchor="top", xshift=4, bgcolor="rgba(255,255,255,0.8)")
+    fig.update_xaxes(type="log", range=[-3.0, 0.0])
+    fig.update_yaxes(rangemode="tozero")
+    fig = layout(fig, "Population uniques against the sampling fraction",
+                 "sampling fraction π (log scale)", "population uniques (% of N)")
+    rows = -(-len(fig.data) // LEGEND_PER_ROW)
+    if rows > 1:
+        fig.update_layout(height=fig.layout.height + LEGEND_ROW * (rows - 1))
+    return fig

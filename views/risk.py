@@ -12,7 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
-from ui import charts, compute, state, suda_cache
+from ui import charts, compute, population, state, suda_cache
 from ui.page import metric_slots, require_quasi_identifiers, table_columns
 from ui.protect import describe
 from ui.release import protect_page_table
@@ -41,7 +41,8 @@ view = st.radio("Measure", list(VIEWS), key="w_risk_view", format_func=VIEWS.get
 st.session_state["risk_view"] = view
 
 opts = state.risk_options()
-with st.expander("Settings: threshold k and missing key values", icon=":material/tune:"):
+with st.expander("Settings: threshold k, missing key values, how the file was sampled",
+                 icon=":material/tune:"):
     c1, c2, c3 = st.columns(3)
     state.bind("w_risk_k", opts.k)
     state.bind("w_risk_na", opts.na)
@@ -57,6 +58,7 @@ with st.expander("Settings: threshold k and missing key values", icon=":material
                       help="How much a record with a missing key counts towards the classes it "
                            "could belong to (1 = fully, sdcMicro's default).")
     state.set_risk_options(state.RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
+    sampling_refused = population.sampling_inputs(df, roles.weight)
 opts = state.risk_options()
 
 
@@ -230,6 +232,12 @@ def keys(r: Release, narrow: bool) -> None:
         st.caption("No key value is that rare.")
 
 
+def in_population(r: Release, narrow: bool) -> None:
+    """How much of the population is unique on the keys, by the models (ui.population)."""
+    population.section(r.df, r.dataset_id, roles.qi, roles.weight, r.key, r.stem, r.context,
+                       narrow, r.p.n_records_with_missing_keys, opts.na)
+
+
 def special_uniques(r: Release, narrow: bool) -> None:
     """SUDA2's special uniques of ``r``: at once when quick, else on request."""
     suda_key = (r.dataset_id, tuple(roles.qi))
@@ -373,6 +381,14 @@ st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these
 sections(shown, measures)
 sections(shown, classes)
 sections(shown, keys)
+
+if sampling_refused or population.known(roles.weight):
+    st.subheader("In the population", anchor=False)
+    if sampling_refused:
+        st.error(f"No figures in the population: {sampling_refused}. Change how the file was "
+                 "sampled in the settings above.", icon=":material/error:")
+    else:
+        sections(shown, in_population)
 
 st.subheader("Special uniques (SUDA2)", anchor=False)
 st.caption("A record is a *special unique* when a few of its key values already single it out: "

@@ -220,7 +220,7 @@ def resolve_fraction(n: int, sampling_fraction: float | None = None,
 
 # --- Zayatz ------------------------------------------------------------------------------------
 
-def _log_p_single(sizes: np.ndarray, n: int, big_n: float) -> np.ndarray:
+def log_p_single(sizes: np.ndarray, n: int, big_n: float) -> np.ndarray:
     """log P(f=1 | F=j) (hypergeometric, module docstring) for every size j, one N: a cumulative
     sum over i < max j of log((N−n−i+1)/(N−i)) = log1p(−(n−1)/(N−i)), −∞ once N−n−i+1 ≤ 0."""
     i = np.arange(1, int(sizes.max()), dtype=np.float64)
@@ -240,7 +240,7 @@ def zayatz_share(hist: ClassHistogram, big_n: np.ndarray) -> np.ndarray:
     if s1 == 0:
         return out
     for m, nn in enumerate(big_n):
-        lp = _log_p_single(hist.sizes, hist.n, float(nn))
+        lp = log_p_single(hist.sizes, hist.n, float(nn))
         w = hist.counts * np.exp(lp - lp.max())
         out[m] = s1 * (w[0] / w.sum()) / hist.n
     return out
