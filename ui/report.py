@@ -14,6 +14,8 @@ from sdc_core import __version__
 from sdc_core.methods import registry
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.linkage import LinkageResult
+from sdc_core.risk.population import ModelEstimate
+from sdc_core.risk.population_risk import LOGLINEAR_METHODS, PopulationRisk, Sampling
 from sdc_core.sweep import LOSS, SweepResult
 from sdc_core.utility.analysis import AnalysisResult
 from sdc_core.utility.fidelity import TableResult
@@ -92,6 +94,148 @@ def risk_table(before: RiskProfile, attacked: LinkageResult,
         rows.append(("drisk_percent", None, after["drisk_percent"]))
     return pd.DataFrame({"measure": [RISK_NAMES[k] for k, _, _ in rows],
                          "before": [b for _, b, _ in rows], "after": [a for _, _, a in rows]})
+
+
+#: What the population figures are, in one line (the Protect page and the report).
+POPULATION_MODELS = (
+    "Model estimates for the population, from the class sizes of the released keys and how the "
+    "file was sampled: Zayatz, Pitman and the slide negative binomial (SNB) each estimate how "
+    "many people in the population are unique on the keys, and Dankar's rule picks one (Pitman "
+    "when it is valid at a sampling fraction up to 0.1, else Zayatz, or SNB when it is smaller "
+    "above 0.1); the log-linear model fits the key table and gives r1, the expected sample "
+    "uniques that are unique in the population, and r2, the expected correct matches of sample "
+    "uniques, divided by the cells kept (sdcMicro's normalisation) or by the sample uniques. A "
+    "blank key counts as a category of its own.")
+
+#: The uniqueness models as the page and the report name them (Dankar's pick included).
+MODEL_NAMES = {"zayatz": "Zayatz", "pitman": "Pitman", "snb": "SNB"}
+
+#: Where the population size N came from.
+SAMPLING_SOURCES = {"fraction": "from the sampling fraction given",
+                    "population": "the population size given",
+                    "weights": "the sum of the weights"}
+
+
+def sampling_text(s: Sampling) -> str:
+    """How the file was sampled, in words: "sampling fraction 0.01, N = 213,900 (from the
+    sampling fraction given)"."""
+    return (f"sampling fraction {s.fraction:.6g}, N = {s.population:,.0f} "
+            f"({SAMPLING_SOURCES[s.source]})")
+
+
+def figure(value: float | None) -> str:
+    """A population figure to three significant digits (at least two decimals), without an
+    exponent down to 10⁻⁶; "—" when there is none."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value == 0:
+        return "0"
+    if abs(value) < 1e-6:
+        return f"{value:.2e}"
+    return f"{value:,.{max(2, 2 - math.floor(math.log10(abs(value))))}f}"
+
+
+def figure_delta(after: float | None, before: float | None, unit: str = "") -> str | None:
+    """The change of a population figure as a metric's delta ("-0.0210 points", or without a
+    ``unit`` "-0.0105 (was 0.107)"); None when nothing changed or a side has no figure."""
+    if after is None or before is None or not (math.isfinite(after) and math.isfinite(before)):
+        return None
+    change = after - before
+    if abs(change) < 5e-13 * max(1.0, abs(before)):
+        return None
+    text = f"{'+' if change > 0 else ''}{figure(change)}"
+    return f"{text}{unit}" if unit else f"{text} (was {figure(before)})"
+
+
+def dankar_name(risk: PopulationRisk) -> str:
+    """The model Dankar's rule picked ("none: no sample unique" when there is nothing to
+    estimate)."""
+    model = risk.uniqueness.dankar_model
+    return MODEL_NAMES[model] if model is not None else "none: no sample unique"
+
+
+def loglinear_r2(risk: PopulationRisk) -> float | None:
+    """The log-linear default r2 (sdcMicro's normalisation), or None when it was not
+    computed."""
+    r = risk.loglinear.get("default")
+    return None if r is None or isinstance(r, str) else r.r2
+
+
+def _model_cells(est: ModelEstimate) -> tuple[object, object]:
+    """A model's share (in %) and count, or, when it is not valid, why (and "not valid")."""
+    if est.share is None or est.count is None:
+        return f"not valid: {est.reason}" if est.reason else "not valid", "not valid"
+    return 100.0 * est.share, est.count
+
+
+def population_table(before: PopulationRisk, after: PopulationRisk) -> pd.DataFrame:
+    """The uniqueness models before and after protection, a row per figure."""
+    rows: list[tuple[str, object, object]] = [
+        ("sample uniques (records alone in their class)", before.uniqueness.sample_uniques,
+         after.uniqueness.sample_uniques),
+        ("sample uniqueness (%)", 100.0 * before.uniqueness.sample_uniqueness,
+         100.0 * after.uniqueness.sample_uniqueness)]
+    for model in ("zayatz", "pitman", "snb", "dankar"):
+        name = "Dankar's pick" if model == "dankar" else MODEL_NAMES[model]
+        b = _model_cells(getattr(before.uniqueness, model))
+        a = _model_cells(getattr(after.uniqueness, model))
+        rows.append((f"{name}: population unique (%)", b[0], a[0]))
+        rows.append((f"{name}: population uniques (people)", b[1], a[1]))
+        if model == "dankar":
+            rows.append(("Dankar's rule picks", dankar_name(before), dankar_name(after)))
+    return pd.DataFrame({"measure": [r[0] for r in rows], "before": [r[1] for r in rows],
+                         "after": [r[2] for r in rows]})
+
+
+def loglinear_table(before: PopulationRisk, after: PopulationRisk) -> pd.DataFrame:
+    """The log-linear risks before and after, both ways: sdcMicro's r1 and r2 (over the cells
+    kept) and the same per sample unique; a method not computed says why."""
+    rows: list[list[object]] = []
+    for method in LOGLINEAR_METHODS:
+        sides = [before.loglinear.get(method), after.loglinear.get(method)]
+        for reading in ("sdcMicro: over the cells kept", "per sample unique"):
+            row: list[object] = [method, reading]
+            for figure_name in ("r1", "r2"):
+                for r in sides:
+                    if r is None or isinstance(r, str):
+                        row.append(f"not computed: {r}" if r else "not computed")
+                    elif reading.startswith("sdcMicro"):
+                        row.append(getattr(r, figure_name))
+                    else:
+                        tau = r.tau1 if figure_name == "r1" else r.tau2
+                        row.append(tau / (r.sample_uniques or 1))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["method", "reading", "r1 before", "r1 after",
+                                       "r2 before", "r2 after"])
+
+
+def loglinear_divisors(before: PopulationRisk, after: PopulationRisk) -> str:
+    """The model and the divisors of the two readings: the cells kept c and the sample
+    uniques s_1 (plain text: escape it where it is shown)."""
+    def side(risk: PopulationRisk) -> str:
+        r = next((r for r in risk.loglinear.values() if not isinstance(r, str)), None)
+        return ("not computed" if r is None else
+                f"c = {r.cells:,} cells kept, s_1 = {r.sample_uniques:,} sample uniques")
+    r = next((r for r in (*before.loglinear.values(), *after.loglinear.values())
+              if not isinstance(r, str)), None)
+    model = f"The model: {r.formula} (main effects of the keys). " if r is not None else ""
+    return (f"{model}Before: {side(before)}; after: {side(after)}. sdcMicro's modRisk reports "
+            "r1 = τ1/c and r2 = τ2/c; per sample unique they are τ1/s_1 and τ2/s_1. default "
+            "fits the sample counts; CE and PML the population scale (with a constant sampling "
+            "fraction they agree).")
+
+
+def population_section(before: PopulationRisk, after: PopulationRisk) -> str:
+    """The report's "Risk in the population" section, every string escaped."""
+    e = html.escape
+    sampled = f"<p>How the file was sampled: {e(sampling_text(before.sampling))}"
+    if after.sampling != before.sampling:
+        sampled += f"; after protection {e(sampling_text(after.sampling))}"
+    return (f"<h2>Risk in the population</h2>{sampled}.</p>"
+            f"<p class=\"small\">{e(POPULATION_MODELS)}</p>"
+            f"<h3>Population uniqueness</h3>{_table(population_table(before, after))}"
+            f"<h3>Log-linear risk</h3>{_table(loglinear_table(before, after))}"
+            f"<p class=\"small\">{e(loglinear_divisors(before, after))}</p>")
 
 
 #: The tables of a validity report shown before the rest.
@@ -196,10 +340,12 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  roles: dict[str, object], recipe_text: str, risk: pd.DataFrame,
                  utility: pd.DataFrame, figures: list[go.Figure],
                  file_sha256: str | None = None, notes: list[str] | None = None,
-                 validity: ValidityReport | None = None) -> str:
+                 validity: ValidityReport | None = None,
+                 population: tuple[PopulationRisk, PopulationRisk] | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
-    ``validity``, when given, adds whether the benchmark analyses hold."""
+    ``validity``, when given, adds whether the benchmark analyses hold; ``population``, the
+    risk in the population before and after protection, adds its section."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -240,6 +386,7 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{notes_html}
+{population_section(*population) if population is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}

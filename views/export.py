@@ -193,6 +193,16 @@ if before is not None and wb is not None:
         st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
                    icon=":material/warning:")
         validity = None
+    try:  # the Protect page's calls: the same figures
+        given = tuple(sorted(state.sampling().items()))
+        pair = (compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df),
+                compute.population(compute.protected_id(ds.dataset_id, text), tuple(roles.qi),
+                                   roles.weight, given, wb.applied.data))
+        population = pair if pair[0] is not None and pair[1] is not None else None
+    except SdcInputError as err:
+        st.warning(f"The report leaves out the risk in the population: {md(err)}",
+                   icon=":material/warning:")
+        population = None
     report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                      df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                    "weight": roles.weight, "numeric (utility)": numeric,
@@ -204,14 +214,15 @@ if before is not None and wb is not None:
                              f"{source.total:,} records of {source.path} (seed "
                              f"{source.seed}); the figures are the sample's."]
                             if source is not None and source.is_sample else [])
-                     + step_notes(wb.applied.reports), validity=validity)
+                     + step_notes(wb.applied.reports), validity=validity,
+                     population=population)
     st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        on_click="ignore", icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                "recipe, risk before and after (the released keys' measures and the linkage "
-               "attack), information loss, whether the benchmark analyses hold, and the "
-               "figures.")
+               "attack; with how the file was sampled, the risk in the population), "
+               "information loss, whether the benchmark analyses hold, and the figures.")
 elif not roles.qi:
     st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
 

@@ -23,7 +23,17 @@ from ui.protect import (
     takes_whole,
 )
 from ui.release import attacker_candidates
-from ui.report import IL1_READING, RELEASE_LOSS_LABEL, release_loss_help
+from ui.report import (
+    IL1_READING,
+    MODEL_NAMES,
+    RELEASE_LOSS_LABEL,
+    dankar_name,
+    figure,
+    figure_delta,
+    loglinear_r2,
+    release_loss_help,
+    sampling_text,
+)
 from ui.sidebar import render_sidebar
 from ui.text import delta_text, md, md_list, number, smallest_class_help
 from ui.workbench import Workbench, recipe_json
@@ -264,6 +274,49 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
                    "record counts).")
 
 
+def population(wb: Workbench, text: str) -> None:
+    """Risk in the population after protection, against the original's under the same
+    sampling (the session's, as the Risk page was told; with a weight column and nothing
+    told, N is the weights' sum). Metrics without a help button: nothing here is a Tab stop
+    before the "Before and after" chart."""
+    given = tuple(sorted(state.sampling().items()))
+    try:
+        before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df)
+        after = compute.population(compute.protected_id(ds.dataset_id, text), tuple(roles.qi),
+                                   roles.weight, given, wb.applied.data)
+    except SdcInputError as err:
+        st.caption(f"In the population: not estimated ({md(err)}).")
+        return
+    if before is None or after is None:
+        st.caption("In the population: say how the file was sampled (its sampling fraction or "
+                   "the population size) under *How the file was sampled* on the Risk page to "
+                   "see how many people in the population the released keys single out.")
+        return
+    st.markdown("**In the population (after protection)**")
+    left, right = st.columns(2)
+    model = after.uniqueness.dankar_model  # None: no sample unique, nothing to estimate
+    left.metric(f"Population uniqueness ({MODEL_NAMES[model]})" if model is not None
+                else "Population uniqueness", f"{figure(after.percent)} %",
+                figure_delta(after.percent, before.percent, " points"), delta_color="inverse")
+    r2 = loglinear_r2(after)
+    right.metric("Log-linear r2 (sdcMicro)", figure(r2), figure_delta(r2, loglinear_r2(before)),
+                 delta_color="inverse")
+    picked = ("" if dankar_name(after) == dankar_name(before)
+              else f" (before protection: {dankar_name(before)})")
+    if model is None:
+        picked += ": no record is unique on the released keys, so none is unique in the population"
+    failed = after.loglinear.get("default")
+    st.caption(
+        f"Model estimates for the population from the released {md_list(roles.qi)}, at "
+        f"{sampling_text(after.sampling)}; a blank key counts as a category of its own. "
+        f"Population uniqueness: the share of the population unique on the keys, by the model "
+        f"Dankar's rule picks{picked}. Log-linear r2: the expected correct matches of sample "
+        "uniques over the cells kept (sdcMicro's normalisation)"
+        + (f"; not computed: {md(failed)}" if isinstance(failed, str) else "")
+        + ". Deltas against the original under the same sampling; the report on the Export "
+        "page has every model.")
+
+
 def results(wb: Workbench, text: str, known: list[str]) -> None:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
@@ -316,6 +369,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
             slot.caption("With one distance column every complete record counts, so dRisk "
                          "is 100 % whatever the protection: it says nothing here. Read the "
                          "linkage attack.")
+    population(wb, text)
     with st.expander("How: two readings of the risk", icon=":material/school:"):
         attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility_for(roles.ignore)

@@ -1,0 +1,57 @@
+"""The Protect page's row "In the population (after protection)" in Chromium (issue 27): on the
+household example (a weight column, so N is the weights' sum and the row shows), its metrics
+are not cut at 1280×800 or wider, and nothing in them takes the keyboard focus (an e2e test
+counts the Tab stops of this page: tests/e2e/test_accessibility.py)."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import band_age, wait_idle
+from tests.e2e.test_accessibility import TABLE_LABEL, focused, tab_to
+from tests.e2e.test_layout import CUT
+from tests.e2e.test_pages import shot
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_the_population_row_is_whole(page: Page, app_url: str, shots: Path, width: int,
+                                     height: int):
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{app_url}/protect?data=household")
+    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    band_age(page)
+    row = page.get_by_test_id("stMetric").filter(has_text="Population uniqueness")
+    expect(row.get_by_test_id("stMetricDelta")).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Log-linear r2")
+           .get_by_test_id("stMetricDelta")).to_be_visible()
+    wait_idle(page)
+    page.wait_for_timeout(500)
+    assert page.evaluate(CUT) == [], f"Protect (household) at {width}×{height}"
+    row.first.scroll_into_view_if_needed()
+    shot(page, shots, f"population_protect_{width}")
+
+
+def test_the_population_row_adds_no_tab_stop(page: Page, app_url: str):
+    """Nothing in the row takes the focus (no help button, no link), and the keyboard goes on
+    from the band width slider to the chart's table."""
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    page.goto(f"{app_url}/protect?data=household")
+    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    slider = band_age(page)
+    expect(page.locator(".gtitle", has_text="age: original and protected values")) \
+        .to_be_visible(timeout=30_000)
+    wait_idle(page)
+    row = page.get_by_test_id("stMetric").filter(
+        has_text=re.compile("Population uniqueness|Log-linear r2"))
+    expect(row).to_have_count(2)
+    assert row.locator("button, a, input, select, textarea, [tabindex]").count() == 0
+    slider.focus()
+    assert focused(slider)
+    box = page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first
+    tab_to(page, box.locator("summary"))
+    page.keyboard.press("Enter")
+    expect(box.get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)

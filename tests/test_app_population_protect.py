@@ -1,0 +1,220 @@
+"""AppTest of the risk in the population after protection (issue 27): the Protect page's row
+of population metrics, with deltas against the original under the session's sampling, and the
+report's "Risk in the population" section with the same figures (one truth). Expected values
+come from the core (:func:`sdc_core.risk.population_risk.population_risk`) on the protected
+table, made by the recipe the page's settings give."""
+
+import math
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.examples import example
+from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.population_risk import PopulationRisk, population_risk
+from tests.conftest import ROOT, plain
+from tests.test_app_hostile_text import leaks
+from ui.report import (
+    MODEL_NAMES,
+    build_report,
+    dankar_name,
+    figure,
+    figure_delta,
+    loglinear_r2,
+    population_section,
+    sampling_text,
+)
+
+QI = ["age", "gender", "race"]
+SAMPLED = {"sampling_fraction": 0.01}
+HOSTILE = "**bold** <img src=x onerror=alert(1)>"
+NOT_SAMPLED = "How the file was sampled"
+
+
+def protect_page(sampling: dict | None = None, data: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    if data is not None:
+        at.query_params["data"] = data
+    at.run()
+    if sampling is not None:
+        at.session_state["sampling"] = sampling
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    return at
+
+
+def population_metrics(at: AppTest) -> dict[str, object]:
+    return {m.label: m for m in at.metric
+            if m.label.startswith(("Population uniqueness", "Log-linear r2"))}
+
+
+def captions(at: AppTest) -> str:
+    return " ".join(plain(c.value) for c in at.caption)
+
+
+def released(at: AppTest, df: pd.DataFrame, qi: list[str]) -> pd.DataFrame:
+    """The table the page's settings make (its recipe applied by the core)."""
+    settings = at.session_state["protect"]
+    recipe = {"version": 1, "seed": settings.seed, "steps": settings.steps(qi)}
+    return apply_recipe(parse_recipe(recipe), df).data
+
+
+def assert_shown(at: AppTest, before: PopulationRisk, after: PopulationRisk) -> None:
+    shown = population_metrics(at)
+    model = after.uniqueness.dankar_model
+    label = f"Population uniqueness ({MODEL_NAMES[model]})" if model else "Population uniqueness"
+    assert set(shown) == {label, "Log-linear r2 (sdcMicro)"}
+    unique, r2 = shown[label], shown["Log-linear r2 (sdcMicro)"]
+    assert unique.value == f"{figure(after.percent)} %"
+    assert float(unique.value.rstrip(" %").replace(",", "")) == pytest.approx(after.percent,
+                                                                             rel=0.01)
+    assert (unique.delta or None) == figure_delta(after.percent, before.percent, " points")
+    assert r2.value == figure(loglinear_r2(after))
+    assert float(r2.value) == pytest.approx(after.loglinear["default"].r2, rel=0.01)
+    assert (r2.delta or None) == figure_delta(loglinear_r2(after), loglinear_r2(before))
+    # no help button: nothing new to Tab through before the "Before and after" chart
+    assert not unique.proto.help and not r2.proto.help
+    assert "a blank key counts as a category of its own" in captions(at)
+    assert sampling_text(after.sampling) in captions(at)
+
+
+def test_the_population_metrics_follow_the_protection():
+    df = read_table(EXAMPLE_PATH)
+    at = protect_page(SAMPLED)
+    before = population_risk(df, QI, None, **SAMPLED)
+    assert_shown(at, before, before)
+    assert all(not m.delta for m in population_metrics(at).values())  # nothing changed yet
+    assert any(m.value == "**In the population (after protection)**" for m in at.markdown)
+
+    at.slider(key="w_p_band_age").set_value(10).run()
+    assert not at.exception
+    after = population_risk(released(at, df, QI), QI, None, **SAMPLED)
+    assert after.percent < before.percent
+    assert loglinear_r2(after) < loglinear_r2(before)
+    assert_shown(at, before, after)
+    assert all(m.delta.startswith("-") for m in population_metrics(at).values())
+
+
+def test_without_sampling_a_caption_points_to_the_risk_page():
+    at = protect_page()
+    assert not population_metrics(at)
+    assert NOT_SAMPLED in captions(at)
+    assert not any("In the population (after" in m.value for m in at.markdown)
+
+
+def test_a_population_smaller_than_the_file_is_said_not_raised():
+    at = protect_page({"population_size": 10})
+    assert not population_metrics(at)
+    assert "In the population: not estimated (the population size must be at least" \
+        in captions(at)
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    assert any("leaves out the risk in the population" in w.value for w in at.warning)
+
+
+def reports(monkeypatch) -> dict:
+    """The Export page's download data, by widget key (the report is made on click)."""
+    import streamlit
+    made, download = {}, streamlit.download_button
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    return made
+
+
+def test_the_report_has_the_pages_figures(monkeypatch):
+    made = reports(monkeypatch)
+    df = read_table(EXAMPLE_PATH)
+    at = protect_page(SAMPLED)
+    at.slider(key="w_p_band_age").set_value(10).run()
+    shown = {k: (m.value, m.delta or None) for k, m in population_metrics(at).items()}
+    before = population_risk(df, QI, None, **SAMPLED)
+    after = population_risk(released(at, df, QI), QI, None, **SAMPLED)
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert "<h2>Risk in the population</h2>" in html
+    assert f"How the file was sampled: {sampling_text(after.sampling)}" in html
+    for risk in (before, after):
+        u = risk.uniqueness
+        for value in (100 * u.dankar.share, u.dankar.count, 100 * u.zayatz.share,
+                      u.zayatz.count, 100 * u.sample_uniqueness):
+            assert f"<td>{value:.6g}</td>" in html
+        for model in ("pitman", "snb"):
+            est = getattr(u, model)
+            assert (f"<td>{100 * est.share:.6g}</td>" if est.share is not None
+                    else f"<td>not valid: {est.reason}</td>") in html
+        for method in ("default", "CE", "PML"):
+            r = risk.loglinear[method]
+            for value in (r.r1, r.r2, r.tau1 / r.sample_uniques, r.tau2 / r.sample_uniques):
+                assert f"<td>{value:.6g}</td>" in html
+    assert f"<td>{dankar_name(after)}</td>" in html
+    # the page showed the same objects' figures
+    assert after.uniqueness.dankar_model is not None
+    assert shown == {f"Population uniqueness ({dankar_name(after)})":
+                     (f"{figure(after.percent)} %",
+                      figure_delta(after.percent, before.percent, " points")),
+                     "Log-linear r2 (sdcMicro)":
+                     (figure(loglinear_r2(after)),
+                      figure_delta(loglinear_r2(after), loglinear_r2(before)))}
+
+
+def test_the_report_leaves_the_section_out_without_sampling(monkeypatch):
+    made = reports(monkeypatch)
+    at = protect_page()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    assert "Risk in the population" not in made["dl_report"]().decode()
+
+
+def test_the_section_escapes_names():
+    df = pd.DataFrame({HOSTILE: [1, 1, 2, 3, 4, 5, 5, 6] * 3,
+                       "<b>sex</b>": list("mfmfmfmm") * 3})
+    keys = [HOSTILE, "<b>sex</b>"]
+    before = population_risk(df, keys, None, population_size=2400)
+    after = population_risk(df.assign(**{HOSTILE: df[HOSTILE] // 3}), keys, None,
+                            population_size=2400)
+    section = population_section(before, after)
+    assert "<img" not in section and "<b>sex" not in section
+    assert "&lt;img src=x onerror=alert(1)&gt;" in section and "&lt;b&gt;sex" in section
+    assert "N = 2,400 (the population size given)" in section
+    html = build_report("t", "f" * 64, len(df), df.shape[1], {}, "{}", df.head(1),
+                        df.head(1), [], population=(before, after))
+    assert section in html
+    assert "<img" not in html
+
+
+def test_the_household_example_takes_n_from_the_weights(monkeypatch):
+    made = reports(monkeypatch)
+    e = example("household")
+    df = read_table(e.path)
+    qi, weight = list(e.roles.qi), e.roles.weight
+    at = protect_page(data="household")
+    assert at.session_state["dataset"].example == "household"
+    assert "sampling" not in at.session_state or not at.session_state["sampling"]
+    before = population_risk(df, qi, weight)
+    total = df[weight].sum()
+    assert before.sampling.source == "weights"
+    assert before.sampling.population == pytest.approx(total)
+    assert f"N = {total:,.0f} (the sum of the weights)" in captions(at)
+    assert_shown(at, before, before)
+    assert not math.isnan(before.percent)
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert f"N = {total:,.0f} (the sum of the weights)" in html
+    assert not leaks(at)
+
+
+def test_without_a_sample_unique_the_section_says_no_model_is_picked():
+    df = pd.DataFrame({"a": [1, 1, 2, 2, 3, 3] * 4, "b": list("xxyyzz") * 4})
+    risk = population_risk(df, ["a", "b"], None, sampling_fraction=0.1)
+    assert risk.uniqueness.sample_uniques == 0 and risk.uniqueness.dankar_model is None
+    section = population_section(risk, risk)
+    assert "<td>none: no sample unique</td>" in section
+    assert "<td>Dankar's pick: population unique (%)</td>\n      <td>0</td>" in section
