@@ -529,7 +529,12 @@ class SweepContext:
             return None
         from sdc_core.risk.population_risk import sampling
 
-        s = sampling(self.df, weight, given.get("sampling_fraction"), given.get("population"))
+        try:
+            s = sampling(self.df, weight, given.get("sampling_fraction"), given.get("population"))
+        except SdcInputError as err:
+            if given:
+                raise SdcInputError(f"grid: {err}") from None
+            return None  # implied by weights that cannot be a population: no such figure
         return None if s is None else s.population
 
     def population(self, changed: dict[str, pd.Series]) -> dict[str, float]:

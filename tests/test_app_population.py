@@ -237,3 +237,31 @@ def test_the_curves_numbers_hold_the_chosen_fraction(actg):
     assert len(chosen) == 1 and min(table[x]) == pytest.approx(0.001) and max(table[x]) == 1
     assert chosen["Zayatz"].iloc[0] == pytest.approx(100 * risk.uniqueness.zayatz.share)
     assert chosen["Dankar's rule"].iloc[0] == pytest.approx(risk.percent)
+
+
+def test_tradeoffs_targets_population_uniqueness_with_the_sessions_sampling(actg):
+    """The sampling set on the Risk page reaches the sweep: its rows carry Dankar's population
+    uniqueness and the target may bound it; the best row is the core's on the same grid."""
+    from sdc_core.roles import EXAMPLE_ROLES
+    from sdc_core.sweep import POPULATION, run_sweep
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.session_state["sampling"] = {"sampling_fraction": 0.05}
+    at.switch_page("views/tradeoffs.py").run()
+    at.number_input(key="w_t_seeds").set_value(1)
+    at.text_input(key="w_t_band_values").set_value("5, 10, 20")
+    at.multiselect(key="w_t_pram_cols").set_value([])
+    at.selectbox(key="w_t_target").set_value(POPULATION)
+    at.number_input(key="w_t_at_most").set_value(0.01)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    grid = at.session_state["sweep"]["grid"]
+    assert grid["sampling_fraction"] == 0.05
+    assert grid["target"] == {"measure": POPULATION, "at_most": 0.01}
+    expected = run_sweep(actg, EXAMPLE_ROLES.qi, grid)
+    table = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    assert list(table[POPULATION]) == list(expected.table[POPULATION])
+    best = table[table["best"]].iloc[0]
+    want = expected.table.loc[expected.best]
+    assert (best["param_value"], best[POPULATION]) == (want["param_value"], want[POPULATION])
+    assert best[POPULATION] <= 0.01

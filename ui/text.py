@@ -80,6 +80,7 @@ COLUMN_LABELS = {
     "param_name": "parameter", "param_value": "value",
     "percent_unique": "unique records (%)", "percent_k_le_threshold": "records in classes ≤ k (%)",
     "percent_below_k": "records in classes < k (%)",
+    "population_uniqueness_percent": "population uniqueness (%, Dankar's rule)",
     "avg_linkage_risk_percent": "average linkage risk (%)",
     "expected_reidentifications": "expected re-identifications",
     "global_risk_percent": "global risk (%)",

@@ -7,7 +7,7 @@ import streamlit as st
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
-from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, run_sweep
+from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, POPULATION, run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
 from ui import charts, state
 from ui.charts import setting_labels
@@ -44,6 +44,9 @@ RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications"
                "percent_unique": "unique records (%)",
                "percent_k_le_threshold": f"k ≤ {opts.k} (%)",
                "percent_below_k": f"records in classes < {opts.k} (%)"}
+sampled = state.sampling()  # how the file was sampled (the Risk page), for population figures
+if sampled or roles.weight is not None:
+    RISK_LABELS[POPULATION] = "population uniqueness (%, Dankar's rule)"
 #: The target "every class ≥ k": no record in a class smaller than k
 EVERY_CLASS = "every_class"
 known = state.known_columns(df)
@@ -205,6 +208,7 @@ if run:
                 "settings": grid_settings, "loss": loss}
         if spec is not None:  # every row gets the analyses' figures, whatever the loss
             grid["analysis"] = spec
+        grid |= {"population" if k == "population_size" else k: v for k, v in sampled.items()}
         if measure == EVERY_CLASS:
             grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
         elif measure is not None:
