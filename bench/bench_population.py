@@ -10,7 +10,9 @@ Timed separately (medians):
 2. histogram → every model at one sampling fraction (``population_uniqueness``, f = 0.01 and
    f = 0.2: the Pitman fit and an SNB solve each time);
 3. histogram → the curve of every model over 40 log-spaced fractions from 0.001 to 1
-   (``uniqueness_curve``: one Pitman fit, 40 Zayatz sums and 40 SNB solves).
+   (``uniqueness_curve``: one Pitman fit, 40 Zayatz sums and 40 SNB solves);
+4. the whole ``population_risk`` beyond the profile (its classes given): the models and the
+   log-linear risks of the default, CE and PML models (each counts the key table).
 
 Baseline in the same run: the risk profile (``risk_profile``) on the same keys.
 
@@ -34,6 +36,7 @@ from sdc_core.risk.population import (
     population_uniqueness,
     uniqueness_curve,
 )
+from sdc_core.risk.population_risk import population_risk
 
 KEYS = ["age", "sex", "region", "income_band", "occupation"]
 
@@ -60,6 +63,8 @@ def main(n: int) -> None:
     low = median_seconds(lambda: population_uniqueness(hist, 0.01))
     high = median_seconds(lambda: population_uniqueness(hist, 0.2))
     curve = median_seconds(lambda: uniqueness_curve(hist), repeat=5)
+    whole = median_seconds(lambda: population_risk(df, KEYS, sampling_fraction=0.01,
+                                                   classes=classes), repeat=3)
     target = 0.5 if n == 1_000_000 else None
     print(f"n = {n:,} rows, {len(KEYS)} keys: {hist.u:,} classes, {hist.uniques:,} sample "
           f"uniques, {len(hist.sizes)} distinct class sizes (largest {hist.sizes[-1]:,})")
@@ -73,6 +78,8 @@ def main(n: int) -> None:
     print("  " + report("histogram -> models, f = 0.2", high, "risk_profile", baseline, target))
     print("  " + report("histogram -> curve, 40 fractions", curve, "risk_profile", baseline,
                         target))
+    print("  " + report("population_risk: models + 3 log-linear", whole, "risk_profile",
+                        baseline))
     for f in (0.01, 0.1, 0.2, 1.0):
         r = population_uniqueness(hist, f)
         shares = ", ".join(

@@ -150,3 +150,13 @@ def test_a_population_target_needs_the_population(actg):
         run_sweep(actg, QI, {"settings": [{"method": "band", "column": "age", "param": "width",
                                            "values": [5]}],
                              "target": {"measure": POPULATION, "at_most": 1}})
+
+
+@pytest.mark.parametrize("na", ["wildcard", "category"])
+def test_a_profiles_classes_give_the_same_figures(actg, na):
+    from sdc_core.risk import risk_profile
+
+    blanked = actg.assign(race=actg["race"].where(actg.index % 17 != 0))
+    classes = risk_profile(blanked, QI, na=na).classes
+    assert population_risk(blanked, QI, sampling_fraction=0.02, classes=classes).to_json() \
+        == population_risk(blanked, QI, sampling_fraction=0.02).to_json()

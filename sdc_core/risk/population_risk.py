@@ -35,13 +35,14 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.classes import check_weights
+from sdc_core.risk.classes import ClassSizes, check_weights
 from sdc_core.risk.loglinear import LogLinearRisk, loglinear_risk
 from sdc_core.risk.population import (
     ClassHistogram,
     PopulationUniqueness,
     UniquenessCurve,
     class_histogram,
+    histogram_of_classes,
     population_uniqueness,
     uniqueness_curve,
 )
@@ -121,14 +122,16 @@ class PopulationRisk:
 
 def population_risk(df: pd.DataFrame, keys: Sequence[str], weight: str | None = None,
                     sampling_fraction: float | None = None,
-                    population_size: float | None = None,
-                    loglinear: bool = True) -> PopulationRisk | None:
+                    population_size: float | None = None, loglinear: bool = True,
+                    classes: ClassSizes | None = None) -> PopulationRisk | None:
     """The uniqueness models and (``loglinear``) the log-linear risks of ``df`` on ``keys``
-    (module docstring); None when nothing says how the file was sampled."""
+    (module docstring); None when nothing says how the file was sampled. ``classes``: the
+    class sizes of a risk profile on the same keys, whose histogram is read instead of
+    counting the classes again."""
     s = sampling(df, weight, sampling_fraction, population_size)
     if s is None:
         return None
-    hist = class_histogram(df, keys)
+    hist = class_histogram(df, keys) if classes is None else histogram_of_classes(classes)
     models = population_uniqueness(hist, population_size=s.population)
     risks: dict[str, LogLinearRisk | str] = {}
     if loglinear:
