@@ -29,7 +29,7 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 # one BLAS thread per computation: sessions run side by side on the cores, and a threaded BLAS
 # whose threads wait for each other on a busy machine made a Protect move 1.6x slower and a
 # propensity model 10x (bench/bench_analysis.py)
-export OPENBLAS_NUM_THREADS ?= 1
+run bench: export OPENBLAS_NUM_THREADS ?= 1
 
 run: $(VENV)/.runtime
 	$(BIN)/python -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \

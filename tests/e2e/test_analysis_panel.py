@@ -13,7 +13,6 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
 from tests.e2e.conftest import band_age, choose, wait_idle
-from tests.e2e.test_layout import CUT
 from tests.e2e.test_pages import shot
 
 pytestmark = pytest.mark.e2e
@@ -51,26 +50,3 @@ def test_a_slider_move_changes_the_panel(page: Page, app_url: str, shots: Path):
         has_text="CD4 at 20 weeks: original and protected estimates")
     expect(panel_chart).to_be_visible(timeout=30_000)
     shot(page, shots, "protect_analysis_panel")
-
-
-def test_an_analysis_added_in_the_editor_shows_at_once(page: Page, app_url: str,
-                                                        shots: Path):
-    page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-    page.get_by_role("link", name="Protect").click()
-    page.get_by_text("Benchmark analyses (2)").click()
-    wait_idle(page)
-    choose(page, "Kind of analysis", "mean")
-    name = page.get_by_label("Name", exact=True)
-    name.fill("weight of the patients")
-    name.press("Enter")
-    wait_idle(page)
-    choose(page, "Column estimated", "wtkg")
-    page.get_by_role("button", name="Add the analysis").click()
-    expect(page.get_by_text("Benchmark analyses (3)")).to_be_visible(timeout=30_000)
-    expect(page.get_by_text("Added weight of the patients.")).to_be_visible()  # still open
-    expect(page.get_by_text("weight of the patients: holds", exact=False)).to_be_visible()
-    wait_idle(page)
-    assert page.evaluate(CUT) == []  # no Remove button or metric cut at 1280 px
-    shot(page, shots, "protect_analysis_editor_1280")

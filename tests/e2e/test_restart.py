@@ -20,9 +20,10 @@ def test_a_server_restart_says_the_session_expired(page: Page):
         stop_server(proc)
         proc = start_server(port)  # the same address: the open page reconnects by itself
         notice = page.get_by_text("The server was restarted since this page was opened")
-        for _ in range(20):  # until the client has reconnected (its back-off takes seconds)
-            page.get_by_role("button", name="Load built-in data").click()
+        for _ in range(30):  # until the client has reconnected (its back-off takes seconds;
+            # while it is away the page's buttons are disabled and a click waits)
             try:
+                page.get_by_role("button", name="Load built-in data").click(timeout=5000)
                 notice.wait_for(timeout=3000)
                 break
             except TimeoutError:
