@@ -46,6 +46,7 @@ from sdc_core.utility.analysis import (
     AnalysisResult,
     AnalysisSpec,
     Estimate,
+    _plain,
     analysis_columns,
     check_columns,
     compare_estimates,
@@ -61,9 +62,6 @@ from sdc_core.utility.fidelity import (
     worst_first,
 )
 
-#: The figures of :meth:`ValidityReport.summary`, each with the direction that is better.
-FIGURES = {"mean_ci_overlap": "higher", "ci_overlap_loss": "lower", "worst_tvd": "lower",
-           "pmse": "lower", "s_pmse": "lower"}
 #: What the pages call them.
 LABELS = {"mean_ci_overlap": "mean CI overlap", "ci_overlap_loss": "1 − mean CI overlap",
           "worst_tvd": "worst-table TVD", "pmse": "pMSE", "s_pmse": "S_pMSE"}
@@ -111,21 +109,17 @@ class ValidityReport:
 
     @property
     def mean_ci_overlap(self) -> float:
-        values = [0.0 if r.error and r.error.startswith("protected") else r.mean_ci_overlap
-                  for r in self.analyses if r.kind != "table"
-                  and not (r.error or "").startswith("original")]
-        values = [v for v in values if not math.isnan(v)]
+        values = [v for r in self.analyses if r.kind != "table"
+                  if not math.isnan(v := analysis_figure(r))]
         return float(np.mean(values)) if values else math.nan
 
     @property
     def worst_tvd(self) -> float:
-        tvds = [t.tvd for t in self.tables] + [
-            1.0 if r.error and r.error.startswith("protected") else r.tvd
-            for r in self.analyses if r.kind == "table"
-            and not (r.error or "").startswith("original")]
+        tvds = [t.tvd for t in self.tables] + [analysis_figure(r) for r in self.analyses
+                                               if r.kind == "table"]
         if self.missing:
             tvds.append(1.0)
-        tvds = [t for t in tvds if t is not None and not math.isnan(t)]
+        tvds = [t for t in tvds if not math.isnan(t)]
         return max(tvds) if tvds else math.nan
 
     def summary(self) -> dict[str, float]:
@@ -139,29 +133,20 @@ class ValidityReport:
     def per_analysis(self) -> dict[str, float]:
         """One figure per analysis, as a sweep row writes it: ``ci_overlap: NAME`` (0 when it
         fails on the protected side) or, for a table, ``tvd: NAME``."""
-        out: dict[str, float] = {}
-        for r in self.analyses:
-            failed = bool(r.error and r.error.startswith("protected"))
-            if r.kind == "table":
-                out[f"tvd: {r.name}"] = 1.0 if failed else _number(r.tvd)
-            else:
-                out[f"ci_overlap: {r.name}"] = 0.0 if failed else r.mean_ci_overlap
-        return out
+        return {f"{'tvd' if r.kind == 'table' else 'ci_overlap'}: {r.name}": analysis_figure(r)
+                for r in self.analyses}
 
     def to_json(self) -> dict[str, Any]:
         """``analyses`` (each as :meth:`AnalysisResult.to_json`), ``mean_ci_overlap``,
         ``tables`` (worst first), ``worst_tvd``, ``pmse``, ``s_pmse`` and the propensity
         model's size, NaN written as null."""
-        def plain(v: float) -> float | None:
-            return None if math.isnan(v) else float(v)
-
         s = self.summary()
         out: dict[str, Any] = {
             "analyses": [r.to_json() for r in self.analyses],
-            "mean_ci_overlap": plain(s["mean_ci_overlap"]),
+            "mean_ci_overlap": _plain(s["mean_ci_overlap"]),
             "table_columns": self.columns, "tables": [t.to_json() for t in self.tables],
-            "worst_tvd": plain(s["worst_tvd"]),
-            "pmse": plain(s["pmse"]), "s_pmse": plain(s["s_pmse"])}
+            "worst_tvd": _plain(s["worst_tvd"]),
+            "pmse": _plain(s["pmse"]), "s_pmse": _plain(s["s_pmse"])}
         if self.missing:
             out["dropped_table_columns"] = self.missing
         if self.pmse is not None:
@@ -172,8 +157,17 @@ class ValidityReport:
         return out
 
 
-def _number(v: float | None) -> float:
-    return math.nan if v is None else float(v)
+def analysis_figure(r: AnalysisResult) -> float:
+    """One analysis's figure: its mean CI overlap, or a table's TVD; 0 (an overlap) or 1 (a
+    TVD) when the release breaks it, NaN when it cannot be estimated on the original (it is
+    left out of the release's figures)."""
+    if r.error:
+        if r.error.startswith("original"):
+            return math.nan
+        return 1.0 if r.kind == "table" else 0.0
+    if r.kind == "table":
+        return math.nan if r.tvd is None else float(r.tvd)
+    return r.mean_ci_overlap
 
 
 class Validity:
