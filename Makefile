@@ -69,6 +69,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_slider
 	$(BIN)/python -m bench.bench_analysis
 	$(BIN)/python -m bench.bench_population
+	$(BIN)/python -m bench.bench_pitman
 	$(BIN)/python -m bench.bench_loglinear
 	$(BIN)/python -m bench.bench_cli
 	$(BIN)/python -m bench.bench_noise

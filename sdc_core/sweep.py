@@ -454,6 +454,10 @@ class SweepContext:
                                               for c in analysis_columns(a))]))
         self.baseline_validity = self.analyses({})
         self.population_size = self._population_size(weight, sampling or {})
+        # the population models' classes (a blank a category of its own), encoded once: a
+        # setting re-encodes only the keys it changed
+        self.population_keys = None if self.population_size is None else \
+            encode_keys(df, self.qi, "category")
         self.baseline_population = self.population({})
 
     def risk(self, keys) -> dict[str, float]:
@@ -545,10 +549,13 @@ class SweepContext:
         moved = {c: v for c, v in changed.items() if c in self.qi}
         if changed and not moved:
             return dict(self.baseline_population)
-        from sdc_core.risk.population import class_histogram, population_uniqueness
+        from sdc_core.risk.population import dankar_estimate, histogram_of_codes
 
-        hist = class_histogram(self.df[self.qi].assign(**moved), self.qi)
-        share = population_uniqueness(hist, population_size=self.population_size).dankar.share
+        keys = self.population_keys
+        for column, values in moved.items():
+            keys = keys.with_column(column, values, "category")
+        share = dankar_estimate(histogram_of_codes(keys),
+                                population_size=self.population_size)[0].share
         return {POPULATION: 100.0 * share}
 
     def analyses(self, changed: dict[str, pd.Series]) -> dict[str, float]:

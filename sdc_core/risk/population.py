@@ -78,18 +78,19 @@ with equal values on every key column, a missing value being a category of its o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq, root
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammaln, zeta
 
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.classes import ClassSizes
-from sdc_core.risk.keys import combine_codes, encode_keys
+from sdc_core.risk.keys import KeyCodes, combine_codes, encode_keys
 
 MODELS = ("zayatz", "pitman", "snb")
 #: Dankar's threshold on the sampling fraction between Pitman and the Zayatz/SNB pair.
@@ -169,7 +170,13 @@ def class_histogram(df: pd.DataFrame, keys: Sequence[str]) -> ClassHistogram:
     over the class sizes."""
     if len(df) == 0:
         raise SdcInputError("the table has no rows")
-    codes = encode_keys(df, keys, na="category")
+    return histogram_of_codes(encode_keys(df, keys, na="category"))
+
+
+def histogram_of_codes(codes: KeyCodes) -> ClassHistogram:
+    """The class-size histogram of already encoded keys (``na="category"`` codes, as
+    :func:`class_histogram` encodes them): one bincount over the combined key codes and one
+    over the class sizes."""
     key, bound = combine_codes(codes.codes, codes.cards)
     per_class = np.bincount(key, minlength=bound)
     per_class = per_class[per_class > 0]
@@ -257,15 +264,19 @@ class PitmanFit:
     reason: str | None = None
 
 
-#: Terms of the series used for Σ 1/(θ+iα) and Σ i/(θ+iα) when θ/α > _SERIES_RATIO·u.
+#: Terms of the series used for Σ 1/(θ+iα), Σ i/(θ+iα) and their squared forms when
+#: θ/α > _SERIES_RATIO·u.
 _SERIES_TERMS = 18
 _SERIES_RATIO = 20.0
+_POWERS = np.arange(_SERIES_TERMS)
+#: (m + 1), the series' weights for the squared forms: 1/(r+i)² = Σ_m (−1)^m (m+1) i^m/r^(m+2).
+_SQUARED = np.arange(1, _SERIES_TERMS + 1, dtype=np.float64)
 
 
 @dataclass(frozen=True)
 class _PitmanData:
     """What the score needs: n, u, the sizes ≥ 2 with their counts, and the normalised power
-    sums Q_m = Σ_{i=1}^{u−1} (i/(u−1))^m, m = 0…_SERIES_TERMS."""
+    sums Q_m = Σ_{i=1}^{u−1} (i/(u−1))^m, m = 0…_SERIES_TERMS + 1."""
 
     n: int
     u: int
@@ -279,13 +290,13 @@ class _PitmanData:
         u = hist.u
         if u > 1:
             x = np.arange(1, u, dtype=np.float64) / (u - 1)
-            q = np.empty(_SERIES_TERMS + 1)
+            q = np.empty(_SERIES_TERMS + 2)
             term = np.ones_like(x)
-            for m in range(_SERIES_TERMS + 1):
+            for m in range(_SERIES_TERMS + 2):
                 q[m] = term.sum()
                 term *= x
         else:
-            q = np.zeros(_SERIES_TERMS + 1)
+            q = np.zeros(_SERIES_TERMS + 2)
         return cls(hist.n, u, hist.sizes[big].astype(np.float64),
                    hist.counts[big].astype(np.float64), q)
 
@@ -300,17 +311,59 @@ def _class_sums(d: _PitmanData, theta: float, alpha: float) -> tuple[float, floa
         s = (digamma(r + u) - digamma(r + 1.0)) / alpha
         return float(s), float(((u - 1) - theta * s) / alpha)
     x = (u - 1) / r
-    signs = (-x) ** np.arange(_SERIES_TERMS)
-    s = float(np.dot(signs, d.power_sums[:-1])) / r / alpha
-    t = float(np.dot(signs, d.power_sums[1:])) * x / alpha
+    signs = (-x) ** _POWERS
+    s = float(np.dot(signs, d.power_sums[:_SERIES_TERMS])) / r / alpha
+    t = float(np.dot(signs, d.power_sums[1:_SERIES_TERMS + 1])) * x / alpha
     return s, t
+
+
+def _theta_curvature(d: _PitmanData, theta: float, alpha: float) -> tuple[float, float]:
+    """(∂²ℓ/∂θ², A₂) at (θ, α), α > 0: ∂²ℓ/∂θ² = Σ_{i=1}^{n−1} 1/(θ+i)² − A₂ with A₂ =
+    Σ_{i=1}^{u−1} 1/(θ+iα)². With the trigamma ψ′(x) = ζ(2, x) and r = θ/α, the first sum is
+    ψ′(θ+1) − ψ′(θ+n) and A₂ = [ψ′(r+1) − ψ′(r+u)]/α² when r ≤ 20u, else the series
+    Σ_m (−1)^m (m+1) Σ_i i^m/r^(m+2) (over α²). One call of ζ for all the trigammas."""
+    r = theta / alpha
+    if r <= _SERIES_RATIO * d.u:
+        p = zeta(2.0, np.array([theta + 1.0, theta + d.n, r + 1.0, r + d.u]))
+        a2 = float(p[2] - p[3]) / alpha ** 2
+    else:
+        p = zeta(2.0, np.array([theta + 1.0, theta + d.n]))
+        x = (d.u - 1) / r
+        a2 = float(np.dot(_SQUARED * (-x) ** _POWERS, d.power_sums[:_SERIES_TERMS])) / (
+            r * alpha) ** 2
+    return float(p[0] - p[1]) - a2, a2
+
+
+def _moment_square_sums(d: _PitmanData, theta: float, alpha: float, s: float, t: float,
+                        a2: float) -> tuple[float, float]:
+    """(B₂, C₂) = (Σ_{i=1}^{u−1} i/(θ+iα)², Σ_{i=1}^{u−1} i²/(θ+iα)²) from s = Σ 1/(θ+iα),
+    t = Σ i/(θ+iα) and A₂ (α > 0). As i/(θ+iα)² = [1/(θ+iα) − θ/(θ+iα)²]/α, B₂ = (s − θA₂)/α
+    and C₂ = (t − θB₂)/α; these cancel when r = θ/α is large, so for r > 20u the series
+    Σ_i i^k/(r+i)² = Σ_m (−1)^m (m+1) Σ_i i^(m+k)/r^(m+2), k = 1, 2 (over α²), is used."""
+    r = theta / alpha
+    if r <= _SERIES_RATIO * d.u:
+        b2 = (s - theta * a2) / alpha
+        return b2, (t - theta * b2) / alpha
+    x = (d.u - 1) / r
+    w = _SQUARED * (-x) ** _POWERS
+    b2 = float(np.dot(w, d.power_sums[1:_SERIES_TERMS + 1])) * x / r / alpha ** 2
+    c2 = float(np.dot(w, d.power_sums[2:_SERIES_TERMS + 2])) * (x / alpha) ** 2
+    return b2, c2
+
+
+def _record_sums(d: _PitmanData, theta: float) -> float:
+    """Σ_{i=1}^{n−1} 1/(θ+i) = ψ(θ+n) − ψ(θ+1)."""
+    return float(digamma(theta + d.n) - digamma(theta + 1.0))
+
+
+def _alpha_sums(d: _PitmanData, alpha: float) -> float:
+    """Σ_{j≥2} s_j Σ_{k=1}^{j−1} 1/(k−α) = Σ_j s_j [ψ(j−α) − ψ(1−α)]."""
+    return float(np.dot(d.counts, digamma(d.sizes - alpha) - digamma(1.0 - alpha)))
 
 
 def _score(d: _PitmanData, theta: float, alpha: float) -> tuple[float, float]:
     s, t = _class_sums(d, theta, alpha)
-    d_theta = s - (digamma(theta + d.n) - digamma(theta + 1.0))
-    d_alpha = t - float(np.dot(d.counts, digamma(d.sizes - alpha) - digamma(1.0 - alpha)))
-    return float(d_theta), d_alpha
+    return s - _record_sums(d, theta), t - _alpha_sums(d, alpha)
 
 
 def pitman_score(hist: ClassHistogram, theta: float, alpha: float) -> tuple[float, float]:
@@ -318,23 +371,99 @@ def pitman_score(hist: ClassHistogram, theta: float, alpha: float) -> tuple[floa
     return _score(_PitmanData.of(histogram(hist)), theta, alpha)
 
 
-def _theta_of_alpha(d: _PitmanData, alpha: float) -> float:
-    """The root θ(α) of ∂ℓ/∂θ in (−α, ∞) (it exists when 2 ≤ u < n; α = 0: Ewens, where
-    Σ 1/(θ+iα) = (u−1)/θ)."""
-    if alpha == 0.0:
-        def g(t: float) -> float:
-            return (d.u - 1) / t - (digamma(t + d.n) - digamma(t + 1.0))
-        lo = 1e-300
-    else:
-        def g(t: float) -> float:
-            return _score(d, t, alpha)[0]
-        lo = -alpha * (1.0 - 1e-15)
+def _newton(f: Callable[[float], tuple[float, float]], x: float, lo: float, hi: float,
+            xtol: float, rtol: float, first: tuple[float, float] | None = None,
+            pole: float | None = None, maxiter: int = 500) -> float:
+    """The root in (lo, hi) of a function that is positive left of it and negative right of it
+    (``hi`` may be ∞), by Newton's method from ``x`` kept inside a bracket (Numerical Recipes'
+    "rtsafe"). ``f(x)`` returns (f, f′) (``first``: that at the start).
+
+    Every value narrows the bracket [lo, hi] to the last points of each sign; a step that would
+    leave it, or follow one that did not halve |f|, is a bisection instead: with hi = ∞,
+    x ← 4·max(x, 1); with a ``pole`` of f below lo, geometric in the distance to it while the
+    bracket spans more than a factor 16 in that distance (so a root 10⁻⁶ from the pole takes a
+    few steps, not twenty). Stops when a step is at most xtol + rtol·|x| (and takes it): after
+    a Newton step the error is then of the order of its square, after a bisection at most the
+    step. Stops too at the rounding noise of f: when a Newton step shorter than 10⁻⁶ of the
+    distance to the bracket's first ends did not halve |f| (the true f would have dropped by
+    far more), returning the better of the two points."""
+    ends = (lo, hi)
+    fx, dfx = f(x) if first is None else first
+    slow = False
+    for _ in range(maxiter):
+        if fx == 0.0:
+            return x
+        if fx > 0.0:
+            lo = x
+        else:
+            hi = x
+        new = x - fx / dfx if dfx < 0.0 else np.nan
+        bisect = slow or not lo < new < hi
+        if bisect and hi == np.inf:
+            new = 4.0 * max(x, 1.0)
+            if new > 1e300:
+                raise ArithmeticError("no root: the function stays positive")
+        elif bisect and pole is not None and hi - pole > 16.0 * (lo - pole):
+            new = pole + math.sqrt((lo - pole) * (hi - pole))
+        elif bisect:
+            new = 0.5 * (lo + hi)
+        if abs(new - x) <= xtol + rtol * abs(x):
+            return new
+        f_new, df_new = f(new)
+        slow = abs(f_new) > 0.5 * abs(fx)
+        if slow and not bisect and abs(new - x) <= 1e-6 * min(new - ends[0], ends[1] - new):
+            return new if abs(f_new) < abs(fx) else x
+        x, fx, dfx = new, f_new, df_new
+    raise RuntimeError(f"Newton's method did not converge in {maxiter} iterations")
+
+
+def _ewens_theta(d: _PitmanData) -> float:
+    """The Ewens root θ₀ (α = 0, where Σ 1/(θ+iα) = (u−1)/θ) of ∂ℓ/∂θ in (0, ∞); it exists when
+    2 ≤ u < n."""
+    def g(t: float) -> float:
+        return (d.u - 1) / t - (digamma(t + d.n) - digamma(t + 1.0))
     hi = max(1.0, float(d.u))
     while g(hi) > 0:
         hi *= 4.0
         if hi > 1e300:
             raise ArithmeticError("∂ℓ/∂θ has no root")
-    return brentq(g, lo, hi, xtol=1e-13, rtol=1e-15, maxiter=500)
+    return brentq(g, 1e-300, hi, xtol=1e-13, rtol=1e-15, maxiter=500)
+
+
+def _theta_of_alpha(d: _PitmanData, alpha: float, start: float) -> float:
+    """The root θ(α) of ∂ℓ/∂θ in (−α, ∞) (it exists when 2 ≤ u < n), by :func:`_newton` from
+    ``start`` with the slope ∂²ℓ/∂θ² (:func:`_theta_curvature`). ∂ℓ/∂θ is computed exactly as
+    in :func:`pitman_score`; ∂ℓ/∂α is not needed here."""
+    def g(t: float) -> tuple[float, float]:
+        return _class_sums(d, t, alpha)[0] - _record_sums(d, t), _theta_curvature(d, t, alpha)[0]
+
+    lo = -alpha * (1.0 - 1e-15)
+    return _newton(g, start if start > lo else 0.5 * lo, lo, np.inf, 1e-13, 1e-15,
+                   pole=-alpha)
+
+
+class _Profile:
+    """∂ℓ/∂α along the profile θ(α), with its derivative (for :func:`_newton`)::
+
+        d/dα ∂ℓ/∂α(θ(α), α) = ℓ_αα − ℓ_θα² / ℓ_θθ,        θ′(α) = −ℓ_θα / ℓ_θθ
+
+    with ℓ_θθ = Σ_{i<n} 1/(θ+i)² − A₂, ℓ_θα = −B₂ and ℓ_αα = −C₂ − Σ_{j≥2} s_j Σ_{k=1}^{j−1}
+    1/(k−α)², the last ψ′(1−α) − ψ′(j−α) (A₂, B₂, C₂: :func:`_theta_curvature`,
+    :func:`_moment_square_sums`). Each θ(α) starts from the last one moved along θ′."""
+
+    def __init__(self, d: _PitmanData, theta: float) -> None:
+        self.d, self.alpha, self.theta, self.slope = d, 0.0, theta, 0.0
+
+    def __call__(self, alpha: float) -> tuple[float, float]:
+        d = self.d
+        start = self.theta + self.slope * (alpha - self.alpha)
+        theta = _theta_of_alpha(d, alpha, start)
+        s, t = _class_sums(d, theta, alpha)
+        l_tt, a2 = _theta_curvature(d, theta, alpha)
+        b2, c2 = _moment_square_sums(d, theta, alpha, s, t, a2)
+        l_aa = -c2 - float(np.dot(d.counts, zeta(2.0, 1.0 - alpha) - zeta(2.0, d.sizes - alpha)))
+        self.alpha, self.theta, self.slope = alpha, theta, b2 / l_tt
+        return t - _alpha_sums(d, alpha), l_aa - b2 * b2 / l_tt
 
 
 def fit_pitman(hist: ClassHistogram | Mapping[int, int]
@@ -343,7 +472,12 @@ def fit_pitman(hist: ClassHistogram | Mapping[int, int]
 
     ∂ℓ/∂α at α → 0 is the Ewens value Σ_{i<u} i/θ₀ − Σ_j s_j (ψ(j) − ψ(1)) (θ₀ the Ewens
     root); at α → 1 it tends to −∞. The fit is valid when the former is positive, so that
-    ∂ℓ/∂α changes sign inside (0, 1)."""
+    ∂ℓ/∂α changes sign inside (0, 1) (checked at α = 10⁻¹² and 1 − 10⁻¹²).
+
+    The root in α is found by Newton's method on the profile score (:class:`_Profile`), kept
+    inside that bracket, to |Δα| ≤ 10⁻¹⁵(1 + α); each θ(α) by Newton's method too, warm-started,
+    to |Δθ| ≤ 10⁻¹³ + 10⁻¹⁵|θ| (about 25 evaluations of the score in all, against some 400 for
+    nested bisection-type solvers)."""
     hist = histogram(hist)
     if hist.u < 2:
         return PitmanFit(None, None, "Pitman needs at least two classes")
@@ -351,22 +485,24 @@ def fit_pitman(hist: ClassHistogram | Mapping[int, int]
         return PitmanFit(None, None, "every class is unique: the likelihood grows without "
                                      "bound in θ")
     d = _PitmanData.of(hist)
-    theta0 = _theta_of_alpha(d, 0.0)
+    theta0 = _ewens_theta(d)
     g_lo = (d.u * (d.u - 1) / 2.0) / theta0 - float(np.dot(d.counts, digamma(d.sizes)
                                                           - digamma(1.0)))
+    outside = PitmanFit(None, None, "the maximum-likelihood α is not inside (0, 1)")
     if not g_lo > 0:
-        return PitmanFit(None, None, "the maximum-likelihood α is not inside (0, 1)")
-
-    def g2(a: float) -> float:
-        return _score(d, _theta_of_alpha(d, a), a)[1]
-
+        return outside
+    profile = _Profile(d, theta0)
     lo, hi = 1e-12, 1.0 - 1e-12
-    if not g2(lo) > 0:
-        return PitmanFit(None, None, "the maximum-likelihood α is not inside (0, 1)")
-    if not g2(hi) < 0:
-        return PitmanFit(None, None, "the maximum-likelihood α is not inside (0, 1)")
-    alpha = brentq(g2, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
-    return PitmanFit(_theta_of_alpha(d, alpha), alpha)
+    at_lo = profile(lo)
+    if not at_lo[0] > 0:
+        return outside
+    from_lo = (profile.alpha, profile.theta, profile.slope)
+    if not profile(hi)[0] < 0:
+        return outside
+    profile.alpha, profile.theta, profile.slope = from_lo
+    alpha = _newton(profile, lo, lo, hi, 1e-15, 1e-15, first=at_lo)
+    return PitmanFit(_theta_of_alpha(d, alpha, profile.theta + profile.slope
+                                     * (alpha - profile.alpha)), alpha)
 
 
 def pitman_count(fit: PitmanFit, big_n: np.ndarray) -> np.ndarray:
@@ -550,6 +686,37 @@ def population_uniqueness(hist: ClassHistogram | Mapping[int, int]
                                                "classes": sfit.classes})
     dankar, model = dankar_choice(f, s1, zay, pit, snb)
     return PopulationUniqueness(f, big_n, h.n, h.u, s1, s1 / h.n, zay, pit, snb, dankar, model)
+
+
+def dankar_estimate(hist: ClassHistogram | Mapping[int, int]
+                    | tuple[Sequence[int], Sequence[int]],
+                    sampling_fraction: float | None = None,
+                    population_size: float | None = None) -> tuple[ModelEstimate, str | None]:
+    """Dankar's estimate and the model's name, as :func:`population_uniqueness` gives them
+    (``.dankar``, ``.dankar_model``), fitting only the models the rule reads: none without
+    sample uniques; at π ≤ 0.1 Pitman, and Zayatz only when Pitman is invalid; above, Zayatz
+    and SNB (a sweep reads only this figure, once per setting)."""
+    h = histogram(hist)
+    f, big_n = resolve_fraction(h.n, sampling_fraction, population_size)
+    s1 = h.uniques
+    if s1 == 0:
+        return dankar_choice(f, s1, *(ModelEstimate(None, None),) * 3)
+    unused = ModelEstimate(None, None, "not needed by Dankar's rule")
+    pit = snb = unused
+    if f <= DANKAR_FRACTION:
+        fit = fit_pitman(h)
+        pit = _estimate(float(pitman_count(fit, np.array([big_n]))[0]), big_n, fit.reason,
+                        {} if fit.theta is None else {"theta": fit.theta, "alpha": fit.alpha})
+        if pit.share is not None:
+            return dankar_choice(f, s1, unused, pit, snb)
+    z = float(zayatz_share(h, np.array([big_n]))[0])
+    zay = ModelEstimate(z, z * big_n, None)
+    if f > DANKAR_FRACTION:
+        sfit = fit_snb(h, f)
+        snb = _estimate(snb_count(sfit), big_n, sfit.reason,
+                        {} if sfit.k is None else {"k": sfit.k, "p": sfit.p,
+                                                   "classes": sfit.classes})
+    return dankar_choice(f, s1, zay, pit, snb)
 
 
 def table_population_uniqueness(df: pd.DataFrame, keys: Sequence[str],
