@@ -99,14 +99,16 @@ def test_the_protected_view_reads_the_protect_pages_cache_entry(monkeypatch):
     """One truth: the Risk page finds the table the Protect page computed (same recipe, numeric
     and known columns), and computes no workbench of its own."""
     import ui.compute
+    import ui.workers
     calls: list[str] = []
-    evaluate = ui.compute.evaluate
+    detached = ui.compute.detached
 
     def counted(*args, **kwargs):
         calls.append(args[1])
-        return evaluate(*args, **kwargs)
+        return detached(*args, **kwargs)
 
-    monkeypatch.setattr(ui.compute, "evaluate", counted)
+    monkeypatch.setattr(ui.workers, "workers", lambda: 0)  # counted here, not in a worker
+    monkeypatch.setattr(ui.compute, "detached", counted)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
     at.switch_page("views/protect.py").run()
     at.slider(key="w_p_band_age").set_value(7).run()

@@ -3,12 +3,17 @@
 DataFrames are passed as ``_df`` (not hashed: Streamlit would hash only a sample of a large
 frame); the data set id stands in for them. Results that hold per-record arrays are kept with
 ``cache_resource`` (shared, never mutated) so that a hit costs no copy.
+
+What is pure computation runs in a worker process (:func:`ui.workers.run_on`, the table sent
+to a worker once): the server's interpreter lock stays free for the pages of the other
+sessions, and the machine's other cores do the work.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -27,14 +32,16 @@ from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
-from ui.workbench import Workbench, evaluate
+from ui import workers
+from ui.workbench import Workbench, detached
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
             alpha: float, _df: pd.DataFrame) -> RiskProfile:
     """Risk profile of the data set as loaded."""
-    return risk_profile(_df, list(qi), weight=weight, k=k, na=na, alpha=alpha)
+    return workers.run_on(dataset_id, _df, risk_profile, list(qi), weight=weight, k=k, na=na,
+                          alpha=alpha)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -51,10 +58,13 @@ def protected_id(dataset_id: str, recipe_json: str) -> str:
 @st.cache_resource(max_entries=24, show_spinner=False)
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
               k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
-              _df: pd.DataFrame) -> Workbench:
-    """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`)."""
-    return evaluate(_df, recipe_json, list(qi), weight, k, na, alpha, list(numeric), list(known),
-                    applied=protected(dataset_id, recipe_json, _df))
+              given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> Workbench:
+    """The protected table with its risk and utility, and its risk in the population (from
+    how the file was sampled, ``given``: the items of :func:`ui.state.sampling`) in the same
+    job (see :func:`ui.workbench.evaluate`)."""
+    wb = workers.run_on(dataset_id, _df, detached, recipe_json, list(qi), weight, k, na, alpha,
+                        list(numeric), list(known), sampling=dict(given))
+    return replace(wb, original=_df)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -80,7 +90,7 @@ def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,
     """Risk in the population of the table ``dataset_id`` (the original's, or a protected
     table's :func:`protected_id`): the uniqueness models and log-linear risks, from how it was
     sampled (``given``: the items of :func:`ui.state.sampling`); None when nothing says."""
-    return population_risk(_df, list(qi), weight, **dict(given))
+    return workers.run(population_risk, _df, list(qi), weight, **dict(given))  # computed once
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -93,7 +103,8 @@ def linkage_before(dataset_id: str, qi: tuple[str, ...], known: tuple[str, ...],
 @st.cache_data(max_entries=16, show_spinner=False)
 def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
               alpha: float, _df: pd.DataFrame) -> pd.DataFrame:
-    return key_subset_snapshots(_df, list(qi), weight=weight, k=k, na=na, alpha=alpha)
+    return workers.run_on(dataset_id, _df, key_subset_snapshots, list(qi), weight=weight, k=k,
+                          na=na, alpha=alpha)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -113,6 +124,13 @@ def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int
                 _df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict, AttributeScan]:
     """Riskiest classes, rare key values, l-diversity and the attribute-disclosure scan."""
     p = profile(dataset_id, qi, weight, k, na, alpha, _df)
-    ldiv, scan = (sensitive_report(_df, p, list(sensitive), list(released)) if sensitive
+    return workers.run_on(dataset_id, _df, tables_of, p, list(qi), k, list(sensitive),
+                          list(released))
+
+
+def tables_of(df: pd.DataFrame, p: RiskProfile, qi: list[str], k: int, sensitive: list[str],
+              released: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict, AttributeScan]:
+    """:func:`risk_tables` of ``df`` with its profile ``p`` (run in a worker)."""
+    ldiv, scan = (sensitive_report(df, p, sensitive, released) if sensitive
                   else ({}, AttributeScan()))
-    return (riskiest_classes(_df, p, top=10), small_count_levels(_df, list(qi), k), ldiv, scan)
+    return riskiest_classes(df, p, top=10), small_count_levels(df, qi, k), ldiv, scan

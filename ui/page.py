@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.roles import Roles
-from ui import links, memory, resume, state, upload
+from ui import links, memory, resume, state, upload, workers
 from ui.sidebar import render_sidebar
 from ui.text import column_label, md
 
@@ -36,7 +36,7 @@ def begin_run() -> None:
     open the state a link describes (a session's first run), make sure there is a data set,
     say so once when the server had freed this session's, and set the projector view's
     type."""
-    for problem in memory.settings_problems():
+    for problem in memory.settings_problems() + workers.settings_problems():
         st.error(f"Server setting ignored (the default is used): {md(problem)}",
                  icon=":material/error:")
     require_sign_in()

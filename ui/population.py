@@ -19,7 +19,7 @@ from sdc_core.risk.population import (
     log_p_single,  # Zayatz's P(f=1 | F=j)
 )
 from sdc_core.risk.population_risk import PopulationRisk, sampling, sensitivity
-from ui import charts, compute, state
+from ui import charts, compute, state, workers
 from ui.page import table_columns
 from ui.text import md, md_list
 
@@ -119,8 +119,8 @@ def known(weight: str | None) -> bool:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def curve(dataset_id: str, qi: tuple[str, ...], weight: str | None,
           given: tuple[tuple[str, float], ...], _risk: PopulationRisk) -> UniquenessCurve:
-    """Every model against the sampling fraction (one SNB fit per fraction)."""
-    return sensitivity(_risk)
+    """Every model against the sampling fraction (one SNB fit per fraction; in a worker)."""
+    return workers.run(sensitivity, _risk)
 
 
 def _metric_value(est: ModelEstimate) -> str:
@@ -182,8 +182,11 @@ def section(df: pd.DataFrame, dataset_id: str, qi: list[str], weight: str | None
                "the numbers behind the chart). Dankar's rule, the wide band, follows the model "
                f"it picks: Pitman when valid up to π = {DANKAR_FRACTION:g}, above it the "
                "smaller of Zayatz and SNB.")
-    with st.expander("How: population uniqueness on this table", icon=":material/school:"):
-        st.markdown(worked(risk, qi))
+    how = st.expander("How: population uniqueness on this table", icon=":material/school:",
+                      key=f"risk_how_population{key}", on_change="rerun")
+    if how.open:  # worked out once opened
+        with how:
+            st.markdown(worked(risk, qi))
 
 
 def loglinear(risk: PopulationRisk) -> None:

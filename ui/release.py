@@ -48,5 +48,6 @@ def protect_page_table(ds: Dataset, roles: Roles, opts: RiskOptions) -> Protecte
     candidates = attacker_candidates(groups, roles)
     known = [c for c in state.known_columns(ds.df) if c in candidates]
     wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                           opts.alpha, tuple(groups.numeric), tuple(known), ds.df)
+                           opts.alpha, tuple(groups.numeric), tuple(known),
+                           tuple(sorted(state.sampling().items())), ds.df)
     return ProtectedTable(compute.protected_id(ds.dataset_id, text), text, wb)

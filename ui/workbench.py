@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -13,9 +13,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sdc_core.columns import is_number
+from sdc_core.errors import SdcInputError
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.linkage import linkage_attack
+from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility import eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
 from ui import charts
@@ -43,6 +45,10 @@ class Workbench:
     changed: list[str]
     loss: IL1Result
     numeric: list[str] = field(default_factory=list)
+    #: risk in the population of the protected table, when asked for (:func:`evaluate`'s
+    #: ``sampling``): None when nothing says how the file was sampled, the reason (text) when
+    #: it cannot be estimated
+    population: PopulationRisk | str | None = None
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
         """``utility`` with the columns ``not_released`` out of the release: the headline
@@ -62,11 +68,14 @@ class Workbench:
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
-             applied: ApplyResult | None = None) -> Workbench:
+             applied: ApplyResult | None = None,
+             sampling: dict[str, float] | None = None) -> Workbench:
     """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
-    eigenvalue similarity."""
+    eigenvalue similarity; with ``sampling`` (how the file was sampled, as
+    :func:`~sdc_core.risk.population_risk.population_risk` takes it), the risk in the
+    population of the protected table too."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
@@ -78,10 +87,23 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     loss = il1(df, out, numeric, columns=touched)
     similarity = eigenvalue_similarity(df, out, numeric)
     numeric = numbers_in_both(df, out, numeric)
+    population: PopulationRisk | str | None = None
+    if sampling is not None:
+        try:
+            population = population_risk(out, qi, weight, **sampling)
+        except SdcInputError as err:
+            population = str(err)
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, loss, list(numeric))
+                      "per_column": loss.per_column}, loss.changed, loss, list(numeric),
+                     population)
+
+
+def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
+    """:func:`evaluate` without the original table in the result: what a worker process sends
+    back (the caller holds the table)."""
+    return replace(evaluate(df, *args, **kwargs), original=None)
 
 
 #: The most bands a before/after figure draws as its bins.

@@ -11,7 +11,7 @@ from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
-from ui import analyses, charts, compute, server_files, state
+from ui import analyses, charts, compute, server_files, state, workers
 from ui.report import build_report, risk_table, step_notes, sweep_figure, utility_table
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
@@ -46,7 +46,9 @@ WRITER_TRIAL_ROWS = 1000
 def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: str,
                neutralize: bool, _df: pd.DataFrame) -> bytes:
     out = compute.protected(dataset_id, recipe_text, _df).data
-    return table_bytes(out.drop(columns=[c for c in drop if c in out.columns]), ext, neutralize)
+    # written in a worker process: the server's interpreter lock stays free for other sessions
+    return workers.run(table_bytes, out.drop(columns=[c for c in drop if c in out.columns]), ext,
+                       neutralize)
 
 
 if source is not None and source.is_sample:
@@ -91,7 +93,7 @@ for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/o
             # runs of any sessions end, so on a busy server the browser could miss it (404)
             raw = raw()
         else:  # made on click: its writer is tried on the first rows now
-            table_bytes(written.head(WRITER_TRIAL_ROWS), ext, neutralize)
+            workers.run(table_bytes, written.head(WRITER_TRIAL_ROWS), ext, neutralize)
     except Exception as err:  # noqa: BLE001 — said on the page, never a dead button
         if not isinstance(err, SdcInputError):  # logged by type only: no value of the data
             logging.getLogger("sdc_dashboard").error("writing %s failed with %s", ext,
@@ -168,11 +170,12 @@ else:
 st.subheader("Report", anchor=False)
 numeric = [c for c in roles.numeric if c in df.columns]
 known = state.known_columns(df)
+given = tuple(sorted(state.sampling().items()))
 try:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df) if roles.qi else None
     wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                           opts.na, opts.alpha, tuple(numeric), tuple(known), df) \
+                           opts.na, opts.alpha, tuple(numeric), tuple(known), given, df) \
         if roles.qi else None
 except SdcInputError as err:
     st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
@@ -194,10 +197,10 @@ if before is not None and wb is not None:
                    icon=":material/warning:")
         validity = None
     try:  # the Protect page's calls: the same figures
-        given = tuple(sorted(state.sampling().items()))
+        if isinstance(wb.population, str):
+            raise SdcInputError(wb.population)
         pair = (compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df),
-                compute.population(compute.protected_id(ds.dataset_id, text), tuple(roles.qi),
-                                   roles.weight, given, wb.applied.data))
+                wb.population)
         population = pair if pair[0] is not None and pair[1] is not None else None
     except SdcInputError as err:
         st.warning(f"The report leaves out the risk in the population: {md(err)}",

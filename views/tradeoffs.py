@@ -9,7 +9,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
 from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, POPULATION, run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
-from ui import charts, state
+from ui import charts, state, workers
 from ui.charts import setting_labels
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
 from ui.page import require_quasi_identifiers, table_columns
@@ -223,14 +223,16 @@ if run:
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
                       help="Stops the sweep; the last finished sweep stays.")
             bar = st.progress(0.0, text="Running the sweep…")
-        result = run_sweep(df, roles.qi, grid, roles.weight, opts.na, opts.alpha,
-                           progress=lambda done, total, label: bar.progress(
-                               done / total, text=f"{done}/{total}: {label}"))
+        # in a worker process: a Cancel click or a closed tab stops this run at the progress
+        # bar, which stops the sweep
+        result = workers.run(run_sweep, df, list(roles.qi), grid, roles.weight, opts.na,
+                             opts.alpha, progress=lambda done, total, label: bar.progress(
+                                 done / total, text=f"{done}/{total}: {label}"))
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
         st.session_state["sweep"] = {"result": result, "grid": grid,
                                      "dataset_id": ds.dataset_id, "qi": list(roles.qi)}
-    except SdcInputError as err:
+    except (SdcInputError, workers.WorkerLost) as err:
         notices.error(md(err), icon=":material/error:")
     running.empty()
     st.session_state["sweep_running"] = False
