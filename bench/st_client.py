@@ -62,6 +62,12 @@ def _as_read(markdown: str) -> str:
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u2060", "")
 
 
+def _block_label(block: Block) -> str:
+    """The label an expander, tab or popover shows (the title of a dialog); "" for others."""
+    kind = block.WhichOneof("type")
+    return getattr(getattr(block, kind), _BLOCK_LABELS[kind]) if kind in _BLOCK_LABELS else ""
+
+
 @dataclass
 class _Node:
     """A node of the page as the frontend holds it: an element, or a block of children by
@@ -153,6 +159,10 @@ class StSession:
         self._cache: dict[str, _Cached] = {}  # by the message's hash
         self._cache_runs = 0
         self._cache_age = 2
+        #: What the last run sent, in order: each element's kind ("slider", "plotly_chart", …)
+        #: or "block", with its label; and the bytes of its messages (before references)
+        self.last_run: list[tuple[str, str]] = []
+        self.last_run_bytes = 0
 
     # -- connection --------------------------------------------------------------------------
 
@@ -203,9 +213,8 @@ class StSession:
         for node, container in self._walk():
             if node.element is not None:
                 lines.append(self._element(node, container).text)
-            elif node.block is not None and (kind := node.block.WhichOneof("type")) \
-                    in _BLOCK_LABELS:
-                lines.append(getattr(getattr(node.block, kind), _BLOCK_LABELS[kind]))
+            elif node.block is not None:
+                lines.append(_block_label(node.block))
         return "\n".join(line for line in lines if line)
 
     def errors(self) -> list[str]:
@@ -379,6 +388,7 @@ class StSession:
     def _resolve(self, data: bytes) -> ForwardMsg:
         """The message, cached when cacheable, or the cached one a ``ref_hash`` points to."""
         msg = ForwardMsg.FromString(data)
+        self.last_run_bytes += len(data)
         if msg.HasField("ref_hash"):
             entry = self._cache[msg.ref_hash]
             entry.used = self._cache_runs
@@ -422,6 +432,7 @@ class StSession:
         the entry point's."""
         ns = msg.new_session
         self._run_id = msg.metadata.run.script_run_id
+        self.last_run, self.last_run_bytes = [], 0
         self._compile_error = ""
         if ns.initialize.session_id:
             self.session_id = ns.initialize.session_id
@@ -456,8 +467,11 @@ class StSession:
         if kind == "new_element":
             node.element = msg.delta.new_element
             self._seed(node.element)
+            sent = node.element.WhichOneof("type")
+            self.last_run.append((sent, getattr(getattr(node.element, sent), "label", "")))
         else:
             node.block = msg.delta.add_block
+            self.last_run.append(("block", _block_label(node.block)))
             if existing is not None and existing.block is not None and _same_block(
                     existing.block, node.block):
                 node.children = existing.children

@@ -10,6 +10,9 @@ from typing import Any
 import pandas as pd
 import pytest
 from hypothesis import Phase, settings
+from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 from bench.server import free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
@@ -44,6 +47,38 @@ def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
     Playwright's sync API keeps an event loop running in the test thread."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def keep_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value control of the Protect page reruns its results fragment alone (``st.rerun``
+    with the fragment's key): the browser keeps the rest of the page, but AppTest then holds
+    only the fragment's elements. After such a run the whole script runs once more, the
+    controls as they were and the results from the caches, so that a test reads and moves the
+    page as the browser shows it."""
+    runner_run, app_run = LocalScriptRunner.run, AppTest._run
+    fragment_run = [False]
+
+    def run(self: LocalScriptRunner, *args: Any, **kwargs: Any) -> Any:
+        tree = runner_run(self, *args, **kwargs)
+        fragment_run[0] = any(data.get("fragment_ids_this_run")
+                              for event, data in zip(self.events, self.event_data)
+                              if event == ScriptRunnerEvent.SCRIPT_STARTED)
+        return tree
+
+    def whole(self: AppTest, widget_state: Any = None, timeout: float | None = None) -> AppTest:
+        at = app_run(self, widget_state, timeout)
+        if fragment_run[0]:
+            at = app_run(self, at._tree.get_widget_states(), timeout)
+        return at
+
+    monkeypatch.setattr(LocalScriptRunner, "run", run)
+    monkeypatch.setattr(AppTest, "_run", whole)
+
+
+@pytest.fixture(autouse=True)
+def apptest_keeps_the_whole_page(monkeypatch):
+    """:func:`keep_the_whole_page` for every test."""
+    keep_the_whole_page(monkeypatch)
 
 
 @pytest.fixture(autouse=True)

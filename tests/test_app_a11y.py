@@ -25,7 +25,13 @@ def app_on(page: str) -> AppTest:
 
 
 def chart_tables(at: AppTest) -> list[pd.DataFrame]:
-    """The table under each chart; asserts there is exactly one such table per chart."""
+    """The table under each chart; asserts there is exactly one such table per chart. The
+    tables are drawn once their expander (keyed ``n_`` and the chart's key) is opened."""
+    keys = [c.key for c in at.get("plotly_chart")]
+    assert all(keys)
+    for key in keys:
+        at.session_state[f"n_{key}"] = True
+    at.run()
     boxes = [e for e in at.expander if e.label == TABLE_LABEL]
     assert len(boxes) == len(at.get("plotly_chart")) > 0
     assert all(len(box.dataframe) == 1 for box in boxes)

@@ -28,6 +28,12 @@ def protect_page() -> AppTest:
     return at
 
 
+def editing(at: AppTest) -> AppTest:
+    """Open the editor "Benchmark analyses (N)" (drawn once opened) and run."""
+    at.session_state["w_an_editor"] = True
+    return at.run()
+
+
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
@@ -47,8 +53,8 @@ def interval_chart(at: AppTest) -> dict | None:
 
 
 def add(at: AppTest, kind: str, name: str, **fields) -> AppTest:
-    """Fill the "Add an analysis" fields and click Add."""
-    at.selectbox(key="w_an_kind").set_value(kind).run()
+    """Open the editor, fill the "Add an analysis" fields and click Add."""
+    editing(at).selectbox(key="w_an_kind").set_value(kind).run()
     at.text_input(key="w_an_name").set_value(name)
     for key, value in fields.items():
         widget = {"formula": at.text_input, "columns": at.multiselect}.get(key, at.selectbox)
@@ -134,7 +140,7 @@ def test_a_name_already_used_or_empty_is_refused():
      "the data has no column(s) nosuch"),
 ])
 def test_a_bad_spec_file_is_refused(raw, words):
-    at = protect_page()
+    at = editing(protect_page())
     before = spec(at)
     at.file_uploader(key="analyses_upload").set_value(("spec.json", raw,
                                                        "application/json")).run()
@@ -146,7 +152,7 @@ def test_a_bad_spec_file_is_refused(raw, words):
 def test_a_spec_file_replaces_the_spec():
     new = {"confidence": 0.9, "analyses": [{"name": "weight", "kind": "mean",
                                             "column": "wtkg"}], "columns": ["wtkg", "age"]}
-    at = protect_page()
+    at = editing(protect_page())
     at.file_uploader(key="analyses_upload").set_value(
         ("spec.json", json.dumps(new).encode(), "application/json")).run()
     assert not at.exception and not errors(at)
@@ -156,7 +162,7 @@ def test_a_spec_file_replaces_the_spec():
 
 
 def test_the_settings_change_the_spec():
-    at = protect_page()
+    at = editing(protect_page())
     at.number_input(key="w_an_confidence").set_value(0.9).run()
     assert spec(at)["confidence"] == 0.9
     at.multiselect(key="w_an_table_columns").set_value(["age", "race"]).run()
@@ -181,7 +187,7 @@ def test_a_hostile_name_is_shown_as_text():
 
 
 def test_removing_analyses():
-    at = protect_page()
+    at = editing(protect_page())
     at.button(key="w_an_remove_0").click().run()
     assert [a["name"] for a in spec(at)["analyses"]] == ["mean CD4 at 20 weeks by arm"]
     assert any(e.label == "Benchmark analyses (1)" for e in at.expander)

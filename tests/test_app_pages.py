@@ -35,6 +35,25 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def opening(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders and popovers of these keys on the next run: what is folded in them
+    is drawn only once they are open. (Before a click that switches the page: AppTest's own
+    next run goes back to the page it was on.)"""
+    for key in keys:
+        at.session_state[key] = True
+    return at
+
+
+def opened(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders and popovers of these keys, and run."""
+    return opening(at, *keys).run()
+
+
+def recipe_code(at: AppTest) -> str:
+    """The JSON in the Protect page's "Recipe of these settings", opened."""
+    return opened(at, "p_recipe").main.code[0].value
+
+
 def frame_with(at: AppTest, column: str):
     """The first table with this column (every chart also has a table of its numbers)."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
@@ -123,7 +142,7 @@ def test_protect_every_method_and_reports():
     assert "read as a value of its own, a blank leaves the smallest class at" in captions
     assert "IL1 counts a numeric value blanked by protection as the maximum loss 1" in captions
     assert float(metrics(at)["Unique records"].split()[0]) == 0.0
-    recipe = json.loads(at.main.code[0].value)
+    recipe = json.loads(recipe_code(at))
     assert [s["method"] for s in recipe["steps"]] == [
         "pram", "pram", "relabel", "rank_swap", "randomized_response", "local_suppression"]
 
@@ -163,7 +182,7 @@ def test_protect_linkage_attack_sees_perturbation_and_known_columns():
     m = metrics(at)
     blind = float(m["Linkage attack"].replace(",", ""))
     assert blind < 120 < float(m["Released keys"])
-    how = " ".join(md.value for md in at.markdown)
+    how = " ".join(md.value for md in opened(at, "p_how").markdown)
     assert "What an attacker actually re-identifies" in how and "fewer re-identifications" in how
     at.multiselect(key="w_p_known").set_value(["wtkg"]).run()
     assert not at.exception
@@ -346,7 +365,7 @@ def test_both_fingerprints_are_named(actg):
 
 
 def test_every_chart_offers_a_print_export():
-    at = app_on("views/risk.py")
+    at = opened(app_on("views/risk.py"), "x_risk_hist_open")  # the popover's controls
     assert at.radio(key="x_risk_hist_fmt").value == "png"
     labels = [b.label for b in at.get("download_button")]
     assert "Download PNG" in labels
@@ -377,7 +396,7 @@ def test_protect_offers_noise_and_recoding_from_their_declarations():
     at.multiselect(key="w_p_recode_cols").set_value(["karnof"]).run()
     at.slider(key="w_p_recode_min_count").set_value(100).run()
     assert not at.exception and not at.error
-    steps = json.loads(at.main.code[0].value)["steps"]
+    steps = json.loads(recipe_code(at))["steps"]
     # a step holds main and the controls away from their declared defaults
     assert {"method": "noise", "columns": ["wtkg", "cd40"], "p": 100} in steps
     assert {"method": "recode", "column": "karnof", "min_count": 100} in steps
@@ -391,6 +410,7 @@ def test_risk_page_suda2_section_shows_the_actg_figures():
     assert m["Records with MSUs"] == "29"
     assert m["Max SUDA score"] == "2" and m["Max DIS score"] == "0.011560"
     assert any(s.value == "Special uniques (SUDA2)" for s in at.subheader)
+    opened(at, "n_risk_suda_contrib", "risk_how_msu")  # the chart's numbers, the worked example
     contributions = frame_with(at, "share of the SUDA score (%)")
     assert dict(zip(contributions["key"], contributions["share of the SUDA score (%)"].round(2))) \
         == {"age": 100.0, "gender": 68.75, "race": 56.25}
@@ -416,7 +436,7 @@ def test_protect_offers_microaggregation_from_its_declaration():
     at.multiselect(key="w_p_microaggregation_cols").set_value(["age"]).run()
     at.slider(key="w_p_microaggregation_k").set_value(5).run()
     assert not at.exception and not at.error
-    steps = json.loads(at.main.code[0].value)["steps"]
+    steps = json.loads(recipe_code(at))["steps"]
     assert steps == [{"method": "microaggregation", "columns": ["age"], "k": 5}]
     m = metrics(at)
     # age becomes a distance column of the attack (ties share): below the unprotected 182;
@@ -432,17 +452,17 @@ def test_protect_merges_chosen_levels_into_a_label():
     at.multiselect(key="w_p_recode_groups_karnof_0_levels").set_value([70, 80])
     at.text_input(key="w_p_recode_groups_karnof_0_label").set_value("80 or less").run()
     assert not at.exception and not at.error
-    steps = json.loads(at.main.code[0].value)["steps"]
+    steps = json.loads(recipe_code(at))["steps"]
     assert steps == [{"method": "recode", "column": "karnof",
                       "groups": {"80 or less": [70, 80]}}]
     assert any("89 values changed, 4 levels → 3" in c.value for c in at.caption)
     at.button(key="w_p_recode_groups_karnof_more").click().run()
     at.multiselect(key="w_p_recode_groups_karnof_1_levels").set_value([90])
     at.text_input(key="w_p_recode_groups_karnof_1_label").set_value("80 or less").run()
-    steps = json.loads(at.main.code[0].value)["steps"]
+    steps = json.loads(recipe_code(at))["steps"]
     assert steps[0]["groups"] == {"80 or less": [70, 80, 90]}
     at.slider(key="w_p_recode_min_count").set_value(50).run()  # merge first, then rare levels
-    steps = json.loads(at.main.code[0].value)["steps"]
+    steps = json.loads(recipe_code(at))["steps"]
     assert [sorted(s) for s in steps] == [["column", "groups", "method"],
                                           ["column", "method", "min_count"]]
     assert float(metrics(at)["IL1 categorical"]) > 0
@@ -456,7 +476,7 @@ def test_protect_loads_a_recipe_with_a_merge():
     assert not at.exception and not at.error
     assert at.multiselect(key="w_p_recode_groups_race_0_levels").value == [0, 1]
     assert at.text_input(key="w_p_recode_groups_race_0_label").value == "any"
-    assert json.loads(at.main.code[0].value)["steps"] == steps
+    assert json.loads(recipe_code(at))["steps"] == steps
     assert float(metrics(at)["Released keys"]) < 182  # race, a key, no longer tells
 
 
@@ -481,7 +501,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert any(t.get("name") == "best under the target" for t in spec["data"])
     assert any(s.get("type") == "line" and s.get("y0") == 1.0 for s in spec["layout"]["shapes"])
-    at.button(key="t_open_best").click().run()
+    opening(at, "p_recipe").button(key="t_open_best").click().run()
     assert at.title[0].value == "Protect"
     recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
@@ -573,6 +593,7 @@ def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, c
     type only, never a value of the data."""
     import sdc_core.io
 
+    monkeypatch.setattr("ui.workers.workers", lambda: 0)  # the writer patched here, not in a worker
     real = sdc_core.io.table_bytes
 
     def refuse(df, ext, neutralize=True):
@@ -609,7 +630,7 @@ def test_every_sweep_row_opens_on_protect_as_its_recipe():
         {"method": "band", "column": "age", "width": 40}] for i in rows)
     for i in rows:
         at.switch_page("views/tradeoffs.py").run()
-        at.selectbox(key="w_t_pick").set_value(i)
+        opening(at, "p_recipe").selectbox(key="w_t_pick").set_value(i)
         next(b for b in at.button if b.label == "Open it on the Protect page").click().run()
         assert not at.exception and not at.error, table.at[i, "recipe"]
         assert at.title[0].value == "Protect"
@@ -630,8 +651,8 @@ def test_a_recipe_band_wider_than_the_data_widens_the_slider():
     assert not at.exception and not at.error
     slider = at.slider(key="w_p_band_age")
     assert slider.value == 40 and slider.max == 40
-    assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
-    assert at.main.code[0].value.count("\n") > 5  # a line a field, not one long line
+    assert json.loads(recipe_code(at))["steps"] == json.loads(recipe)["steps"]
+    assert recipe_code(at).count("\n") > 5  # a line a field, not one long line
     at.slider(key="w_p_band_age").set_value(10).run()  # the widened end goes with the value
     assert at.slider(key="w_p_band_age").max < 40
 
@@ -647,7 +668,7 @@ def test_a_recipe_past_a_sliders_end_is_shown_as_written():
     assert not at.exception and not at.error
     assert at.slider(key="w_p_pram_p").value == 0.9 == at.slider(key="w_p_pram_p").max
     assert at.slider(key="w_p_local_suppression_k").value == 50
-    assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
+    assert json.loads(recipe_code(at))["steps"] == json.loads(recipe)["steps"]
 
 
 def test_a_whole_number_control_refuses_a_fraction():
@@ -719,8 +740,12 @@ def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
 
 
 def shown_recipe(at: AppTest) -> dict | None:
-    """The "Recipe of these settings" of the Protect page (None: no method is on)."""
+    """The "Recipe of these settings" of the Protect page (None: no method is on), opened
+    first if it is closed."""
     box = [e for e in at.expander if e.label == "Recipe of these settings"]
+    if box and not box[0].code:
+        box = [e for e in opened(at, "p_recipe").expander
+               if e.label == "Recipe of these settings"]
     return json.loads(box[0].code[0].value) if box else None
 
 

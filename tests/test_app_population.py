@@ -40,6 +40,14 @@ def household_risk_page() -> AppTest:
     return at
 
 
+def opened(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders of these keys and run: what is folded in them is drawn only once
+    they are open."""
+    for key in keys:
+        at.session_state[key] = True
+    return at.run()
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
@@ -115,6 +123,7 @@ def test_a_sampling_fraction_shows_the_cores_figures(actg):
     assert {"Zayatz", "SNB"} <= set(names) and "Pitman (not valid)" in names
 
     # the worked example on this table
+    opened(at, "risk_how_population")
     how = next(e for e in at.expander if e.label == "How: population uniqueness on this table")
     worked = " ".join(x.value for x in how.markdown)
     h = expected.histogram
@@ -220,6 +229,7 @@ def test_both_tables_side_by_side_each_with_their_figures():
     assert len(population_charts(at)) == 2
     shares = [m.value for m in at.metric if m.label == "Sample uniqueness"]
     assert len(shares) == 2 and shares[0] == "1.36 %" and shares[1] != shares[0]
+    opened(at, "risk_how_population", "risk_how_population_protected")  # worked examples
     assert "π = 0.2 > 0.1" in " ".join(x.value for x in at.markdown)
 
 

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
-from tests.conftest import ROOT, plain
+from tests.conftest import ROOT, keep_the_whole_page, plain
 from ui.lessons import LESSONS
 from ui.links import LinkState, decode_recipe, encode_recipe, example_columns, read_link, to_query
 from ui.protect import ProtectSettings, from_steps
@@ -355,6 +355,14 @@ def observed(at: AppTest) -> dict[str, Any]:
 def session_a():
     """A session that opened the household data set and changed every part a link carries;
     its state and its sidebar link."""
+    # a module's fixture is made before the conftest's autouse (per test) patch that runs the
+    # whole Protect page after a move of a value control reruns its results fragment alone
+    with pytest.MonkeyPatch.context() as patch:
+        keep_the_whole_page(patch)
+        return made_session_a()
+
+
+def made_session_a() -> tuple[dict[str, Any], str]:
     at = AppTest.from_file(APP, default_timeout=90).run()
     at.selectbox(key="example_pick").set_value("household")
     next(b for b in at.button if b.label == "Load built-in data").click().run()

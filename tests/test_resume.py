@@ -58,6 +58,19 @@ def address_token(at: AppTest) -> str:
     return value if isinstance(value, str) else value[0]
 
 
+def opened(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders of these keys and run: what is folded in them is drawn only once
+    they are open."""
+    for key in keys:
+        at.session_state[key] = True
+    return at.run()
+
+
+def recipe_code(at: AppTest) -> str:
+    """The JSON in the Protect page's "Recipe of these settings", opened."""
+    return opened(at, "p_recipe").main.code[0].value
+
+
 def app() -> AppTest:
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
 
@@ -74,7 +87,7 @@ def test_a_reload_returns_the_same_work(monkeypatch):
     first.number_input(key="w_risk_k").set_value(3).run()
     first.switch_page("views/protect.py").run()
     first.slider(key="w_p_band_age").set_value(10).run()
-    recipe = first.main.code[0].value
+    recipe = recipe_code(first)
     held = memory.LEDGER.total()
 
     # AppTest gives every session one id: the reloaded session gets another
@@ -87,7 +100,7 @@ def test_a_reload_returns_the_same_work(monkeypatch):
     assert not again.exception
     assert address_token(again) == token
     assert again.slider(key="w_p_band_age").value == 10
-    assert again.main.code[0].value == recipe
+    assert recipe_code(again) == recipe
     assert not any("has ended" in w.value for w in again.warning)
     assert memory.LEDGER.total() == held  # the data moved, it was not loaded again
     again.switch_page("views/data.py").run()
@@ -123,19 +136,19 @@ def test_undo_redo_and_reset_all_on_protect():
     assert at.button(key="p_undo").disabled and at.button(key="p_redo").disabled
     at.slider(key="w_p_band_age").set_value(10).run()
     at.slider(key="w_p_pram_p").set_value(0.1).run()
-    both = at.main.code[0].value
+    both = recipe_code(at)
     at.button(key="p_undo").click().run()
     assert at.slider(key="w_p_pram_p").value == 0.0 and at.slider(key="w_p_band_age").value == 10
     at.button(key="p_undo").click().run()
     assert at.slider(key="w_p_band_age").value == 0 and at.button(key="p_undo").disabled
     at.button(key="p_redo").click().run()
     at.button(key="p_redo").click().run()
-    assert at.main.code[0].value == both and at.button(key="p_redo").disabled
+    assert recipe_code(at) == both and at.button(key="p_redo").disabled
     at.button(key="p_reset").click().run()
     assert at.slider(key="w_p_band_age").value == 0 and at.slider(key="w_p_pram_p").value == 0.0
     assert any("No method is active" in i.value for i in at.info)
     at.button(key="p_undo").click().run()  # the reset itself can be undone
-    assert at.main.code[0].value == both
+    assert recipe_code(at) == both
     at.slider(key="w_p_band_age").set_value(5).run()  # a new change drops what was undone
     assert at.button(key="p_redo").disabled
 

@@ -238,11 +238,14 @@ def _files(ds: Dataset, spec: dict[str, Any] | None) -> None:
 
 def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
     """The expander "Benchmark analyses (N)": the analyses, a form to add one, the settings,
-    and the spec file; the last change's outcome."""
+    and the spec file; the last change's outcome. Closed at first, it is drawn once opened (a
+    slider move does not redraw the form)."""
     count = len(spec["analyses"]) if spec else 0
-    state.bind("w_an_editor", spec is None)  # open at first when there is nothing to show
-    with st.expander(f"Benchmark analyses ({count})", icon=":material/edit_note:",
-                     key="w_an_editor", on_change="rerun"):
+    box = st.expander(f"Benchmark analyses ({count})", icon=":material/edit_note:",
+                      key="w_an_editor", on_change="rerun")
+    if not box.open:
+        return
+    with box:
         kind, text = st.session_state.pop(_MESSAGE, (None, None))
         if kind == "error":
             st.error(md(text), icon=":material/error:")
@@ -312,8 +315,11 @@ def _tables(report: ValidityReport) -> None:
     st.table(worst.assign(table=worst["table"].map(md)), hide_index=True)
     rest = report.tables[WORST_TABLES:]
     if rest:
-        with st.expander(f"The other {len(rest)} tables"):
-            st.dataframe(tables_frame(rest), hide_index=True, width="stretch")
+        box = st.expander(f"The other {len(rest)} tables", key="an_other_tables",
+                          on_change="rerun")
+        if box.open:
+            with box:
+                st.dataframe(tables_frame(rest), hide_index=True, width="stretch")
     if report.missing:
         st.caption("Columns the release drops (their tables count TVD 1): "
                    + md(", ".join(map(str, report.missing))))
@@ -326,8 +332,9 @@ def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
     spec = state.analysis_spec()
     if spec is None:
         st.info("No benchmark analyses for this data set: add the estimates a user of the "
-                "data would make (a regression, a mean by group, a table), and every move "
-                "shows whether they still come out the same.", icon=":material/analytics:")
+                "data would make (a regression, a mean by group, a table) under *Benchmark "
+                "analyses* below, and every move shows whether they still come out the same.",
+                icon=":material/analytics:")
     editor(ds, spec)
     if spec is None:
         return

@@ -50,6 +50,21 @@ def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
+def spec_figure(traces: list[dict[str, Any]], title: str, x: str, y: str,
+                xaxis: dict[str, Any] | None = None, **extra: Any) -> go.Figure:
+    """A figure of plain Plotly ``traces`` (each with its ``type``) and the common layout of
+    :func:`layout` (``xaxis``: more of the x axis; ``extra``: more of the layout), taken as it
+    is: Plotly's validation of every property on the way in took more time than the rest of a
+    slider move on the Protect page, so the figures drawn on every move are built this way
+    (tests check them against Plotly's validation)."""
+    spec = {"title": {"text": plain(title), "x": 0, "xanchor": "left"},
+            "xaxis": {"title": {"text": plain(x)}, **(xaxis or {})},
+            "yaxis": {"title": {"text": plain(y)}}, "height": 360,
+            "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+            "legend": {"orientation": "h", "y": -0.25}, **extra}
+    return go.Figure({"data": traces, "layout": spec}, _validate=False)
+
+
 def show(fig: go.Figure, name: str, key: str | None = None, select: bool = False,
          context: str = "") -> list[dict[str, Any]]:
     """Render with a camera button that saves a high-resolution PNG or an SVG named ``name``,
@@ -68,20 +83,33 @@ def show(fig: go.Figure, name: str, key: str | None = None, select: bool = False
                              selection_mode="points") if select
              else st.plotly_chart(fig, key=key, config=config))
     print_export(fig, filename, f"x_{key or filename}", context)
-    tables, notes = figure_tables(fig)
-    with st.expander(TABLE_LABEL, icon=":material/table:"):
-        for title, table in tables:
-            if len(tables) > 1:
-                st.caption(md(title))
-            st.dataframe(table, hide_index=table.index.name is None, width="stretch")
-        for note in notes:
-            st.caption(md(note))
+    numbers = st.expander(TABLE_LABEL, icon=":material/table:", key=f"n_{key or filename}",
+                          on_change="rerun")
+    if numbers.open:  # drawn once opened: a slider move redraws only what is seen
+        with numbers:
+            numbers_behind(fig)
     return list(event.selection.points) if select and event else []
 
 
+def numbers_behind(fig: go.Figure) -> None:
+    """The numbers behind ``fig`` as tables (:func:`figure_tables`) and its notes."""
+    tables, notes = figure_tables(fig)
+    for title, table in tables:
+        if len(tables) > 1:
+            st.caption(md(title))
+        st.dataframe(table, hide_index=table.index.name is None, width="stretch")
+    for note in notes:
+        st.caption(md(note))
+
+
 def print_export(fig: go.Figure, filename: str, key: str, context: str) -> None:
-    """The "Export for print" popover: format, width, and a download made on click."""
-    with st.popover("Export for print", icon=":material/print:"):
+    """The "Export for print" popover: format, width, and a download made on click (its
+    controls drawn once it is open)."""
+    box = st.popover("Export for print", icon=":material/print:", key=f"{key}_open",
+                     on_change="rerun")
+    if not box.open:
+        return
+    with box:
         fmt = st.radio("Format", FORMATS, horizontal=True, key=f"{key}_fmt",
                        format_func=str.upper)
         width = int(st.number_input("Width in pixels", 300, 4000, 1200, step=100,
@@ -201,32 +229,36 @@ def class_size_histogram(fk: np.ndarray, k: int) -> go.Figure:
     flag = f"k ≤ {k}: at risk"
     # colour is not the only cue: the buckets at risk are also hatched, named in the hover
     # text and in the table under the chart, and marked by a labelled band over the plot
-    fig = go.Figure(go.Bar(
-        x=labels, y=counts, name="records", text=[flag if r else "" for r in risky],
-        textposition="none", marker={
-            "color": [RISK if r else AFTER for r in risky],
-            "pattern": {"shape": ["/" if r else "" for r in risky], "fgcolor": "#ffffff",
-                        "size": 8, "solidity": 0.3}},
-        hovertemplate="class size %{x}: %{y} records %{text}<extra></extra>"))
-    fig.update_xaxes(type="category")  # "6–10" beside "1": keep every label
-    if any(risky):
-        fig.add_vrect(x0=-0.5, x1=sum(risky) - 0.5, fillcolor=RISK, opacity=0.08, line_width=0,
-                      annotation_text=f"{flag} (hatched)", annotation_position="top left")
-    return layout(fig, f"Records by equivalence-class size (red, hatched: k ≤ {k})",
-                  "class size f_k", "records")
+    bars = {"type": "bar", "x": labels, "y": counts, "name": "records",
+            "text": [flag if r else "" for r in risky], "textposition": "none", "marker": {
+                "color": [RISK if r else AFTER for r in risky],
+                "pattern": {"shape": ["/" if r else "" for r in risky], "fgcolor": "#ffffff",
+                            "size": 8, "solidity": 0.3}},
+            "hovertemplate": "class size %{x}: %{y} records %{text}<extra></extra>"}
+    band: dict[str, Any] = {}
+    if any(risky):  # a labelled band over the buckets at risk
+        band = {"shapes": [{"type": "rect", "x0": -0.5, "x1": sum(risky) - 0.5, "xref": "x",
+                            "y0": 0, "y1": 1, "yref": "y domain", "fillcolor": RISK,
+                            "opacity": 0.08, "line": {"width": 0}}],
+                "annotations": [{"text": f"{flag} (hatched)", "x": -0.5, "xref": "x",
+                                 "xanchor": "left", "y": 1, "yref": "y domain",
+                                 "yanchor": "top", "showarrow": False}]}
+    return spec_figure([bars], f"Records by equivalence-class size (red, hatched: k ≤ {k})",
+                       "class size f_k", "records",
+                       xaxis={"type": "category"},  # "6–10" beside "1": keep every label
+                       **band)
 
 
 def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Figure:
     """Category shares before and after (value_counts of each, aligned)."""
     cats = before.index.union(after.index)
-    fig = go.Figure([
-        go.Bar(name="original", x=[plain(c) for c in cats],
-               y=before.reindex(cats, fill_value=0), marker_color=BEFORE),
-        go.Bar(name="protected", x=[plain(c) for c in cats],
-               y=after.reindex(cats, fill_value=0), marker_color=AFTER)])
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(type="category")
-    return layout(fig, title, "category", "records")
+    labels = [plain(c) for c in cats]
+    return spec_figure([
+        {"type": "bar", "name": "original", "x": labels,
+         "y": before.reindex(cats, fill_value=0).to_numpy(), "marker": {"color": BEFORE}},
+        {"type": "bar", "name": "protected", "x": labels,
+         "y": after.reindex(cats, fill_value=0).to_numpy(), "marker": {"color": AFTER}}],
+        title, "category", "records", xaxis={"type": "category"}, barmode="group")
 
 
 def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40,
@@ -239,12 +271,13 @@ def overlaid_histograms(x: np.ndarray, y: np.ndarray, title: str, bins: int = 40
     mids = (edges[:-1] + edges[1:]) / 2
     # told apart by form as well as colour: protected values are bars, the original a step line
     # (Plotly draws lines above bars whatever the order of the traces)
-    fig = go.Figure([
-        go.Scatter(name="original", x=mids, y=np.histogram(x[~np.isnan(x)], edges)[0],
-                   mode="lines", line={"color": "#2e4057", "width": 2, "shape": "hvh"}),
-        go.Bar(name="protected", x=mids, y=np.histogram(y[~np.isnan(y)], edges)[0],
-               marker_color=AFTER, opacity=0.8, width=np.diff(edges))])
-    return layout(fig, title, "value", "records")
+    return spec_figure([
+        {"type": "scatter", "name": "original", "x": mids,
+         "y": np.histogram(x[~np.isnan(x)], edges)[0], "mode": "lines",
+         "line": {"color": "#2e4057", "width": 2, "shape": "hvh"}},
+        {"type": "bar", "name": "protected", "x": mids,
+         "y": np.histogram(y[~np.isnan(y)], edges)[0], "marker": {"color": AFTER},
+         "opacity": 0.8, "width": np.diff(edges)}], title, "value", "records")
 
 
 def heatmap(matrix: pd.DataFrame, title: str, zmin: float = 0.0, zmax: float = 1.0,
@@ -271,62 +304,76 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
     """Risk against loss, one colour per method (or combination of methods), error bars over
     seeds, the Pareto front; with a ``target`` on this risk its line, and the ``best`` row
     marked."""
-    fig = go.Figure()
     labels = pd.Series(setting_labels(table), index=table.index)
+    traces = []
     for i, ((method, column), rows) in enumerate(table.groupby(["method", "column"],
                                                                sort=False)):
         err_x = rows.get(f"{loss}_sd")
         err_y = rows.get(f"{risk}_sd")
-        fig.add_trace(go.Scatter(
-            x=rows[loss], y=rows[risk], mode="markers", text=[plain(t) for t in labels[rows.index]],
-            customdata=rows.index.to_numpy(),  # the table row: a click opens the setting
-            unselected={"marker": {"opacity": 0.5}},  # after a click the others stay legible
-            name=str(method) if method == "BASELINE" else plain(f"{method} {column}"),
-            marker={"size": 11, "color": COLOURS[i % len(COLOURS)],
-                    "symbol": SYMBOLS[(i // len(COLOURS)) % len(SYMBOLS)],
-                    "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
-                                                   for p in rows["pareto"]]}},
-            error_x={"array": err_x, "visible": err_x is not None},
-            error_y={"array": err_y, "visible": err_y is not None},
-            hovertemplate="%{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"))
+        traces.append({
+            "type": "scatter", "x": rows[loss].to_numpy(), "y": rows[risk].to_numpy(),
+            "mode": "markers", "text": [plain(t) for t in labels[rows.index]],
+            "customdata": rows.index.to_numpy(),  # the table row: a click opens the setting
+            "unselected": {"marker": {"opacity": 0.5}},  # after a click the others stay legible
+            "name": str(method) if method == "BASELINE" else plain(f"{method} {column}"),
+            "marker": {"size": 11, "color": COLOURS[i % len(COLOURS)],
+                       "symbol": SYMBOLS[(i // len(COLOURS)) % len(SYMBOLS)],
+                       "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
+                                                      for p in rows["pareto"]]}},
+            "error_x": _error_bars(err_x), "error_y": _error_bars(err_y),
+            "hovertemplate": "%{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"})
     front = table[table["pareto"]].sort_values(loss)
-    fig.add_trace(go.Scatter(x=front[loss], y=front[risk], mode="lines", name="Pareto front",
-                             line={"color": "#111", "dash": "dot", "width": 1.5},
-                             hoverinfo="skip"))
-    if target is not None:
-        fig.add_hline(y=target, line_dash="dash", line_color=BEFORE,
-                      annotation_text=f"target ≤ {target:g}", annotation_position="top right")
+    traces.append({"type": "scatter", "x": front[loss].to_numpy(), "y": front[risk].to_numpy(),
+                   "mode": "lines", "name": "Pareto front",
+                   "line": {"color": "#111", "dash": "dot", "width": 1.5},
+                   "hoverinfo": "skip"})
     if best is not None:
-        fig.add_trace(go.Scatter(
-            x=[table.at[best, loss]], y=[table.at[best, risk]], mode="markers",
-            name="best under the target", customdata=[best], text=[plain(labels[best])],
-            marker={"symbol": "star", "size": 20, "color": "#f5c518",
-                    "line": {"width": 1.5, "color": "#111"}},
-            hovertemplate="best: %{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"))
-    fig = layout(fig, "Risk against information loss (outlined: Pareto-optimal)", loss_label,
-                 risk_label)
-    rows = -(-len(fig.data) // LEGEND_PER_ROW)  # the legend's rows under the chart
-    if rows > 1:  # the chart keeps its height: the legend's rows are added to it
-        fig.update_layout(height=fig.layout.height + LEGEND_ROW * (rows - 1))
-    return fig
+        traces.append({
+            "type": "scatter", "x": [table.at[best, loss]], "y": [table.at[best, risk]],
+            "mode": "markers", "name": "best under the target", "customdata": [best],
+            "text": [plain(labels[best])],
+            "marker": {"symbol": "star", "size": 20, "color": "#f5c518",
+                       "line": {"width": 1.5, "color": "#111"}},
+            "hovertemplate": "best: %{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"})
+    rows = -(-len(traces) // LEGEND_PER_ROW)  # the legend's rows under the chart
+    # the chart keeps its height: the legend's rows are added to it
+    return spec_figure(traces, "Risk against information loss (outlined: Pareto-optimal)",
+                       loss_label, risk_label, height=360 + LEGEND_ROW * (rows - 1),
+                       **({} if target is None else
+                          hline(target, "dash", f"target ≤ {target:g}", "right")))
+
+
+def _error_bars(sd: pd.Series | None) -> dict[str, Any]:
+    """Error bars of a trace from a spread column (none without one)."""
+    return {"array": sd.to_numpy(), "visible": True} if sd is not None else {"visible": False}
+
+
+def hline(y: float, dash: str, text: str, side: str) -> dict[str, list[dict[str, Any]]]:
+    """A labelled horizontal reference line across the plot (as Plotly's ``add_hline``, its
+    label at the top ``side``): layout ``shapes`` and ``annotations`` for :func:`spec_figure`."""
+    return {"shapes": [{"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": y,
+                        "y1": y, "yref": "y", "line": {"color": BEFORE, "dash": dash}}],
+            "annotations": [{"text": text, "showarrow": False, "x": 0 if side == "left" else 1,
+                             "xanchor": side, "xref": "x domain", "y": y,
+                             "yanchor": "bottom", "yref": "y"}]}
 
 
 def parameter_lines(table: pd.DataFrame, metric: str, label: str, title: str) -> go.Figure:
     """One line per (method, column) of ``metric`` against the parameter value."""
-    fig = go.Figure()
     rows = table[table["method"] != "BASELINE"]
+    traces = []
     for i, ((method, column), g) in enumerate(rows.groupby(["method", "column"], sort=False)):
         g = g.sort_values("param_value")
-        sd = g.get(f"{metric}_sd")
-        fig.add_trace(go.Scatter(x=g["param_value"], y=g[metric], mode="lines+markers",
-                                 name=plain(f"{method} {column} ({g['param_name'].iloc[0]})"),
-                                 line={"color": COLOURS[i % len(COLOURS)]},
-                                 error_y={"array": sd, "visible": sd is not None}))
+        traces.append({
+            "type": "scatter", "x": g["param_value"].to_numpy(), "y": g[metric].to_numpy(),
+            "mode": "lines+markers",
+            "name": plain(f"{method} {column} ({g['param_name'].iloc[0]})"),
+            "line": {"color": COLOURS[i % len(COLOURS)]},
+            "error_y": _error_bars(g.get(f"{metric}_sd"))})
     base = table[table["method"] == "BASELINE"]
-    if len(base):
-        fig.add_hline(y=float(base[metric].iloc[0]), line_dash="dot", line_color=BEFORE,
-                      annotation_text="baseline", annotation_position="top left")
-    return layout(fig, title, "parameter value", label)
+    return spec_figure(traces, title, "parameter value", label,
+                       **(hline(float(base[metric].iloc[0]), "dot", "baseline", "left")
+                          if len(base) else {}))
 
 
 def spread_figure(spread: pd.DataFrame, truth: float) -> go.Figure:
@@ -361,20 +408,16 @@ def interval_chart(terms: list[TermResult], title: str) -> go.Figure:
         x = np.array([getattr(t, side) for t in terms], dtype=float)
         half = (np.array([getattr(t, f"{side}_high") for t in terms], dtype=float)
                 - np.array([getattr(t, f"{side}_low") for t in terms], dtype=float)) / 2
-        traces.append(go.Scatter(
-            x=x, y=names, name=side, mode="markers", orientation="h", customdata=half,
-            marker={"color": colour, "symbol": symbol, "size": 9},
-            error_x={"type": "data", "array": half, "visible": True, "color": colour,
-                     "thickness": 2},
-            hovertemplate=f"{side} %{{x:.4g}} ± %{{customdata:.3g}}<extra></extra>"))
-    return go.Figure(traces, {
-        "title": {"text": plain(title), "x": 0, "xanchor": "left"},
-        "xaxis": {"title": {"text": "estimate"}},
-        "yaxis": {"title": {"text": "term"}, "type": "category", "autorange": "reversed",
-                  "automargin": True},
-        "height": max(260, 110 + 34 * len(terms)), "scattermode": "group",
-        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
-        "legend": {"orientation": "h", "y": -0.25}})
+        traces.append({
+            "type": "scatter", "x": x, "y": names, "name": side, "mode": "markers",
+            "orientation": "h", "customdata": half,
+            "marker": {"color": colour, "symbol": symbol, "size": 9},
+            "error_x": {"type": "data", "array": half, "visible": True, "color": colour,
+                        "thickness": 2},
+            "hovertemplate": f"{side} %{{x:.4g}} ± %{{customdata:.3g}}<extra></extra>"})
+    return spec_figure(traces, title, "estimate", "term", yaxis={
+        "title": {"text": "term"}, "type": "category", "autorange": "reversed",
+        "automargin": True}, height=max(260, 110 + 34 * len(terms)), scattermode="group")
 
 
 #: The uniqueness models of :func:`uniqueness_curves`: label, colour, dash and marker (told
@@ -391,38 +434,38 @@ def uniqueness_curves(curve: UniquenessCurve, chosen: float) -> go.Figure:
     the ``chosen`` fraction as a vertical dashed line. A model invalid at a fraction has no
     point there (NaN); one invalid everywhere keeps its legend entry, marked so."""
     x = np.asarray(curve.fractions, dtype=float)
-    fig = go.Figure()
     picked = [{"zayatz": "Zayatz", "pitman": "Pitman", "snb": "SNB"}.get(m or "", "none")
               for m in curve.dankar_model]
-    fig.add_trace(go.Scatter(
-        x=x, y=100 * np.asarray(curve.dankar, dtype=float), mode="lines",
-        name="Dankar's rule", customdata=picked,
-        line={"color": "#2e4057", "width": 9}, opacity=0.35,
-        hovertemplate="π = %{x:.4g}: %{y:.4g} % (Dankar's rule: %{customdata})"
-                      "<extra></extra>"))
+    traces = [{
+        "type": "scatter", "x": x, "y": 100 * np.asarray(curve.dankar, dtype=float),
+        "mode": "lines", "name": "Dankar's rule", "customdata": picked,
+        "line": {"color": "#2e4057", "width": 9}, "opacity": 0.35,
+        "hovertemplate": "π = %{x:.4g}: %{y:.4g} % (Dankar's rule: %{customdata})"
+                         "<extra></extra>"}]
     for attr, label, colour, dash, symbol in UNIQUENESS_MODELS:
         y = 100 * np.asarray(getattr(curve, attr), dtype=float)
-        fig.add_trace(go.Scatter(
-            x=x, y=y, mode="lines+markers",
-            name=label if np.isfinite(y).any() else f"{label} (not valid)",
-            line={"color": colour, "dash": dash, "width": 2},
-            marker={"symbol": symbol, "size": 6, "color": colour},
-            hovertemplate=f"π = %{{x:.4g}}: %{{y:.4g}} % ({label})<extra></extra>"))
-    fig.add_trace(go.Scatter(
-        x=x, y=np.full(len(x), 100 * curve.sample_uniqueness), mode="lines",
-        name="sample uniqueness (of the file's records)",
-        line={"color": BEFORE, "dash": "dot", "width": 1.5},
-        hovertemplate="sample uniqueness %{y:.4g} %<extra></extra>"))
+        traces.append({
+            "type": "scatter", "x": x, "y": y, "mode": "lines+markers",
+            "name": label if np.isfinite(y).any() else f"{label} (not valid)",
+            "line": {"color": colour, "dash": dash, "width": 2},
+            "marker": {"symbol": symbol, "size": 6, "color": colour},
+            "hovertemplate": f"π = %{{x:.4g}}: %{{y:.4g}} % ({label})<extra></extra>"})
+    traces.append({
+        "type": "scatter", "x": x, "y": np.full(len(x), 100 * curve.sample_uniqueness),
+        "mode": "lines", "name": "sample uniqueness (of the file's records)",
+        "line": {"color": BEFORE, "dash": "dot", "width": 1.5},
+        "hovertemplate": "sample uniqueness %{y:.4g} %<extra></extra>"})
+    rows = -(-len(traces) // LEGEND_PER_ROW)
     # a shape on a log axis is placed in data units, an annotation in log units (plotly.js)
-    fig.add_vline(x=chosen, line_dash="dash", line_color="#111", line_width=1.5)
-    fig.add_annotation(x=float(np.log10(chosen)), y=1, xref="x", yref="paper",
-                       text=f"chosen π = {chosen:.4g}", showarrow=False, xanchor="left",
-                       yanchor="top", xshift=4, bgcolor="rgba(255,255,255,0.8)")
-    fig.update_xaxes(type="log", range=[-3.0, 0.0])
-    fig.update_yaxes(rangemode="tozero")
-    fig = layout(fig, "Population uniques against the sampling fraction",
-                 "sampling fraction π (log scale)", "population uniques (% of N)")
-    rows = -(-len(fig.data) // LEGEND_PER_ROW)
-    if rows > 1:
-        fig.update_layout(height=fig.layout.height + LEGEND_ROW * (rows - 1))
-    return fig
+    return spec_figure(
+        traces, "Population uniques against the sampling fraction",
+        "sampling fraction π (log scale)", "population uniques (% of N)",
+        xaxis={"type": "log", "range": [-3.0, 0.0]},
+        yaxis={"title": {"text": "population uniques (% of N)"}, "rangemode": "tozero"},
+        height=360 + LEGEND_ROW * (rows - 1),
+        shapes=[{"type": "line", "x0": chosen, "x1": chosen, "xref": "x", "y0": 0, "y1": 1,
+                 "yref": "y domain", "line": {"dash": "dash", "color": "#111", "width": 1.5}}],
+        annotations=[{"x": float(np.log10(chosen)), "y": 1, "xref": "x", "yref": "paper",
+                      "text": f"chosen π = {chosen:.4g}", "showarrow": False,
+                      "xanchor": "left", "yanchor": "top", "xshift": 4,
+                      "bgcolor": "rgba(255,255,255,0.8)"}])

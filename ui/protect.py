@@ -8,7 +8,7 @@ while its ``main`` parameter has its ``off`` value.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sdc_core.errors import SdcInputError
@@ -38,6 +38,19 @@ class ProtectSettings:
         if method.per_column:
             held = held.get(column, {})
         return held.get(param, method.param(param).default)
+
+    def with_value(self, method: Method, param: str, column: str | None,
+                   value: Any) -> ProtectSettings:
+        """These settings with one control's value replaced (of ``column``'s, for a per-column
+        method): what the page's controls give after that control alone moved."""
+        values = dict(self.values)
+        held = dict(values.get(method.name, {}))
+        if method.per_column:
+            held[column] = {**held.get(column, {}), param: value}
+        else:
+            held[param] = value
+        values[method.name] = held
+        return replace(self, values=values)
 
     def merges(self, method: Method) -> dict[str, dict[str, list[Any]]]:
         """The level merges of a method with a merge parameter: ``{column: {label: levels}}``."""

@@ -330,9 +330,9 @@ def sweep_figure(result: SweepResult) -> go.Figure:
     fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
                                   "linkage attack: re-identifications", loss, best=result.best)
     if result.best is not None:
-        fig.update_layout(title_text="The last sweep: risk against information loss (★ its "
-                                     "cheapest setting under the target, which is not "
-                                     "necessarily this report's recipe)")
+        fig.layout.title.text = ("The last sweep: risk against information loss (★ its "
+                                 "cheapest setting under the target, which is not "
+                                 "necessarily this report's recipe)")
     return fig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.charts import AFTER, layout, plain
+from ui.charts import AFTER, plain, spec_figure
 
 
 def contribution_bars(contributions: dict[str, float]) -> go.Figure:
@@ -12,10 +12,12 @@ def contribution_bars(contributions: dict[str, float]) -> go.Figure:
     of several keys counts for each, so the bars add up to more than 100 %)."""
     names = list(contributions)
     values = [float(contributions[c]) for c in names]
-    fig = go.Figure(go.Bar(
-        x=[plain(c) for c in names], y=values, name="contribution", marker_color=AFTER,
-        text=[f"{v:.2f} %" for v in values], textposition="outside", cliponaxis=False,
-        hovertemplate="%{x}: in MSUs worth %{y:.2f} % of the total SUDA score<extra></extra>"))
-    fig.update_xaxes(type="category")
-    fig.update_yaxes(rangemode="tozero")
-    return layout(fig, "SUDA2 attribute contributions", "key", "share of the SUDA score (%)")
+    return spec_figure([{
+        "type": "bar", "x": [plain(c) for c in names], "y": values, "name": "contribution",
+        "marker": {"color": AFTER}, "text": [f"{v:.2f} %" for v in values],
+        "textposition": "outside", "cliponaxis": False,
+        "hovertemplate": "%{x}: in MSUs worth %{y:.2f} % of the total SUDA score"
+                         "<extra></extra>"}],
+        "SUDA2 attribute contributions", "key", "share of the SUDA score (%)",
+        xaxis={"type": "category"},
+        yaxis={"title": {"text": "share of the SUDA score (%)"}, "rangemode": "tozero"})

@@ -1,9 +1,12 @@
 """Protect page: apply methods with sliders and watch risk and utility change, live."""
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
@@ -70,7 +73,7 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
         st.error(text, icon=":material/error:")
 
 
-def attacker_controls() -> list[str]:
+def attacker_controls() -> None:
     """The extra columns an attacker is assumed to know (numeric, not already a key)."""
     candidates = attacker_candidates(groups, roles)
     state.bind("w_p_known", [c for c in state.known_columns(df) if c in candidates])
@@ -78,25 +81,51 @@ def attacker_controls() -> list[str]:
                            help="The linkage attack matches these by nearest value, as it "
                                 "does rank-swapped keys (e.g. a weight measured elsewhere).")
     state.set_known_columns(known)
-    return known
 
 
-def param_control(p: Param, value: Any, key: str, column: str | None = None,
+#: The key of the fragment that draws the results (and the undo buttons): a value control's
+#: move reruns it alone, the controls staying as the user left them.
+RESULTS = "protect_results"
+#: The key of the fragment of the whole workbench, controls and results: what changes the
+#: controls themselves (columns chosen, undo) reruns it.
+WORKBENCH = "protect_workbench"
+
+
+def moved(m: Method, p: Param, column: str | None, key: str) -> None:
+    """A value control's callback: the settings take its new value (an emptied number field:
+    the default) and only the results are drawn again."""
+    value = st.session_state[key]
+    settings = state.protect_settings().with_value(m, p.name, column,
+                                                   p.default if value is None else value)
+    state.set_protect_settings(settings)
+    st.rerun(RESULTS)
+
+
+def seed_moved() -> None:
+    """The seed field's callback (as :func:`moved`)."""
+    state.set_protect_settings(replace(state.protect_settings(),
+                                       seed=int(st.session_state["w_p_seed"])))
+    st.rerun(RESULTS)
+
+
+def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None,
                   options: list[str] | None = None) -> Any:
-    """The widget of one declared parameter, seeded once from ``value``: a select box for a
-    choice, a toggle for true/false, a text field for text, a list or an object
+    """The widget of one declared parameter of ``m``, seeded once from ``value``: a select box
+    for a choice, a toggle for true/false, a text field for text, a list or an object
     (:func:`json_control`), the ``options`` in the order chosen for a list of columns, a number
     field for a number without a range or a default (empty: the default), else a slider, of
     whole numbers for whole numbers and whole-number steps (band width); a slider or a field
-    reaches at least the seeded value."""
+    reaches at least the seeded value. A value control (choice, toggle, number) redraws only
+    the results when it moves (:func:`moved`)."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     help_text = p.help or None
+    fast = {"on_change": moved, "args": (m, p, column, key)}
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
-        return st.selectbox(label, list(p.choices), key=key, help=help_text)
+        return st.selectbox(label, list(p.choices), key=key, help=help_text, **fast)
     if p.type == "bool":
         state.bind(key, bool(value))
-        return st.toggle(label, key=key, help=help_text)
+        return st.toggle(label, key=key, help=help_text, **fast)
     if p.type == "text":
         state.bind(key, "" if value is None else str(value))
         return st.text_input(label, key=key, help=help_text)
@@ -115,14 +144,14 @@ def param_control(p: Param, value: Any, key: str, column: str | None = None,
             None if high is None else max(kind(high), kind(high) if seeded is None else seeded),
             value=None, step=kind(p.step) if p.step else None, key=key,
             format="%d" if kind is int else "%g", help=help_text,
-            placeholder="none" if p.default is None else f"{p.default:g}")
+            placeholder="none" if p.default is None else f"{p.default:g}", **fast)
         return p.default if got is None else got
     state.bind(key, kind(value))
     # a setting past the slider's end (a band wider than half the data's range, PRAM p 0.9 from
     # a recipe, a link or a sweep) widens the slider instead of being cut to its end
     high = max(kind(high), st.session_state[key])
     return st.slider(label, kind(p.low), high, step=kind(p.step or 1), key=key,
-                     help=help_text)
+                     help=help_text, **fast)
 
 
 def json_control(p: Param, value: Any, key: str, label: str) -> Any:
@@ -158,7 +187,7 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
         return f"w_p_{m.name}_{column}" if p.name == m.main else f"w_p_{m.name}:{p.name}:{column}"
 
     def control(p: Param) -> Any:
-        return param_control(p, s.value(m, p.name, column), key(p), column, options)
+        return param_control(m, p, s.value(m, p.name, column), key(p), column, options)
     values = {p.name: control(p) for p in m.controls if not p.more}
     more = [p for p in m.controls if p.more]
     if more:
@@ -228,7 +257,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                 if (g := merge_control(m.merge, merges.get(c, {}),
                                        f"w_p_{m.name}_{m.merge.name}_{c}", c))}
     state.bind("w_p_seed", int(s.seed))
-    seed = st.number_input("Seed", 0, MAX_PAGE_SEED, key="w_p_seed",
+    seed = st.number_input("Seed", 0, MAX_PAGE_SEED, key="w_p_seed", on_change=seed_moved,
                            help="The random methods are reproducible from this seed. A fixed "
                                 "seed is for teaching and reproducibility; for a real release "
                                 "choose a new, secret one.")
@@ -274,18 +303,19 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
                    "record counts).")
 
 
-def population(wb: Workbench, text: str) -> None:
+def population(wb: Workbench) -> None:
     """Risk in the population after protection, against the original's under the same
     sampling (the session's, as the Risk page was told; with a weight column and nothing
     told, N is the weights' sum). Metrics without a help button: nothing here is a Tab stop
     before the "Before and after" chart."""
     given = tuple(sorted(state.sampling().items()))
+    after = wb.population  # computed with the move's other figures
     try:
         before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df)
-        after = compute.population(compute.protected_id(ds.dataset_id, text), tuple(roles.qi),
-                                   roles.weight, given, wb.applied.data)
     except SdcInputError as err:
-        st.caption(f"In the population: not estimated ({md(err)}).")
+        after = str(err)
+    if isinstance(after, str):
+        st.caption(f"In the population: not estimated ({md(after)}).")
         return
     if before is None or after is None:
         st.caption("In the population: say how the file was sampled (its sampling fraction or "
@@ -369,9 +399,12 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
             slot.caption("With one distance column every complete record counts, so dRisk "
                          "is 100 % whatever the protection: it says nothing here. Read the "
                          "linkage attack.")
-    population(wb, text)
-    with st.expander("How: two readings of the risk", icon=":material/school:"):
-        attack_how(wb, linked_before.linkage_reidentifications, known)
+    population(wb)
+    how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
+                      on_change="rerun")
+    if how.open:  # the expanders of the results are drawn once opened, not on every move
+        with how:
+            attack_how(wb, linked_before.linkage_reidentifications, known)
     u = wb.utility_for(roles.ignore)
     m = metric_slots(5, 2, main=[0])
     m[0].metric(RELEASE_LOSS_LABEL, f"{u['IL1_release']:.4g}",
@@ -410,11 +443,14 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
         if m.describe:
             st.caption(md(m.describe(report)))
         if report["step"] in wb.applied.matrices:
-            with st.expander(f"Transition matrix of {md(col)} ({m.label})", expanded=False):
-                charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
-                                           f"{col}: P(released | original)"),
-                            f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
-                            context=context)
+            matrix = st.expander(f"Transition matrix of {md(col)} ({m.label})",
+                                 key=f"p_matrix_{report['step']}", on_change="rerun")
+            if matrix.open:
+                with matrix:
+                    charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
+                                               f"{col}: P(released | original)"),
+                                f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
+                                context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0:
             st.caption("Estimated shares from the protected answers:")
             err = randomized_response_error(df[col], wb.applied.data[col],
@@ -425,37 +461,70 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
 
 def recipe_box(text: str) -> None:
     """The recipe of the page's settings, a line a field."""
-    with st.expander("Recipe of these settings", icon=":material/receipt_long:"):
-        st.code(json.dumps(json.loads(text), indent=2), language="json")
+    box = st.expander("Recipe of these settings", icon=":material/receipt_long:",
+                      key="p_recipe", on_change="rerun")
+    if box.open:
+        with box:
+            st.code(json.dumps(json.loads(text), indent=2), language="json")
 
 
 def history_buttons() -> None:
     """Undo, redo and reset of the settings (each can itself be undone or redone), side by
-    side, each as wide as its label (they wrap to a second row in a narrow column)."""
+    side, each as wide as its label (they wrap to a second row in a narrow column). Each
+    redraws the whole workbench: the controls show the settings it brings back."""
     h = state.protect_history()
     row = st.container(horizontal=True, gap="small")
-    row.button("Undo", key="p_undo", icon=":material/undo:", on_click=state.undo_protect,
-               disabled=not h.past, help="Back to the settings before the last change.")
-    row.button("Redo", key="p_redo", icon=":material/redo:", on_click=state.redo_protect,
-               disabled=not h.future, help="Forward to the settings undone.")
+    row.button("Undo", key="p_undo", icon=":material/undo:", on_click=redraw_after,
+               args=(state.undo_protect,), disabled=not h.past,
+               help="Back to the settings before the last change.")
+    row.button("Redo", key="p_redo", icon=":material/redo:", on_click=redraw_after,
+               args=(state.redo_protect,), disabled=not h.future,
+               help="Forward to the settings undone.")
     row.button("Reset all", key="p_reset", icon=":material/restart_alt:",
-               on_click=state.reset_protect,
+               on_click=redraw_after, args=(state.reset_protect,),
                help="Every method off (the seed is kept); Undo brings the settings back.")
 
 
-@st.fragment
+def redraw_after(change: Callable[[], None]) -> None:
+    """A history button's callback: ``change`` the settings, then redraw the workbench (the
+    buttons sit in the results fragment, whose own rerun would leave the controls as they
+    were)."""
+    change()
+    st.rerun(WORKBENCH)
+
+
+@st.fragment(key=RESULTS)
+def results_part(history: DeltaGenerator) -> None:
+    """The history buttons (into ``history``, above the controls) and the results of the
+    settings as stored: a value control's move reruns this alone."""
+    settings = state.protect_settings()
+    with history:
+        history_buttons()
+    text = recipe_json(settings.steps(roles.qi), settings.seed)
+    known = state.known_columns(df)
+    try:
+        wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+                               opts.na, opts.alpha, tuple(numeric), tuple(known),
+                               tuple(sorted(state.sampling().items())), df)
+    except SdcInputError as err:
+        st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
+        if settings.steps(roles.qi):
+            recipe_box(text)
+        return
+    results(wb, text, known)
+
+
+@st.fragment(key=WORKBENCH)
 def workbench() -> None:
+    """The controls and, beside them, the results (:func:`results_part`)."""
     left, right = st.columns([1, 2], gap="large")
     with left:
         history = st.container()  # above the controls, drawn once their change is recorded
         settings = controls(state.protect_settings())
         st.markdown("**Attacker**")
-        known = attacker_controls()
+        attacker_controls()
     state.set_protect_settings(settings)
-    with history:
-        history_buttons()
     steps = settings.steps(roles.qi)
-    text = recipe_json(steps, settings.seed)
     loaded = st.session_state.pop("recipe_steps_to_check", None)
     shown = [full_step(s) for s in steps]
     lost = [s for s in (loaded or []) if full_step(s) not in shown]
@@ -465,15 +534,7 @@ def workbench() -> None:
                        md(json.dumps(s, ensure_ascii=False)) for s in lost),
                    icon=":material/warning:")
     with right:
-        try:
-            wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                                   opts.na, opts.alpha, tuple(numeric), tuple(known), df)
-        except SdcInputError as err:
-            st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
-            if steps:
-                recipe_box(text)
-            return
-        results(wb, text, known)
+        results_part(history)
 
 
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "

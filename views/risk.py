@@ -12,7 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
-from ui import charts, compute, population, state, suda_cache
+from ui import charts, compute, population, state, suda_cache, workers
 from ui.page import metric_slots, require_quasi_identifiers, table_columns
 from ui.protect import describe
 from ui.release import protect_page_table
@@ -259,6 +259,9 @@ def special_uniques(r: Release, narrow: bool) -> None:
     except SdcInputError as err:
         st.info(md(err), icon=":material/info:")
         return
+    except workers.WorkerLost as err:  # its worker process died
+        st.error(md(err), icon=":material/error:")
+        return
     ssum = sres.summary()
     sm = places(3, narrow)
     sm[0].metric("Records with MSUs", f"{ssum['n_records_score_positive']:,}",
@@ -274,32 +277,35 @@ def special_uniques(r: Release, narrow: bool) -> None:
         st.success("No record is unique on the quasi-identifiers: no special uniques.",
                    icon=":material/check:")
         return
-    with st.expander("How: minimal sample uniques on this table", icon=":material/school:"):
-        first = stop.iloc[0]
-        row = int(first["row"])
-        msu = sres.msus_of(row)[0]
-        counts = shared_counts(r.df, row, msu)
+    how = st.expander("How: minimal sample uniques on this table", icon=":material/school:",
+                      key=f"risk_how_msu{r.key}", on_change="rerun")
+    if how.open:  # worked out once opened
+        with how:
+            first = stop.iloc[0]
+            row = int(first["row"])
+            msu = sres.msus_of(row)[0]
+            counts = shared_counts(r.df, row, msu)
 
-        def key_set(names: tuple[str, ...]) -> str:
-            return "{" + ", ".join(md(c) for c in names) + "}"
+            def key_set(names: tuple[str, ...]) -> str:
+                return "{" + ", ".join(md(c) for c in names) + "}"
 
-        values = ", ".join(f"{md(c)} = {md(first[c])}" for c in msu)
-        parts = [f"{counts[s]:,} have " + ", ".join(f"{md(c)} = {md(first[c])}" for c in s)
-                 for s in counts if len(s) < len(msu)]
-        weights = ", ".join(f"{w:g}" for w in sres.weights.values())
-        st.markdown(
-            f"A *minimal sample unique* (MSU) of a record is a set of its key values that no "
-            f"other record shares, while every smaller part of it is shared. Row {row} is the "
-            f"only record with {values}" + (f" — yet {', '.join(parts)}" if parts else "")
-            + f": {key_set(msu)} is one of its MSUs. All its MSUs: "
-            + ", ".join(key_set(s) for s in sres.msus_of(row))
-            + f". With M = {sres.n_variables} keys an MSU of 1, 2, … keys scores "
-            f"(M − s)! = {weights}; the SUDA score adds these over a record's MSUs "
-            f"({first['suda_score']:g} here). The DIS score scales the scores into a "
-            f"probability: with P = {sres.n_in_pairs:,} records whose key values exactly one "
-            f"other record shares, f = {sres.dis_fraction:g} and Q = 1 + (8 − M)/20, "
-            f"dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) = {first['dis_score']:.6f} "
-            "for this row.")
+            values = ", ".join(f"{md(c)} = {md(first[c])}" for c in msu)
+            parts = [f"{counts[s]:,} have " + ", ".join(f"{md(c)} = {md(first[c])}" for c in s)
+                     for s in counts if len(s) < len(msu)]
+            weights = ", ".join(f"{w:g}" for w in sres.weights.values())
+            st.markdown(
+                f"A *minimal sample unique* (MSU) of a record is a set of its key values that no "
+                f"other record shares, while every smaller part of it is shared. Row {row} is the "
+                f"only record with {values}" + (f" — yet {', '.join(parts)}" if parts else "")
+                + f": {key_set(msu)} is one of its MSUs. All its MSUs: "
+                + ", ".join(key_set(s) for s in sres.msus_of(row))
+                + f". With M = {sres.n_variables} keys an MSU of 1, 2, … keys scores "
+                f"(M − s)! = {weights}; the SUDA score adds these over a record's MSUs "
+                f"({first['suda_score']:g} here). The DIS score scales the scores into a "
+                f"probability: with P = {sres.n_in_pairs:,} records whose key values exactly one "
+                f"other record shares, f = {sres.dis_fraction:g} and Q = 1 + (8 − M)/20, "
+                f"dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) = {first['dis_score']:.6f} "
+                "for this row.")
     charts.show(contribution_bars(ssum["attribute_contributions"]),
                 f"{r.stem}_suda2_contributions", key=f"risk_suda_contrib{r.key}",
                 context=f"{r.context}; SUDA2 on {', '.join(map(str, roles.qi))}; "
