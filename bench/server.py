@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -32,17 +33,18 @@ def alive(port: int) -> bool:
 
 
 def start_server(port: int, env: dict[str, str] | None = None,
-                 log: Path | None = None) -> subprocess.Popen:
-    """``streamlit run app.py`` on 127.0.0.1:``port`` (with ``env`` added to the environment),
-    once it answers its health check. Its output goes to ``log``, or to an anonymous temporary
-    file: a pipe that nobody reads would fill and stall the server."""
+                 log: Path | None = None, root: Path = ROOT) -> subprocess.Popen:
+    """``streamlit run app.py`` of the checkout ``root`` on 127.0.0.1:``port`` (with ``env``
+    added to the environment), once it answers its health check. Its output goes to ``log``,
+    or to an anonymous temporary file: a pipe that nobody reads would fill and stall the
+    server."""
     out = log.open("wb") if log else tempfile.TemporaryFile()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        [sys.executable, "-m", "streamlit", "run", str(root / "app.py"),
          "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        cwd=root, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if alive(port):
@@ -71,3 +73,143 @@ def memory_kb(pid: int, field: str) -> int:
     """``VmRSS`` (resident now) or ``VmHWM`` (peak resident) of a process, in kB."""
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
+# -- a process and its descendants: the server with its worker processes -----------------------
+
+def _stat_fields(pid: int) -> list[str]:
+    """``/proc/<pid>/stat`` from field 3 on (after the command name, which may hold spaces)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _has_children_files() -> bool:
+    return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``: from ``/proc/<pid>/task/<tid>/children``, or, on a
+    kernel without those files (``CONFIG_PROC_CHILDREN`` off), from every process's parent
+    in ``/proc/<n>/stat``."""
+    if not _has_children_files():
+        return _by_parent().get(pid, [])
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return []
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended meanwhile
+            continue
+    return found
+
+
+def _by_parent() -> dict[int, list[int]]:
+    """Every live process, by its parent's pid (``/proc/<n>/stat`` field 4)."""
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                kids.setdefault(int(_stat_fields(int(entry))[1]), []).append(int(entry))
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+    return kids
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its live descendants."""
+    by_parent = None if _has_children_files() else _by_parent()
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children(p) if by_parent is None else by_parent.get(p, [])
+    return out
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and all its descendants: each live one's own
+    (``/proc/<n>/stat`` fields 14–15) and what its children that already ended and were
+    waited for used (fields 16–17, ``cutime`` + ``cstime``), so that worker processes that have
+    finished still count. A process that ends between two reads may be missed or counted
+    twice (its time moves to its parent's ``cutime``); over a benchmark's seconds that is a
+    small error."""
+    total = 0
+    for p in tree(pid):
+        try:
+            f = _stat_fields(p)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended since it was listed
+        total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+    return total / TICK
+
+
+def tree_memory_kb(pid: int, field: str) -> int:
+    """``VmRSS`` or ``VmHWM`` summed over a process and its live descendants, in kB. A sum of
+    peaks (``VmHWM``) is an upper bound of the tree's peak: the processes need not have peaked
+    at the same moment; pages shared between processes count once in each. Processes that have
+    ended are not counted (see :class:`TreeSampler`)."""
+    total = 0
+    for p in tree(pid):
+        try:
+            total += memory_kb(p, field)
+        except (FileNotFoundError, ProcessLookupError, StopIteration):
+            continue  # ended, or a zombie (which has no memory lines)
+    return total
+
+
+class TreeSampler:
+    """Samples the memory of a process tree every ``every`` seconds, in a thread, while
+    benchmark load runs: ``peak_sum_kb`` is the largest sum of ``VmRSS`` seen at one moment (a
+    lower bound of the tree's peak, as fine as the sampling), ``peaks_kb`` each process's
+    largest ``VmHWM`` seen (workers that ended since still count, if they lived past one
+    sample), whose sum is an upper bound."""
+
+    def __init__(self, pid: int, every: float = 0.5) -> None:
+        self.pid, self.every = pid, every
+        self.peak_sum_kb = 0
+        self.peaks_kb: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TreeSampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def sample(self) -> None:
+        now = 0
+        for p in tree(self.pid):
+            try:
+                rss, hwm = memory_kb(p, "VmRSS"), memory_kb(p, "VmHWM")
+            except (FileNotFoundError, ProcessLookupError, StopIteration):
+                continue
+            now += rss
+            self.peaks_kb[p] = max(self.peaks_kb.get(p, 0), hwm)
+        self.peak_sum_kb = max(self.peak_sum_kb, now)
+
+    @property
+    def workers(self) -> int:
+        """The descendants seen (worker processes, a multiprocessing manager, …)."""
+        return len(self.peaks_kb) - 1
+
+    @property
+    def sum_of_peaks_kb(self) -> int:
+        return sum(self.peaks_kb.values())
+
+    @property
+    def worker_peak_kb(self) -> int:
+        """The largest peak of one descendant (0 without any)."""
+        return max((kb for p, kb in self.peaks_kb.items() if p != self.pid), default=0)

@@ -1,0 +1,209 @@
+"""Several server processes (docs/deploying.md, "Several server processes"): two real
+``streamlit run app.py`` share no session, no resume token and no memory budget; and the load
+benchmark's figures of a process with its children (bench/server.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import parse_qs
+
+import pytest
+
+from bench.bench_load import QI, csv_bytes
+from bench.server import (
+    TreeSampler,
+    alive,
+    cpu_seconds,
+    free_port,
+    memory_kb,
+    start_server,
+    stop_server,
+    tree,
+    tree_cpu_seconds,
+    tree_memory_kb,
+)
+from bench.st_client import StSession
+from tests.conftest import run_async
+from tests.test_load import NEED, UPLOAD
+
+EXAMPLE = "ACTG 175"
+# A cannot admit the upload even alone; B admits it beside the example data sets of the
+# sessions this module opens on it
+BUDGET_A = int(0.9 * NEED)
+BUDGET_B = 3 * NEED
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory) -> dict[str, tuple[subprocess.Popen, int]]:
+    """Servers A and B, started side by side, each with a memory budget of its own."""
+    logs = tmp_path_factory.mktemp("servers")
+
+    def start(name: str, budget: int) -> tuple[subprocess.Popen, int]:
+        port = free_port()
+        return start_server(port, {"SDC_MEMORY_BUDGET": str(budget)},
+                            log=logs / f"{name}.log"), port
+
+    with ThreadPoolExecutor(2) as pool:
+        started = {name: pool.submit(start, name, budget)
+                   for name, budget in (("A", BUDGET_A), ("B", BUDGET_B))}
+        servers = {name: f.result() for name, f in started.items()}
+    yield servers
+    for proc, _ in servers.values():
+        stop_server(proc)
+
+
+def url(servers, name: str) -> str:
+    return f"http://127.0.0.1:{servers[name][1]}"
+
+
+def query(s: StSession) -> dict[str, str]:
+    """The page's address's query (its resume token and the server's run id)."""
+    return {k: v[0] for k, v in parse_qs(s._query).items()}
+
+
+def budget_caption(s: StSession) -> str:
+    return next(line for line in s.text().splitlines() if "budget" in line and "hold" in line)
+
+
+async def nothing_is_shared(servers) -> None:
+    a = StSession(timeout=60)
+    await a.connect(url(servers, "A"))
+    await a.upload("Upload a table", "mine.csv", csv_bytes(300, seed=7))
+    await a.set_value("Quasi-identifiers", QI)
+    assert "mine.csv" in a.text() and a.errors() == []
+    address = a._query  # what the browser's address holds: ?resume=…&run=…
+    token, run_a = query(a)["resume"], query(a)["run"]
+    await a.close()  # the tab is closed: its work waits for a reload to take it over
+
+    # on B: a fresh session has the example; A's address starts afresh, takes nothing over
+    fresh = StSession(timeout=60)
+    await fresh.connect(url(servers, "B"))
+    assert EXAMPLE in fresh.text() and "mine.csv" not in fresh.text()
+    assert query(fresh)["run"] != run_a  # another process
+    await fresh.close()
+    stray = StSession(timeout=60)
+    await stray.connect(url(servers, "B"), address)
+    assert "mine.csv" not in stray.text() and EXAMPLE in stray.text()
+    assert query(stray)["resume"] != token  # a token of its own: A's is unknown to B
+    assert "The server was restarted since this page was opened" in stray.text()
+    assert stray.widget("Quasi-identifiers", "multiselect").value != QI
+    await stray.close()
+
+    # the same address on A, the process that holds the work: the reload takes it over
+    back = StSession(timeout=60)
+    await back.connect(url(servers, "A"), address)
+    assert "mine.csv" in back.text()
+    assert back.widget("Quasi-identifiers", "multiselect").value == QI
+    assert query(back)["resume"] == token
+    await back.close()
+
+
+def test_two_processes_share_no_session_nor_resume_token(two):
+    """Why the proxy must be sticky: a reload takes its session's work over only on the
+    process that holds it."""
+    run_async(nothing_is_shared(two))
+
+
+async def upload_to(base: str, name: str) -> tuple[StSession, str]:
+    s = StSession(timeout=120)
+    await s.connect(base)
+    await s.upload("Upload a table", name, UPLOAD)
+    return s, " ".join(s.errors())
+
+
+async def each_own_budget(servers) -> None:
+    a, refused = await upload_to(url(servers, "A"), "big.csv")
+    assert "The file was not loaded" in refused
+    assert f"{size(BUDGET_A)} budget" in refused or f"budget of {size(BUDGET_A)}" in refused
+    assert "big.csv" not in a.text() and EXAMPLE in a.text()
+    b, errors = await upload_to(url(servers, "B"), "big.csv")
+    assert errors == "" and "big.csv" in b.text()  # the same file, admitted by B
+    assert f"of its {size(BUDGET_B)} budget" in budget_caption(b)
+    held_b = held(budget_caption(b))
+    assert held_b >= 35e6  # B's ledger holds the table …
+    again = StSession(timeout=60)
+    await again.connect(url(servers, "A"))
+    caption = budget_caption(again)  # … which A's ledger knows nothing of
+    assert f"of its {size(BUDGET_A)} budget" in caption and held(caption) < 35e6
+    for s in (a, b, again):
+        await s.close()
+
+
+def size(n: int) -> str:
+    from ui.memory import size_text
+
+    return size_text(n)
+
+
+def held(caption: str) -> float:
+    """Bytes all sessions of the server hold, from the sidebar's caption."""
+    number, unit = re.search(r"sessions? holds? ([0-9.,]+) (\w+) of its", caption).groups()
+    return float(number.replace(",", "")) * {"bytes": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}[unit]
+
+
+def test_each_process_enforces_its_own_memory_budget(two):
+    assert NEED > BUDGET_A and 35e6 < NEED < BUDGET_B
+    run_async(each_own_budget(two))
+
+
+def test_two_processes_answer_their_health_checks(two):
+    (proc_a, port_a), (proc_b, port_b) = two["A"], two["B"]
+    assert proc_a.pid != proc_b.pid and port_a != port_b
+    assert alive(port_a) and alive(port_b)
+    assert proc_a.poll() is None and proc_b.poll() is None
+    assert proc_b.pid not in tree(proc_a.pid) and proc_a.pid not in tree(proc_b.pid)
+
+
+# -- a process with its children (bench/server.py) ---------------------------------------------
+
+BURN = ("import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
+        "print('burnt', flush=True)\n{then}")
+
+
+def parent(burn: str) -> subprocess.Popen:
+    """A python that runs ``burn`` in a child of its own and passes on what it prints."""
+    code = ("import subprocess, sys\n"
+            f"child = subprocess.Popen([sys.executable, '-c', {burn!r}])\n"
+            "child.wait()\nprint('done', flush=True)\nimport time\ntime.sleep(60)")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def test_the_tree_counts_a_live_child():
+    proc = parent(BURN.format(s=0.5, then="import time\ntime.sleep(60)"))
+    try:
+        assert proc.stdout.readline() == "burnt\n"
+        kids = tree(proc.pid)[1:]
+        assert len(kids) == 1
+        child = kids[0]
+        assert cpu_seconds(child) >= 0.45
+        assert tree_cpu_seconds(proc.pid) >= cpu_seconds(proc.pid) + cpu_seconds(child) - 0.02
+        assert tree_memory_kb(proc.pid, "VmRSS") > memory_kb(proc.pid, "VmRSS")
+        assert tree_memory_kb(proc.pid, "VmHWM") >= tree_memory_kb(proc.pid, "VmRSS")
+        with TreeSampler(proc.pid, every=0.05) as sampler:
+            time.sleep(0.2)
+        assert sampler.workers == 1 and set(sampler.peaks_kb) == {proc.pid, child}
+        assert 0 < sampler.peak_sum_kb <= sampler.sum_of_peaks_kb
+    finally:
+        for pid in tree(proc.pid)[::-1]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_the_tree_counts_a_child_that_ended():
+    """A finished worker's CPU stays in its parent's figure (``cutime``/``cstime``)."""
+    proc = parent(BURN.format(s=0.5, then=""))
+    try:
+        assert proc.stdout.readline() == "burnt\n"
+        assert proc.stdout.readline() == "done\n"
+        assert tree(proc.pid) == [proc.pid]
+        assert cpu_seconds(proc.pid) < 0.45  # its own
+        assert tree_cpu_seconds(proc.pid) >= 0.45  # with the child's
+    finally:
+        proc.kill()
+        proc.wait()
