@@ -158,13 +158,20 @@ def server_file() -> ServerFile | None:
     return ds.source if ds is not None else None
 
 
+@st.cache_resource(show_spinner=False)
+def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind]]:
+    """A built-in data set as read, its id and its column kinds: read once for every session
+    (each opens with one), shared and never changed."""
+    raw = example(key).path.read_bytes()
+    df = read_table(raw, example(key).path.name)
+    return df, content_id(raw), infer_kinds(df)
+
+
 def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
     """Make a built-in data set the current one, with its roles."""
-    e = example(key)
-    raw = e.path.read_bytes()
-    df = read_table(raw, e.path.name)
-    ds = Dataset(Table(df), e.name, content_id(raw), infer_kinds(df), example=key)
-    _install(ds, e.roles)
+    df, dataset_id, kinds = _example_table(key)
+    ds = Dataset(Table(df), example(key).name, dataset_id, dict(kinds), example=key)
+    _install(ds, example(key).roles)
     return ds
 
 

@@ -11,6 +11,7 @@ if reading had finished.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
@@ -27,9 +28,16 @@ def start(raw: bytes, name: str) -> None:
     """Keep an upload to load (replacing any other not yet loaded) and load it now, if the
     server's memory budget admits it (:mod:`ui.memory`); else say why it was refused."""
     st.session_state.pop(_ERROR, None)
+    whole: dict[str, pd.DataFrame] = {}
+
+    def read(r: bytes, n: str) -> pd.DataFrame:
+        df = read_table(r, n, max_cell=memory.max_cell())
+        if len(r) == len(raw):  # a small file, read whole for the estimate: not read again
+            whole["df"] = df
+        return df
+
     try:
-        need = memory.upload_need(raw, name, lambda r, n: read_table(
-            r, n, max_cell=memory.max_cell()))
+        need = memory.upload_need(raw, name, read)
     except SdcInputError as err:
         st.session_state[_ERROR] = str(err)
         return
@@ -37,7 +45,7 @@ def start(raw: bytes, name: str) -> None:
     if refused:
         st.session_state[_ERROR] = refused
         return
-    st.session_state[_PENDING] = {"raw": raw, "name": name}
+    st.session_state[_PENDING] = {"raw": raw, "name": name, **whole}
     finish_pending(resumed=False)
 
 
@@ -58,9 +66,10 @@ def finish_pending(resumed: bool = True) -> None:
              else f"Loading {md(name)} ({size})…")
     with st.status(label, expanded=True) as status:
         try:
-            df = pending.get("df")
-            if df is None:
+            df = pending.get("df")  # a small file is read whole when it is admitted
+            if df is None or not resumed:
                 status.write("Reading the file…")
+            if df is None:
                 df = pending["df"] = read_table(  # kept if the run is stopped now
                     raw, name, max_table=memory.table_allowance(state.session_id(), raw),
                     max_cell=memory.max_cell())
