@@ -32,12 +32,18 @@ their own; session i goes to server i % N and stays there, as a sticky proxy kee
 (``deploy/nginx.conf``); each server is warmed by one journey and the baseline runs alone on
 server 0. The figures are printed for each server and in total.
 
+**The class's moment** (``--together [--rounds 5]``): every session opens, uploads and tags its
+table and opens the Protect page; then all of them move the band-width slider at the same
+moment, as when the teacher says "now set the band width to 10", ``--rounds`` times; the run
+prints the moves' median, p95 and maximum.
+
 **Admission** (``--uploads 8 --upload-mb 150``): on a fresh server, that many sessions upload
 distinct CSVs of about that size at the same moment; the run prints which were admitted and
 which refused (with the refusal), whether the server stayed up, its peak memory, the memory
 the ledger holds, and whether each admitted session then works (a slider move on Protect).
 
 Run: ``python -m bench.bench_load [--sessions 30] [--think 2] [--ramp 30] [--servers 1]``
+     ``python -m bench.bench_load --together [--sessions 30] [--rounds 5]``
      ``python -m bench.bench_load --uploads 8 --upload-mb 150``
 """
 
@@ -143,6 +149,64 @@ async def run_sessions(url: str | Sequence[str], n: int, rows: int, think: float
                                    failures)
                            for i, at in enumerate(starts)))
     return times, failures
+
+
+async def moment(url: str, i: int, rows: int, rounds: int, barrier: asyncio.Barrier,
+                 times: dict[str, list[float]], failures: list[str]) -> None:
+    """Session ``i`` opens, uploads its table, tags it and opens Protect; then, ``rounds``
+    times, it waits for every other session and moves the band-width slider with them."""
+    s = StSession(timeout=600)
+    try:
+        await s.connect(url)
+        await s.upload("Upload a table", f"survey_{i}.csv", csv_bytes(rows, seed=i))
+        await s.set_value("Quasi-identifiers", QI)
+        await s.switch_page("Protect")
+        for r in range(rounds):
+            await barrier.wait()
+            times["together"].append(await s.set_value("Band width of age", 5 + 2 * r))
+        if s.errors():
+            raise RuntimeError(f"errors on the page: {s.errors()}")
+    except Exception as err:  # noqa: BLE001 — counted; the others are not kept waiting
+        failures.append(f"session {i}: {type(err).__name__}: {err}")
+        await barrier.abort()
+    finally:
+        await s.close()
+
+
+async def run_moment(url: str, n: int, rows: int, rounds: int
+                     ) -> tuple[dict[str, list[float]], list[str]]:
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max(8, 2 * n)))
+    times: dict[str, list[float]] = defaultdict(list)
+    failures: list[str] = []
+    barrier = asyncio.Barrier(n)
+    await asyncio.gather(*(moment(url, i, rows, rounds, barrier, times, failures)
+                           for i in range(n)))
+    return times, failures
+
+
+def together(args: argparse.Namespace) -> None:
+    """The workshop's moment: every session on the Protect page, and all of them move the
+    slider at the same moment ("now set the band width to 10"), ``--rounds`` times."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = start_server(port, log=Path(tmp) / "server.log")
+        try:
+            asyncio.run(run_sessions(f"http://127.0.0.1:{port}", 1, args.rows, 0.0, 0.0))
+            cpu0, tree0 = cpu_seconds(proc.pid), tree_cpu_seconds(proc.pid)
+            times, failures = asyncio.run(run_moment(f"http://127.0.0.1:{port}",
+                                                     args.sessions, args.rows, args.rounds))
+            cpu, tree = cpu_seconds(proc.pid) - cpu0, tree_cpu_seconds(proc.pid) - tree0
+        finally:
+            stop_server(proc)
+    x = np.array(times["together"] or [np.inf])
+    print(f"{args.sessions} sessions on the Protect page ({args.rows:,} records each) move the "
+          f"slider at the same moment, {args.rounds} times: {len(times['together'])} moves, "
+          f"median {np.median(x) * 1000:.0f} ms, p95 {np.percentile(x, 95) * 1000:.0f} ms, "
+          f"max {x.max() * 1000:.0f} ms; {len(failures)} sessions failed")
+    for f in failures[:5]:
+        print("  failed:", f)
+    print(f"server CPU (the whole run, uploads included) {cpu:.1f} s in the server process, "
+          f"{tree:.1f} s with its workers")
 
 
 def p95(times: dict[str, list[float]], step: str) -> float:
@@ -329,8 +393,16 @@ def main() -> None:
                    help="server processes; session i on server i %% N, the baseline on 0")
     p.add_argument("--uploads", type=int, default=0, help="run the admission test instead")
     p.add_argument("--upload-mb", type=float, default=150.0)
+    p.add_argument("--together", action="store_true",
+                   help="every session on Protect moves the slider at the same moment instead")
+    p.add_argument("--rounds", type=int, default=5, help="moves of --together")
     args = p.parse_args()
-    admission(args) if args.uploads else load(args)
+    if args.uploads:
+        admission(args)
+    elif args.together:
+        together(args)
+    else:
+        load(args)
 
 
 if __name__ == "__main__":

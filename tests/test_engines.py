@@ -149,8 +149,9 @@ def check_risk(engine, source: Path, df: pd.DataFrame, tmp: Path, **kw) -> None:
     np.testing.assert_allclose(rec["risk"], profile.risk, rtol=1e-12)
 
 
-ENGINES = [("duckdb", 1), ("duckdb", 3), ("duckdb", 7), ("spark", 1), ("spark", 3),
-           ("spark", 7)]
+#: Spark at 3 and 7 partitions (a batch a partition either way; one partition is DuckDB's
+#: case): each whole-recipe apply on Spark takes 15-35 s of the suite
+ENGINES = [("duckdb", 1), ("duckdb", 3), ("duckdb", 7), ("spark", 3), ("spark", 7)]
 
 
 @pytest.mark.parametrize(("name", "partitions"), ENGINES)
@@ -167,7 +168,8 @@ def test_apply_equals_pandas(name: str, partitions: int, data: dict[str, Path],
         assert [r["method"] for r in reports] == [s["method"] for s in RECIPE["steps"]]
         got = read_output(out)
         assert equal_columns(ref, got) == []
-        if partitions == 7:  # the differences are real: another seed moves other records
+        if partitions == 7 and name == "duckdb":  # the differences are real: another seed
+            # moves other records (a property of the recipe's draws, whatever the engine)
             other = parse_recipe({**RECIPE, "seed": 12})
             out2 = tmp_path / "other.parquet"
             jobs.apply(engine, source, other, out2)

@@ -1,21 +1,23 @@
-"""A browser that goes away in the middle of a sweep does not leave the sweep running: the
-server's CPU, busy while the sweep runs, falls back to idle once the tab is closed."""
+"""A browser that goes away in the middle of a sweep does not leave the sweep running: the CPU
+of the server and its worker processes (the sweep runs in one), busy while the sweep runs,
+falls back to idle once the tab is closed."""
 
 import time
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from bench.server import cpu_seconds, free_port, start_server, stop_server
+from bench.server import free_port, start_server, stop_server, tree_cpu_seconds
 
 pytestmark = pytest.mark.e2e
 
 
 def cpu_over(pid: int, seconds: float) -> float:
-    """CPU seconds the process spends during the next ``seconds`` of wall-clock time."""
-    start = cpu_seconds(pid)
+    """CPU seconds the process and its workers spend during the next ``seconds`` of
+    wall-clock time."""
+    start = tree_cpu_seconds(pid)
     time.sleep(seconds)
-    return cpu_seconds(pid) - start
+    return tree_cpu_seconds(pid) - start
 
 
 def test_closing_the_tab_stops_the_sweep(browser: Browser):
