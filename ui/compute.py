@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pandas as pd
@@ -33,7 +34,7 @@ from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui import workers
-from ui.workbench import Workbench, detached
+from ui.workbench import Workbench, detached, release_population
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -59,12 +60,17 @@ def protected_id(dataset_id: str, recipe_json: str) -> str:
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
               k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
               given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> Workbench:
-    """The protected table with its risk and utility, and its risk in the population (from
-    how the file was sampled, ``given``: the items of :func:`ui.state.sampling`) in the same
-    job (see :func:`ui.workbench.evaluate`)."""
-    wb = workers.run_on(dataset_id, _df, detached, recipe_json, list(qi), weight, k, na, alpha,
-                        list(numeric), list(known), sampling=dict(given))
-    return replace(wb, original=_df)
+    """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`), and
+    its risk in the population from how the file was sampled (``given``: the items of
+    :func:`ui.state.sampling`), the two computed at once in two workers."""
+    with ThreadPoolExecutor(2) as both:
+        wb = both.submit(workers.run_on, dataset_id, _df, detached, recipe_json, list(qi),
+                         weight, k, na, alpha, list(numeric), list(known))
+        population = (both.submit(workers.run_on, dataset_id, _df, release_population,
+                                   recipe_json, list(qi), weight, dict(given))
+                      if given or weight is not None else None)
+        return replace(wb.result(), original=_df,
+                       population=population.result() if population else None)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -45,9 +45,9 @@ class Workbench:
     changed: list[str]
     loss: IL1Result
     numeric: list[str] = field(default_factory=list)
-    #: risk in the population of the protected table, when asked for (:func:`evaluate`'s
-    #: ``sampling``): None when nothing says how the file was sampled, the reason (text) when
-    #: it cannot be estimated
+    #: risk in the population of the protected table (:func:`release_population`), when
+    #: asked for: None when nothing says how the file was sampled, the reason (text) when it
+    #: cannot be estimated
     population: PopulationRisk | str | None = None
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
@@ -68,14 +68,11 @@ class Workbench:
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
-             applied: ApplyResult | None = None,
-             sampling: dict[str, float] | None = None) -> Workbench:
+             applied: ApplyResult | None = None) -> Workbench:
     """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
-    eigenvalue similarity; with ``sampling`` (how the file was sampled, as
-    :func:`~sdc_core.risk.population_risk.population_risk` takes it), the risk in the
-    population of the protected table too."""
+    eigenvalue similarity."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
@@ -87,17 +84,24 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     loss = il1(df, out, numeric, columns=touched)
     similarity = eigenvalue_similarity(df, out, numeric)
     numeric = numbers_in_both(df, out, numeric)
-    population: PopulationRisk | str | None = None
-    if sampling is not None:
-        try:
-            population = population_risk(out, qi, weight, **sampling)
-        except SdcInputError as err:
-            population = str(err)
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, loss, list(numeric),
-                     population)
+                      "per_column": loss.per_column}, loss.changed, loss, list(numeric))
+
+
+def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None,
+                       sampling: dict[str, float]) -> PopulationRisk | str | None:
+    """The risk in the population of the table the recipe makes of ``df`` (the same table as
+    :func:`evaluate`'s: a recipe's draws are seeded), from how the file was sampled
+    (``sampling``, as :func:`~sdc_core.risk.population_risk.population_risk` takes it): None
+    when nothing says, the reason (text) when it cannot be estimated. A job of its own, so
+    that it runs beside :func:`evaluate` in another worker."""
+    out = apply_recipe(parse_recipe(json.loads(recipe_text)), df).data
+    try:
+        return population_risk(out, qi, weight, **sampling)
+    except SdcInputError as err:
+        return str(err)
 
 
 def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
