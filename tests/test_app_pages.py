@@ -545,6 +545,8 @@ def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch
     monkeypatch.undo()  # the real entry-point message, not the tests' re-raise
     monkeypatch.setattr("ui.compute.column_profile", fail_with_a_value)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.session_state["w_data_tab"] = "Columns"  # the column summary: drawn once chosen
+    at.run()
     assert not at.exception
     assert plain(at.error[0].value).startswith(
         "This page could not be shown: an unexpected ValueError (bad value 'A_SECRET').")

@@ -35,6 +35,8 @@ def test_risk_page_tables_head_their_columns_in_words():
 
 def test_data_page_column_summary_is_headed_in_words_and_shows_its_text():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.session_state["w_data_tab"] = "Columns"  # drawn once chosen
+    at.run()
     assert not at.exception
     columns = settings(at)
     assert columns["missing"]["label"] == "missing values"

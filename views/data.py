@@ -123,7 +123,10 @@ with st.expander("Workspace: save your work, or go on with it another day",
     elif kind == "error":
         st.error(text, icon=":material/error:")
 
-roles_tab, columns_tab, preview_tab = st.tabs(["Roles", "Columns", "Preview"])
+# the Columns and Preview tabs are drawn once chosen: tagging a role reruns the page, and their
+# tables are not redrawn for it
+roles_tab, columns_tab, preview_tab = st.tabs(["Roles", "Columns", "Preview"], key="w_data_tab",
+                                              on_change="rerun")
 
 with roles_tab:
     r = state.roles()
@@ -165,33 +168,35 @@ with roles_tab:
             del st.session_state[key]
         st.rerun()
 
-with columns_tab:
-    r = state.roles()
-    role_of = {c: "quasi-identifier" for c in r.qi}
-    role_of.update({c: "sensitive" for c in r.sensitive})
-    role_of.update({c: "not released" for c in r.ignore})
-    if r.weight:
-        role_of[r.weight] = "weight"
-    summary = compute.column_profile(ds.dataset_id, df)
-    summary.insert(1, "kind", [ds.kinds[c].value for c in df.columns])
-    summary.insert(2, "role", [role_of.get(c, "numeric (utility)" if c in r.numeric else "")
-                               for c in df.columns])
-    st.dataframe(summary, hide_index=True, width="stretch", column_config=table_columns(
-        summary, labels={"missing": "missing values", "distinct": "distinct values",
-                         "examples": "example values"},
-        widths={"role": "medium", "examples": "large"}))
-    st.caption("Kinds are inferred: identifier = a distinct value on almost every record; "
-               "categorical = text or at most 10 distinct numbers; date = date values.")
+if columns_tab.open:
+    with columns_tab:
+        r = state.roles()
+        role_of = {c: "quasi-identifier" for c in r.qi}
+        role_of.update({c: "sensitive" for c in r.sensitive})
+        role_of.update({c: "not released" for c in r.ignore})
+        if r.weight:
+            role_of[r.weight] = "weight"
+        summary = compute.column_profile(ds.dataset_id, df)
+        summary.insert(1, "kind", [ds.kinds[c].value for c in df.columns])
+        summary.insert(2, "role", [role_of.get(c, "numeric (utility)" if c in r.numeric else "")
+                                   for c in df.columns])
+        st.dataframe(summary, hide_index=True, width="stretch", column_config=table_columns(
+            summary, labels={"missing": "missing values", "distinct": "distinct values",
+                             "examples": "example values"},
+            widths={"role": "medium", "examples": "large"}))
+        st.caption("Kinds are inferred: identifier = a distinct value on almost every record; "
+                   "categorical = text or at most 10 distinct numbers; date = date values.")
 
-with preview_tab:
-    st.dataframe(df.head(20), width="stretch")
-    st.caption(f"The first 20 of {len(df):,} records (only a preview is sent to the browser).")
-    if source:
-        st.caption(f"{'Sample' if source.is_sample else 'File'} id {md(ds.dataset_id)}… "
-                   + SAMPLE_ID_HELP)
-    else:
-        st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
-                   + FINGERPRINT_HELP)
+if preview_tab.open:
+    with preview_tab:
+        st.dataframe(df.head(20), width="stretch")
+        st.caption(f"The first 20 of {len(df):,} records (only a preview is sent to the browser).")
+        if source:
+            st.caption(f"{'Sample' if source.is_sample else 'File'} id {md(ds.dataset_id)}… "
+                       + SAMPLE_ID_HELP)
+        else:
+            st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
+                       + FINGERPRINT_HELP)
 
 if source:
     with st.container(border=True):

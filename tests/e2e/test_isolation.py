@@ -211,7 +211,9 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
         b.qi = ["region", "gender", "beta_only_col"]
         for s in sessions:
             s.page.get_by_role("tab", name="Preview").click()
-        for s in sessions:
+        for s in sessions:  # the tab's table is drawn once it is chosen
+            expect(s.page.get_by_role("tabpanel", name="Preview").get_by_test_id(
+                "stDataFrame")).to_be_visible(timeout=30_000)
             wait_idle(s.page)
             html = check_isolated(s, others(s), "Data, Preview tab")
             if s is o:
