@@ -5,17 +5,19 @@ from dataclasses import replace
 from functools import partial
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.recipe import fingerprint, make_recipe
+from sdc_core.risk import RiskProfile
 from ui import analyses, charts, compute, server_files, state, workers
 from ui.report import build_report, risk_table, step_notes, sweep_figure, utility_table
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
-from ui.workbench import recipe_json
+from ui.workbench import Workbench, recipe_json
 
 st.title("Export")
 ds = state.ensure_dataset()
@@ -31,7 +33,7 @@ stem = ds.stem
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def fingerprint_of(dataset_id: str, _df: pd.DataFrame) -> str:
-    return fingerprint(_df)
+    return workers.run_on(dataset_id, _df, fingerprint)  # a hash of the whole table
 
 
 #: Up to this many records the CSV and Parquet files are made with the page (under a second);
@@ -185,12 +187,17 @@ if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     risk = risk_table(before, attacked, wb.after)
     utility = utility_table(wb.utility_for(roles.ignore))
-    figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
-                   title_text="Class sizes before protection"),
-               charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
-                   title_text="Class sizes after protection")]
-    if sweep and sweep["dataset_id"] == ds.dataset_id:
-        figures.append(sweep_figure(sweep["result"]))
+
+    def report_figures(before: RiskProfile = before, wb: Workbench = wb) -> list[go.Figure]:
+        """The report's figures, made when it is downloaded (not on every view)."""
+        figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
+                       title_text="Class sizes before protection"),
+                   charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
+                       title_text="Class sizes after protection")]
+        if sweep and sweep["dataset_id"] == ds.dataset_id:
+            figures.append(sweep_figure(sweep["result"]))
+        return figures
+
     try:  # the Protect page's entry: the same figures
         validity = analyses.validity_report(ds, wb, text)
     except SdcInputError as err:
@@ -212,7 +219,7 @@ if before is not None and wb is not None:
                                    "weight": roles.weight, "numeric (utility)": numeric,
                                    "known to the attacker": known,
                                    "not released": roles.ignore},
-                     recipe_text, risk, utility, figures,
+                     recipe_text, risk, utility,
                      file_sha256=ds.dataset_id if source is None else None,
                      notes=([f"Computed on a sample of {source.sampled:,} of the "
                              f"{source.total:,} records of {source.path} (seed "
@@ -220,7 +227,8 @@ if before is not None and wb is not None:
                             if source is not None and source.is_sample else [])
                      + step_notes(wb.applied.reports), validity=validity,
                      population=population)
-    st.download_button("Download the report (HTML)", lambda: report().encode("utf-8"),
+    st.download_button("Download the report (HTML)",
+                       lambda: report(report_figures()).encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
                        on_click="ignore", icon=":material/description:", key="dl_report")
     st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
