@@ -17,14 +17,10 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds, read_table
 from sdc_core.roles import suggest_roles
-from ui import compute, memory, state, workers
+from ui import compute, memory, state
 from ui.text import md
 
 _PENDING = "pending_upload"
-#: What is read for the admission estimate (a small file whole, a larger one's first rows) is
-#: read in a worker process up to this size (the server's lock stays free for other sessions);
-#: larger bytes are read here, where no second copy goes to another process
-WORKER_BYTES = 8 * 2**20
 _ERROR = "upload_error"
 
 
@@ -35,8 +31,7 @@ def start(raw: bytes, name: str) -> None:
     whole: dict[str, pd.DataFrame] = {}
 
     def read(r: bytes, n: str) -> pd.DataFrame:
-        df = (workers.run(read_table, r, n, max_cell=memory.max_cell())
-              if len(r) <= WORKER_BYTES else read_table(r, n, max_cell=memory.max_cell()))
+        df = read_table(r, n, max_cell=memory.max_cell())
         if len(r) == len(raw):  # a small file, read whole for the estimate: not read again
             whole["df"] = df
         return df
