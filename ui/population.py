@@ -47,11 +47,6 @@ def people(count: float) -> str:
     return f"{count:,.1f}" if count < 100 else f"{count:,.0f}"
 
 
-def given_now() -> tuple[tuple[str, float], ...]:
-    """How the file was sampled, as :func:`ui.compute.population` takes it."""
-    return tuple(sorted(state.sampling().items()))
-
-
 def sampling_inputs(df: pd.DataFrame, weight: str | None) -> str | None:
     """The settings' "How the file was sampled": a choice and its number, kept through
     :func:`ui.state.set_sampling` when the core accepts it; otherwise the refusal is shown
@@ -138,7 +133,7 @@ def section(df: pd.DataFrame, dataset_id: str, qi: list[str], weight: str | None
             stem: str, context: str, narrow: bool, missing_keys: int, na: str) -> None:
     """The figures in the population of one table (the original or the protected one)."""
     try:
-        risk = compute.population(dataset_id, tuple(qi), weight, given_now(), df)
+        risk = compute.population(dataset_id, tuple(qi), weight, state.sampling_key(), df)
     except SdcInputError as err:
         st.error(md(err), icon=":material/error:")
         return
@@ -173,7 +168,7 @@ def section(df: pd.DataFrame, dataset_id: str, qi: list[str], weight: str | None
         + (", not as the wildcard of the measures above." if missing_keys and na == "wildcard"
            else "."))
     loglinear(risk)
-    fit = curve(dataset_id, tuple(qi), weight, given_now(), risk)
+    fit = curve(dataset_id, tuple(qi), weight, state.sampling_key(), risk)
     charts.show(charts.uniqueness_curves(fit, s.fraction), f"{stem}_population_uniques",
                 key=f"risk_population{key}",
                 context=f"{context}; quasi-identifiers {', '.join(map(str, qi))}; "

@@ -214,6 +214,12 @@ def sampling() -> dict[str, float]:
     return dict(st.session_state.get(_SAMPLING, {}))
 
 
+def sampling_key() -> tuple[tuple[str, float], ...]:
+    """:func:`sampling` as the cached computations take it (``given`` of
+    :func:`ui.compute.population` and :func:`ui.compute.workbench`)."""
+    return tuple(sorted(sampling().items()))
+
+
 def set_sampling(given: dict[str, float]) -> None:
     st.session_state[_SAMPLING] = dict(given)
 

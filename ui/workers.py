@@ -308,7 +308,7 @@ def shutdown() -> None:
 
 #: In a worker process: the tables it was sent, by table id (a data set's content hash, or a
 #: protected table's :func:`ui.compute.protected_id`), the last used last
-_HELD: dict[str, Any] = {}
+_HELD: dict[str, tuple[Any, int]] = {}  # table id → (table, its bytes)
 #: A worker keeps at most this many tables, of at most this many bytes in all (the least
 #: recently used goes first; the last one is always kept)
 HELD_TABLES, HELD_BYTES = 8, 256 * 2**20
@@ -321,17 +321,18 @@ class _Missing:
 def _on_table(table_id: str, table: Any, fn: Callable[..., T], args: tuple,
               kwargs: dict[str, Any]) -> T | _Missing:
     """What a worker runs for :func:`run_on`: ``fn`` on the table it holds under
-    ``table_id`` (``table`` None) or on ``table``, which it then holds."""
-    if table is None:
-        table = _HELD.pop(table_id, None)
-        if table is None:
-            return _Missing()
-    _HELD.pop(table_id, None)
-    _HELD[table_id] = table
-    while len(_HELD) > 1 and (len(_HELD) > HELD_TABLES or sum(
-            int(t.memory_usage(deep=True).sum()) for t in _HELD.values()) > HELD_BYTES):
+    ``table_id`` (``table`` None) or on ``table``, which it then holds (its bytes counted
+    once, when it arrives)."""
+    held = _HELD.pop(table_id, None)
+    if table is not None:
+        held = (table, int(table.memory_usage(deep=True).sum()))
+    elif held is None:
+        return _Missing()
+    _HELD[table_id] = held
+    while len(_HELD) > 1 and (len(_HELD) > HELD_TABLES
+                              or sum(n for _, n in _HELD.values()) > HELD_BYTES):
         del _HELD[next(iter(_HELD))]
-    return fn(table, *args, **kwargs)
+    return fn(held[0], *args, **kwargs)
 
 
 def run_on(table_id: str, table: Any, fn: Callable[..., T], /, *args: Any,

@@ -173,7 +173,7 @@ else:
 st.subheader("Report", anchor=False)
 numeric = [c for c in roles.numeric if c in df.columns]
 known = state.known_columns(df)
-given = tuple(sorted(state.sampling().items()))
+given = state.sampling_key()
 try:
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df) if roles.qi else None

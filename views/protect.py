@@ -308,7 +308,7 @@ def population(wb: Workbench) -> None:
     sampling (the session's, as the Risk page was told; with a weight column and nothing
     told, N is the weights' sum). Metrics without a help button: nothing here is a Tab stop
     before the "Before and after" chart."""
-    given = tuple(sorted(state.sampling().items()))
+    given = state.sampling_key()
     after = wb.population  # computed with the move's other figures
     try:
         before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df)
@@ -505,7 +505,7 @@ def results_part(history: DeltaGenerator) -> None:
     try:
         wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                opts.na, opts.alpha, tuple(numeric), tuple(known),
-                               tuple(sorted(state.sampling().items())), df)
+                               state.sampling_key(), df)
     except SdcInputError as err:
         st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
         if settings.steps(roles.qi):
