@@ -41,28 +41,30 @@ def plain(text: object) -> str:
     return html.escape(str(text), quote=False)
 
 
+def common_layout(title: str, x: str, y: str) -> dict[str, Any]:
+    """The layout every figure shares; ``title``, ``x`` and ``y`` are escaped here (they may
+    hold column names)."""
+    return {"title": {"text": plain(title), "x": 0, "xanchor": "left"},
+            "xaxis": {"title": {"text": plain(x)}}, "yaxis": {"title": {"text": plain(y)}},
+            "height": 360, "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+            "legend": {"orientation": "h", "y": -0.25}}
+
+
 def layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
-    """Common layout; ``title``, ``x`` and ``y`` are escaped here (they may hold column names)."""
-    fig.update_layout(title={"text": plain(title), "x": 0, "xanchor": "left"},
-                      xaxis_title=plain(x), yaxis_title=plain(y), height=360,
-                      margin={"l": 60, "r": 20, "t": 50, "b": 50},
-                      legend={"orientation": "h", "y": -0.25})
-    return fig
+    """:func:`common_layout` on a built figure."""
+    return fig.update_layout(common_layout(title, x, y))
 
 
 def spec_figure(traces: list[dict[str, Any]], title: str, x: str, y: str,
                 xaxis: dict[str, Any] | None = None, **extra: Any) -> go.Figure:
-    """A figure of plain Plotly ``traces`` (each with its ``type``) and the common layout of
-    :func:`layout` (``xaxis``: more of the x axis; ``extra``: more of the layout), taken as it
-    is: Plotly's validation of every property on the way in took more time than the rest of a
-    slider move on the Protect page, so the figures drawn on every move are built this way
-    (tests check them against Plotly's validation)."""
-    spec = {"title": {"text": plain(title), "x": 0, "xanchor": "left"},
-            "xaxis": {"title": {"text": plain(x)}, **(xaxis or {})},
-            "yaxis": {"title": {"text": plain(y)}}, "height": 360,
-            "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
-            "legend": {"orientation": "h", "y": -0.25}, **extra}
-    return go.Figure({"data": traces, "layout": spec}, _validate=False)
+    """A figure of plain Plotly ``traces`` (each with its ``type``) and
+    :func:`common_layout` (``xaxis``: more of the x axis; ``extra``: more of the layout), taken
+    as it is: Plotly's validation of every property on the way in took more time than the
+    rest of a slider move on the Protect page, so the figures drawn on every move are built
+    this way (tests check them against Plotly's validation)."""
+    spec = common_layout(title, x, y)
+    spec["xaxis"] |= xaxis or {}
+    return go.Figure({"data": traces, "layout": spec | extra}, _validate=False)
 
 
 def show(fig: go.Figure, name: str, key: str | None = None, select: bool = False,
