@@ -1,9 +1,8 @@
 """Microaggregation (mdav, onedims, pca, optimal_univariate) against its definitions: group
-sizes, kept means, idempotence, optimality by enumeration, MDAV against a step-by-step
-transcription of sdcMicro's C++ (src/Mdav.h), hand-worked examples, errors, missing values."""
+sizes, kept means, idempotence, optimality by enumeration, MDAV against sdcMicro's own outputs
+(tests/data/sdcmicro/mdav), hand-worked examples, errors, missing values."""
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,72 +20,7 @@ from sdc_core.methods.microaggregation import (
     microaggregation,
     optimal_univariate_sizes,
 )
-
-DATA = Path(__file__).resolve().parent / "data"
-
-
-# --------------------------------------------------------------------------- reference MDAV
-
-def mdav_sdcmicro(x, k):
-    """sdcMicro's Mdav() (src/Mdav.h) transcribed step by step, for data without missing values:
-    weights 1/variance (one pass, divisor n); distances with each term rounded to float and added
-    in float; centre summed in row order; the farthest record found by a strict ``>`` scan in
-    row order; the k nearest taken from the hash list, which puts a record before the earlier
-    ones at the same distance."""
-    n, p = x.shape
-    weight = np.ones(p)
-    for j in range(p):
-        total = squares = 0.0
-        for v in x[:, j].tolist():
-            total += v
-            squares += v * v
-        avr = total / n
-        variance = squares / n - avr * avr
-        if variance:
-            weight[j] = 1.0 / variance
-
-    def dist(rows, point):
-        d = np.zeros(len(rows), dtype=np.float32)
-        for j in range(p):
-            diff = rows[:, j] - point[j]
-            d = d + (diff * diff * weight[j]).astype(np.float32)
-        return d
-
-    def first_max(d):
-        best = 0
-        for i in range(1, len(d)):
-            if d[i] > d[best]:
-                best = i
-        return best
-
-    left = list(range(n))
-    groups = []
-    while len(left) - k >= k:
-        ngroups = 1 if len(left) - 2 * k < k else 2
-        centre = []
-        for j in range(p):
-            total = 0.0
-            for i in left:
-                total += x[i, j]
-            centre.append(total / len(left))
-        cur = left[first_max(dist(x[left], centre))]
-        for _ in range(ngroups):
-            d = dist(x[left], x[cur])
-            far = left[first_max(d)]
-            # hash list = ascending distance; each record goes before the earlier ones at its
-            # distance: a stable sort of the records taken from the last to the first
-            backwards = list(range(len(left)))[::-1]
-            ordered = [backwards[i] for i in np.argsort(d[backwards], kind="stable")]
-            group = {left[i] for i in ordered[:k]}
-            groups.append(group)
-            left = [i for i in left if i not in group]
-            cur = far
-    if left:
-        groups.append(set(left))
-    labels = np.empty(n, dtype=np.int64)
-    for g, members in enumerate(groups):
-        labels[list(members)] = g
-    return labels
+from tests.sdcmicro_fixtures import cases, read
 
 
 def canonical(labels):
@@ -241,39 +175,51 @@ def test_optimal_univariate_chunked_equals_plain_dp(n, k):
 
 # --------------------------------------------------------------------------- MDAV = sdcMicro
 
-@settings(max_examples=150, deadline=None)
-@given(table=st.one_of(tables(max_rows=60), tables(max_rows=60, ints=False)))
-def test_mdav_equals_sdcmicro_transcription_with_ties(table):
-    df, k = table
-    x = df.to_numpy()
-    assert (canonical(mdav_labels(x, k)) == canonical(mdav_sdcmicro(x, k))).all()
+MDAV_CASES = cases("mdav")
 
 
-@pytest.mark.parametrize("kind", ["normal", "ties", "rounded"])
-@pytest.mark.parametrize("n, p, k", [(700, 2, 3), (1500, 3, 2), (1200, 1, 4), (900, 4, 5)])
-def test_mdav_equals_sdcmicro_transcription_on_larger_tables(kind, n, p, k):
-    # large enough for the working arrays to be compacted and re-sorted several times
-    x = random_table(n * p + k, n, p, kind).to_numpy()
-    assert (canonical(mdav_labels(x, k)) == canonical(mdav_sdcmicro(x, k))).all()
+def assert_released_as(df, k, algorithm, expected):
+    """Our release of ``df`` by ``algorithm`` is ``expected`` (sdcMicro's), record for record:
+    sdcMicro released the same row to all the records of each of our groups (equal means of two
+    groups cannot tell them apart: int0_20 data), and that row is our group mean to 1e-12."""
+    cols = list(df.columns)
+    labels = group_labels(df, cols, k, algorithm)[cols[0]].to_numpy()
+    for g in np.unique(labels):
+        rows = expected[labels == g]
+        assert (rows == rows[0]).all(), f"sdcMicro splits our group {g}"
+    got = microaggregation(df, cols, k, algorithm).values.to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
 
 
-def test_mdav_equals_sdcmicro_transcription_on_testdata():
-    df = pd.read_csv(DATA / "testdata.csv")
-    x = df[["expend", "income", "savings"]].to_numpy(dtype=float)
-    assert (canonical(mdav_labels(x, 3)) == canonical(mdav_sdcmicro(x, 3))).all()
-    res = microaggregation(df, ["expend", "income", "savings"], 3)
-    assert res.info["groups"] == len(df) // 3 and res.info["min_group_size"] == 3
+@pytest.mark.parametrize("case", [c for c in MDAV_CASES if c["p"] >= 2],
+                         ids=lambda c: c["id"])
+def test_mdav_equals_sdcmicro_outputs(case):
+    """``microaggregation(df, method = "mdav", aggr = k)$mx`` of sdcMicro 5.8.1: 225 random
+    cases with 2 to 4 columns (continuous, rounded and many-tied integer data) and its testdata
+    at k = 3 and 5."""
+    df = read("mdav", case["input"])
+    assert_released_as(df, case["k"], "mdav", read("mdav", case["output"]).to_numpy())
+
+
+@pytest.mark.parametrize("case", [c for c in MDAV_CASES if c["p"] == 1], ids=lambda c: c["id"])
+def test_one_column_mdav_equals_sdcmicro_mdav_and_its_wrapper_runs_onedims(case):
+    """With one column sdcMicro's ``microaggregation(method = "mdav")`` runs ``mafast`` (its
+    ``$mx`` is our onedims), while we run MDAV as asked — the same as sdcMicro's MDAV itself
+    (``sdcMicro:::mdav``) on that column."""
+    df = read("mdav", case["input"])
+    k = case["k"]
+    assert_released_as(df, k, "mdav", read("mdav", case["output_mdav_internal"]).to_numpy())
+    assert_released_as(df, k, "onedims", read("mdav", case["output"]).to_numpy())
 
 
 def test_mdav_nearest_ties_go_to_the_later_record():
-    # the zeros are farthest from the centre (2.9, 2.9) and form r's group; s = record 0, the
-    # first of five equal records farthest from r, but its group is the three latest copies
-    # (#2, #3, #4), as in sdcMicro's hash list
+    # the zeros are farthest from the centre (2.9, 2.9): r = #5 and its group the three zeros;
+    # s = #0, the first of five equal records farthest from r, but its group is the three
+    # latest copies (#2, #3, #4), as in sdcMicro's outputs; #0, #1 and #8 are left
     df = pd.DataFrame({"a": [5.0, 5.0, 5.0, 5.0, 5.0, 0.0, 0.0, 0.0, 1.0],
                        "b": [5.0, 5.0, 5.0, 5.0, 5.0, 0.0, 0.0, 0.0, 1.0]})
     labels = group_labels(df, ["a", "b"], 3)["a"].to_numpy()
-    assert (canonical(labels) == canonical(mdav_sdcmicro(df.to_numpy(), 3))).all()
-    assert labels[2] == labels[3] == labels[4] != labels[0]
+    assert (canonical(labels) == canonical([2, 2, 1, 1, 1, 0, 0, 0, 2])).all()
 
 
 def test_mdav_weights_fall_back_to_two_pass_variance_on_large_offsets():

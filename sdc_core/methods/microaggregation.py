@@ -3,46 +3,46 @@ univariate microaggregation, as sdcMicro defines them.
 
 Records are put into groups of at least k and every value is replaced by the mean of its group
 (the arithmetic mean of the *original* values), so group totals, column totals and the mean are
-kept exactly (up to rounding). The algorithms differ in how they form the groups. What was read in
-sdcMicro (sdcTools/sdcMicro: ``R/microaggregation.R``, ``R/mafast.R``, ``R/mdav.R``,
-``src/Mdav.h``, ``src/Mdav.cpp``) is stated with each; our own choices are marked as such.
+kept exactly (up to rounding). The algorithms differ in how they form the groups. sdcMicro's
+behaviour (version 5.8.1) is stated with each (for mdav as its outputs in
+``tests/data/sdcmicro/mdav`` show it); our own choices are marked as such.
 
-**mdav** — maximum distance to average vector (Domingo-Ferrer & Mateo-Sanz 2002), sdcMicro's
-``mdav()`` (the C++ of ``src/Mdav.h``). Distance between records x and y:
-d(x, y) = Σ_j (x_j − y_j)² / σ_j², σ_j² the population variance Σ(x − x̄)²/n of column j
-(sdcMicro divides by n, ``Variance = SquaredSum/n − Avr²``; with the sample variance every
-distance is scaled by the same (n−1)/n, so all comparisons are the same in exact arithmetic — we
-use sdcMicro's so that the rounding is too; a constant column has weight 1). As in sdcMicro each
-term is computed in double precision and rounded to single precision, and the terms are added in
-single precision in column order (``TDist`` is ``float``): near-ties that single precision cannot
-tell apart are ties, broken as below. With m records left:
+**mdav** — maximum distance to average vector (Domingo-Ferrer & Mateo-Sanz 2002), as sdcMicro's
+MDAV forms its groups. Distance between records x and y:
+d(x, y) = Σ_j (x_j − y_j)² / σ_j², σ_j² the population variance of column j, computed in one
+pass as E[x²] − E[x]² (divisor n; with the sample variance every distance is scaled by the same
+(n−1)/n, so all comparisons are the same in exact arithmetic — we use sdcMicro's so that the
+rounding is too; a constant column has weight 1). As in sdcMicro each term is computed in double
+precision and rounded to single precision, and the terms are added in single precision in column
+order: near-ties that single precision cannot tell apart are ties, broken as below. With m
+records left:
 
 1. while m ≥ 2k: c = the mean of the m records; r = the record farthest from c.
    If m ≥ 3k: s = the record farthest from r among the same m records (r's group not yet
    removed); the k records nearest to r form a group and are removed; then the k records nearest
    to s (at s's values, even if s itself went into r's group) among those left form a group.
-   If 2k ≤ m < 3k: only r's group of k is formed (``ngroups = 1``).
+   If 2k ≤ m < 3k: only r's group of k is formed.
 2. the m records left (k ≤ m ≤ 2k − 1; all n if n < 2k) form the last group.
 
-Ties: the farthest record is the earliest (lowest row position) among equal distances (strict
-``>`` scan in row order); the k nearest are taken in order of distance and, among equal distances,
-the *latest* record first — sdcMicro's hash list inserts each record before the earlier ones at
-the same distance, so r need not be in its own group when it has exact duplicates after it.
+Ties: the farthest record is the earliest (lowest row position) among equal distances; the k
+nearest are taken in order of distance and, among equal distances, the *latest* record first, so
+r need not be in its own group when it has exact duplicates after it (with the earliest first
+sdcMicro's outputs on tied data are not reproduced).
 Every group has exactly k records but the last (k … 2k − 1). This reproduces sdcMicro's grouping
-record for record on data without missing values, with two deliberate exceptions: the variance,
-when its one-pass formula loses more than 6 digits to cancellation (values with a large offset,
-where sdcMicro's weights are noise), is the two-pass one; and while more than ``EXACT_CENTRE``
-records are left the centre comes from a running total instead of sdcMicro's sum in row order,
-which can move a distance by one unit in the last place of single precision (only a near-tie can
-then go the other way). Group means are summed in row order, so they can differ from sdcMicro's
-in the last bit.
+record for record on data without missing values — all 227 of its outputs with 2 to 4 columns,
+and its MDAV on one column (75 cases; see below for what its wrapper runs then) — with two
+deliberate exceptions: the variance, when its one-pass formula loses more than 6 digits to
+cancellation (values with a large offset, where sdcMicro's weights are noise), is the two-pass
+one; and while more than ``EXACT_CENTRE`` records are left the centre comes from a running total
+instead of a sum in row order, which can move a distance by one unit in the last place of single
+precision (only a near-tie can then go the other way). Group means are summed in row order, so
+they can differ from sdcMicro's in the last bit.
 Cost O(n²/k) distances, by nature; we find each farthest record and each k nearest with exact
 pruning — triangle-inequality bounds against a list of the records sorted by distance to an
 earlier centre, and nearest-neighbour lists from a k-d tree (of the records, or of the distinct
-value rows when some value row has many copies) — evaluating sdcMicro's single-precision distance
-only on the candidates that the bounds cannot separate (float32/float64 working distances carry
-explicit error margins). ``tests/test_microaggregation.py`` checks it against a step-by-step
-transcription of ``src/Mdav.h``.
+value rows when some value row has many copies) — evaluating the single-precision distance only
+on the candidates that the bounds cannot separate (float32/float64 working distances carry
+explicit error margins). ``tests/test_microaggregation.py`` compares it with sdcMicro's outputs.
 
 **onedims** — individual ranking (sdcMicro's ``micro_onedims``/``mafast``): each column on its
 own; its values sorted (ties in row order, R's stable ``order``), consecutive groups of k by
@@ -80,8 +80,12 @@ with fewer than k records cannot form a group: its values are left unchanged and
 all the columns have nothing to aggregate.
 
 Where we differ from sdcMicro's ``microaggregation()`` wrapper: with one column it runs
-``mafast`` (= onedims) whatever the method, we run the algorithm asked for; with fewer than 2k
-records its ``indexMicro`` stops with an error, we form one group (k records are needed).
+``mafast`` (= onedims) whatever the method, we run the algorithm asked for — for
+``method = "mdav"`` on one column its ``$mx`` is our onedims (75 of 75 fixtures) and differs
+from our mdav (68 of 75), while our mdav gives what sdcMicro's MDAV itself gives on that column
+(75 of 75). With fewer than 2k records its mdav and mafast form one group of all of them (three
+fixtures), as we do for every algorithm (at least k records are needed); where sdcMicro groups
+through its ``indexMicro`` it stops with an error instead.
 
 ``info``: ``algorithm``, ``k``, ``records``, ``groups`` (groups formed, over all columns for the
 univariate methods, with ``groups_per_column``), ``min_group_size`` and ``max_group_size`` (None
