@@ -37,7 +37,7 @@ RISK_NAMES = {
     "linkage_reidentifications": "linkage attack: expected re-identifications",
     "linkage_risk_percent": "linkage attack: risk (%)",
     "linkage_percent_certain": "linkage attack: records linked with certainty (%)",
-    "drisk_percent": "sdcMicro dRisk, interval disclosure (%, an upper bound)",
+    "drisk_percent": "sdcMicro dRisk, interval disclosure (%)",
 }
 
 

@@ -298,9 +298,8 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
                "assume the attacker knows the person is in the file (sample-based risk).")
     if "drisk_percent" in after:
         st.caption(f"sdcMicro's interval disclosure (dRisk): {after['drisk_percent']:.2f} % of "
-                   "records have at most one distance value outside ±5 % of a standard "
-                   "deviation of its released value — an upper bound (with one column, every "
-                   "record counts).")
+                   "records have every distance value within ±5 % of a standard deviation of "
+                   "its released value.")
 
 
 def population(wb: Workbench) -> None:
@@ -393,12 +392,9 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     if "drisk_percent" in after:
         slot = st.columns(3)[0]
         slot.metric("dRisk", f"{after['drisk_percent']:.2f} %",
-                    help="sdcMicro's interval disclosure on the distance columns (an upper "
-                         "bound).")
-        if len(after["linkage_distance_columns"]) == 1:
-            slot.caption("With one distance column every complete record counts, so dRisk "
-                         "is 100 % whatever the protection: it says nothing here. Read the "
-                         "linkage attack.")
+                    help="sdcMicro's interval disclosure on the distance columns: the share "
+                         "of records whose every distance value lies within ±5 % of a "
+                         "standard deviation of its released value.")
     population(wb)
     how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
                       on_change="rerun")
