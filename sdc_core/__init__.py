@@ -1,7 +1,135 @@
 """sdc_core: statistical disclosure control measures and methods, pure and vectorised.
 
 Pandas/NumPy in, pandas/NumPy out; no user-interface code. The command line is
-``python -m sdc_core`` (see ``sdc_core.cli``).
+``python -m sdc_core`` (see ``sdc_core.cli``); the Python API for notebooks is the names of
+``__all__``, importable from here (``from sdc_core import risk_profile``) and described, with
+worked examples, in ``docs/python.md``:
+
+- reading: :func:`read_table`, :func:`load_example`, :func:`example`, :func:`infer_kinds`,
+  :func:`write_table`
+- risk: :func:`risk_profile`, :func:`riskiest_classes`, :func:`key_subset_snapshots`,
+  :func:`small_count_levels`, :func:`sensitive_report`, :func:`suda2`,
+  :func:`population_risk`, and after protection :func:`linkage_attack`
+- protection: :func:`parse_recipe`, :func:`load_recipe`, :func:`make_recipe`,
+  :func:`apply_recipe`, :func:`describe_steps`
+- utility: :func:`il1`, :func:`eigenvalue_similarity`, :func:`distribution_report`, and the
+  benchmark analyses :func:`parse_spec` / :class:`Validity`
+- trade-offs: :func:`run_sweep` (a grid of settings, with a target: the search for the cheapest)
+- response tables: :func:`response_table`, :func:`audit`
+
+The names are loaded on first use (PEP 562): ``import sdc_core`` stays light (no pandas), so
+the command line answers ``--help`` at once.
 """
 
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from sdc_core.errors import SdcInputError
+    from sdc_core.examples import Example, example
+    from sdc_core.io import Kind, infer_kinds, load_example, read_table, write_table
+    from sdc_core.recipe import (
+        ApplyResult,
+        Recipe,
+        apply_recipe,
+        describe_steps,
+        load_recipe,
+        make_recipe,
+        parse_recipe,
+    )
+    from sdc_core.risk.attribute import AttributeScan
+    from sdc_core.risk.ldiversity import LDiversity
+    from sdc_core.risk.linkage import LinkageResult, linkage_attack
+    from sdc_core.risk.population_risk import PopulationRisk, population_risk
+    from sdc_core.risk.profile import (
+        RiskProfile,
+        key_subset_snapshots,
+        risk_profile,
+        riskiest_classes,
+        sensitive_report,
+        small_count_levels,
+    )
+    from sdc_core.risk.suda2 import Suda2Result, suda2
+    from sdc_core.sweep import SweepResult, run_sweep
+    from sdc_core.tables import AuditResult, PublishedQuestion, audit, response_table
+    from sdc_core.utility.analysis import AnalysisSpec, parse_spec
+    from sdc_core.utility.distribution import distribution_report
+    from sdc_core.utility.eigen import eigenvalue_similarity
+    from sdc_core.utility.il1 import IL1Result, il1
+    from sdc_core.utility.validity import Validity, ValidityReport
+
+__all__ = [
+    # reading
+    "Example", "Kind", "SdcInputError", "example", "infer_kinds", "load_example", "read_table",
+    "write_table",
+    # risk
+    "AttributeScan", "LDiversity", "LinkageResult", "PopulationRisk", "RiskProfile",
+    "Suda2Result", "key_subset_snapshots", "linkage_attack", "population_risk", "risk_profile",
+    "riskiest_classes", "sensitive_report", "small_count_levels", "suda2",
+    # protection
+    "ApplyResult", "Recipe", "apply_recipe", "describe_steps", "load_recipe", "make_recipe",
+    "parse_recipe",
+    # utility
+    "AnalysisSpec", "IL1Result", "Validity", "ValidityReport", "distribution_report",
+    "eigenvalue_similarity", "il1", "parse_spec",
+    # trade-offs
+    "SweepResult", "run_sweep",
+    # response tables
+    "AuditResult", "PublishedQuestion", "audit", "response_table",
+]
+
+#: The module that defines each public name (the names of ``__all__``, each once).
+_MODULES: dict[str, tuple[str, ...]] = {
+    "sdc_core.errors": ("SdcInputError",),
+    "sdc_core.examples": ("Example", "example"),
+    "sdc_core.io": ("Kind", "infer_kinds", "load_example", "read_table", "write_table"),
+    "sdc_core.recipe": ("ApplyResult", "Recipe", "apply_recipe", "describe_steps",
+                        "load_recipe", "make_recipe", "parse_recipe"),
+    "sdc_core.risk.attribute": ("AttributeScan",),
+    "sdc_core.risk.ldiversity": ("LDiversity",),
+    "sdc_core.risk.linkage": ("LinkageResult", "linkage_attack"),
+    "sdc_core.risk.population_risk": ("PopulationRisk", "population_risk"),
+    "sdc_core.risk.profile": ("RiskProfile", "key_subset_snapshots", "risk_profile",
+                              "riskiest_classes", "sensitive_report", "small_count_levels"),
+    "sdc_core.risk.suda2": ("Suda2Result", "suda2"),
+    "sdc_core.sweep": ("SweepResult", "run_sweep"),
+    "sdc_core.tables": ("AuditResult", "PublishedQuestion", "audit", "response_table"),
+    "sdc_core.utility.analysis": ("AnalysisSpec", "parse_spec"),
+    "sdc_core.utility.distribution": ("distribution_report",),
+    "sdc_core.utility.eigen": ("eigenvalue_similarity",),
+    "sdc_core.utility.il1": ("IL1Result", "il1"),
+    "sdc_core.utility.validity": ("Validity", "ValidityReport"),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def lazy_getattr(module: str, exports: dict[str, str]) -> Callable[[str], object]:
+    """A module-level ``__getattr__`` (PEP 562) for the package ``module``: a name of
+    ``exports`` (name → the module that defines it) is imported on first use and kept in the
+    package's namespace, so later look-ups do not come back here; any other name is an
+    ``AttributeError`` (so ``from package import submodule`` still imports the submodule)."""
+    namespace = vars(sys.modules[module])
+
+    def __getattr__(name: str) -> object:
+        if name in exports:
+            value = getattr(import_module(exports[name]), name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    __getattr__.__doc__ = f"``{module}.<name>`` for a name loaded on first use (PEP 562)."
+    return __getattr__
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The module's names with the public ones not loaded yet."""
+    return sorted(set(globals()) | set(__all__))

@@ -47,6 +47,12 @@ RANDOM_METHODS = frozenset(m for m, spec in METHODS.items() if spec.random)
 
 @dataclass(frozen=True)
 class Recipe:
+    """A validated recipe (module docstring): the ``seed`` and the ``steps`` (dicts with a
+    ``method``), the ``record_id`` column that keys the random draws (None: the row position),
+    the library version and the fingerprint of the table it was made on. Made by
+    :func:`parse_recipe` (from a dict), :func:`load_recipe` (from JSON text) or
+    :func:`make_recipe` (from steps and a table)."""
+
     seed: int
     steps: list[dict[str, Any]]
     record_id: str | None = None
@@ -56,6 +62,7 @@ class Recipe:
     version: int = RECIPE_VERSION
 
     def to_dict(self) -> dict[str, Any]:
+        """The recipe as the JSON object a file holds (:func:`parse_recipe` reads it back)."""
         out: dict[str, Any] = {"version": self.version, "seed": self.seed}
         if self.description:
             out["description"] = self.description
@@ -66,6 +73,7 @@ class Recipe:
         return out
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON text (:func:`load_recipe` reads it back)."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
@@ -191,6 +199,8 @@ def describe_steps(steps: list[dict[str, Any]]) -> str:
 
 
 def load_recipe(text: str) -> Recipe:
+    """The recipe in the JSON text ``text`` (a recipe file's content), validated by
+    :func:`parse_recipe`."""
     return parse_recipe(parse_json(text, "recipe"))
 
 
@@ -245,7 +255,15 @@ def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
 
 
 def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
-    """Run every step in order on a copy of ``df``."""
+    """Run every step in order on a copy of ``df`` (``df`` is not changed).
+
+    Returns an :class:`ApplyResult`: ``data`` the protected table (same rows, in the same
+    order; a dropped column is gone), ``reports`` one dict per step (``step``, ``method``,
+    ``column`` and what the step did), ``warnings`` (a recipe made on other data or with another
+    version) and ``matrices`` the transition matrix of each PRAM-like step, by step number.
+    Step i draws from streams keyed by (seed, i, draw, record id), so the same recipe on the
+    same table gives the same release.
+    """
     warnings = []
     if recipe.input_fingerprint and recipe.input_fingerprint != fingerprint(df):
         warnings.append("this recipe was made on different data (input fingerprint differs)")

@@ -640,6 +640,8 @@ class SweepResult:
 
     @property
     def best_recipe(self) -> dict[str, Any] | None:
+        """The best row's recipe (``{"seed", "steps"}``, for :func:`sdc_core.recipe.parse_recipe`);
+        None without a best row."""
         return None if self.best is None else json.loads(self.table.at[self.best, "recipe"])
 
 

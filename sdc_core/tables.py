@@ -41,6 +41,8 @@ from sdc_core.errors import SdcInputError
 
 @dataclass(frozen=True)
 class OptionCount:
+    """One answer option as published: its ``count`` (None when hidden) and the text shown."""
+
     option: str
     count: int | None  # None when hidden ("less than T")
     display: str
@@ -48,19 +50,27 @@ class OptionCount:
 
 @dataclass(frozen=True)
 class Interval:
+    """A published range [``low``, ``high``] of a count."""
+
     low: int
     high: int
 
     @property
     def display(self) -> str:
+        """The number when ``low`` = ``high``, else "between low and high"."""
         return str(self.low) if self.low == self.high else f"between {self.low} and {self.high}"
 
     def to_dict(self) -> dict[str, object]:
+        """``low``, ``high`` and ``display``."""
         return {"low": self.low, "high": self.high, "display": self.display}
 
 
 @dataclass(frozen=True)
 class PublishedQuestion:
+    """One question as published (module docstring): ``shown`` False when it has fewer than
+    ``q`` responses (then nothing else is published); ``options``, each count shown from ``t``
+    on; the ``nonresponse`` interval. :meth:`frame` is the table the reader sees."""
+
     question: str
     shown: bool
     participants: int
@@ -72,6 +82,7 @@ class PublishedQuestion:
 
     @property
     def responses(self) -> Interval | None:
+        """The number of responses as published: N minus the non-response interval."""
         if self.nonresponse is None:
             return None
         return Interval(self.participants - self.nonresponse.high,
@@ -85,6 +96,7 @@ class PublishedQuestion:
                              + [self.nonresponse.display if self.nonresponse else ""]})
 
     def to_dict(self) -> dict[str, object]:
+        """The published table as plain Python values (JSON-ready)."""
         return {"question": self.question, "shown": self.shown, "multi_select": self.multi,
                 "responses": self.responses.to_dict() if self.responses else None,
                 "options": [{"option": o.option, "count": o.count, "display": o.display}
@@ -203,6 +215,9 @@ def naive_publication(table: PublishedQuestion,
 
 @dataclass(frozen=True)
 class OptionAudit:
+    """The range of counts of a hidden option consistent with the published table, with and
+    without the non-response figure."""
+
     option: str
     low: int
     high: int
@@ -211,23 +226,30 @@ class OptionAudit:
 
     @property
     def revealed(self) -> bool:
+        """The table pins the count to one value."""
         return self.low == self.high
 
     @property
     def narrowed_by_nonresponse(self) -> bool:
+        """The non-response figure narrows the range."""
         return (self.low, self.high) != (self.low_without_nonresponse,
                                          self.high_without_nonresponse)
 
 
 @dataclass(frozen=True)
 class AuditResult:
+    """The audit of a published table (:func:`audit`): one :class:`OptionAudit` per hidden
+    option."""
+
     options: list[OptionAudit]
 
     @property
     def passes(self) -> bool:
+        """No hidden count is pinned and the non-response figure narrows none."""
         return not any(o.revealed or o.narrowed_by_nonresponse for o in self.options)
 
     def findings(self) -> list[str]:
+        """One sentence per hidden option the table gives away (empty when it passes)."""
         out = []
         for o in self.options:
             if o.revealed:

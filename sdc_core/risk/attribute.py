@@ -23,6 +23,10 @@ from sdc_core.risk.keys import check_columns
 
 @dataclass(frozen=True)
 class AttributeFinding:
+    """Released column ``column`` Z ``level`` (``"determines"``: share = 1, or ``"nearly
+    determines"``: share ≥ ``near``) the sensitive column ``sensitive`` S, with the share
+    Σ_z max_s n(z, s) / Σ_z n(z) and the number of Z values (module docstring)."""
+
     column: str
     sensitive: str
     level: str  # "determines" or "nearly determines"
@@ -30,11 +34,16 @@ class AttributeFinding:
     n_values: int
 
     def to_dict(self) -> dict[str, object]:
+        """The fields as a dict (JSON-ready)."""
         return asdict(self)
 
 
 @dataclass(frozen=True)
 class AttributeScan:
+    """What :func:`attribute_disclosure_scan` found: one :class:`AttributeFinding` per
+    (Z, S) pair where Z determines or nearly determines S, and the columns left out as direct
+    identifiers (a distinct value on at least ``identifier_share`` of the records)."""
+
     findings: list[AttributeFinding] = field(default_factory=list)
     direct_identifiers: list[str] = field(default_factory=list)
 

@@ -41,6 +41,7 @@ class LDiversity:
     percent_no_sensitive_value: float
 
     def to_dict(self) -> dict[str, float | int]:
+        """The summary figures (not ``per_record``), JSON-ready."""
         return {"min_l": self.min_l, "percent_l_eq_1": self.percent_l_eq_1,
                 "percent_no_sensitive_value": self.percent_no_sensitive_value}
 

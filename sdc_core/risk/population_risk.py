@@ -106,6 +106,7 @@ class PopulationRisk:
         return 100.0 * (share if share is not None else math.nan)
 
     def to_json(self) -> dict[str, Any]:
+        """The figures of the module docstring as plain Python values (JSON-ready)."""
         out = self.uniqueness.to_json()
         out["population_source"] = self.sampling.source
         out["population_uniqueness_percent"] = self.percent

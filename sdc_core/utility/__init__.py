@@ -17,9 +17,9 @@ The names of :mod:`~sdc_core.utility.distribution` are loaded on first use (it i
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from sdc_core import lazy_getattr
 from sdc_core.utility.eigen import eigenvalue_similarity
 from sdc_core.utility.il1 import IL1_MISSING, IL1Result, il1
 
@@ -38,10 +38,4 @@ __all__ = ["IL1_MISSING", "IL1Result", "correlation_difference", "distribution_r
            "eigenvalue_similarity", "il1", "randomized_response_error", "tvd"]
 
 
-def __getattr__(name: str) -> object:
-    """``sdc_core.utility.<name>`` for the lazily loaded names (PEP 562)."""
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

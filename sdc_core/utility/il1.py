@@ -67,6 +67,7 @@ class IL1Result:
     numbers: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
+        """The four headline figures by name."""
         return {"IL1_release": self.IL1_release, "IL1_numeric": self.IL1_numeric,
                 "IL1_categorical": self.IL1_categorical, "IL1_overall": self.IL1_overall}
 

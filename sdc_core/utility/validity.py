@@ -109,12 +109,15 @@ class ValidityReport:
 
     @property
     def mean_ci_overlap(self) -> float:
+        """The mean over the analyses with intervals of their mean CI overlap (NaN: none)."""
         values = [v for r in self.analyses if r.kind != "table"
                   if not math.isnan(v := analysis_figure(r))]
         return float(np.mean(values)) if values else math.nan
 
     @property
     def worst_tvd(self) -> float:
+        """The largest TVD among the tables and ``table`` analyses, 1 with a dropped table
+        column (NaN: none)."""
         tvds = [t.tvd for t in self.tables] + [analysis_figure(r) for r in self.analyses
                                                if r.kind == "table"]
         if self.missing:
