@@ -1,7 +1,8 @@
-"""Command line: ``python -m sdc_core COMMAND …`` (DESIGN §7).
+"""Command line: ``python -m sdc_core COMMAND …`` (DESIGN §7), installed as the command ``sdc``.
 
 Bad input (missing file, unknown column, bad parameter) prints one line ``sdc_core: error: …``
-to stderr and exits with code 2; nothing else ever prints a traceback.
+(``sdc: error: …`` when run as ``sdc``) to stderr and exits with code 2; nothing else ever
+prints a traceback.
 """
 
 from __future__ import annotations
@@ -91,10 +92,19 @@ def _with_engine(args: argparse.Namespace, job: Any) -> Any:
         engine.close()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m sdc_core",
+def _port(text: str) -> int:
+    if not (text.isdigit() and 1 <= int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535, got {text!r}")
+    return int(text)
+
+
+def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
+    """The parser; ``name`` is the program's name in messages (``sdc`` for the installed
+    command)."""
+    parser = _Parser(prog="python -m sdc_core" if name == "sdc_core" else name,
                      description="Statistical disclosure control: risk, methods, utility.")
-    parser.add_argument("--version", action="version", version=f"sdc_core {__version__}")
+    parser.add_argument("--version", action="version", version=f"{name} {__version__}")
+    parser.set_defaults(program=name)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     risk = sub.add_parser("risk", help="disclosure-risk profile on quasi-identifiers")
@@ -220,7 +230,61 @@ def build_parser() -> argparse.ArgumentParser:
                              "(selected = true / non-zero / non-empty)")
     tables.add_argument("--json", action="store_true", help="print one JSON object")
     tables.set_defaults(func=_cmd_tables)
+
+    dashboard = sub.add_parser(
+        "dashboard", help="start the dashboard (needs the [dashboard] extra)",
+        description="Start the Streamlit dashboard at http://ADDRESS:PORT; Ctrl-C stops it. "
+                    "Its settings are the .streamlit/config.toml beside its app.py; an "
+                    "environment variable overrides one, e.g. "
+                    "STREAMLIT_SERVER_MAX_UPLOAD_SIZE=500 (see docs/deploying.md).")
+    dashboard.add_argument("--port", type=_port, default=8501, help="port (default 8501)")
+    dashboard.add_argument("--address", default="127.0.0.1",
+                           help="address to listen on (default 127.0.0.1: this machine only)")
+    dashboard.set_defaults(func=_cmd_dashboard)
     return parser
+
+
+def dashboard_app() -> Path | None:
+    """The dashboard's ``app.py``: the installed package ``sdc_dashboard`` beside ``sdc_core``
+    (the wheel), else the checkout's, beside ``sdc_core/``; with its ``ui/`` package."""
+    root = Path(__file__).resolve().parents[1]
+    for app in (root / "sdc_dashboard" / "app.py", root / "app.py"):
+        if app.is_file() and (app.parent / "ui" / "__init__.py").is_file():
+            return app
+    return None
+
+
+def dashboard_command(app: Path, address: str, port: int) -> list[str]:
+    """``streamlit run`` on ``app`` (as ``make run``); Streamlit reads the rest of the settings
+    from the ``.streamlit/config.toml`` beside it, whatever the working directory."""
+    return [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", address,
+            "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+
+
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from importlib.util import find_spec
+
+    missing = [name for name in ("streamlit", "plotly") if find_spec(name) is None]
+    if missing:
+        raise SdcInputError(f"the dashboard needs {' and '.join(missing)}: "
+                            'pip install "sdc-workbench[dashboard]"')
+    app = dashboard_app()
+    if app is None:
+        raise SdcInputError("the dashboard's files (app.py, ui/, views/) are not installed")
+    command = dashboard_command(app, args.address, args.port)
+    # one BLAS thread per computation, as `make run` (sessions share the cores)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":  # Streamlit takes this process's place: signals, exit code and all
+        os.execv(command[0], command)
+    import subprocess
+
+    with subprocess.Popen(command) as server:
+        try:
+            return server.wait()
+        except KeyboardInterrupt:  # Ctrl-C reached the server too: let it stop
+            return server.wait()
 
 
 def read_bounded(path: Path) -> pd.DataFrame:
@@ -530,10 +594,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     df = read_bounded(args.data)
     result = apply_recipe(recipe, df)
     for warning in result.warnings:
-        print(f"sdc_core: warning: {warning}", file=sys.stderr)
+        print(f"{args.program}: warning: {warning}", file=sys.stderr)
     write_table(result.data, args.output, neutralize=not args.no_neutralize)
     for note in export_notes(result.data, args.output.suffix, not args.no_neutralize):
-        print(f"sdc_core: note: {note}", file=sys.stderr)
+        print(f"{args.program}: note: {note}", file=sys.stderr)
     for report in result.reports:
         details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
                             if k not in ("step", "method", "column"))
@@ -578,7 +642,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         try:
             special = suda2(df, args.qi, dis_fraction=fraction)
         except SdcInputError as err:  # too many keys for SUDA2: the rest still stands
-            print(f"sdc_core: note: SUDA2 skipped: {err}", file=sys.stderr)
+            print(f"{args.program}: note: SUDA2 skipped: {err}", file=sys.stderr)
         else:
             result["suda2"] = special.summary()
             records = records.join(special.records())
@@ -606,7 +670,7 @@ def _population(df: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any] | 
         if given:
             raise
         # implied by the weights alone: the rest of the figures still stand
-        print(f"sdc_core: note: population figures skipped: {err}", file=sys.stderr)
+        print(f"{args.program}: note: population figures skipped: {err}", file=sys.stderr)
         return None
     return None if population is None else population.to_json()
 
@@ -623,7 +687,7 @@ def _risk_on_engine(args: argparse.Namespace) -> int:
                                                     args.na, args.alpha, args.sensitive,
                                                     args.records))
     if not args.no_suda2:
-        print(f"sdc_core: note: SUDA2 runs on the pandas engine only; not computed on "
+        print(f"{args.program}: note: SUDA2 runs on the pandas engine only; not computed on "
               f"{args.engine}", file=sys.stderr)
     print(json.dumps(result, indent=2) if args.json else _format_risk(result))
     return 0
@@ -690,22 +754,33 @@ def _format_population(p: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _invoked_name(argv: Sequence[str] | None) -> str:
+    """``sdc_core`` (``python -m sdc_core``, or ``main`` called with arguments), else the name
+    the command was run by: ``sdc`` for the installed script."""
+    if argv is None and sys.argv and sys.argv[0]:
+        stem = Path(sys.argv[0]).stem
+        if stem not in ("__main__", "-c"):
+            return stem
+    return "sdc_core"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
+    name = _invoked_name(argv)
+    parser = build_parser(name)
     try:
         args = parser.parse_args(argv)
         if hasattr(args, "engine"):
             _engine_options(args)  # settings that do not fit the engine are an error at once
         return args.func(args)
     except SdcInputError as err:
-        print(f"sdc_core: error: {err}", file=sys.stderr)
+        print(f"{name}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug, not bad input: still one line unless debugging
         if os.environ.get("SDC_DEBUG"):
             raise
-        print(f"sdc_core: internal error: {type(err).__name__}: {err} "
+        print(f"{name}: internal error: {type(err).__name__}: {err} "
               "(set SDC_DEBUG=1 for details)", file=sys.stderr)
         return 1
