@@ -439,7 +439,7 @@ def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -
     print(f"  linkage risk              {out['linkage_risk_percent']:.6f} %")
     print(f"  certain (unique, correct) {out['linkage_percent_certain']:.6f} %")
     if "drisk_percent" in out:
-        print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} % (upper bound)")
+        print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} %")
 
 
 def _print_il1(out: dict[str, Any]) -> None:
