@@ -1,5 +1,6 @@
-"""SUDA2 special uniques against sdcMicro's figures and against the definition, record by
-record (``sdc_core.risk.suda2`` module docstring)."""
+"""SUDA2 special uniques against sdcMicro 5.8.1's own outputs (``tests/data/sdcmicro/suda2``:
+200 cases, 230 result sets) and against the definition, record by record (``sdc_core.risk.suda2``
+module docstring)."""
 
 from itertools import combinations
 from math import factorial
@@ -13,7 +14,14 @@ from hypothesis import strategies as st
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
 from sdc_core.risk import suda2 as suda2_module
-from sdc_core.risk.suda2 import shared_counts, suda2, suda2_memory
+from sdc_core.risk.suda2 import (
+    dis_scores_sdcmicro,
+    sdcmicro_hash_uniques,
+    shared_counts,
+    suda2,
+    suda2_memory,
+)
+from tests import sdcmicro_fixtures as fx
 from tests.conftest import ROOT
 
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
@@ -44,14 +52,147 @@ def test_sdcmicro_testdata_reference_figures():
     assert result.weights[1] == 720.0 and result.weights[7] == 1.0
 
 
-def test_correlated_items_credit_their_base_key_as_sdcmicro_does(actg):
-    """arms = 0 holds exactly the records of treat = 0: SUDA2 treats the later item as a copy
-    of the earlier one and credits treat for it. Figures from sdcMicro's Suda2 C++
-    (src/Suda2.h) compiled outside the project with a minimal Rcpp stand-in; the plain rule
-    would give treat 23.95 % and arms 56.89 %."""
-    result = suda2(actg, ["age", "gender", "treat", "arms"])
-    check_summary(result, 74, 6, 0.030451,
-                  {"age": 100.0, "gender": 43.71, "treat": 31.14, "arms": 49.70})
+RESULT_SETS = [(case, result) for case in fx.cases("suda2") for result in case["results"]]
+SET_IDS = [f"{case['id']}_dis{result['DisFraction']}" for case, result in RESULT_SETS]
+
+
+def fixture_run(case, result, dis_method="formula"):
+    df = fx.read("suda2", case["input"])
+    keys = list(df.columns)
+    return df, keys, suda2(df, keys, result["DisFraction"], dis_method=dis_method)
+
+
+def test_the_fixtures_are_the_230_result_sets_described():
+    assert len(fx.cases("suda2")) == 200 and len(RESULT_SETS) == 230
+    assert sorted({len(c["results"]) for c in fx.cases("suda2")}) == [1, 2]
+    assert {r["DisFraction"] for _, r in RESULT_SETS} == {0.01, 0.1}
+
+
+@pytest.mark.parametrize(("case", "result"), RESULT_SETS, ids=SET_IDS)
+def test_scores_and_contributions_equal_sdcmicro(case, result):
+    df, keys, res = fixture_run(case, result)
+    out = fx.read("suda2", result["output"])
+    np.testing.assert_allclose(res.score, out["score"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.contribution_percent(),
+                               out[[f"{k}_contribution" for k in keys]], rtol=0, atol=1e-12)
+    attr = fx.read("suda2", result["attribute_contributions"])
+    assert attr["variable"].tolist() == keys
+    mine = res.attribute_contributions()
+    np.testing.assert_allclose([mine[k] for k in keys], attr["contribution"], rtol=0, atol=1e-12)
+    s = res.summary()
+    assert s["n_records_score_positive"] == result["n_score_gt_0"]
+    assert s["max_score"] == result["max_score"] and res.score.sum() == result["sum_score"]
+
+
+@pytest.mark.parametrize(("case", "result"), RESULT_SETS, ids=SET_IDS)
+def test_attribute_level_contributions_equal_sdcmicro(case, result):
+    """Equal where sdcMicro gives a number; where a key has no contribution sdcMicro gives NaN
+    (0/0) for its values, this module 0 (the documented departure; one result set)."""
+    _, _, res = fixture_run(case, result)
+    ref = fx.read("suda2", result["attribute_level_contributions"])
+    mine = res.attribute_level_contributions()
+    assert mine["variable"].tolist() == ref["variable"].tolist()
+    np.testing.assert_array_equal(mine["attribute"].astype(float), ref["attribute"])
+    undefined = ref["contribution"].isna().to_numpy()
+    np.testing.assert_allclose(mine["contribution"][~undefined], ref["contribution"][~undefined],
+                               rtol=0, atol=1e-12)
+    assert (mine["contribution"][undefined] == 0).all()
+    no_credit = [k for k, v in res.attribute_contributions().items() if v == 0]
+    assert sorted(set(ref["variable"][undefined])) == no_credit
+
+
+def test_one_fixture_set_has_a_key_with_no_contribution():
+    undefined = [SET_IDS[i] for i, (_, r) in enumerate(RESULT_SETS) if fx.read(
+        "suda2", r["attribute_level_contributions"])["contribution"].isna().any()]
+    assert len(undefined) == 1
+
+
+@pytest.mark.parametrize(("case", "result"), RESULT_SETS, ids=SET_IDS)
+def test_dis_scores_as_sdcmicro_evaluates_them(case, result):
+    """``dis_method="sdcmicro"``: U counts only the uniques alone in their hash bucket, the
+    steps are single precision; every DIS score to 1e-15, NaN where sdcMicro's U is 0."""
+    df, keys, res = fixture_run(case, result, "sdcmicro")
+    ref = fx.read("suda2", result["output"])["dis_score"].to_numpy()
+    np.testing.assert_allclose(res.dis_score, ref, rtol=0, atol=1e-15)  # NaN where ref is NaN
+    assert res.n_dis_uniques == sdcmicro_hash_uniques(df, keys) <= res.n_sample_uniques
+    assert np.isnan(ref).any() == (res.n_dis_uniques == 0)
+    assert result["max_dis_score"] == (None if res.n_dis_uniques == 0 else res.dis_score.max())
+
+
+def test_dis_scores_by_the_formula_and_their_distance_from_sdcmicro():
+    """The default: the formula in double precision with the true number of uniques. Against
+    sdcMicro: equal (1e-15) on 51 result sets, within its single-precision rounding (2.1e-7
+    relative) on the 165 other sets where its U is above 0, and finite scores where its U is 0
+    (14 sets, NaN there)."""
+    equal = rounding = zero_u = 0
+    worst = 0.0
+    for case, result in RESULT_SETS:
+        df, keys, res = fixture_run(case, result)
+        ref = fx.read("suda2", result["output"])["dis_score"].to_numpy()
+        f, m = result["DisFraction"], res.n_variables
+        pos = res.score > 0
+        q = 1 + (8 - m) / 20
+        excess = res.n_in_pairs * (1 - f) / f
+        expected = np.zeros(len(ref))
+        expected[pos] = 1 / (1 + excess / (res.score[pos] ** q * np.sum(res.score[pos] ** -q)))
+        np.testing.assert_allclose(res.dis_score, expected, rtol=1e-13, atol=0)
+        if np.isnan(ref).any():
+            assert sdcmicro_hash_uniques(df, keys) == 0 and np.isfinite(res.dis_score).all()
+            assert np.isnan(ref[pos]).all() and (ref[~pos] == 0).all()
+            zero_u += 1
+        elif np.allclose(res.dis_score, ref, rtol=0, atol=1e-15):
+            equal += 1
+        else:
+            rounding += 1
+            worst = max(worst, float(np.max(np.abs(res.dis_score[pos] / ref[pos] - 1))))
+    assert (equal, rounding, zero_u) == (51, 165, 14)
+    assert 1e-7 < worst < 2.1e-7
+
+
+def test_the_true_count_in_sdcmicros_single_precision_matches_112_sets():
+    """U cancels in the formula, but not in single precision: with sdcMicro's steps and the
+    true count of uniques 112 of the 230 sets are equal to 1e-15 (all 230 with its count)."""
+    equal = 0
+    for case, result in RESULT_SETS:
+        _, _, res = fixture_run(case, result)
+        ref = fx.read("suda2", result["output"])["dis_score"].to_numpy()
+        mine = dis_scores_sdcmicro(res.score, res.n_sample_uniques, res.n_in_pairs,
+                                   result["DisFraction"], res.n_variables)
+        equal += bool(np.allclose(mine, ref, rtol=0, atol=1e-15, equal_nan=True))
+    assert equal == 112
+
+
+def test_the_hash_bucket_count(actg):
+    """A unique counts for sdcMicro's DIS score only alone in its bucket: h = rotl16(h, 1) + v
+    over the keys, −999 for a missing value."""
+    df = pd.DataFrame({"a": [1, 0, 2, 5, np.nan], "b": [0, 2, 0, 1, 3]})
+    # buckets 2, 2, 4, 11 and rotl16(−999 mod 2^16, 1) + 3: the first two collide
+    assert sdcmicro_hash_uniques(df, ["a", "b"]) == 3
+    text = pd.DataFrame({"a": ["x", "y", "z"], "b": pd.Categorical(["u", "v", "u"])})
+    assert sdcmicro_hash_uniques(text, ["a", "b"]) == 3  # 1·2+1, 2·2+2, 3·2+1
+    assert suda2(actg, ["age", "gender", "race"], dis_method="sdcmicro").n_dis_uniques == 29
+    with pytest.raises(SdcInputError, match="dis_method must be one of formula, sdcmicro"):
+        suda2(actg, ["age"], dis_method="sdcMicro")
+
+
+def test_correlated_items_credit_their_base_key_as_sdcmicro_does(monkeypatch):
+    """Fixture case 185: the records of k3 = 4 are exactly those of k2 = 2 (rows 0, 1 and 4
+    from 0), a correlated item. Row 1's MSU {k1, k3, k4} credits k2 in place of k3 in
+    sdcMicro's output; the plain rule (credit every key of the MSU) differs from it there and
+    only there."""
+    case = next(c for c in fx.cases("suda2") if c["id"] == "case_185")
+    result = case["results"][0]
+    df, keys, res = fixture_run(case, result)
+    assert df.index[df["k3"] == 4].tolist() == df.index[df["k2"] == 2].tolist() == [0, 1, 4]
+    assert ("k1", "k3", "k4") in res.msus_of(1)
+    ref = fx.read("suda2", result["output"])[[f"{k}_contribution" for k in keys]].to_numpy()
+    np.testing.assert_allclose(res.contribution_percent(), ref, rtol=0, atol=1e-12)
+    monkeypatch.setattr(suda2_module, "_base_keys", lambda *args: None)
+    plain = suda2(df, keys).contribution_percent()
+    differs = np.flatnonzero(np.abs(plain - ref).max(axis=1) > 1e-12)
+    assert differs.tolist() == [1]
+    weight = res.weights[3] / res.score[1]  # the MSU of 3 keys, as a share of row 1's score
+    np.testing.assert_allclose(plain[1] - ref[1], [0, -weight, weight, 0, 0, 0], atol=1e-12)
 
 
 def test_records_msus_and_top_table(actg):
@@ -165,7 +306,7 @@ def test_vectorised_suda2_equals_brute_force(df, fraction):
     result = suda2(df, keys, dis_fraction=fraction)
     score, dis, credit = brute_force(df, keys, fraction)
     np.testing.assert_array_equal(result.score, score)
-    np.testing.assert_allclose(result.dis_score, dis, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(result.dis_score, dis, rtol=1e-12, atol=0)
     np.testing.assert_allclose(result.contribution, credit, rtol=0, atol=1e-12)
     # every MSU listed once, its row unique on it and on no subset of one key less
     assert len(result.msu_records) == len(set(zip(result.msu_records, result.msu_subsets)))

@@ -7,37 +7,63 @@ this module) and n records:
 
 - Record i is *unique on* a set S of keys when it has a value on every key of S and no other
   record has the same values on S. A missing value is never part of a unique pattern and never
-  equals a value (sdcMicro codes it ``-999`` and skips it when it builds the (key, value) items).
+  equals a value (sdcMicro's ``missing = -999``: a cell with that code is never matched).
 - S is a *minimal sample unique* (MSU) of i when i is unique on S and on no S minus one key
   (hence on no proper subset). Every S ⊆ keys is considered, sizes 1 to M.
 - SUDA score: ``score_i = Σ_{MSUs S of i} w(|S|)`` with ``w(s) = ∏_{j=s}^{M−1} (M − j) =
-  (M − s)!`` (sdcMicro's ``g_ab``; e.g. M = 3: w = 2, 1, 1). Only records unique on all M keys
-  can score above 0.
+  (M − s)!`` (e.g. M = 3: w = 2, 1, 1). Only records unique on all M keys can score above 0.
 - DIS score: with U the number of records unique on all keys, P the number of records whose
-  full key pattern is shared by exactly one other record (sdcMicro's ``NbDuplicatePair``;
-  triples and more count 0), f = ``dis_fraction``, ``Dis = U·f / (U·f + P·(1 − f))``,
-  ``Q = 1 + (8 − M)/20`` and ``A = Σ_{score_k > 0} score_k^(−Q)``:
-  ``dis_i = 1 / (1 + (U/Dis − U) / (score_i^Q · A))`` for score_i > 0, else 0.
-  ``U/Dis − U = P·(1 − f)/f``: U cancels. ``Dis``, ``Q`` and ``U/Dis − U`` are computed in
-  single precision as sdcMicro's C++ does. (sdcMicro counts U through a 16-bit hash table and
-  misses the uniques that share a bucket with another record; as U cancels, that changes only
-  the float rounding, ≈ 1e-7 relative: the true count is used here.)
+  full key pattern is shared by exactly one other record (triples and more count 0),
+  f = ``dis_fraction``, ``Dis = U·f / (U·f + P·(1 − f))``, ``Q = 1 + (8 − M)/20`` and
+  ``A = Σ_{score_k > 0} score_k^(−Q)``: ``dis_i = 1 / (1 + (U/Dis − U) / (score_i^Q · A))``
+  for score_i > 0, else 0.
+  ``dis_method`` chooses how the formula is evaluated:
+
+  * ``"formula"`` (the default): as written, in double precision, with U the true number of
+    sample uniques. Then ``U/Dis − U = P·(1 − f)/f`` exactly (U cancels; a record that scores
+    is unique on all keys, so U ≥ 1 whenever a score is positive).
+  * ``"sdcmicro"``: as sdcMicro 5.8.1 evaluates it, to compare with its output. ``Dis``, ``Q``
+    and ``U/Dis − U`` are single-precision numbers, so U no longer cancels exactly, and U
+    counts only the sample uniques that are alone in their 16-bit hash bucket. The bucket of
+    a record is ``h``, with ``h = 0`` and then, key by key, ``h = rotl16(h, 1) + v mod 2¹⁶``
+    (rotate left by one bit within 16 bits, then add), where v is the key's value as sdcMicro
+    reads it: a number truncated to an integer, −999 for a missing value (a categorical
+    column: its category number from 1; any other column: its values numbered 1, 2, … in
+    sorted order). sdcMicro's constant padding columns move every bucket alike, so they do not
+    change U. When U is 0 (every unique shares a bucket with another record) every positive
+    score gets NaN (0/0), as sdcMicro's do.
+
+  The default is the formula: the hash count is an accident of the implementation, not a
+  property of the data (it depends on how the values are coded; on sdcMicro's ``testdata``
+  with 7 keys it counts 40 of the 157 sample uniques, and a small table can lose all of them),
+  and single precision only adds rounding. Since U cancels, the two differ only by that
+  rounding, except where sdcMicro's U is 0. On sdcMicro's own outputs
+  (``tests/data/sdcmicro/suda2``, 230 result sets) ``"sdcmicro"`` reproduces every DIS score to
+  1e-15, the NaN of the 14 sets where its U is 0 included; ``"formula"`` equals 51 of them to
+  1e-15 and the other 165 finite sets to 2.1e-7 relative (5e-8 absolute), and gives finite
+  scores where those 14 have NaN.
 - Attribute contributions (sdcMicro's ``attribute_contributions``): every MSU S of record i
   credits ``w(|S|)`` to each of its keys (``contribution[i, j]``; sdcMicro's per-record
   ``contributionPercent`` is ``contribution[i, j] / score_i``), and the contribution of key j is
   ``100 · Σ_i contribution[i, j] / Σ_i score_i`` percent. An MSU of several keys credits each of
-  them, so the percentages add up to more than 100. One sdcMicro rule is kept for exactness: a
+  them, so the percentages add up to more than 100. One more rule, which sdcMicro applies: a
   (key, value) item whose records are exactly those of an item of an earlier key (a
   "correlated" item in SUDA2's terms; the earliest such item is its base) credits its base's
   key instead of its own in an MSU of 3 or more keys, and in an MSU of 2 keys whose other item
   is also correlated neither key is credited. Scores are not affected; without such items
-  (the usual case) this is the plain rule above.
+  (the usual case) this is the plain rule above. sdcMicro's outputs show the first part (an
+  MSU of 3 keys in ``tests/data/sdcmicro/suda2`` case 185, where the plain rule differs from
+  them); none of them has an MSU of two correlated items.
+- Attribute level contributions (sdcMicro's ``attribute_level_contributions``): for key j and
+  each of its values v (sorted), ``100 · Σ_{i: x_ij = v} contribution[i, j] /
+  Σ_i contribution[i, j]`` percent: how the key's contribution splits over its values.
 
 Where this module departs from sdcMicro, on purpose: a key's values are compared as they are
 (sdcMicro truncates numeric keys to integers, so 1.2 and 1.7 would be one value, and reads a
 text column of a data.frame as missing everywhere); when no record scores, the contributions
-are 0 (sdcMicro: NaN); when every unique record shares a hash bucket with another record,
-sdcMicro's U is 0 and its DIS scores NaN, here the formula's value.
+are 0 (sdcMicro: NaN), and so are the level contributions of a key with no contribution
+(sdcMicro: NaN, 0/0); the DIS score's U, by default, is the true number of sample uniques (see
+``dis_method``).
 
 The search visits the key subsets level by level (size 1, 2, …), vectorised over records, on
 the table of distinct key patterns (only a pattern held by one record can have an MSU). A
@@ -62,7 +88,7 @@ import pandas as pd
 
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.keys import combine_codes, densify, encode_keys
+from sdc_core.risk.keys import KeyCodes, combine_codes, densify, encode_keys
 
 #: SUDA2 looks at up to 2^m − 1 subsets of the keys; above this many keys it refuses.
 MAX_SUDA2_KEYS = 20
@@ -72,6 +98,11 @@ MAX_SUDA2_BYTES = 2 << 30
 #: sdcMicro pads the keys with constant columns up to this many.
 MIN_SUDA2_VARIABLES = 3
 DEFAULT_DIS_FRACTION = 0.01
+#: How the DIS score is evaluated (module docstring): the formula with the true number of
+#: sample uniques, or as sdcMicro 5.8.1 evaluates it.
+DIS_METHODS = ("formula", "sdcmicro")
+#: sdcMicro's code for a missing key value, which its hash adds like any other value.
+SDCMICRO_MISSING = -999
 
 
 @dataclass(frozen=True)
@@ -79,7 +110,9 @@ class Suda2Result:
     """Per-record SUDA and DIS scores, the contributions and every MSU found.
 
     ``score``, ``dis_score``: per input row. ``contribution[i, j]``: the score of record i that
-    key ``qi[j]`` is credited with (see the module docstring). ``msu_records`` and
+    key ``qi[j]`` is credited with (see the module docstring). ``n_sample_uniques``: records
+    unique on all keys; ``n_dis_uniques``: the U the DIS score used (the same, or sdcMicro's
+    hash count with ``dis_method="sdcmicro"``). ``msu_records`` and
     ``msu_subsets`` list every MSU: the row and the set of keys as a bit mask over ``qi``
     (bit j = ``qi[j]``; bits from ``len(qi)`` on are sdcMicro's padding columns, which only a
     table of one record has MSUs on), ordered by row, then by size.
@@ -90,11 +123,14 @@ class Suda2Result:
     n_variables: int
     n_sample_uniques: int
     n_in_pairs: int
+    dis_method: str
+    n_dis_uniques: int
     score: np.ndarray = field(repr=False)
     dis_score: np.ndarray = field(repr=False)
     contribution: np.ndarray = field(repr=False)
     msu_records: np.ndarray = field(repr=False)
     msu_subsets: np.ndarray = field(repr=False)
+    keys: KeyCodes = field(repr=False)
 
     @property
     def weights(self) -> dict[int, float]:
@@ -108,6 +144,24 @@ class Suda2Result:
             return {c: 0.0 for c in self.qi}
         return {c: 100.0 * float(self.contribution[:, j].sum()) / total
                 for j, c in enumerate(self.qi)}
+
+    def attribute_level_contributions(self) -> pd.DataFrame:
+        """sdcMicro's ``attribute_level_contributions``: columns ``variable``, ``attribute`` (a
+        value of the key, sorted within it) and ``contribution``, the percent of the key's
+        contribution credited to the records with that value (0 for every value of a key
+        with no contribution)."""
+        parts = []
+        for j, name in enumerate(self.qi):
+            code, levels = self.keys.codes[j], self.keys.levels[j]
+            valid = code >= 0
+            total = np.bincount(code[valid], weights=self.contribution[valid, j],
+                                minlength=len(levels))
+            whole = float(total.sum())
+            share = 100.0 * total / whole if whole else np.zeros(len(levels))
+            order = _sorted_order(levels)
+            parts.append(pd.DataFrame({"variable": name, "attribute": levels[order],
+                                       "contribution": share[order]}))
+        return pd.concat(parts, ignore_index=True)
 
     def contribution_percent(self) -> np.ndarray:
         """sdcMicro's per-record ``contributionPercent``: contribution / score (0 at score 0)."""
@@ -171,10 +225,20 @@ def msu_weights(n_variables: int) -> dict[int, float]:
     return {s: float(factorial(n_variables - s)) for s in range(1, n_variables + 1)}
 
 
-def suda2(df: pd.DataFrame, qi: Sequence[str],
-          dis_fraction: float = DEFAULT_DIS_FRACTION) -> Suda2Result:
-    """SUDA2 scores of ``df`` on the key variables ``qi`` (see the module docstring)."""
+def suda2(df: pd.DataFrame, qi: Sequence[str], dis_fraction: float = DEFAULT_DIS_FRACTION,
+          dis_method: str = "formula") -> Suda2Result:
+    """SUDA2 scores of ``df`` on the key variables ``qi`` (see the module docstring).
+
+    ``dis_fraction`` is the sampling fraction f of the DIS score. ``dis_method`` is
+    ``"formula"`` (the default: the DIS formula in double precision with U the true number of
+    sample uniques) or ``"sdcmicro"`` (U counted as sdcMicro 5.8.1 counts it, the uniques alone
+    in their 16-bit hash bucket, and its single-precision steps: its DIS scores to 1e-15, NaN
+    included, for comparing with sdcMicro). Scores and contributions do not depend on it.
+    """
     f = check_probability("dis_fraction", dis_fraction, low_open=True)
+    if dis_method not in DIS_METHODS:
+        raise SdcInputError(f"dis_method must be one of {', '.join(DIS_METHODS)}, "
+                            f"not {dis_method!r}")
     qi = list(qi)
     if len(qi) > MAX_SUDA2_KEYS:
         raise SdcInputError(f"SUDA2 looks at all 2^m − 1 subsets of the keys and takes at most "
@@ -211,11 +275,16 @@ def suda2(df: pd.DataFrame, qi: Sequence[str],
 
     n_uniques = int((cnt == 1).sum())
     n_pairs = int(2 * (cnt == 2).sum())
-    dis = dis_scores(score, n_uniques, n_pairs, f, big_m)
+    if dis_method == "sdcmicro":
+        u = sdcmicro_hash_uniques(df, keys.names)
+        dis = dis_scores_sdcmicro(score, u, n_pairs, f, big_m)
+    else:
+        u = n_uniques
+        dis = dis_scores(score, n_pairs, f, big_m)
     return Suda2Result(qi=tuple(keys.names), dis_fraction=f, n_variables=big_m,
-                       n_sample_uniques=n_uniques, n_in_pairs=n_pairs, score=score,
-                       dis_score=dis, contribution=contribution, msu_records=msu_records,
-                       msu_subsets=msu_mask)
+                       n_sample_uniques=n_uniques, n_in_pairs=n_pairs, dis_method=dis_method,
+                       n_dis_uniques=u, score=score, dis_score=dis, contribution=contribution,
+                       msu_records=msu_records, msu_subsets=msu_mask, keys=keys)
 
 
 def suda2_memory(n_keys: int, n_uniques: int, n_patterns: int) -> int:
@@ -237,23 +306,81 @@ def _check_size(m: int, big_m: int, n_uniques: int, n_patterns: int) -> None:
         f"use at most {fits} keys on this table")
 
 
-def dis_scores(score: np.ndarray, n_uniques: int, n_pairs: int, dis_fraction: float,
+def dis_scores(score: np.ndarray, n_pairs: int, dis_fraction: float,
                n_variables: int) -> np.ndarray:
-    """sdcMicro's DIS-SUDA score from the SUDA scores (module docstring), with its single
-    precision for ``Dis``, ``Q`` and ``U/Dis − U``."""
+    """The DIS score from the SUDA scores by the formula (module docstring), in double
+    precision: ``U/Dis − U = P·(1 − f)/f``."""
+    return _dis(score, n_pairs * (1.0 - dis_fraction) / dis_fraction,
+                1.0 + (8.0 - n_variables) / 20.0)
+
+
+def dis_scores_sdcmicro(score: np.ndarray, n_uniques: int, n_pairs: int, dis_fraction: float,
+                        n_variables: int) -> np.ndarray:
+    """The DIS score as sdcMicro evaluates it (module docstring): ``Dis``, ``Q`` and
+    ``U/Dis − U`` in single precision, with the U given (NaN for a positive score when the
+    U given is 0)."""
+    f32 = np.float32
+    frac, u, p = f32(dis_fraction), f32(n_uniques), f32(n_pairs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dis = f32(u * frac) / f32(f32(u * frac) + f32(p * f32(f32(1) - frac)))
+        excess = float(f32(f32(u / dis) - u))
+    q = float(f32(1) + f32(f32(8) - f32(n_variables)) / f32(20))
+    return _dis(score, excess, q)
+
+
+def _dis(score: np.ndarray, excess: float, q: float) -> np.ndarray:
+    """``1 / (1 + excess / (score^Q · A))`` where the score is positive, else 0; A is summed
+    in record order (as sdcMicro sums it)."""
     out = np.zeros(len(score))
     pos = score > 0
     if not pos.any():
         return out
-    f32 = np.float32
-    frac, u, p = f32(dis_fraction), f32(n_uniques), f32(n_pairs)
-    dis = f32(u * frac) / f32(f32(u * frac) + f32(p * f32(f32(1) - frac)))
-    q = float(f32(1) + f32(f32(8) - f32(n_variables)) / f32(20))
-    excess = float(f32(f32(u / dis) - u))
     powered = score[pos] ** q
-    adj = float(np.cumsum(1.0 / powered)[-1])  # summed in record order, as sdcMicro does
+    adj = float(np.cumsum(1.0 / powered)[-1])
     out[pos] = 1.0 / (1.0 + excess / (powered * adj))
     return out
+
+
+def sdcmicro_hash_uniques(df: pd.DataFrame, qi: Sequence[str]) -> int:
+    """sdcMicro's count of sample uniques for the DIS score: the records alone in their
+    16-bit hash bucket (module docstring; such a record is unique on all keys)."""
+    h = np.zeros(len(df), dtype=np.int64)
+    for c in qi:
+        h = ((h << 1) | (h >> 15)) & 0xFFFF
+        h = (h + _sdcmicro_values(df[c])) & 0xFFFF
+    return int(np.count_nonzero(np.bincount(h, minlength=1 << 16) == 1))
+
+
+def _sdcmicro_values(s: pd.Series) -> np.ndarray:
+    """The key's values as sdcMicro's hash adds them, modulo 2¹⁶ (module docstring)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        code = s.cat.codes.to_numpy().astype(np.int64)
+        return np.where(code >= 0, code + 1, SDCMICRO_MISSING) & 0xFFFF
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        whole = np.isfinite(x)
+        v = np.full(len(x), SDCMICRO_MISSING, dtype=np.int64)
+        v[whole] = np.mod(np.trunc(x[whole]), 65536.0).astype(np.int64)
+        return v & 0xFFFF
+    code, _ = pd.factorize(s, sort=_sortable(s.dropna().unique()))
+    return np.where(code >= 0, code + 1, SDCMICRO_MISSING) & 0xFFFF
+
+
+def _sortable(values: np.ndarray) -> bool:
+    try:
+        np.sort(values)
+    except TypeError:
+        return False
+    return True
+
+
+def _sorted_order(levels: pd.Index) -> np.ndarray:
+    """Positions of ``levels`` in sorted order (first-appearance order when they do not sort,
+    e.g. numbers mixed with text)."""
+    try:
+        return np.argsort(levels.to_numpy(), kind="stable")
+    except TypeError:
+        return np.arange(len(levels))
 
 
 @dataclass
