@@ -6,7 +6,8 @@ leave build/ and *.egg-info in the checkout), installs it with the [dashboard] e
 virtual environment in a temporary folder, pinned to requirements.txt (``-c``: only what the
 wheel asks for, at the tested versions, so a dependency missing from pyproject.toml fails
 here), and runs ``sdc --version``, ``sdc risk`` on the built-in example, the dashboard's first
-page (AppTest) and ``sdc dashboard`` up to its health check, from a folder outside the checkout.
+page and its Risk page, whose measures come from the worker processes (AppTest), and
+``sdc dashboard`` up to its health check, from a folder outside the checkout.
 It needs PyPI (pip's cache makes it quick: about a minute).
 """
 
@@ -178,6 +179,9 @@ from streamlit.testing.v1 import AppTest
 at = AppTest.from_file(sys.argv[1], default_timeout=120).run()
 assert not at.exception, [e.value for e in at.exception]
 print(at.title[0].value)
+at.switch_page("views/risk.py").run()  # its measures come from the worker processes
+assert not at.exception, [e.value for e in at.exception]
+print({m.label: m.value for m in at.metric}["Re-identifications"])
 """
 
 WHERE = """
@@ -232,7 +236,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     lap("cli")
 
     out = check([python, "-c", FIRST_PAGE, where["app"]], away, env)
-    assert out.stdout.strip().splitlines()[-1] == "Data"
+    assert out.stdout.strip().splitlines()[-2:] == ["Data", "182"]
     lap("first page")
 
     log = tmp_path / "dashboard.log"
