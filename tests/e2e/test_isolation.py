@@ -11,6 +11,7 @@ to another.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -21,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from sdc_core.io import read_table
 from sdc_core.recipe import fingerprint
@@ -215,6 +217,11 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
             expect(s.page.get_by_role("tabpanel", name="Preview").get_by_test_id(
                 "stDataFrame")).to_be_visible(timeout=30_000)
             wait_idle(s.page)
+            for token in s.tokens[:4] if s is not o else []:  # the grid fills its cells'
+                # table after it is drawn, which a slow machine may not have done yet
+                with contextlib.suppress(PlaywrightTimeout):
+                    s.page.wait_for_function("t => document.documentElement.outerHTML"
+                                             ".includes(t)", arg=token, timeout=30_000)
             html = check_isolated(s, others(s), "Data, Preview tab")
             if s is o:
                 assert "pidnum" in html
