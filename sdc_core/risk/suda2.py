@@ -362,16 +362,12 @@ def _sdcmicro_values(s: pd.Series) -> np.ndarray:
         v = np.full(len(x), SDCMICRO_MISSING, dtype=np.int64)
         v[whole] = np.mod(np.trunc(x[whole]), 65536.0).astype(np.int64)
         return v & 0xFFFF
-    code, _ = pd.factorize(s, sort=_sortable(s.dropna().unique()))
-    return np.where(code >= 0, code + 1, SDCMICRO_MISSING) & 0xFFFF
-
-
-def _sortable(values: np.ndarray) -> bool:
-    try:
-        np.sort(values)
-    except TypeError:
-        return False
-    return True
+    code, uniq = pd.factorize(s)
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[_sorted_order(pd.Index(uniq))] = np.arange(1, len(uniq) + 1)
+    v = np.full(len(code), SDCMICRO_MISSING, dtype=np.int64)
+    v[code >= 0] = rank[code[code >= 0]]
+    return v & 0xFFFF
 
 
 def _sorted_order(levels: pd.Index) -> np.ndarray:
