@@ -199,6 +199,33 @@ def test_a_page_left_open_across_a_server_restart_says_the_session_expired():
     assert not again.warning
 
 
+def restart_notice_page() -> None:
+    """A page that says a restart like the app does, but whose first run stops before the
+    notice is drawn, as a click during the new server's slow first run stops it."""
+    import streamlit as st
+
+    from ui import state
+
+    restarted = state.restarted_since()
+    if st.session_state.setdefault("first_run", True):
+        st.session_state["first_run"] = False
+        st.stop()
+    if restarted:
+        st.warning("restarted")
+    state.restart_said()
+
+
+def test_a_restart_notice_stopped_before_it_was_drawn_comes_with_the_next_run():
+    at = AppTest.from_function(restart_notice_page, default_timeout=30)
+    at.query_params["run"] = "0ld5e55"
+    at.run()
+    assert not at.warning  # stopped before the notice
+    at.run()
+    assert [w.value for w in at.warning] == ["restarted"]  # the next run says it
+    at.run()
+    assert not at.warning  # said once
+
+
 @pytest.mark.parametrize("bomb", ["parquet repeated", "xlsx numbers", "csv long cell",
                                   "parquet dictionary"])
 def test_a_file_that_decodes_past_the_budget_is_refused_and_others_still_load(monkeypatch,

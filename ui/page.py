@@ -64,6 +64,7 @@ def begin_run() -> None:
                    "expired and the data that was open in it is gone. The example data set is "
                    "open instead: load your file again to go on.",
                    icon=":material/restart_alt:")
+    state.restart_said()
 
 
 def metric_slots(n: int, per_row: int, main: list[int]) -> list[DeltaGenerator]:

@@ -120,18 +120,27 @@ def freed_notice() -> str | None:
 SERVER_RUN = secrets.token_hex(4)
 _RUN_PARAM = "run"
 _RUN_CHECKED = "run_checked"
+_RESTART_UNSAID = "restart_unsaid"
 
 
 def restarted_since() -> bool:
-    """On a session's first run, whether its address names an earlier server process (the
-    server restarted under an open page). Every run leaves the address naming this one (a
-    change of page clears it)."""
+    """Whether the session's address named an earlier server process on its first run (the
+    server restarted under an open page) and that has not been said yet (:func:`restart_said`):
+    a first run stopped before its notice was drawn (a click while the new server's slow first
+    run went on) leaves the notice to the next run. Every run leaves the address naming this
+    process (a change of page clears it)."""
     seen = st.query_params.get(_RUN_PARAM)
     if seen != SERVER_RUN:
         st.query_params[_RUN_PARAM] = SERVER_RUN
-    first = not st.session_state.get(_RUN_CHECKED)
-    st.session_state[_RUN_CHECKED] = True
-    return first and seen is not None and seen != SERVER_RUN
+    if not st.session_state.get(_RUN_CHECKED):
+        st.session_state[_RUN_CHECKED] = True
+        st.session_state[_RESTART_UNSAID] = seen is not None and seen != SERVER_RUN
+    return bool(st.session_state.get(_RESTART_UNSAID))
+
+
+def restart_said() -> None:
+    """The run got past the restart notice (drawn, or not wanted): no later run repeats it."""
+    st.session_state[_RESTART_UNSAID] = False
 
 
 def keep_alive() -> list[str]:
