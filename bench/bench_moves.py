@@ -55,7 +55,8 @@ LABELS = {"slider": "slider move", "risk": "Risk, first view",
 
 async def journey(url: str, pid: int, rounds: int, moves: int, rows: int
                   ) -> dict[str, list[float]]:
-    """Per round: CPU and wall seconds of the Risk page's first view and of a slider move."""
+    """Per round and step of :data:`STEPS`: CPU and wall seconds (a move's: the mean of the
+    round's)."""
     out: dict[str, list[float]] = {f"{step}_{what}": [] for step in STEPS
                                    for what in ("cpu", "tree", "wall")}
     s = StSession(timeout=600)
@@ -73,11 +74,12 @@ async def journey(url: str, pid: int, rounds: int, moves: int, rows: int
             risk = cpu_seconds(pid) - cpu, tree_cpu_seconds(pid) - tree
             await s.switch_page("Protect")
             cpu, tree, wall_moves = cpu_seconds(pid), tree_cpu_seconds(pid), 0.0
-            for i in range(moves):
-                wall_moves += await s.set_value(SLIDER, 2 + (r * moves + i) % 40)
+            widths = [2 + (r * moves + i) % 40 for i in range(moves)]
+            for width in widths:
+                wall_moves += await s.set_value(SLIDER, width)
             slider = cpu_seconds(pid) - cpu, tree_cpu_seconds(pid) - tree
-            # drawing alone: two widths whose results are cached, and the Risk page again
-            last = [2 + (r * moves + i) % 40 for i in (moves - 2, moves - 1)]
+            # drawing alone: the last two widths (their results cached), and the Risk page again
+            last = widths[-2:]
             cpu, tree, wall_drawn = cpu_seconds(pid), tree_cpu_seconds(pid), 0.0
             for i in range(moves):
                 wall_drawn += await s.set_value(SLIDER, last[i % 2])

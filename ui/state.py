@@ -119,7 +119,7 @@ def freed_notice() -> str | None:
 #: reconnects to a restarted server can tell that its session expired.
 SERVER_RUN = secrets.token_hex(4)
 _RUN_PARAM = "run"
-_RUN_CHECKED = "run_checked"
+#: Set on a session's first run: whether a restart is still to be said
 _RESTART_UNSAID = "restart_unsaid"
 
 
@@ -132,10 +132,9 @@ def restarted_since() -> bool:
     seen = st.query_params.get(_RUN_PARAM)
     if seen != SERVER_RUN:
         st.query_params[_RUN_PARAM] = SERVER_RUN
-    if not st.session_state.get(_RUN_CHECKED):
-        st.session_state[_RUN_CHECKED] = True
+    if _RESTART_UNSAID not in st.session_state:  # the session's first run
         st.session_state[_RESTART_UNSAID] = seen is not None and seen != SERVER_RUN
-    return bool(st.session_state.get(_RESTART_UNSAID))
+    return st.session_state[_RESTART_UNSAID]
 
 
 def restart_said() -> None:
