@@ -16,7 +16,10 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
  "columns": ["age", "educ", "ethn", "married"], "bins": 10, "pmse": true}
 ```
 
-- ``ols`` / ``logit``: a formula fitted by statsmodels' formula API (patsy), with its
+- ``ols`` / ``logit``: a formula of the project's own language (docs/formulas.md,
+  :mod:`sdc_core.utility.formula`: parsed before anything is evaluated, its design matrix
+  bounded before it is built), its design matrix built by patsy from the parsed formula and
+  fitted by statsmodels, with its
   model-based intervals ``conf_int(α)`` (t with the residual degrees of freedom for OLS, normal
   for the logit). Rows with a missing value in a variable of the formula are left out
   (listwise deletion, before the levels of a factor are read), and their number is reported.
@@ -24,9 +27,8 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
   rows of its right-hand side (:func:`_ols_grouped`: the same least-squares problem, with the
   same estimates, standard errors and intervals as statsmodels' fit on every row). Terms are
   named as patsy names them
-  (``C(treat)[T.1]``); a formula may use patsy's functions and numpy as ``np``, and a plain
-  ``C(x)`` is handed to patsy as a pandas categorical (the same design, 4× faster on 100k
-  rows);
+  (``C(treat)[T.1]``); a plain ``C(x)`` is handed to patsy as a pandas categorical (the same
+  design, 4× faster on 100k rows);
 - ``mean`` of a numeric ``column``, overall or per level of ``by``, weighted by ``weight`` or
   not: the ratio (Hájek) estimator ȳ = Σ w_i y_i / Σ w_i with its linearisation standard error
   for a one-stage design without strata, drawn with replacement (R survey's ``svymean``):
@@ -75,7 +77,6 @@ The original side does not depend on the protection: :func:`estimate_all` it onc
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
 import numbers
@@ -88,13 +89,15 @@ import numpy as np
 import pandas as pd
 import patsy
 import patsy.builtins
-import statsmodels.formula.api as smf
 from numpy.typing import ArrayLike
 from scipy import stats
+from statsmodels.discrete.discrete_model import Logit
+from statsmodels.regression.linear_model import OLS
 from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
 from sdc_core.columns import canonical_values, is_number, storage
 from sdc_core.errors import SdcInputError
+from sdc_core.utility.formula import Formula, check_design, namespace, parse_formula
 
 #: The keys each kind of analysis requires and those it may carry, besides name and kind.
 KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -120,6 +123,10 @@ class Analysis:
     by: str | None = None
     weight: str | None = None
     columns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.formula is not None:
+            parsed_formula(self.formula, f"analysis '{self.name}'")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind}
@@ -306,41 +313,18 @@ def _parse_analysis(i: int, item: Any) -> Analysis:
                     by=item.get("by"), weight=item.get("weight"))
 
 
-def formula_variables(formula: str, where: str = "formula") -> list[str]:
-    """The columns a patsy formula reads, in order: the names its factors use as values (not
-    the functions they call, such as ``C``, ``np.log`` or ``I``), and the quoted ``Q("…")``
-    ones."""
+def parsed_formula(formula: str, where: str = "formula") -> Formula:
+    """``formula`` read by the formula language's parser (:func:`parse_formula`), its error
+    prefixed with ``where``."""
     try:
-        desc = _model_desc(formula)
-    except patsy.PatsyError as err:
-        raise SdcInputError(f"{where}: cannot read the formula {formula!r} "
-                            f"({str(err).splitlines()[0]})") from None
-    if not desc.lhs_termlist:
-        raise SdcInputError(f"{where}: the formula {formula!r} has no response (y ~ …)")
-    found: dict[str, None] = {}
-    for term in desc.lhs_termlist + desc.rhs_termlist:
-        for factor in term.factors:
-            found |= dict.fromkeys(_code_names(factor.name()))
-    return list(found)
+        return parse_formula(formula)
+    except SdcInputError as err:
+        raise SdcInputError(f"{where}: {err}") from None
 
 
-@functools.lru_cache(maxsize=256)
-def _model_desc(formula: str) -> patsy.ModelDesc:
-    """The formula as patsy reads it, read once (a slider move re-estimates it often)."""
-    return patsy.ModelDesc.from_formula(formula)
-
-
-def _code_names(code: str) -> list[str]:
-    tree = ast.parse(code, mode="eval")
-    callees = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id == "Q" and node.args and isinstance(node.args[0], ast.Constant):
-            names.append(str(node.args[0].value))
-        elif isinstance(node, ast.Name) and id(node) not in callees and node.id not in _FORMULA_ENV:
-            names.append(node.id)
-    return names
+def formula_variables(formula: str, where: str = "formula") -> list[str]:
+    """The columns a formula reads, in order of appearance (not the functions it calls)."""
+    return parsed_formula(formula, where).columns
 
 
 def _categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
@@ -353,8 +337,8 @@ def _categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
     return patsy.builtins.C(data, contrast, levels)
 
 
-#: What a formula may call besides patsy's own functions (``I``, ``Q``, ``Treatment``, …).
-_FORMULA_ENV = {"C": _categorical, "np": np}
+#: All that the written-out code of a parsed formula may name (:func:`namespace`).
+_FORMULA_ENV = patsy.EvalEnvironment([namespace(_categorical)])
 
 
 def analysis_columns(analysis: Analysis) -> list[str]:
@@ -411,20 +395,28 @@ def estimate_all(spec: AnalysisSpec, df: pd.DataFrame) -> dict[str, Estimate | S
 
 
 def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate:
+    """An OLS or logit of the parsed formula: the design bounded (:func:`check_design`), built
+    by patsy from the written-out formula in :data:`_FORMULA_ENV`, fitted by statsmodels."""
     where = f"analysis '{analysis.name}'"
-    used = formula_variables(analysis.formula, where)
+    formula = parsed_formula(analysis.formula, where)
+    used = formula.columns
     data = _formula_data(df, used)
     if data.empty:
         raise SdcInputError(f"{where}: no row has all of {', '.join(used)}")
-    if analysis.kind == "ols" and _row_by_row(analysis.formula):
-        terms, nobs = _ols_grouped(analysis.formula, data, alpha, where)
+    if analysis.kind == "ols" and formula.row_by_row:
+        terms, nobs = _ols_grouped(formula, data, alpha, where)
         return Estimate(terms, len(df) - nobs)
-    make = smf.ols if analysis.kind == "ols" else smf.logit
+    _check_design(formula, data, len(data), where)
+    make = OLS if analysis.kind == "ols" else Logit
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerfectSeparationWarning)
         warnings.simplefilter("error", ConvergenceWarning)
         try:
-            model = make(analysis.formula, data, eval_env=_FORMULA_ENV)
+            y, x = patsy.dmatrices(_model_desc(formula.code), data, _FORMULA_ENV,
+                                   NA_action="drop", return_type="dataframe")
+            if y.shape[1] != 1:
+                raise SdcInputError(f"{where}: the response must be one column of numbers")
+            model = make(y, x)
             _check_rank(model.exog, where)
             result = model.fit(disp=0) if analysis.kind == "logit" else model.fit()
         except SdcInputError:
@@ -434,13 +426,33 @@ def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate
                                 "estimate") from None
         except ConvergenceWarning:
             raise SdcInputError(f"{where}: the logit fit did not converge") from None
-        except (ValueError, np.linalg.LinAlgError, patsy.PatsyError) as err:
+        except (ValueError, TypeError, np.linalg.LinAlgError, patsy.PatsyError) as err:
             raise SdcInputError(f"{where}: cannot fit the model "
-                                f"({str(err).splitlines()[0]})") from None
+                                f"({_first_line(err)})") from None
     interval = result.conf_int(alpha)
     terms = pd.DataFrame({"estimate": result.params, "se": result.bse,
                           "low": interval.iloc[:, 0], "high": interval.iloc[:, 1]})
     return Estimate(terms, len(df) - int(result.nobs))
+
+
+def _first_line(err: Exception) -> str:
+    """An error's first line, at most 200 characters (for a one-line message)."""
+    line = (str(err).splitlines() or [type(err).__name__])[0]
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _check_design(formula: Formula, data: pd.DataFrame, rows: int, where: str) -> None:
+    try:
+        check_design(formula, data, rows)
+    except SdcInputError as err:
+        raise SdcInputError(f"{where}: {err}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _model_desc(code: str) -> patsy.ModelDesc:
+    """patsy's reading of a parsed formula as the parser wrote it out (never of a visitor's
+    text), read once (a slider move re-estimates it often)."""
+    return patsy.ModelDesc.from_formula(code)
 
 
 def _check_rank(x: np.ndarray, where: str) -> None:
@@ -452,23 +464,7 @@ def _check_rank(x: np.ndarray, where: str) -> None:
                             f"{rank} for {x.shape[1]} columns)")
 
 
-#: Calls a formula may make and still be fitted on its distinct rows (:func:`_ols_grouped`):
-#: functions of one row's values. Any other (``center``, ``bs``, ``np.mean`` …) may read the
-#: whole column and takes statsmodels' path on every row.
-_ROW_FUNCTIONS = {"C", "Q", "I", "np.log", "np.log1p", "np.log2", "np.log10", "np.exp",
-                  "np.sqrt", "np.abs", "np.square", "np.power"}
-
-
-def _row_by_row(formula: str) -> bool:
-    """Whether every function the formula calls works value by value (:data:`_ROW_FUNCTIONS`)."""
-    desc = _model_desc(formula)
-    codes = [f.name() for t in desc.lhs_termlist + desc.rhs_termlist for f in t.factors]
-    return all(ast.unparse(node.func) in _ROW_FUNCTIONS
-               for code in codes for node in ast.walk(ast.parse(code, mode="eval"))
-               if isinstance(node, ast.Call))
-
-
-def _ols_grouped(formula: str, data: pd.DataFrame, alpha: float, where: str
+def _ols_grouped(formula: Formula, data: pd.DataFrame, alpha: float, where: str
                  ) -> tuple[pd.DataFrame, int]:
     """OLS of a formula on the G distinct rows of its right-hand side, with the fit, standard
     errors and t intervals of statsmodels' OLS on every row (the same least-squares problem):
@@ -482,11 +478,12 @@ def _ols_grouped(formula: str, data: pd.DataFrame, alpha: float, where: str
     On 100k survey rows with a 30-level factor G is a few thousand: the design is built and
     decomposed on those rows, not on every one. Rows whose response or terms evaluate to a
     missing value are left out, as patsy does; returns the terms and the rows used."""
-    desc = _model_desc(formula)
-    env = patsy.EvalEnvironment([_FORMULA_ENV])
-    rhs_vars = list(dict.fromkeys(n for t in desc.rhs_termlist for f in t.factors
-                                  for n in _code_names(f.name())))
+    desc = _model_desc(formula.code)
+    env = _FORMULA_ENV
+    rhs_vars = [c for c in formula.columns if c not in formula.response.columns
+                or any(c in f.columns for t in formula.terms for f in t)]
     try:
+        _check_design(formula, data, 0, where)  # the response, and the columns on any rows
         y = np.asarray(patsy.dmatrix(patsy.ModelDesc([], desc.lhs_termlist), data, env,
                                      NA_action=patsy.NAAction(NA_types=[]),
                                      return_type="matrix"))
@@ -497,13 +494,13 @@ def _ols_grouped(formula: str, data: pd.DataFrame, alpha: float, where: str
             codes = pd.factorize(data[c])[0]
             group = pd.factorize(group * (int(codes.max()) + 1) + codes)[0]
         first = np.flatnonzero(np.diff(np.maximum.accumulate(group), prepend=-1) > 0)
+        _check_design(formula, data, len(first), where)
         design = patsy.dmatrix(patsy.ModelDesc([], desc.rhs_termlist), data.iloc[first], env,
                                NA_action=patsy.NAAction(NA_types=[]), return_type="matrix")
     except SdcInputError:
         raise
-    except (ValueError, patsy.PatsyError) as err:
-        raise SdcInputError(f"{where}: cannot fit the model "
-                            f"({str(err).splitlines()[0]})") from None
+    except (ValueError, TypeError, patsy.PatsyError) as err:
+        raise SdcInputError(f"{where}: cannot fit the model ({_first_line(err)})") from None
     names = design.design_info.column_names
     x = np.asarray(design)
     y = y[:, 0]
