@@ -452,6 +452,9 @@ class _Parser:
             if keyword.iskeyword(t.text) or keyword.issoftkeyword(t.text):
                 raise self.refuse("a Python keyword is not a column name here; quote a column "
                                   "of that name as `name`")
+            if t.text.startswith("__"):
+                raise self.refuse("a name that begins with '__' is not a column name here; "
+                                  "quote a column of that name as `name`")
             self.take()
             return Column(t.text)
         if t.kind == "string":
@@ -733,18 +736,24 @@ def _calls(e: Arith) -> list[Call]:
 # -- the entry point ------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
 def parse_formula(text: str) -> Formula:
     """The formula ``text`` parsed (module docstring), or an :class:`SdcInputError` of one
     line naming the offending token. Only formulas that parse are cached."""
     if not isinstance(text, str):
         raise SdcInputError(f"a formula must be text such as 'y ~ x', not {type(text).__name__}")
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str) -> Formula:
     if len(text) > MAX_LENGTH:
         raise SdcInputError(f"the formula has {len(text):,} characters, more than the "
                             f"{MAX_LENGTH:,} read")
     parser = _Parser(text)
     response, rhs = parser.formula()
     expanded = _expand(rhs)
+    if not expanded.terms and expanded.removed:
+        raise SdcInputError("the formula leaves nothing to estimate: no term and no intercept")
     formula = Formula(text, response, rhs, expanded.terms)
     clash = sorted(set(formula.columns) & _names_called(formula))
     if clash:
