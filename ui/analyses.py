@@ -192,8 +192,10 @@ def _add_fields(ds: Dataset) -> None:
     st.text_input("Name", key="w_an_name", placeholder="e.g. income model")
     if kind in ("ols", "logit"):
         st.text_input("Formula", key="w_an_formula", placeholder=FORMULA_EXAMPLE,
-                      help="A patsy formula, response ~ terms: C(x) makes x categorical, "
-                           "np.log(x) and I(x ** 2) transform it.")
+                      help="A model formula, response ~ terms (docs/formulas.md): C(x) makes "
+                           "x categorical, log(x) and I(x ** 2) transform it, a:b is an "
+                           "interaction and a*b = a + b + a:b; quote other column names as "
+                           "`monthly income`.")
     elif kind == "table":
         st.multiselect("Columns of the table", columns, key="w_an_columns")
     else:
