@@ -284,3 +284,25 @@ def test_columns_up_to_the_limit_are_fitted():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"y": rng.normal(size=n), "k": np.arange(n) % (MAX_COLUMNS - 1)})
     assert len(estimate(Analysis("m", "ols", formula="y ~ C(k)"), df).terms) == MAX_COLUMNS - 1
+
+
+def test_a_propensity_model_past_the_allowance_is_refused(monkeypatch):
+    from sdc_core.utility.fidelity import pmse
+
+    df = wide_table(4000).drop(columns="id")
+    protected = df.assign(x=df["x"] + 0.1)
+    assert pmse(df, protected, ["sex", "x"]).k == 3
+    monkeypatch.setenv("SDC_MEMORY_BUDGET", "1MB")  # 62,500 bytes for a model
+    with pytest.raises(SdcInputError, match=r"propensity model's design would take about "
+                                             r"192\.0 kB \(8,000 distinct rows × 3 parameters\)"):
+        pmse(df, protected, ["sex", "x"])
+
+
+def test_a_table_analysis_of_too_many_cells_is_refused():
+    from sdc_core.utility.analysis import MAX_TABLE_CELLS
+
+    df = wide_table(MAX_TABLE_CELLS + 1)
+    with pytest.raises(SdcInputError, match=r"analysis 't': the table has 10,001 cells, more "
+                                             r"than 10,000"):
+        estimate(Analysis("t", "table", columns=("id", "sex")), df)
+    assert len(estimate(Analysis("t", "table", columns=("code", "sex")), df).terms) == 1400

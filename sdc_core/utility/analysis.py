@@ -43,9 +43,9 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
   of the indicator 1[value = level], with the same standard error and interval (unweighted,
   √(p(1 − p)/(n − 1))). The levels of a group are those it holds on that side;
 - ``table``: the shares of the cells of the cross-classification of ``columns`` (rows with a
-  missing value left out), compared as a whole by the total variation distance
-  TVD = ½ Σ |p − p′| and the Hellinger distance H = √(1 − Σ √(p·p′)) over the union of the
-  cells (½-convention, synthpop's ``dBhatt``). A table has no intervals.
+  missing value left out; at most :data:`MAX_TABLE_CELLS` cells occurring), compared as a
+  whole by the total variation distance TVD = ½ Σ |p − p′| and the Hellinger distance
+  H = √(1 − Σ √(p·p′)) over the union of the cells (½-convention, synthpop's ``dBhatt``). A table has no intervals.
 
 Levels and groups are named by what their values are (:func:`sdc_core.columns.canonical`), so
 codes 1, 2 recoded to the text "1", "2" name the same terms.
@@ -108,6 +108,8 @@ KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "table": (frozenset({"columns"}), frozenset()),
 }
 DEFAULT_CONFIDENCE = 0.95
+#: The most cells a table analysis may have (each is a term of its comparison).
+MAX_TABLE_CELLS = 10_000
 #: Columns of an :class:`Estimate`'s table.
 ESTIMATE_COLUMNS = ["estimate", "se", "low", "high"]
 
@@ -627,6 +629,10 @@ def _table_shares(analysis: Analysis, df: pd.DataFrame) -> Estimate:
         raise SdcInputError(f"analysis '{analysis.name}': no row has all of "
                             f"{', '.join(analysis.columns)}")
     counts = keys[keep].groupby(list(keys.columns), sort=False).size()
+    if len(counts) > MAX_TABLE_CELLS:
+        raise SdcInputError(f"analysis '{analysis.name}': the table has {len(counts):,} cells, "
+                            f"more than {MAX_TABLE_CELLS:,}; choose columns with fewer values "
+                            "(or recode them)")
     cells = [", ".join(f"{c}={v}" for c, v in zip(analysis.columns, key if isinstance(
         key, tuple) else (key,))) for key in counts.index]
     shares = counts.to_numpy() / keep.sum()

@@ -58,7 +58,9 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.columns import compare_keys, is_date, is_number
+from sdc_core.decoded import size_text
 from sdc_core.errors import SdcInputError
+from sdc_core.utility.formula import design_allowance
 
 #: Largest propensity model :func:`pmse` fits (parameters, intercept included); synthpop's
 #: ``max.params`` is 400, but the design here is dense: a row of k per distinct stacked row.
@@ -370,7 +372,8 @@ def pmse(original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[Hash
     stacked tables (module docstring: the model terms, the reading of S_pMSE). The model is
     fitted on the distinct rows, each with its number of rows and of protected ones (synthpop's
     ``aggregate = TRUE``: the same fit). A model of more than ``max_params`` parameters is
-    refused, naming the column that needs the most."""
+    refused, naming the column that needs the most, and so is one whose design on the distinct
+    rows would take more than a model may (:func:`~sdc_core.utility.formula.design_allowance`)."""
     cols = _check(original, protected, columns)
     n0, n1 = len(original), len(protected)
     n = n0 + n1
@@ -386,6 +389,13 @@ def pmse(original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[Hash
     pattern = _patterns(sources)
     # the codes come in the order of first appearance: a row opens a pattern where they rise
     first = np.flatnonzero(np.diff(np.maximum.accumulate(pattern), prepend=-1) > 0)
+    need, allowance = 8 * len(first) * (1 + sum(widths)), design_allowance()
+    if need > allowance:
+        widest = int(np.argmax(widths))
+        raise SdcInputError(f"the propensity model's design would take about {size_text(need)}"
+                            f" ({len(first):,} distinct rows × {1 + sum(widths)} parameters), "
+                            f"more than the {size_text(allowance)} a model may use; column "
+                            f"'{cols[widest]}' needs {widths[widest]}: leave it out or recode it")
     rows = np.bincount(pattern).astype(np.float64)
     ones = np.bincount(pattern[n0:], minlength=len(first)).astype(np.float64)
     X = np.column_stack([np.ones(len(first))]
