@@ -18,6 +18,9 @@ COPY app.py ./
 COPY views views
 COPY ui ui
 COPY sdc_core sdc_core
+# the application directory is read-only: owned by root, no write bit for anyone, so the server's
+# user can change none of its code (defence in depth, docs/deploying.md)
+RUN chmod -R a-w /app
 
 # one BLAS thread per computation: sessions share the cores (docs/deploying.md)
 ENV OPENBLAS_NUM_THREADS=1

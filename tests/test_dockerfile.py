@@ -44,3 +44,13 @@ def test_the_image_runs_unprivileged_and_listens_inside_the_container():
     assert re.search(r"^USER (?!root)\w+", DOCKERFILE, re.M)
     assert '"--server.address", "0.0.0.0"' in DOCKERFILE
     assert "/_stcore/health" in DOCKERFILE
+
+
+def test_the_server_user_cannot_write_the_application():
+    """Defence in depth (issue 38): the code is copied as root, made read-only, and the server
+    runs as another user, so a server process can change none of it."""
+    lines = DOCKERFILE.splitlines()
+    user = next(i for i, line in enumerate(lines) if line.startswith("USER "))
+    assert "RUN chmod -R a-w /app" in lines[:user]
+    assert all(i < user for i, line in enumerate(lines) if line.startswith("COPY "))
+    assert "--chown" not in DOCKERFILE and "chown " not in DOCKERFILE
