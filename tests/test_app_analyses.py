@@ -112,7 +112,7 @@ def test_adding_an_analysis_keeps_it_in_the_spec():
 
 
 @pytest.mark.parametrize("formula, words", [
-    ("cd420 ~ age +", "cannot read the formula"),
+    ("cd420 ~ age +", "the formula is refused at the end"),
     ("cd420 ~ age + nosuch", "the data has no column(s) nosuch"),
     ("cd420 ~ age + I(2 * age)", "the terms are collinear"),
 ])

@@ -306,3 +306,13 @@ def test_a_table_analysis_of_too_many_cells_is_refused():
                                              r"than 10,000"):
         estimate(Analysis("t", "table", columns=("id", "sex")), df)
     assert len(estimate(Analysis("t", "table", columns=("code", "sex")), df).terms) == 1400
+
+
+@pytest.mark.parametrize("formula", ["y ~ exp(x * 1000)", "y ~ I(x / 0)",
+                                     "y ~ center(exp(x * 1000))", "I(y / 0) ~ x"])
+def test_an_infinite_term_is_named_not_read_as_collinear(formula):
+    df = wide_table(50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(SdcInputError, match="is infinite on some rows"):
+            estimate(Analysis("m", "ols", formula=formula), df)

@@ -45,7 +45,8 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
 - ``table``: the shares of the cells of the cross-classification of ``columns`` (rows with a
   missing value left out; at most :data:`MAX_TABLE_CELLS` cells occurring), compared as a
   whole by the total variation distance TVD = ½ Σ |p − p′| and the Hellinger distance
-  H = √(1 − Σ √(p·p′)) over the union of the cells (½-convention, synthpop's ``dBhatt``). A table has no intervals.
+  H = √(1 − Σ √(p·p′)) over the union of the cells (½-convention, synthpop's ``dBhatt``). A
+  table has no intervals.
 
 Levels and groups are named by what their values are (:func:`sdc_core.columns.canonical`), so
 codes 1, 2 recoded to the text "1", "2" name the same terms.
@@ -418,6 +419,7 @@ def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate
                                    NA_action="drop", return_type="dataframe")
             if y.shape[1] != 1:
                 raise SdcInputError(f"{where}: the response must be one column of numbers")
+            _check_finite(y.to_numpy(), x.to_numpy(), where)
             model = make(y, x)
             _check_rank(model.exog, where)
             result = model.fit(disp=0) if analysis.kind == "logit" else model.fit()
@@ -441,6 +443,18 @@ def _first_line(err: Exception) -> str:
     """An error's first line, at most 200 characters (for a one-line message)."""
     line = (str(err).splitlines() or [type(err).__name__])[0]
     return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _check_finite(y: np.ndarray, x: np.ndarray, where: str) -> None:
+    """An error when the response or a term is infinite on some row (``log(0)``, ``exp`` of a
+    large value, a division by 0): such a row has no estimate, and leaving it out would hide
+    it."""
+    if np.isinf(y).any():
+        raise SdcInputError(f"{where}: the response is infinite on some rows (a log of 0, an "
+                            "exp of a large value or a division by 0)")
+    if np.isinf(x).any():
+        raise SdcInputError(f"{where}: a term is infinite on some rows (a log of 0, an exp of "
+                            "a large value or a division by 0)")
 
 
 def _check_design(formula: Formula, data: pd.DataFrame, rows: int, where: str) -> None:
@@ -506,6 +520,7 @@ def _ols_grouped(formula: Formula, data: pd.DataFrame, alpha: float, where: str
     names = design.design_info.column_names
     x = np.asarray(design)
     y = y[:, 0]
+    _check_finite(y, x, where)
     keep = ~np.isnan(y) & ~np.isnan(x).any(axis=1)[group]
     if not keep.any():
         raise SdcInputError(f"{where}: no row has a value of every term")
