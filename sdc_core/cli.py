@@ -308,8 +308,9 @@ def _read_text(path: Path, what: str) -> str:
 def _read_json(path: Path, what: str) -> object:
     from sdc_core.checks import parse_json
 
+    text = _read_text(path, what)  # its error names the path already
     try:
-        return parse_json(_read_text(path, what), what)
+        return parse_json(text, what)
     except SdcInputError as err:
         raise SdcInputError(f"{path}: {err}") from None
 

@@ -128,6 +128,11 @@ def test_missing_file_and_unknown_command():
     assert out.stderr.strip() == "sdc_core: error: no/such/file.csv: no such file"
     out = run("frobnicate")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    out = run("compare", EXAMPLE_PATH, EXAMPLE_PATH, "--analysis", "no/such/spec.json")
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("sdc_core: error: no/such/spec.json: cannot read the "
+                                         "analysis spec")
+    assert out.stderr.count("no/such/spec.json") == 1
 
 
 def test_apply_writes_every_format_deterministically(tmp_path):

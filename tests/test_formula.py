@@ -92,7 +92,8 @@ def test_refused_formulas_name_the_offending_token(text, token):
 @pytest.mark.parametrize(("text", "words"), [
     ("y ~ " + "(" * (MAX_DEPTH + 1) + "x" + ")" * (MAX_DEPTH + 1), "nested more than"),
     ("y ~ " + "log(" * (MAX_DEPTH + 1) + "x" + ")" * (MAX_DEPTH + 1), "nested more than"),
-    ("y ~ " + " + ".join(f"x{i}" for i in range(MAX_TERMS + 1)), "more than 200 terms"),
+    ("y ~ " + " + ".join(f"x{i}" for i in range(MAX_TERMS + 1)), "more than 400 tokens"),
+    ("y ~ " + "(a+b+c+d+e+f)*(g+h+i+j+k+l)*(m+n+o+p+q+r)", "more than 200 terms"),
     ("y ~ " + "*".join("abcdefghi"), "more than 200 terms"),
     ("y ~ " + "x + " * MAX_LENGTH + "x", "characters, more than"),
     ("x + z", "has no response"),

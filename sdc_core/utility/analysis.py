@@ -283,9 +283,10 @@ def _parse_analysis(i: int, item: Any) -> Analysis:
     if not isinstance(item, Mapping):
         raise SdcInputError(f"analysis {i + 1}: must be an object with a name and a kind")
     name = item.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
         raise SdcInputError(f"analysis {i + 1}: " + ("missing key name" if name is None
-                                                     else "name must be non-empty text"))
+                                                     else "name must be non-empty printable "
+                                                     "text"))
     where = f"analysis '{name}'"
     kind = item.get("kind")
     if kind not in KINDS:
@@ -359,7 +360,13 @@ def check_columns(spec: AnalysisSpec, columns: Collection[str]) -> None:
         _check_analysis_columns(analysis, columns)
     missing = [c for c in spec.columns or () if c not in set(columns)]
     if missing:
-        raise SdcInputError(f"analysis spec: the data has no column(s) {', '.join(missing)}")
+        raise SdcInputError(f"analysis spec: the data has no column(s) {_names(missing)}")
+
+
+def _names(columns: list[str]) -> str:
+    """Column names for a one-line message: as they are when printable, else quoted with their
+    control characters escaped."""
+    return ", ".join(c if c.isprintable() else repr(c) for c in columns)
 
 
 def _check_analysis_columns(analysis: Analysis, columns: Collection[str]) -> None:
@@ -367,7 +374,7 @@ def _check_analysis_columns(analysis: Analysis, columns: Collection[str]) -> Non
     missing = [c for c in analysis_columns(analysis) if c not in known]
     if missing:
         raise SdcInputError(f"analysis '{analysis.name}': the data has no column(s) "
-                            f"{', '.join(missing)}")
+                            f"{_names(missing)}")
 
 
 # -- estimation on one table ----------------------------------------------------------------
@@ -430,7 +437,8 @@ def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate
                                 "estimate") from None
         except ConvergenceWarning:
             raise SdcInputError(f"{where}: the logit fit did not converge") from None
-        except (ValueError, TypeError, np.linalg.LinAlgError, patsy.PatsyError) as err:
+        except (ValueError, TypeError, RecursionError, np.linalg.LinAlgError,
+                patsy.PatsyError) as err:
             raise SdcInputError(f"{where}: cannot fit the model "
                                 f"({_first_line(err)})") from None
     interval = result.conf_int(alpha)
@@ -515,7 +523,7 @@ def _ols_grouped(formula: Formula, data: pd.DataFrame, alpha: float, where: str
                                NA_action=patsy.NAAction(NA_types=[]), return_type="matrix")
     except SdcInputError:
         raise
-    except (ValueError, TypeError, patsy.PatsyError) as err:
+    except (ValueError, TypeError, RecursionError, patsy.PatsyError) as err:
         raise SdcInputError(f"{where}: cannot fit the model ({_first_line(err)})") from None
     names = design.design_info.column_names
     x = np.asarray(design)

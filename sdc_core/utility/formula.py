@@ -54,6 +54,9 @@ from sdc_core.errors import SdcInputError
 
 #: The longest formula read, in characters.
 MAX_LENGTH = 2000
+#: The most tokens a formula may have (names, numbers, operators, parentheses): a chain of
+#: operators is a tree as deep as it is long, for this parser and for patsy's.
+MAX_TOKENS = 400
 #: The deepest nesting of parentheses and calls.
 MAX_DEPTH = 20
 #: The most terms a formula may expand to (``a*b*c`` is 7 terms).
@@ -248,6 +251,9 @@ def _tokens(text: str) -> list[Token]:
         if m.lastgroup != "space":
             out.append(Token(m.lastgroup or "", m.group(), at))
         at = m.end()
+        if len(out) > MAX_TOKENS:
+            raise SdcInputError(f"the formula has more than {MAX_TOKENS} tokens (names, "
+                                "numbers, operators and parentheses)")
     out.append(Token("end", "", len(text)))
     return out
 
@@ -434,8 +440,8 @@ class _Parser:
         if t.kind == "backtick":
             self.take()
             name = t.text[1:-1]
-            if not name:
-                raise self.refuse("an empty quoted name", t)
+            if not name or not name.isprintable():
+                raise self.refuse("a quoted name must be printable text, not empty", t)
             return Column(name)
         if t.kind == "name" and t.text == "Q" and self.peek().text == "(":
             self.take()
@@ -445,8 +451,8 @@ class _Parser:
                 raise self.refuse('Q takes a quoted column name, as Q("monthly income")')
             self.take()
             name = _string(self, s)
-            if not name:
-                raise self.refuse("an empty quoted name", s)
+            if not name or not name.isprintable():
+                raise self.refuse("a quoted name must be printable text, not empty", s)
             self.expect(")", "expected ')' to close Q(")
             return Column(name, s.text)
         if t.kind == "name" and self.peek().text not in ("(", "."):
@@ -742,7 +748,10 @@ def parse_formula(text: str) -> Formula:
     line naming the offending token. Only formulas that parse are cached."""
     if not isinstance(text, str):
         raise SdcInputError(f"a formula must be text such as 'y ~ x', not {type(text).__name__}")
-    return _parse(text)
+    try:
+        return _parse(text)
+    except RecursionError:  # the limits keep trees shallow: a backstop, not a path
+        raise SdcInputError("the formula is nested too deeply to read") from None
 
 
 @functools.lru_cache(maxsize=256)
