@@ -57,6 +57,26 @@ def numeric_values(s: pd.Series, what: str) -> np.ndarray:
     return x
 
 
+#: The largest JSON file a visitor may hand the dashboard (an analysis spec, a recipe, a
+#: workspace): they hold settings, a few kilobytes; JSON takes about twenty times its size in
+#: memory once read, outside the data sets' memory budget, so a larger file is refused before
+#: it is decoded.
+MAX_JSON_BYTES = 2_000_000
+
+
+def parse_json_bytes(raw: bytes, what: str) -> object:
+    """An uploaded JSON file's values (:func:`parse_json`), refused before it is decoded when
+    it is larger than :data:`MAX_JSON_BYTES`; bytes that are not UTF-8 are refused."""
+    if len(raw) > MAX_JSON_BYTES:
+        raise SdcInputError(f"the {what} is larger than {MAX_JSON_BYTES // 1_000_000} MB; it "
+                            "holds settings only, a few kilobytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SdcInputError(f"the {what} is not UTF-8 text") from None
+    return parse_json(text, what)
+
+
 def parse_json(text: str, what: str) -> object:
     """JSON text as Python values, or one line saying why not: invalid JSON, nesting deeper
     than Python's parser goes, or a number too long to read (more than 4,300 digits)."""

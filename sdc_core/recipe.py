@@ -111,7 +111,7 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
     if not isinstance(step, dict):
         raise SdcInputError(f"{where}: a step must be an object with a 'method'")
     method = step.get("method")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:  # a list or object: no name
         raise SdcInputError(f"{where}: unknown method {method!r}; expected one of "
                             f"{', '.join(METHODS)}")
     where = f"step {i + 1} ({method})"

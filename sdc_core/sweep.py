@@ -279,7 +279,7 @@ def _entries(raw: Any) -> list[dict[str, Any]]:
             raise SdcInputError(f"{where}: values must be a non-empty list")
         if not isinstance(s.get("fixed", {}), dict):
             raise SdcInputError(f"{where}: fixed must be an object")
-        if s["method"] not in METHODS:
+        if not isinstance(s["method"], str) or s["method"] not in METHODS:  # a list: no name
             raise SdcInputError(f"{where}: unknown method {s['method']!r}")
     return raw
 

@@ -130,8 +130,9 @@ def publish(question: str, counts: dict[str, int], participants: int, responses:
 
 
 def _split_cells(s: pd.Series, delimiter: str) -> pd.Series:
-    """Delimited multi-select cells → one row per (participant, option), blanks dropped."""
-    items = s.dropna().astype(str).str.split(delimiter).explode().str.strip()
+    """Delimited multi-select cells → one row per (participant, option), blanks dropped. The
+    delimiter is text, never a pattern (pandas reads a longer one as a regular expression)."""
+    items = s.dropna().astype(str).str.split(delimiter, regex=False).explode().str.strip()
     return items[items != ""]
 
 

@@ -134,7 +134,10 @@ def test_a_name_already_used_or_empty_is_refused():
 
 
 @pytest.mark.parametrize("raw, words", [
-    (b"not json", "is not a JSON file"),
+    (b"not json", "the analysis spec is not valid JSON"),
+    (b"[" * 100_000, "the analysis spec is nested too deeply to be read"),
+    (b'{"analyses": ' + b" " * 2_000_000 + b"[]}", "the analysis spec is larger than 2 MB"),
+    (b"\xff\xfe{}", "the analysis spec is not UTF-8 text"),
     (b'{"analyses": []}', "'analyses' must be a non-empty list"),
     (json.dumps({"analyses": [{"name": "m", "kind": "mean", "column": "nosuch"}]}).encode(),
      "the data has no column(s) nosuch"),

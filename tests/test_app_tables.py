@@ -2,7 +2,7 @@
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain
 
 PETS = "Example: the pet survey (100 participants)"
 
@@ -34,7 +34,7 @@ def test_thresholds_hide_a_question_and_naive_leak_is_explained():
     at.number_input(key="w_tables_q").set_value(95).run()
     assert "Hidden: fewer than 95 responses" in at.warning[0].value
     at.number_input(key="w_tables_q").set_value(10).run()
-    expander_text = " ".join(m.value for m in at.markdown)
+    expander_text = " ".join(plain(m.value) for m in at.markdown)  # findings are escaped
     assert "Elephant: the non-response figure narrows its count to 2–4" in expander_text
     at.number_input(key="w_tables_t").set_value(10).run()
     assert at.dataframe[0].value["responses"].tolist()[2] == "less than 10"  # Dolphin 9

@@ -142,6 +142,10 @@ def test_pareto_front():
     ({"pareto_risk": "x", "settings": []}, "pareto_risk must be one of linkage, naive"),
     ({"known": ["zzz"], "settings": []}, "unknown known column(s) zzz"),
     ({"il1_missing": "zero", "settings": []}, "il1_missing must be one of max, ignore"),
+    ({"settings": [{"method": ["band"], "column": "age", "param": "width", "values": [5]}]},
+     "unknown method ['band']"),
+    ({"settings": [{"method": {"a": 1}, "column": "age", "param": "width", "values": [5]}]},
+     "unknown method {'a': 1}"),
 ])
 def test_grid_errors(actg, grid, message):
     with pytest.raises(SdcInputError) as err:

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from sdc_core.checks import parse_json_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.utility.analysis import DEFAULT_CONFIDENCE, KINDS, check_columns, parse_spec
 from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport
@@ -155,10 +156,9 @@ def _upload(ds: Dataset) -> None:
     if upload is None:
         return
     try:
-        data = json.loads(upload.getvalue().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        _say("error", f"Not changed: {upload.name} is not a JSON file "
-                      f"({str(err).splitlines()[0]})")
+        data = parse_json_bytes(upload.getvalue(), "analysis spec")
+    except SdcInputError as err:
+        _say("error", f"Not changed: {upload.name}: {err}")
         return
     _keep(data, ds, f"Benchmark analyses read from {upload.name}.")
 

@@ -2,7 +2,10 @@
 
 Kaleido (pinned in requirements.txt) draws the figure in the Debian Chromium that ``make``
 installs; nothing is ever downloaded at run time — without Chromium, :func:`figure_bytes` raises
-:class:`ExportUnavailable` with the command that installs it. The exported figure has a fixed
+:class:`ExportUnavailable` with the command that installs it. The page Chromium draws in loads
+plotly.js from the installed plotly package and no MathJax: Kaleido's default page loads
+MathJax from a CDN, which would make the server fetch and run a script from the internet on
+every export (and read user text between ``$`` signs as LaTeX). The exported figure has a fixed
 font and size for print and carries, as a subtitle, a caption naming the data, the settings and
 the seed that made it (:func:`caption`).
 """
@@ -25,6 +28,9 @@ MIME = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf"}
 FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
 #: Height over width of an exported figure.
 ASPECT = 0.6
+#: Kaleido's settings: its page without MathJax (its default fetches it from a CDN); plotly.js
+#: is the installed plotly package's own file.
+KALEIDO_OPTIONS = {"mathjax": False}
 
 
 class ExportUnavailable(RuntimeError):
@@ -139,6 +145,15 @@ def figure_bytes(fig: go.Figure, fmt: str, width: int, note: str, name: str = "f
                                 "make test); the camera button of the chart still saves PNG "
                                 "or SVG")
     os.environ.setdefault("BROWSER_PATH", path)  # Kaleido's browser: never a download
+    import kaleido
+    from kaleido.errors import ChromeNotFoundError
+
     printable = for_print(fig, note, width)
-    data = printable.to_image(format=fmt, width=width, height=printable.layout.height, scale=1)
+    try:  # as Figure.to_image, which cannot turn MathJax off (it passes only a location)
+        data = kaleido.calc_fig_sync(
+            printable.to_dict(), opts={"format": fmt, "width": width,
+                                       "height": printable.layout.height, "scale": 1},
+            kopts=dict(KALEIDO_OPTIONS))  # a copy: Kaleido adds to it
+    except ChromeNotFoundError:
+        raise ExportUnavailable(f"server-side export found no Chromium at {path}") from None
     return pdf_with_title(data, document_title(fig, name)) if fmt == "pdf" else data

@@ -86,8 +86,8 @@ def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
                             "bytes")
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise unreadable from None
+    except (ValueError, RecursionError):  # not UTF-8 or JSON, nested deeper than Python's
+        raise unreadable from None  # parser goes, or a number of more than 4,300 digits
     if not isinstance(data, dict):
         raise unreadable
     recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),

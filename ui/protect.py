@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sdc_core.checks import MAX_JSON_BYTES
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
-from sdc_core.recipe import describe_steps
+from sdc_core.recipe import Recipe, describe_steps, load_recipe
 
 
 def page_methods() -> list[Method]:
@@ -248,3 +249,13 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
 def describe(steps: list[dict[str, Any]], seed: int) -> str:
     """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
     return f"{describe_steps(steps)}; seed {seed}"
+
+
+def read_recipe_file(raw: bytes) -> Recipe:
+    """The recipe in an uploaded file (:func:`~sdc_core.recipe.load_recipe`; bytes that are
+    not UTF-8 are replaced), refused before it is decoded or read when it is larger than
+    :data:`~sdc_core.checks.MAX_JSON_BYTES` (a recipe holds settings only)."""
+    if len(raw) > MAX_JSON_BYTES:
+        raise SdcInputError(f"a recipe file holds settings only; this one is larger than "
+                            f"{MAX_JSON_BYTES // 1_000_000} MB")
+    return load_recipe(raw.decode("utf-8", errors="replace"))

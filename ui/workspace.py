@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sdc_core.checks import MAX_JSON_BYTES
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
@@ -41,8 +42,9 @@ from ui.protect import ProtectSettings, from_steps
 from ui.state import RiskOptions
 
 VERSION = 1
-#: The largest workspace file read (its settings fit in far less).
-MAX_BYTES = 2_000_000
+#: The largest workspace file read (its settings fit in far less): one limit for every JSON
+#: file a visitor hands the dashboard.
+MAX_BYTES = MAX_JSON_BYTES
 #: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).
 FORM_PREFIX = "w_t_"
 _ROLE_LISTS = ("qi", "sensitive", "numeric", "ignore")
@@ -159,6 +161,11 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
     except json.JSONDecodeError as err:
         raise SdcInputError(f"not a workspace file: not JSON (line {err.lineno}: "
                             f"{err.msg})") from None
+    except RecursionError:  # deeper than Python's parser goes
+        raise SdcInputError("the workspace file is nested too deeply to be read") from None
+    except ValueError:  # Python reads whole numbers of at most 4,300 digits
+        raise SdcInputError("the workspace file holds a number of more than 4,300 digits") \
+            from None
     if not isinstance(data, dict) or "workspace" not in data:
         raise SdcInputError("not a workspace file (it has no \"workspace\" version; a recipe "
                             "is loaded on the Protect page)")

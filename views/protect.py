@@ -11,7 +11,6 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
-from sdc_core.recipe import load_recipe
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
@@ -23,6 +22,7 @@ from ui.protect import (
     from_steps,
     full_step,
     page_methods,
+    read_recipe_file,
     takes_whole,
 )
 from ui.release import attacker_candidates
@@ -57,7 +57,7 @@ with st.expander("Load a recipe", icon=":material/upload_file:"):
     if upload is not None and upload.file_id != st.session_state.get("recipe_file_id"):
         st.session_state["recipe_file_id"] = upload.file_id
         try:
-            recipe = load_recipe(upload.getvalue().decode("utf-8", errors="replace"))
+            recipe = read_recipe_file(upload.getvalue())
             state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
                                                   offered_columns(groups, roles)),
                                        reseed_widgets=True)
@@ -214,11 +214,11 @@ def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
         state.bind(f"{key}_{j}_levels", [v for v in levels if as_text(v) in wanted])
         state.bind(f"{key}_{j}_label", str(label))
         left, right = st.columns([3, 2])
-        chosen = left.multiselect(f"Levels of {column} to merge", levels,
+        chosen = left.multiselect(f"Levels of {md(column)} to merge", levels,
                                   key=f"{key}_{j}_levels", label_visibility="collapsed",
                                   format_func=lambda v: f"{v} ({counts[v]:,})",
                                   placeholder="Levels to merge")
-        new = right.text_input(f"New label for them ({column})", key=f"{key}_{j}_label",
+        new = right.text_input(f"New label for them ({md(column)})", key=f"{key}_{j}_label",
                                label_visibility="collapsed", placeholder="New label").strip()
         if chosen and new:
             merged.setdefault(new, []).extend(as_json(v) for v in chosen)

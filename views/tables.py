@@ -75,19 +75,20 @@ for question in questions:
         result = audit(table)
         if result.passes:
             st.success("Audit passed: every hidden count can still be anything from "
-                       + "; ".join(f"{o.option} {o.low}–{o.high}" for o in result.options)
+                       + "; ".join(f"{md(o.option)} {o.low}–{o.high}"
+                                   for o in result.options)
                        + " given the published table." if result.options else
                        "Audit passed: no count is hidden.", icon=":material/verified_user:")
         else:
             for finding in result.findings():
-                st.error(f"Audit: {finding}", icon=":material/gpp_bad:")
+                st.error(f"Audit: {md(finding)}", icon=":material/gpp_bad:")
         with st.expander("Why not publish the exact non-response?"):
             naive = audit(naive_publication(table, responses))
             st.markdown(f"Subtracting gives exactly {int(n) - responses} non-responses. The "
                         "audit of that table:")
             for finding in naive.findings() or ["no leak in this case, but it can leak in "
                                                 "others"]:
-                st.markdown(f"- {finding}")
+                st.markdown(f"- {md(finding)}")
 
 if published_rows:
     st.download_button("Download the published table (CSV)",

@@ -227,7 +227,7 @@ if run:
         # bar, which stops the sweep
         result = workers.run(run_sweep, df, list(roles.qi), grid, roles.weight, opts.na,
                              opts.alpha, progress=lambda done, total, label: bar.progress(
-                                 done / total, text=f"{done}/{total}: {label}"))
+                                 done / total, text=f"{done}/{total}: {md(label)}"))
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
         st.session_state["sweep"] = {"result": result, "grid": grid,

@@ -81,7 +81,10 @@ class DuckDBEngine:
         import duckdb
 
         opts = options or EngineOptions()
-        self.con = duckdb.connect(config={"preserve_insertion_order": True})
+        # no extension is ever fetched or loaded by itself: nothing leaves the machine
+        self.con = duckdb.connect(config={"preserve_insertion_order": True,
+                                          "autoinstall_known_extensions": False,
+                                          "autoload_known_extensions": False})
         threads = opts.threads or opts.partitions
         try:
             if opts.memory_limit:

@@ -39,6 +39,14 @@ TRUE_TOKENS, FALSE_TOKENS = ("True", "TRUE", "true"), ("False", "FALSE", "false"
 
 #: Internal columns every engine adds: position and record id.
 POS, RID = "__pos", "__rid"
+#: Column names a source may not hold: the engines' own columns, and the two DuckDB adds while
+#: reading Parquet (file name, row number). A file's column of one of these names took the
+#: engines' place (its values read as the records' positions) or was silently left out.
+RESERVED = (POS, RID, "__file", "file_row_number")
+#: Characters the engines read as a pattern of file names in a path (DuckDB's and Hadoop's
+#: globs): a file ``x*.csv`` was read together with every file its pattern matches, links
+#: that lead elsewhere included.
+GLOB_CHARACTERS = "*?[]{}"
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,10 @@ def open_source(path: str | Path) -> Source:
         files = [p]
     else:
         raise SdcInputError(f"{p}: no such file or directory")
+    for f in files:
+        if found := sorted(set(str(f)) & set(GLOB_CHARACTERS)):
+            raise SdcInputError(f"{f}: the engines would read its path as a pattern of file "
+                                f"names (it holds {' '.join(found)}); rename it")
     delimiter = ","
     if fmt == "csv":
         delimiter = _delimiter(files[0])
@@ -87,7 +99,24 @@ def open_source(path: str | Path) -> Source:
         dup = sorted({h for h in names if names.count(h) > 1})
         if dup:
             raise SdcInputError(f"{p}: duplicate column names: {', '.join(dup)}")
+    else:
+        names = [n for f in files for n in _parquet_names(f)]
+    taken = sorted(set(names) & set(RESERVED))
+    if taken:
+        raise SdcInputError(f"{p}: the column names {', '.join(RESERVED)} are the engines' "
+                            "own (positions, record ids, DuckDB's file names and row numbers): "
+                            f"rename the file's column(s) {', '.join(taken)}")
     return Source(p, tuple(files), fmt, delimiter)
+
+
+def _parquet_names(path: Path) -> list[str]:
+    """The top-level column names of a Parquet file (from its footer)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except Exception as err:  # pyarrow raises its own types for a broken footer
+        raise SdcInputError(f"{path}: cannot be read as Parquet ({err})") from None
 
 
 def _delimiter(path: Path) -> str:
