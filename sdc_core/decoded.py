@@ -8,10 +8,13 @@ can be scanned cheaply, and refuses a file whose table would take more than ``ma
 bytes, or that holds a cell longer than ``max_cell`` characters, before it is read:
 
 - **Parquet**: the uncompressed sizes of the column chunks (metadata) bound what is
-  decompressed; each text column is then read as a dictionary (its distinct values once, with
-  indices), which gives the exact length of every cell without decoding them:
-  ``Σ_rows (len + 8)`` bytes for text (pandas' Arrow-backed strings: the characters and an
-  offset), 8 bytes a row for other columns.
+  decompressed; each text column (string, binary, their large and view kinds) is then read as a
+  dictionary (its distinct values once, with indices), which gives the exact length of every
+  cell without decoding them: ``Σ_rows (len + 8)`` bytes for text (pandas' Arrow-backed
+  strings: the characters and an offset); other columns by their type, before anything is read
+  (:func:`_row_width`: 8 bytes a row for numbers and dates, the width and a Python object for
+  ``fixed_size_binary``, whose repeated values a file stores in a few bytes); a column of a
+  type whose size cannot be known so is refused.
 - **Excel**: the uncompressed sizes of its parts (zip directory), the shared strings found by
   their declared content type wherever they are kept; when they do not settle it, the cells
   are streamed once (openpyxl's read-only mode, a row at a time) and counted,
@@ -174,7 +177,13 @@ def _check_parquet(raw: bytes, max_table: int | None, max_cell: int) -> None:
         if inflated > max_table:
             raise _too_large(inflated, max_table)
     text = [f.name for f in schema if _is_text(f.type)]
-    need = meta.num_rows * CELL * (len(schema) - len(text))
+    widths = {f.name: _row_width(f.type) for f in schema if f.name not in text}
+    unknown = [f"{name} ({schema.field(name).type})" for name, w in widths.items() if w is None]
+    if unknown:
+        raise SdcInputError(f"column(s) {', '.join(unknown[:5])} hold a kind of value whose "
+                            "size cannot be known before it is read; save them as numbers, "
+                            "text or dates")
+    need = meta.num_rows * sum(w or 0 for w in widths.values())
     if max_table is not None and need > max_table:
         raise _too_large(need, max_table)
     if not text:
@@ -203,15 +212,37 @@ def _check_parquet(raw: bytes, max_table: int | None, max_cell: int) -> None:
 
 
 def _is_text(kind: object, strings_only: bool = False) -> bool:
-    """Whether an Arrow type holds text (or bytes, unless ``strings_only``), plainly or as a
-    dictionary (a pandas category)."""
+    """Whether an Arrow type holds text (or bytes, unless ``strings_only``) of varying length,
+    plainly, as a view or as a dictionary (a pandas category)."""
     import pyarrow as pa
 
     if pa.types.is_dictionary(kind):
         return _is_text(kind.value_type, strings_only)
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) \
+            or pa.types.is_string_view(kind):
         return True
-    return not strings_only and (pa.types.is_binary(kind) or pa.types.is_large_binary(kind))
+    return not strings_only and (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+                                 or pa.types.is_binary_view(kind))
+
+
+def _row_width(kind: object) -> int | None:
+    """The bytes a value of an Arrow type other than text takes once read, None when it cannot
+    be known from the type: :data:`CELL` for numbers, True/False, dates and times (and the
+    codes of a category of them); for ``fixed_size_binary[w]`` its width w and a Python object
+    (pandas reads bytes as Python objects); a decimal a Python object."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_dictionary(kind):
+        return CELL if _row_width(kind.value_type) is not None else None
+    if (t.is_integer(kind) or t.is_floating(kind) or t.is_boolean(kind) or t.is_null(kind)
+            or t.is_temporal(kind)):
+        return CELL
+    if t.is_fixed_size_binary(kind):
+        return kind.byte_width + PY_OBJECT
+    if t.is_decimal(kind):
+        return 2 * PY_OBJECT
+    return None
 
 
 #: A part's declaration in an .xlsx's ``[Content_Types].xml``

@@ -42,6 +42,35 @@ def parquet_repeated(scale: float = 1.0) -> tuple[str, bytes]:
     return "repeated.parquet", _parquet(pa.table({"x": pa.array([value] * 3000)}))
 
 
+def _parquet_repeated_groups(table: pa.Table, groups: int) -> bytes:
+    """``table`` written ``groups`` times, a row group each: the file says what it decodes to
+    without the bomb ever being whole in memory here."""
+    buf = io.BytesIO()
+    with pq.ParquetWriter(buf, table.schema, compression="zstd", compression_level=19,
+                          use_dictionary=True) as writer:
+        for _ in range(groups):
+            writer.write_table(table)
+    return buf.getvalue()
+
+
+def parquet_fixed_binary(scale: float = 1.0) -> tuple[str, bytes]:
+    """A ``fixed_size_binary`` value of 1 MB (times ``scale``) over 3,000 rows in 10 row groups:
+    a few kB on disk (its pages hold the value once), 3 GB of Python bytes objects read."""
+    width = max(1, int(MB * scale))
+    column = pa.array([b"x" * width] * 300, pa.binary(width))
+    return "fixed_binary.parquet", _parquet_repeated_groups(pa.table({"x": column}), 10)
+
+
+def parquet_view(kind: str, scale: float = 1.0) -> tuple[str, bytes]:
+    """A ``string_view`` (or ``binary_view``) value of 60,000 characters, under the one-cell
+    limit, over 50,000 rows (times ``scale``) in 20 row groups: a few kB on disk, 3 GB read."""
+    rows = max(1, int(2_500 * scale))
+    value = "v" * 60_000
+    column = pa.array([value if kind == "string" else value.encode()] * rows,
+                      pa.string_view() if kind == "string" else pa.binary_view())
+    return f"{kind}_view.parquet", _parquet_repeated_groups(pa.table({"x": column}), 20)
+
+
 def parquet_many_rows(scale: float = 1.0) -> tuple[str, bytes]:
     """300 million missing numbers (times ``scale``) in 4 columns: run-length encoded to a few
     kB, 9.6 GB as float64."""
@@ -151,7 +180,10 @@ def zsav_wide(scale: float = 1.0) -> tuple[str, bytes]:
 #: Every maker of the family.
 BOMBS: dict[str, Callable[[float], tuple[str, bytes]]] = {
     "parquet dictionary": parquet_dictionary, "parquet repeated": parquet_repeated,
-    "parquet many rows": parquet_many_rows, "xlsx numbers": xlsx_numbers,
+    "parquet many rows": parquet_many_rows, "parquet fixed binary": parquet_fixed_binary,
+    "parquet string view": lambda scale=1.0: parquet_view("string", scale),
+    "parquet binary view": lambda scale=1.0: parquet_view("binary", scale),
+    "xlsx numbers": xlsx_numbers,
     "xlsx shared strings": xlsx_shared,
     "xlsx shared strings elsewhere": lambda scale=1.0: xlsx_shared(scale, "xl/elsewhere/s.xml"),
     "csv mixed types": csv_mixed,
