@@ -284,3 +284,83 @@ def test_nothing_is_offered_for_an_upload(root):
     at = app()
     at.switch_page("views/export.py").run()
     assert not at.main.code  # the example: no server command (the sidebar has the link)
+
+
+def test_the_decoded_size_is_what_pandas_takes(tmp_path):
+    """:func:`server_files.decoded_size` (DuckDB's sums, before anything is read) against the
+    table pandas holds after the read: within the per-value bookkeeping (a null mask)."""
+    import duckdb
+
+    rng = np.random.default_rng(39)
+    df = pd.DataFrame({"name": [f"n{'x' * int(k)}" for k in rng.integers(0, 40, 5000)],
+                       "age": rng.integers(0, 90, 5000), "w": rng.random(5000)})
+    df.loc[::7, "name"] = None
+    df.to_parquet(tmp_path / "t.parquet")
+    con = duckdb.connect()
+    query = f"SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')"
+    need = server_files.decoded_size(con, query, 65_536)
+    held = con.sql(query).to_arrow_table().to_pandas().memory_usage(deep=True, index=False).sum()
+    assert abs(need - held) <= 0.05 * held, (need, held)
+    with pytest.raises(server_files.SdcInputError, match="a text value of 40 characters"):
+        server_files.decoded_size(con, query, 39)
+
+
+_BOMB_PROBE = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from ui import server_files
+from sdc_core.errors import SdcInputError
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+seen = []
+def admit(need):
+    seen.append(need)
+    raise SdcInputError("refused")
+try:
+    server_files.read_sample(Path({path!r}), 0, server_files.SAMPLE_LIMIT, admit=admit)
+except SdcInputError as err:
+    message = str(err)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({{"need": seen[0], "message": message, "grew": after - before}}))
+"""
+
+
+def test_a_server_file_is_admitted_before_it_is_read(tmp_path):
+    """A Parquet file of a few kB whose 50,000 values of 60,000 characters take 3 GB once read:
+    what it will take is computed before the read and handed to the admission, which refuses
+    it; the process grows by far less than the table."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "bomb.parquet"
+    part = pa.table({"x": pa.array(["v" * 60_000] * 2_500)})
+    with pq.ParquetWriter(path, part.schema, compression="zstd") as writer:
+        for _ in range(20):
+            writer.write_table(part)
+    assert path.stat().st_size < 100_000
+    code = _BOMB_PROBE.format(root=str(ROOT), path=str(path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["need"] == 50_000 * (60_000 + 8)
+    assert result["message"] == "refused"
+    assert result["grew"] < 300_000_000, result["grew"]
+
+
+def test_a_directory_of_too_many_parts_is_refused_before_any_is_opened(tmp_path, monkeypatch):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i in range(server_files.MAX_PARTS + 1):
+        (parts / f"p{i:05}.csv").write_text("a,b\n1,2\n")
+    opened = []
+    monkeypatch.setattr(server_files, "open_source", lambda p: opened.append(p))
+    with pytest.raises(server_files.SdcInputError, match="more than 500 entries"):
+        server_files.resolve(tmp_path, "parts")
+    assert not opened
+    (parts / "p00000.csv").unlink()
+    monkeypatch.undo()
+    assert len(server_files.open_source(server_files.resolve(tmp_path, "parts")).files) == 500

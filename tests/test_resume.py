@@ -200,6 +200,27 @@ def test_a_workspace_carries_the_benchmark_analyses():
     (json.dumps({"seed": 1, "steps": []}), "not a workspace file"),
     (json.dumps({"workspace": 1, "tradeoffs": {"protect": {}}}), "not a field"),
     (json.dumps({"workspace": 2}), "version 2"),
+    (json.dumps({"workspace": True}), "version True"),
+    (json.dumps({"workspace": 1.0}), "version 1.0"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_seeds": 1000}}),
+     r"'w_t_seeds' must be a whole number from 1 to 20, not 1000"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_seed": -1}}), "'w_t_seed' must be"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_pareto": "bogus"}}),
+     "'w_t_pareto' must be one of linkage, naive"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_combine": "yes"}}),
+     "'w_t_combine' must be true or false"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_at_most": 1e300}}),
+     "'w_t_at_most' must be a number from 0"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_keep_bound": -2}}),
+     "'w_t_keep_bound' must be a number from 0"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_cols": "age"}}),
+     "'w_t_band_cols' must be a list of column names"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_values": 5}}),
+     "'w_t_band_values' must be text"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_values": "5," * 600}}),
+     "'w_t_band_values' must be text of at most 1000"),
+    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_speed": 3}}), "not a field"),
+    (b'{"workspace": 1, "x": "' + b"y" * 2_000_000 + b'"}', "larger than 2 MB"),
 ])
 def test_a_workspace_that_cannot_be_used_as_it_is_is_refused_whole(text, words):
     with pytest.raises(SdcInputError, match=words):
@@ -228,3 +249,18 @@ def test_opening_a_workspace_on_the_data_page_restores_the_work():
     at.file_uploader(key="workspace_upload").set_value(("bad.json", bad.encode(), "x")).run()
     assert any("nothing of it is applied" in e.value for e in at.error)
     assert at.multiselect(key="w_qi").value == ["age", "sex"]  # unchanged
+
+
+def test_a_workspace_the_tradeoffs_page_cannot_draw_is_refused_and_the_page_stays_drawn():
+    """A Trade-offs field of a type its widget cannot draw (a toggle given text, a values
+    field given a number) broke the page on every visit once a workspace kept it."""
+    at = app().run()
+    at.switch_page("views/data.py").run()
+    for fields in ({"w_t_combine": "yes"}, {"w_t_band_values": 5}):
+        text = json.dumps({"workspace": 1, "tradeoffs": fields})
+        at.file_uploader(key="workspace_upload").set_value(("w.json", text.encode(), "x")).run()
+        assert any("nothing of it is applied" in e.value for e in at.error)
+    at.switch_page("views/tradeoffs.py").run()
+    assert not at.exception
+    assert not [e.value for e in at.error if "could not be shown" in e.value]
+    assert at.toggle(key="w_t_combine").value is False

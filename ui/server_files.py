@@ -21,6 +21,7 @@ path, the stamp of its files (name, size, modification time), the roles and the 
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 from collections.abc import Callable
@@ -32,6 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core import rng
+from sdc_core.decoded import CELL
 from sdc_core.engines import EngineOptions, open_engine
 from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
@@ -44,6 +46,10 @@ from ui.text import md
 ENV_VAR = "SDC_DATA_DIR"
 #: The most records read into the session; a larger file is sampled.
 SAMPLE_LIMIT = 1_000_000
+#: The most entries a directory of parts opened on the server may hold: the engines open its
+#: parts together (20,000 parts ran the server out of file descriptors, whose usual limit is
+#: 1,024 a process).
+MAX_PARTS = 500
 #: The step number of the sample's random stream (recipe steps count from 0).
 SAMPLE_STEP = 0xFFFF_FFFF
 #: Positions hashed at a time while choosing the sample.
@@ -120,6 +126,13 @@ def resolve(root: Path, name: str) -> Path:
         raise SdcInputError(f"{text}: refused, it leads outside the server's data directory "
                             f"{root} (symbolic links are followed); only files inside it can "
                             "be opened")
+    if real.is_dir():
+        with os.scandir(real) as entries:  # counted before any is opened
+            parts = sum(1 for _ in itertools.islice(entries, MAX_PARTS + 1))
+        if parts > MAX_PARTS:
+            raise SdcInputError(f"{text}: a directory of more than {MAX_PARTS:,} entries is not "
+                                "opened on the server (its parts would all be opened at once); "
+                                "join its parts, or use the command line")
     source = open_source(real)  # exists, and is Parquet or CSV (or a directory of them)
     for f in source.files:  # a part of a directory may itself be a link
         try:
@@ -174,10 +187,37 @@ def _engine_options() -> EngineOptions:
         temp_dir=os.environ.get("SDC_DUCKDB_TEMP_DIR") or None)
 
 
+def decoded_size(con: Any, query: str, max_cell: int) -> int:
+    """What the result of ``query`` will take as pandas, computed by DuckDB before anything is
+    read into Python: :data:`~sdc_core.decoded.CELL` bytes a value, and the characters of
+    text (bytes of a blob) besides; an :class:`SdcInputError` when a text value is longer
+    than ``max_cell`` characters."""
+    rel = con.sql(query)
+    sums, longest = [], []
+    for name, kind in zip(rel.columns, rel.types):
+        q = '"' + name.replace('"', '""') + '"'
+        if str(kind) == "VARCHAR":
+            sums.append(f"coalesce(sum(strlen({q})), 0)")
+            longest.append(f"coalesce(max(length({q})), 0)")
+        elif str(kind) == "BLOB":
+            sums.append(f"coalesce(sum(octet_length({q})), 0)")
+    row = con.sql(f"SELECT count(*), {', '.join(sums + longest) or '0'} FROM ({query})"
+                  ).fetchall()[0]
+    rows, text = int(row[0]), sum(int(v) for v in row[1:1 + len(sums)])
+    top = max((int(v) for v in row[1 + len(sums):]), default=0)
+    if top > max_cell:
+        raise SdcInputError(f"a text value of {top:,} characters, more than the limit of "
+                            f"{max_cell:,} for one cell")
+    return rows * CELL * len(rel.columns) + text
+
+
 def read_sample(path: Path, seed: int, limit: int,
-                say: Callable[[str], Any] = lambda _: None) -> tuple[pd.DataFrame, int]:
+                say: Callable[[str], Any] = lambda _: None,
+                admit: Callable[[int], None] = lambda _: None) -> tuple[pd.DataFrame, int]:
     """The records of the source at ``path`` (all of them, or the sample of ``limit`` chosen by
-    ``seed``) as pandas, in file order, and the number of records in the whole file."""
+    ``seed``) as pandas, in file order, and the number of records in the whole file.
+    ``admit`` is given what the table will take (:func:`decoded_size`) before it is read, and
+    refuses it by raising."""
     import pyarrow as pa
 
     engine = open_engine("duckdb", _engine_options())
@@ -190,14 +230,22 @@ def read_sample(path: Path, seed: int, limit: int,
         cols = ", ".join('"' + c.replace('"', '""') + '"' for c in engine.columns(t))
         if total <= limit:
             say(f"Reading all {total:,} records…")
-            query = f"SELECT {cols} FROM {t} ORDER BY {POS}"
+            chosen = f"SELECT {cols} FROM {t}"
         else:
             say(f"Choosing {limit:,} of the {total:,} records (seed {seed})…")
             engine.con.register("__ui_sample", pa.table(
                 {"__pick": sample_positions(total, limit, seed)}))
             say(f"Reading the {limit:,} sampled records…")
-            query = (f"SELECT {cols} FROM {t} WHERE {POS} IN (SELECT __pick FROM __ui_sample) "
-                     f"ORDER BY {POS}")
+            chosen = f"SELECT {cols} FROM {t} WHERE {POS} IN (SELECT __pick FROM __ui_sample)"
+        query = f"{chosen} ORDER BY {POS}"
+        try:  # measured unsorted: sorting would hold the whole table in DuckDB
+            need = decoded_size(engine.con, chosen, memory.max_cell())
+        except SdcInputError as err:
+            raise SdcInputError(f"{path.name}: {err}") from None
+        except Exception as err:  # DuckDB's own error types
+            raise SdcInputError(f"{path.name}: cannot be read "
+                                f"({str(err).strip().splitlines()[0]})") from None
+        admit(need)
         try:
             df = engine.con.sql(query).to_arrow_table().to_pandas()
         except Exception as err:  # DuckDB's own error types
@@ -216,6 +264,15 @@ def sample_name(path: Path, sampled: int, total: int, seed: int) -> str:
     return f"{name} — sample of {sampled:,} of {total:,} records (seed {seed})"
 
 
+def _admit(table_bytes: int) -> None:
+    """Reserve what a table of ``table_bytes`` will take in the server
+    (:data:`~ui.memory.FOOTPRINT` times), or refuse it, before it is read."""
+    refused = memory.LEDGER.admit(state.session_id(), int(memory.FOOTPRINT * table_bytes),
+                                  memory.budget())
+    if refused:
+        raise SdcInputError(refused)
+
+
 def open_file(root: Path, name: str, seed: int) -> bool:
     """Open ``name`` from the server's directory as the current data set, showing each stage;
     on an error, say why and keep the current data set."""
@@ -225,7 +282,7 @@ def open_file(root: Path, name: str, seed: int) -> bool:
             path = resolve(root, name)
             files = stamp(path)
             limit = SAMPLE_LIMIT
-            df, total = read_sample(path, seed, limit, status.write)
+            df, total = read_sample(path, seed, limit, status.write, _admit)
             refused = memory.LEDGER.admit(state.session_id(), memory.held_bytes(df),
                                           memory.budget())
             if refused:

@@ -397,7 +397,7 @@ def workspace_text() -> str:
                              known_columns(ds.df), form, analysis_spec(), sampling())
 
 
-def open_workspace(text: str) -> str | None:
+def open_workspace(text: str | bytes) -> str | None:
     """Apply a workspace file to the open data set, all of it or nothing (an
     :class:`~sdc_core.errors.SdcInputError` says why); give how the data set differs from the
     one it was saved with, if it does."""

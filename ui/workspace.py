@@ -138,24 +138,80 @@ def _sampling(data: Any) -> dict[str, float]:
     return {k: float(v) for k, v in data.items()}
 
 
+#: The Trade-offs form's fields of fixed names: what each must hold to be drawn by its widget
+#: (views/tradeoffs.py): a whole number in a range, a choice, True/False, a number ≥ 0.
+_FORM_FIELDS: dict[str, tuple[str, Any]] = {
+    "w_t_seeds": ("whole", (1, 20)), "w_t_seed": ("whole", (0, 2**31 - 1)),
+    "w_t_pareto": ("choice", ("linkage", "naive")), "w_t_combine": ("flag", None),
+    "w_t_target": ("name", None), "w_t_at_most": ("amount", None),
+    "w_t_loss": ("name", None), "w_t_keep": ("name", None), "w_t_keep_bound": ("amount", None),
+}
+#: The longest text of a values field (a list of numbers).
+_MAX_FIELD_TEXT = 1000
+#: The largest number a number field takes (JavaScript's safe integers).
+_MAX_AMOUNT = 2**53 - 1
+
+
 def _form(data: Any) -> dict[str, Any]:
+    """The Trade-offs form's fields, each checked against what its widget can draw: a
+    method's columns a list of names, its values text, the fixed fields of
+    :data:`_FORM_FIELDS` (a value the page cannot draw broke it on every visit)."""
     if not isinstance(data, dict):
         raise SdcInputError("tradeoffs must be an object of the Trade-offs form's fields")
-    plain = (str, int, float, bool, type(None))
     for key, value in data.items():
-        if not key.startswith(FORM_PREFIX) or not (
-                isinstance(value, plain) or (isinstance(value, list)
-                                             and all(isinstance(v, plain) for v in value))):
-            raise SdcInputError(f"tradeoffs: {key!r} is not a field of the Trade-offs form")
+        where = f"tradeoffs: {key!r}"
+        if not isinstance(key, str) or not key.startswith(FORM_PREFIX):
+            raise SdcInputError(f"{where} is not a field of the Trade-offs form")
+        kind, limits = _FORM_FIELDS.get(key, ("columns", None) if key.endswith("_cols") else
+                                        ("text", None) if "_values" in key else (None, None))
+        if kind is None:
+            raise SdcInputError(f"{where} is not a field of the Trade-offs form")
+        if not _fits(kind, limits, value):
+            raise SdcInputError(f"{where} must be {_WANTED[kind].format(*limits or ())}, "
+                                f"not {_shown(value)}")
     return dict(data)
 
 
-def read(text: str, columns: Sequence[str]) -> Workspace:
-    """The workspace in ``text``, checked against a data set with these ``columns``; an error
+_WANTED = {"whole": "a whole number from {0} to {1}", "choice": "one of {0}, {1}",
+           "flag": "true or false", "name": "a name or null",
+           "amount": "a number from 0 to 2^53 − 1", "columns": "a list of column names",
+           "text": f"text of at most {_MAX_FIELD_TEXT} characters"}
+
+
+def _fits(kind: str, limits: Any, value: Any) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "whole":
+        return isinstance(value, int) and not isinstance(value, bool) \
+            and limits[0] <= value <= limits[1]
+    if kind == "choice":
+        return value in limits and isinstance(value, str)
+    if kind == "flag":
+        return isinstance(value, bool)
+    if kind == "name":
+        return value is None or (isinstance(value, str) and len(value) <= 100)
+    if kind == "amount":
+        return number and 0 <= value <= _MAX_AMOUNT
+    if kind == "columns":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str) and len(value) <= _MAX_FIELD_TEXT
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: at most 40 characters of its JSON."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
+    """The workspace in ``text`` (a file's bytes are measured before they are decoded, bytes
+    that are not UTF-8 replaced), checked against a data set with these ``columns``; an error
     (nothing to apply) when anything in it cannot be used as it is."""
-    if len(text.encode("utf-8", errors="replace")) > MAX_BYTES:
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", errors="replace"))
+    if size > MAX_BYTES:
         raise SdcInputError(f"a workspace file holds settings only; this one is larger than "
                             f"{MAX_BYTES // 1_000_000} MB")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -169,7 +225,7 @@ def read(text: str, columns: Sequence[str]) -> Workspace:
     if not isinstance(data, dict) or "workspace" not in data:
         raise SdcInputError("not a workspace file (it has no \"workspace\" version; a recipe "
                             "is loaded on the Protect page)")
-    if data["workspace"] != VERSION:
+    if type(data["workspace"]) is not int or data["workspace"] != VERSION:  # not true, 1.0
         raise SdcInputError(f"workspace version {data['workspace']!r} is not supported "
                             f"(expected {VERSION})")
     unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs",

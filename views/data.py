@@ -108,7 +108,7 @@ with st.expander("Workspace: save your work, or go on with it another day",
     if opened_ws is not None and opened_ws.file_id != st.session_state.get("workspace_file_id"):
         st.session_state["workspace_file_id"] = opened_ws.file_id
         try:
-            other = state.open_workspace(opened_ws.getvalue().decode("utf-8", errors="replace"))
+            other = state.open_workspace(opened_ws.getvalue())  # measured before decoded
         except SdcInputError as err:
             st.session_state["workspace_message"] = (
                 "error", f"The workspace was not opened, nothing of it is applied: {md(err)}")

@@ -106,9 +106,11 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                             placeholder="the values above",
                             help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
             settings.append((m, chosen, text, own))
-    for key, default in (("w_t_seeds", 3), ("w_t_seed", 0), ("w_t_pareto", "linkage"),
-                         ("w_t_combine", False), ("w_t_target", None), ("w_t_at_most", 1.0)):
-        keep(key, default)
+    for key, default, choices in (
+            ("w_t_seeds", 3, None), ("w_t_seed", 0, None),
+            ("w_t_pareto", "linkage", list(PARETO_LABELS)), ("w_t_combine", False, None),
+            ("w_t_target", None, [None, EVERY_CLASS, *RISK_LABELS]), ("w_t_at_most", 1.0, None)):
+        keep(key, default, choices=choices)  # a workspace's choice the page lacks: the default
     c1, c2, c3 = st.columns(3)
     seeds = c1.number_input("Seeds per randomised setting", 1, 20, key="w_t_seeds")
     seed = c2.number_input("First seed", 0, 2**31 - 1, key="w_t_seed")
