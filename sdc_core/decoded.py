@@ -19,7 +19,9 @@ bytes, or that holds a cell longer than ``max_cell`` characters, before it is re
   their declared content type wherever they are kept; when they do not settle it, the cells
   are streamed once (openpyxl's read-only mode, a row at a time) and counted,
   ``Σ_cells (len + 8)``, stopping at ``max_table``.
-- **SPSS / Stata**: rows × the declared storage width of each variable (their header).
+- **SPSS / Stata**: rows × the declared storage width of each variable (their header); a
+  Stata file with long strings (strL, stored once and named by any number of rows) is read a
+  chunk of rows at a time and measured as it comes (:func:`read_stata_bounded`).
 - **Delimited text** is read in chunks of about :data:`CSV_CHUNK` bytes, measured as they
   come (:func:`read_csv_bounded`), so that reading stops at the allowance instead of trusting an
   estimate from the first rows.
@@ -307,6 +309,45 @@ def _check_fixed_width(raw: bytes, ext: str, max_table: int) -> None:
     need = rows * sum(CELL + (widths.get(name) or 0) for name in meta.column_names)
     if need > max_table:
         raise _too_large(need, max_table)
+
+
+#: Rows of a Stata file with long strings (strL) read at a time: each value is at most the
+#: one-cell limit, so a chunk stays within a few hundred MB at worst.
+STATA_CHUNK = 2_000
+
+
+def read_stata_bounded(raw: bytes, max_table: int | None, max_cell: int = MAX_CELL
+                       ) -> pd.DataFrame:
+    """``pd.read_stata`` of ``raw``. A file with long strings (strL: stored once, named by any
+    number of rows, so the header cannot bound them; 4.2 MB held 5.3 GB) is read
+    :data:`STATA_CHUNK` rows at a time, each chunk measured as it comes (its memory, and its
+    longest text against ``max_cell``): past ``max_table`` bytes the reading stops with a
+    refusal. Other files are bounded by their header (:func:`check_file`) and read whole."""
+    if max_table is None or not _has_strl(raw):
+        return pd.read_stata(io.BytesIO(raw))
+    chunks, need = [], 0
+    with pd.read_stata(io.BytesIO(raw), chunksize=STATA_CHUNK) as reader:
+        for chunk in reader:
+            check_table(chunk, None, max_cell)
+            need += memory_bytes(chunk)
+            if need > max_table:
+                raise _too_large(need, max_table)
+            chunks.append(chunk)
+    return pd.concat(chunks, ignore_index=True) if chunks else pd.read_stata(io.BytesIO(raw))
+
+
+def _has_strl(raw: bytes) -> bool:
+    """Whether a Stata file has string variables of unbounded width (strL: storage width 0 in
+    its header)."""
+    import pyreadstat
+
+    try:
+        _, meta = pyreadstat.read_dta(io.BytesIO(raw), metadataonly=True)
+    except Exception:  # the reader says what is wrong
+        return False
+    widths = meta.variable_storage_width or {}
+    return any(meta.readstat_variable_types.get(name) == "string" and not widths.get(name)
+               for name in meta.column_names)
 
 
 def read_csv_bounded(data: bytes, sep: str, max_table: int | None) -> pd.DataFrame:

@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.columns import check_flat, for_parquet, read_dates, storage
-from sdc_core.decoded import MAX_CELL, check_file, check_table, read_csv_bounded
+from sdc_core.decoded import (
+    MAX_CELL,
+    check_file,
+    check_table,
+    read_csv_bounded,
+    read_stata_bounded,
+)
 from sdc_core.errors import SdcInputError
 
 #: Default bound on the size of a file to read (bytes).
@@ -107,7 +113,7 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         elif ext in _PARQUET:
             df = pd.read_parquet(io.BytesIO(raw))
         elif ext in _STATA:
-            df = pd.read_stata(io.BytesIO(raw))
+            df = read_stata_bounded(raw, max_table, max_cell)
         else:
             import pyreadstat
             df, _meta = pyreadstat.read_sav(io.BytesIO(raw))

@@ -13,6 +13,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -69,6 +70,17 @@ def parquet_view(kind: str, scale: float = 1.0) -> tuple[str, bytes]:
     column = pa.array([value if kind == "string" else value.encode()] * rows,
                       pa.string_view() if kind == "string" else pa.binary_view())
     return f"{kind}_view.parquet", _parquet_repeated_groups(pa.table({"x": column}), 20)
+
+
+def stata_strl(scale: float = 1.0) -> tuple[str, bytes]:
+    """A long string (strL) of 60,000 characters, stored once, named by 100,000 rows (times
+    ``scale``): about 1 MB on disk, 6 GB read."""
+    rows = max(1, int(100_000 * scale))
+    value = "s" * 60_000
+    df = pd.DataFrame({"note": [value] * rows, "k": np.arange(rows, dtype=np.int32)})
+    buf = io.BytesIO()
+    df.to_stata(buf, version=117, convert_strl=["note"], write_index=False)
+    return "strl.dta", buf.getvalue()
 
 
 def parquet_many_rows(scale: float = 1.0) -> tuple[str, bytes]:
@@ -183,7 +195,7 @@ BOMBS: dict[str, Callable[[float], tuple[str, bytes]]] = {
     "parquet many rows": parquet_many_rows, "parquet fixed binary": parquet_fixed_binary,
     "parquet string view": lambda scale=1.0: parquet_view("string", scale),
     "parquet binary view": lambda scale=1.0: parquet_view("binary", scale),
-    "xlsx numbers": xlsx_numbers,
+    "stata strl": stata_strl, "xlsx numbers": xlsx_numbers,
     "xlsx shared strings": xlsx_shared,
     "xlsx shared strings elsewhere": lambda scale=1.0: xlsx_shared(scale, "xl/elsewhere/s.xml"),
     "csv mixed types": csv_mixed,
