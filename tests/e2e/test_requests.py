@@ -80,3 +80,25 @@ def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str
         assert leaks(page) == [], name
     assert len(requests) > 20
     assert [url for url in requests if url.startswith(EVIL)] == []
+
+
+def test_response_table_options_from_the_data_stay_text(page: Page, app_url: str):
+    """The Response tables page names a hidden option (a cell value) in its audit: an option
+    that is a Markdown image or link is shown as text, and nothing is fetched."""
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    rows = ["q"] + ["a"] * 30 + [IMAGE] * 2 + [LINK] * 2 + ["b"] * 6
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
+        {"name": "answers.csv", "mimeType": "text/csv",
+         "buffer": ("\n".join(rows) + "\n").encode()})
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("40", timeout=30_000)
+    page.get_by_role("link", name="Response tables", exact=True).click()
+    wait_idle(page)  # q, the one categorical column, is chosen by default
+    expect(page.get_by_text("Audit").first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    assert page.get_by_text("127.0.0.1:9/x.png", exact=False).count() > 0  # named, as text
+    assert leaks(page) == []
+    assert [url for url in requests if url.startswith(EVIL)] == []
