@@ -142,8 +142,9 @@ def size(n: int) -> str:
 
 
 def held(caption: str) -> float:
-    """Bytes all sessions of the server hold, from the sidebar's caption."""
-    number, unit = re.search(r"sessions? holds? ([0-9.,]+) (\w+) of its", caption).groups()
+    """Bytes the server's ledger holds (the sessions' data and the built-in data sets, counted
+    once), from the sidebar's caption."""
+    number, unit = re.search(r"built-in data sets ([0-9.,]+) (\w+) of its", caption).groups()
     return float(number.replace(",", "")) * {"bytes": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}[unit]
 
 

@@ -8,6 +8,12 @@ read; when the sessions already entered (and the uploads already admitted but st
 plus the estimate would exceed the budget, the upload is refused with a message that says why.
 What is admitted is reserved until the table is entered. Nothing is ever evicted to make room.
 
+Data every session may open and the server holds once, whoever uses it (the built-in data
+sets, read once into a cache that is never emptied), is entered once, for the server
+(:meth:`Ledger.share`): it counts in every admission, but no session books it. A session that
+holds only such data has no entry at all, so a visitor who opens the dashboard (or a script that
+connects and leaves) takes nothing from the budget.
+
 A session's entry (and the table with it) is freed when it has been unused longer than the idle
 timeout, whether its tab is open or closed (a closed tab's work waits that long to be taken over
 by a reload, :mod:`ui.resume`); a session that comes back then finds its data gone and is told
@@ -48,6 +54,16 @@ FOOTPRINT = 5.5
 LOADING = 6.0
 #: The rows parsed to estimate an upload, and the least bytes of it read for them.
 SAMPLE_ROWS = 2000
+#: What the server's shared caches (:mod:`ui.compute`, bounded by their entries: 24 protected
+#: tables with their risk and utility, 16 more protected tables, …) keep of the results
+#: computed from the built-in data sets, for all the sessions that use them, as a multiple of
+#: the largest one's table: these results are never admitted, so their bound is counted
+#: once for the server. Measured with ``bench/bench_flood.py --recipes 40``: 40 sessions on
+#: ACTG 175 (462 kB), each with a recipe of its own, grew the server by 21–23 MB more than 40
+#: sessions with one recipe did (48–50 times the table), hardly more after the 20th.
+SHARED_RESULTS = 50
+#: The ledger's key of what the shared caches keep of the built-in data sets' results.
+_SHARED_RESULTS_KEY = "results of the built-in data sets"
 
 
 
@@ -101,6 +117,15 @@ def idle_seconds() -> float:
 def held_bytes(df: pd.DataFrame) -> int:
     """What a session holding ``df`` takes in the server (:data:`FOOTPRINT`)."""
     return int(FOOTPRINT * memory_bytes(df))
+
+
+def share_built_in(key: str, table_bytes: int) -> None:
+    """Count the built-in data set ``key``, whose table takes ``table_bytes``, once for the
+    server (:meth:`Ledger.share`): its table and the results of one session's work
+    (:data:`FOOTPRINT`), and the bound of what the shared caches keep of the results of all
+    the sessions that use a built-in data set (:data:`SHARED_RESULTS` times the largest)."""
+    LEDGER.share(f"built-in data set {key}", int(FOOTPRINT * table_bytes))
+    LEDGER.share(_SHARED_RESULTS_KEY, int(SHARED_RESULTS * table_bytes))
 
 
 def estimate_upload(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataFrame]) -> int:
@@ -157,46 +182,66 @@ class Entry:
 
 
 class Ledger:
-    """The sessions that hold data, and what they hold; safe to share between the server's
-    threads. Sessions are named by Streamlit's session id."""
+    """The sessions that hold data of their own, what they hold, and the data the server holds
+    once for all of them (:meth:`share`); safe to share between the server's threads. Sessions
+    are named by Streamlit's session id."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._freed: dict[str, str] = {}  # session → why its data was freed
         self._reserved: dict[str, tuple[int, float]] = {}  # session → (bytes, when) admitted
+        self._shared: dict[str, int] = {}  # key → bytes, held once for every session
+
+    def share(self, key: str, held: int) -> None:
+        """Enter data that the server holds once for every session (a built-in data set in its
+        cache, and what is computed from it in the shared caches): counted once in every
+        admission, booked by no session, never freed. Entered again, the larger figure
+        counts."""
+        with self._lock:
+            self._shared[key] = max(held, self._shared.get(key, 0))
+
+    def shared(self) -> int:
+        """The bytes of the data held once for every session."""
+        with self._lock:
+            return sum(self._shared.values())
 
     def admit(self, session: str, need: int, limit: int, now: float | None = None) -> str | None:
-        """None when ``need`` more bytes fit in ``limit`` beside the other sessions' data and
-        reservations (this session's own entry is replaced by the new data, so it does not
-        count), and ``need`` is then reserved for the session until :meth:`hold` enters its
-        data or :meth:`cancel` drops it, so that uploads read at the same time cannot all be
-        admitted into the same room; else the message that refuses it."""
+        """None when ``need`` more bytes fit in ``limit`` beside the shared data and the other
+        sessions' data and reservations (this session's own entry is replaced by the new data,
+        so it does not count), and ``need`` is then reserved for the session until :meth:`hold`
+        enters its data or :meth:`cancel` drops it, so that uploads read at the same time cannot
+        all be admitted into the same room; else the message that refuses it."""
         with self._lock:
             others = {s: e.held for s, e in self._entries.items() if s != session}
             for s, (n, _) in self._reserved.items():
                 if s != session:
                     others[s] = others.get(s, 0) + n
-            held = sum(others.values())
-            if held + need <= limit:
+            held, shared = sum(others.values()), sum(self._shared.values())
+            if shared + held + need <= limit:
                 self._reserved[session] = (need, time.time() if now is None else now)
                 return None
+            beside = f" (and its built-in data sets {size_text(shared)})" if shared else ""
             if not others:
+                room = (f"the {size_text(max(0, limit - shared))} its memory budget of "
+                        f"{size_text(limit)} leaves beside its built-in data sets "
+                        f"({size_text(shared)})" if shared
+                        else f"its memory budget of {size_text(limit)}")
                 return (f"this file would take about {size_text(need)} in the server, more "
-                        f"than its memory budget of {size_text(limit)}; try a smaller file "
-                        "(or a sample of it)")
+                        f"than {room}; try a smaller file (or a sample of it)")
             n = len(others)
             return (f"the server is busy: {n} other session{'s' if n != 1 else ''} "
                     f"hold{'s' if n == 1 else ''} {size_text(held)} of its "
-                    f"{size_text(limit)} budget, and this file would take about "
+                    f"{size_text(limit)} budget{beside}, and this file would take about "
                     f"{size_text(need)}; try a smaller file or later")
 
     def room(self, session: str, limit: int) -> int:
-        """What ``limit`` leaves beside the other sessions' data and reservations."""
+        """What ``limit`` leaves beside the shared data and the other sessions' data and
+        reservations."""
         with self._lock:
             others = sum(e.held for s, e in self._entries.items() if s != session)
             others += sum(n for s, (n, _) in self._reserved.items() if s != session)
-            return limit - others
+            return limit - others - sum(self._shared.values())
 
     def cancel(self, session: str) -> None:
         """Drop the session's reservation (its admitted data was not loaded after all)."""
@@ -232,16 +277,24 @@ class Ledger:
                 self._entries[session].seen = time.time() if now is None else now
 
     def held(self, session: str) -> int:
+        """What the session holds of its own (0 for shared data only)."""
         with self._lock:
             entry = self._entries.get(session)
             return entry.held if entry else 0
 
+    def holds(self, session: str) -> bool:
+        """Whether the session holds or is loading data of its own."""
+        with self._lock:
+            return session in self._entries or session in self._reserved
+
     def total(self) -> tuple[int, int]:
-        """(sessions holding or loading data, bytes they hold or have reserved)."""
+        """(sessions holding or loading data of their own, bytes the ledger counts: what they
+        hold or have reserved, and the shared data once)."""
         with self._lock:
             sessions = self._entries.keys() | self._reserved.keys()
             return len(sessions), (sum(e.held for e in self._entries.values())
-                                   + sum(n for n, _ in self._reserved.values()))
+                                   + sum(n for n, _ in self._reserved.values())
+                                   + sum(self._shared.values()))
 
     def prune(self, is_active: Callable[[str], bool], idle: float, grace: float,
               now: float | None = None) -> list[str]:

@@ -15,7 +15,13 @@ A token is bound to its session:
 - with sign-in set up, only the same signed-in user takes a session over;
 - it expires with the session's data: unused for the idle window (``SDC_IDLE_MINUTES``,
   :mod:`ui.memory`), connected or not. A disconnected session's data is kept that long, so that
-  its work can be taken over.
+  its work can be taken over;
+- a session with no data of its own (only a built-in data set, which the server holds for every
+  session anyway) keeps its token as long when it has work to keep: a run after its first (the
+  user did something) or work it took over. One that has none (a visitor, or a script, that
+  opened the first page and left) loses its token as soon as it is found disconnected: a
+  reload of it opens the same first page afresh, without a notice (the last
+  :data:`SPENT_KEPT` such tokens are remembered for that).
 
 The token is never written, logged, nor put in a link, a report or a download (:mod:`ui.links`
 builds its addresses from the page's own, without the query).
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -56,29 +64,92 @@ class Holder:
     state: Any
 
 
+#: How many tokens of sessions dropped with no work to keep are remembered, so that a reload
+#: of one opens afresh without saying that its session ended.
+SPENT_KEPT = 10_000
+
+
+@dataclass
+class _Use:
+    """How a token's session has been used: when last (a run), since when it is found
+    disconnected (None while connected), and whether it has work worth keeping for a reload
+    (a run after its first, or work taken over)."""
+
+    seen: float
+    away_since: float | None = None
+    worked: bool = False
+
+
 class Registry:
     """Tokens and the sessions that hold them; safe to share between the server's threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._holders: dict[str, Holder] = {}
+        self._use: dict[str, _Use] = {}  # by token
+        self._spent: OrderedDict[str, None] = OrderedDict()  # dropped with no work, oldest first
 
-    def register(self, token: str, holder: Holder) -> None:
+    def register(self, token: str, holder: Holder, now: float | None = None) -> None:
         with self._lock:
             self._holders[token] = holder
+            self._use[token] = _Use(time.time() if now is None else now)
 
-    def take(self, token: str, holder: Holder, is_active: Callable[[str], bool]
-             ) -> Holder | None:
+    def take(self, token: str, holder: Holder, is_active: Callable[[str], bool],
+             now: float | None = None) -> Holder | None:
         """Bind ``token`` to ``holder`` and give the session that held it, when that one is
         another session, no longer connected, of the same user; else None (and nothing
-        changes)."""
+        changes). The session taking the work over has work to keep."""
         with self._lock:
             old = self._holders.get(token)
             if (old is None or old.session == holder.session or old.user != holder.user
                     or is_active(old.session)):
                 return None
             self._holders[token] = holder
+            self._use[token] = _Use(time.time() if now is None else now, worked=True)
             return old
+
+    def used(self, token: str, now: float | None = None) -> None:
+        """A run of the token's session after its first: it is in use, and has work to
+        keep."""
+        with self._lock:
+            if token in self._use:
+                self._use[token].seen = time.time() if now is None else now
+                self._use[token].worked = True
+
+    def prune(self, is_active: Callable[[str], bool], holds: Callable[[str], bool],
+              idle: float, grace: float, now: float | None = None) -> list[str]:
+        """Drop the tokens of the sessions that hold no data of their own (``holds``: the
+        others' go with their data, :meth:`forget`) and are disconnected with no work to keep,
+        disconnected for longer than ``grace`` seconds, or unused for longer than ``idle``;
+        give the sessions dropped."""
+        now = time.time() if now is None else now
+        with self._lock:
+            dropped = []
+            for token, holder in list(self._holders.items()):
+                if holds(holder.session):
+                    continue
+                use = self._use.setdefault(token, _Use(now))
+                if is_active(holder.session):
+                    use.away_since = None
+                elif use.away_since is None:
+                    use.away_since = now
+                away = use.away_since is not None
+                if (away and (not use.worked or now - use.away_since > grace)
+                        or now - use.seen > idle):
+                    del self._holders[token]
+                    self._use.pop(token, None)
+                    dropped.append(holder.session)
+                    if not use.worked:
+                        self._spent[token] = None
+                        while len(self._spent) > SPENT_KEPT:
+                            self._spent.popitem(last=False)
+            return dropped
+
+    def spent(self, token: str) -> bool:
+        """Whether ``token`` was dropped with no work to keep (its session opened a page and
+        left): a session opened with it has lost nothing."""
+        with self._lock:
+            return token in self._spent
 
     def forget(self, sessions: Iterable[str]) -> None:
         """Drop the tokens of these sessions (their data was freed)."""
@@ -86,6 +157,7 @@ class Registry:
         with self._lock:
             for token in [t for t, h in self._holders.items() if h.session in gone]:
                 del self._holders[token]
+                self._use.pop(token, None)
 
     def __len__(self) -> int:
         with self._lock:
@@ -125,8 +197,12 @@ def begin() -> None:
     """On a session's first run, take over the work of the session its address's token names,
     if it can; give the session a token of its own otherwise. Every run leaves the address
     holding the token (a change of page clears the query)."""
+    idle = memory.idle_seconds()
+    REGISTRY.prune(memory.is_active, memory.LEDGER.holds, idle, grace=idle)
     token = st.session_state.get(_TOKEN)
-    if token is None:
+    if token is not None:
+        REGISTRY.used(token)
+    else:
         ctx = get_script_run_ctx()
         me = Holder(state.session_id(), _user(), ctx.session_state if ctx else None)
         asked = st.query_params.get(PARAM)
@@ -134,7 +210,7 @@ def begin() -> None:
         if old is not None and _take_over(old):
             token = asked
         else:
-            st.session_state[_NOTICE] = bool(asked)
+            st.session_state[_NOTICE] = bool(asked) and not REGISTRY.spent(asked)
             token = secrets.token_urlsafe(16)
             REGISTRY.register(token, me)
         st.session_state[_TOKEN] = token

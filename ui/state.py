@@ -167,17 +167,21 @@ def server_file() -> ServerFile | None:
 
 
 @st.cache_resource(show_spinner=False)
-def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind]]:
-    """A built-in data set as read, its id and its column kinds: read once for every session
-    (each opens with one), shared and never changed."""
+def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind], int]:
+    """A built-in data set as read, its id, its column kinds and its table's bytes: read once
+    for every session (each opens with one), shared and never changed."""
     raw = example(key).path.read_bytes()
     df = read_table(raw, example(key).path.name)
-    return df, content_id(raw), infer_kinds(df)
+    return df, content_id(raw), infer_kinds(df), memory.memory_bytes(df)
 
 
 def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
-    """Make a built-in data set the current one, with its roles."""
-    df, dataset_id, kinds = _example_table(key)
+    """Make a built-in data set the current one, with its roles. The table is the one the
+    server holds for every session: the memory ledger counts it once, for the server
+    (:func:`ui.memory.share_built_in`), and the session gives up the entry of any data of its
+    own it held."""
+    df, dataset_id, kinds, table_bytes = _example_table(key)
+    memory.share_built_in(key, table_bytes)
     ds = Dataset(Table(df), example(key).name, dataset_id, dict(kinds), example=key)
     _install(ds, example(key).roles)
     return ds
@@ -189,7 +193,10 @@ def ensure_dataset() -> Dataset:
 
 
 def _install(ds: Dataset, roles: Roles) -> None:
-    memory.LEDGER.hold(session_id(), memory.held_bytes(ds.df), ds.name, ds.table)
+    if ds.is_example:  # held once for every session (load_example): nothing of its own
+        memory.LEDGER.release(session_id())
+    else:
+        memory.LEDGER.hold(session_id(), memory.held_bytes(ds.df), ds.name, ds.table)
     st.session_state[_DATASET] = ds
     set_roles(roles)
     set_analysis_spec(example(ds.example).analyses or None if ds.example else None)
