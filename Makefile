@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: run test bench clean chromium axe java
+.PHONY: run test bench clean chromium axe java tools
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -42,6 +42,15 @@ chromium:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-liberation; \
 	  else echo "warning: chromium is missing and this user cannot install it (apt-get install chromium)" >&2; fi; }
 
+# nginx (the shipped proxy config is tested in front of a real server) and strace (a figure
+# export is traced to show that Kaleido's Chromium sends nothing off the machine): Debian's
+tools:
+	@{ command -v nginx >/dev/null 2>&1 && command -v strace >/dev/null 2>&1; } || { \
+	  if [ "$(ROOT_USER)" = yes ]; then \
+	    echo "installing Debian nginx-light and strace for the tests"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light strace; \
+	  else echo "warning: nginx or strace is missing and this user cannot install them (apt-get install nginx-light strace)" >&2; fi; }
+
 # Java 17 for the Spark engine's tests (PySpark starts a JVM); Debian's headless runtime
 java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -56,7 +65,7 @@ axe:
 	  if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund; \
 	  else echo "warning: npm is missing: the accessibility test needs axe-core (npm ci)" >&2; fi; }
 
-test: $(VENV)/.dev chromium axe java
+test: $(VENV)/.dev chromium axe java tools
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 

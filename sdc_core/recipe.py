@@ -103,7 +103,19 @@ def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None 
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and np.isfinite(float(v))
+    """A finite real number that a float holds (a whole number of 400 digits is none)."""
+    if not isinstance(v, numbers.Real) or isinstance(v, bool):
+        return False
+    try:
+        return bool(np.isfinite(float(v)))
+    except OverflowError:
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: its ``repr``, at most 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def check_step(i: int, step: Any) -> dict[str, Any]:
@@ -141,13 +153,13 @@ def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
     if value is None:
         return None
     if kind == "number" and not _is_number(value):
-        return f"must be a number, not {value!r}"
+        return f"must be a number, not {_shown(value)}"
     if kind == "whole" and not (_is_number(value) and float(value).is_integer()):
-        return f"must be a whole number, not {value!r}"
+        return f"must be a whole number, not {_shown(value)}"
     if kind == "text" and not isinstance(value, str):
-        return f"must be text, not {value!r}"
+        return f"must be text, not {_shown(value)}"
     if kind == "choice" and value not in choices:
-        return f"must be one of {', '.join(map(str, choices))}, not {value!r}"
+        return f"must be one of {', '.join(map(str, choices))}, not {_shown(value)}"
     if kind == "bool" and not isinstance(value, bool):
         return "must be true or false"
     if kind == "columns" and (not isinstance(value, list) or not value

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from hypothesis import Phase, settings
+from streamlit import config as st_config
 from streamlit.runtime.scriptrunner import ScriptRunnerEvent
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
@@ -24,6 +25,12 @@ def plain(text: str) -> str:
     word joiner inside what would be linked by itself (``http:⁠//``)."""
     return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
 
+
+#: AppTests keep an uncaught exception's message and traceback (``at.exception``) for the
+#: report of a failing test: the shipped config hides them from the browser
+#: (``client.showErrorDetails = "none"``, tests/test_hostile_round3.py) and the AppTests run in
+#: the checkout read it.
+st_config.set_option("client.showErrorDetails", "full")
 
 #: ``pytest --hypothesis-profile=no-shrink``: report a failing example at once, unshrunk
 settings.register_profile("no-shrink", phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -84,12 +91,13 @@ def apptest_keeps_the_whole_page(monkeypatch):
 @pytest.fixture(autouse=True)
 def pages_fail_loudly(monkeypatch):
     """In AppTests a page's unexpected error stays an exception (``at.exception``) instead of
-    the entry point's friendly message, so no test passes over one. Undo it to test the
-    message (``monkeypatch.undo()``)."""
+    the entry point's friendly message, and so does a widget callback's (``ui.guard``), so no
+    test passes over one. Undo it to test the message (``monkeypatch.undo()``)."""
     def reraise(err: Exception) -> None:
         raise err
 
     monkeypatch.setattr("ui.page.page_failed", reraise)
+    monkeypatch.setattr("ui.page.change_failed", reraise)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.utility.analysis import DEFAULT_CONFIDENCE, KINDS, check_columns, parse_spec
 from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport
 from ui import charts, compute, state
+from ui.guard import guarded
 from ui.report import (
     WORST_TABLES,
     analysis_line,
@@ -125,24 +126,28 @@ def _new_analysis() -> dict[str, Any]:
     return item
 
 
+@guarded
 def _add(ds: Dataset) -> None:
     spec = state.analysis_spec() or {"confidence": DEFAULT_CONFIDENCE, "analyses": []}
     item = _new_analysis()
     _keep({**spec, "analyses": [*spec["analyses"], item]}, ds, f"Added {item['name']}.")
 
 
+@guarded
 def _remove(ds: Dataset, name: str) -> None:
     spec = state.analysis_spec()
     rest = [a for a in spec["analyses"] if a["name"] != name]
     _keep({**spec, "analyses": rest} if rest else None, ds, f"Removed {name}.")
 
 
+@guarded
 def _set_confidence(ds: Dataset) -> None:
     spec = state.analysis_spec()
     _keep({**spec, "confidence": float(st.session_state["w_an_confidence"])}, ds,
           "Confidence level changed.")
 
 
+@guarded
 def _set_table_columns(ds: Dataset) -> None:
     spec = dict(state.analysis_spec())
     spec.pop("columns", None)
@@ -151,6 +156,7 @@ def _set_table_columns(ds: Dataset) -> None:
           "Columns of the table comparison changed.")
 
 
+@guarded
 def _upload(ds: Dataset) -> None:
     upload = st.session_state.get("analyses_upload")
     if upload is None:

@@ -5,9 +5,12 @@ installs; nothing is ever downloaded at run time — without Chromium, :func:`fi
 :class:`ExportUnavailable` with the command that installs it. The page Chromium draws in loads
 plotly.js from the installed plotly package and no MathJax: Kaleido's default page loads
 MathJax from a CDN, which would make the server fetch and run a script from the internet on
-every export (and read user text between ``$`` signs as LaTeX). The exported figure has a fixed
-font and size for print and carries, as a subtitle, a caption naming the data, the settings and
-the seed that made it (:func:`caption`).
+every export (and read user text between ``$`` signs as LaTeX). Chromium itself runs without
+network (:data:`OFFLINE_FLAGS`): the page and plotly.js are local files, and its own calls home
+(component updates, safe browsing, metrics, account checks) are switched off or sent to a port
+on 127.0.0.1 where nothing listens. The exported figure has a fixed font and size for print
+and carries, as a subtitle, a caption naming the data, the settings and the seed that made it
+(:func:`caption`).
 """
 
 from __future__ import annotations
@@ -29,12 +32,54 @@ FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
 #: Height over width of an exported figure.
 ASPECT = 0.6
 #: Kaleido's settings: its page without MathJax (its default fetches it from a CDN); plotly.js
-#: is the installed plotly package's own file.
+#: is the installed plotly package's own file; the browser is :func:`offline_chromium`.
 KALEIDO_OPTIONS = {"mathjax": False}
+#: Chromium switches added to Kaleido's own (choreographer already turns off sync, component
+#: updates and breakpad): no background requests of its own (variations, safe browsing lists,
+#: translation, optimization hints, the network time, domain reliability reports, pings), no
+#: host name resolved (every name maps to "not found"), and every request left — Chromium
+#: still asks accounts.google.com and www.google.com for things in the background — sent to a
+#: proxy at 127.0.0.1:9, where nothing listens, loopback included (``<-loopback>``). The page
+#: Kaleido renders and plotly.js are ``file://`` URLs, which need no network. Measured
+#: (tests/test_hostile_round3.py): without these switches one export sent 54 DNS queries for
+#: www, accounts and clients2.google.com; with them it sends no byte to any address but
+#: 127.0.0.1. What is left is Chromium's IPv6 route check, a UDP ``connect()`` to
+#: 2001:4860:4860::8888 that sends nothing (the kernel picks a route, no packet leaves); only an
+#: enterprise policy turns it off.
+OFFLINE_FLAGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--metrics-recording-only",
+    "--no-pings",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-default-apps",
+    "--no-service-autorun",
+    "--disable-features=OptimizationHints,OptimizationGuideModelDownloading,Translate,"
+    "MediaRouter,DialMediaRouteProvider,NetworkTimeServiceQuerying,AutofillServerCommunication,"
+    "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,DnsOverHttps",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+)
 
 
 class ExportUnavailable(RuntimeError):
     """No Chromium to render with on this server."""
+
+
+def offline_chromium() -> type:
+    """Kaleido's browser class (choreographer's ``Chromium``, which takes no switches of its
+    own) with :data:`OFFLINE_FLAGS` after its command line: Kaleido passes ``browser_cls`` on
+    to choreographer's ``Browser``."""
+    from choreographer.browsers.chromium import Chromium
+
+    class OfflineChromium(Chromium):
+        def get_cli(self) -> list[str]:
+            return [*super().get_cli(), *OFFLINE_FLAGS]
+
+    return OfflineChromium
 
 
 def chromium() -> str | None:
@@ -153,7 +198,7 @@ def figure_bytes(fig: go.Figure, fmt: str, width: int, note: str, name: str = "f
         data = kaleido.calc_fig_sync(
             printable.to_dict(), opts={"format": fmt, "width": width,
                                        "height": printable.layout.height, "scale": 1},
-            kopts=dict(KALEIDO_OPTIONS))  # a copy: Kaleido adds to it
+            kopts={**KALEIDO_OPTIONS, "browser_cls": offline_chromium()})  # Kaleido adds to it
     except ChromeNotFoundError:
         raise ExportUnavailable(f"server-side export found no Chromium at {path}") from None
     return pdf_with_title(data, document_title(fig, name)) if fmt == "pdf" else data

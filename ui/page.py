@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import traceback
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.roles import Roles
-from ui import links, memory, resume, state, upload, workers
+from ui import guard, links, memory, resume, state, upload, workers
 from ui.sidebar import render_sidebar
 from ui.text import column_label, md
 
@@ -29,13 +30,16 @@ html { font-size: 22px; }
 
 
 def begin_run() -> None:
-    """What every run does before its page (the entry point calls it): report server settings
+    """What every run does before its page (the entry point calls it): say what a widget's
+    callback failed with since the last run (:mod:`ui.guard`), report server settings
     that cannot be read, note that this session is in use (and free the data of idle ones),
     take over the work of the session the address's resume token names (a reload, a
     reconnection: a session's first run), finish an upload interrupted by a change of page,
     open the state a link describes (a session's first run), make sure there is a data set,
     say so once when the server had freed this session's, and set the projector view's
     type."""
+    if (failed := guard.failure()) is not None:
+        change_failed(failed)
     for problem in memory.settings_problems() + workers.settings_problems():
         st.error(f"Server setting ignored (the default is used): {md(problem)}",
                  icon=":material/error:")
@@ -94,6 +98,32 @@ def page_failed(err: Exception) -> None:
              "another page, or change the setting that led here.", icon=":material/error:")
 
 
+def change_failed(err: Exception) -> None:
+    """What a widget's callback failed with (:func:`ui.guard.guarded`, which logged it), said
+    once at the top of the page drawn after it, as :func:`page_failed` says a page's."""
+    st.error(f"This change could not be made: an unexpected {type(err).__name__}"
+             f"{f' ({md(err)})' if str(err) else ''}. Your data set and settings are kept, and "
+             "no one else on the server is affected. Try another setting, or open another "
+             "page.", icon=":material/error:")
+
+
+def guarded_part(body: Callable[..., Any]) -> Callable[..., Any]:
+    """A part of a page that Streamlit may run on its own (``st.fragment``: outside the entry
+    point's ``try``), guarded as a page is: an error it did not expect is said where the part
+    is drawn (:func:`page_failed`) instead of Streamlit's traceback. Decorate the function
+    before ``st.fragment`` wraps it."""
+
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return body(*args, **kwargs)
+        except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
+            page_failed(err)
+            return None
+
+    return run
+
+
 def sign_in_required() -> bool:
     """Whether the operator set up sign-in: an ``[auth]`` section in ``.streamlit/secrets.toml``
     (Streamlit's OIDC, ``st.login``; docs/deploying.md). Off without it."""
@@ -108,7 +138,8 @@ def require_sign_in() -> None:
     st.title("Sign in")
     st.write("This server asks you to sign in with your organisation's account before you "
              "open any data.")
-    st.button("Sign in", on_click=st.login, icon=":material/login:", type="primary")
+    st.button("Sign in", on_click=guard.guarded(st.login), icon=":material/login:",
+              type="primary")
     st.stop()
 
 

@@ -7,6 +7,7 @@ while its ``main`` parameter has its ``off`` value.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -112,8 +113,10 @@ def _num(v: Any) -> Any:
     return v
 
 
-#: The largest seed the Protect page's field holds: the browser's exact whole numbers.
-MAX_PAGE_SEED = 2**53 - 1
+#: The largest number the Protect page's controls hold, and its seed field: the browser's exact
+#: whole numbers (JavaScript's ``Number.MAX_SAFE_INTEGER``). Streamlit refuses a slider or a
+#: number field beyond them with an exception, a traceback on the page.
+MAX_PAGE_NUMBER = MAX_PAGE_SEED = 2**53 - 1
 
 
 def takes_whole(p: Param) -> bool:
@@ -125,20 +128,34 @@ def takes_whole(p: Param) -> bool:
 
 
 def _check_range(where: str, p: Param, value: Any) -> None:
-    """An error when ``value`` lies below the low end of its control or is not a whole number
-    where the control takes whole numbers: the page would otherwise show (and apply) another
-    value than the recipe's. A value past the high end widens the control instead (the
-    recipe's own check has already refused what the method does not take)."""
+    """An error when ``value`` is not a number the page's control of ``p`` can draw: not
+    finite, beyond ±:data:`MAX_PAGE_NUMBER`, below the low end of the control, above the most
+    the method takes (``Param.most``), or not a whole number where the control takes whole
+    numbers: the page would otherwise show (and apply) another value than the recipe's, or
+    fail. A value past the high end of the control, within those bounds, widens the control
+    instead."""
     if value is None or p.type not in ("number", "whole") or isinstance(value, bool):
         return
-    if takes_whole(p) and not float(value).is_integer():
-        raise SdcInputError(f"{where}: {p.name} = {value:g} is not a whole number, which its "
-                            "control on the Protect page takes; apply this recipe with the "
-                            "command line")
+    later = "; apply this recipe with the command line"
+    try:
+        shown = f"{value:g}"
+    except OverflowError:  # a whole number no float holds
+        shown = f"a number of {len(str(abs(value)))} digits"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SdcInputError(f"{where}: {p.name} = {value} is not a finite number")
     if p.low is not None and value < p.low:
-        raise SdcInputError(f"{where}: {p.name} = {value:g} is below the low end of its control "
-                            f"on the Protect page ({p.low:g}); apply this recipe with the "
-                            "command line")
+        raise SdcInputError(f"{where}: {p.name} = {shown} is below the low end of its control "
+                            f"on the Protect page ({p.low:g}){later}")
+    if p.most is not None and value > p.most:
+        raise SdcInputError(f"{where}: {p.name} = {shown} is more than {p.most:g}, the most "
+                            "it can be")
+    if abs(value) > MAX_PAGE_NUMBER:
+        raise SdcInputError(f"{where}: {p.name} = {shown} is beyond what a control on the "
+                            f"Protect page holds (±{MAX_PAGE_NUMBER:,}, a browser's exact whole "
+                            f"numbers){later}")
+    if takes_whole(p) and not float(value).is_integer():
+        raise SdcInputError(f"{where}: {p.name} = {shown} is not a whole number, which its "
+                            f"control on the Protect page takes{later}")
 
 
 def full_step(step: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@ state), the current data set and its roles."""
 
 import streamlit as st
 
-from ui import links, memory, state
+from ui import guard, links, memory, state
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
@@ -31,15 +31,20 @@ def render_sidebar() -> None:
         st.markdown(f"Quasi-identifiers: {md_list(r.qi)}  \nSensitive: {md_list(r.sensitive)}"
                     f"  \nWeight: {md(r.weight) if r.weight else '—'}")
         if st.user.get("is_logged_in", False):
-            st.button(f"Sign out {st.user.get('email') or ''}".strip(), on_click=st.logout,
-                      icon=":material/logout:", key="sign_out")
+            st.button(f"Sign out {st.user.get('email') or ''}".strip(),
+                      on_click=guard.guarded(st.logout), icon=":material/logout:",
+                      key="sign_out")
         sessions, total = memory.LEDGER.total()
-        st.caption(f":material/memory: This data set takes about "
-                   f"{memory.size_text(memory.LEDGER.held(state.session_id()))} of the "
-                   f"server's memory; {sessions} session{'s' if sessions != 1 else ''} "
-                   f"hold{'s' if sessions == 1 else ''} "
+        own = ("This built-in data set is held once by the server for every session: it "
+               "takes nothing of its memory for this session" if ds.example else
+               f"This data set takes about "
+               f"{memory.size_text(memory.LEDGER.held(state.session_id()))} of the server's "
+               "memory")
+        st.caption(f":material/memory: {own}; {sessions} session{'s' if sessions != 1 else ''} "
+                   f"hold{'s' if sessions == 1 else ''} data of "
+                   f"{'its' if sessions == 1 else 'their'} own, and with the built-in data sets "
                    f"{memory.size_text(total)} of its {memory.size_text(memory.budget())} "
-                   "budget.")
+                   "budget is taken.")
         st.caption("Data stays in this session's memory; nothing is stored or sent anywhere."
                    if source is None else "Read from the server's data directory, never "
                    "written; the records read stay in this session's memory.")
@@ -55,7 +60,7 @@ def teaching_controls(built_in: str | None) -> None:
     # set on every run, not seeded once: a widget's identity includes its page, so the toggle
     # of the page before would leave this page's toggle at its default
     st.session_state["w_projector"] = state.projector()
-    st.toggle("Projector view", key="w_projector", on_change=_projector_changed,
+    st.toggle("Projector view", key="w_projector", on_change=guard.guarded(_projector_changed),
               help="Larger type and only the main figures, readable from the back of a room.")
     with st.popover("Copy link to this state", icon=":material/link:", width="stretch"):
         st.code(links.address(links.to_query(links.current())), language=None,

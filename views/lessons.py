@@ -9,6 +9,7 @@ from sdc_core.methods.randomized_response import estimate_spread
 from sdc_core.tables import audit
 from sdc_core.utility.validity import HOLDS
 from ui import charts, lessons, state
+from ui.guard import guarded
 from ui.lessons import LESSONS, Check
 from ui.sidebar import render_sidebar
 from ui.text import md, number
@@ -251,7 +252,7 @@ with right:
     st.caption(f"On {lesson.goal}.")
     VIEWS[chosen]()
     st.button("Reset this lesson", key=f"reset_{chosen}", icon=":material/restart_alt:",
-              on_click=reset, args=(chosen,))
+              on_click=guarded(reset), args=(chosen,))
 with left:
     finished = [k for k in keys if k in done]
     st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done")

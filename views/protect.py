@@ -14,7 +14,8 @@ from sdc_core.methods.recode import as_json, as_text
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
-from ui.page import metric_slots, require_quasi_identifiers
+from ui.guard import guarded
+from ui.page import guarded_part, metric_slots, require_quasi_identifiers
 from ui.protect import (
     MAX_PAGE_SEED,
     ProtectSettings,
@@ -91,6 +92,7 @@ RESULTS = "protect_results"
 WORKBENCH = "protect_workbench"
 
 
+@guarded
 def moved(m: Method, p: Param, column: str | None, key: str) -> None:
     """A value control's callback: the settings take its new value (an emptied number field:
     the default) and only the results are drawn again."""
@@ -101,6 +103,7 @@ def moved(m: Method, p: Param, column: str | None, key: str) -> None:
     st.rerun(RESULTS)
 
 
+@guarded
 def seed_moved() -> None:
     """The seed field's callback (as :func:`moved`)."""
     state.set_protect_settings(replace(state.protect_settings(),
@@ -168,7 +171,7 @@ def json_control(p: Param, value: Any, key: str, label: str) -> Any:
         return None
     try:
         return json.loads(f"[{text}]" if listed and not text.startswith("[") else text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, a number of 4,300 digits, too deep
         st.error(f"{label}: " + ("values separated by commas, text in quotes" if listed else
                                  "this is not JSON") + ": not applied.",
                  icon=":material/error:")
@@ -223,7 +226,7 @@ def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
         if chosen and new:
             merged.setdefault(new, []).extend(as_json(v) for v in chosen)
     st.button("Another merge", key=f"{key}_more", icon=":material/add:",
-              on_click=state.add_one, args=(f"{key}_n",))
+              on_click=guarded(state.add_one), args=(f"{key}_n",))
     return merged
 
 
@@ -481,6 +484,7 @@ def history_buttons() -> None:
                help="Every method off (the seed is kept); Undo brings the settings back.")
 
 
+@guarded
 def redraw_after(change: Callable[[], None]) -> None:
     """A history button's callback: ``change`` the settings, then redraw the workbench (the
     buttons sit in the results fragment, whose own rerun would leave the controls as they
@@ -490,6 +494,7 @@ def redraw_after(change: Callable[[], None]) -> None:
 
 
 @st.fragment(key=RESULTS)
+@guarded_part
 def results_part(history: DeltaGenerator) -> None:
     """The history buttons (into ``history``, above the controls) and the results of the
     settings as stored: a value control's move reruns this alone."""
@@ -511,6 +516,7 @@ def results_part(history: DeltaGenerator) -> None:
 
 
 @st.fragment(key=WORKBENCH)
+@guarded_part
 def workbench() -> None:
     """The controls and, beside them, the results (:func:`results_part`)."""
     left, right = st.columns([1, 2], gap="large")

@@ -26,6 +26,7 @@ only two order statistics, which is how the engines compute it.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -84,9 +85,15 @@ class Bands:
         if float(origin) != 0.0:
             raise SdcInputError("origin is for bands of a width; breaks place the bands "
                                 "themselves")
-        edges = np.array([float(b) for b in breaks])
+        wrong = SdcInputError("breaks must be at least 2 finite numbers in increasing order")
+        if not all(isinstance(b, numbers.Real) and not isinstance(b, bool) for b in breaks):
+            raise wrong  # text, a list, null: not read as a number (float("1e3") would be)
+        try:
+            edges = np.array([float(b) for b in breaks])
+        except OverflowError:  # a whole number too long for a float
+            raise wrong from None
         if len(edges) < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
-            raise SdcInputError("breaks must be at least 2 finite numbers in increasing order")
+            raise wrong
         return cls(None, float(origin), edges)
 
     def start(self, x: np.ndarray) -> np.ndarray:
@@ -285,10 +292,11 @@ TOP_BOTTOM_CODE = Method(
     summary="caps extreme values (empty = no threshold)",
     params=(Param("top", "number", None, label="Top code: values above it become it"),
             Param("bottom", "number", None, label="Bottom code: values below it become it"),
-            Param("top_percentile", "number", None, low=0.0, high=100.0, more=True,
+            Param("top_percentile", "number", None, low=0.0, high=100.0, most=100.0, more=True,
                   label="or top code at this percentile (0–100)",
                   help="The threshold is this percentile of the column's present values "
                        "(linear, as numpy's default); give it or a top code, not both."),
-            Param("bottom_percentile", "number", None, low=0.0, high=100.0, more=True,
+            Param("bottom_percentile", "number", None, low=0.0, high=100.0, most=100.0,
+                  more=True,
                   label="or bottom code at this percentile (0–100)")),
     describe=_describe_top_bottom)

@@ -256,6 +256,6 @@ NOISE = Method(
                   label="Noise amount p (%)",
                   help="additive: the noise sd is p % of the column's sd; correlated: the "
                        "noise covariance is p % of the columns' covariance."),
-            Param("delta", "number", 0.1, low=0.01, high=1.0, step=0.01,
+            Param("delta", "number", 0.1, low=0.01, high=1.0, step=0.01, most=1.0,
                   label="δ (correlated2)")),
     describe=_describe)

@@ -127,14 +127,16 @@ PRAM = Method(
     name="pram", label="PRAM", order=20, run=pram, release=Release.PERTURBATION, random=True,
     target="column", columns="categorical", default_columns="categorical_keys",
     summary="flip categories at random", main="p", off=0.0, sweep_values="0.01, 0.05, 0.1",
-    params=(Param("p", "number", 0.0, low=0.0, high=0.5, step=0.01, label="Flip probability p",
+    params=(Param("p", "number", 0.0, low=0.0, high=0.5, step=0.01, most=1.0,
+                  label="Flip probability p",
                   help="Each value moves with probability p to a uniformly chosen other "
                        "category."),
             Param("invariant", "bool", False, more=True, label="Invariant PRAM",
                   help="Keeps each category's expected frequency: the flip matrix with "
                        "retention θ followed by its backward matrix (Gouweleeuw et al.); p is "
                        "not used."),
-            Param("retention", "number", None, low=0.0, high=1.0, step=0.01, more=True,
+            Param("retention", "number", None, low=0.0, high=1.0, step=0.01, most=1.0,
+                  more=True,
                   label="Retention θ (invariant PRAM)",
                   help="The probability that the flip matrix keeps a value, in (0, 1]."),
             Param("matrix", "object", None, more=True, label="Transition matrix (JSON)",

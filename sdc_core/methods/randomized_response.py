@@ -150,7 +150,7 @@ RANDOMIZED_RESPONSE = Method(
     columns="categorical", summary="on answers", main="keep_probability", off=1.0,
     stronger="lower",
     sweep_values="0.5, 0.75",
-    params=(Param("keep_probability", "number", 1.0, low=0.0, high=1.0, step=0.05,
+    params=(Param("keep_probability", "number", 1.0, low=0.0, high=1.0, step=0.05, most=1.0,
                   label="Keep probability q",
                   help="The answer is kept with probability q, else replaced by a uniform draw "
                        "(q = ½ with two answers: the coin flip)."),

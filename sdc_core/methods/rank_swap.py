@@ -104,7 +104,7 @@ RANK_SWAP = Method(
     name="rank_swap", label="Rank swapping", order=40, run=rank_swap,
     release=Release.NUMERIC_PERTURBATION, random=True, target="column", columns="numeric",
     summary="of numeric columns", main="window_percent", off=0.0, sweep_values="1, 2.5, 5",
-    params=(Param("window_percent", "number", 0.0, low=0.0, high=20.0, step=0.5,
+    params=(Param("window_percent", "number", 0.0, low=0.0, high=20.0, step=0.5, most=100.0,
                   label="Rank-swap window (% of records)",
                   help="Values are swapped between records at most this far apart in rank."),),
     describe=lambda r: f"Rank swap of {r['column']}: window {r['window_ranks']} ranks; "

@@ -61,7 +61,8 @@ RELABEL = Method(
     release=Release.PERTURBATION, random=True, target="column", columns="categorical",
     summary="from the column's own distribution", main="alpha", off=0.0,
     sweep_values="0.05, 0.1, 0.2",
-    params=(Param("alpha", "number", 0.0, low=0.0, high=1.0, step=0.01, required=True,
+    params=(Param("alpha", "number", 0.0, low=0.0, high=1.0, step=0.01, most=1.0,
+                  required=True,
                   label="Relabeling probability α",
                   help="With probability α a value is redrawn from the column's distribution: "
                        "expected changed share α(1 − Σp²)."),),

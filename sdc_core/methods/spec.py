@@ -51,9 +51,12 @@ class Param:
     """One parameter of a method step.
 
     ``low``/``high``/``step`` bound its control (``high`` may be a function of the column, e.g.
-    half its range); ``control`` says whether the Protect page offers it (the others are for
-    recipes), ``more`` whether it shows it under the method's "More settings" rather than
-    beside ``main``; ``required`` whether a recipe step must give it.
+    half its range; a recipe's value past ``high`` widens the control); ``most`` is the largest
+    value the method takes at all (a probability 1, a percentage 100; None: no bound but what a
+    browser's number holds exactly, ±(2**53 − 1)); ``control`` says whether the Protect page
+    offers it (the others are for recipes), ``more`` whether it shows it under the method's
+    "More settings" rather than beside ``main``; ``required`` whether a recipe step must give
+    it.
     """
 
     name: str
@@ -62,6 +65,7 @@ class Param:
     low: float | None = None
     high: float | Callable[[pd.Series], float] | None = None
     step: float | None = None
+    most: float | None = None
     help: str = ""
     label: str = ""
     required: bool = False

@@ -112,7 +112,7 @@ LOCAL_SUPPRESSION = Method(
                   label="Importance of the keys, most important first",
                   help="Keys chosen in this order are suppressed least (all of them, or none: "
                        "then the key that makes most records safe goes first)."),
-            Param("alpha", "number", 1.0, low=0.0, high=1.0, step=0.05, more=True,
+            Param("alpha", "number", 1.0, low=0.0, high=1.0, step=0.05, most=1.0, more=True,
                   label="Weight α of a blank",
                   help="How much a blank key counts towards the classes it matches "
                        "(sdcMicro's alpha; 1: a full record).")),

@@ -1,0 +1,69 @@
+"""The dashboard works under its own Content-Security-Policy (``ui.server``), and no other site
+can frame it: Chromium uploads a file, opens every page, draws charts and a table, moves a
+slider and turns the projector view on while recording every CSP violation (the page's
+``securitypolicyviolation`` events and the console's "Refused to …" lines); none is allowed (a
+first run found one: the front end's protobuf library compiles WebAssembly). A page of another
+origin that frames the dashboard gets an empty frame."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import band_age, wait_idle
+from tests.e2e.test_accessibility import TABLE_LABEL
+
+pytestmark = pytest.mark.e2e
+
+PAGES = ("Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
+         "Export", "Lessons", "Data")
+CSV = ("age,sex,region\n" + "".join(f"{20 + i % 50},{'FM'[i % 2]},{i % 7}\n"
+                                   for i in range(300))).encode()
+#: Registered before any of the page's own scripts: every violation the page reports.
+RECORD = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(
+    `${e.effectiveDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+def test_every_page_works_under_the_policy(page: Page, app_url: str):
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text))
+    page.add_init_script(RECORD)
+    response = page.goto(app_url)
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
+        {"name": "small.csv", "mimeType": "text/csv", "buffer": CSV})
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("small.csv", timeout=30_000)
+    wait_idle(page)
+    for name in PAGES:
+        page.get_by_role("link", name=name, exact=True).click()
+        wait_idle(page)
+        if name == "Risk":  # a chart, and the table of its numbers (a canvas grid)
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+            table = page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first
+            table.get_by_text(TABLE_LABEL).click()
+            expect(table.get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)
+        if name == "Protect":
+            band_age(page)
+            wait_idle(page)
+            expect(page.get_by_test_id("stMetricValue").first).to_be_visible()
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    page.get_by_text("Projector view").click()  # st.html's style element
+    wait_idle(page)
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"
+    page.wait_for_timeout(500)
+    violations = page.evaluate("window.__csp")
+    refused = [line for line in console
+               if "Content Security Policy" in line or line.startswith("Refused to")]
+    assert violations == [] and refused == [], (violations, refused)
+
+
+def test_another_site_cannot_frame_the_dashboard(page: Page, app_url: str):
+    page.set_content(f'<iframe id="f" src="{app_url}" width="800" height="600"></iframe>')
+    page.wait_for_timeout(3000)
+    framed = page.frame_locator("#f")
+    expect(framed.locator("[data-testid='stApp']")).to_have_count(0)
+    (frame,) = [f for f in page.frames if f != page.main_frame]
+    assert not frame.url.startswith(app_url)  # Chromium's error page, not the app

@@ -1,0 +1,46 @@
+"""Widget callbacks guarded as pages are (``app.py``, :func:`ui.page.page_failed`).
+
+Streamlit runs a widget's ``on_change``/``on_click`` before the page, outside the entry point's
+``try``: an error a callback did not expect showed Streamlit's traceback, with the server's
+paths, instead of the page. :func:`guarded` wraps a callback so that such an error is logged for
+the operator (its frames and type, not its message, which may quote the user's data), kept for
+the next run of the page, which says it in one line at its top (:func:`ui.page.begin_run`), and
+the whole page is drawn again: a callback of a widget inside a fragment would otherwise rerun
+only the fragment, and the message would never be shown. Streamlit's own ``st.rerun`` and
+``st.stop`` in a callback pass through.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+_FAILED = "callback_failed"
+
+
+def guarded(callback: Callable[..., Any]) -> Callable[..., None]:
+    """``callback`` as a widget's callback that never shows a traceback (module docstring)."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            callback(*args, **kwargs)
+        except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
+            frames = "".join(traceback.format_tb(err.__traceback__))
+            logging.getLogger("sdc_dashboard").error("a widget's callback failed with %s:\n%s",
+                                                     type(err).__name__, frames)
+            # kept without its frames (they hold the page's tables) until the next run says it
+            st.session_state[_FAILED] = err.with_traceback(None)
+            st.rerun()  # the whole page, even from a fragment: it says what failed
+
+    return run
+
+
+def failure() -> Exception | None:
+    """The error a guarded callback met since the last run, once (None without one)."""
+    return st.session_state.pop(_FAILED, None)
