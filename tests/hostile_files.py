@@ -200,3 +200,12 @@ BOMBS: dict[str, Callable[[float], tuple[str, bytes]]] = {
     "xlsx shared strings elsewhere": lambda scale=1.0: xlsx_shared(scale, "xl/elsewhere/s.xml"),
     "csv mixed types": csv_mixed,
     "csv long cell": csv_long_cell, "zsav wide": zsav_wide}
+
+#: Scales at which each file decodes to 2 to 10 times a 40 MB allowance (or holds a cell past
+#: the limit): the tests' size.
+SCALES = {"parquet dictionary": 0.02, "parquet repeated": 0.1, "parquet many rows": 0.1,
+          "parquet fixed binary": 0.3, "parquet string view": 0.1,
+          "parquet binary view": 0.3, "stata strl": 0.05,
+          "xlsx numbers": 0.1, "xlsx shared strings": 0.1,
+          "xlsx shared strings elsewhere": 0.1, "csv mixed types": 0.6,
+          "csv long cell": 0.1, "zsav wide": 0.3}

@@ -19,18 +19,10 @@ from sdc_core import decoded
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
 from tests.conftest import ROOT
-from tests.hostile_files import BOMBS, csv_long_cell, parquet_dictionary
+from tests.hostile_files import BOMBS, SCALES, csv_long_cell, parquet_dictionary
 
 ALLOWANCE = 40_000_000
 SLACK = 150_000_000
-#: scales at which each file decodes to well past the allowance
-SCALES = {"parquet dictionary": 0.02, "parquet repeated": 0.1, "parquet many rows": 0.1,
-          "parquet fixed binary": 0.3, "parquet string view": 0.1,
-          "parquet binary view": 0.3, "stata strl": 0.05,
-          "xlsx numbers": 0.1, "xlsx shared strings": 0.1,
-          "xlsx shared strings elsewhere": 0.1, "csv mixed types": 0.6,
-          "csv long cell": 0.1, "zsav wide": 0.3}
-
 _PROBE = """
 import gc, json, resource, sys
 sys.path.insert(0, {root!r})

@@ -16,13 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sdc_core.cli import main
-from tests.hostile_files import BOMBS
-
-#: scales at which each file decodes to past 40 MB (or holds a cell past the limit)
-SCALES = {"parquet dictionary": 0.01, "parquet repeated": 0.05, "parquet many rows": 0.1,
-          "xlsx numbers": 0.05, "xlsx shared strings": 0.1,
-          "xlsx shared strings elsewhere": 0.1, "csv mixed types": 0.6,
-          "csv long cell": 0.01, "zsav wide": 0.3}
+from tests.hostile_files import BOMBS, SCALES
 
 
 @pytest.fixture(autouse=True)
