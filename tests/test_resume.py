@@ -264,3 +264,26 @@ def test_a_workspace_the_tradeoffs_page_cannot_draw_is_refused_and_the_page_stay
     assert not at.exception
     assert not [e.value for e in at.error if "could not be shown" in e.value]
     assert at.toggle(key="w_t_combine").value is False
+
+
+def test_a_token_is_taken_over_only_by_the_browser_that_made_it():
+    """Issue 39 item 3: the resume token alone takes nothing over; the browser's cookie must
+    match, after a closed tab and after a network drop alike (the holder disconnected)."""
+    reg = Registry()
+    reg.register("t", Holder("teacher", None, {"x": 1}, browser="run.teacher"))
+    away = lambda s: False  # noqa: E731 (the teacher's tab closed, or her network dropped)
+    assert reg.take("t", Holder("student", None, {}, browser="run.student"), away) is None
+    assert reg.take("t", Holder("student", None, {}, browser=None), away) is None
+    assert reg.holder("t").session == "teacher"  # still hers
+    old = reg.take("t", Holder("reload", None, {}, browser="run.teacher"), away)
+    assert old is not None and old.session == "teacher"
+
+
+def test_the_browser_cookie_names_this_process():
+    from ui import server
+
+    browser = server.new_browser_id()
+    run, secret = browser.split(".", 1)
+    assert run == server.SERVER_RUN and len(secret) >= 22  # 128 random bits, URL-safe
+    assert server.issued_here(browser) and not server.issued_here("0badc0de." + secret)
+    assert server.new_browser_id() != browser

@@ -58,7 +58,12 @@ def begin_run() -> None:
         st.warning(f"{notice}. The example data set is open instead: load your file again to "
                    "go on.", icon=":material/hourglass_disabled:")
     restarted = state.restarted_since()
-    if resume.expired_notice() and not (linked or restarted):
+    expired = resume.expired_notice()
+    if expired == "browser" and not restarted:
+        st.info("This address belongs to a session of another browser: its work stays there "
+                "(a copied or projected address never opens it). A fresh session is open here.",
+                icon=":material/lock_person:")
+    elif expired and not (linked or restarted):
         st.warning("The session this address belonged to has ended (unused for longer than "
                    f"{memory.idle_seconds() / 60:g} minutes, or it is open in another tab), so "
                    "its work cannot be taken over here. The example data set is open instead.",

@@ -8,8 +8,12 @@ roles, Protect settings (with their undo history), risk settings, sweep results,
 and lessons. That is a reload (F5), or a reconnection after Streamlit gave the old connection
 up. The data set is not copied: the session's entry in the memory ledger moves with it.
 
-A token is bound to its session:
+A token is bound to its session and to the browser that made it:
 
+- the server names every browser with an HttpOnly, SameSite cookie on its first visit
+  (:data:`~ui.server.BROWSER_COOKIE`, set by :mod:`ui.server`), and only a session of the same
+  browser takes the work over: an address copied, pasted or projected opens a fresh session in
+  any other browser, after a closed tab and after a network drop alike, with a notice;
 - while that session is connected, a second tab opened with the same address starts afresh,
   with a token of its own;
 - with sign-in set up, only the same signed-in user takes a session over;
@@ -41,6 +45,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import memory, state
+from ui.server import BROWSER_COOKIE
 
 PARAM = "resume"
 _TOKEN = "resume_token"
@@ -62,6 +67,8 @@ class Holder:
     session: str
     user: str | None
     state: Any
+    #: the browser that holds it (:func:`browser`; None outside a server)
+    browser: str | None = None
 
 
 #: How many tokens of sessions dropped with no work to keep are remembered, so that a reload
@@ -97,12 +104,12 @@ class Registry:
     def take(self, token: str, holder: Holder, is_active: Callable[[str], bool],
              now: float | None = None) -> Holder | None:
         """Bind ``token`` to ``holder`` and give the session that held it, when that one is
-        another session, no longer connected, of the same user; else None (and nothing
-        changes). The session taking the work over has work to keep."""
+        another session, no longer connected, of the same user and the same browser; else
+        None (and nothing changes). The session taking the work over has work to keep."""
         with self._lock:
             old = self._holders.get(token)
             if (old is None or old.session == holder.session or old.user != holder.user
-                    or is_active(old.session)):
+                    or old.browser != holder.browser or is_active(old.session)):
                 return None
             self._holders[token] = holder
             self._use[token] = _Use(time.time() if now is None else now, worked=True)
@@ -144,6 +151,11 @@ class Registry:
                         while len(self._spent) > SPENT_KEPT:
                             self._spent.popitem(last=False)
             return dropped
+
+    def holder(self, token: str) -> Holder | None:
+        """The session that holds ``token`` (None: no session does)."""
+        with self._lock:
+            return self._holders.get(token)
 
     def spent(self, token: str) -> bool:
         """Whether ``token`` was dropped with no work to keep (its session opened a page and
@@ -193,6 +205,22 @@ def _take_over(old: Holder) -> bool:
     return True
 
 
+def browser() -> str | None:
+    """The browser this session runs in: its :data:`~ui.server.BROWSER_COOKIE`, which the
+    server sets on the page before the session's websocket opens (None outside a server)."""
+    try:
+        value = st.context.cookies.get(BROWSER_COOKIE)
+    except Exception:  # no request behind this run (a bare script)
+        return None
+    return value if isinstance(value, str) else None  # (a test's stand-in runtime: not one)
+
+
+def other_browser(token: str) -> bool:
+    """Whether ``token``'s session is held by another browser than this session's."""
+    holder = REGISTRY.holder(token)
+    return holder is not None and holder.browser != browser()
+
+
 def begin() -> None:
     """On a session's first run, take over the work of the session its address's token names,
     if it can; give the session a token of its own otherwise. Every run leaves the address
@@ -204,13 +232,15 @@ def begin() -> None:
         REGISTRY.used(token)
     else:
         ctx = get_script_run_ctx()
-        me = Holder(state.session_id(), _user(), ctx.session_state if ctx else None)
+        me = Holder(state.session_id(), _user(), ctx.session_state if ctx else None, browser())
         asked = st.query_params.get(PARAM)
         old = REGISTRY.take(asked, me, memory.is_active) if asked else None
         if old is not None and _take_over(old):
             token = asked
         else:
-            st.session_state[_NOTICE] = bool(asked) and not REGISTRY.spent(asked)
+            st.session_state[_NOTICE] = (
+                "browser" if asked and other_browser(asked) else
+                "ended" if asked and not REGISTRY.spent(asked) else None)
             token = secrets.token_urlsafe(16)
             REGISTRY.register(token, me)
         st.session_state[_TOKEN] = token
@@ -218,7 +248,8 @@ def begin() -> None:
         st.query_params[PARAM] = token
 
 
-def expired_notice() -> bool:
-    """Once: whether this session's address named a token whose work it could not take over
-    (expired, freed, or held by a tab still open)."""
-    return bool(st.session_state.pop(_NOTICE, False))
+def expired_notice() -> str | None:
+    """Once: why this session's address named a token whose work it could not take over:
+    ``"browser"``, held by another browser (a copied or projected address); ``"ended"``,
+    expired, freed, or held by a tab still open; None when it named none or it was taken."""
+    return st.session_state.pop(_NOTICE, None)

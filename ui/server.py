@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,48 @@ _NAMES = {k for k, _ in _RAW}
 _STARTS = ("http.response.start", "websocket.http.response.start")
 
 
+#: This server process: the page's address carries it (``?run=``), and so does the browser
+#: cookie it issues, so that a session can tell a restart it lived through from an address
+#: someone copied.
+SERVER_RUN = secrets.token_hex(4)
+#: The cookie that names a browser (:func:`new_browser_id`): HttpOnly, so no script of a page
+#: reads it; SameSite=Strict, so no other site's page sends it. A session's resume token is
+#: bound to it (:mod:`ui.resume`).
+BROWSER_COOKIE = "sdc_browser"
+
+
+def new_browser_id() -> str:
+    """``<SERVER_RUN>.<128 random bits>``: who this browser is, and which process named it."""
+    return f"{SERVER_RUN}.{secrets.token_urlsafe(16)}"
+
+
+def issued_here(browser: str) -> bool:
+    """Whether this server process named the browser (not an earlier run of the server)."""
+    return browser.split(".", 1)[0] == SERVER_RUN
+
+
+def _has_browser_cookie(scope: Scope) -> bool:
+    for name, value in scope.get("headers", []):
+        if bytes(name).lower() == b"cookie" and \
+                re.search(rb"(?:^|;)\s*" + BROWSER_COOKIE.encode() + rb"=", bytes(value)):
+            return True
+    return False
+
+
+def _browser_cookie(scope: Scope) -> tuple[bytes, bytes]:
+    """The cookie naming a new browser; ``Secure`` over HTTPS (the server's own, or a proxy's
+    that says so in ``X-Forwarded-Proto``)."""
+    proxied = dict((bytes(k).lower(), bytes(v)) for k, v in scope.get("headers", []))
+    https = scope.get("scheme") == "https" or proxied.get(b"x-forwarded-proto") == b"https"
+    secure = "; Secure" if https else ""
+    return (b"set-cookie", f"{BROWSER_COOKIE}={new_browser_id()}; Path=/; HttpOnly; "
+                           f"SameSite=Strict{secure}".encode("latin-1"))
+
+
 class SecurityHeaders:
-    """ASGI middleware: :data:`HEADERS` on the start of every response; nothing buffered."""
+    """ASGI middleware: :data:`HEADERS` on the start of every response, and the browser's
+    cookie (:data:`BROWSER_COOKIE`) on an HTTP response to a request that has none; nothing
+    buffered."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -95,12 +136,15 @@ class SecurityHeaders:
         if scope["type"] not in ("http", "websocket"):  # lifespan
             await self.app(scope, receive, send)
             return
+        extra = list(_RAW)
+        if scope["type"] == "http" and not _has_browser_cookie(scope):
+            extra.append(_browser_cookie(scope))
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] in _STARTS:
                 kept = [(k, v) for k, v in message.get("headers", [])
                         if bytes(k).lower() not in _NAMES]
-                message = {**message, "headers": kept + _RAW}
+                message = {**message, "headers": kept + extra}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -8,7 +8,6 @@ memory: nothing here writes to disk.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles
 from ui import memory
 from ui.protect import ProtectSettings
+from ui.server import SERVER_RUN, issued_here
 from ui.text import file_stem
 
 _DATASET = "dataset"
@@ -115,10 +115,7 @@ def freed_notice() -> str | None:
     return st.session_state.pop(_FREED, None)
 
 
-#: This server process: the page's address carries it (``?run=``), so a browser that
-#: reconnects to a restarted server can tell that its session expired.
-SERVER_RUN = secrets.token_hex(4)
-_RUN_PARAM = "run"
+_RUN_PARAM = "run"  # the address names this server process (ui.server.SERVER_RUN)
 #: Set on a session's first run: whether a restart is still to be said
 _RESTART_UNSAID = "restart_unsaid"
 
@@ -129,11 +126,16 @@ def restarted_since() -> bool:
     a first run stopped before its notice was drawn (a click while the new server's slow first
     run went on) leaves the notice to the next run. Every run leaves the address naming this
     process (a change of page clears it)."""
+    from ui.resume import browser
+
     seen = st.query_params.get(_RUN_PARAM)
     if seen != SERVER_RUN:
         st.query_params[_RUN_PARAM] = SERVER_RUN
     if _RESTART_UNSAID not in st.session_state:  # the session's first run
-        st.session_state[_RESTART_UNSAID] = seen is not None and seen != SERVER_RUN
+        named = browser()  # a browser this process named was not open before the restart:
+        st.session_state[_RESTART_UNSAID] = (  # its address was copied from one that was
+            seen is not None and seen != SERVER_RUN
+            and not (named is not None and issued_here(named)))
     return st.session_state[_RESTART_UNSAID]
 
 
