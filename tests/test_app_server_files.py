@@ -191,7 +191,7 @@ def test_a_file_beyond_the_memory_budget_is_refused(root, monkeypatch):
     monkeypatch.setenv("SDC_MEMORY_BUDGET", "1kB")
     at = open_on_server(app(), "census.parquet")
     assert len(at.error) == 1
-    assert "more than its memory budget of 1.0 kB" in plain(at.error[0].value)
+    assert "memory budget of 1.0 kB" in plain(at.error[0].value)  # (beside the examples)
     assert at.session_state["dataset"].is_example
 
 
@@ -364,3 +364,29 @@ def test_a_directory_of_too_many_parts_is_refused_before_any_is_opened(tmp_path,
     (parts / "p00000.csv").unlink()
     monkeypatch.undo()
     assert len(server_files.open_source(server_files.resolve(tmp_path, "parts")).files) == 500
+
+
+def test_a_file_swapped_for_a_link_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    """The path is checked, then read: a file replaced by a link to one outside the data
+    directory between the two is caught after the read (its path and stamp checked again) and
+    nothing of it is kept."""
+    root = tmp_path / "data"
+    root.mkdir()
+    outside = tmp_path / "secret.csv"
+    outside.write_text("pin,name\n" + "".join(f"{i},n{i}\n" for i in range(50)))
+    table(200, 1).to_csv(root / "open.csv", index=False)
+    monkeypatch.setenv("SDC_DATA_DIR", str(root))
+    read = server_files.read_sample
+
+    def swapping(path, *args, **kwargs):
+        out = read(path, *args, **kwargs)
+        (root / "open.csv").unlink()
+        (root / "open.csv").symlink_to(outside)  # the swap, during the read
+        return out
+
+    monkeypatch.setattr(server_files, "read_sample", swapping)
+    at = open_on_server(app(), "open.csv")
+    said = [plain(e.value) for e in at.error]
+    assert any("The file was not opened" in e and ("leads outside" in e or "changed while it "
+                                                   "was read" in e) for e in said), said
+    assert at.session_state["dataset"].is_example

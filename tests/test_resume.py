@@ -220,6 +220,8 @@ def test_a_workspace_carries_the_benchmark_analyses():
     (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_values": "5," * 600}}),
      "'w_t_band_values' must be text of at most 1000"),
     (json.dumps({"workspace": 1, "tradeoffs": {"w_t_speed": 3}}), "not a field"),
+    (json.dumps({"workspace": 1, "sampling": {"population_size": 1e300}}),
+     "population_size must be a number of people from 1 to 2"),
     (b'{"workspace": 1, "x": "' + b"y" * 2_000_000 + b'"}', "larger than 2 MB"),
 ])
 def test_a_workspace_that_cannot_be_used_as_it_is_is_refused_whole(text, words):

@@ -283,6 +283,9 @@ def open_file(root: Path, name: str, seed: int) -> bool:
             files = stamp(path)
             limit = SAMPLE_LIMIT
             df, total = read_sample(path, seed, limit, status.write, _admit)
+            if resolve(root, name) != path or stamp(path) != files:  # swapped meanwhile
+                raise SdcInputError(f"{name} changed while it was read (a part replaced, or "
+                                    "a link put in its place); open it again")
             refused = memory.LEDGER.admit(state.session_id(), memory.held_bytes(df),
                                           memory.budget())
             if refused:

@@ -131,10 +131,12 @@ def _sampling(data: Any) -> dict[str, float]:
                             '{"population_size": N}')
     for key, value in data.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not (0 < value <= 1 if key == "sampling_fraction" else value >= 1):
+                or not (0 < value <= 1 if key == "sampling_fraction"
+                        else 1 <= value <= _MAX_AMOUNT):  # what the Risk page's field draws
             raise SdcInputError(f"sampling: {key} must be "
                                 + ("a number in (0, 1]" if key == "sampling_fraction"
-                                   else "a number of people ≥ 1") + f", not {value!r}")
+                                   else "a number of people from 1 to 2^53 − 1")
+                                + f", not {_shown(value)}")
     return {k: float(v) for k, v in data.items()}
 
 
