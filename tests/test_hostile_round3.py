@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -102,58 +103,59 @@ def test_the_nginx_configuration_sends_the_headers_once():
     assert set(HEADERS) <= hidden
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
+@contextlib.contextmanager
+def nginx(conf: str, tmp_path: Path):
+    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after."""
+    (tmp_path / "nginx.conf").write_text(conf)
+    proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
+                             "-g", "daemon off;"], stderr=subprocess.PIPE)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def shipped_conf(port: int, upstream: int) -> str:
+    """deploy/nginx.conf listening on ``port``, both of its upstreams ``upstream``."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    return conf.replace("listen 127.0.0.1:8500;", f"listen 127.0.0.1:{port};").replace(
+        "server 127.0.0.1:8501;", f"server 127.0.0.1:{upstream};").replace(
+        "server 127.0.0.1:8502;", f"server 127.0.0.1:{upstream};")
+
+
+def answer(url: str) -> tuple[int, object]:
+    """The status and headers of ``url``, once nginx answers (HTTP errors included)."""
+    for _ in range(100):
+        try:
+            status, headers, _ = fetch(url)
+            return status, headers
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail("nginx did not answer")
+
+
 def test_nginx_with_the_shipped_configuration_sends_each_header_once(app_url, tmp_path):
+    """make test installs nginx (Debian's nginx-light)."""
     from bench.server import free_port
 
     port, dead = free_port(), free_port()
-    own = urlsplit(app_url).port
-    conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    conf = conf.replace("listen 127.0.0.1:8500;", f"listen 127.0.0.1:{port};")
-    up = conf.replace("server 127.0.0.1:8501;", f"server 127.0.0.1:{own};").replace(
-        "server 127.0.0.1:8502;", f"server 127.0.0.1:{own};")
-    (tmp_path / "nginx.conf").write_text(up)
-    proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
-                             "-g", "daemon off;"], stderr=subprocess.PIPE)
-    try:
-        for _ in range(100):
-            try:
-                status, headers, _ = fetch(f"http://127.0.0.1:{port}/_stcore/health")
-                break
-            except OSError:
-                time.sleep(0.1)
-        assert status == 200
-        for path in ("/", "/_stcore/health"):
-            status, headers, _ = fetch(f"http://127.0.0.1:{port}{path}")
+    with nginx(shipped_conf(port, urlsplit(app_url).port), tmp_path):
+        for path in ("/_stcore/health", "/"):
+            status, headers = answer(f"http://127.0.0.1:{port}{path}")
+            assert status == 200
             for name, value in HEADERS.items():
                 assert headers.get_all(name) == [value], (path, name)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     # with no dashboard behind it: nginx's own 502 page, with the strict policy
-    down = conf.replace("server 127.0.0.1:8501;", f"server 127.0.0.1:{dead};").replace(
-        "server 127.0.0.1:8502;", f"server 127.0.0.1:{dead};")
-    (tmp_path / "nginx.conf").write_text(down)
-    proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
-                             "-g", "daemon off;"], stderr=subprocess.PIPE)
-    try:
-        for _ in range(100):
-            try:
-                fetch(f"http://127.0.0.1:{port}/")
-            except urllib.error.HTTPError as err:
-                assert err.code == 502
-                assert err.headers.get_all("Content-Security-Policy") == [
-                    "default-src 'none'; frame-ancestors 'none'"]
-                assert err.headers.get_all("X-Frame-Options") == ["DENY"]
-                assert err.headers.get_all("Referrer-Policy") == ["no-referrer"]
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("nginx did not answer")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with nginx(shipped_conf(port, dead), tmp_path):
+        status, headers = answer(f"http://127.0.0.1:{port}/")
+        assert status == 502
+        assert headers.get_all("Content-Security-Policy") == [
+            "default-src 'none'; frame-ancestors 'none'"]
+        assert headers.get_all("X-Frame-Options") == ["DENY"]
+        assert headers.get_all("Referrer-Policy") == ["no-referrer"]
 
 
 # -- the shipped config -----------------------------------------------------------------------
