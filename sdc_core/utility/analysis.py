@@ -98,7 +98,13 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparatio
 
 from sdc_core.columns import canonical_values, is_number, storage
 from sdc_core.errors import SdcInputError
-from sdc_core.utility.formula import Formula, check_design, namespace, parse_formula
+from sdc_core.utility.formula import (
+    DesignBound,
+    Formula,
+    check_design,
+    namespace,
+    parse_formula,
+)
 
 #: The keys each kind of analysis requires and those it may carry, besides name and kind.
 KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -465,9 +471,10 @@ def _check_finite(y: np.ndarray, x: np.ndarray, where: str) -> None:
                             "a large value or a division by 0)")
 
 
-def _check_design(formula: Formula, data: pd.DataFrame, rows: int, where: str) -> None:
+def _check_design(formula: Formula, data: pd.DataFrame, rows: int, where: str,
+                  bound: DesignBound | None = None) -> DesignBound:
     try:
-        check_design(formula, data, rows)
+        return check_design(formula, data, rows, bound=bound)
     except SdcInputError as err:
         raise SdcInputError(f"{where}: {err}") from None
 
@@ -507,7 +514,7 @@ def _ols_grouped(formula: Formula, data: pd.DataFrame, alpha: float, where: str
     rhs_vars = [c for c in formula.columns if c not in formula.response.columns
                 or any(c in f.columns for t in formula.terms for f in t)]
     try:
-        _check_design(formula, data, 0, where)  # the response, and the columns on any rows
+        bound = _check_design(formula, data, 0, where)  # the response, the columns on any rows
         y = np.asarray(patsy.dmatrix(patsy.ModelDesc([], desc.lhs_termlist), data, env,
                                      NA_action=patsy.NAAction(NA_types=[]),
                                      return_type="matrix"))
@@ -518,7 +525,7 @@ def _ols_grouped(formula: Formula, data: pd.DataFrame, alpha: float, where: str
             codes = pd.factorize(data[c])[0]
             group = pd.factorize(group * (int(codes.max()) + 1) + codes)[0]
         first = np.flatnonzero(np.diff(np.maximum.accumulate(group), prepend=-1) > 0)
-        _check_design(formula, data, len(first), where)
+        _check_design(formula, data, len(first), where, bound)
         design = patsy.dmatrix(patsy.ModelDesc([], desc.rhs_termlist), data.iloc[first], env,
                                NA_action=patsy.NAAction(NA_types=[]), return_type="matrix")
     except SdcInputError:

@@ -36,13 +36,14 @@ would take more than :func:`design_allowance`, naming the term that needs the mo
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import keyword
 import math
 import re
 import types
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -168,7 +169,7 @@ class Factor:
 
     @property
     def columns(self) -> list[str]:
-        return _columns(self.expr)
+        return [c.name for c in _columns(self.expr)]
 
 
 @dataclass(frozen=True)
@@ -203,10 +204,6 @@ class Formula:
     @property
     def code(self) -> str:
         return f"{self.response.code} ~ {_formula_code(self.rhs)}"
-
-    @property
-    def rhs_code(self) -> str:
-        return _formula_code(self.rhs)
 
     @property
     def columns(self) -> list[str]:
@@ -272,6 +269,10 @@ def _refuse(text: str, token: Token, why: str) -> SdcInputError:
 # -- the parser -----------------------------------------------------------------------------
 
 
+def _node(op: str, left: Formulaic, right: Formulaic) -> Node:
+    return Node(op, (left, right))
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -300,10 +301,23 @@ class _Parser:
             raise self.refuse(why)
         return self.take()
 
-    def deeper(self) -> None:
+    @contextlib.contextmanager
+    def nested(self) -> Iterator[None]:
+        """One level deeper (a parenthesis, a call, a sign) for what is read inside."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise self.refuse(f"nested more than {MAX_DEPTH} deep")
+        yield
+        self.depth -= 1
+
+    def chain(self, operand: Callable[[], Any], ops: tuple[str, ...],
+              make: Callable[[str, Any, Any], Any]) -> Any:
+        """``operand (op operand)*`` for the operators ``ops``, joined from the left."""
+        left = operand()
+        while self.tok.kind == "op" and self.tok.text in ops:
+            op = self.take().text
+            left = make(op, left, operand())
+        return left
 
     # the formula level
     def formula(self) -> tuple[Factor, Formulaic]:
@@ -322,42 +336,27 @@ class _Parser:
         return response, rhs
 
     def sum(self) -> Formulaic:
-        left = self.unary()
-        while self.tok.kind == "op" and self.tok.text in ("+", "-"):
-            op = self.take().text
-            left = Node(op, (left, self.unary()))
-        return left
+        return self.chain(self.unary, ("+", "-"), _node)
 
     def unary(self) -> Formulaic:
         if self.tok.kind == "op" and self.tok.text in ("+", "-"):
             op = self.take().text
-            self.deeper()
-            arg = self.unary()
-            self.depth -= 1
-            return Node("neg" if op == "-" else "pos", (arg,))
+            with self.nested():
+                return Node("neg" if op == "-" else "pos", (self.unary(),))
         return self.product()
 
     def product(self) -> Formulaic:
-        left = self.interaction()
-        while self.tok.kind == "op" and self.tok.text in ("*", "/"):
-            op = self.take().text
-            left = Node(op, (left, self.interaction()))
-        return left
+        return self.chain(self.interaction, ("*", "/"), _node)
 
     def interaction(self) -> Formulaic:
-        left = self.atom()
-        while self.tok.kind == "op" and self.tok.text == ":":
-            self.take()
-            left = Node(":", (left, self.atom()))
-        return left
+        return self.chain(self.atom, (":",), _node)
 
     def atom(self) -> Formulaic:
         t = self.tok
         if t.text == "(" and t.kind == "op":
             self.take()
-            self.deeper()
-            inner = self.sum()
-            self.depth -= 1
+            with self.nested():
+                inner = self.sum()
             self.expect(")", "expected ')'")
             return inner
         if t.kind == "number":
@@ -375,21 +374,19 @@ class _Parser:
         if t.kind == "name" and self.peek().text == "(" and t.text in ("C", "I"):
             self.take()
             self.take()
-            self.deeper()
-            if t.text == "I":
-                expr = self.arith()
-                self.expect(")", "expected ')' to close I(")
-                self.depth -= 1
-                return Factor("I", expr)
-            column = self.column(required="C(…) takes a column")
-            reference = None
-            if self.tok.text == ",":
-                self.take()
-                reference = self.reference()
-            self.expect(")", "expected ')' to close C(; C takes a column and an optional "
-                        "Treatment(reference level)")
-            self.depth -= 1
-            return Factor("C", column, reference)
+            with self.nested():
+                if t.text == "I":
+                    expr = self.arith()
+                    self.expect(")", "expected ')' to close I(")
+                    return Factor("I", expr)
+                column = self.column(required="C(…) takes a column")
+                reference = None
+                if self.tok.text == ",":
+                    self.take()
+                    reference = self.reference()
+                self.expect(")", "expected ')' to close C(; C takes a column and an optional "
+                            "Treatment(reference level)")
+                return Factor("C", column, reference)
         if t.kind in ("name", "string", "backtick"):
             expr = self.operand()
             if self.tok.kind == "op" and self.tok.text == "**":
@@ -471,26 +468,16 @@ class _Parser:
 
     # arithmetic
     def arith(self) -> Arith:
-        left = self.arith_term()
-        while self.tok.kind == "op" and self.tok.text in ("+", "-"):
-            op = self.take().text
-            left = Binary(op, left, self.arith_term())
-        return left
+        return self.chain(self.arith_term, ("+", "-"), Binary)
 
     def arith_term(self) -> Arith:
-        left = self.arith_unary()
-        while self.tok.kind == "op" and self.tok.text in ("*", "/"):
-            op = self.take().text
-            left = Binary(op, left, self.arith_unary())
-        return left
+        return self.chain(self.arith_unary, ("*", "/"), Binary)
 
     def arith_unary(self) -> Arith:
         if self.tok.kind == "op" and self.tok.text in ("+", "-"):
             op = self.take().text
-            self.deeper()
-            arg = self.arith_unary()
-            self.depth -= 1
-            return Unary(op, arg)
+            with self.nested():
+                return Unary(op, self.arith_unary())
         base = self.arith_atom()
         if self.tok.kind == "op" and self.tok.text == "**":
             self.take()
@@ -508,9 +495,8 @@ class _Parser:
         t = self.tok
         if t.kind == "op" and t.text == "(":
             self.take()
-            self.deeper()
-            inner = self.arith()
-            self.depth -= 1
+            with self.nested():
+                inner = self.arith()
             self.expect(")", "expected ')'")
             return inner
         if t.kind == "number":
@@ -547,16 +533,15 @@ class _Parser:
 
     def call(self, function: str, written: str) -> Call:
         self.expect("(", "expected '('")
-        self.deeper()
         arity = FUNCTIONS[function][0]
-        args = [self.arith()]
-        if arity == 2:
-            self.expect(",", f"{written} takes two arguments")
-            args.append(self.power())
-        if self.tok.text == ",":
-            raise self.refuse(f"{written} takes {arity} argument{'s' if arity > 1 else ''}")
-        self.expect(")", f"expected ')' to close {written}(")
-        self.depth -= 1
+        with self.nested():
+            args = [self.arith()]
+            if arity == 2:
+                self.expect(",", f"{written} takes two arguments")
+                args.append(self.power())
+            if self.tok.text == ",":
+                raise self.refuse(f"{written} takes {arity} argument{'s' if arity > 1 else ''}")
+            self.expect(")", f"expected ')' to close {written}(")
         return Call(function, written, tuple(args))
 
 
@@ -718,9 +703,9 @@ def _factors(node: Formulaic) -> list[Factor]:
     return [f for a in node.args for f in _factors(a)]
 
 
-def _columns(e: Arith) -> list[str]:
+def _columns(e: Arith) -> list[Column]:
     if isinstance(e, Column):
-        return [e.name]
+        return [e]
     if isinstance(e, Number):
         return []
     if isinstance(e, Call):
@@ -779,8 +764,8 @@ def _names_called(formula: Formula) -> set[str]:
         called |= {"C"} if factor.kind == "C" else {"I"} if factor.kind == "I" else set()
         called |= {"Treatment"} if factor.reference is not None else set()
         called |= {c.written.split(".")[0] for c in _calls(factor.expr)}
-        if "Q(" in factor.code:
-            called.add("Q")
+        if any(c.quoted is not None or not _plain(c.name) for c in _columns(factor.expr)):
+            called.add("Q")  # the column is written Q("…")
     return called
 
 
@@ -837,12 +822,14 @@ def design_bound(formula: Formula, data: pd.DataFrame) -> DesignBound:
 
 
 def check_design(formula: Formula, data: pd.DataFrame, rows: int | None = None,
-                 allowance: int | None = None) -> DesignBound:
+                 allowance: int | None = None, bound: DesignBound | None = None
+                 ) -> DesignBound:
     """An :class:`SdcInputError` when the model would have more than :data:`MAX_COLUMNS`
     columns or its matrices (``rows`` rows on the right, by default those of ``data``; every
     row of ``data`` for the response) would take more than ``allowance`` bytes (default
-    :func:`design_allowance`), naming the widest term."""
-    bound = design_bound(formula, data)
+    :func:`design_allowance`), naming the widest term; else its :func:`design_bound` (given as
+    ``bound`` when it is known: it counts the columns' levels)."""
+    bound = design_bound(formula, data) if bound is None else bound
     rows = len(data) if rows is None else rows
     allowance = design_allowance() if allowance is None else allowance
     need = 8 * (rows * bound.columns + len(data) * bound.response)
@@ -859,5 +846,5 @@ def check_design(formula: Formula, data: pd.DataFrame, rows: int | None = None,
     return bound
 
 
-__all__ = ["FUNCTIONS", "Formula", "MAX_COLUMNS", "check_design", "design_allowance",
+__all__ = ["FUNCTIONS", "DesignBound", "Formula", "MAX_COLUMNS", "check_design", "design_allowance",
            "design_bound", "namespace", "parse_formula"]
