@@ -64,12 +64,24 @@ def numeric_values(s: pd.Series, what: str) -> np.ndarray:
 MAX_JSON_BYTES = 2_000_000
 
 
+def check_json_size(size: int, what: str) -> None:
+    """Refuse a JSON file of ``size`` bytes past :data:`MAX_JSON_BYTES`, before it is
+    decoded."""
+    if size > MAX_JSON_BYTES:
+        raise SdcInputError(f"the {what} is larger than {MAX_JSON_BYTES // 1_000_000} MB; it "
+                            "holds settings only, a few kilobytes")
+
+
+def shown(value: object) -> str:
+    """A value for a one-line message: its ``repr``, at most 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def parse_json_bytes(raw: bytes, what: str) -> object:
     """An uploaded JSON file's values (:func:`parse_json`), refused before it is decoded when
     it is larger than :data:`MAX_JSON_BYTES`; bytes that are not UTF-8 are refused."""
-    if len(raw) > MAX_JSON_BYTES:
-        raise SdcInputError(f"the {what} is larger than {MAX_JSON_BYTES // 1_000_000} MB; it "
-                            "holds settings only, a few kilobytes")
+    check_json_size(len(raw), what)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

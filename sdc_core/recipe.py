@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import __version__, rng
-from sdc_core.checks import parse_json
+from sdc_core.checks import parse_json, shown
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
@@ -112,12 +112,6 @@ def _is_number(v: Any) -> bool:
         return False
 
 
-def _shown(value: Any) -> str:
-    """A value for a message: its ``repr``, at most 40 characters."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def check_step(i: int, step: Any) -> dict[str, Any]:
     where = f"step {i + 1}"
     if not isinstance(step, dict):
@@ -153,13 +147,13 @@ def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
     if value is None:
         return None
     if kind == "number" and not _is_number(value):
-        return f"must be a number, not {_shown(value)}"
+        return f"must be a number, not {shown(value)}"
     if kind == "whole" and not (_is_number(value) and float(value).is_integer()):
-        return f"must be a whole number, not {_shown(value)}"
+        return f"must be a whole number, not {shown(value)}"
     if kind == "text" and not isinstance(value, str):
-        return f"must be text, not {_shown(value)}"
+        return f"must be text, not {shown(value)}"
     if kind == "choice" and value not in choices:
-        return f"must be one of {', '.join(map(str, choices))}, not {_shown(value)}"
+        return f"must be one of {', '.join(map(str, choices))}, not {shown(value)}"
     if kind == "bool" and not isinstance(value, bool):
         return "must be true or false"
     if kind == "columns" and (not isinstance(value, list) or not value

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sdc_core.checks import MAX_JSON_BYTES
+from sdc_core.checks import check_json_size
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.recipe import Recipe, describe_steps, load_recipe
@@ -272,7 +272,5 @@ def read_recipe_file(raw: bytes) -> Recipe:
     """The recipe in an uploaded file (:func:`~sdc_core.recipe.load_recipe`; bytes that are
     not UTF-8 are replaced), refused before it is decoded or read when it is larger than
     :data:`~sdc_core.checks.MAX_JSON_BYTES` (a recipe holds settings only)."""
-    if len(raw) > MAX_JSON_BYTES:
-        raise SdcInputError(f"a recipe file holds settings only; this one is larger than "
-                            f"{MAX_JSON_BYTES // 1_000_000} MB")
+    check_json_size(len(raw), "recipe file")
     return load_recipe(raw.decode("utf-8", errors="replace"))

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdc_core.checks import MAX_JSON_BYTES
+from sdc_core.checks import check_json_size, shown
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
@@ -42,9 +42,6 @@ from ui.protect import ProtectSettings, from_steps
 from ui.state import RiskOptions
 
 VERSION = 1
-#: The largest workspace file read (its settings fit in far less): one limit for every JSON
-#: file a visitor hands the dashboard.
-MAX_BYTES = MAX_JSON_BYTES
 #: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).
 FORM_PREFIX = "w_t_"
 _ROLE_LISTS = ("qi", "sensitive", "numeric", "ignore")
@@ -136,7 +133,7 @@ def _sampling(data: Any) -> dict[str, float]:
             raise SdcInputError(f"sampling: {key} must be "
                                 + ("a number in (0, 1]" if key == "sampling_fraction"
                                    else "a number of people from 1 to 2^53 − 1")
-                                + f", not {_shown(value)}")
+                                + f", not {shown(value)}")
     return {k: float(v) for k, v in data.items()}
 
 
@@ -170,7 +167,7 @@ def _form(data: Any) -> dict[str, Any]:
             raise SdcInputError(f"{where} is not a field of the Trade-offs form")
         if not _fits(kind, limits, value):
             raise SdcInputError(f"{where} must be {_WANTED[kind].format(*limits or ())}, "
-                                f"not {_shown(value)}")
+                                f"not {shown(value)}")
     return dict(data)
 
 
@@ -198,20 +195,12 @@ def _fits(kind: str, limits: Any, value: Any) -> bool:
     return isinstance(value, str) and len(value) <= _MAX_FIELD_TEXT
 
 
-def _shown(value: Any) -> str:
-    """A value for a message: at most 40 characters of its JSON."""
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
     """The workspace in ``text`` (a file's bytes are measured before they are decoded, bytes
     that are not UTF-8 replaced), checked against a data set with these ``columns``; an error
     (nothing to apply) when anything in it cannot be used as it is."""
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", errors="replace"))
-    if size > MAX_BYTES:
-        raise SdcInputError(f"a workspace file holds settings only; this one is larger than "
-                            f"{MAX_BYTES // 1_000_000} MB")
+    check_json_size(len(text) if isinstance(text, bytes)
+                    else len(text.encode("utf-8", errors="replace")), "workspace file")
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     try:
