@@ -35,6 +35,7 @@ import streamlit as st
 from sdc_core import rng
 from sdc_core.decoded import CELL
 from sdc_core.engines import EngineOptions, open_engine
+from sdc_core.engines.duckdb_engine import quote
 from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
@@ -195,7 +196,7 @@ def decoded_size(con: Any, query: str, max_cell: int) -> int:
     rel = con.sql(query)
     sums, longest = [], []
     for name, kind in zip(rel.columns, rel.types):
-        q = '"' + name.replace('"', '""') + '"'
+        q = quote(name)
         if str(kind) == "VARCHAR":
             sums.append(f"coalesce(sum(strlen({q})), 0)")
             longest.append(f"coalesce(max(length({q})), 0)")
@@ -227,7 +228,7 @@ def read_sample(path: Path, seed: int, limit: int,
         total = engine.count(t)
         if total == 0:
             raise SdcInputError(f"{path.name}: the table has no data rows")
-        cols = ", ".join('"' + c.replace('"', '""') + '"' for c in engine.columns(t))
+        cols = ", ".join(map(quote, engine.columns(t)))
         if total <= limit:
             say(f"Reading all {total:,} records…")
             chosen = f"SELECT {cols} FROM {t}"
