@@ -20,6 +20,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui.text import md
+
 _FAILED = "callback_failed"
 
 
@@ -31,14 +33,25 @@ def guarded(callback: Callable[..., Any]) -> Callable[..., None]:
         try:
             callback(*args, **kwargs)
         except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
-            frames = "".join(traceback.format_tb(err.__traceback__))
-            logging.getLogger("sdc_dashboard").error("a widget's callback failed with %s:\n%s",
-                                                     type(err).__name__, frames)
+            log_failure("a widget's callback", err)
             # kept without its frames (they hold the page's tables) until the next run says it
             st.session_state[_FAILED] = err.with_traceback(None)
             st.rerun()  # the whole page, even from a fragment: it says what failed
 
     return run
+
+
+def log_failure(what: str, err: Exception) -> None:
+    """Log where ``what`` failed, for the operator: the traceback's frames and the error's
+    type, not its message, which may quote the user's data."""
+    frames = "".join(traceback.format_tb(err.__traceback__))
+    logging.getLogger("sdc_dashboard").error("%s failed with %s:\n%s", what,
+                                             type(err).__name__, frames)
+
+
+def unexpected(err: Exception) -> str:
+    """How a page says an error it did not expect: "an unexpected KeyError ('age')"."""
+    return f"an unexpected {type(err).__name__}" + (f" ({md(err)})" if str(err) else "")
 
 
 def failure() -> Exception | None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -94,11 +92,9 @@ def page_failed(err: Exception) -> None:
     """The last resort for an error no page expected: say so to this session only, keep its
     data and settings, and log where it happened for the operator. The log has the traceback's
     frames and the error's type but not its message, which may quote the user's data."""
-    frames = "".join(traceback.format_tb(err.__traceback__))
-    logging.getLogger("sdc_dashboard").error("a page failed with %s:\n%s", type(err).__name__,
-                                             frames)
-    st.error(f"This page could not be shown: an unexpected {type(err).__name__}"
-             f"{f' ({md(err)})' if str(err) else ''}. Only this page of your session stopped: your "
+    guard.log_failure("a page", err)
+    st.error(f"This page could not be shown: {guard.unexpected(err)}. Only this page of your "
+             "session stopped: your "
              "data set and settings are kept, and no one else on the server is affected. Open "
              "another page, or change the setting that led here.", icon=":material/error:")
 
@@ -106,8 +102,8 @@ def page_failed(err: Exception) -> None:
 def change_failed(err: Exception) -> None:
     """What a widget's callback failed with (:func:`ui.guard.guarded`, which logged it), said
     once at the top of the page drawn after it, as :func:`page_failed` says a page's."""
-    st.error(f"This change could not be made: an unexpected {type(err).__name__}"
-             f"{f' ({md(err)})' if str(err) else ''}. Your data set and settings are kept, and "
+    st.error(f"This change could not be made: {guard.unexpected(err)}. Your data set and "
+             "settings are kept, and "
              "no one else on the server is affected. Try another setting, or open another "
              "page.", icon=":material/error:")
 
