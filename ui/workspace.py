@@ -139,9 +139,12 @@ def _sampling(data: Any) -> dict[str, float]:
 
 #: The Trade-offs form's fields of fixed names: what each must hold to be drawn by its widget
 #: (views/tradeoffs.py): a whole number in a range, a choice, True/False, a number ≥ 0.
+#: The Trade-offs form's seeds per randomised setting, its first seed, its Pareto risks: what
+#: its widgets offer (views/tradeoffs.py draws them from these).
+SEEDS, FIRST_SEED, PARETO = (1, 20), (0, 2**31 - 1), ("linkage", "naive")
 _FORM_FIELDS: dict[str, tuple[str, Any]] = {
-    "w_t_seeds": ("whole", (1, 20)), "w_t_seed": ("whole", (0, 2**31 - 1)),
-    "w_t_pareto": ("choice", ("linkage", "naive")), "w_t_combine": ("flag", None),
+    "w_t_seeds": ("whole", SEEDS), "w_t_seed": ("whole", FIRST_SEED),
+    "w_t_pareto": ("choice", PARETO), "w_t_combine": ("flag", None),
     "w_t_target": ("name", None), "w_t_at_most": ("amount", None),
     "w_t_loss": ("name", None), "w_t_keep": ("name", None), "w_t_keep_bound": ("amount", None),
 }

@@ -17,6 +17,7 @@ from ui.protect import from_steps, page_methods
 from ui.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.sidebar import render_sidebar
 from ui.text import column_label, md, md_list
+from ui.workspace import FIRST_SEED, PARETO, SEEDS
 
 st.title("Trade-offs")
 st.caption("Try several settings of each method, one at a time or in every combination, and "
@@ -36,7 +37,7 @@ groups = column_groups(ds, roles)
 numeric = groups.numeric
 
 SWEPT = [m for m in page_methods() if m.main]  # one block per declared method
-PARETO_LABELS = {"linkage": "linkage attack", "naive": "released keys"}
+PARETO_LABELS = dict(zip(PARETO, ("linkage attack", "released keys"), strict=True))
 RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications",
                "linkage_risk_percent": "linkage attack: risk (%)",
                "expected_reidentifications": "released keys: expected re-identifications",
@@ -112,8 +113,8 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
             ("w_t_target", None, [None, EVERY_CLASS, *RISK_LABELS]), ("w_t_at_most", 1.0, None)):
         keep(key, default, choices=choices)  # a workspace's choice the page lacks: the default
     c1, c2, c3 = st.columns(3)
-    seeds = c1.number_input("Seeds per randomised setting", 1, 20, key="w_t_seeds")
-    seed = c2.number_input("First seed", 0, 2**31 - 1, key="w_t_seed")
+    seeds = c1.number_input("Seeds per randomised setting", *SEEDS, key="w_t_seeds")
+    seed = c2.number_input("First seed", *FIRST_SEED, key="w_t_seed")
     pareto_risk = c3.radio("Pareto front by", ["linkage", "naive"], key="w_t_pareto",
                            format_func=PARETO_LABELS.get,
                            help="Which risk decides the Pareto-optimal settings: the linkage "
