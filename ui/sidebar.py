@@ -62,7 +62,25 @@ def teaching_controls(built_in: str | None) -> None:
     st.session_state["w_projector"] = state.projector()
     st.toggle("Projector view", key="w_projector", on_change=guard.guarded(_projector_changed),
               help="Larger type and only the main figures, readable from the back of a room.")
-    with st.popover("Copy link to this state", icon=":material/link:", width="stretch"):
+    share_link(built_in)
+
+
+#: The popover that shows the link (its open state is a widget's, so opening it reruns
+#: :func:`share_link`).
+LINK_POPOVER = "w_share_link"
+
+
+@st.fragment
+def share_link(built_in: str | None) -> None:
+    """The link that opens this page in this state, built when its popover is opened.
+
+    The sidebar is drawn by a page's full run, but a page part that reruns on its own (the
+    Protect page's controls and results, ``st.fragment``) changes the settings without
+    drawing the sidebar again: a link written then would carry the settings of the last full
+    run. Opening the popover reruns this fragment, which reads the session's state as it is
+    at that moment."""
+    with st.popover("Copy link to this state", icon=":material/link:", width="stretch",
+                    key=LINK_POPOVER, on_change="rerun"):
         st.code(links.address(links.to_query(links.current())), language=None,
                 wrap_lines=True)
         if built_in:
