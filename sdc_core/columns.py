@@ -325,7 +325,8 @@ def restore(original: pd.Series, released: pd.Series) -> pd.Series:
     """``released`` (text labels of a category method) back in the kind of ``original`` when
     every released value is of that kind: True/False stay True/False, numbers numbers (codes
     recoded to text and then back to codes only), a category stays a category (released labels
-    not among its categories are added, and then it is no longer ordered); otherwise
+    not among its categories are added, and then it is no longer ordered), dates of no time
+    zone (read back from band labels, in UTC) in the column's time zone; otherwise
     ``released`` as it is. A CSV reader would read the written file the same way."""
     dtype = original.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -363,4 +364,8 @@ def restore(original: pd.Series, released: pd.Series) -> pd.Series:
             series = pd.Series(out, index=released.index, name=released.name)
             return series if series.isna().any() or isinstance(dtype, pd.BooleanDtype) \
                 else series.astype(bool)
+    tz = getattr(dtype, "tz", None)
+    if tz is not None and is_date(released) and getattr(released.dt, "tz", None) is None:
+        # dates read back from band labels (days counted in UTC) in the column's time zone
+        return released.dt.tz_localize("UTC").dt.tz_convert(tz)
     return released

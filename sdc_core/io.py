@@ -128,6 +128,11 @@ def read_table(source: str | Path | bytes, name: str | None = None,
                             f"({type(err).__name__}: {_first_line(err)})") from None
     if df.shape[1] == 0 or df.shape[0] == 0:
         raise SdcInputError(f"{label}: the table has no data rows")
+    try:
+        df = _whole_numbers(df, raw, ext)
+    except (ValueError, TypeError, OSError, pd.errors.ParserError) as err:
+        raise SdcInputError(f"{label}: cannot be read as {ext[1:].upper()} "
+                            f"({_first_line(err)})") from None
     df.columns = [str(c).strip() for c in df.columns]
     if len(set(df.columns)) != df.shape[1]:
         dup = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
@@ -139,6 +144,64 @@ def read_table(source: str | Path | bytes, name: str | None = None,
     except SdcInputError as err:
         raise SdcInputError(f"{label}: {err}") from None
     return df
+
+
+#: The largest whole number a float holds exactly: 2^53.
+_EXACT = 2.0**53
+
+
+def _blank_wholes(df: pd.DataFrame) -> list:
+    """The float columns with a blank whose present values are all whole numbers (that a
+    float holds exactly): whole numbers a reader turned into floats because of the blank."""
+    out = []
+    for c in df.columns:
+        s = df[c]
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f" and s.isna().any():
+            x = s.to_numpy()
+            x = x[~np.isnan(x)]
+            if len(x) and np.all(np.mod(x, 1) == 0) and np.all(np.abs(x) <= _EXACT):
+                out.append(c)
+    return out
+
+
+def _whole_numbers(df: pd.DataFrame, raw: bytes, ext: str) -> pd.DataFrame:
+    """``df`` with its whole-number columns that have blanks as nullable integers (``Int64``)
+    rather than floats, so that an unchanged "2" is written back as "2", not "2.0"
+    (docs/columns.md). CSV: a column whose text is whole numbers ("2", not "2.0"), as pandas'
+    nullable reader types it; Excel and Stata: float columns with a blank whose values are
+    all whole (their cells and integer types do not keep "2.0" apart from "2"); SPSS: such
+    columns whose display format has no decimals (F8.0); Parquet: columns stored as integers.
+    """
+    if ext in _PARQUET:
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(io.BytesIO(raw))
+        ints = [c for c in df.columns if c in schema.names
+                and str(schema.field(c).type).startswith(("int", "uint"))
+                and pd.api.types.is_float_dtype(df[c])]
+        if not ints:
+            return df
+        table = pq.read_table(io.BytesIO(raw), columns=ints)
+        back = table.to_pandas(types_mapper=lambda t: pd.api.types.pandas_dtype(
+            str(t).replace("uint", "UInt").replace("int", "Int")))
+        return df.assign(**{c: back[c].set_axis(df.index) for c in ints})
+    wholes = _blank_wholes(df)
+    if not wholes:
+        return df
+    if ext in _DELIMITED:
+        text, wanted = _decode(raw), set(wholes)
+        typed = pd.read_csv(io.BytesIO(text.encode("utf-8")), sep=sniff_delimiter(text),
+                            usecols=lambda c: c in wanted, dtype_backend="numpy_nullable")
+        wholes = [c for c in wholes if c in typed.columns
+                  and pd.api.types.is_integer_dtype(typed[c])]
+        return df.assign(**{c: typed[c] for c in wholes}) if wholes else df
+    if ext in _SPSS:
+        import pyreadstat
+
+        _df, meta = pyreadstat.read_sav(io.BytesIO(raw), metadataonly=True)
+        formats = meta.original_variable_types
+        wholes = [c for c in wholes if re.fullmatch(r"[FN]\d+(\.0)?", formats.get(c, ""))]
+    return df.astype({c: "Int64" for c in wholes})
 
 
 def _first_line(err: BaseException) -> str:

@@ -32,6 +32,7 @@ from sdc_core.checks import parse_json, shown
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
+from sdc_core.methods.banding import read_bands
 from sdc_core.methods.common import TableResult
 
 RECIPE_VERSION = 1
@@ -235,6 +236,10 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
     if spec.random:
         args |= {"seed": seed, "step": index, "rid": rid}
+    if spec.columns in ("numeric", "numeric_keys"):  # band labels of an earlier step: numbers
+        given = {c: df[c] for c in cols}
+        back = {c: v for c, s in given.items() if (v := read_bands(s)) is not s}
+        df = df.assign(**back) if back else df
     try:
         res = spec.run(df[cols[0]], **args) if spec.target == "column" \
             else spec.run(df, cols, **args)

@@ -40,8 +40,9 @@ def adult() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def protected_actg(actg) -> pd.DataFrame:
-    """ACTG 175 with age banded (width 10) and 50 % additive noise on the baseline CD4."""
-    recipe = make_recipe([{"method": "band", "column": "age", "width": 10},
+    """ACTG 175 with age banded (width 10, written as midpoints) and 50 % additive noise on
+    the baseline CD4."""
+    recipe = make_recipe([{"method": "band", "column": "age", "width": 10, "label": "midpoint"},
                           {"method": "noise", "columns": ["cd40"], "p": 50}], seed=26)
     return apply_recipe(recipe, actg).data
 
@@ -115,6 +116,18 @@ def test_protection_moves_the_estimates_and_they_are_compared(actg, protected_ac
                 if t.term == "cd40")
     assert cd40.std_diff == pytest.approx((cd40.protected - cd40.original)
                                           / ols.loc["cd40", "se"], rel=1e-12)
+
+
+def test_band_labels_are_analysed_as_their_midpoints(actg, protected_actg):
+    """A release that writes age as bands ("40–49", the default) gives the analyses the band
+    midpoints: the comparison of the midpoint release, term for term."""
+    labelled = protected_actg.assign(age=apply_recipe(make_recipe(
+        [{"method": "band", "column": "age", "width": 10}], seed=26), actg).data["age"])
+    assert labelled["age"].iloc[0] == "40–49"
+    spec = parse_spec({"analyses": [
+        {"name": "cd4 at 20 weeks", "kind": "ols", "formula": "cd420 ~ age + cd40 + C(treat)"},
+        {"name": "censored", "kind": "logit", "formula": "cens ~ age + cd40"}]})
+    assert compare_analyses(spec, actg, labelled) == compare_analyses(spec, actg, protected_actg)
 
 
 def test_ols_on_adult_with_categories_equals_statsmodels(adult):

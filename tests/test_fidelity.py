@@ -265,7 +265,7 @@ def direct_pmse(x: pd.DataFrame, y: pd.DataFrame, numeric: list[str], categorica
 def test_pmse_equals_statsmodels_on_actg_after_noise(actg):
     recipe = parse_recipe({"seed": 3, "steps": [
         {"method": "noise", "columns": ["wtkg", "cd420"], "kind": "additive", "p": 50},
-        {"method": "band", "column": "age", "width": 10}]})
+        {"method": "band", "column": "age", "width": 10, "label": "midpoint"}]})
     released = apply_recipe(recipe, actg).data
     cols = ["age", "wtkg", "cd420", "cd496", "race", "gender", "karnof"]
     result = pmse(actg, released, cols)
@@ -273,6 +273,11 @@ def test_pmse_equals_statsmodels_on_actg_after_noise(actg):
     assert result.pmse == pytest.approx(expected, abs=1e-8, rel=1e-8)
     assert result.k == k == 9  # intercept, 7 columns, cd496's missing indicator
     assert (result.c, result.n) == (0.5, 2 * len(actg))
+    # ages written as bands ("40–49") are modelled as their midpoints: the same fit
+    labelled = released.assign(age=apply_recipe(parse_recipe({"seed": 3, "steps": [
+        {"method": "band", "column": "age", "width": 10}]}), actg).data["age"])
+    assert labelled["age"].iloc[0] == "40–49"
+    assert pmse(actg, labelled, cols) == result
 
 
 def test_pmse_equals_statsmodels_with_categories_on_adult():

@@ -33,8 +33,8 @@ finite = st.floats(-1e6, 1e6, allow_nan=False)
        st.sampled_from([0.5, 1, 2.5, 5, 10, 15, 100]), st.sampled_from([0.0, 3.0, -7.5]))
 def test_banding_is_idempotent_and_monotone(values, width, origin):
     s = pd.Series(values, dtype=float)
-    once = band(s, width, origin).values
-    twice = band(once, width, origin).values
+    once = band(s, width, origin, label="midpoint").values
+    twice = band(once, width, origin, label="midpoint").values
     np.testing.assert_array_equal(once.to_numpy(), twice.to_numpy())
     present = s.notna().to_numpy()
     order = np.argsort(s[present].to_numpy(), kind="stable")
@@ -47,12 +47,14 @@ def test_banding_is_idempotent_and_monotone(values, width, origin):
 
 def test_banding_reproduces_seed_classes_and_labels():
     s = pd.Series([12, 19, 20, 34, 70], name="age")
-    assert band(s, 10).values.tolist() == [15.0, 15.0, 25.0, 35.0, 75.0]
+    assert band(s, 10).values.tolist() == ["10–19", "10–19", "20–29", "30–39", "70–79"]
+    assert band(s, 10, label="midpoint").values.tolist() == [15.0, 15.0, 25.0, 35.0, 75.0]
     assert band(s, 10).info["bands"] == 4
     assert band(pd.Series([1e300, -1e300, 0.0, np.nan]), 1).info["bands"] == 3
     assert band(s, 15, label="interval").values.tolist() == [
         "[0, 15)", "[15, 30)", "[15, 30)", "[30, 45)", "[60, 75)"]
-    assert band(s, 10, origin=5).values.tolist() == [10.0, 20.0, 20.0, 30.0, 70.0]
+    assert band(s, 10, origin=5, label="midpoint").values.tolist() == [
+        10.0, 20.0, 20.0, 30.0, 70.0]
 
 
 def test_band_labels_lower_bound_and_whole_number_ranges():
@@ -68,8 +70,9 @@ def test_band_labels_lower_bound_and_whole_number_ranges():
 
 def test_band_custom_breaks():
     s = pd.Series([17, 19, 20, 34, 70, np.nan], name="age")
-    res = band(s, breaks=[15, 20, 65, 100])
+    res = band(s, breaks=[15, 20, 65, 100], label="midpoint")
     assert res.values.tolist()[:5] == [17.5, 17.5, 42.5, 42.5, 82.5] and res.info["bands"] == 3
+    assert band(s, breaks=[15, 20, 65, 100]).values.tolist()[:2] == ["[15, 20)", "[15, 20)"]
     assert band(s, breaks=[15, 20, 65, 100], label="range").values.tolist()[:5] == [
         "15–19", "15–19", "20–64", "20–64", "65–99"]
     assert band(s, breaks=[15, 20, 65, 100], label="interval").values.tolist()[4] == "[65, 100)"
@@ -88,6 +91,8 @@ def test_band_custom_breaks():
     {"method": "band", "column": "age", "breaks": [0, 18, 30, 65, 120], "label": "range"},
     {"method": "band", "column": "age", "width": 10, "label": "lower"},
     {"method": "band", "column": "age", "width": 5, "origin": 2, "label": "range"},
+    {"method": "band", "column": "age", "width": 10},
+    {"method": "band", "column": "age", "width": 2.5, "label": "midpoint"},
 ])
 def test_band_labels_and_breaks_agree_everywhere(step):
     """The conformance invariants (page, files, sweep row, engines' report, linkage reference)
@@ -109,10 +114,12 @@ def test_golden_actg_banding_then_risk(actg, width, expected):
 def test_dates_are_banded_on_day_numbers():
     # day 19726 (2024-01-04) starts a 7-day band: 19726 = 2818 * 7
     d = pd.Series(pd.to_datetime(["2024-01-04", "2024-01-10", "2024-01-11", None]))
-    out = band(d, 7).values
+    out = band(d, 7, label="midpoint").values
     assert out[0] == out[1] == pd.Timestamp("2024-01-07") and pd.isna(out[3])
     assert out[2] == pd.Timestamp("2024-01-14")
-    assert band(out, 7).values.equals(out)
+    assert band(out, 7, label="midpoint").values.equals(out)
+    assert band(d, 7).values.tolist()[:3] == ["[2024-01-04, 2024-01-11)"] * 2 + [
+        "[2024-01-11, 2024-01-18)"]
 
 
 def test_top_bottom_coding():

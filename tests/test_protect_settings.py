@@ -168,7 +168,7 @@ def test_every_recipe_parameter_opens_on_the_page(steps):
 def test_parameters_at_their_defaults_open_and_are_shown_without_them():
     """A recipe may spell out a default (origin 0, kind "additive"); it opens, and the page's
     recipe leaves it out: the same steps when applied."""
-    steps = [{"method": "band", "column": "age", "width": 10, "origin": 0, "label": "midpoint"},
+    steps = [{"method": "band", "column": "age", "width": 10, "origin": 0, "label": "auto"},
              {"method": "noise", "columns": ["wt"], "p": 50, "kind": "additive", "delta": 0.1}]
     assert from_steps(steps, 1).steps([]) == [
         {"method": "band", "column": "age", "width": 10},

@@ -81,9 +81,17 @@ def test_alignment_errors(actg):
         il1(actg, actg[actg.columns[::-1]])
     with pytest.raises(SdcInputError, match="unknown not-released column"):
         il1(actg, actg, not_released=["nosuch"])
-    banded = actg.assign(age=band(actg["age"], 10, label="interval").values)
-    as_labels = il1(actg, banded, ["age"])  # numbers no longer: compared as categories
-    assert as_labels.per_column["age"] == 1.0 and as_labels.IL1_numeric == 0.0
+    # band labels are read as their midpoints: the loss of the numeric release
+    midpoints = il1(actg, actg.assign(age=band(actg["age"], 10, label="midpoint").values),
+                    ["age"])
+    for label in ("interval", "range", "auto"):
+        banded = actg.assign(age=band(actg["age"], 10, label=label).values)
+        assert il1(actg, banded, ["age"]).per_column == midpoints.per_column
+    assert 0 < midpoints.IL1_numeric < 0.1
+    other = actg.assign(age=actg["age"].astype(str).where(actg["age"] < 40, "old"))
+    as_text = il1(actg, other, ["age"])  # numbers no longer: compared as categories
+    assert as_text.IL1_numeric == 0.0 and as_text.per_column["age"] == pytest.approx(
+        (actg["age"] >= 40).mean())
 
 
 def test_distribution_measures():

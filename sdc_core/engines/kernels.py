@@ -88,7 +88,7 @@ def output_kinds(step: dict[str, Any], kinds: dict[str, str], extra: dict[str, A
     col = step["column"]
     kind = kinds[col]
     if method == "band":
-        if step.get("label") in ("interval", "range"):
+        if step.get("label", "auto") in ("auto", "interval", "range"):
             return {col: "text"}
         return {col: "date" if kind == "date" else "float"}
     if method == "top_bottom_code":

@@ -5,14 +5,29 @@ a = ⌊(x − o)/w⌋·w + o (o = 0: ⌊x/w⌋·w, the classes of seed 003); wit
 b_0 < b_1 < … < b_m instead, in the band [b_i, b_{i+1}) that holds it (values outside
 [b_0, b_m) are an error). The band [a, b) is written as (``label``):
 
-- ``midpoint``: its float midpoint (a + b)/2 (numeric, so utility measures still apply);
+- ``auto`` (the default): the band itself, as sdcMicro's ``globalRecode`` writes it, so that no
+  released value poses as a true one: ``range`` labels for whole-number columns (integer
+  storage) whose bands have whole edges, ``interval`` labels otherwise (dates: an interval of
+  dates). The choice depends on the column's storage and the settings only, never on which
+  values a part of the column holds;
+- ``midpoint``: its float midpoint (a + b)/2, a number no record need hold (picked by the
+  steward; :func:`release_note` says so wherever the release is written);
 - ``lower``: its lower bound a (a band of ages 15–19 released as 15, never below the data);
 - ``interval``: the text "[a, b)";
 - ``range``: the text "a–c", c = b − 1, the last whole number of the band ("15–19"), for
   whole-number columns and whole edges.
 
+Edges are written as whole numbers when they are whole (below 10^15), else with 12 significant
+digits. Measures that need numbers (IL1, the eigenvalues, distributions, the analyses, pMSE)
+read a column of band labels back as its band midpoints (a + b)/2, the value ``midpoint``
+writes, so a release gives the same figures whichever label it is written with
+(:func:`read_bands`, :func:`measured`): "15–19" reads as 17.5, "[15, 20)" as 17.5, a band of
+dates as its middle day. A method that takes numbers, given a column a band step labelled,
+reads it the same way.
+
 Dates are banded on day numbers since 1970-01-01 (width and origin in days; breaks are for
-numbers) and written as the band's middle day a + ⌊w/2⌋, its first day, or "[a, b)".
+numbers) and written as "[a, b)" (the first day of the band and of the next), the band's
+middle day a + ⌊w/2⌋, or its first day.
 Missing values stay missing. Banding is idempotent (midpoints and lower bounds) and monotone.
 
 Top and bottom coding replace every value above ``top`` (below ``bottom``) by ``top``
@@ -27,19 +42,24 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sdc_core.checks import check_positive
-from sdc_core.columns import is_date, require
+from sdc_core.codes import number_text
+from sdc_core.columns import is_date, require, storage
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
 from sdc_core.methods.spec import Method, Param, Release
 
-LABELS = ("midpoint", "lower", "interval", "range")
+LABELS = ("auto", "midpoint", "lower", "interval", "range")
+#: The labels that write numbers standing for a band, not a true value (:func:`release_note`).
+NUMBER_LABELS = ("midpoint", "lower")
 
 
 def _numeric_view(s: pd.Series, what: str) -> tuple[np.ndarray, bool]:
@@ -64,7 +84,11 @@ def _count_distinct(index: np.ndarray) -> int:
 
 
 def _format_edge(v: float) -> str:
-    return f"{v:g}" if abs(v) < 1e15 else repr(v)
+    """A band edge as text: a whole number as such ("15", "-10"), else 12 significant digits
+    (float noise such as 0.30000000000000004 left out)."""
+    if float(v).is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.12g}"
 
 
 @dataclass(frozen=True)
@@ -123,47 +147,111 @@ class Bands:
                         (start + self.end(np.nan_to_num(start, nan=self.breaks[0]))) / 2.0)
 
 
-def _text_labels(s: pd.Series, bands: Bands, start: np.ndarray, x: np.ndarray, is_date: bool,
-                 label: str) -> pd.Series:
-    """The bands as text, one label per band (not per record)."""
-    codes, starts = pd.factorize(start)
-    starts = np.asarray(starts, dtype=np.float64)
-    ends = bands.end(starts)
+def _names(starts: np.ndarray, ends: np.ndarray, is_date: bool, label: str) -> list[str]:
+    """The bands [a, b) as text: "a–(b − 1)" (``range``) or "[a, b)" (dates: of days)."""
     if label == "range":
-        present = x[~np.isnan(x)]
-        if is_date or not all(np.all(np.mod(v, 1) == 0) for v in (present, starts, ends)):
-            raise SdcInputError("range labels (\"15–19\") take whole-number columns and bands "
-                                "with whole edges; use interval labels")
-        names = [f"{_format_edge(a)}–{_format_edge(b - 1)}" for a, b in zip(starts, ends)]
-    elif is_date:
+        return [f"{_format_edge(a)}–{_format_edge(b - 1)}" for a, b in zip(starts, ends)]
+    if is_date:
         day = pd.to_datetime(starts * 86400.0, unit="s")
         last = pd.to_datetime(ends * 86400.0, unit="s")
-        names = [f"[{a.date()}, {b.date()})" for a, b in zip(day, last)]
+        return [f"[{a.date()}, {b.date()})" for a, b in zip(day, last)]
+    return [f"[{_format_edge(a)}, {_format_edge(b)})" for a, b in zip(starts, ends)]
+
+
+def _whole_bands(bands: Bands) -> bool:
+    """Whether every band edge is a whole number (width and origin, or the breaks)."""
+    edges = [bands.width, bands.origin] if bands.breaks is None else list(bands.breaks)
+    return all(float(e).is_integer() for e in edges)
+
+
+def auto_label(integer: bool, bands: Bands) -> str:
+    """The label ``auto`` stands for (module docstring): ``range`` for a whole-number column
+    (``integer``: integer storage, or an engine's integer column) with whole band edges, else
+    ``interval``."""
+    return "range" if integer and _whole_bands(bands) else "interval"
+
+
+def _band_codes(bands: Bands, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's band as a code 0..m−1 (−1: missing) and the m bands' lower bounds, in
+    increasing order: band k of a width starts at o + k·w (as :meth:`Bands.start` computes
+    it), band i of breaks at b_i. Counted by ``bincount`` when the bands span few numbers,
+    else by ``factorize``."""
+    present = ~np.isnan(start)
+    if bands.breaks is None:
+        k = np.floor((start[present] - bands.origin) / bands.width + 0.5)
     else:
-        names = [f"[{_format_edge(a)}, {_format_edge(b)})" for a, b in zip(starts, ends)]
-    text = np.array(names + [None], dtype=object)[np.where(codes >= 0, codes, len(names))]
-    return pd.Series(text, index=s.index, name=s.name, dtype="str")
+        k = np.searchsorted(bands.breaks, start[present]).astype(np.float64)
+    if not len(k) or k.max() - k.min() >= 4 * len(k) + 1024:
+        codes, starts = pd.factorize(start)
+        return codes, np.asarray(starts, dtype=np.float64)
+    low = k.min()
+    offset = (k - low).astype(np.int64)
+    used = np.flatnonzero(np.bincount(offset))
+    lookup = np.full(used[-1] + 1, -1, dtype=np.int64)
+    lookup[used] = np.arange(len(used))
+    codes = np.full(len(start), -1, dtype=np.int64)
+    codes[present] = lookup[offset]
+    number = used + low
+    starts = (number * bands.width + bands.origin if bands.breaks is None
+              else bands.breaks[number.astype(np.int64)])
+    return codes, starts
+
+
+def _text_labels(s: pd.Series, bands: Bands, start: np.ndarray, x: np.ndarray, is_date: bool,
+                 label: str) -> pd.Series:
+    """The bands as text, one label per band (not per record), taken per record by Arrow."""
+    codes, starts = _band_codes(bands, start)
+    ends = bands.end(starts)
+    if label == "range":
+        whole = storage(s) == "integer" or bool(np.all(np.mod(x[~np.isnan(x)], 1) == 0))
+        if is_date or not whole or not all(np.all(np.mod(v, 1) == 0) for v in (starts, ends)):
+            raise SdcInputError("range labels (\"15–19\") take whole-number columns and bands "
+                                "with whole edges; use interval labels")
+    names = pa.array(_names(starts, ends, is_date, label) + [None], type=pa.string())
+    text = names.take(pa.array(np.where(codes >= 0, codes, len(names) - 1)))
+    return pd.Series(pd.array(text, dtype="str"), index=s.index, name=s.name)
+
+
+def _example(s: pd.Series, bands: Bands, start: np.ndarray, is_date: bool, label: str) -> str:
+    """The first band's released number and the band it stands for: "10 = 0–19"."""
+    present = start[~np.isnan(start)]
+    if not len(present):
+        return ""
+    a = np.array([present.min()])
+    b = bands.end(a)
+    band_text = _names(a, b, is_date, auto_label(storage(s) == "integer", bands))[0]
+    if is_date:
+        day = a[0] if label == "lower" else a[0] + np.floor((b[0] - a[0]) / 2.0)
+        return f"{pd.to_datetime(day * 86400.0, unit='s').date()} = {band_text}"
+    value = a[0] if label == "lower" else float(bands.middle(a)[0])
+    return f"{number_text(value)} = {band_text}"
 
 
 def band(s: pd.Series, width: float | None = None, origin: float = 0.0,
-         label: str = "midpoint", breaks: list[float] | None = None) -> MethodResult:
+         label: str = "auto", breaks: list[float] | None = None) -> MethodResult:
     """Band ``s`` into intervals of ``width`` from ``origin``, or between ``breaks`` (see the
-    module docstring)."""
+    module docstring). The report says which ``label`` was written (``auto`` resolved) and,
+    for numbers that stand for bands, an ``example``: "10 = 0–19"."""
     bands = Bands.of(width, origin, breaks)
     if label not in LABELS:
         raise SdcInputError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
     x, is_date = _numeric_view(s, "banding")
     if is_date and breaks is not None:
         raise SdcInputError("breaks are for numeric columns; band dates by a width in days")
+    if label == "auto":
+        label = auto_label(storage(s) == "integer", bands)
     start = bands.start(x)
     present = start[~np.isnan(start)]
     if breaks is None:
         n_bands = _count_distinct(np.floor((x - bands.origin) / bands.width)[~np.isnan(x)])
-        info = {"width": bands.width, "origin": bands.origin, "bands": n_bands}
+        info: dict[str, object] = {"width": bands.width, "origin": bands.origin,
+                                   "bands": n_bands}
     else:
         info = {"breaks": bands.breaks.tolist(), "bands": int(np.unique(present).size)}
+    info["label"] = label
     if label in ("interval", "range"):
         return MethodResult(_text_labels(s, bands, start, x, is_date, label), info)
+    info["example"] = _example(s, bands, start, is_date, label)
     if is_date:  # the band's middle day, or its first
         days = start if label == "lower" else start + np.floor(bands.width / 2.0)
         values = pd.Series(pd.to_datetime(days * 86400.0, unit="s"), index=s.index,
@@ -175,6 +263,95 @@ def band(s: pd.Series, width: float | None = None, origin: float = 0.0,
         values = pd.Series(start if label == "lower" else bands.middle(start), index=s.index,
                            name=s.name)
     return MethodResult(values, info)
+
+
+#: A range label "15–19" (an en dash; whole numbers, the first may be negative) and an interval
+#: label "[15, 20)" of numbers or ISO dates.
+_RANGE = re.compile(r"(-?\d{1,15})–(-?\d{1,15})")
+_INTERVAL = re.compile(r"\[([^\[\],]{1,40}), ([^\[\],]{1,40})\)")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _label_value(text: object) -> float | np.datetime64 | None:
+    """The midpoint of one band label (module docstring), None when ``text`` is no band label:
+    "15–19" → 17.5, "[15, 20)" → 17.5, "[2024-01-01, 2024-01-11)" → 2024-01-06. Only these
+    patterns are read; any other text is a value, never evaluated."""
+    if not isinstance(text, str):
+        return None
+    if m := _RANGE.fullmatch(text):
+        a, c = int(m.group(1)), int(m.group(2))
+        return (a + c + 1) / 2.0 if a <= c else None
+    if not (m := _INTERVAL.fullmatch(text)):
+        return None
+    left, right = m.group(1), m.group(2)
+    if _DAY.fullmatch(left) and _DAY.fullmatch(right):
+        try:
+            a, b = np.datetime64(left, "D"), np.datetime64(right, "D")
+        except ValueError:
+            return None
+        days = int((b - a).astype(np.int64))
+        return a + np.timedelta64(days // 2, "D") if days > 0 else None
+    try:
+        a, b = float(left), float(right)
+    except ValueError:
+        return None
+    return (a + b) / 2.0 if math.isfinite(a) and math.isfinite(b) and a < b else None
+
+
+def read_bands(s: pd.Series, like: pd.Series | None = None) -> pd.Series:
+    """``s`` with band labels read back as numbers (module docstring): when ``s`` holds text
+    and every present value is a band label of numbers, their midpoints (float); of dates,
+    their middle days (in the time zone of ``like``, the original column, if it has one).
+    Any other column is returned as it is (its text is data). Parsed once per distinct value.
+    """
+    if storage(s) not in ("text", "category", "mixed") or not s.notna().any():
+        return s
+    codes, uniques = pd.factorize(s)
+    values = [_label_value(u) for u in np.asarray(uniques, dtype=object)]
+    if any(v is None for v in values):
+        return s
+    dates = [isinstance(v, np.datetime64) for v in values]
+    if all(dates):
+        days = np.array(values + [np.datetime64("NaT")], dtype="datetime64[ns]")[codes]
+        out = pd.Series(days, index=s.index, name=s.name)
+        tz = getattr(like.dt, "tz", None) if like is not None and is_date(like) else None
+        return out.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else out
+    if any(dates):
+        return s
+    return pd.Series(np.array(values + [np.nan], dtype=np.float64)[codes], index=s.index,
+                     name=s.name)
+
+
+def measured(original: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
+    """``released`` as the measures that need numbers read it: every column of band labels
+    whose ``original`` column holds numbers or dates read back as its band midpoints
+    (:func:`read_bands`); the other columns as they are."""
+    back = {}
+    for c in released.columns:
+        if c in original.columns and storage(original[c]) in ("integer", "float", "datetime"):
+            s = released[c]
+            if storage(s) in ("text", "category", "mixed") and (v := read_bands(
+                    s, original[c])) is not s:
+                back[c] = v
+    return released.assign(**back) if back else released
+
+
+_LABEL_WORDS = {"midpoint": ("band midpoints", "band middle days"),
+                "lower": ("band lower bounds", "band first days")}
+
+
+def release_note(report: dict[str, object]) -> str | None:
+    """One sentence when a band step's report says it wrote numbers that stand for bands
+    (midpoints or lower bounds), not labels: "age is released as band midpoints (10 = 0–19),
+    not as true values"; None for any other step. Export, the report and the command line
+    say it with these words."""
+    if report.get("method") != "band" or report.get("label") not in NUMBER_LABELS:
+        return None
+    numbers, days = _LABEL_WORDS[str(report["label"])]
+    example = str(report.get("example") or "")
+    words = days if _DAY.match(example) else numbers
+    return (f"{report['column']} is released as {words}"
+            + (f" ({example})" if example else "") + ", not as true values")
 
 
 def percentile(m: int, q: float, order_statistics: Callable[[list[int]], Sequence[float]]
@@ -260,6 +437,15 @@ def _describe_top_bottom(r: dict) -> str:
     return f"Top/bottom coding of {r['column']}: {'; '.join(parts)}."
 
 
+def _describe_band(r: dict) -> str:
+    """A banding step's report in one line, with :func:`release_note` when it wrote numbers."""
+    text = f"Banding of {r['column']}: {r['bands']} bands " + (
+        f"of width {r['width']:g}." if "width" in r
+        else "between " + ", ".join(f"{b:g}" for b in r["breaks"]) + ".")
+    note = release_note({"method": "band", **r})
+    return f"{text[:-1]}; {note}." if note else text
+
+
 BAND = Method(
     name="band", label="Banding", order=10, run=band, release=Release.RECODING,
     target="column", columns="numeric_keys", default_columns="numeric_keys", per_column=True,
@@ -267,31 +453,34 @@ BAND = Method(
     sweep_values="5, 10, 15",
     params=(Param("width", "number", 0, low=0, high=_half_range, step=1,
                   label="Band width of {column}",
-                  help="Values are replaced by the middle of their band ⌊x/w⌋·w + w/2: fewer "
-                       "distinct values, larger classes. A recipe gives a width or breaks."),
-            Param("origin", "number", 0.0, more=True, label="Band origin of {column}",
+                  help="Values are replaced by their band [⌊x/w⌋·w, ⌊x/w⌋·w + w), written as "
+                       "the band (\"15–19\") unless the labels say otherwise: fewer distinct "
+                       "values, larger classes. A recipe gives a width or breaks."),
+            Param("origin", "number", 0.0, more=True, sweep=True,
+                  label="Band origin of {column}",
                   help="Bands start at this value: [o + i·w, o + (i + 1)·w) (dates: days since "
                        "1970-01-01)."),
-            Param("label", "choice", "midpoint", choices=LABELS, more=True,
+            Param("label", "choice", "auto", choices=LABELS, more=True,
                   label="Band labels of {column}",
-                  help="midpoint: the middle of the band (a number, so utility measures "
-                       "apply); lower: its lower bound (never below the data); interval: the "
-                       "band as text \"[15, 20)\"; range: its whole numbers \"15–19\"."),
+                  help="auto: the band itself, \"15–19\" for whole numbers with whole edges, "
+                       "else \"[15, 20)\" (dates: an interval of days); midpoint: the middle "
+                       "of the band (17.5), lower: its lower bound (15), numbers that stand "
+                       "for the band and are said so on Export and in the report; interval: "
+                       "\"[15, 20)\"; range: \"15–19\". Measures read labels as midpoints."),
             Param("breaks", "list", None, more=True, label="Custom breaks of {column}",
                   help="Bands between these numbers, e.g. 0, 18, 30, 65, 120 (the first at "
                        "most the smallest value, the last above the largest), instead of a "
                        "width: set the width to 0.")),
-    switches=("breaks",),
-    describe=lambda r: f"Banding of {r['column']}: {r['bands']} bands "
-                       + (f"of width {r['width']:g}." if "width" in r else
-                          "between " + ", ".join(f"{b:g}" for b in r["breaks"]) + "."))
+    switches=("breaks",), describe=_describe_band)
 
 TOP_BOTTOM_CODE = Method(
     name="top_bottom_code", label="Top and bottom coding", order=12, run=top_bottom_code,
     release=Release.RECODING, target="column", columns="numeric",
     summary="caps extreme values (empty = no threshold)",
-    params=(Param("top", "number", None, label="Top code: values above it become it"),
-            Param("bottom", "number", None, label="Bottom code: values below it become it"),
+    params=(Param("top", "number", None, sweep=True,
+                  label="Top code: values above it become it"),
+            Param("bottom", "number", None, sweep=True,
+                  label="Bottom code: values below it become it"),
             Param("top_percentile", "number", None, low=0.0, high=100.0, most=100.0, more=True,
                   label="or top code at this percentile (0–100)",
                   help="The threshold is this percentile of the column's present values "

@@ -98,6 +98,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparatio
 
 from sdc_core.columns import canonical_values, is_number, storage
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import measured
 from sdc_core.utility.formula import (
     DesignBound,
     Formula,
@@ -732,9 +733,11 @@ def compare_analyses(spec: AnalysisSpec, original: pd.DataFrame, protected: pd.D
     """Every analysis of ``spec`` on both tables, compared (module docstring), in the spec's
     order. ``original_estimates`` (from :func:`estimate_all` on ``original``) spares
     re-estimating the original side; an analysis that fails on a side is reported with its
-    ``error`` and no terms."""
+    ``error`` and no terms. Band labels in ``protected`` are read as their midpoints
+    (:func:`sdc_core.methods.banding.measured`), the numbers the analyses need."""
     before = original_estimates if original_estimates is not None \
         else estimate_all(spec, original)
+    protected = measured(original, protected)
     out = []
     for analysis in spec.analyses:
         o = before[analysis.name]

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy.stats import ks_2samp
 
 from sdc_core.columns import canonical_values
+from sdc_core.methods.banding import measured
 from sdc_core.methods.randomized_response import estimate_shares
 from sdc_core.utility.eigen import correlation_matrix
 from sdc_core.utility.il1 import check_aligned, numbers_in_both
@@ -45,8 +46,10 @@ def numeric_shift(x: pd.Series, y: pd.Series) -> dict[str, float]:
 def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
                         numeric: Sequence[str] = ()) -> pd.DataFrame:
     """One row per column of both tables (not one dropped from the release): kind, TVD
-    (categorical) or KS, mean and sd shift (numeric)."""
+    (categorical) or KS, mean and sd shift (numeric); band labels count as their midpoints
+    (:func:`sdc_core.methods.banding.measured`)."""
     check_aligned(original, protected, dropped=True)
+    protected = measured(original, protected)
     rows = []
     num = set(numbers_in_both(original, protected, numeric))
     for c in protected.columns:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import measured
 
 
 def correlation_matrix(df: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
@@ -68,7 +69,9 @@ def eigenvalue_similarity(original: pd.DataFrame, protected: pd.DataFrame,
     """Eigenvalue similarity (percent) of the two tables on the ``numeric`` columns that hold
     numbers in the original. A column whose release is no longer numbers (codes recoded to
     "other") keeps its original values here: it leaves the correlation structure as it was, and
-    p stays the same whatever the protection (as in a sweep)."""
+    p stays the same whatever the protection (as in a sweep). Band labels count as their
+    midpoints (:func:`sdc_core.methods.banding.measured`)."""
     cols = [c for c in numeric if is_number(original[c])]
+    protected = measured(original, protected[cols])
     kept = protected[cols].assign(**{c: original[c] for c in cols if not is_number(protected[c])})
     return eigen_similarity(correlation_matrix(original, cols), correlation_matrix(kept, cols))

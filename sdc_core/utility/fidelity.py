@@ -60,6 +60,7 @@ import pandas as pd
 from sdc_core.columns import compare_keys, is_date, is_number
 from sdc_core.decoded import size_text
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import measured
 from sdc_core.utility.formula import design_allowance
 
 #: Largest propensity model :func:`pmse` fits (parameters, intercept included); synthpop's
@@ -230,7 +231,9 @@ def table_fidelity(original: pd.DataFrame, protected: pd.DataFrame, columns: Seq
     ``columns``). ``bins``: the number of quantile intervals of a binned column; ``numeric``:
     the columns to bin (each binned only if it holds numbers, or dates, in both tables; default:
     those of them with more than ``bins`` distinct values in the original); ``involving``:
-    only the tables of which one of these columns is a margin (default: all)."""
+    only the tables of which one of these columns is a margin (default: all). Band labels
+    count as their midpoints (:func:`sdc_core.methods.banding.measured`)."""
+    protected = measured(original, protected)
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
         raise SdcInputError(f"bins must be a whole number of at least 2, not {bins!r}")
     cols = _check(original, protected, columns)
@@ -373,7 +376,9 @@ def pmse(original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[Hash
     fitted on the distinct rows, each with its number of rows and of protected ones (synthpop's
     ``aggregate = TRUE``: the same fit). A model of more than ``max_params`` parameters is
     refused, naming the column that needs the most, and so is one whose design on the distinct
-    rows would take more than a model may (:func:`~sdc_core.utility.formula.design_allowance`)."""
+    rows would take more than a model may (:func:`~sdc_core.utility.formula.design_allowance`).
+    Band labels count as their midpoints (:func:`sdc_core.methods.banding.measured`)."""
+    protected = measured(original, protected)
     cols = _check(original, protected, columns)
     n0, n1 = len(original), len(protected)
     n = n0 + n1

@@ -40,6 +40,7 @@ import pandas as pd
 
 from sdc_core.columns import compare_keys, is_number
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import measured
 
 #: Readings of a numeric value that protection turned into a missing one (module docstring).
 IL1_MISSING = ("max", "ignore")
@@ -220,9 +221,11 @@ def il1(original: pd.DataFrame, protected: pd.DataFrame, numeric: Sequence[str] 
     ``columns`` limits the comparison to the columns that may have changed (the others are then
     taken as unchanged without looking); ``missing`` is the reading of numeric values that
     became missing, ``"max"`` (loss 1) or ``"ignore"`` (sdcMicro's), see the module
-    docstring."""
+    docstring. Band labels ("15–19") are compared as their band midpoints
+    (:func:`sdc_core.methods.banding.measured`), the numbers a midpoint release holds."""
     check_aligned(original, protected, dropped=True)
     check_il1_missing(missing)
+    protected = measured(original, protected)  # band labels as their midpoints
     unknown = sorted(set(numeric) - set(original.columns))
     if unknown:
         raise SdcInputError(f"unknown numeric column(s): {', '.join(map(str, unknown))}")
