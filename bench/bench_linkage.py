@@ -2,7 +2,9 @@
 region), against the naive risk profile and a bare ``groupby(...).transform("size")`` in the
 same run. Targets: exact keys only (PRAM on region) ≤ 0.3 s at 1M rows; one distance column
 (rank-swapped age) ≤ 3 s at 1M and ≤ 0.3 s at 100k. Also: a known continuous column (income),
-where nearly every record is its own point in the k-d tree.
+where nearly every record is its own point in the k-d tree; and local suppression (blanks on
+an exact column, then on a distance column), where the attackers of
+:mod:`sdc_core.risk.linkage` differ (docs/measures.md, "The attackers").
 
 Run: ``python -m bench.bench_linkage [n ...]``
 """
@@ -25,6 +27,11 @@ CASES = [  # (label, steps, known columns, target at 100k, target at 1M)
     ("+ known income (continuous)",
      [{"method": "rank_swap", "column": "age", "window_percent": 2.5}], ["income"], None,
      None),
+    ("suppressed keys (k = 5)", [{"method": "local_suppression", "columns": QI, "k": 5}], [],
+     None, None),
+    ("swapped age + suppressed keys (k = 10)",
+     [{"method": "rank_swap", "column": "age", "window_percent": 2.5},
+      {"method": "local_suppression", "columns": QI, "k": 10}], [], None, None),
 ]
 
 

@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.columns import require_storage
+from sdc_core.columns import is_date, is_number, require_storage
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, number_kind
-from sdc_core.methods.banding import top_bottom_thresholds
+from sdc_core.methods.banding import Bands, auto_label, read_bands, top_bottom_thresholds
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
 from sdc_core.recipe import METHODS, Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
@@ -38,6 +38,7 @@ from sdc_core.risk.keys import check_columns, encode_keys
 from sdc_core.risk.ldiversity import l_diversity, summarize
 from sdc_core.risk.linkage import (
     attack_columns,
+    attack_summary,
     check_roles,
     joint_codes,
     link,
@@ -269,6 +270,10 @@ def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
             extra = {"levels": levels}
     elif method == "top_bottom_code" and kinds[cols[0]] in NUMBER_KINDS:
         step = _thresholds(engine, t, step)
+    elif method == "band" and step.get("label", "auto") == "auto":
+        # resolved from the whole column's kind, so that every batch writes the same labels
+        bands = Bands.of(step.get("width"), step.get("origin", 0.0), step.get("breaks"))
+        step = step | {"label": auto_label(kinds[cols[0]] == "int", bands)}
     elif method == "noise":
         _require(kinds, cols, ("number",), "noise")
         counts = {c: engine.present_distinct(t, c)[0] for c in cols}
@@ -336,6 +341,38 @@ def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
 
 # -------------------------------------------------------------------------------------- compare
 
+def band_numbers(engine: Engine, t: Any, original: dict[str, str]) -> Any:
+    """``t`` (a release) with every text column whose ``original`` kind is numbers or dates
+    and whose distinct values are all band labels read back as the band midpoints, as the
+    pandas measures read it (:func:`sdc_core.methods.banding.read_bands`); the decision is
+    made on the whole column's distinct values, so every batch is read alike."""
+    kinds = engine.columns(t)
+    outputs = {}
+    for c, kind in kinds.items():
+        if kind != "text" or original.get(c) not in (*NUMBER_KINDS, "date"):
+            continue
+        values = engine.group_counts(t, [c])[c].dropna()
+        if len(values) and _measurable(read_bands(values.astype(str))):
+            outputs[c] = "date" if original[c] == "date" else "float"
+    if not outputs:
+        return t
+
+    def midpoints(batch: pd.DataFrame) -> pd.DataFrame:
+        out = {}
+        for c, kind in outputs.items():
+            v = read_bands(batch[c])
+            out[c] = v if _measurable(v) else pd.Series(
+                pd.NaT if kind == "date" else np.nan, index=batch.index,
+                dtype="datetime64[ns]" if kind == "date" else np.float64)
+        return pd.DataFrame(out, index=batch.index)
+    return engine.map_batches(t, midpoints, list(outputs), outputs)
+
+
+def _measurable(s: pd.Series) -> bool:
+    """Whether ``s`` holds numbers or dates (band labels read back)."""
+    return is_number(s) or is_date(s)
+
+
 def compare(engine: Engine, original: str | Path, protected: str | Path,
             numeric: Sequence[str] | None = None, missing: str = "max",
             not_released: Sequence[str] = ()) -> dict[str, Any]:
@@ -348,6 +385,8 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
     if list(kb) != [c for c in ka if c in kb]:
         raise SdcInputError("the tables have different columns (the protected table may only "
                             "lack some of the original's, the others in their order)")
+    b = band_numbers(engine, b, ka)
+    kb = engine.columns(b)
     na_, nb_ = engine.count(a), engine.count(b)
     if na_ != nb_:
         raise SdcInputError(f"the tables differ in length: {na_} and {nb_} rows (rows are "
@@ -409,8 +448,9 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
     """The linkage attack of DESIGN §3b on the engine, exact-key part: the table of distinct
     (y = D(x), z) pairs on the exact columns, with their records, is all that
     :func:`sdc_core.risk.linkage.link` needs (each pair's candidates are the records of the
-    released keys it fits). With ``records``, p_link and the number of candidates of every
-    record written there in position order."""
+    released keys it fits), for every attacker; the headline is the one that re-identifies
+    most. With ``records``, the headline's p_link and number of candidates of every record
+    written there in position order."""
     a, b = engine.scan(open_source(original)), engine.scan(open_source(protected))
     ka, kb = engine.columns(a), engine.columns(b)
     n, nb = engine.count(a), engine.count(b)
@@ -436,14 +476,12 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
     y_codes, z_codes = joint_codes(pairs[exact], z, exact)
     none = np.empty((len(pairs), 0))
     weight = pairs["__n"].to_numpy(dtype=np.int64)
-    p, candidates = link(y_codes, z_codes, none, none, weight)
-    reid = float(np.dot(weight, p))
-    out = {"linkage_reidentifications": reid, "linkage_risk_percent": 100.0 * reid / n,
-           "linkage_percent_certain": 100.0 * float(weight[p == 1.0].sum()) / n,
-           "linkage_exact_columns": exact, "linkage_distance_columns": []}
+    attacks = link(y_codes, z_codes, none, none, weight)
+    out = attack_summary(attacks, exact, [], weight)
     if records is not None:
+        top = attacks[out["linkage_attacker"]]
         per_pair = pairs[exact + released].copy()
-        per_pair["__r_p"], per_pair["__r_c"] = p, candidates
+        per_pair["__r_p"], per_pair["__r_c"] = top.p_link, top.candidates
         engine.write(engine.attach(both, per_pair, exact + released), records,
                      ["__r_p", "__r_c"], neutralize=False, names=["p_link", "candidates"])
     return out

@@ -12,17 +12,36 @@ computes y_i = D(x_i) and looks for i among the released records z_j:
   does not hold numbers or dates on both sides (codes a later step recoded to "other") is
   compared exactly instead. A quasi-identifier absent from the release is ignored.
 - candidates C_i = {j : for every c in E, y_ic or z_jc is missing, or y_ic = z_jc};
-- M_i = C_i when N is empty, else the j in C_i nearest to y_i by Euclidean distance over the N
-  columns, each divided by the original column's standard deviation (ddof 1; 1 when that is 0
-  or undefined), summing only the columns present in both; ties
-  |d − d_min| ≤ 10⁻⁹·max(1, d_min) all belong to M_i;
-- p_i = 1/|M_i| if i ∈ M_i, else 0 (the attacker picks one of the best candidates at random);
-- ``linkage_reidentifications`` = Σ p_i, ``linkage_risk_percent`` = 100·mean(p_i),
-  ``linkage_percent_certain`` = 100·mean(M_i = {i}).
+- agreements a_ij = |{c in E ∪ N : y_ic and z_jc both present and y_ic = z_jc}| for j in C_i:
+  the columns on which j holds i's value itself, not a blank that lets it through (on an exact
+  column, present in both and compatible means equal);
+- distance d_ij: Euclidean over the N columns, each divided by the original column's standard
+  deviation (ddof 1; 1 when that is 0 or undefined), summing only the columns present in both
+  (0 when N is empty); d and d' tie when |d − d'| ≤ 10⁻⁹·max(1, d_min), d_min the smaller;
+- three attackers, each ranking C_i lexicographically and keeping its best candidates M_i:
+  ``any_match`` (a): every candidate counts alike, nearest first: M_i = the j in C_i with the
+  smallest d_ij (ties all belong), which is C_i itself when N is empty;
+  ``exact_first`` (b): agreements first (the fewest blanks), then nearest: M_i = the j in C_i
+  with the largest a_ij and, among those, the smallest d_ij; but when a candidate lies at
+  distance 0 (d_ij = 0: it holds i's value, or a blank, on every distance column) those come
+  first, as on an exact column: M_i = (c)'s M_i. So a distance column on which every released
+  value is the true one or a blank gives the figures it gives read exactly (a rank swap that
+  moves no value changes no attacker's figures);
+  ``nearest_first`` (c): nearest first, then agreements: M_i = the j of (a)'s M_i with the
+  largest a_ij;
+- for each attacker p_i = 1/|M_i| if i ∈ M_i, else 0 (it picks one of its best candidates at
+  random); its ``linkage_reidentifications`` = Σ p_i, ``linkage_risk_percent`` =
+  100·mean(p_i), ``linkage_percent_certain`` = 100·mean(M_i = {i});
+- the headline (:attr:`LinkageResult.attacker`, :attr:`LinkageResult.p_link` and the three
+  figures) is the attacker with the most expected re-identifications Σ p_i; attackers within
+  10⁻⁹·max(1, max Σ p) of the most tie, and the first of them in :data:`ATTACKERS` (a, b, c)
+  is the headline. Without missing values and with at most one distance column all three
+  are the same attacker (the largest a_ij is the candidates at distance 0, if any).
 
 It is sample-based: the attacker knows the person is in the file. With only public recodings
-(and no missing values, or sdcMicro's α = 1) p_i = 1/f_k(i) of the protected file, so
-``linkage_reidentifications`` equals ``expected_reidentifications``.
+(a) has p_i = 1/f_k(i) of the protected file, a blank matching any value (sdcMicro's α = 1), so
+its ``linkage_reidentifications`` equals ``expected_reidentifications``; without missing values
+that is the headline too.
 
 sdcMicro's ``dRisk`` (interval disclosure) is reported beside it when N is not empty: with s_c
 the standard deviation (ddof 1, missing removed) of protected column c and k = 0.05, record i
@@ -35,16 +54,25 @@ with a missing value not counting") matches none of those outputs but a few.
 
 Computation: records are grouped by the pattern of missing values on E ∪ N, on the attacker's
 side and on the release's side; for every pair of patterns the exact columns present in both
-become one integer key. Without distance columns the candidates are counted with ``bincount``.
-With them, identical points are merged (with their counts) and the nearest release point in the
-same key is found with a k-d tree (:class:`scipy.spatial.cKDTree`), the key being an extra
-coordinate spaced wider than any distance inside a key. Cost O(n log n) per pair of patterns.
+become one integer key, their number the a_ij of every candidate in it; for (b) and (c) every
+non-empty set S of the distance columns present in both extends the key by the values on S
+(the candidates equal on S, a_ij + |S|, distance over the other columns). Without
+distance columns the candidates are counted with ``bincount``. With them, identical points are
+merged (with their counts) and the nearest release point in the same key is found with a k-d
+tree (:class:`scipy.spatial.cKDTree`), the key being an extra coordinate spaced wider than any
+distance inside a key. Per attacker-side point, (a) takes the nearest over all pairs and counts
+the candidates within its tie; (c) keeps, of those, the pairs with the largest a; (b) takes the
+pairs with the largest a that hold a candidate and the nearest in them, counting again only
+where that is farther than (a)'s; where (a)'s nearest is at distance 0, (b) is (c). Cost
+O(n log n) per pair of patterns.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,6 +80,7 @@ import pandas as pd
 
 from sdc_core.columns import compare_keys, describe, is_date, is_number, restore
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import read_bands
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, Recipe, apply_recipe, run_column_step
 from sdc_core.risk.keys import check_columns, combine_codes, densify
@@ -67,46 +96,112 @@ DRISK_K = 0.05
 _FIRST_K = 2
 
 
+#: The attackers of the module docstring, in the order that breaks a tie for the headline.
+ATTACKERS = ("any_match", "exact_first", "nearest_first")
+#: Each attacker in a few words, and how it ranks the candidates (docs/measures.md, "The
+#: attackers"), for the pages, the report and the command line.
+ATTACKER_NAMES = {"any_match": "every candidate alike",
+                  "exact_first": "fewest blanks first",
+                  "nearest_first": "nearest first"}
+ATTACKER_RULES = {
+    "any_match": "a blank matches as well as an equal value; the nearest on the distance "
+                 "columns, if any",
+    "exact_first": "the candidates that hold the person's own value on the most columns (the "
+                   "fewest blanks), then the nearest on the distance columns, if any; those at "
+                   "distance 0 first, if any",
+    "nearest_first": "the nearest on the distance columns, if any, then those that hold the "
+                     "person's own value on the most columns"}
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attacker's success probability ``p_link`` and number of best candidates
+    ``candidates`` (|M_i|; 0 when no released record fits) per record."""
+
+    p_link: np.ndarray = field(repr=False)
+    candidates: np.ndarray = field(repr=False)
+
+    def figures(self, weight: np.ndarray | None = None) -> dict[str, float]:
+        """Σ w_i p_i, 100 · Σ w_i p_i / n and 100 · Σ_{p_i = 1} w_i / n, n = Σ w_i: row i
+        stands for ``weight[i]`` records (1 each without ``weight``)."""
+        p, certain = self.p_link, self.p_link == 1.0
+        if weight is None:
+            n, reid, sure = len(p), float(p.sum()), float(certain.sum())
+        else:
+            n, reid, sure = float(weight.sum()), float(np.dot(weight, p)), \
+                float(weight[certain].sum())
+        return {"linkage_reidentifications": reid, "linkage_risk_percent": 100.0 * reid / n,
+                "linkage_percent_certain": 100.0 * sure / n}
+
+
+def headline(figures: dict[str, dict[str, float]]) -> str:
+    """The attacker with the most expected re-identifications r_a = Σ p_i: the first in
+    :data:`ATTACKERS` with r_a ≥ max_b r_b − 10⁻⁹·max(1, max_b r_b)."""
+    most = max(f["linkage_reidentifications"] for f in figures.values())
+    return next(a for a in ATTACKERS if a in figures and figures[a]["linkage_reidentifications"]
+                >= most - TIE_RTOL * max(1.0, most))
+
+
+def attack_summary(attacks: dict[str, Attack], exact: Sequence[str], distance: Sequence[str],
+                   weight: np.ndarray | None = None) -> dict[str, Any]:
+    """The headline attacker's figures, its name (``linkage_attacker``), every attacker's
+    figures (``linkage_attackers``) and the columns, JSON-ready."""
+    figures = {a: attack.figures(weight) for a, attack in attacks.items()}
+    top = headline(figures)
+    return {**figures[top], "linkage_attacker": top, "linkage_attackers": figures,
+            "linkage_exact_columns": list(exact), "linkage_distance_columns": list(distance)}
+
+
 @dataclass(frozen=True)
 class LinkageResult:
-    """The attack's per-record success probability ``p_link`` and number of best candidates
-    ``candidates`` (|M_i|; 0 when no released record fits), with the columns it used."""
+    """Every attacker's :class:`Attack` (``attackers``, keyed as :data:`ATTACKERS`) and the
+    headline's, with the columns the attack used."""
 
     exact: tuple[str, ...]
     distance: tuple[str, ...]
-    p_link: np.ndarray = field(repr=False)
-    candidates: np.ndarray = field(repr=False)
+    attackers: dict[str, Attack] = field(repr=False)
     drisk_percent: float | None = None
+
+    @cached_property
+    def attacker(self) -> str:
+        """The headline attacker: the one that re-identifies most (:func:`headline`)."""
+        return headline({a: attack.figures() for a, attack in self.attackers.items()})
+
+    @property
+    def p_link(self) -> np.ndarray:
+        """The headline attacker's p_i."""
+        return self.attackers[self.attacker].p_link
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """The headline attacker's |M_i|."""
+        return self.attackers[self.attacker].candidates
 
     @property
     def linkage_reidentifications(self) -> float:
-        """Σ_i p_i: the expected number of people the attacker re-identifies."""
-        return float(self.p_link.sum())
+        """Σ_i p_i of the headline attacker: the expected number of people it re-identifies."""
+        return self.attackers[self.attacker].figures()["linkage_reidentifications"]
 
     @property
     def linkage_risk_percent(self) -> float:
-        """100 · mean(p_i)."""
-        return 100.0 * float(self.p_link.mean())
+        """100 · mean(p_i) of the headline attacker."""
+        return self.attackers[self.attacker].figures()["linkage_risk_percent"]
 
     @property
     def linkage_percent_certain(self) -> float:
-        """100 · mean(M_i = {i}): the records the attacker finds for sure."""
-        return 100.0 * float(np.mean(self.p_link == 1.0))
+        """100 · mean(M_i = {i}) of the headline attacker: the records it finds for sure."""
+        return self.attackers[self.attacker].figures()["linkage_percent_certain"]
 
     def summary(self) -> dict[str, Any]:
-        """The figures of the module docstring, JSON-ready."""
-        out: dict[str, Any] = {
-            "linkage_reidentifications": self.linkage_reidentifications,
-            "linkage_risk_percent": self.linkage_risk_percent,
-            "linkage_percent_certain": self.linkage_percent_certain,
-            "linkage_exact_columns": list(self.exact),
-            "linkage_distance_columns": list(self.distance)}
+        """The figures of the module docstring (:func:`attack_summary`), JSON-ready."""
+        out = attack_summary(self.attackers, self.exact, self.distance)
         if self.drisk_percent is not None:
             out["drisk_percent"] = self.drisk_percent
         return out
 
     def records(self) -> pd.DataFrame:
-        """``p_link`` and ``candidates`` per input row, in input order."""
+        """The headline attacker's ``p_link`` and ``candidates`` per input row, in input
+        order."""
         return pd.DataFrame({"p_link": self.p_link, "candidates": self.candidates})
 
 
@@ -197,6 +292,8 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
     if recipe is not None and reports is None:
         reports = apply_recipe(recipe, original).reports
     y = attacker_view(original, exact + distance, recipe, reports)
+    # band labels the attacker made, then perturbed in the release: measured as midpoints
+    y = y.assign(**{c: read_bands(y[c], original[c]) for c in distance})
     # a distance column that is not numbers or dates on both sides (codes recoded to "other")
     # is compared value by value
     exact += [c for c in distance if not (_measurable(y[c]) and _measurable(protected[c]))]
@@ -207,11 +304,11 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
         else np.empty((len(y), 0))
     z_num = np.column_stack([_as_float(protected[c], c) for c in distance]) / scale \
         if distance else np.empty((len(y), 0))
-    p, candidates = link(y_codes, z_codes, y_num, z_num)
+    attacks = link(y_codes, z_codes, y_num, z_num)
     drisk = interval_disclosure(
         np.column_stack([_as_float(original[c], c) for c in distance]),
         np.column_stack([_as_float(protected[c], c) for c in distance])) if distance else None
-    return LinkageResult(tuple(exact), tuple(distance), p, candidates, drisk)
+    return LinkageResult(tuple(exact), tuple(distance), attacks, drisk)
 
 
 def joint_codes(y: pd.DataFrame, z: pd.DataFrame,
@@ -281,11 +378,13 @@ def tie_threshold(d_min: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Points:
-    """Distinct points of one missing-value pattern: codes (n_u, |E|), coordinates (n_u, |N|),
-    how many records each stands for, and which point each record is."""
+    """Distinct points of one missing-value pattern: codes (n_u, |E|), coordinates (n_u, |N|)
+    and their codes (``equal``: equal values, equal codes), how many records each stands for,
+    and which point each record is."""
 
     codes: np.ndarray
     coords: np.ndarray
+    equal: np.ndarray
     count: np.ndarray
     of_record: np.ndarray
     records: np.ndarray
@@ -302,7 +401,7 @@ def _patterns(codes: np.ndarray, coords: np.ndarray) -> np.ndarray:
                                                                   dtype=np.int64))
 
 
-def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray,
+def _distinct(codes: np.ndarray, coords: np.ndarray, equal: np.ndarray, records: np.ndarray,
               weight: np.ndarray | None) -> _Points:
     """The rows as points, each standing for ``weight`` records (1 without it); with distance
     columns, identical rows (same codes, same coordinates) merged into one point with their
@@ -311,7 +410,7 @@ def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray,
         every = len(records) == len(codes)  # one pattern: no copy
         count = np.ones(len(records), dtype=np.int64) if weight is None else weight[records]
         return _Points(codes if every else codes[records], coords if every else coords[records],
-                       count, np.arange(len(records)), records)
+                       equal[records], count, np.arange(len(records)), records)
     parts = [codes[records, j] + 1 for j in range(codes.shape[1])]
     cards = [int(p.max()) + 1 for p in parts]
     for j in range(coords.shape[1]):
@@ -325,7 +424,7 @@ def _distinct(codes: np.ndarray, coords: np.ndarray, records: np.ndarray,
     rows = records[first]
     count = np.bincount(point, minlength=n_points) if weight is None else \
         np.bincount(point, weights=weight[records], minlength=n_points).astype(np.int64)
-    return _Points(codes[rows], coords[rows], count, point, records)
+    return _Points(codes[rows], coords[rows], equal[rows], count, point, records)
 
 
 @dataclass
@@ -339,10 +438,17 @@ class _Pair:
     key_z: np.ndarray
     bound: int
     dims: np.ndarray
+    #: a_ij of every candidate: the exact columns present in both patterns, and the distance
+    #: columns the key also holds (:func:`_equal_pairs`)
+    agree: int
     tree: cKDTree | None = None
     scale: float = 0.0
     near_d: np.ndarray | None = None
     near_i: np.ndarray | None = None
+    #: every query point's nearest distance in the pair (:func:`_nearest`), and which points
+    #: it was asked for
+    near: np.ndarray | None = None
+    asked: np.ndarray | None = None
 
 
 def _pair(ys: _Points, zs: _Points) -> _Pair:
@@ -352,44 +458,86 @@ def _pair(ys: _Points, zs: _Points) -> _Pair:
     if len(shared) == 0:
         key_y = np.zeros(len(ys.count), dtype=np.int64)
         key_z = np.zeros(len(zs.count), dtype=np.int64)
-        return _Pair(ys, zs, key_y, key_z, 1, dims)
+        return _Pair(ys, zs, key_y, key_z, 1, dims, 0)
     both = np.concatenate([ys.codes[:, shared], zs.codes[:, shared]])
     key, bound = combine_codes([both[:, j] for j in range(len(shared))],
                                (both.max(axis=0) + 1).tolist())
     if len(dims):  # the key becomes a coordinate of the k-d tree: keep it small
         key, bound = densify(key)
-    return _Pair(ys, zs, key[: len(ys.count)], key[len(ys.count):], bound, dims)
+    return _Pair(ys, zs, key[: len(ys.count)], key[len(ys.count):], bound, dims, len(shared))
 
 
-def _nearest(pair: _Pair) -> np.ndarray:
-    """Distance from every query point to its nearest release point with the same key (inf
-    when there is none); keeps the first neighbours for the tie count."""
+def _equal_pairs(pair: _Pair) -> list[_Pair]:
+    """For every non-empty set S of the pair's distance columns, the release points that also
+    hold the query's values on S (their key extended by those values, the distance over the
+    other columns): agreements a + |S|. Those where no query finds such a point are left
+    out."""
+    out = []
+    for size in range(1, len(pair.dims) + 1):
+        for cols in itertools.combinations(pair.dims.tolist(), size):
+            parts = [np.concatenate([pair.key_y, pair.key_z])] + [
+                np.concatenate([pair.ys.equal[:, c], pair.zs.equal[:, c]]) for c in cols]
+            key, bound = combine_codes(parts, [pair.bound] + [int(p.max()) + 1
+                                                              for p in parts[1:]])
+            key_y, key_z = key[: len(pair.key_y)], key[len(pair.key_y):]
+            if not np.isin(key_y, key_z).any():
+                continue
+            rest = np.setdiff1d(pair.dims, cols)
+            if len(rest):  # the key becomes a coordinate of the k-d tree: keep it small
+                key, bound = densify(key)
+                key_y, key_z = key[: len(pair.key_y)], key[len(pair.key_y):]
+            out.append(_Pair(pair.ys, pair.zs, key_y, key_z, bound, rest, pair.agree + size))
+    return out
+
+
+def _nearest(pair: _Pair, wanted: np.ndarray | None = None) -> np.ndarray:
+    """Distance from the query points (``wanted``, a mask; every one without it) to their
+    nearest release point with the same key (inf when there is none, or for a point not asked
+    yet); keeps the first neighbours for the tie count. Asked again, it adds the points it was
+    not asked before."""
     if len(pair.dims) == 0:
-        present = np.bincount(pair.key_z, minlength=pair.bound)[pair.key_y] > 0
-        return np.where(present, 0.0, np.inf)
-    from scipy.spatial import cKDTree  # ~0.7 s to import: only when there are distance columns
-
+        if pair.near is None:
+            present = np.bincount(pair.key_z, minlength=pair.bound)[pair.key_y] > 0
+            pair.near = np.where(present, 0.0, np.inf)
+        return pair.near
     yc, zc = pair.ys.coords[:, pair.dims], pair.zs.coords[:, pair.dims]
-    span = np.ptp(np.concatenate([yc, zc]), axis=0)
-    pair.scale = 2.0 * float(np.sqrt(np.sum(span * span))) + 1.0
-    pair.tree = cKDTree(np.column_stack([pair.key_z * pair.scale, zc]), balanced_tree=False,
-                        compact_nodes=False)
-    k = min(_FIRST_K, len(pair.key_z))
-    d, i = pair.tree.query(np.column_stack([pair.key_y * pair.scale, yc]), k=k, workers=-1)
-    pair.near_d, pair.near_i = d.reshape(len(yc), k), i.reshape(len(yc), k)
-    first = pair.near_i[:, 0]
-    same = pair.key_z[first] == pair.key_y
-    return np.where(same, distances(yc, zc[first]), np.inf)
+    if pair.tree is None:
+        from scipy.spatial import cKDTree  # ~0.7 s to import: only with distance columns
+
+        span = np.ptp(np.concatenate([yc, zc]), axis=0)
+        pair.scale = 2.0 * float(np.sqrt(np.sum(span * span))) + 1.0
+        pair.tree = cKDTree(np.column_stack([pair.key_z * pair.scale, zc]), balanced_tree=False,
+                            compact_nodes=False)
+        k = min(_FIRST_K, len(pair.key_z))
+        pair.near_d = np.full((len(yc), k), np.inf)
+        pair.near_i = np.full((len(yc), k), len(zc), dtype=np.int64)
+        pair.near = np.full(len(yc), np.inf)
+        # a point whose key no release point has is asked nothing: it has no candidate
+        pair.asked = ~np.isin(pair.key_y, pair.key_z)
+    ask = ~pair.asked if wanted is None else ~pair.asked & wanted
+    rows = np.flatnonzero(ask)
+    pair.asked |= ask
+    if len(rows):
+        k = pair.near_i.shape[1]
+        d, i = pair.tree.query(np.column_stack([pair.key_y[rows] * pair.scale, yc[rows]]), k=k,
+                               workers=-1)
+        pair.near_d[rows], pair.near_i[rows] = d.reshape(len(rows), k), i.reshape(len(rows), k)
+        first = np.minimum(pair.near_i[rows, 0], len(zc) - 1)
+        same = (pair.near_i[rows, 0] < len(zc)) & (pair.key_z[first] == pair.key_y[rows])
+        pair.near[rows] = np.where(same, distances(yc[rows], zc[first]), np.inf)
+    return pair.near
 
 
 def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
-    """Records (counts) of release points with the query's key within ``threshold``."""
+    """Records (counts) of release points with the query's key within ``threshold`` (none
+    where it is infinite)."""
     if len(pair.dims) == 0:
         counts = np.bincount(pair.key_z, weights=pair.zs.count, minlength=pair.bound)
-        return np.where(threshold >= 0, counts[pair.key_y], 0.0)
+        return np.where(np.isfinite(threshold), counts[pair.key_y], 0.0)
     yc, zc = pair.ys.coords[:, pair.dims], pair.zs.coords[:, pair.dims]
     total = np.zeros(len(yc))
-    todo = np.flatnonzero(np.isfinite(threshold))
+    # a query whose nearest point of the pair lies beyond its threshold has none within it
+    todo = np.flatnonzero(np.isfinite(threshold) & (pair.near <= threshold))
     d, i, k = pair.near_d[todo], pair.near_i[todo], pair.near_i.shape[1]
     while len(todo):
         inside = _inside(pair, todo, i, threshold, yc, zc)
@@ -418,35 +566,111 @@ def _inside(pair: _Pair, rows: np.ndarray, idx: np.ndarray, threshold: np.ndarra
     return valid & same & (d <= threshold[rows][:, None])
 
 
+def _value_codes(y_num: np.ndarray, z_num: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (−1 = missing) of the distance columns' values, from one factorisation of both
+    sides per column, so equal values get equal codes."""
+    n = len(y_num)
+    y_eq = np.empty(y_num.shape, dtype=np.int64)
+    z_eq = np.empty(z_num.shape, dtype=np.int64)
+    for j in range(y_num.shape[1]):
+        codes, _ = pd.factorize(np.concatenate([y_num[:, j], z_num[:, j]]),
+                                use_na_sentinel=True)
+        y_eq[:, j], z_eq[:, j] = codes[:n], codes[n:]
+    return y_eq, z_eq
+
+
 def link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
-         z_num: np.ndarray, weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """p_i and |M_i| for attacker keys ``y_codes`` / released keys ``z_codes`` (n, |E|, jointly
-    coded, −1 missing) and standardised distance columns ``y_num`` / ``z_num`` (n, |N|, NaN
-    missing), record i of the release being the true match of query i.
+         z_num: np.ndarray, weight: np.ndarray | None = None) -> dict[str, Attack]:
+    """Every attacker's p_i and |M_i| (module docstring), keyed as :data:`ATTACKERS`, for
+    attacker keys ``y_codes`` / released keys ``z_codes`` (n, |E|, jointly coded, −1 missing)
+    and standardised distance columns ``y_num`` / ``z_num`` (n, |N|, NaN missing), record i of
+    the release being the true match of query i.
 
     With ``weight`` (whole numbers), row i stands for ``weight[i]`` records that all have its
     (y, z): the engines' table of distinct (y, z) pairs gives every one of them its p and
     |M|."""
     n = len(y_codes)
     y_pat, z_pat = _patterns(y_codes, y_num), _patterns(z_codes, z_num)
-    queries = [_distinct(y_codes, y_num, np.flatnonzero(y_pat == p), None)
+    y_eq, z_eq = _value_codes(y_num, z_num)
+    queries = [_distinct(y_codes, y_num, y_eq, np.flatnonzero(y_pat == p), None)
                for p in np.sort(pd.unique(y_pat))]
-    targets = [_distinct(z_codes, z_num, np.flatnonzero(z_pat == q), weight)
+    targets = [_distinct(z_codes, z_num, z_eq, np.flatnonzero(z_pat == q), weight)
                for q in np.sort(pd.unique(z_pat))]
-    d_min = np.full(n, np.inf)
-    pairs = []
+    # per record: (a)'s smallest distance d_a; (b)'s largest agreement top_b and the smallest
+    # distance d_b among its candidates; (c)'s largest agreement top_c among (a)'s best
+    d_a, d_b = np.full(n, np.inf), np.full(n, np.inf)
+    top_b, top_c = np.full(n, -1), np.full(n, -1)
+    size = {a: np.zeros(n) for a in ATTACKERS}
+    one = True  # every candidate of every query with the same a: one attacker
+    same_as_a: list[tuple[np.ndarray, int]] = []  # (records, a) of patterns where (b), (c) = (a)
     for ys in queries:
-        best = np.full(len(ys.count), np.inf)
         mine = [_pair(ys, zs) for zs in targets]
-        for pair in mine:
-            np.minimum(best, _nearest(pair), out=best)
-        pairs += [(pair, best) for pair in mine]
-        d_min[ys.records] = best[ys.of_record]
-    size = np.zeros(n)
-    for pair, best in pairs:
-        size[pair.ys.records] += _count_within(pair, tie_threshold(best))[pair.ys.of_record]
+        # (b) and (c) also read the candidates equal on some distance columns; at the largest
+        # agreement of a query these sets are disjoint (a candidate is in the one of its
+        # agreement), so their counts add up. Most agreements first: a point that has found
+        # more is not asked the sets with fewer
+        every = mine + sorted((sub for pair in mine for sub in _equal_pairs(pair)),
+                              key=lambda sub: -sub.agree)
+        uniform = len(every) == len(mine) and len({pair.agree for pair in mine}) == 1
+        one &= uniform
+        q = len(ys.count)
+        best, best_b, agree_b = np.full(q, np.inf), np.full(q, np.inf), np.full(q, -1)
+        for k, pair in enumerate(every):
+            near = _nearest(pair, None if k < len(mine) else agree_b <= pair.agree)
+            if k < len(mine):
+                np.minimum(best, near, out=best)
+            if uniform:
+                continue
+            found = np.isfinite(near)
+            better, same = found & (pair.agree > agree_b), found & (pair.agree == agree_b)
+            best_b = np.where(better, near, np.where(same, np.minimum(best_b, near), best_b))
+            agree_b = np.where(better, pair.agree, agree_b)
+        size_a, size_b, size_c, agree_c = np.zeros(q), np.zeros(q), np.zeros(q), np.full(q, -1)
+        farther = best_b > best  # (b)'s nearest lies beyond (a)'s: (b) counts again
+        for k, pair in enumerate(every):
+            if k >= len(mine):  # the points (c) may still need
+                _nearest(pair, (agree_c <= pair.agree) & np.isfinite(best))
+            within = _count_within(pair, tie_threshold(best))
+            if k < len(mine):
+                size_a += within
+            if uniform:
+                continue
+            found = within > 0
+            better, same = found & (pair.agree > agree_c), found & (pair.agree == agree_c)
+            size_c = np.where(better, within, np.where(same, size_c + within, size_c))
+            agree_c = np.where(better, pair.agree, agree_c)
+            mine_b = pair.agree == agree_b
+            redo = mine_b & farther
+            if redo.any():
+                within = np.where(redo, _count_within(
+                    pair, np.where(redo, tie_threshold(best_b), np.inf)), within)
+            size_b += np.where(mine_b, within, 0.0)
+        rows, point = ys.records, ys.of_record
+        d_a[rows], size["any_match"][rows] = best[point], size_a[point]
+        if uniform:  # (b) and (c) are (a): filled in below if another pattern needs them
+            same_as_a.append((rows, mine[0].agree))
+            continue
+        d_b[rows], size["exact_first"][rows] = best_b[point], size_b[point]
+        size["nearest_first"][rows] = size_c[point]
+        top_b[rows], top_c[rows] = agree_b[point], agree_c[point]
+    if not one:
+        for rows, agree in same_as_a:
+            d_b[rows] = d_a[rows]
+            top_b[rows] = top_c[rows] = np.where(np.isfinite(d_a[rows]), agree, -1)
+            size["exact_first"][rows] = size["nearest_first"][rows] = size["any_match"][rows]
     compatible = ((y_codes < 0) | (z_codes < 0) | (y_codes == z_codes)).all(axis=1)
-    mine = compatible & (distances(y_num, z_num) <= tie_threshold(d_min))
-    p = np.where(mine & (size > 0), 1.0 / np.maximum(size, 1.0), 0.0)
-    return p, size.astype(np.int64)
-
+    d_self = distances(y_num, z_num)
+    nearest = compatible & (d_self <= tie_threshold(d_a))
+    hit = {"any_match": nearest}
+    if not one:
+        agree = ((y_codes >= 0) & (z_codes >= 0)).sum(axis=1) \
+            + ((y_eq >= 0) & (y_eq == z_eq)).sum(axis=1)
+        hit |= {"exact_first": compatible & (agree == top_b) & (d_self <= tie_threshold(d_b)),
+                "nearest_first": nearest & (agree == top_c)}
+        # (b) where the nearest candidate is at distance 0: (c)'s best candidates
+        zero = d_a == 0.0
+        hit["exact_first"] = np.where(zero, hit["nearest_first"], hit["exact_first"])
+        size["exact_first"] = np.where(zero, size["nearest_first"], size["exact_first"])
+    attacks = {a: Attack(np.where(h & (size[a] > 0), 1.0 / np.maximum(size[a], 1.0), 0.0),
+                         size[a].astype(np.int64)) for a, h in hit.items()}
+    return {a: attacks[a if a in attacks else "any_match"] for a in ATTACKERS}
