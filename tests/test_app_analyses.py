@@ -3,6 +3,7 @@ item 4): the built-in example's analyses compared on every move, with the core's
 changes of the spec tried on the data before they are kept; user text shown as text."""
 
 import json
+from html import escape as html_escape
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,11 +12,12 @@ from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
-from sdc_core.utility.validity import Validity, verdict
+from sdc_core.utility.validity import Validity, term_holds, verdict_text, worst_term
 from tests.conftest import ROOT, plain
 from tests.test_app_hostile_text import leaks
 from ui.report import build_report, risk_table, utility_table
 from ui.text import md
+from ui.workbench import RISK_KEYS
 
 HOSTILE = "**bold** <img src=x onerror=alert(1)>"
 QI = ["age", "gender", "race"]
@@ -68,9 +70,9 @@ def test_the_example_holds_before_protection():
     at = protect_page()
     assert metric(at, "mean CI overlap") == "1.000"
     assert metric(at, "worst-table TVD") == "0.000"
-    lines = [plain(m.value) for m in at.markdown if m.value.startswith("**")]
+    lines = [t.value for t in at.text]
     for a in example("actg175").analyses["analyses"]:
-        assert f"**{a['name']}**: holds" in " ".join(lines)
+        assert any(line.startswith(f"{a['name']}: holds (") for line in lines), lines
     assert any(e.label == "Benchmark analyses (2)" for e in at.expander)
 
 
@@ -87,11 +89,26 @@ def test_banding_age_lowers_the_overlap_to_the_cores_figure():
     assert metric(at, "worst-table TVD") == f"{report.worst_tvd:.3f}"
     assert metric(at, "S_pMSE") == f"{report.pmse.s_pmse:.3f}"
     first = report.analyses[0]
-    assert any(plain(m.value).startswith(f"**{first.name}**: {verdict(first)}")
-               for m in at.markdown)
+    assert [t.value for t in at.text] == [f"{r.name}: {verdict_text(r)}"
+                                          for r in report.analyses]
+    # every term of the analyses with intervals, its figures and the worst one marked
+    every = next(d.value for d in at.dataframe if "worst" in d.value.columns
+                 and "analysis" in d.value.columns)
+    terms = [(r, t) for r in report.analyses if r.kind != "table" for t in r.terms]
+    assert every["term"].tolist() == [t.term for _, t in terms]
+    assert every["analysis"].tolist() == [r.name for r, _ in terms]
+    assert every["CI overlap"].tolist() == pytest.approx([t.ci_overlap for _, t in terms],
+                                                         nan_ok=True)
+    assert every["std. difference"].tolist() == pytest.approx([t.std_diff for _, t in terms],
+                                                              nan_ok=True)
+    assert every["term holds"].tolist() == [term_holds(t) for _, t in terms]
+    assert every["worst"].tolist() == [t is worst_term(r) for r, t in terms]
+    named = [worst_term(r) for r in report.analyses if r.kind != "table"]
+    assert every["worst"].sum() == sum(w is not None for w in named) >= 1
     assert interval_chart(at) is None  # the terms are drawn on demand
     at.selectbox(key="w_an_detail").set_value(first.name).run()
-    terms = next(d.value for d in at.dataframe if "CI overlap" in d.value.columns)
+    terms = next(d.value for d in at.dataframe if "CI overlap" in d.value.columns
+                 and "analysis" not in d.value.columns)
     assert terms["CI overlap"].tolist() == pytest.approx([t.ci_overlap for t in first.terms])
     chart = interval_chart(at)
     assert [t["name"] for t in chart["data"]] == ["original", "protected"]
@@ -103,7 +120,7 @@ def test_adding_an_analysis_keeps_it_in_the_spec():
     assert spec(at)["analyses"][-1] == {"name": "weight by sex", "kind": "mean",
                                         "column": "wtkg", "by": "gender"}
     assert any(e.label == "Benchmark analyses (3)" for e in at.expander)
-    assert any(plain(m.value).startswith("**weight by sex**: holds") for m in at.markdown)
+    assert any(t.value.startswith("weight by sex: holds (") for t in at.text)
     at = add(at, "ols", "cd4 model", formula="cd420 ~ age + C(arms)")
     assert spec(at)["analyses"][-1]["formula"] == "cd420 ~ age + C(arms)"
     at = add(at, "table", "race by sex", columns=["race", "gender"])
@@ -251,10 +268,7 @@ def test_the_report_holds_the_section_with_names_escaped(actg):
     from sdc_core.risk import risk_profile
     from sdc_core.risk.linkage import linkage_attack
     before = risk_profile(actg, QI)
-    after = {k: getattr(before, k) for k in ("expected_reidentifications",
-                                             "global_risk_percent", "percent_unique",
-                                             "percent_k_le_threshold", "percent_below_k",
-                                             "min_k", "min_k_wildcard", "min_k_category")}
+    after = {k: getattr(before, k) for k in RISK_KEYS}
     attacked = linkage_attack(actg, actg, QI)
     after |= attacked.summary()
     utility = {"IL1_release": 0.0, "IL1_overall": 0.0, "IL1_numeric": 0.0,
@@ -270,6 +284,9 @@ def test_the_report_holds_the_section_with_names_escaped(actg):
     assert "does not hold" in html  # the table of a dropped column
     assert "S_pMSE is pMSE over its expected value" in html
     assert "cd420 | arms=" in html  # the terms table
+    for r in report.analyses:  # the verdict the page and the CLI write
+        assert f"<p>{html_escape(verdict_text(r))}</p>" in html
+    assert "<th>worst</th>" in html and "<th>term holds</th>" in html
     without = build_report("t", "f" * 64, len(actg), actg.shape[1], {}, "{}",
                            risk_table(before, attacked, after), utility_table(utility), [])
     assert "Does the analysis hold?" not in without
@@ -288,3 +305,22 @@ def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():
     at.switch_page("views/export.py").run()
     assert not at.exception
     assert any("leaves out the benchmark analyses" in w.value for w in at.warning)
+
+
+def test_the_cli_prints_the_verdict_lines_the_page_shows(tmp_path):
+    from tests.test_cli import run
+    at = protect_page()
+    at.slider(key="w_p_band_age").set_value(10).run()
+    assert not at.exception
+    steps = at.session_state["protect"].steps(QI)
+    df = read_table(EXAMPLE_PATH)
+    released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}), df).data
+    released.to_csv(tmp_path / "released.csv", index=False)
+    (tmp_path / "spec.json").write_text(json.dumps(spec(at)))
+    out = run("compare", EXAMPLE_PATH, tmp_path / "released.csv", "--analysis",
+              tmp_path / "spec.json")
+    assert out.returncode == 0, out.stderr
+    shown = [t.value for t in at.text]
+    assert len(shown) == len(spec(at)["analyses"]) and "worst term" in shown[0]
+    printed = [line[2:] for line in out.stdout.splitlines() if line[2:] in shown]
+    assert printed == shown

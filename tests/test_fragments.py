@@ -3,16 +3,19 @@ reruns the whole script for any widget, so it cannot tell): the results alone, t
 the core's for the new setting; the controls, the sidebar and the other charts are not sent
 again. What changes the controls themselves (undo, the columns of a method) redraws them."""
 
+import asyncio
 from collections import Counter
 
 from bench.st_client import StSession
 from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.names import count_and_percent, tile
 from tests.conftest import run_async
-from ui.text import number
+from ui.state import BURST_SECONDS
 from ui.workbench import evaluate, recipe_json
 
 QI = ["age", "gender", "race"]
 SLIDER = "Band width of age"
+LINKAGE = tile("linkage_reidentifications")
 
 
 def metric(s: StSession, label: str) -> str:
@@ -25,7 +28,7 @@ def linkage_after(width: int) -> str:
     df = read_table(EXAMPLE_PATH)
     wb = evaluate(df, recipe_json([{"method": "band", "column": "age", "width": width}], 42),
                   QI, None, 5, "wildcard", 1.0, [])
-    return number(wb.after["linkage_reidentifications"])
+    return count_and_percent("linkage_reidentifications", wb.after)
 
 
 async def drive(url: str) -> dict[str, object]:
@@ -35,17 +38,18 @@ async def drive(url: str) -> dict[str, object]:
     try:
         await s.switch_page("Protect")
         await s.set_value(SLIDER, 12)
+        await asyncio.sleep(BURST_SECONDS)  # a pause: the next move is an undo step of its own
         await s.set_value(SLIDER, 10)
         seen["move"] = list(s.last_run)
         print(s.last_run)
-        seen["linkage"] = metric(s, "Linkage attack")
+        seen["linkage"] = metric(s, LINKAGE)
         seen["slider"] = s.widget(SLIDER, "slider").value
         seen["sidebar_kept"] = "Load a recipe" in s.text()
         seen["undo_enabled"] = not s.widget("Undo", "button").proto.disabled
         await s.click("Undo")  # back to width 12: the slider itself must show it
         seen["undo"] = Counter(kind for kind, _ in s.last_run)
         seen["slider_after_undo"] = s.widget(SLIDER, "slider").value
-        seen["linkage_after_undo"] = metric(s, "Linkage attack")
+        seen["linkage_after_undo"] = metric(s, LINKAGE)
         seen["errors"] = s.errors()
     finally:
         await s.close()
@@ -60,13 +64,14 @@ def test_a_slider_move_redraws_the_results_alone(app_url):
     labels = {label for _, label in move}
     # the results: their metrics, the before/after chart once, the undo buttons above the
     # controls (their state follows the move)
-    assert {"Linkage attack", "Released keys", "Undo", "Before and after"} <= labels
+    assert {LINKAGE, "Keys' re-identifications", "Undo", "Before and after"} <= labels
     assert kinds["plotly_chart"] == 1
     # not the controls (the slider that moved, the seed, the method columns), not the sidebar
     assert kinds["slider"] == 0 and kinds["number_input"] == 0 and kinds["multiselect"] == 0
     assert "Seed" not in labels and "Load a recipe" not in labels
-    # nor what is folded away: the numbers behind the chart, the print export
-    assert kinds["dataframe"] == 0 and kinds["radio"] == 0
+    # the one table shown, every analysis term's figures beside the verdicts; nor what is
+    # folded away: the numbers behind the chart, the print export
+    assert kinds["dataframe"] == 1 and kinds["radio"] == 0
     assert seen["sidebar_kept"] and seen["slider"] == [10.0] and seen["undo_enabled"]
     assert seen["linkage"] == linkage_after(10)  # the core's figure for the new width
     # undo redraws the controls too: the slider shows the width it brought back

@@ -59,10 +59,12 @@ def test_summary_figures_are_their_definitions(actg, validity):
     assert report.worst_tvd == max([t.tvd for t in report.tables] + [table.tvd])
     s = report.summary()
     assert s["ci_overlap_loss"] == pytest.approx(1 - s["mean_ci_overlap"], rel=1e-12)
+    holds = {f"holds: {r.name}": float(verdict(r) == "holds") for r in report.analyses}
     assert report.per_analysis() == {"ci_overlap: cd4": overlaps[0],
                                      "ci_overlap: censored": overlaps[1],
                                      "ci_overlap: mean cd4 by race": overlaps[2],
-                                     "tvd: race × gender": table.tvd}
+                                     "tvd: race × gender": table.tvd} | holds
+    assert s["analyses_holding"] == pytest.approx(np.mean(list(holds.values())))
 
 
 def test_an_analysis_the_release_breaks_counts_zero_and_a_dropped_column_tvd_one(actg,

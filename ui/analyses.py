@@ -13,22 +13,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from sdc_core.checks import parse_json_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.utility.analysis import DEFAULT_CONFIDENCE, KINDS, check_columns, parse_spec
-from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport
+from sdc_core.utility.validity import (
+    LABELS,
+    S_PMSE_RULE,
+    VERDICT_RULE,
+    ValidityReport,
+    figure_text,
+    verdict_text,
+)
 from ui import charts, compute, state
 from ui.guard import guarded
-from ui.report import (
-    WORST_TABLES,
-    analysis_line,
-    figure_text,
-    pmse_text,
-    tables_frame,
-    terms_frame,
-)
+from ui.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
 from ui.state import Dataset
 from ui.text import md
 from ui.workbench import Workbench
@@ -285,13 +286,39 @@ def _headline(report: ValidityReport) -> None:
     m[2].metric(LABELS["s_pmse"], figure_text(s["s_pmse"]), help=S_PMSE_RULE)
 
 
+#: The columns of the panel's table of every term.
+TERM_COLUMNS = ["analysis", "term", "CI overlap", "std. difference", "original in protected CI",
+                "term holds", "worst"]
+
+
+def every_term(report: ValidityReport) -> pd.DataFrame:
+    """Every term of the analyses with intervals, a row each: its CI overlap J, standardised
+    difference d = (θ_p − θ_o)/se_o, whether it holds (J ≥ 0.75 and |d| < 1) and whether its
+    verdict names it (``worst``). A table's cells are left out (no intervals; its verdict
+    names the cell that moved most, and its cells are shown on demand)."""
+    frames = [terms_frame(r).assign(analysis=r.name) for r in report.analyses
+              if r.terms and r.kind != "table"]
+    return pd.concat(frames, ignore_index=True)[TERM_COLUMNS] if frames \
+        else pd.DataFrame(columns=TERM_COLUMNS)
+
+
 def _analyses(report: ValidityReport, stem: str, context: str) -> None:
-    """Each analysis's verdict, then the terms of the one chosen, if any (chart and table:
-    drawn on demand, they would slow every move)."""
+    """Each analysis's verdict (plain text: names are user data), every term's figures with
+    its worst marked, then the interval chart and full table of the one chosen, if any (drawn
+    on demand, they would slow every move)."""
+    st.caption(md(VERDICT_RULE))
     for r in report.analyses:
-        st.markdown(f"**{md(r.name)}**: {md(analysis_line(r))}")
+        st.text(f"{r.name}: {verdict_text(r)}")
         if r.error:
             st.error(md(r.error), icon=":material/error:")
+    terms = every_term(report)
+    if len(terms):
+        st.dataframe(terms, hide_index=True, width="stretch",
+                     column_config={"CI overlap": st.column_config.NumberColumn(format="%.3f"),
+                                    "std. difference": st.column_config.NumberColumn(
+                                        format="%.2f"),
+                                    "worst": st.column_config.CheckboxColumn(
+                                        help="The term the verdict names")})
     names = [r.name for r in report.analyses if r.terms]
     if not names:
         return
@@ -305,7 +332,7 @@ def _analyses(report: ValidityReport, stem: str, context: str) -> None:
     r = next(r for r in report.analyses if r.name == name)
     frame = terms_frame(r)
     if r.kind == "table":
-        st.dataframe(frame[["term", "original", "protected"]].rename(columns={
+        st.dataframe(frame[["term", "original", "protected", "worst"]].rename(columns={
             "term": "cell", "original": "original share", "protected": "protected share"}),
             hide_index=True, width="stretch")
         return
