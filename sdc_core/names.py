@@ -1,0 +1,196 @@
+"""One name per measure: the display name, unit and formula of every figure the project reports.
+
+The pages, the report, the command line's text and the Trade-offs page read their names here
+(docs/measures.md, "Names", lists the same table), so a figure is called the same everywhere
+and the two "re-identification" figures cannot be confused:
+
+- the **keys' re-identifications** Σ 1/f_k and the **keys' re-identification risk**
+  100 · mean(1/f_k) read the released keys as if they were true (sdcMicro's convention);
+- the **linkage attack re-identifications** Σ p_i and the **linkage attack risk**
+  100 · mean(p_i) are what an attacker who knows the true values achieves.
+
+A key is the figure's name in JSON (``risk --json``, ``compare --json``), in a sweep's columns,
+in a target and in the records files; it stays what it was, so workspaces, grids and scripts
+keep working. ``{k}`` in a name stands for the k-anonymity threshold.
+
+Units: ``count`` (records or people, possibly fractional as an expectation), ``%`` (0–100),
+``share 0–1``, ``index`` (a figure whose range the formula gives) and ``score``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Measure:
+    """How a figure is called (``name``; ``{k}``: the threshold), in what ``unit``, and what it
+    is (``formula``, in the notation of docs/measures.md)."""
+
+    name: str
+    unit: str
+    formula: str
+
+
+UNITS = ("count", "%", "share 0–1", "index", "score")
+
+_M = Measure
+#: Every measure by its key, in the order of docs/measures.md's table.
+MEASURES: dict[str, Measure] = {
+    # the released keys read as if true
+    "n_records": _M("records", "count", "n"),
+    "n_classes": _M("equivalence classes", "count", "number of distinct key combinations"),
+    "percent_unique": _M("unique records", "%", "100 · mean(f_k = 1)"),
+    "percent_k_le_threshold": _M("records in classes ≤ {k}", "%", "100 · mean(f_k ≤ k)"),
+    "percent_below_k": _M("records in classes < {k}", "%", "100 · mean(f_k < k)"),
+    "expected_reidentifications": _M("keys' re-identifications", "count", "Σ 1/f_k"),
+    "avg_linkage_risk_percent": _M("keys' re-identification risk", "%", "100 · mean(1/f_k)"),
+    "global_risk_percent": _M("global risk", "%", "100 · mean(r), r the individual risk"),
+    "global_expected_reidentifications": _M("global re-identifications", "count", "Σ r"),
+    "min_k": _M("smallest class", "count", "min f_k"),
+    "median_k": _M("median class size", "count", "median of f_k over the records"),
+    "min_k_wildcard": _M("smallest class, a blank matching any value", "count",
+                         "min f_k, a missing key matching any value"),
+    "min_k_category": _M("smallest class, a blank as a value of its own", "count",
+                         "min f_k, a missing key a value of its own"),
+    "n_records_with_missing_keys": _M("records with missing keys", "count",
+                                      "records with a missing value on some key"),
+    "fk": _M("class size f_k", "count", "records sharing the record's key values"),
+    "Fk": _M("population class size F_k", "count", "Σ w over the record's class"),
+    "risk": _M("individual risk", "share 0–1", "r: 1/f_k, or Benedetti–Franconi with weights"),
+    # l-diversity of a sensitive column S
+    "min_l": _M("min l", "count", "min l over the records with l ≥ 1"),
+    "percent_l_eq_1": _M("records with l = 1", "%", "100 · mean(l = 1)"),
+    "percent_no_sensitive_value": _M("records with no sensitive value released", "%",
+                                     "100 · mean(l = 0)"),
+    # attribute disclosure: a released column Z that (nearly) determines S
+    "share": _M("share of records Z determines S on", "share 0–1",
+                "Σ_z max_s n(z, s) / Σ_z n(z), over Z values held by two or more records"),
+    "n_values": _M("values of Z", "count", "distinct Z values where Z and S are present"),
+    # SUDA2 special uniques
+    "n_records_score_positive": _M("records with MSUs", "count",
+                                   "records with a minimal sample unique (MSU): score > 0"),
+    "max_score": _M("max SUDA score", "score", "max score_i"),
+    "max_dis_score": _M("max DIS score", "share 0–1", "max dis_i"),
+    "n_msus": _M("minimal sample uniques", "count", "number of (record, MSU) pairs"),
+    "attribute_contributions": _M("SUDA attribute contribution", "%",
+                                  "100 · Σ_i credit of key j in i / Σ_i score_i"),
+    "suda_score": _M("SUDA score", "score", "Σ over the record's MSUs S of (M − |S|)!"),
+    "dis_score": _M("DIS score", "share 0–1", "1 / (1 + (U/Dis − U) / (score^Q · A))"),
+    # the population (how the file was sampled)
+    "sampling_fraction": _M("sampling fraction π", "share 0–1", "n/N"),
+    "population_size": _M("population size N", "count", "given, n/π, or Σ w"),
+    "sample_size": _M("records", "count", "n"),
+    "classes": _M("equivalence classes", "count", "u, the classes of the sample"),
+    "sample_uniques": _M("sample uniques", "count", "s_1, the records alone in their class"),
+    "sample_uniqueness": _M("sample uniqueness", "share 0–1", "s_1/n"),
+    "zayatz": _M("Zayatz: population uniqueness", "share 0–1", "S_1/N, Zayatz (1991)"),
+    "zayatz_count": _M("Zayatz: population uniques", "count", "S_1, Zayatz (1991)"),
+    "pitman": _M("Pitman: population uniqueness", "share 0–1", "S_1/N, Pitman's formula"),
+    "pitman_count": _M("Pitman: population uniques", "count", "S_1, Pitman's formula"),
+    "snb": _M("SNB: population uniqueness", "share 0–1", "S_1/N, slide negative binomial"),
+    "snb_count": _M("SNB: population uniques", "count", "S_1, slide negative binomial"),
+    "dankar": _M("Dankar's rule: population uniqueness", "share 0–1",
+                 "S_1/N of the model Dankar's rule picks"),
+    "dankar_count": _M("Dankar's rule: population uniques", "count",
+                       "S_1 of the model Dankar's rule picks"),
+    "population_uniqueness_percent": _M("Dankar's rule: population uniqueness", "%",
+                                        "100 · S_1/N of the model Dankar's rule picks"),
+    "r1": _M("log-linear r1", "share 0–1", "τ1/c, τ1 = Σ e^{−μ} over the sample uniques"),
+    "r2": _M("log-linear r2", "share 0–1",
+             "τ2/c, τ2 = Σ (1 − e^{−μ})/μ over the sample uniques"),
+    "r1_per_unique": _M("log-linear r1 per sample unique", "share 0–1", "τ1/s_1"),
+    "r2_per_unique": _M("log-linear r2 per sample unique", "share 0–1", "τ2/s_1"),
+    "tau1": _M("log-linear τ1", "count", "Σ e^{−μ} over the sample uniques"),
+    "tau2": _M("log-linear τ2", "count", "Σ (1 − e^{−μ})/μ over the sample uniques"),
+    "cells": _M("cells kept", "count", "c, the cells of the key table the model keeps"),
+    "occupied_cells": _M("occupied cells", "count", "cells of the key table with a record"),
+    "table_cells": _M("cells of the key table", "count", "∏ levels of the keys"),
+    # the linkage attack (the attacker knows the true values)
+    "linkage_reidentifications": _M("linkage attack re-identifications", "count", "Σ p_i"),
+    "linkage_risk_percent": _M("linkage attack risk", "%", "100 · mean(p_i)"),
+    "linkage_percent_certain": _M("linkage attack certain links", "%",
+                                  "100 · mean(M_i = {i})"),
+    "drisk_percent": _M("dRisk, interval disclosure", "%",
+                        "100 · share of records within ±0.05·s_c on every distance column"),
+    "p_link": _M("linkage probability", "share 0–1", "p_i = 1/|M_i| when i ∈ M_i, else 0"),
+    "candidates": _M("best candidates", "count", "|M_i|"),
+    # information loss
+    "IL1_release": _M("IL1 release", "share 0–1", "(1/|C|) Σ_{c∈C} IL1_c"),
+    "IL1_overall": _M("IL1 overall", "share 0–1",
+                      "mean of IL1 numeric and IL1 categorical (those that exist)"),
+    "IL1_numeric": _M("IL1 numeric", "share 0–1", "mean IL1_c over the changed numeric columns"),
+    "IL1_categorical": _M("IL1 categorical", "share 0–1",
+                          "mean IL1_c over the changed categorical columns"),
+    "eigenvalue_similarity_percent": _M("eigenvalue similarity", "%",
+                                        "100 · (1 − Σ|λ′ − λ| / p)"),
+    "suppressed_values": _M("suppressed values", "count",
+                            "numeric values protection turned into missing ones"),
+    "tvd": _M("TVD", "share 0–1", "½ Σ |p − p′|"),
+    "ks": _M("KS statistic", "share 0–1", "sup_x |F(x) − F′(x)|"),
+    "mean_shift": _M("mean shift", "index", "mean(x′) − mean(x), in the column's unit"),
+    "sd_shift": _M("standard-deviation shift", "index", "sd(x′) − sd(x), in the column's unit"),
+    # do the analyses hold?
+    "ci_overlap": _M("CI overlap", "index", "J = ½ [(U − L)/(U_o − L_o) + (U − L)/(U_p − L_p)]"),
+    "mean_ci_overlap": _M("mean CI overlap", "index", "mean over the analyses of mean J"),
+    "ci_overlap_loss": _M("1 − mean CI overlap", "index", "1 − mean CI overlap"),
+    "std_diff": _M("standardised difference", "index", "(θ_p − θ_o)/se_o"),
+    "dropped_original": _M("original rows left out", "count",
+                           "rows of x with a missing value the analysis reads"),
+    "dropped_protected": _M("protected rows left out", "count",
+                            "rows of x′ with a missing value the analysis reads"),
+    "hellinger": _M("Hellinger distance", "share 0–1", "√(1 − Σ √(p·p′))"),
+    "false_zeros": _M("false zeros", "count", "cells with p > 0 and p′ = 0"),
+    "false_nonzeros": _M("false non-zeros", "count", "cells with p = 0 and p′ > 0"),
+    "worst_tvd": _M("worst-table TVD", "share 0–1", "max TVD over the compared tables"),
+    "holds": _M("analysis holds", "share 0–1",
+                "1 when the analysis's verdict is \"holds\", else 0 (a sweep: mean over seeds)"),
+    "analyses_holding": _M("share of analyses that hold", "share 0–1",
+                           "analyses that hold / analyses with a verdict"),
+    "pmse": _M("pMSE", "index", "Σ (p̂ − c)² / N, from 0 to 0.25"),
+    "s_pmse": _M("S_pMSE", "index", "pMSE / [(k − 1)(1 − c)² c / N]"),
+    # a sweep's rows
+    "n_seeds": _M("seeds", "count", "runs averaged (randomised methods)"),
+    "n_steps": _M("steps", "count", "steps of the row's recipe"),
+}
+
+#: Figures given both as a count and as a percentage of the records: each one's other form.
+#: Wherever a target is a percentage the page shows the count beside it, and the other way round.
+COUNT_AND_PERCENT = {"linkage_risk_percent": "linkage_reidentifications",
+                     "avg_linkage_risk_percent": "expected_reidentifications"}
+COUNT_AND_PERCENT |= {v: k for k, v in COUNT_AND_PERCENT.items()}
+
+
+def name(key: str, k: int | str = "k") -> str:
+    """The display name of the measure ``key``, with the threshold ``k`` in it."""
+    return MEASURES[key].name.replace("{k}", str(k))
+
+
+def label(key: str, k: int | str = "k") -> str:
+    """The name with its unit where no value beside it carries the unit: a table's heading, an
+    axis, a choice of measure ("unique records (%)")."""
+    m = MEASURES[key]
+    return f"{name(key, k)} (%)" if m.unit == "%" else name(key, k)
+
+
+def tile(key: str, k: int | str = "k") -> str:
+    """The name as a tile's label, capitalised unless its second letter is a capital
+    ("Unique records", "dRisk …"; the value shows its unit)."""
+    text = name(key, k)
+    return text if text[1:2].isupper() else text[0].upper() + text[1:]
+
+
+def count_and_percent(key: str, row: Mapping[str, Any]) -> str:
+    """A count with its percentage, or a percentage with its count, as one value
+    ("170 (7.95 %)" for either of the linkage attack's figures): ``row`` (a dict or a table's
+    row) holds both figures of :data:`COUNT_AND_PERCENT`."""
+    pair = COUNT_AND_PERCENT[key]
+    count, percent = (pair, key) if MEASURES[key].unit == "%" else (key, pair)
+    return f"{count_text(row[count])} ({row[percent]:.2f} %)"
+
+
+def count_text(v: float) -> str:
+    """A count as a whole number when it is one, else with two decimals: 182, 18.34."""
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
