@@ -27,8 +27,8 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	@touch $@
 
 # one BLAS thread per computation: sessions run side by side on the cores, and a threaded BLAS
-# whose threads wait for each other on a busy machine made a Protect move 1.6x slower and a
-# propensity model 10x (bench/bench_analysis.py)
+# whose threads wait for each other on a busy machine made a Protect move with the benchmark
+# analyses 3x slower and a propensity model 2x at load average 3 (bench/bench_analysis.py)
 run bench: export OPENBLAS_NUM_THREADS ?= 1
 
 run: $(VENV)/.runtime
@@ -89,6 +89,8 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_corpus
 	$(BIN)/python -m bench.bench_read
 	$(BIN)/python -m bench.bench_bombs
+	$(BIN)/python -m bench.bench_headers
+	$(BIN)/python -m bench.bench_first_page
 
 clean:
 	rm -rf $(VENV) test-results .pytest_cache .hypothesis node_modules

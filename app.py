@@ -24,6 +24,9 @@ ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
 
 def pages() -> None:
     """A session's run: the page setup, the navigation and the page asked for."""
+    from ui import warmup
+
+    warmup.visitor()  # the server's warm-up gives way to the pages from now on
     from ui.page import begin_run, page_failed
 
     st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
@@ -48,6 +51,8 @@ def pages() -> None:
 if __name__ == "__main__":  # a session's run (Streamlit runs the script as __main__)
     pages()
 else:  # the server's import: the app it serves (found by its name and its st.App call)
+    from ui import warmup
     from ui.server import middleware
 
     app = st.App(Path(__file__).resolve(), middleware=middleware())
+    warmup.start()  # the pages' modules, the example and a worker, before the first visitor

@@ -292,6 +292,20 @@ def _wait(future: Future, reports: Any, progress: Progress | None) -> Any:
     return future.result()
 
 
+def warm(fn: Callable[[], Any], timeout: float = 300) -> list[Any]:
+    """Start the pool with one worker process, which runs ``fn`` (importing what jobs will
+    need), and the manager, before any job needs them (:mod:`ui.warmup`); what ``fn``
+    returned, in a list (empty with ``SDC_WORKERS=0``). One process only: the first pages'
+    computations need one, the others start when jobs run side by side, as before. Warming
+    them all at once held the first visitor's Risk page up (its jobs waited behind theirs,
+    and three processes shared two cores)."""
+    if workers() == 0:
+        return []
+    out = _get_pool(workers()).submit(_job, fn, (), {}, None, None).result(timeout)
+    _get_manager()
+    return [out]
+
+
 def shutdown() -> None:
     """Stop the pool and the manager, waiting for running jobs (the next job starts them
     again)."""
