@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from sdc_core import __version__
 from sdc_core.errors import SdcInputError
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES
+from sdc_core.names import name as measure_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,15 +160,18 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
                     "with IL1_release = (1/|C|) Σ_{c∈C} IL1_c, the mean IL1 over the released "
                     "columns C: the original's columns less --not-released, an unchanged "
                     "column counting 0 and a column of C missing from PROTECTED (dropped) "
-                    "counting the maximum 1; then seed 003's IL1_overall (a mean over the "
-                    "changed columns). With --qi "
+                    "counting the maximum 1; then IL1_overall (a mean over the changed "
+                    "columns). Band labels (\"15–19\", \"[15, 20)\") of a column of numbers "
+                    "or dates are measured as the bands' midpoints. With --qi "
                     "it adds the linkage attack: an attacker who knows the true "
                     "quasi-identifiers (and the --known columns) looks for each person among "
                     "the released records. --recipe tells it which steps were public "
                     "recodings (the attacker applies them too) and which columns were "
                     "perturbed numerically (matched by nearest distance). Without --recipe "
                     "the released values are taken as they are: no recoding, every "
-                    "quasi-identifier compared exactly.")
+                    "quasi-identifier compared exactly. Of the attackers it runs (every "
+                    "candidate alike, fewest blanks first, nearest first: "
+                    "docs/measures.md), the one that re-identifies most gives the figures.")
     compare.add_argument("original")
     compare.add_argument("protected")
     compare.add_argument("--numeric", type=_column_list_or_none,
@@ -180,7 +185,8 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
                          help="extra numeric columns the attacker knows, matched by nearest "
                               "distance (needs --qi)")
     compare.add_argument("--records", type=Path, metavar="OUT.csv",
-                         help="write p_link and candidates per input row, in input order "
+                         help="write the headline attacker's p_link and candidates per "
+                              "input row, in input order "
                               "(needs --qi)")
     compare.add_argument("--not-released", type=_column_list, default=[], metavar="A,B",
                          help="columns of ORIGINAL that are not part of the release (the "
@@ -355,6 +361,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from sdc_core.utility.validity import Validity
 
         out.update(Validity(spec, original).compare(protected).to_json())
+    out["release_notes"] = _release_notes(recipe, original)
     if args.json:
         dist = distribution_report(original, protected, numeric)
         out["distribution"] = json.loads(dist.to_json(orient="records"))
@@ -379,23 +386,20 @@ def _analysis_spec(path: Path) -> Any:
 
 
 def _print_validity(out: dict[str, Any]) -> None:
-    """The analyses' verdicts and figures, the worst tables and pMSE, a few lines."""
-    from sdc_core.utility.validity import S_PMSE_RULE
+    """The analyses' verdicts (each line as the Protect page writes it: NAME: its
+    ``verdict_text``), the worst tables and pMSE, a few lines."""
+    from sdc_core.utility.validity import S_PMSE_RULE, VERDICT_RULE
 
     def num(v: float | None, spec: str = ".4f") -> str:
         return "n/a" if v is None else format(v, spec)
 
-    print(f"mean CI overlap  {num(out['mean_ci_overlap'])} (1 − it: the analyses' loss)")
+    print(f"mean CI overlap  {num(out['mean_ci_overlap'])} (1 − it: the analyses' loss); "
+          f"share of analyses that hold {num(out['analyses_holding'], '.3f')}")
     for a in out["analyses"]:
+        print(f"  {a['name']}: {a['verdict_text']}")
         if "error" in a:
-            print(f"  {a['name']} ({a['kind']}): {a['error']}")
-        elif a["kind"] == "table":
-            print(f"  {a['name']} (table): TVD {num(a['tvd'])}, Hellinger {num(a['hellinger'])}")
-        else:
-            inside = sum(bool(t["original_in_protected_ci"]) for t in a["terms"])
-            print(f"  {a['name']} ({a['kind']}): mean CI overlap {num(a['mean_ci_overlap'])}, "
-                  f"{inside} of {len(a['terms'])} original estimates inside the protected "
-                  "interval")
+            print(f"    {a['error']}")
+    print(f"  {VERDICT_RULE}")
     print(f"worst-table TVD  {num(out['worst_tvd'])} over {len(out['tables'])} 1- and 2-way "
           f"tables of {', '.join(out['table_columns'])}")
     for t in out["tables"][:5]:
@@ -422,6 +426,7 @@ def _compare_on_engine(args: argparse.Namespace) -> int:
         return {**jobs.compare(engine, args.original, args.protected, args.numeric,
                                args.il1_missing, args.not_released), **attack}
     out = _with_engine(args, job)
+    out["release_notes"] = _release_notes(recipe)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -431,28 +436,55 @@ def _compare_on_engine(args: argparse.Namespace) -> int:
 
 def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -> None:
     _print_il1(out)
+    for note in out.get("release_notes", []):
+        print(f"note: {note}")
     if args.qi is None:
         return
     print(f"linkage attack on {', '.join(args.qi)}"
           + (f" (known: {', '.join(args.known)})" if args.known else "")
           + ("" if recipe else ", released values taken as they are (no --recipe)"))
-    print(f"  re-identifications        {out['linkage_reidentifications']:.6f}")
-    print(f"  linkage risk              {out['linkage_risk_percent']:.6f} %")
-    print(f"  certain (unique, correct) {out['linkage_percent_certain']:.6f} %")
-    if "drisk_percent" in out:
-        print(f"  sdcMicro dRisk            {out['drisk_percent']:.6f} %")
+    for key in ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain",
+                "drisk_percent"):
+        if key in out:
+            print(_figure_line(key, out[key]))
+    _print_attackers(out)
+
+
+def _print_attackers(out: dict[str, Any]) -> None:
+    """The linkage attack's headline attacker (the one whose figures are above), then every
+    attacker's re-identifications and risk (docs/measures.md, "The attackers")."""
+    from sdc_core.risk.linkage import ATTACKER_NAMES
+
+    top = out["linkage_attacker"]
+    print(f"  {'attacker':<{_NAME_WIDTH}}{ATTACKER_NAMES[top]} (of "
+          f"{len(out['linkage_attackers'])}, the one that re-identifies most)")
+    for a, f in out["linkage_attackers"].items():
+        print(f"    {ATTACKER_NAMES[a]:<{_NAME_WIDTH - 2}}{f['linkage_reidentifications']:.6f} "
+              f"({f['linkage_risk_percent']:.6f} %)")
+
+
+#: The width of a figure's name on the command line's text (:mod:`sdc_core.names`).
+_NAME_WIDTH = 35
+
+
+def _figure_line(key: str, value: float, k: int | str = "k") -> str:
+    """One figure of ``risk`` or ``compare``: its name (:mod:`sdc_core.names`), its value with
+    six decimals (a class size as it is) and its unit."""
+    unit = " %" if MEASURES[key].unit == "%" else ""
+    text = f"{value:g}" if key in ("min_k", "median_k") else f"{value:.6f}"
+    return f"  {measure_name(key, k):<{_NAME_WIDTH}}{text}{unit}"
 
 
 def _print_il1(out: dict[str, Any]) -> None:
-    print(f"IL1 release      {out['IL1_release']:.6f} (mean IL1 over the "
-          f"{len(out['released_columns'])} released columns)")
-    print(f"IL1 overall      {out['IL1_overall']:.6f} (seed 003: mean over the changed "
-          "columns)")
-    print(f"IL1 numeric      {out['IL1_numeric']:.6f}")
-    print(f"IL1 categorical  {out['IL1_categorical']:.6f}")
+    for key in ("IL1_release", "IL1_overall", "IL1_numeric", "IL1_categorical"):
+        note = {"IL1_release": f" (mean IL1 over the {len(out['released_columns'])} released "
+                               "columns)",
+                "IL1_overall": " (mean over the changed columns)"}.get(key, "")
+        print(f"{measure_name(key):<16} {out[key]:.6f}{note}")
     print(f"IL1 reading      il1_missing = {out['il1_missing']}: "
           + _IL1_READING[out['il1_missing']])
-    print(f"eigenvalue similarity {out['eigenvalue_similarity_percent']:.6f} %")
+    print(f"{measure_name('eigenvalue_similarity_percent')} "
+          f"{out['eigenvalue_similarity_percent']:.6f} %")
     for c in out["changed_columns"]:
         print(f"  changed: {c} (IL1 {out['per_column'][c]:.6f})")
     for c in out["dropped_columns"]:
@@ -521,7 +553,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     recipe = result.best_recipe
     kept = f", {t.keep.measure} {row[t.keep.measure]:.6g}" if t.keep else ""
     loss = f"{result.loss} {row[result.loss]:.6g}, " if result.loss != "IL1_release" else ""
-    print(f"best under {t.describe()}: {t.measure} {row[t.measure]:.6g}{kept}, {loss}"
+    pair = COUNT_AND_PERCENT.get(t.measure)  # a count with its percentage, and back
+    other = f" ({pair} {row[pair]:.6g})" if pair else ""
+    print(f"best under {t.describe()}: {t.measure} {row[t.measure]:.6g}{other}{kept}, {loss}"
           f"IL1_release {row['IL1_release']:.6g} (IL1_overall {row['IL1_overall']:.6g}), "
           f"suppressed values "
           f"{int(row['suppressed_values'])}; recipe: {json.dumps(recipe, ensure_ascii=False)}")
@@ -576,6 +610,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 def _cmd_apply(args: argparse.Namespace) -> int:
     from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, write_table
+    from sdc_core.methods.banding import release_note
     from sdc_core.recipe import apply_recipe, load_recipe
 
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
@@ -590,6 +625,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                                                           not args.no_neutralize))
         for report in reports:
             print(f"step {report['step']} {report['method']} {report['column']}")
+        for note in _release_notes(recipe):
+            print(f"{args.program}: note: {note}", file=sys.stderr)
         print(f"wrote the protected table to {args.output} ({args.engine})")
         return 0
     df = read_bounded(args.data)
@@ -598,6 +635,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         print(f"{args.program}: warning: {warning}", file=sys.stderr)
     write_table(result.data, args.output, neutralize=not args.no_neutralize)
     for note in export_notes(result.data, args.output.suffix, not args.no_neutralize):
+        print(f"{args.program}: note: {note}", file=sys.stderr)
+    for note in filter(None, map(release_note, result.reports)):
         print(f"{args.program}: note: {note}", file=sys.stderr)
     for report in result.reports:
         details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
@@ -609,6 +648,24 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                   f"smallest class is {report['min_k_after_as_category']:g}")
     print(f"wrote {len(result.data)} records to {args.output}")
     return 0
+
+
+def _release_notes(recipe: Any, original: pd.DataFrame | None = None) -> list[str]:
+    """What the recipe's band steps that write midpoints or lower bounds release, in the words
+    of :func:`sdc_core.methods.banding.release_note`; with the ``original`` table, with an
+    example band ("10 = 0–19")."""
+    from sdc_core.methods.banding import NUMBER_LABELS, release_note
+    from sdc_core.recipe import run_step
+
+    notes = []
+    for i, step in enumerate(recipe.steps if recipe else []):
+        if step["method"] != "band" or step.get("label") not in NUMBER_LABELS:
+            continue
+        info = {"label": step["label"]}
+        if original is not None and step["column"] in original.columns:
+            info = run_step(original, step, recipe.seed, i, None).info
+        notes.append(release_note({"method": "band", "column": step["column"], **info}))
+    return notes
 
 
 def _short(value: object) -> str:
@@ -698,16 +755,15 @@ def _format_risk(r: dict) -> str:
     lines = [
         f"Risk on {', '.join(r['qi'])} ({r['n_records']} records, {r['n_classes']} classes"
         + (f", weight {r['weight']}" if r["weight"] else "") + ")",
-        f"  unique (k = 1)                  {r['percent_unique']:.6f} %",
-        f"  k <= {r['k_threshold']:<3}                       {r['percent_k_le_threshold']:.6f} %",
-        f"  expected re-identifications     {r['expected_reidentifications']:.6f}",
-        f"  average linkage risk            {r['avg_linkage_risk_percent']:.6f} %",
-        f"  global risk (individual risk)   {r['global_risk_percent']:.6f} %",
-        f"  global expected re-ids          {r['global_expected_reidentifications']:.6f}",
-        f"  min k / median k                {r['min_k']:g} / {r['median_k']:g}",
     ]
+    k = r["k_threshold"]
+    for key in ("percent_unique", "percent_k_le_threshold", "percent_below_k",
+                "expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
+                "global_expected_reidentifications", "min_k", "median_k"):
+        lines.append(_figure_line(key, r[key], k))
     if r["n_records_with_missing_keys"]:
-        lines.append(f"  records with missing keys       {r['n_records_with_missing_keys']} "
+        lines.append(f"  {measure_name('n_records_with_missing_keys'):<{_NAME_WIDTH}}"
+                     f"{r['n_records_with_missing_keys']} "
                      f"(na = {r['na']}, alpha = {r['alpha']:g})")
     for s, v in r["l_diversity"].items():
         lines.append(f"  l-diversity of {s}: min l = {v['min_l']}, "

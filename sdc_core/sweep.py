@@ -26,8 +26,10 @@ combinations asked for. See :mod:`sdc_core.search` and ``docs/utility.md``.
 Benchmark analyses. ``"analysis"`` holds a spec of :func:`sdc_core.utility.analysis.parse_spec`
 (the file ``compare --analysis`` reads). Every row then also carries the figures of
 :mod:`sdc_core.utility.validity` for its release — ``mean_ci_overlap``, ``ci_overlap_loss``
-(1 − it), ``worst_tvd``, ``pmse``, ``s_pmse`` and one per analysis (``ci_overlap: NAME``, or
-``tvd: NAME`` for a table) — the mean over seeds with the spread in ``*_sd``. ``"loss"`` names
+(1 − it), ``worst_tvd``, ``pmse``, ``s_pmse``, ``analyses_holding`` (the share of the analyses
+whose verdict is "holds", :func:`sdc_core.utility.validity.verdict`) and two per analysis
+(``ci_overlap: NAME``, or ``tvd: NAME`` for a table, and ``holds: NAME``, 1 when its verdict is
+"holds", else 0) — the mean over seeds with the spread in ``*_sd``. ``"loss"`` names
 the loss the Pareto front and the target's best rank by (:data:`LOSSES`: ``IL1_release`` by
 default), and the target may keep a utility besides its risk bound::
 
@@ -35,7 +37,9 @@ default), and the target may keep a utility besides its risk bound::
     "target": {"measure": "linkage_risk_percent", "at_most": 1,
                "keep": {"measure": "mean_ci_overlap", "at_least": 0.9}}
 
-(``at_least`` for a figure where higher is better, ``at_most`` otherwise: :data:`KEEP_MEASURES`).
+(``at_least`` for a figure where higher is better, ``at_most`` otherwise: :data:`KEEP_MEASURES`);
+``{"measure": "analyses_holding", "at_least": 1}`` keeps every analysis holding, by the verdict
+the Protect page shows.
 
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
@@ -77,6 +81,7 @@ from sdc_core.checks import check_k
 from sdc_core.columns import is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
+from sdc_core.methods.banding import measured, read_bands
 from sdc_core.recipe import (
     METHODS,
     RANDOM_METHODS,
@@ -125,11 +130,13 @@ LOSS = "IL1_release"
 #: (``"analysis"``), 1 − their mean CI overlap, the worst table's TVD or S_pMSE.
 LOSSES = (LOSS, "ci_overlap_loss", "worst_tvd", "s_pmse")
 #: What a grid's analyses add to each row (:mod:`sdc_core.utility.validity`).
-VALIDITY = ["mean_ci_overlap", "ci_overlap_loss", "worst_tvd", "pmse", "s_pmse"]
+VALIDITY = ["mean_ci_overlap", "ci_overlap_loss", "worst_tvd", "pmse", "s_pmse",
+            "analyses_holding"]
 #: The utilities a target may ask to keep, and the direction that is better.
 KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
                  "worst_tvd": "at_most", "s_pmse": "at_most", "pmse": "at_most",
-                 LOSS: "at_most", "eigenvalue_similarity_percent": "at_least"}
+                 LOSS: "at_most", "eigenvalue_similarity_percent": "at_least",
+                 "analyses_holding": "at_least"}
 if TYPE_CHECKING:  # statsmodels and scipy load in a second: only for grids that need them
     from sdc_core.utility.analysis import AnalysisSpec
 
@@ -484,11 +491,12 @@ class SweepContext:
                        reports: list[dict[str, Any]]) -> dict[str, float]:
         """Measures after replacing one column by ``values`` (made by ``recipe``)."""
         original = self.df[column]
-        # a column recoded to text (rare codes → "other") is compared as categories and
-        # leaves the correlation measure unchanged
-        is_num = column in self.numeric and is_number(original) and is_number(values)
-        value, changed = numeric_il1(original, values, self.il1_missing) if is_num \
-            else categorical_il1(original, values)
+        # band labels count as their midpoints; a column recoded to text (rare codes →
+        # "other") is compared as categories and leaves the correlation measure unchanged
+        numbers = read_bands(values, original)
+        is_num = column in self.numeric and is_number(original) and is_number(numbers)
+        value, changed = numeric_il1(original, numbers, self.il1_missing) if is_num \
+            else categorical_il1(original, numbers)
         loss = combine({column: value}, [column] if is_num else [], [column] if changed else [],
                        self.released, missing=self.il1_missing)
         risk = self.risk(self.keys.with_column(column, values, self.na)) \
@@ -499,7 +507,7 @@ class SweepContext:
             risk |= {key: self.baseline_risk[key] for key in LINKAGE}
         similarity = 100.0
         if is_num:
-            frame = self.df[self.numeric].assign(**{column: values})
+            frame = self.df[self.numeric].assign(**{column: numbers})
             row = column_correlations(frame, column, self.numeric)
             j = self.numeric.index(column)
             r = self.r0.copy()
@@ -514,14 +522,16 @@ class SweepContext:
                       reports: list[dict[str, Any]]) -> dict[str, float]:
         """Measures after steps that changed several columns (local suppression,
         microaggregation, noise, a combination). A numeric column recoded to text is compared
-        as categories and leaves the correlation measure."""
-        numeric = numbers_in_both(self.df, protected, self.numeric)
+        as categories and leaves the correlation measure; band labels count as their
+        midpoints."""
+        numbers = measured(self.df, protected)
+        numeric = numbers_in_both(self.df, numbers, self.numeric)
         result = il1(self.df, protected, [c for c in numeric if c in changed], list(changed),
                      missing=self.il1_missing, not_released=self.not_released)
         risk = self.risk(encode_keys(protected, self.qi, self.na)) \
             | self.linkage(protected[self.attacked.columns], recipe, reports)
         r = self.r0 if not self.numeric else correlation_matrix(
-            protected.assign(**{c: self.df[c] for c in self.numeric if c not in numeric}),
+            numbers.assign(**{c: self.df[c] for c in self.numeric if c not in numeric}),
             self.numeric)
         suppressed = int(sum((protected[c].isna() & self.df[c].notna()).sum() for c in changed))
         return {**risk, **result.summary(), "eigenvalue_similarity_percent": self.similarity(r),

@@ -50,7 +50,7 @@ def test_risk_page_charts_have_their_numbers(actg):
     assert table["records"].sum() == len(actg) == 2139
     assert table["records"].iloc[0] == 29  # the unique records of the worked example
     # the buckets at risk are named in the table, not only coloured red in the chart
-    assert table["label"].tolist() == ["k ≤ 5: at risk"] * 5 + [""] * 5
+    assert table["label"].tolist() == ["classes ≤ 5: at risk"] * 5 + [""] * 5
 
 
 def test_protect_page_charts_have_their_numbers(actg):
@@ -91,11 +91,11 @@ def test_class_size_histogram_marks_risk_by_more_than_colour():
     risky = [True] * 5 + [False] * 5
     assert list(bar.marker.pattern.shape) == ["/" if r else "" for r in risky]
     assert len(set(bar.marker.color[:5])) == 1 and bar.marker.color[0] != bar.marker.color[5]
-    assert list(bar.text) == ["k ≤ 5: at risk" if r else "" for r in risky]
+    assert list(bar.text) == ["classes ≤ 5: at risk" if r else "" for r in risky]
     assert "%{text}" in bar.hovertemplate  # the hover says it too
     (band,) = fig.layout.shapes  # a labelled band over the buckets at risk
     assert (band.x0, band.x1) == (-0.5, 4.5)
-    assert [a.text for a in fig.layout.annotations] == ["k ≤ 5: at risk (hatched)"]
+    assert [a.text for a in fig.layout.annotations] == ["classes ≤ 5: at risk (hatched)"]
     assert "hatched" in fig.layout.title.text
     none = class_size_histogram(np.array([30, 30]), 0)  # k = 0: nothing at risk, no band
     assert not none.layout.shapes and not any(none.data[0].marker.pattern.shape)

@@ -247,3 +247,37 @@ def test_the_projector_switch_shows_the_view_on_every_page():
     assert at.session_state["projector"] is False
     at.switch_page("views/protect.py").run()
     assert at.toggle(key="w_projector").value is False
+
+
+def sidebar_text(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.sidebar.markdown] + [c.value for c in at.sidebar.caption])
+
+
+@pytest.mark.parametrize("data", ["actg175", "household"])
+def test_the_sidebar_names_the_data_each_lesson_uses(data):
+    """The sidebar of the Lessons page names the data of the lesson in front of the learner,
+    not the session's data set (ACTG 175 by default, while lessons 1–3 use the household
+    survey); with the lesson's own data set loaded it shows its roles as on the other pages."""
+    from sdc_core.examples import example
+    from ui.text import md
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["data"] = data
+    at.switch_page("views/lessons.py").run()
+    session = example(data).name
+    for key, lesson in LESSONS.items():
+        at.radio(key="w_lesson").set_value(key).run()
+        assert not at.exception, key
+        text = sidebar_text(at)
+        assert f"**This lesson's data:** {md(lesson.data)}" in text, key
+        if lesson.data == session:
+            assert "Quasi-identifiers:" in text, key
+        else:
+            assert f"The other pages work on {md(session)}" in text, key
+            assert "Quasi-identifiers:" not in text, key
+    assert [LESSONS[k].data for k in ("unique", "coarsen", "perturb")] == \
+        [example("household").name] * 3
+    assert LESSONS["analysis"].data == example("actg175").name
+    at.switch_page("views/risk.py").run()  # the other pages name the session's data set
+    assert not at.exception
+    assert f"**{md(session)}**" in sidebar_text(at)

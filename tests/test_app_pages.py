@@ -35,6 +35,11 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def count_of(value: str) -> float:
+    """The count of a tile that shows it with its percentage: 170.5 of "170.50 (7.97 %)"."""
+    return float(value.split(" (")[0].replace(",", ""))
+
+
 def opening(at: AppTest, *keys: str) -> AppTest:
     """Open the expanders and popovers of these keys on the next run: what is folded in them
     is drawn only once they are open. (Before a click that switches the page: AppTest's own
@@ -62,12 +67,12 @@ def frame_with(at: AppTest, column: str):
 def test_risk_page_reference_figures_and_warnings():
     at = app_on("views/risk.py")
     m = metrics(at)
-    assert m["Re-identifications"] == "182"
+    assert m["Keys' re-identifications"] == "182 (8.51 %)"  # with the keys' risk, 182/2139
     assert m["Global risk"] == "8.51 %"
-    assert m["Unique records"] == "1.36 %" and m["Records with k ≤ 5"] == "10.52 %"
-    assert m["Smallest class"] == "1" and m["Median class"] == "33"
+    assert m["Unique records"] == "1.36 %" and m["Records in classes ≤ 5"] == "10.52 %"
+    assert m["Smallest class"] == "1" and m["Median class size"] == "33"
     below = risk_profile(read_table(EXAMPLE_PATH), ["age", "gender", "race"]).percent_below_k
-    assert m["Records in classes < 5"] == f"{below:.2f} %" != m["Records with k ≤ 5"]
+    assert m["Records in classes < 5"] == f"{below:.2f} %" != m["Records in classes ≤ 5"]
     assert any("arms determines treat" in e.value for e in at.error)
     explained = " ".join(x.value for x in at.markdown)
     assert "29 of 2,139 records" in explained  # the worked example on this data
@@ -79,7 +84,7 @@ def test_risk_page_reference_figures_and_warnings():
 def test_risk_page_threshold_and_weight():
     at = app_on("views/risk.py")
     at.number_input(key="w_risk_k").set_value(3).run()
-    assert "Records with k ≤ 3" in metrics(at)
+    assert "Records in classes ≤ 3" in metrics(at)
     at.switch_page("views/data.py").run()
     at.selectbox(key="w_weight").set_value("wtkg").run()
     at.switch_page("views/risk.py").run()
@@ -102,16 +107,19 @@ def delta(at: AppTest, label: str) -> str | None:
 def test_protect_banding_slider_changes_risk_and_utility():
     at = app_on("views/protect.py")
     m = metrics(at)
-    assert m["Released keys"] == "182" and m["Linkage attack"] == "182"
-    for label in ("Released keys", "Linkage attack", "Certain links", "Global risk",
-                  "Unique records"):
+    assert m["Keys' re-identifications"] == m["Linkage attack re-identifications"] \
+        == "182 (8.51 %)"  # the count with its percentage of the 2,139 records
+    for label in ("Keys' re-identifications", "Linkage attack re-identifications",
+                  "Linkage attack certain links", "Global risk", "Unique records"):
         assert not delta(at, label)  # nothing changed: no arrow, no colour
     at.slider(key="w_p_band_age").set_value(10).run()
     m = metrics(at)
-    assert m["Released keys"] == "25" and m["Linkage attack"] == "25"  # a public recoding
-    assert delta(at, "Linkage attack") == "-157 (was 182)"  # a count, without decimals
+    assert m["Keys' re-identifications"] == m["Linkage attack re-identifications"] \
+        == "25 (1.17 %)"  # a public recoding
+    # a count, without decimals
+    assert delta(at, "Linkage attack re-identifications") == "-157 (was 182)"
     assert m["Smallest class"] == "1" and not delta(at, "Smallest class")  # a class of one left
-    assert m["IL1 overall (seed 003)"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
+    assert m["IL1 overall"] == "0.0439" and m["Eigenvalue similarity"] == "99.747 %"
     # the headline: IL1 of age, 0.0438571, over the 26 released columns (pidnum is not released)
     assert m["IL1 release (information loss)"] == "0.001687"
     assert "w_p_band_gender" not in [s.key for s in at.slider]  # binary codes are not banded
@@ -153,7 +161,7 @@ def test_protect_loads_a_recipe_and_rejects_a_bad_one():
     at.file_uploader(key="recipe_upload").set_value(("r.json", good.encode(), "x")).run()
     assert not at.exception
     assert at.slider(key="w_p_band_age").value == 15 and at.number_input(key="w_p_seed").value == 7
-    assert metrics(at)["Released keys"] == "18"
+    assert metrics(at)["Keys' re-identifications"] == "18 (0.84 %)"
     bad = b'{"seed": 1, "steps": [{"method": "drop", "columns": ["pidnum"]}]}'
     at.file_uploader(key="recipe_upload").set_value(("bad.json", bad, "x")).run()
     assert any("no control on the Protect page" in e.value for e in at.error)
@@ -173,28 +181,29 @@ def test_tradeoffs_sweep_table_and_loading_a_row():
     assert titles[0].startswith("Risk against information loss")
     at.selectbox(key="w_t_pick").set_value(2).run()
     at.button[1].click().run()
-    assert at.title[0].value == "Protect" and metrics(at)["Released keys"] == "25"
+    assert at.title[0].value == "Protect"
+    assert metrics(at)["Keys' re-identifications"] == "25 (1.17 %)"
 
 
 def test_protect_linkage_attack_sees_perturbation_and_known_columns():
     at = app_on("views/protect.py")
     at.slider(key="w_p_pram_p").set_value(0.5).run()  # PRAM on gender and race
     m = metrics(at)
-    blind = float(m["Linkage attack"].replace(",", ""))
-    assert blind < 120 < float(m["Released keys"])
+    blind = count_of(m["Linkage attack re-identifications"])
+    assert blind < 120 < count_of(m["Keys' re-identifications"])
     how = " ".join(md.value for md in opened(at, "p_how").markdown)
     assert "What an attacker actually re-identifies" in how and "fewer re-identifications" in how
     at.multiselect(key="w_p_known").set_value(["wtkg"]).run()
     assert not at.exception
     assert at.session_state["known"] == ["wtkg"]
-    assert float(metrics(at)["Linkage attack"].replace(",", "")) > 2 * blind  # weight narrows
+    assert count_of(metrics(at)["Linkage attack re-identifications"]) > 2 * blind  # weight
     at.slider(key="w_p_pram_p").set_value(0.0).run()
     at.multiselect(key="w_p_rank_swap_cols").set_value(["age"]).run()
     at.slider(key="w_p_rank_swap_window_percent").set_value(10.0).run()
-    assert metrics(at)["dRisk"] == page_drisk(at, ["wtkg"])
+    assert metrics(at)["dRisk, interval disclosure"] == page_drisk(at, ["wtkg"])
     assert "dRisk" in " ".join(c.value for c in at.caption)
     at.multiselect(key="w_p_known").set_value([]).run()  # age alone is compared by distance
-    assert metrics(at)["dRisk"] == page_drisk(at, [])
+    assert metrics(at)["dRisk, interval disclosure"] == page_drisk(at, [])
 
 
 def page_drisk(at: AppTest, known: list[str]) -> str:
@@ -236,11 +245,11 @@ def test_tradeoffs_uses_the_linkage_attack():
     assert swap["linkage_reidentifications"] < 60 < swap["expected_reidentifications"]
     assert bool(swap["pareto"])
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert spec["layout"]["yaxis"]["title"]["text"] == "linkage attack: re-identifications"
+    assert spec["layout"]["yaxis"]["title"]["text"] == "linkage attack re-identifications"
     at.radio(key="w_t_pareto").set_value("naive")
     at.button[0].click().run()
     captions = " ".join(c.value for c in at.caption)
-    assert "at least as good on re-identifications read from the released keys" in captions
+    assert "at least as good on keys' re-identifications" in captions
 
 
 def test_tradeoffs_bad_values_show_an_error():
@@ -337,10 +346,11 @@ def test_report_carries_both_readings_of_risk(actg):
     table = risk_table(risk_profile(actg, qi), linkage_attack(actg, actg, qi, known=["wtkg"]),
                        wb.after)
     rows = dict(zip(table["measure"], zip(table["before"], table["after"])))
-    assert rows["released keys: expected re-identifications (Σ 1/f_k)"][0] == 182
-    linkage = rows["linkage attack: expected re-identifications"]
+    assert rows["keys' re-identifications"][0] == 182
+    assert rows["keys' re-identification risk (%)"][0] == pytest.approx(100 * 182 / 2139)
+    linkage = rows["linkage attack re-identifications"]
     assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
-    assert "sdcMicro dRisk, interval disclosure (%)" in rows
+    assert "dRisk, interval disclosure (%)" in rows
     html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
                         text, table, utility_table(wb.utility_for(["pidnum"])), [],
                         notes=step_notes(
@@ -351,7 +361,7 @@ def test_report_carries_both_readings_of_risk(actg):
     assert "maximum loss 1" in html
     assert "IL1 release (information loss): mean over the 26 released columns" in html
     assert "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C" in html
-    assert "linkage attack: expected re-identifications" in html
+    assert "linkage attack re-identifications" in html
     assert "what an attacker who\nknows the true values" in html
 
 
@@ -451,7 +461,7 @@ def test_protect_offers_microaggregation_from_its_declaration():
     m = metrics(at)
     # age becomes a distance column of the attack (ties share): below the unprotected 182;
     # many groups hold one age only, so their mean is that age and the drop is small
-    assert float(m["Linkage attack"].replace(",", "")) < 182
+    assert count_of(m["Linkage attack re-identifications"]) < 182
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "Microaggregation (mdav, k = 5) of age:" in captions
 
@@ -487,7 +497,7 @@ def test_protect_loads_a_recipe_with_a_merge():
     assert at.multiselect(key="w_p_recode_groups_race_0_levels").value == [0, 1]
     assert at.text_input(key="w_p_recode_groups_race_0_label").value == "any"
     assert json.loads(recipe_code(at))["steps"] == steps
-    assert float(metrics(at)["Released keys"]) < 182  # race, a key, no longer tells
+    assert count_of(metrics(at)["Keys' re-identifications"]) < 182  # race, a key, no longer tells
 
 
 def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
@@ -830,7 +840,7 @@ def test_protect_offers_every_recipe_parameter():
     at.selectbox(key="w_p_band:label:age").set_value("interval")
     at.multiselect(key="w_p_top_bottom_code_cols").set_value(["wtkg"])
     at.number_input(key="w_p_top_bottom_code_top_percentile").set_value(95.0)
-    at.toggle(key="w_p_pram_invariant").set_value(True)
+    at.toggle(key="w_p_pram_invariant").set_value(True).run()  # θ applies with it only
     at.number_input(key="w_p_pram_retention").set_value(0.8)
     at.slider(key="w_p_local_suppression_k").set_value(2)
     at.multiselect(key="w_p_local_suppression_importance").set_value(["race", "age", "gender"])

@@ -23,13 +23,17 @@ def risk_page_with_age_banded(width: int) -> AppTest:
     return at
 
 
+#: The keys' re-identifications of the original on the Risk page: the count with its percentage
+KEYS, ORIGINAL = "Keys' re-identifications", "182 (8.51 %)"
+
+
 def values(at: AppTest, label: str) -> list[str]:
     return [m.value for m in at.metric if m.label == label]
 
 
 def test_the_protected_view_measures_the_released_table():
     at = risk_page_with_age_banded(10)
-    assert values(at, "Re-identifications") == ["182"]  # the original until asked
+    assert values(at, KEYS) == [ORIGINAL]  # the original until asked
     steps = at.session_state["protect"].steps(QI)
     released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}),
                             read_table(EXAMPLE_PATH)).data
@@ -40,11 +44,12 @@ def test_the_protected_view_measures_the_released_table():
 
     at.radio(key="w_risk_view").set_value("protected").run()
     assert not at.exception
-    assert values(at, "Re-identifications") == [f"{p.expected_reidentifications:g}"] == ["25"]
-    metric = next(m for m in at.metric if m.label == "Re-identifications")
+    assert values(at, KEYS) == [f"{p.expected_reidentifications:g} "
+                                f"({p.avg_linkage_risk_percent:.2f} %)"] == ["25 (1.17 %)"]
+    metric = next(m for m in at.metric if m.label == KEYS)
     assert metric.delta == "-157 (was 182)"
     assert values(at, "Smallest class") == [f"{p.min_k:g}"]
-    assert values(at, "Median class") == [f"{p.median_k:g}"] != ["33"]
+    assert values(at, "Median class size") == [f"{p.median_k:g}"] != ["33"]
     assert values(at, "Records with MSUs") == [f"{suda['n_records_score_positive']:,}"] != ["29"]
     assert values(at, "Max SUDA score") == [f"{suda['max_score']:g}"]
     assert values(at, "l-diversity of treat") == [f"min l = {ldiv['treat'].min_l}"]
@@ -52,12 +57,14 @@ def test_the_protected_view_measures_the_released_table():
     expected = riskiest_classes(released, p, top=10)
     assert top[QI + ["k"]].astype(str).values.tolist() == \
         expected[QI + ["k"]].astype(str).values.tolist()
-    assert all(a % 10 == 5 for a in top["age"])  # the released values: the bands' middles
+    # the released values: the bands themselves, "40–49"
+    assert all(a == f"{int(a[:2])}–{int(a[:2]) + 9}" and int(a[:2]) % 10 == 0
+               for a in top["age"])
     assert "band age width=10" in plain(" ".join(c.value for c in at.caption))
 
     at.radio(key="w_risk_view").set_value("both").run()
     assert not at.exception
-    assert values(at, "Re-identifications") == ["182", "25"]
+    assert values(at, KEYS) == [ORIGINAL, "25 (1.17 %)"]
     assert values(at, "Records with MSUs") == ["29", f"{suda['n_records_score_positive']:,}"]
     assert [m.value for m in at.markdown if m.value.startswith("**")][:2] == [
         "**Original data**", "**Protected data**"]
@@ -69,7 +76,7 @@ def test_without_protection_the_page_says_so_and_shows_the_original():
     at.radio(key="w_risk_view").set_value("protected").run()
     assert not at.exception
     assert any("No protection is set on the Protect page" in i.value for i in at.info)
-    assert values(at, "Re-identifications") == ["182"]
+    assert values(at, KEYS) == [ORIGINAL]
 
 
 def test_the_choice_survives_a_page_change():
@@ -78,7 +85,7 @@ def test_the_choice_survives_a_page_change():
     at.switch_page("views/data.py").run()
     at.switch_page("views/risk.py").run()
     assert at.radio(key="w_risk_view").value == "protected"
-    assert values(at, "Re-identifications") == ["25"]
+    assert values(at, KEYS) == ["25 (1.17 %)"]
 
 
 def test_the_protected_view_shows_hostile_names_and_values_as_text():
@@ -91,7 +98,7 @@ def test_the_protected_view_shows_hostile_names_and_values_as_text():
     at.switch_page("views/risk.py").run()
     at.radio(key="w_risk_view").set_value("both").run()
     assert not at.exception
-    assert len(values(at, "Re-identifications")) == 2  # the protection applied
+    assert len(values(at, KEYS)) == 2  # the protection applied
     assert not leaks(at)
 
 
@@ -116,7 +123,7 @@ def test_the_protected_view_reads_the_protect_pages_cache_entry(monkeypatch):
     seen = len(calls)
     at.switch_page("views/risk.py").run()
     at.radio(key="w_risk_view").set_value("both").run()
-    assert not at.exception and values(at, "Re-identifications")[0] == "182"
+    assert not at.exception and values(at, KEYS)[0] == ORIGINAL
     assert len(calls) == seen  # a cache hit
 
 

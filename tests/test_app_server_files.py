@@ -220,7 +220,7 @@ def test_the_risk_of_the_whole_file_equals_the_engine_job(root):
     assert shown.loc["Unique records", "whole file"] == f"{expected['percent_unique']:.2f} %"
     assert shown.loc["Global risk", "whole file"] == \
         f"{expected['global_risk_percent']:.2f} %"
-    assert shown.loc["Records with k ≤ 5", "sample"].endswith(" %")
+    assert shown.loc["Records in classes ≤ 5", "sample"].endswith(" %")
     # the figures stay on a rerun, and go when the roles change
     at.run()
     assert figures(at).set_index("measure").loc["Records", "whole file"] == "5,000"

@@ -8,6 +8,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.examples import EXAMPLES
+from sdc_core.names import count_and_percent
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
@@ -76,8 +77,12 @@ def test_a_target_that_keeps_the_analyses_picks_the_cores_best_by_their_loss(act
     assert best["linkage_risk_percent"] <= 1.0 and best["mean_ci_overlap"] >= HOLDS
     assert best["ci_overlap_loss"] == want["ci_overlap_loss"]
     message = plain(at.success[0].value)
-    assert message.startswith("**Cheapest setting under linkage attack: risk (%) ≤ 1 and mean "
-                              "CI overlap ≥ 0.9** (by 1 − mean CI overlap)")
+    # the bound in percent with its count of the 2,139 records
+    assert message.startswith("**Cheapest setting under linkage attack risk (%) ≤ 1 (21.39 "
+                              "linkage attack re-identifications) and mean CI overlap ≥ 0.9** "
+                              "(by 1 − mean CI overlap)")
+    assert ("linkage attack re-identifications "
+            f"{count_and_percent('linkage_risk_percent', best)}") in message
     assert f"mean CI overlap {want['mean_ci_overlap']:.4g}" in message
 
     scatter = json.loads(at.get("plotly_chart")[0].proto.spec)

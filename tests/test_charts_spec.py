@@ -62,3 +62,54 @@ def test_spec_figures_pass_plotlys_validation_unchanged(actg):
         validated = go.Figure(fig.to_dict())  # raises on any invalid property
         assert json.loads(validated.to_json()) == json.loads(fig.to_json()), name
         assert fig.data and fig.layout.title.text, name
+
+
+def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the_plot(actg):
+    """The trade-off chart of the Trade-offs page and of the report: its legend sat at a
+    fraction of the plot's height under it and grew into the x axis' title, and the report's
+    one-line title was wider than its page. Now the x axis' title keeps its distance from the
+    tick labels, the legend starts a fixed room under the plot (for the tick labels and the
+    title) and grows downwards into a bottom margin of one row per legend row, and the
+    report's title comes in short lines from the figure's top, in a top margin of their own;
+    the plot keeps its height."""
+    from ui.report import TITLE_PAD, TITLE_ROOM, sweep_figure
+
+    grid = {"combine": True, "settings": [
+        {"method": "band", "column": "age", "param": "width", "values": [0, 10]},
+        {"method": "local_suppression", "columns": QI, "param": "k", "values": [0, 3]},
+        {"method": "pram", "column": "race", "param": "p", "values": [0, 0.1]}],
+        "target": {"measure": "percent_unique", "at_most": 5.0}}
+    result = run_sweep(actg, QI, grid)
+    page = charts.tradeoff_scatter(result.table, "linkage_reidentifications", "IL1_release",
+                                   "risk", "IL1 (release)")
+    report = sweep_figure(result)
+    for fig in (page, report):
+        go.Figure(fig.to_dict())  # valid as Plotly reads it
+        layout = fig.layout
+        rows = -(-len(fig.data) // charts.LEGEND_PER_ROW)
+        assert rows >= 2
+        assert layout.xaxis.title.standoff == charts.TITLE_STANDOFF
+        assert layout.xaxis.title.text
+        # the legend's top: AXIS_ROOM px under the plot, room for the tick labels (one line
+        # of 12 px type and its distance) and the title (14 px) after its standoff
+        assert layout.legend.yanchor == "top" and layout.legend.orientation == "h"
+        plot = layout.height - layout.margin.t - layout.margin.b
+        assert plot == charts.PLOT_HEIGHT
+        assert -layout.legend.y * plot == pytest.approx(charts.AXIS_ROOM)
+        assert charts.AXIS_ROOM >= 20 + charts.TITLE_STANDOFF + 20 + 10
+        assert layout.margin.b >= charts.AXIS_ROOM + charts.LEGEND_ROW * rows
+    assert page.layout.margin.t == 50 and "<br>" not in page.layout.title.text
+    title = report.layout.title
+    lines = title.text.split("<br>")
+    assert "not necessarily this report's recipe" in title.text
+    assert len(lines) == 3 and max(map(len, lines)) <= 50  # 600 px wide at 17 px type
+    assert report.layout.margin.t == TITLE_ROOM >= TITLE_PAD + 3 * 22 + 10
+    assert title.yref == "container" and title.yanchor == "top"
+    assert title.y == pytest.approx(1 - TITLE_PAD / report.layout.height)
+    # printed at another size, the legend keeps its distance under the plot in pixels
+    from ui.figure_export import for_print
+
+    for width in (600, 1200, 2400):
+        printed = for_print(page, "a note", width).layout
+        plot = printed.height - printed.margin.t - printed.margin.b
+        assert -printed.legend.y * plot == pytest.approx(charts.AXIS_ROOM), width

@@ -42,7 +42,7 @@ def test_risk_text_output_and_records(tmp_path, francdat):
     out = run("risk", ROOT / "tests/data/francdat.csv", "--qi", "Key1,Key2,Key3,Key4",
               "--weight", "w", "--records", records)
     assert out.returncode == 0, out.stderr
-    assert "expected re-identifications" in out.stdout
+    assert "keys' re-identifications" in out.stdout and "linkage" not in out.stdout
     written = pd.read_csv(records)
     assert list(written.columns) == ["fk", "Fk", "risk", "suda_score", "dis_score"]
     p = risk_profile(francdat, ["Key1", "Key2", "Key3", "Key4"], weight="w")
@@ -258,7 +258,8 @@ def test_compare_with_qi_adds_the_linkage_attack(tmp_path, actg):
 def test_compare_without_recipe_takes_released_values_as_they_are(tmp_path):
     out = run("compare", EXAMPLE_PATH, EXAMPLE_PATH, "--qi", "age,gender,race")
     assert out.returncode == 0, out.stderr
-    assert "re-identifications        182.000000" in out.stdout
+    assert "  linkage attack re-identifications  182.000000" in out.stdout
+    assert "  linkage attack risk                8.508649 %" in out.stdout
     assert "released values taken as they are" in out.stdout
     assert "drisk" not in out.stdout.lower()
 

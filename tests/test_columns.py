@@ -193,6 +193,10 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     # k in front: the smallest class, and no record in a class smaller than k
     assert shown["Smallest class"] == f"{page.after['min_k']:g}" and page.after["min_k"] >= 5
     assert shown["Records in classes < 5"] == "0.00 %"
-    assert shown["Released keys"] == number(page.after["expected_reidentifications"])
-    assert shown["Linkage attack"] == number(page.after["linkage_reidentifications"])
+    assert shown["Keys' re-identifications"] == \
+        f"{number(page.after['expected_reidentifications'])} " \
+        f"({page.after['avg_linkage_risk_percent']:.2f} %)"
+    assert shown["Linkage attack re-identifications"] == \
+        f"{number(page.after['linkage_reidentifications'])} " \
+        f"({page.after['linkage_risk_percent']:.2f} %)"
     assert shown["IL1 categorical"] == f"{page.utility['IL1_categorical']:.4f}"

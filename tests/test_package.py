@@ -181,7 +181,7 @@ assert not at.exception, [e.value for e in at.exception]
 print(at.title[0].value)
 at.switch_page("views/risk.py").run()  # its measures come from the worker processes
 assert not at.exception, [e.value for e in at.exception]
-print({m.label: m.value for m in at.metric}["Re-identifications"])
+print({m.label: m.value for m in at.metric}["Keys' re-identifications"])
 """
 
 WHERE = """
@@ -236,7 +236,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     lap("cli")
 
     out = check([python, "-c", FIRST_PAGE, where["app"]], away, env)
-    assert out.stdout.strip().splitlines()[-2:] == ["Data", "182"]
+    assert out.stdout.strip().splitlines()[-2:] == ["Data", "182 (8.51 %)"]
     lap("first page")
 
     log = tmp_path / "dashboard.log"

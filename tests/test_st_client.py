@@ -26,13 +26,13 @@ async def drive(url: str) -> None:
 
         await s.switch_page("Protect")
         assert s.page == "Protect"
-        before = metric(s, "Linkage attack")
+        before = metric(s, "Linkage attack re-identifications")
         assert "No method is active" in s.text()
         seconds = await s.set_value("Band width of age", 10)  # a fragment run
         assert 0 < seconds < 30
         assert s.widget("Band width of age", "slider").value == [10.0]
         assert "No method is active" not in s.text()
-        assert metric(s, "Linkage attack") != before
+        assert metric(s, "Linkage attack re-identifications") != before
         assert "Load a recipe" in s.text()  # outside the fragment: still there
         assert s.errors() == []
 

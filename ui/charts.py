@@ -228,7 +228,7 @@ def class_size_histogram(fk: np.ndarray, k: int) -> go.Figure:
         labels.append(label)
         counts.append(int(((fk >= lo) & (fk <= hi)).sum()))
         risky.append(hi <= k)
-    flag = f"k ≤ {k}: at risk"
+    flag = f"classes ≤ {k}: at risk"
     # colour is not the only cue: the buckets at risk are also hatched, named in the hover
     # text and in the table under the chart, and marked by a labelled band over the plot
     bars = {"type": "bar", "x": labels, "y": counts, "name": "records",
@@ -245,15 +245,16 @@ def class_size_histogram(fk: np.ndarray, k: int) -> go.Figure:
                 "annotations": [{"text": f"{flag} (hatched)", "x": -0.5, "xref": "x",
                                  "xanchor": "left", "y": 1, "yref": "y domain",
                                  "yanchor": "top", "showarrow": False}]}
-    return spec_figure([bars], f"Records by equivalence-class size (red, hatched: k ≤ {k})",
+    return spec_figure([bars], f"Records by equivalence-class size (red, hatched: classes ≤ {k})",
                        "class size f_k", "records",
                        xaxis={"type": "category"},  # "6–10" beside "1": keep every label
                        **band)
 
 
 def before_after_bars(before: pd.Series, after: pd.Series, title: str) -> go.Figure:
-    """Category shares before and after (value_counts of each, aligned)."""
-    cats = before.index.union(after.index)
+    """Records per category before and after (counts of each, aligned): the bars in the order
+    of ``before``'s index, then the categories only ``after`` has."""
+    cats = before.index.append(after.index[~after.index.isin(before.index)])
     labels = [plain(c) for c in cats]
     return spec_figure([
         {"type": "bar", "name": "original", "x": labels,
@@ -338,11 +339,34 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
                        "line": {"width": 1.5, "color": "#111"}},
             "hovertemplate": "best: %{text}<br>loss %{x:.4f}<br>risk %{y:.3f}<extra></extra>"})
     rows = -(-len(traces) // LEGEND_PER_ROW)  # the legend's rows under the chart
-    # the chart keeps its height: the legend's rows are added to it
+    # the chart keeps its height: the legend's rows are added to it, in a bottom margin of
+    # their own under the axis title (a legend placed in the plot's units grew into the title)
     return spec_figure(traces, "Risk against information loss (outlined: Pareto-optimal)",
-                       loss_label, risk_label, height=360 + LEGEND_ROW * (rows - 1),
+                       loss_label, risk_label, xaxis=axis_title_below(loss_label),
+                       **legend_below(rows),
                        **({} if target is None else
                           hline(target, "dash", f"target ≤ {target:g}", "right")))
+
+
+#: The room under the plot for the x axis' tick labels and title, the title's distance from
+#: the tick labels, and the plot's own height (px).
+AXIS_ROOM, TITLE_STANDOFF, PLOT_HEIGHT = 75, 12, 260
+
+
+def axis_title_below(title: str) -> dict[str, Any]:
+    """An x axis whose ``title`` keeps :data:`TITLE_STANDOFF` from the tick labels."""
+    return {"title": {"text": plain(title), "standoff": TITLE_STANDOFF}, "automargin": True}
+
+
+def legend_below(rows: int, top: int = 50) -> dict[str, Any]:
+    """The layout of a chart whose legend of ``rows`` rows sits in the bottom margin: its top
+    :data:`AXIS_ROOM` under the plot (under the x axis' tick labels and title), its rows growing
+    downwards; the plot keeps the 260 px of :func:`common_layout`."""
+    bottom = AXIS_ROOM + LEGEND_ROW * rows
+    return {"height": top + PLOT_HEIGHT + bottom,
+            "margin": {"l": 60, "r": 20, "t": top, "b": bottom},
+            "legend": {"orientation": "h", "y": -AXIS_ROOM / PLOT_HEIGHT, "yanchor": "top",
+                       "x": 0, "xanchor": "left"}}
 
 
 def _error_bars(sd: pd.Series | None) -> dict[str, Any]:

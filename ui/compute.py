@@ -33,7 +33,7 @@ from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
-from ui import workers
+from ui import groups, workers
 from ui.workbench import Workbench, detached, release_population
 
 
@@ -43,6 +43,13 @@ def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na
     """Risk profile of the data set as loaded."""
     return workers.run_on(dataset_id, _df, risk_profile, list(qi), weight=weight, k=k, na=na,
                           alpha=alpha)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def level_sets(dataset_id: str, columns: tuple[str, ...],
+               _df: pd.DataFrame) -> dict[str, frozenset[str]]:
+    """:func:`ui.groups.level_sets` of the data set."""
+    return groups.level_sets(_df, list(columns))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -105,6 +105,13 @@ def for_print(fig: go.Figure, note: str, width: int) -> go.Figure:
         font={"family": FONT, "size": 13}, width=width, height=int(round(width * ASPECT)),
         template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",
         margin={"t": 90})
+    legend, before = out.layout.legend, fig.layout
+    if legend.yanchor == "top" and (legend.y or 0) < 0 and before.height:
+        # a legend placed a fixed distance under the plot (ui.charts.legend_below): the same
+        # distance in pixels on the plot of the new size, not the same share of its height
+        plot = before.height - (before.margin.t or 0) - (before.margin.b or 0)
+        printed = out.layout.height - 90 - (out.layout.margin.b or 0)
+        out.layout.legend.y = legend.y * plot / max(printed, 1)
     return out
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdc_core.columns import is_number
+import pandas as pd
+
+from sdc_core.columns import canonical, is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
@@ -52,3 +54,16 @@ def offered_columns(groups: ColumnGroups, roles: Roles) -> dict[str, list[str]]:
     """The columns the Protect page offers each of its methods on: a recipe opens there only
     when its steps name these (:func:`ui.protect.from_steps`)."""
     return {m.name: method_columns(m, groups, roles) for m in page_methods()}
+
+
+def level_sets(df: pd.DataFrame, columns: list[str]) -> dict[str, frozenset[str]]:
+    """The levels of each of ``columns``: its distinct values present, as canonical text (a
+    code 1 and the text "1" are one level)."""
+    return {c: frozenset(str(canonical(v)) for v in pd.unique(df[c].dropna()))
+            for c in columns}
+
+
+def same_levels(levels: dict[str, frozenset[str]], column: str) -> list[str]:
+    """The columns with exactly the levels of ``column`` (itself included), in their order:
+    the 25 items of a survey, each scored 1–6."""
+    return [c for c, held in levels.items() if held == levels[column]]

@@ -15,15 +15,30 @@ from ui import guard, links, memory, resume, state, upload, workers
 from ui.sidebar import render_sidebar
 from ui.text import column_label, md
 
+#: A metric's label, value and change wrap instead of being cut with "…", in every view: three
+#: metrics side by side beside the Protect page's controls are about 140 px wide at 1280×800,
+#: narrower than a measure's one name ("Linkage attack re-identifications"), which is kept the
+#: same everywhere rather than shortened for the tiles. Words break at hyphens.
+METRIC_CSS = """<style>
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
+[data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
+  white-space: normal !important; height: auto !important; overflow: visible !important;
+  text-overflow: clip !important; overflow-wrap: break-word; hyphens: auto; }
+[data-testid="stMetricDelta"] { max-width: 100%; }
+</style>"""
+
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
-#: figures in the metrics, whose labels wrap instead of being cut, so that they read from the
-#: back of a room.
+#: figures in the metrics, so that they read from the back of a room (they wrap as in every
+#: view: :data:`METRIC_CSS`): a figure's type is sized to the window (48 px at 1280 px wide,
+#: at most 2.6rem), and the tooltips of the help icons keep within the window.
 PROJECTOR_CSS = """<style>
 html { font-size: 22px; }
-[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMetricValue"] { font-size: clamp(1.6rem, 3.75vw, 2.6rem); }
 [data-testid="stMetricLabel"] p { font-size: 1.05rem; font-weight: 600; }
-[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
-  white-space: normal !important; height: auto !important; }
+[data-testid="stTooltipContent"] { max-width: min(32rem, 90vw) !important; }
+[data-testid="stTooltipContent"], [data-testid="stTooltipContent"] * {
+  white-space: normal !important; overflow-wrap: break-word; }
 </style>"""
 
 
@@ -34,8 +49,8 @@ def begin_run() -> None:
     take over the work of the session the address's resume token names (a reload, a
     reconnection: a session's first run), finish an upload interrupted by a change of page,
     open the state a link describes (a session's first run), make sure there is a data set,
-    say so once when the server had freed this session's, and set the projector view's
-    type."""
+    say so once when the server had freed this session's, let metrics wrap, and set the
+    projector view's type."""
     if (failed := guard.failure()) is not None:
         change_failed(failed)
     for problem in memory.settings_problems() + workers.settings_problems():
@@ -50,6 +65,7 @@ def begin_run() -> None:
     for problem in links.problems():
         st.warning(f"The link names something that is not here: {md(problem)}.",
                    icon=":material/link_off:")
+    st.html(METRIC_CSS)
     if state.projector():
         st.html(PROJECTOR_CSS)
     if notice := state.freed_notice():

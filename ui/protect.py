@@ -97,10 +97,13 @@ def is_on(m: Method, held: Mapping[str, Any]) -> bool:
 
 def step_params(m: Method, held: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters of a step of ``m``: ``main`` (unless off) and the controls that differ
-    from their declared defaults, in declared order."""
+    from their declared defaults, in declared order; not those that do not apply with the
+    others (:meth:`~sdc_core.methods.Method.applies`: PRAM's p beside its invariant form)."""
     out = {}
     for p in m.controls:
         v = held.get(p.name, p.default)
+        if not m.applies(p.name, held):
+            continue
         if (p.name == m.main and v != m.off) or (p.name != m.main and v != p.default):
             out[p.name] = _num(v)
     return out
@@ -160,12 +163,14 @@ def _check_range(where: str, p: Param, value: Any) -> None:
 
 def full_step(step: dict[str, Any]) -> dict[str, Any]:
     """A step with every parameter it leaves out at its declared default (and parameters
-    given as null left out): two steps that apply alike compare equal."""
+    given as null, or that do not apply with the others, left out): two steps that apply
+    alike compare equal."""
     m = registry()[step["method"]]
     defaults = {p.name: p.default for p in m.params if p.type != "merge"}
     if m.merge and m.merge.name in step:  # a merge step holds its merge alone
         defaults = {}
-    return {k: v for k, v in (defaults | step).items() if v is not None}
+    return {k: v for k, v in (defaults | step).items() if v is not None
+            and (k not in defaults or m.applies(k, step))}
 
 
 def _check_round_trip(steps: list[dict[str, Any]], settings: ProtectSettings) -> None:

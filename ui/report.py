@@ -12,33 +12,29 @@ import plotly.graph_objects as go
 
 from sdc_core import __version__
 from sdc_core.methods import registry
+from sdc_core.names import label, name
 from sdc_core.risk import RiskProfile
-from sdc_core.risk.linkage import LinkageResult
+from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.risk.population import ModelEstimate
 from sdc_core.risk.population_risk import LOGLINEAR_METHODS, PopulationRisk, Sampling
 from sdc_core.sweep import LOSS, SweepResult
 from sdc_core.utility.analysis import AnalysisResult
 from sdc_core.utility.fidelity import TableResult
-from sdc_core.utility.validity import LABELS, S_PMSE_RULE, ValidityReport, verdict
+from sdc_core.utility.validity import (
+    LABELS,
+    S_PMSE_RULE,
+    VERDICT_RULE,
+    ValidityReport,
+    term_holds,
+    verdict_text,
+    worst_term,
+)
 from ui import charts
 from ui.text import column_label
 from ui.workbench import LINKAGE_KEYS, RISK_KEYS
 
-#: How the report names each risk figure.
-RISK_NAMES = {
-    "expected_reidentifications": "released keys: expected re-identifications (Σ 1/f_k)",
-    "global_risk_percent": "released keys: global risk (%)",
-    "percent_unique": "released keys: unique records (%)",
-    "percent_k_le_threshold": "released keys: records with k ≤ threshold (%)",
-    "percent_below_k": "released keys: records in classes smaller than k (%)",
-    "min_k": "released keys: smallest class",
-    "min_k_wildcard": "released keys: smallest class, a blank matching any value",
-    "min_k_category": "released keys: smallest class, a blank as a value of its own",
-    "linkage_reidentifications": "linkage attack: expected re-identifications",
-    "linkage_risk_percent": "linkage attack: risk (%)",
-    "linkage_percent_certain": "linkage attack: records linked with certainty (%)",
-    "drisk_percent": "sdcMicro dRisk, interval disclosure (%)",
-}
+#: How the report names each risk figure (:mod:`sdc_core.names`).
+RISK_NAMES = {k: label(k) for k in (*RISK_KEYS, *LINKAGE_KEYS, "drisk_percent")}
 
 
 def step_notes(reports: list[dict[str, Any]]) -> list[str]:
@@ -56,7 +52,7 @@ IL1_READING = ("IL1 counts a numeric value blanked by protection as the maximum 
 
 
 #: The headline loss as the pages and the report name it (``IL1_release``).
-RELEASE_LOSS_LABEL = "IL1 release (information loss)"
+RELEASE_LOSS_LABEL = f"{name('IL1_release')} (information loss)"
 
 #: What the headline loss is (:mod:`sdc_core.utility.il1`).
 RELEASE_LOSS_FORMULA = (
@@ -64,7 +60,7 @@ RELEASE_LOSS_FORMULA = (
     "\"not released\": a changed column adds its IL1 (0 = unchanged, 1 = every value lost; a "
     "column dropped from the release counts 1), so adding a step on another column never "
     "lowers it. The Protect and Trade-offs pages, the report and python -m sdc_core compare "
-    "give the same figure; IL1 overall, seed 003's measure, is a mean over the changed columns "
+    "give the same figure; IL1 overall is a mean over the changed columns "
     "only and falls when a cheap step on another column is added.")
 
 
@@ -75,13 +71,12 @@ def release_loss_help(n_released: int) -> str:
 
 def utility_table(utility: dict[str, Any]) -> pd.DataFrame:
     """The information-loss figures of the report: the headline ``IL1_release`` first (over
-    the ``released`` columns), then seed 003's IL1 figures and the eigenvalue similarity."""
+    the ``released`` columns), then the other IL1 figures and the eigenvalue similarity."""
+    rest = ("IL1_overall", "IL1_numeric", "IL1_categorical", "eigenvalue_similarity_percent")
     return pd.DataFrame({
         "measure": [f"{RELEASE_LOSS_LABEL}: mean over the {len(utility['released'])} released "
-                    "columns", "IL1 overall (seed 003)", "IL1 numeric", "IL1 categorical",
-                    "eigenvalue similarity (%)"],
-        "value": [utility[k] for k in ("IL1_release", "IL1_overall", "IL1_numeric",
-                                       "IL1_categorical", "eigenvalue_similarity_percent")]})
+                    "columns", *map(label, rest)],
+        "value": [utility[k] for k in ("IL1_release", *rest)]})
 
 
 def risk_table(before: RiskProfile, attacked: LinkageResult,
@@ -94,6 +89,25 @@ def risk_table(before: RiskProfile, attacked: LinkageResult,
         rows.append(("drisk_percent", None, after["drisk_percent"]))
     return pd.DataFrame({"measure": [RISK_NAMES[k] for k, _, _ in rows],
                          "before": [b for _, b, _ in rows], "after": [a for _, _, a in rows]})
+
+
+def attackers_table(attacked: LinkageResult, after: dict[str, Any]) -> pd.DataFrame:
+    """Every attacker of the linkage attack (docs/measures.md, "The attackers"): how it ranks
+    the candidates, its re-identifications before (``attacked``, the data as loaded) and after
+    protection (``after``'s ``linkage_attackers``), and which one is the headline."""
+    figures = after["linkage_attackers"]
+    return pd.DataFrame({
+        "attacker": [ATTACKER_NAMES[a] for a in figures],
+        "ranks the candidates": [ATTACKER_RULES[a] for a in figures],
+        f"{name('linkage_reidentifications')} before":
+            [attacked.attackers[a].figures()["linkage_reidentifications"] for a in figures],
+        f"{name('linkage_reidentifications')} after":
+            [f["linkage_reidentifications"] for f in figures.values()],
+        f"{label('linkage_risk_percent')} after":
+            [f["linkage_risk_percent"] for f in figures.values()],
+        f"{label('linkage_percent_certain')} after":
+            [f["linkage_percent_certain"] for f in figures.values()],
+        "headline": ["yes" if a == after["linkage_attacker"] else "" for a in figures]})
 
 
 #: What the population figures are, in one line (the Protect page and the report).
@@ -243,7 +257,11 @@ WORST_TABLES = 10
 
 
 def terms_frame(result: AnalysisResult) -> pd.DataFrame:
-    """One analysis's terms compared, a row each (NaN where a side has no figure)."""
+    """One analysis's terms compared, a row each (NaN where a side has no figure), with
+    whether each term holds (J ≥ 0.75 and |d| < 1, :func:`~sdc_core.utility.validity.term_holds`;
+    None for a table's cells) and the one its verdict names (``worst``)."""
+    worst = worst_term(result)
+    table = result.kind == "table"
     return pd.DataFrame({
         "term": [t.term for t in result.terms],
         "original": [t.original for t in result.terms],
@@ -254,7 +272,9 @@ def terms_frame(result: AnalysisResult) -> pd.DataFrame:
         "protected high": [t.protected_high for t in result.terms],
         "CI overlap": [t.ci_overlap for t in result.terms],
         "std. difference": [t.std_diff for t in result.terms],
-        "original in protected CI": [t.original_in_protected_ci for t in result.terms]})
+        "original in protected CI": [t.original_in_protected_ci for t in result.terms],
+        "term holds": [None if table else term_holds(t) for t in result.terms],
+        "worst": [t is worst for t in result.terms]})
 
 
 def tables_frame(tables: list[TableResult]) -> pd.DataFrame:
@@ -264,22 +284,6 @@ def tables_frame(tables: list[TableResult]) -> pd.DataFrame:
         "TVD": [t.tvd for t in tables], "Hellinger": [t.hellinger for t in tables],
         "false zeros": [t.false_zeros for t in tables],
         "false non-zeros": [t.false_nonzeros for t in tables]})
-
-
-def figure_text(value: float) -> str:
-    """A validity figure as the pages and the report show it ("—" when there is none)."""
-    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
-
-
-def analysis_line(result: AnalysisResult) -> str:
-    """One analysis's verdict and figure in words (plain text: escape it where it is shown)."""
-    figure = (f"TVD {figure_text(result.tvd)}, Hellinger {figure_text(result.hellinger)}"
-              if result.kind == "table" and not result.error
-              else f"mean CI overlap {figure_text(result.mean_ci_overlap)}")
-    dropped = (f"; rows left out (a value missing): {result.dropped_original:,} original, "
-               f"{result.dropped_protected:,} protected"
-               if result.dropped_original or result.dropped_protected else "")
-    return f"{verdict(result)} ({result.kind}; {figure}{dropped})"
 
 
 def pmse_text(report: ValidityReport) -> str:
@@ -300,9 +304,10 @@ def validity_section(report: ValidityReport) -> str:
                                                              "s_pmse")],
                              "value": [summary[k] for k in ("mean_ci_overlap", "worst_tvd",
                                                             "s_pmse")]})
-    parts = [f"<h2>Does the analysis hold?</h2>{_table(headline)}"]
+    parts = [f"<h2>Does the analysis hold?</h2>{_table(headline)}"
+             f"<p class=\"small\">{e(VERDICT_RULE)}</p>"]
     for r in report.analyses:
-        parts.append(f"<h3>{e(r.name)}</h3><p>{e(analysis_line(r))}</p>")
+        parts.append(f"<h3>{e(r.name)}</h3><p>{e(verdict_text(r))}</p>")
         if r.error:
             parts.append(f"<p class=\"small\">{e(r.error)}</p>")
         if r.terms:
@@ -322,17 +327,29 @@ def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
 
 
+#: The room above the sweep's plot for its title of three lines, and the title's distance
+#: from the figure's top (px).
+TITLE_ROOM, TITLE_PAD = 115, 24
+
+
 def sweep_figure(result: SweepResult) -> go.Figure:
     """The last sweep's trade-off chart for the report; its star, the sweep's cheapest setting
     under its target, is said not to be the report's recipe unless it is."""
     loss = column_label(LOSS) if result.loss == LOSS \
         else f"{LABELS[result.loss]} (benchmark analyses)"
     fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
-                                  "linkage attack: re-identifications", loss, best=result.best)
+                                  label("linkage_reidentifications"), loss, best=result.best)
     if result.best is not None:
-        fig.layout.title.text = ("The last sweep: risk against information loss (★ its "
-                                 "cheapest setting under the target, which is not "
+        # in short lines: on one line it was wider than the report's page, cut at its edge
+        fig.layout.title.text = ("The last sweep: risk against information loss<br>(★ its "
+                                 "cheapest setting under the target,<br>which is not "
                                  "necessarily this report's recipe)")
+        fig.layout.height += TITLE_ROOM - fig.layout.margin.t
+        fig.layout.margin.t = TITLE_ROOM
+        # from the figure's top down (Plotly centres a title in the room above the plot, and
+        # its lines grow both ways: the last one touched the plot)
+        fig.layout.title.update(yref="container", y=1 - TITLE_PAD / fig.layout.height,
+                                yanchor="top", pad={"l": 8})
     return fig
 
 
@@ -341,11 +358,14 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  utility: pd.DataFrame, figures: list[go.Figure],
                  file_sha256: str | None = None, notes: list[str] | None = None,
                  validity: ValidityReport | None = None,
-                 population: tuple[PopulationRisk, PopulationRisk] | None = None) -> str:
+                 population: tuple[PopulationRisk, PopulationRisk] | None = None,
+                 attackers: pd.DataFrame | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
     ``validity``, when given, adds whether the benchmark analyses hold; ``population``, the
-    risk in the population before and after protection, adds its section."""
+    risk in the population before and after protection, adds its section; ``attackers``
+    (:func:`attackers_table`) names the linkage attack's headline attacker, with every
+    attacker's figures behind a disclosure."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -356,6 +376,14 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                                           for v in roles.values()]})
     e = html.escape
     notes_html = "".join(f"<p>{e(n)}</p>" for n in notes or [])
+    attackers_html = ""
+    if attackers is not None:
+        top = attackers[attackers["headline"] == "yes"].iloc[0]
+        attackers_html = (
+            f"<p class=\"small\">The linkage attack's figures are those of the attacker that "
+            f"re-identifies most of the {len(attackers)} it runs: {e(top['attacker'])} "
+            f"({e(top['ranks the candidates'])}).</p><details><summary>Every attacker of the "
+            f"linkage attack</summary>{_table(attackers)}</details>")
     file_line = f" · file SHA-256 <code>{e(file_sha256)}…</code>" if file_sha256 else ""
     file_note = (" The file SHA-256 is a hash of the uploaded file's bytes: another name for the "
                  "same data.") if file_sha256 else ""
@@ -385,7 +413,7 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 <p class="small">The released keys' measures read the released values as if they were true (how
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
-knows the person is in the file.</p>{_table(risk)}{notes_html}
+knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {population_section(*population) if population is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>

@@ -39,6 +39,7 @@ from sdc_core.engines.duckdb_engine import quote
 from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
+from sdc_core.names import count_text, tile
 from sdc_core.roles import suggest_roles
 from ui import memory, state
 from ui.text import md
@@ -58,18 +59,19 @@ _CHUNK = 1 << 23
 
 _EXTENSIONS = PARQUET + CSV
 
-#: The figures shown for the sample and the whole file: label, key, format.
-FIGURES: tuple[tuple[str, str, Callable[[float], str]], ...] = (
-    ("Records", "n_records", lambda v: f"{v:,.0f}"),
-    ("Equivalence classes", "n_classes", lambda v: f"{v:,.0f}"),
-    ("Unique records", "percent_unique", lambda v: f"{v:.2f} %"),
-    ("Records with k ≤ {k}", "percent_k_le_threshold", lambda v: f"{v:.2f} %"),
-    ("Expected re-identifications", "expected_reidentifications",
-     lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"),
-    ("Global risk", "global_risk_percent", lambda v: f"{v:.2f} %"),
-    ("Smallest class (min k)", "min_k", lambda v: f"{v:g}"),
-    ("Median k", "median_k", lambda v: f"{v:g}"),
-)
+#: The figures shown for the sample and the whole file: label (:mod:`sdc_core.names`, "{k}"
+#: the threshold), key, format.
+FIGURES: tuple[tuple[str, str, Callable[[float], str]], ...] = tuple(
+    (tile(key, "{k}"), key, fmt) for key, fmt in (
+        ("n_records", lambda v: f"{v:,.0f}"),
+        ("n_classes", lambda v: f"{v:,.0f}"),
+        ("percent_unique", lambda v: f"{v:.2f} %"),
+        ("percent_k_le_threshold", lambda v: f"{v:.2f} %"),
+        ("expected_reidentifications", count_text),
+        ("avg_linkage_risk_percent", lambda v: f"{v:.2f} %"),
+        ("global_risk_percent", lambda v: f"{v:.2f} %"),
+        ("min_k", lambda v: f"{v:g}"),
+        ("median_k", lambda v: f"{v:g}")))
 
 
 def data_dir() -> Path | None:

@@ -7,14 +7,22 @@ from ui import guard, links, memory, state
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
-def render_sidebar() -> None:
+def render_sidebar(lesson_data: str | None = None) -> None:
+    """The sidebar; on the Lessons page ``lesson_data`` names the data the lesson in front of
+    the learner works on, which the sidebar shows in place of the session's data set."""
     ds = state.current_dataset()
     if ds is None:
         return
     r = state.roles()
     with st.sidebar:
         teaching_controls(ds.name if ds.example else None)
-        st.markdown(f"**{md(ds.name)}**")
+        if lesson_data is not None and lesson_data != ds.name:
+            st.markdown(f"**This lesson's data:** {md(lesson_data)}")
+            st.caption(f"The lessons bring their own data. The other pages work on "
+                       f"{md(ds.name)}, which stays as it is.")
+            return
+        st.markdown(f"**This lesson's data:** {md(ds.name)}" if lesson_data is not None
+                    else f"**{md(ds.name)}**")
         source = ds.source
         if source is None:
             st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · file SHA-256 "

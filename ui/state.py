@@ -8,7 +8,8 @@ memory: nothing here writes to disk.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -305,15 +306,27 @@ def protect_settings() -> ProtectSettings:
 
 #: How many earlier Protect settings undo can go back to.
 UNDO_DEPTH = 100
+#: A burst of changes of one control is one undo step: changes of the control that last moved
+#: less than this many seconds after its previous change, or after the results of that change
+#: were drawn (:func:`settle_protect`), join its step. Ten presses on a number field's + are
+#: one step, however many of them the server took in one run; a change after a pause, or of
+#: another control, is a step of its own.
+BURST_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
 class History:
     """The Protect settings before the current ones (``past``, oldest first) and those undone
-    since (``future``, the next redo last)."""
+    since (``future``, the next redo last); ``source``: the control whose burst of changes
+    made the last step (None: not a control's, or the burst has ended), ``at``: when that
+    burst last moved or the results of its last change were drawn (``time.monotonic``),
+    ``drawn``: whether they were."""
 
     past: tuple[ProtectSettings, ...] = ()
     future: tuple[ProtectSettings, ...] = ()
+    source: str | None = None
+    at: float = 0.0
+    drawn: bool = False
 
 
 def protect_history() -> History:
@@ -325,19 +338,41 @@ def _reseed_protect_widgets() -> None:
         del st.session_state[key]
 
 
-def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False) -> None:
+def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False,
+                         source: str | None = None) -> None:
     """Store the Protect page's settings; the ones they replace can be undone when the recipe
-    changes (a column chosen for a method still off makes no step of its own). ``reseed_widgets``
-    when they come from elsewhere (a recipe, a trade-off row), so that the page's widgets show
-    them."""
+    changes (a column chosen for a method still off makes no step of its own), in one step with
+    the changes before it of the same control, ``source`` (its widget key), in a burst
+    (:data:`BURST_SECONDS`). ``reseed_widgets`` when they come from elsewhere (a recipe, a
+    trade-off row), so that the page's widgets show them."""
     current = protect_settings()
     qi = roles().qi
-    if (p.steps(qi), p.seed) != (current.steps(qi), current.seed):
+
+    def recipe(s: ProtectSettings) -> tuple[list[dict[str, Any]], int]:
+        return s.steps(qi), s.seed
+    if recipe(p) != recipe(current):
         h = protect_history()
-        st.session_state["protect_history"] = History((h.past + (current,))[-UNDO_DEPTH:])
+        now = time.monotonic()
+        if source is None or source != h.source or now - h.at >= BURST_SECONDS:
+            h = History((h.past + (current,))[-UNDO_DEPTH:], (), source, now)  # a new step
+        elif h.past and recipe(h.past[-1]) == recipe(p):
+            # the burst is back where it began: no step at all; the next change starts another
+            h = History(h.past[:-1])
+        else:  # the burst's step holds the settings before it already
+            h = History(h.past, (), source, now)
+        st.session_state["protect_history"] = h
     st.session_state["protect"] = p
     if reseed_widgets:
         _reseed_protect_widgets()
+
+
+def settle_protect() -> None:
+    """The results of the current settings have been drawn: a burst of changes of one control
+    goes on from the first drawing after its last change (a run of several seconds does not
+    split it; a later redrawing, an expander opened, does not prolong it)."""
+    h = protect_history()
+    if h.source is not None and not h.drawn:
+        st.session_state["protect_history"] = replace(h, at=time.monotonic(), drawn=True)
 
 
 def undo_protect() -> None:

@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+from sdc_core.names import count_text, label
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
 #: What the Markdown renderer turns into a link by itself, even escaped: ``http://…``,
 #: ``www.…`` and ``name@host``
@@ -33,7 +35,7 @@ def file_stem(name: str) -> str:
 
 def number(v: float) -> str:
     """A count as a whole number when it is one, else with two decimals: 182, 18.34."""
-    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
+    return count_text(v)
 
 
 def delta_text(after: float, before: float, unit: str = "") -> str | None:
@@ -75,24 +77,18 @@ def smallest_class_help(wildcard: float, category: float) -> str:
 
 
 #: How the pages' tables head the measures' columns (downloads, the report's data and the
-#: command line keep the machine names); a column ``<name>_sd`` is headed "<label>, sd".
-COLUMN_LABELS = {
-    "param_name": "parameter", "param_value": "value",
-    "percent_unique": "unique records (%)", "percent_k_le_threshold": "records in classes ≤ k (%)",
-    "percent_below_k": "records in classes < k (%)",
-    "population_uniqueness_percent": "population uniqueness (%, Dankar's rule)",
-    "avg_linkage_risk_percent": "average linkage risk (%)",
-    "expected_reidentifications": "expected re-identifications",
-    "global_risk_percent": "global risk (%)",
-    "linkage_reidentifications": "linkage attack: re-identifications",
-    "linkage_risk_percent": "linkage attack: risk (%)",
-    "IL1_numeric": "IL1 numeric", "IL1_categorical": "IL1 categorical",
-    "IL1_overall": "IL1 overall (seed 003)", "IL1_release": "IL1 (release)",
-    "eigenvalue_similarity_percent": "eigenvalue similarity (%)",
-    "pareto": "Pareto-optimal", "suppressed_values": "suppressed values", "n_seeds": "seeds",
-    "n_steps": "steps", "meets_target": "meets the target", "individual_risk": "individual risk",
-    "Fk": "F_k (population estimate)", "k": "class size k", "median_k": "median class size",
-    "suda_score": "SUDA score", "dis_score": "DIS score", "msus": "minimal sample uniques",
+#: command line keep the machine names): each measure's name and unit (:mod:`sdc_core.names`),
+#: for the keys distinct enough not to be a data column's name; a column ``<name>_sd`` is
+#: headed "<label>, sd".
+COLUMN_LABELS = {key: label(key) for key in (
+    "percent_unique", "percent_k_le_threshold", "percent_below_k", "expected_reidentifications",
+    "avg_linkage_risk_percent", "global_risk_percent", "median_k", "Fk", "suda_score",
+    "dis_score", "population_uniqueness_percent", "linkage_reidentifications",
+    "linkage_risk_percent", "IL1_release", "IL1_overall", "IL1_numeric", "IL1_categorical",
+    "eigenvalue_similarity_percent", "suppressed_values", "n_seeds", "n_steps")} | {
+    "param_name": "parameter", "param_value": "value", "pareto": "Pareto-optimal",
+    "meets_target": "meets the target", "individual_risk": label("risk"), "k": label("fk"),
+    "msus": "minimal sample uniques",
 }
 
 

@@ -4,6 +4,7 @@ can be cached by the page and timed by ``bench/bench_slider.py``."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -14,6 +15,7 @@ import plotly.graph_objects as go
 
 from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
+from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.linkage import linkage_attack
@@ -22,9 +24,9 @@ from sdc_core.utility import eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
 from ui import charts
 
-RISK_KEYS = ("expected_reidentifications", "global_risk_percent", "percent_unique",
-             "percent_k_le_threshold", "percent_below_k", "min_k", "min_k_wildcard",
-             "min_k_category")
+RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
+             "percent_unique", "percent_k_le_threshold", "percent_below_k", "min_k",
+             "min_k_wildcard", "min_k_category")
 LINKAGE_KEYS = ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain")
 
 
@@ -59,11 +61,33 @@ class Workbench:
         return {**self.utility, **loss.summary(), "per_column": loss.per_column,
                 "released": loss.released}
 
+    def banded(self, column: str) -> tuple[pd.Series, np.ndarray | None]:
+        """The released column, band labels read back as the bands' midpoints
+        (:func:`read_bands`), and its band edges when it was banded (:func:`band_edges`)."""
+        before = self.original[column]
+        after = read_bands(self.applied.data[column], before)
+        return after, band_edges(self.applied.reports, column, before, after)
+
     def figure(self, column: str) -> go.Figure:
-        """Before/after figure of one changed column (built on demand, from aggregates)."""
+        """Before/after figure of one changed column (built on demand, from aggregates); a
+        banded column's is counted per band, before as after."""
+        after, edges = self.banded(column)
+        if edges is not None:
+            return column_figure(self.original[column], after, True, edges)
         return column_figure(self.original[column], self.applied.data[column],
-                             column in self.numeric, band_edges(self.applied.reports, column,
-                                                                self.original[column]))
+                             column in self.numeric)
+
+    def figure_note(self, column: str) -> str | None:
+        """What the before/after figure of a banded column compares, for its caption (None
+        for any other column)."""
+        if self.banded(column)[1] is None:
+            return None
+        coded = any(r["method"] == "top_bottom_code"
+                    for r in self.applied.reports if r.get("column") == column)
+        return ("Both are counted in the release's bands: each original value in the band "
+                "that holds it, each released value in its own band"
+                + (" (a top or bottom code in the band of its threshold)" if coded else "")
+                + ", so the line and the bars compare like with like.")
 
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
@@ -114,20 +138,25 @@ def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
 MAX_BAND_BINS = 200
 
 
-def band_edges(reports: list[dict[str, Any]], column: str,
-               original: pd.Series) -> np.ndarray | None:
-    """The band edges (o + j·w over ``original``'s range, or the custom breaks) when banding
-    is the last step on the column of numbers (then the figure counts the original values per
-    band, as the released ones are), else None."""
-    last = [r for r in reports if r.get("column") == column]
-    if not last or last[-1]["method"] != "band" or not is_number(original):
+def band_edges(reports: list[dict[str, Any]], column: str, original: pd.Series,
+               released: pd.Series) -> np.ndarray | None:
+    """The band edges (o + j·w over the range of ``original`` and ``released``, or the custom
+    breaks) when the column of numbers was banded and nothing but top or bottom coding
+    followed (then the figure counts the original values per band, as the released ones are),
+    else None."""
+    steps = [r for r in reports if r.get("column") == column]
+    banded = [i for i, r in enumerate(steps) if r["method"] == "band"]
+    if not banded or not is_number(original) or not is_number(released) or any(
+            r["method"] != "top_bottom_code" for r in steps[banded[-1] + 1:]):
         return None
-    x = original.to_numpy(dtype=float, na_value=np.nan)
+    last = steps[banded[-1]]
+    x = np.concatenate([original.to_numpy(dtype=float, na_value=np.nan),
+                        released.to_numpy(dtype=float, na_value=np.nan)])
     if not np.isfinite(x).any():
         return None
-    if "breaks" in last[-1]:  # custom breaks: the bands themselves
-        return np.asarray(last[-1]["breaks"], dtype=float)
-    w, o = float(last[-1]["width"]), float(last[-1]["origin"])
+    if "breaks" in last:  # custom breaks: the bands themselves
+        return np.asarray(last["breaks"], dtype=float)
+    w, o = float(last["width"]), float(last["origin"])
     first, end = np.floor((np.nanmin(x) - o) / w), np.floor((np.nanmax(x) - o) / w) + 1
     if end - first > MAX_BAND_BINS:
         return None
@@ -145,9 +174,42 @@ def column_figure(before: pd.Series, after: pd.Series, numeric: bool,
             after.to_numpy(dtype=float, na_value=np.nan),
             f"{name}: original and protected values" + (" per band" if edges is not None
                                                          else ""), edges=edges)
+    order = category_order(before, after)
+    missing = before.isna().any() or after.isna().any()
+
     def counts(s: pd.Series) -> pd.Series:
-        c = s.value_counts(dropna=False)
-        return c.set_axis(["(missing)" if pd.isna(v) else v for v in c.index])
+        c = s.value_counts().reindex(order, fill_value=0)
+        return pd.concat([c, pd.Series({"(missing)": int(s.isna().sum())})]) if missing else c
 
     return charts.before_after_bars(counts(before), counts(after),
                                     f"{name}: records per category, original and protected")
+
+
+def _as_number(value: Any) -> float | None:
+    """``value`` as a finite number: a number (not True/False), or text that reads as one."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        number = float(value if isinstance(value, (int, float, np.integer, np.floating))
+                       else str(value))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def category_order(before: pd.Series, after: pd.Series) -> list[Any]:
+    """The order of a column's values in its before/after bars. Values that can be ordered go
+    by value: the categories of an ordered category in their order, numbers (also codes held
+    as text, "1" … "6") by size, dates by date; other values (nominal categories) by how
+    often the original has them, most first, then the values only the release has. Missing
+    values are not among them (their bar comes last)."""
+    values = list(dict.fromkeys([*before.value_counts().index, *after.value_counts().index]))
+    if isinstance(before.dtype, pd.CategoricalDtype) and before.dtype.ordered:
+        ranks = {c: i for i, c in enumerate(before.dtype.categories)}
+        return sorted(values, key=lambda v: ranks.get(v, len(ranks)))
+    as_numbers = [_as_number(v) for v in values]
+    if values and None not in as_numbers:
+        return [v for _, v in sorted(zip(as_numbers, values), key=lambda p: p[0])]
+    if values and all(isinstance(v, pd.Timestamp) for v in values):
+        return sorted(values)
+    return values

@@ -145,6 +145,7 @@ SEEDS, FIRST_SEED, PARETO = (1, 20), (0, 2**31 - 1), ("linkage", "naive")
 _FORM_FIELDS: dict[str, tuple[str, Any]] = {
     "w_t_seeds": ("whole", SEEDS), "w_t_seed": ("whole", FIRST_SEED),
     "w_t_pareto": ("choice", PARETO), "w_t_combine": ("flag", None),
+    "w_t_exhaustive": ("flag", None),
     "w_t_target": ("name", None), "w_t_at_most": ("amount", None),
     "w_t_loss": ("name", None), "w_t_keep": ("name", None), "w_t_keep_bound": ("amount", None),
 }

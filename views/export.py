@@ -11,10 +11,18 @@ import streamlit as st
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
+from sdc_core.methods.banding import release_note
 from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.risk import RiskProfile
 from ui import analyses, charts, compute, server_files, state, workers
-from ui.report import build_report, risk_table, step_notes, sweep_figure, utility_table
+from ui.report import (
+    attackers_table,
+    build_report,
+    risk_table,
+    step_notes,
+    sweep_figure,
+    utility_table,
+)
 from ui.sidebar import render_sidebar
 from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.workbench import Workbench, recipe_json
@@ -115,6 +123,8 @@ for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/o
 for ext in (".csv", ".parquet", ".xlsx"):
     for note in export_notes(written, ext, neutralize):
         st.caption(f"{ext[1:].upper()}: {md(note)}.")
+for note in filter(None, map(release_note, compute.protected(ds.dataset_id, text, df).reports)):
+    st.warning(f"Released values: {md(note)}.", icon=":material/info:")
 if source is not None and source.is_sample:
     st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
                "file.")
@@ -186,6 +196,7 @@ except SdcInputError as err:
 if before is not None and wb is not None:
     attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     risk = risk_table(before, attacked, wb.after)
+    attackers = attackers_table(attacked, wb.after)
     utility = utility_table(wb.utility_for(roles.ignore))
 
     def report_figures(before: RiskProfile = before, wb: Workbench = wb) -> list[go.Figure]:
@@ -226,7 +237,7 @@ if before is not None and wb is not None:
                              f"{source.seed}); the figures are the sample's."]
                             if source is not None and source.is_sample else [])
                      + step_notes(wb.applied.reports), validity=validity,
-                     population=population)
+                     population=population, attackers=attackers)
     st.download_button("Download the report (HTML)",
                        lambda: report(report_figures()).encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",

@@ -6,8 +6,9 @@ from typing import Any
 import streamlit as st
 
 from sdc_core.methods.randomized_response import estimate_spread
+from sdc_core.names import tile
 from sdc_core.tables import audit
-from sdc_core.utility.validity import HOLDS
+from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
 from ui import charts, lessons, state
 from ui.guard import guarded
 from ui.lessons import LESSONS, Check
@@ -76,7 +77,7 @@ def who_is_unique() -> None:
     m = st.columns(3)
     m[0].metric("Unique records", f"{p.percent_unique:.1f} %",
                 help="Records no other record shares the known facts with (f_k = 1).")
-    m[1].metric("Expected re-identifications", number(round(p.expected_reidentifications, 1)),
+    m[1].metric(tile("expected_reidentifications"), number(round(p.expected_reidentifications, 1)),
                 help="Σ 1/f_k: the attacker picks one of the f_k matching records.")
     m[2].metric("Smallest group", f"{p.min_k:g}")
     verdict("unique", lessons.check_unique(third))
@@ -90,11 +91,11 @@ def coarsen() -> None:
     st.markdown(
         f"Publishing exact ages makes many people findable: with region, sex and age, "
         f"{raw.small:,} of the {len(df):,} records are in groups of fewer than "
-        f"{lessons.COARSEN_K}. **Banding** replaces each age by the middle of its band (width "
-        "10: 30–39 becomes 35), so more people share each value; **top coding** publishes "
+        f"{lessons.COARSEN_K}. **Banding** publishes each age as its band (width 10: 34 "
+        "becomes 30–39), so more people share each value; **top coding** publishes "
         "every age above a limit as the limit, because the very old are few. Both protect "
-        "and both lose: the information loss IL1 measures how far the published ages are "
-        "from the true ones.")
+        "and both lose: the information loss IL1 measures how far the published ages (a "
+        "band counted as its middle, 35) are from the true ones.")
     task(f"make every record share its region, sex and age band with at least "
          f"{lessons.COARSEN_K - 1} others (**k ≥ {lessons.COARSEN_K}**), losing as little as "
          "possible.")
@@ -136,10 +137,11 @@ def perturb() -> None:
                          0.0, 20.0, step=0.5)
     wb = lessons.perturb(method, float(amount))
     m = st.columns(2)
-    m[0].metric("Released keys: Σ 1/f_k", number(round(wb.after["expected_reidentifications"],
-                                                        1)),
+    m[0].metric(tile("expected_reidentifications"),
+                number(round(wb.after["expected_reidentifications"], 1)),
                 help="How unique the released values look, read as if they were true.")
-    m[1].metric("Linkage attack", number(round(wb.after["linkage_reidentifications"], 1)),
+    m[1].metric(tile("linkage_reidentifications"),
+                number(round(wb.after["linkage_reidentifications"], 1)),
                 help="What an attacker who knows the true region, age and sex re-identifies.")
     verdict("perturb", lessons.check_perturb(wb))
 
@@ -211,7 +213,8 @@ def analysis() -> None:
         f"on age, gender and race re-identifies {before.risk:.2f} % of the patients.")
     task(f"protect age until the attack re-identifies **at most {lessons.ANALYSIS_RISK:g} %** "
          f"of the patients while the regression **still holds** (mean CI overlap ≥ "
-         f"{HOLDS:g}, every original estimate inside its protected interval).")
+         f"{HOLDS:g}, every original estimate inside its protected interval, every term's "
+         f"overlap at least {TERM_OVERLAP:g} and moved by less than {TERM_SE:g} standard error).")
     left, right = st.columns(2)
     method = control(left.radio, "w_l_analysis_method", "band", "Method",
                      list(lessons.ANALYSIS_METHODS),
@@ -225,10 +228,10 @@ def analysis() -> None:
                          "% of the sd of age)", 0, high, step=step)
     now = lessons.survive(method, float(amount))
     m = st.columns(2)
-    m[0].metric("Linkage attack", f"{now.risk:.2f} %",
+    m[0].metric(tile("linkage_risk_percent"), f"{now.risk:.2f} %",
                 help="Expected share of patients an attacker who knows their true age, gender "
                      "and race re-identifies.")
-    m[1].metric("Mean CI overlap", f"{now.result.mean_ci_overlap:.3f}",
+    m[1].metric(tile("mean_ci_overlap"), f"{now.result.mean_ci_overlap:.3f}",
                 help="The mean of J over the regression's terms: 1 = the original intervals.")
     verdict("analysis", lessons.check_analysis(now))
     st.markdown("**The intervals**, original and protected, term by term")
@@ -258,4 +261,4 @@ with left:
     st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done")
     for k in finished:
         st.markdown(f":material/check_circle: {keys.index(k) + 1}. {LESSONS[k].title}")
-render_sidebar()
+render_sidebar(lesson_data=lesson.data)

@@ -11,9 +11,17 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
+from sdc_core.names import count_and_percent, name, tile
+from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
-from ui.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.groups import (
+    column_groups,
+    method_columns,
+    method_defaults,
+    offered_columns,
+    same_levels,
+)
 from ui.guard import guarded
 from ui.page import guarded_part, metric_slots, require_quasi_identifiers
 from ui.protect import (
@@ -31,6 +39,7 @@ from ui.report import (
     IL1_READING,
     MODEL_NAMES,
     RELEASE_LOSS_LABEL,
+    attackers_table,
     dankar_name,
     figure,
     figure_delta,
@@ -90,39 +99,44 @@ RESULTS = "protect_results"
 #: The key of the fragment of the whole workbench, controls and results: what changes the
 #: controls themselves (columns chosen, undo) reruns it.
 WORKBENCH = "protect_workbench"
+#: The session key of the last settings whose results the page drew: (data set, recipe text)
+LAST_APPLIED = "protect_last_applied"
 
 
 @guarded
 def moved(m: Method, p: Param, column: str | None, key: str) -> None:
     """A value control's callback: the settings take its new value (an emptied number field:
-    the default) and only the results are drawn again."""
+    the default) and only the results are drawn again; the controls too when the value
+    decides whether another control applies (PRAM's invariant form disables its p)."""
     value = st.session_state[key]
     settings = state.protect_settings().with_value(m, p.name, column,
                                                    p.default if value is None else value)
-    state.set_protect_settings(settings)
-    st.rerun(RESULTS)
+    state.set_protect_settings(settings, source=key)
+    st.rerun(WORKBENCH if m.governs(p.name) else RESULTS)
 
 
 @guarded
 def seed_moved() -> None:
     """The seed field's callback (as :func:`moved`)."""
     state.set_protect_settings(replace(state.protect_settings(),
-                                       seed=int(st.session_state["w_p_seed"])))
+                                       seed=int(st.session_state["w_p_seed"])),
+                               source="w_p_seed")
     st.rerun(RESULTS)
 
 
 def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None,
-                  options: list[str] | None = None) -> Any:
+                  options: list[str] | None = None, disabled: bool = False) -> Any:
     """The widget of one declared parameter of ``m``, seeded once from ``value``: a select box
     for a choice, a toggle for true/false, a text field for text, a list or an object
     (:func:`json_control`), the ``options`` in the order chosen for a list of columns, a number
     field for a number without a range or a default (empty: the default), else a slider, of
     whole numbers for whole numbers and whole-number steps (band width); a slider or a field
     reaches at least the seeded value. A value control (choice, toggle, number) redraws only
-    the results when it moves (:func:`moved`)."""
+    the results when it moves (:func:`moved`). A control ``disabled`` (it does not apply with
+    the others' values) keeps its value."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     help_text = p.help or None
-    fast = {"on_change": moved, "args": (m, p, column, key)}
+    fast = {"on_change": moved, "args": (m, p, column, key), "disabled": disabled}
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
         return st.selectbox(label, list(p.choices), key=key, help=help_text, **fast)
@@ -131,12 +145,13 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
         return st.toggle(label, key=key, help=help_text, **fast)
     if p.type == "text":
         state.bind(key, "" if value is None else str(value))
-        return st.text_input(label, key=key, help=help_text)
+        return st.text_input(label, key=key, help=help_text, disabled=disabled)
     if p.type == "columns":
         state.bind(key, [c for c in value or [] if c in (options or [])])
-        return st.multiselect(label, options or [], key=key, help=help_text) or None
+        return st.multiselect(label, options or [], key=key, help=help_text,
+                              disabled=disabled) or None
     if p.type in ("list", "object"):
-        return json_control(p, value, key, label)
+        return json_control(p, value, key, label, disabled)
     high = p.high(df[column]) if callable(p.high) else p.high
     kind = int if takes_whole(p) else float
     if high is None or p.default is None:  # a number field; empty is the default
@@ -157,7 +172,20 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
                      help=help_text, **fast)
 
 
-def json_control(p: Param, value: Any, key: str, label: str) -> Any:
+def read_json(p: Param, text: str) -> Any:
+    """The value of a list or object control's text (empty: None); ValueError when it does
+    not read."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(f"[{text}]" if p.type == "list" and not text.startswith("[")
+                          else text)
+    except RecursionError as err:  # too deep
+        raise ValueError(str(err)) from err
+
+
+def json_control(p: Param, value: Any, key: str, label: str, disabled: bool = False) -> Any:
     """A list parameter as its values separated by commas (JSON values: text in quotes), an
     object as JSON (empty: none); text that does not read is said so under the field and not
     applied."""
@@ -166,12 +194,11 @@ def json_control(p: Param, value: Any, key: str, label: str) -> Any:
         ", ".join(json.dumps(v, ensure_ascii=False) for v in value) if listed
         else json.dumps(value, ensure_ascii=False))
     state.bind(key, shown)
-    text = st.text_input(label, key=key, help=p.help or None, placeholder="none").strip()
-    if not text:
-        return None
+    text = st.text_input(label, key=key, help=p.help or None, placeholder="none",
+                         disabled=disabled)
     try:
-        return json.loads(f"[{text}]" if listed and not text.startswith("[") else text)
-    except (ValueError, RecursionError):  # not JSON, a number of 4,300 digits, too deep
+        return read_json(p, text)
+    except ValueError:  # not JSON, a number of 4,300 digits, too deep
         st.error(f"{label}: " + ("values separated by commas, text in quotes" if listed else
                                  "this is not JSON") + ": not applied.",
                  icon=":material/error:")
@@ -189,8 +216,22 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
             return f"w_p_{m.name}_{p.name}"
         return f"w_p_{m.name}_{column}" if p.name == m.main else f"w_p_{m.name}:{p.name}:{column}"
 
+    def current(p: Param) -> Any:
+        """The control's value as the user left it: its widget's, else the settings'."""
+        if key(p) not in st.session_state:
+            return s.value(m, p.name, column)
+        held = st.session_state[key(p)]
+        if p.type in ("list", "object"):
+            try:
+                return read_json(p, held)
+            except ValueError:  # not applied
+                return None
+        return held
+    now = {p.name: current(p) for p in m.controls}
+
     def control(p: Param) -> Any:
-        return param_control(m, p, s.value(m, p.name, column), key(p), column, options)
+        return param_control(m, p, s.value(m, p.name, column), key(p), column, options,
+                             disabled=not m.applies(p.name, now))
     values = {p.name: control(p) for p in m.controls if not p.more}
     more = [p for p in m.controls if p.more]
     if more:
@@ -230,6 +271,31 @@ def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
     return merged
 
 
+@guarded
+def add_columns(key: str, more: list[str]) -> None:
+    """The callback of :func:`like_columns`' button: ``more`` join the method's columns."""
+    st.session_state[key] = [*st.session_state[key], *more]
+
+
+def like_columns(m: Method, chosen: list[str], options: list[str]) -> None:
+    """A button that adds to ``m``'s columns, at once, every other column of ``options`` with
+    exactly the levels of the column chosen last (the items of a survey, all scored 1–6)."""
+    if not chosen:
+        return
+    levels = compute.level_sets(ds.dataset_id, tuple(options), df)
+    like = chosen[-1]
+    more = [c for c in same_levels(levels, like) if c not in chosen]
+    if more:
+        which = f"the {len(more)} other columns" if len(more) > 1 else "the other column"
+        # a short label: the button is as wide as a third of the controls (191 px at 1280 px)
+        st.button(f"Add {len(more)} more like {md(like)}",
+                  key=f"p_{m.name}_like", icon=":material/library_add:", on_click=add_columns,
+                  args=(f"w_p_{m.name}_cols", more),
+                  help=f"Add {which} with the levels of {md(like)}: the columns whose values "
+                       f"are {md(like)}'s {len(levels[like])} levels, no more and no fewer: "
+                       f"{md_list(more)}.")
+
+
 def controls(s: ProtectSettings) -> ProtectSettings:
     """One block of controls per declared method, in the order they are applied."""
     columns: dict[str, list[str]] = {}
@@ -251,6 +317,8 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                        [c for c in method_defaults(m, groups, roles) if c in options])
             columns[m.name] = st.multiselect(f"{m.label} columns", options,
                                              key=f"w_p_{m.name}_cols")
+            if m.columns == "categorical":
+                like_columns(m, columns[m.name], options)
         values[m.name] = method_params(m, s, options=list(roles.qi) if m.columns == "keys"
                                        else columns[m.name])
         if m.merge and m.target == "column":
@@ -272,24 +340,32 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
     after = wb.after
     naive, linked = after["expected_reidentifications"], after["linkage_reidentifications"]
     exact, distance = after["linkage_exact_columns"], after["linkage_distance_columns"]
+    top = after["linkage_attacker"]
     st.markdown(
-        f"**How unique the released keys look** ({number(naive)}): Σ 1/f_k over the released "
-        f"values of {md_list(roles.qi)}, read as if they were true — sdcMicro's measure. It "
+        f"**How unique the released keys look**: {name('expected_reidentifications')} "
+        f"{count_and_percent('expected_reidentifications', after)}, Σ 1/f_k over the released "
+        f"values of {md_list(roles.qi)} read as if they were true (sdcMicro's measure). It "
         "drops when classes grow (banding, suppression) and cannot see values that were moved "
         "at random.")
     st.markdown(
-        f"**What an attacker actually re-identifies** ({number(linked)}): the attacker knows "
+        f"**What an attacker actually re-identifies**: {name('linkage_reidentifications')} "
+        f"{count_and_percent('linkage_reidentifications', after)}. The attacker knows "
         f"each person's true {md_list(roles.qi)}" + (f" and {md_list(known)}" if known else "")
         + " and the public recodings of the recipe (banding, top coding), and looks for the "
         "person among the released records: "
-        + (f"records must agree on {md_list(exact)} (a blank matches anything)" if exact
+        + (f"the candidates must agree on {md_list(exact)} (a blank matches anything)" if exact
            else "no column is compared exactly")
-        + (f"; among those the nearest on {md_list(distance)} (in standard deviations) are the "
-           "best candidates" if distance else "")
-        + ". The attacker picks one best candidate at random and is right with probability "
-        "1/(number of best candidates) when the person is among them, else 0. The figure is "
-        f"the sum over the {len(df):,} records; {after['linkage_percent_certain']:.2f} % are "
-        "linked with certainty (a single candidate, and the right one).")
+        + (f" and are compared by their distance on {md_list(distance)} (in standard "
+           "deviations)" if distance else "")
+        + f". The attack runs {len(after['linkage_attackers'])} attackers that rank these "
+        "candidates differently and reports the one that re-identifies most, here "
+        f"**{ATTACKER_NAMES[top]}**: {ATTACKER_RULES[top]}. It picks one of its best "
+        "candidates at random and is right with probability 1/(number of best candidates) "
+        "when the person is among them, else 0. The figure is "
+        f"the sum over the {len(df):,} records (in brackets: in percent of them, the "
+        f"{name('linkage_risk_percent')}); {after['linkage_percent_certain']:.2f} % are "
+        "linked with certainty (a single candidate, and the right one). *Every attacker of "
+        "the linkage attack*, below, shows the others.")
     if abs(naive - linked) > 1e-9:
         st.markdown(
             f"Here the attack finds {number(abs(naive - linked))} "
@@ -303,6 +379,16 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
         st.caption(f"sdcMicro's interval disclosure (dRisk): {after['drisk_percent']:.2f} % of "
                    "records have every distance value within ±5 % of a standard deviation of "
                    "its released value.")
+
+
+def attackers(wb: Workbench, linked_before: LinkageResult) -> None:
+    """Every attacker of the linkage attack, before and after protection, the headline
+    marked (docs/measures.md, "The attackers")."""
+    st.caption("Each attacker keeps the released records that agree with what it knows (a "
+               "blank matching anything), ranks them its way and picks one of its best at "
+               "random; the headline figures are those of the attacker that re-identifies "
+               "most.")
+    st.dataframe(attackers_table(linked_before, wb.after), hide_index=True)
 
 
 def population(wb: Workbench) -> None:
@@ -349,52 +435,63 @@ def population(wb: Workbench) -> None:
         "page has every model.")
 
 
-def results(wb: Workbench, text: str, known: list[str]) -> None:
+def results(wb: Workbench, text: str, known: list[str], settings_text: str | None = None
+            ) -> None:
+    """The figures of ``wb``, the table recipe ``text`` makes; the recipe box shows
+    ``settings_text`` instead, the settings as they stand, when they are not those measured
+    (they cannot be applied)."""
     before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
     m = metric_slots(8, 3, main=[0, 1, 6])  # three a row: labels and values stay whole at 1280 px
-    m[0].metric("Linkage attack", number(after["linkage_reidentifications"]),
+    m[0].metric(tile("linkage_reidentifications"),
+                count_and_percent("linkage_reidentifications", after),
                 delta_text(after["linkage_reidentifications"],
                       linked_before.linkage_reidentifications),
                 delta_color="inverse",
-                help="Expected re-identifications: what an attacker who knows the true values "
-                     "actually re-identifies.")
-    m[1].metric("Released keys", number(after["expected_reidentifications"]),
+                help="Expected re-identifications Σ p_i: what an attacker who knows the true "
+                     "values actually re-identifies (of the attackers the attack runs, the one "
+                     f"that re-identifies most). In brackets the "
+                     f"{name('linkage_risk_percent')}, 100·mean(p_i): the same in percent of "
+                     "the records.")
+    m[1].metric(tile("expected_reidentifications"),
+                count_and_percent("expected_reidentifications", after),
                 delta_text(after["expected_reidentifications"], before.expected_reidentifications),
                 delta_color="inverse",
                 help="Expected re-identifications Σ 1/f_k: how unique the released keys look, "
-                     "read as if they were true (sdcMicro).")
-    m[2].metric("Certain links", f"{after['linkage_percent_certain']:.2f} %",
+                     "read as if they were true (sdcMicro). In brackets the "
+                     f"{name('avg_linkage_risk_percent')}, 100·mean(1/f_k).")
+    m[2].metric(tile("linkage_percent_certain"), f"{after['linkage_percent_certain']:.2f} %",
                 delta_text(after["linkage_percent_certain"], linked_before.linkage_percent_certain,
                       " points"), delta_color="inverse",
                 help="Records the attacker links with certainty: a single best candidate, "
                      "and the right one.")
-    m[3].metric("Global risk", f"{after['global_risk_percent']:.2f} %",
+    m[3].metric(tile("global_risk_percent"), f"{after['global_risk_percent']:.2f} %",
                 delta_text(after["global_risk_percent"], before.global_risk_percent, " points"),
                 delta_color="inverse",
                 help="sdcMicro's global risk: mean individual risk of the released keys (with "
                      "a weight, population uniqueness).")
-    m[4].metric("Unique records", f"{after['percent_unique']:.2f} %",
+    m[4].metric(tile("percent_unique"), f"{after['percent_unique']:.2f} %",
                 delta_text(after["percent_unique"], before.percent_unique, " points"),
                 delta_color="inverse", help="Records alone in their class of released keys.")
-    m[5].metric(f"Records with k ≤ {opts.k}", f"{after['percent_k_le_threshold']:.2f} %",
+    m[5].metric(tile("percent_k_le_threshold", opts.k), f"{after['percent_k_le_threshold']:.2f} %",
                 delta_text(after["percent_k_le_threshold"], before.percent_k_le_threshold,
                       " points"), delta_color="inverse",
-                help="Records whose class of released keys has at most k members (seed 003's "
-                     "measure: a class of exactly k counts).")
-    m[6].metric("Smallest class", f"{after['min_k']:g}",
+                help=f"Records whose class of released keys has at most k = {opts.k} members "
+                     f"(f_k ≤ {opts.k}): a class of exactly {opts.k} counts.")
+    m[6].metric(tile("min_k"), f"{after['min_k']:g}",
                 delta_text(after["min_k"], before.min_k), delta_color="normal",
                 help=smallest_class_help(after["min_k_wildcard"], after["min_k_category"]))
-    m[7].metric(f"Records in classes < {opts.k}", f"{after['percent_below_k']:.2f} %",
+    m[7].metric(tile("percent_below_k", opts.k), f"{after['percent_below_k']:.2f} %",
                 delta_text(after["percent_below_k"], before.percent_below_k, " points"),
                 delta_color="inverse",
                 help=f"Records whose class of released keys has fewer than k = {opts.k} "
-                     "members: what k-anonymity (and local suppression) brings to 0.")
+                     f"members (f_k < {opts.k}): what k-anonymity (and local suppression) "
+                     "brings to 0.")
     if "drisk_percent" in after:
         slot = st.columns(3)[0]
-        slot.metric("dRisk", f"{after['drisk_percent']:.2f} %",
+        slot.metric(tile("drisk_percent"), f"{after['drisk_percent']:.2f} %",
                     help="sdcMicro's interval disclosure on the distance columns: the share "
                          "of records whose every distance value lies within ±5 % of a "
                          "standard deviation of its released value.")
@@ -404,19 +501,25 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     if how.open:  # the expanders of the results are drawn once opened, not on every move
         with how:
             attack_how(wb, linked_before.linkage_reidentifications, known)
+    every = st.expander("Every attacker of the linkage attack", icon=":material/groups:",
+                        key="p_attackers", on_change="rerun")
+    if every.open:
+        with every:
+            attackers(wb, linked_before)
     u = wb.utility_for(roles.ignore)
     m = metric_slots(5, 2, main=[0])
     m[0].metric(RELEASE_LOSS_LABEL, f"{u['IL1_release']:.4g}",
                 help=release_loss_help(len(u["released"])) + " " + IL1_READING)
-    m[1].metric("IL1 overall (seed 003)", f"{u['IL1_overall']:.4f}",
-                help="Seed 003's measure: mean of the numeric and categorical IL1 of the "
-                     "changed columns. A mean over the changed columns only, it falls when a "
-                     "cheap step on another column is added.")
-    m[2].metric("IL1 numeric", f"{u['IL1_numeric']:.4f}",
+    m[1].metric(tile("IL1_overall"), f"{u['IL1_overall']:.4f}",
+                help="The mean of the numeric and categorical IL1 of the changed columns. A mean "
+                     "over the changed columns only, it falls when a cheap step on another "
+                     "column is added.")
+    m[2].metric(tile("IL1_numeric"), f"{u['IL1_numeric']:.4f}",
                 help="Mean |x′ − x| / range over the changed numeric columns.")
-    m[3].metric("IL1 categorical", f"{u['IL1_categorical']:.4f}",
+    m[3].metric(tile("IL1_categorical"), f"{u['IL1_categorical']:.4f}",
                 help="Share of changed values, over the changed categorical columns.")
-    m[4].metric("Eigenvalue similarity", f"{u['eigenvalue_similarity_percent']:.3f} %",
+    m[4].metric(tile("eigenvalue_similarity_percent"),
+                f"{u['eigenvalue_similarity_percent']:.3f} %",
                 help="How well the correlation structure of the numeric columns is kept "
                      "(100 % = unchanged).")
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
@@ -427,15 +530,18 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
     if not wb.changed:
         if recipe["steps"]:  # steps that change no value here
             st.info("These settings change no value of the data.", icon=":material/tune:")
-            recipe_box(text)
         else:
             st.info("No method is active: move a slider to protect the data.",
                     icon=":material/tune:")
+        if recipe["steps"] or settings_text is not None:
+            recipe_box(settings_text or text)
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
     charts.show(wb.figure(column), f"{ds.stem}_{column}_before_after", key="protect_column",
                 context=context)
+    if (note := wb.figure_note(column)) is not None:
+        st.caption(note)
     methods = registry()
     for report in wb.applied.reports:
         m, col = methods[report["method"]], report["column"]
@@ -455,7 +561,7 @@ def results(wb: Workbench, text: str, known: list[str]) -> None:
             err = randomized_response_error(df[col], wb.applied.data[col],
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
-    recipe_box(text)
+    recipe_box(settings_text or text)
 
 
 def recipe_box(text: str) -> None:
@@ -475,7 +581,9 @@ def history_buttons() -> None:
     row = st.container(horizontal=True, gap="small")
     row.button("Undo", key="p_undo", icon=":material/undo:", on_click=redraw_after,
                args=(state.undo_protect,), disabled=not h.past,
-               help="Back to the settings before the last change.")
+               help="Back to the settings before the last change. A burst of changes of "
+                    "one control (ten presses on a number's +, a slider moved with the arrow "
+                    f"keys) is one change; a pause of {state.BURST_SECONDS:g} s ends it.")
     row.button("Redo", key="p_redo", icon=":material/redo:", on_click=redraw_after,
                args=(state.redo_protect,), disabled=not h.future,
                help="Forward to the settings undone.")
@@ -503,16 +611,37 @@ def results_part(history: DeltaGenerator) -> None:
         history_buttons()
     text = recipe_json(settings.steps(roles.qi), settings.seed)
     known = state.known_columns(df)
+
+    def evaluated(recipe: str) -> Workbench:
+        return compute.workbench(ds.dataset_id, recipe, tuple(roles.qi), roles.weight, opts.k,
+                                 opts.na, opts.alpha, tuple(numeric), tuple(known),
+                                 state.sampling_key(), df)
     try:
-        wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                               opts.na, opts.alpha, tuple(numeric), tuple(known),
-                               state.sampling_key(), df)
+        wb = evaluated(text)
     except SdcInputError as err:
-        st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
-        if settings.steps(roles.qi):
-            recipe_box(text)
+        # a setting not complete yet (invariant PRAM before its θ is typed) leaves the results
+        # of the last settings that applied in place, under a note, rather than a blank column
+        last = st.session_state.get(LAST_APPLIED)
+        try:
+            wb = evaluated(last[1]) if last is not None and last[0] == ds.dataset_id else None
+        except SdcInputError:  # nor do the last ones now (other roles)
+            wb = None
+        if wb is None:
+            st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
+            if settings.steps(roles.qi):
+                recipe_box(text)
+            return
+        recipe = json.loads(last[1])
+        st.warning(f"These settings cannot be applied: {md(err)}. The figures below are "
+                   "those of the last settings that could be "
+                   f"({md(describe(recipe['steps'], recipe['seed']))}).",
+                   icon=":material/pending:")
+        results(wb, last[1], known, text)
+        state.settle_protect()
         return
+    st.session_state[LAST_APPLIED] = (ds.dataset_id, text)
     results(wb, text, known)
+    state.settle_protect()
 
 
 @st.fragment(key=WORKBENCH)

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
+from sdc_core.names import count_and_percent, name, tile
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, population, state, suda_cache, workers
@@ -18,7 +19,7 @@ from ui.protect import describe
 from ui.release import protect_page_table
 from ui.sidebar import render_sidebar
 from ui.suda_chart import contribution_bars
-from ui.text import delta_text, md, md_list, number, smallest_class_help
+from ui.text import delta_text, md, md_list, smallest_class_help
 
 st.title("Disclosure risk")
 ds = state.ensure_dataset()
@@ -48,8 +49,11 @@ with st.expander("Settings: threshold k, missing key values, how the file was sa
     state.bind("w_risk_na", opts.na)
     state.bind("w_risk_alpha", opts.alpha)
     k = c1.number_input("Threshold k", 1, 1000, key="w_risk_k",
-                        help="A record is at risk when fewer than k records (itself included) "
-                             "share its quasi-identifier values.")
+                        help="A record is at risk when few records (itself included) share its "
+                             "quasi-identifier values: \"Records in classes < k\" counts those "
+                             "in classes of fewer than k records (what k-anonymity removes); "
+                             "\"Records in classes ≤ k\" and the class-size chart also count "
+                             "the classes of exactly k.")
     na = c2.radio("Missing key values", ["wildcard", "category"], key="w_risk_na",
                   format_func={"wildcard": "match any value (sdcMicro)",
                                "category": "are a category of their own"}.get)
@@ -114,39 +118,43 @@ def measures(r: Release, narrow: bool) -> None:
     p = r.p
     before = original.p if r is not original else None
 
-    def change(name: str, unit: str = "") -> str | None:
-        return delta_text(getattr(p, name), getattr(before, name), unit) if before else None
+    def change(key: str, unit: str = "") -> str | None:
+        return delta_text(getattr(p, key), getattr(before, key), unit) if before else None
 
     n = len(r.df)
     uniques = int((p.fk == 1).sum())
     small = int((p.fk <= opts.k).sum())
     example = ", ".join(f"{c} = {r.top.iloc[0][c]}" for c in roles.qi) if len(r.top) else ""
     typical = int(p.median_k)
+    keys_risk = name("avg_linkage_risk_percent")
     m = metric_slots(7, 2 if narrow else 4, main=[0, 4, 5])
-    m[0].metric("Re-identifications", number(p.expected_reidentifications),
+    m[0].metric(tile("expected_reidentifications"),
+                count_and_percent("expected_reidentifications", p.summary()),
                 change("expected_reidentifications"), delta_color="inverse",
                 help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k "
-                     "matching records at random.")
-    m[1].metric("Global risk", f"{p.global_risk_percent:.2f} %",
+                     f"matching records at random. In brackets the {keys_risk}, "
+                     "100·mean(1/f_k): the same in percent of the records.")
+    m[1].metric(tile("global_risk_percent"), f"{p.global_risk_percent:.2f} %",
                 change("global_risk_percent", " points"), delta_color="inverse",
-                help="Mean individual risk (sdcMicro); equals the average linkage risk "
+                help=f"Mean individual risk (sdcMicro); equals the {keys_risk} "
                      "100·mean(1/f_k) without weights.")
-    m[2].metric("Unique records", f"{p.percent_unique:.2f} %",
+    m[2].metric(tile("percent_unique"), f"{p.percent_unique:.2f} %",
                 change("percent_unique", " points"), delta_color="inverse",
                 help="Records whose combination of key values no other record shares "
                      "(f_k = 1).")
-    m[3].metric(f"Records with k ≤ {opts.k}", f"{p.percent_k_le_threshold:.2f} %",
+    m[3].metric(tile("percent_k_le_threshold", opts.k), f"{p.percent_k_le_threshold:.2f} %",
                 change("percent_k_le_threshold", " points"), delta_color="inverse",
-                help="Records in classes of at most k records.")
-    m[4].metric("Smallest class", f"{p.min_k:g}", change("min_k"), delta_color="normal",
+                help=f"Records whose class has at most k = {opts.k} records (f_k ≤ {opts.k}): "
+                     f"a class of exactly {opts.k} counts.")
+    m[4].metric(tile("min_k"), f"{p.min_k:g}", change("min_k"), delta_color="normal",
                 help=smallest_class_help(p.min_k_wildcard, p.min_k_category))
-    m[5].metric(f"Records in classes < {opts.k}", f"{p.percent_below_k:.2f} %",
+    m[5].metric(tile("percent_below_k", opts.k), f"{p.percent_below_k:.2f} %",
                 change("percent_below_k", " points"), delta_color="inverse",
-                help=f"Records whose class has fewer than k = {opts.k} records: what "
-                     "k-anonymity (and local suppression) brings to 0. The figure beside it, "
-                     f"k ≤ {opts.k}, also counts classes of exactly {opts.k} (seed 003's "
-                     "measure).")
-    m[6].metric("Median class", f"{p.median_k:g}", change("median_k"), delta_color="normal",
+                help=f"Records whose class has fewer than k = {opts.k} records "
+                     f"(f_k < {opts.k}): what k-anonymity (and local suppression) brings to 0. "
+                     f"\"{tile('percent_k_le_threshold', opts.k)}\" also counts classes of "
+                     f"exactly {opts.k}.")
+    m[6].metric(tile("median_k"), f"{p.median_k:g}", change("median_k"), delta_color="normal",
                 help="The median of f_k over records.")
     with m[0].expander("How", icon=":material/school:"):
         st.markdown(
@@ -164,14 +172,14 @@ def measures(r: Release, narrow: bool) -> None:
                 "sdcMicro's individual risk (Benedetti–Franconi) is r = p/(1−p)·ln(1/p) for "
                 "f_k = 1, p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A "
                 "record unique in the sample is rarely unique in the population, so the global "
-                f"risk ({p.global_risk_percent:.3f} %) is below the average linkage risk "
+                f"risk ({p.global_risk_percent:.3f} %) is below the {keys_risk} "
                 f"100·mean(1/f_k) ({p.avg_linkage_risk_percent:.3f} %), which takes the sample "
                 "as the population.")
         else:
             st.markdown(
                 f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, so the "
                 "table is taken as the whole population: rᵢ = 1/f_k and the global risk equals "
-                "the average linkage risk. Tag a sampling weight on the Data page to estimate "
+                f"the {keys_risk}. Tag a sampling weight on the Data page to estimate "
                 "population frequencies (sdcMicro's individual risk).")
     with m[2].expander("How", icon=":material/school:"):
         st.markdown(
@@ -181,8 +189,9 @@ def measures(r: Release, narrow: bool) -> None:
     with m[3].expander("How", icon=":material/school:"):
         st.markdown(
             f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at most "
-            f"{opts.k}. k-anonymity with k = {opts.k} asks for none; change k in the settings "
-            "above.")
+            f"{opts.k}. k-anonymity with k = {opts.k} asks that none be in a class of fewer "
+            f"than {opts.k} (\"{tile('percent_below_k', opts.k)}\"): a class of exactly "
+            f"{opts.k} is allowed. Change k in the settings above.")
     with m[4].expander("How", icon=":material/school:"):
         st.markdown(
             f"The smallest class has {p.min_k:g} record(s); half of the records are in classes "
@@ -199,7 +208,7 @@ def classes(r: Release, narrow: bool) -> None:
     charts.show(charts.class_size_histogram(r.p.fk, opts.k), f"{r.stem}_class_sizes",
                 key=f"risk_hist{r.key}", context=f"{r.context}; quasi-identifiers "
                                                  f"{', '.join(map(str, roles.qi))}; "
-                                                 f"k ≤ {opts.k}")
+                                                 f"classes ≤ {opts.k} hatched")
     st.markdown("**Riskiest classes**")
     st.dataframe(r.top, hide_index=True, width="stretch", column_config=table_columns(
         r.top, {"individual_risk": "%.4f"}, {"records": "records with these values"}))
@@ -264,13 +273,13 @@ def special_uniques(r: Release, narrow: bool) -> None:
         return
     ssum = sres.summary()
     sm = places(3, narrow)
-    sm[0].metric("Records with MSUs", f"{ssum['n_records_score_positive']:,}",
+    sm[0].metric(tile("n_records_score_positive"), f"{ssum['n_records_score_positive']:,}",
                  help="Records with a positive SUDA score: at least one minimal sample unique. "
                       "Only records unique on all the quasi-identifiers can have one.")
-    sm[1].metric("Max SUDA score", f"{ssum['max_score']:g}",
+    sm[1].metric(tile("max_score"), f"{ssum['max_score']:g}",
                  help=f"An MSU of s keys scores (M − s)! with M = {sres.n_variables} keys; a "
                       "record's score is the sum over its MSUs.")
-    sm[2].metric("Max DIS score", f"{ssum['max_dis_score']:.6f}",
+    sm[2].metric(tile("max_dis_score"), f"{ssum['max_dis_score']:.6f}",
                  help="sdcMicro's DIS-SUDA score: the score turned into a probability that a "
                       "sample unique is a population unique, given the sampling fraction.")
     if not ssum["n_records_score_positive"]:
@@ -325,7 +334,7 @@ def sensitive(r: Release, narrow: bool) -> None:
     for i, (s, v) in enumerate(r.ldiv.items()):
         was = original.ldiv[s] if r is not original else None
         cols[i % len(cols)].metric(
-            f"l-diversity of {md(s)}", f"min l = {v.min_l}",
+            f"l-diversity of {md(s)}", f"{name('min_l')} = {v.min_l}",
             f"{v.percent_l_eq_1:.2f} % of records in classes with l = 1"
             + (f" (was min l = {was.min_l}, {was.percent_l_eq_1:.2f} %)" if was else ""),
             delta_color="off",
@@ -354,9 +363,15 @@ def sensitive(r: Release, narrow: bool) -> None:
         st.success("No released column determines a sensitive one.", icon=":material/check:")
 
 
+# the measures take seconds on a large table: until they are drawn, the place under the
+# settings says so rather than staying empty
+pending = st.empty()
+pending.info("Computing the risk figures… they appear here when ready.",
+             icon=":material/hourglass:")
 try:
     original = measured("Original data", df, ds.dataset_id, "", ds.stem, f"{ds.name} as loaded")
 except SdcInputError as err:
+    pending.empty()
     st.error(md(err), icon=":material/error:")
     render_sidebar()
     st.stop()
@@ -381,6 +396,7 @@ if view != "original":
         st.error(f"The Protect page's settings cannot be applied: {md(err)}. The figures are "
                  "the original data's.", icon=":material/error:")
 
+pending.empty()
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")

@@ -6,17 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method
-from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, POPULATION, run_sweep
-from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
-from ui import charts, state, workers
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name
+from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, PARETO_RISK, POPULATION, run_sweep
+from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE, VERDICT_RULE
+from ui import charts, state, tradeoff_grid, workers
 from ui.charts import setting_labels
 from ui.groups import column_groups, method_columns, method_defaults, offered_columns
 from ui.page import require_quasi_identifiers, table_columns
 from ui.protect import from_steps, page_methods
 from ui.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.sidebar import render_sidebar
-from ui.text import column_label, md, md_list
+from ui.text import column_label, md, md_list, number
+from ui.tradeoff_grid import EXHAUSTIVE_MAX, MethodChoice, swept_params
 from ui.workspace import FIRST_SEED, PARETO, SEEDS
 
 st.title("Trade-offs")
@@ -36,29 +37,27 @@ require_quasi_identifiers(roles, "first")
 groups = column_groups(ds, roles)
 numeric = groups.numeric
 
-SWEPT = [m for m in page_methods() if m.main]  # one block per declared method
-PARETO_LABELS = dict(zip(PARETO, ("linkage attack", "released keys"), strict=True))
-RISK_LABELS = {"linkage_reidentifications": "linkage attack: re-identifications",
-               "linkage_risk_percent": "linkage attack: risk (%)",
-               "expected_reidentifications": "released keys: expected re-identifications",
-               "avg_linkage_risk_percent": "released keys: average risk (%)",
-               "percent_unique": "unique records (%)",
-               "percent_k_le_threshold": f"k ≤ {opts.k} (%)",
-               "percent_below_k": f"records in classes < {opts.k} (%)"}
+#: One block per declared method with something to sweep: its ``main``, or parameters
+#: declared ``sweep`` (top and bottom codes)
+SWEPT = [m for m in page_methods() if m.main or swept_params(m)]
+PARETO_LABELS = {p: name(PARETO_RISK[p]) for p in PARETO}
+RISK_LABELS = {m: label(m, opts.k) for m in (
+    "linkage_reidentifications", "linkage_risk_percent", "expected_reidentifications",
+    "avg_linkage_risk_percent", "percent_unique", "percent_k_le_threshold", "percent_below_k")}
 sampled = state.sampling()  # how the file was sampled (the Risk page), for population figures
 if sampled or roles.weight is not None:
-    RISK_LABELS[POPULATION] = "population uniqueness (%, Dankar's rule)"
+    RISK_LABELS[POPULATION] = label(POPULATION)
 #: The target "every class ≥ k": no record in a class smaller than k
 EVERY_CLASS = "every_class"
 known = state.known_columns(df)
 spec = state.analysis_spec()  # the benchmark analyses, None when there are none
 #: The losses a sweep ranks by (``sweep.LOSSES``), in the form and on the charts' axis
-LOSS_LABELS = {LOSS: "IL1 release", **{m: LABELS[m] for m in LOSSES[1:]}}
+LOSS_LABELS = {LOSS: name(LOSS), **{m: LABELS[m] for m in LOSSES[1:]}}
 LOSS_AXES = {LOSS: RELEASE_LOSS_LABEL,
              **{m: f"{LABELS[m]} (benchmark analyses)" for m in LOSSES[1:]}}
 #: What a target may keep of the analyses, with the side that is better
 KEPT = {m: "≥" if KEEP_MEASURES[m] == "at_least" else "≤"
-        for m in ("mean_ci_overlap", "worst_tvd", "s_pmse")}
+        for m in ("mean_ci_overlap", "analyses_holding", "worst_tvd", "s_pmse")}
 
 
 
@@ -85,18 +84,31 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
     for i, m in enumerate(SWEPT):
         options = method_columns(m, groups, roles)
         with cols[i % 3]:
-            st.markdown(f"**{m.label}** ({m.main})")
+            st.markdown(f"**{m.label}** ("
+                        + ", ".join(filter(None, [m.main, *swept_params(m)])) + ")")
             if m.columns == "keys":  # the quasi-identifiers themselves
                 chosen = list(roles.qi)
             else:
                 default = method_defaults(m, groups, roles)
                 keep(f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
                 chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
-            keep(f"w_t_{m.name}_values", m.sweep_values)
-            text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
-                                 placeholder="e.g. {}: 2, 5".format(
-                                     (m.param(m.main).label or m.main).format(
-                                         column="each column")))
+            text = ""
+            if m.main:
+                keep(f"w_t_{m.name}_values", m.sweep_values)
+                text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
+                                     placeholder="e.g. {}: 2, 5".format(
+                                         (m.param(m.main).label or m.main).format(
+                                             column="each column")))
+            swept: dict[str, str] = {}  # the values of its other swept parameters
+            for param in map(m.param, swept_params(m)):
+                keep(f"w_t_{m.name}_{param.name}_values", "")
+                swept[param.name] = st.text_input(
+                    f"{m.label}: {param.name} values", key=f"w_t_{m.name}_{param.name}_values",
+                    placeholder="none" if m.main is None else f"{param.default:g}",
+                    help=(param.label or param.name).format(column="each column") + ". "
+                    + (f"Each value is tried with every {m.main} value above (combined: one "
+                       "value)." if m.main else "Each value is a setting of each column "
+                       "(combined: every combination codes at one of them)."))
             own: dict[str, str] = {}  # a per-column method's own values (empty: those above)
             if m.per_column and options:
                 with st.expander(f"{m.label} values per column"):
@@ -106,10 +118,11 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                             f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
                             placeholder="the values above",
                             help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
-            settings.append((m, chosen, text, own))
+            settings.append(MethodChoice(m, chosen, text, own, swept))
     for key, default, choices in (
             ("w_t_seeds", 3, None), ("w_t_seed", 0, None),
             ("w_t_pareto", "linkage", list(PARETO_LABELS)), ("w_t_combine", False, None),
+            ("w_t_exhaustive", False, None),
             ("w_t_target", None, [None, EVERY_CLASS, *RISK_LABELS]), ("w_t_at_most", 1.0, None)):
         keep(key, default, choices=choices)  # a workspace's choice the page lacks: the default
     c1, c2, c3 = st.columns(3)
@@ -125,6 +138,12 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                         help="Try every combination of the values above, each a recipe of "
                              "several steps in the Protect page's order; every method is also "
                              "tried off.")
+    exhaustive = c1.toggle("Try every combination for the target", key="w_t_exhaustive",
+                           help="Combined, with a risk target: evaluate every combination (the "
+                                "command line's exhaustive search) instead of the pruned search, "
+                                "which skips what monotone parameters settle and can miss the "
+                                "best when risk is not monotone (PRAM between seeds, bands that "
+                                f"are not nested). For at most {EXHAUSTIVE_MAX} combinations.")
     measure = c2.selectbox("Risk target", [None, EVERY_CLASS, *RISK_LABELS], key="w_t_target",
                            format_func=lambda m: "none" if m is None else
                            f"every class ≥ {opts.k} (k-anonymity)" if m == EVERY_CLASS
@@ -151,9 +170,11 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                             else f"{LABELS[m]} {KEPT[m]}",
                             help="With a risk target, the best setting must also keep this "
                                  "figure of the benchmark analyses: the mean CI overlap at "
-                                 f"least the value on the right ({HOLDS:g}: the analyses "
-                                 "hold), the worst-table TVD or S_pMSE at most it. "
-                                 + S_PMSE_RULE)
+                                 f"least the value on the right ({HOLDS:g}: what an analysis "
+                                 "needs to hold), the share of analyses that hold at least "
+                                 "it (1: every analysis holds, by the verdict the Protect "
+                                 "page shows), the worst-table TVD or S_pMSE at most it. "
+                                 + S_PMSE_RULE + " " + md(VERDICT_RULE))
         bound = c3.number_input("kept at", 0.0, step=0.05, format="%g", key="w_t_keep_bound")
     else:
         st.caption("Benchmark analyses (a regression, a mean by group, a table) can be the loss "
@@ -164,45 +185,11 @@ for key in FORM_KEYS:
     st.session_state[f"w_kept_{key}"] = st.session_state[key]  # for the next visit
 
 
-def parse_values(text: str, label: str) -> list[float | int]:
-    try:
-        values = [float(v) for v in text.replace(";", ",").split(",") if v.strip()]
-    except ValueError:
-        raise SdcInputError(f"{label}: values must be numbers separated by commas") from None
-    return [int(v) if v.is_integer() else v for v in values]
-
-
-def with_off(m: Method, values: list[float | int], combine: bool) -> list[float | int]:
-    """The values of a sweep of ``m``'s ``main``; combined, the method is also tried off."""
-    return [m.off, *values] if combine and values and m.off not in values else values
-
-
 notices = st.container()  # one slot in every run: what follows keeps its place (and state)
 if run:
     running = notices.empty()  # the cancel button and the progress bar while it runs
     try:
-        grid_settings = []
-        for m, chosen, text, own in settings:
-            values = parse_values(text, m.label)
-            if m.per_column:  # each column its own values list, or the method's
-                per = {c: parse_values(own[c], f"{m.label} of {c}") if own.get(c, "").strip()
-                       else values for c in chosen}
-                grid_settings += [{"method": m.name, "column": c, "param": m.main,
-                                   "values": with_off(m, v, combine)}
-                                  for c, v in per.items() if v]
-                continue
-            values = with_off(m, values, combine)
-            if not values or not chosen:
-                continue
-            if m.target == "column" and combine:  # one value for all
-                grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
-                                      "values": values})
-            elif m.target == "column":
-                grid_settings += [{"method": m.name, "column": c, "param": m.main,
-                                   "values": values} for c in chosen]
-            else:
-                grid_settings.append({"method": m.name, "columns": chosen, "param": m.main,
-                                      "values": values})
+        grid_settings = tradeoff_grid.grid_settings(settings, bool(combine))
         if not grid_settings:
             raise SdcInputError("choose at least one method with a column and values")
         grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
@@ -216,6 +203,13 @@ if run:
             grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
         elif measure is not None:
             grid["target"] = {"measure": measure, "at_most": float(at_most)}
+        if exhaustive and combine and "target" in grid:
+            asked = tradeoff_grid.combinations_asked(grid_settings)
+            if asked > EXHAUSTIVE_MAX:
+                raise SdcInputError(f"{asked:,} combinations: more than the {EXHAUSTIVE_MAX} "
+                                    "this page tries one by one; use fewer values, or the "
+                                    "pruned search")
+            grid["search"] = "exhaustive"
         if kept is not None:
             if "target" not in grid:
                 raise SdcInputError("keeping a figure of the benchmark analyses needs a risk "
@@ -271,12 +265,13 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
     return row
 
 
-def target_text(target: dict, k: int) -> str:
-    """A grid's target in words, as ``Target.describe`` names it: "linkage attack: risk (%)
-    ≤ 1 and mean CI overlap ≥ 0.9"."""
-    goal = f"every class ≥ {k}" if {m: target[m] for m in ("measure", "at_most")} == {
-        "measure": "percent_below_k", "at_most": 0.0} else \
-        f"{RISK_LABELS[target['measure']]} ≤ {target['at_most']:g}"
+def target_text(target: dict, k: int, n: int) -> str:
+    """A grid's target in words, as ``Target.describe`` names it, a bound in percent with its
+    count of the ``n`` records and the other way round: "linkage attack risk (%) ≤ 1 (21.39
+    linkage attack re-identifications) and mean CI overlap ≥ 0.9"."""
+    measure, bound = target["measure"], target["at_most"]
+    goal = f"every class ≥ {k}" if (measure, bound) == ("percent_below_k", 0.0) else \
+        f"{RISK_LABELS[measure]} ≤ {bound:g}" + other_form(measure, bound, n)
     kept = target.get("keep")
     if kept:
         goal += f" and {LABELS[kept['measure']]} {KEPT[kept['measure']]} " \
@@ -284,14 +279,26 @@ def target_text(target: dict, k: int) -> str:
     return goal
 
 
+def other_form(measure: str, bound: float, n: int) -> str:
+    """A risk bound in its other form (:data:`sdc_core.names.COUNT_AND_PERCENT`), in brackets:
+    a percentage of the ``n`` records as a count, a count as a percentage; "" for the others."""
+    if measure not in COUNT_AND_PERCENT:
+        return ""
+    if MEASURES[measure].unit == "%":
+        return f" ({number(bound * n / 100)} {name(COUNT_AND_PERCENT[measure])})"
+    return f" ({100 * bound / n:.2f} % of the records)"
+
+
 def analysis_labels(names: list[str]) -> dict[str, str]:
     """The table's headings of the analyses' columns (``sweep`` adds them): their figures, and
-    ``ci_overlap: NAME`` / ``tvd: NAME`` per analysis, each with its ``_sd`` over seeds. Names
+    ``ci_overlap: NAME`` / ``tvd: NAME`` and ``holds: NAME`` per analysis, each with its ``_sd``
+    over seeds. Names
     are user text: a heading is plain text, never Markdown."""
     out = {f"{m}{sd}": f"{LABELS[m]}{', sd' if sd else ''}" for m in LABELS
            for sd in ("", "_sd")}
     for sd in ("_sd", ""):  # a name ending in _sd heads its own column, not a spread
-        for prefix, head in (("ci_overlap: ", "CI overlap: "), ("tvd: ", "TVD: ")):
+        for prefix, head in (("ci_overlap: ", "CI overlap: "), ("tvd: ", "TVD: "),
+                             ("holds: ", "holds: ")):
             out |= {f"{prefix}{n}{sd}": f"{head}{n}{', sd' if sd else ''}" for n in names}
     return out
 
@@ -300,7 +307,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
     target, best, loss = sweep["grid"]["target"], result.best, result.loss
-    goal, kept = target_text(target, sweep["grid"]["k"]), target.get("keep")
+    goal, kept = target_text(target, sweep["grid"]["k"], len(df)), target.get("keep")
     if best is None:
         rows = table.iloc[1:]
         low = rows[target["measure"]].min()
@@ -313,7 +320,9 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
                    "stronger values or more methods.", icon=":material/block:")
         return
     row = table.loc[best]
-    figures = [f"{md(RISK_LABELS[target['measure']])} {row[target['measure']]:.4g}"]
+    risk = target["measure"]
+    figures = [f"{md(name(COUNT_AND_PERCENT[risk]))} {count_and_percent(risk, row)}"
+               if risk in COUNT_AND_PERCENT else f"{md(RISK_LABELS[risk])} {row[risk]:.4g}"]
     if kept:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
@@ -385,14 +394,17 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     shown = table.drop(columns="recipe")
     if shown["param_value"].isna().all():  # a combined grid: its values have columns of their own
         shown = shown.drop(columns="param_value")
+    # every parameter value of a row in its first column, pinned: the table scrolls sideways
+    # under it (a band's origin and a combination's values are not off-screen)
+    shown.insert(0, "setting", setting_labels(table))
     analyses = [a["name"] for a in (g.get("analysis") or {}).get("analyses", [])]
     st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
         shown, {c: "%.4f" for c in shown.columns if shown[c].dtype.kind == "f"
-                and c != "param_value"}, labels=analysis_labels(analyses)))
+                and c != "param_value"}, labels=analysis_labels(analyses))
+        | {"setting": st.column_config.Column("setting", width="large", pinned=True,
+                                              help="The row's recipe: every parameter value")})
     front_by = g.get("pareto_risk", "linkage")
-    st.caption("pareto: no other setting is at least as good on "
-               + {"linkage": "re-identifications by the linkage attack",
-                  "naive": "re-identifications read from the released keys"}[front_by]
+    st.caption(f"pareto: no other setting is at least as good on {name(PARETO_RISK[front_by])}"
                + (", information loss (IL1 over the released columns)" if loss == LOSS
                   else f", {md(LABELS[loss])} of the benchmark analyses")
                + " and suppressed values, and better on one. " + RELEASE_LOSS_FORMULA
@@ -401,8 +413,10 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         st.caption(f"Benchmark analyses: {md_list(analyses)}. The mean CI overlap is the mean "
                    "over the analyses with intervals of how much each estimate's protected "
                    "confidence interval overlaps the original one (1: reproduced; an analysis "
-                   f"holds at {HOLDS:g} or more), 1 − it the loss; the columns \"CI overlap: "
-                   "…\" and \"TVD: …\" give each analysis's own; the worst-table TVD is the "
+                   f"needs {HOLDS:g} or more to hold), 1 − it the loss; the columns \"CI "
+                   "overlap: …\" and \"TVD: …\" give each analysis's own, \"holds: …\" 1 when "
+                   "its verdict is \"holds\" (the share of seeds, for a random method), and the "
+                   "share of analyses that hold how many do; the worst-table TVD is the "
                    "largest total variation distance between the original and protected "
                    "tables (0: the same, 1: disjoint). " + md(S_PMSE_RULE))
     if result.pruned:
@@ -412,6 +426,9 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                    + (f" Evaluated pairs that contradict it here: {result.violations}; the "
                       "best may differ from trying every combination."
                       if result.violations else ""))
+    elif g.get("search") == "exhaustive":
+        st.caption(f"The exhaustive search evaluated every one of the {result.evaluated} "
+                   "combinations.")
     labels = setting_labels(table)
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",

@@ -128,15 +128,16 @@ PRAM = Method(
     target="column", columns="categorical", default_columns="categorical_keys",
     summary="flip categories at random", main="p", off=0.0, sweep_values="0.01, 0.05, 0.1",
     params=(Param("p", "number", 0.0, low=0.0, high=0.5, step=0.01, most=1.0,
-                  label="Flip probability p",
+                  label="Flip probability p", unused_with=("invariant", "matrix"),
                   help="Each value moves with probability p to a uniformly chosen other "
-                       "category."),
+                       "category. Not used by invariant PRAM or a transition matrix."),
             Param("invariant", "bool", False, more=True, label="Invariant PRAM",
+                  unused_with=("matrix",),
                   help="Keeps each category's expected frequency: the flip matrix with "
                        "retention θ followed by its backward matrix (Gouweleeuw et al.); p is "
                        "not used."),
             Param("retention", "number", None, low=0.0, high=1.0, step=0.01, most=1.0,
-                  more=True,
+                  more=True, needs="invariant", unused_with=("matrix",),
                   label="Retention θ (invariant PRAM)",
                   help="The probability that the flip matrix keeps a value, in (0, 1]."),
             Param("matrix", "object", None, more=True, label="Transition matrix (JSON)",

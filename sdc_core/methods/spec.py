@@ -10,7 +10,7 @@ its own module and its tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -56,7 +56,12 @@ class Param:
     browser's number holds exactly, ±(2**53 − 1)); ``control`` says whether the Protect page
     offers it (the others are for recipes), ``more`` whether it shows it under the method's
     "More settings" rather than beside ``main``; ``required`` whether a recipe step must give
-    it.
+    it. ``needs`` names a true/false parameter this one applies with only (PRAM's retention θ,
+    with its invariant form); ``unused_with`` names parameters whose setting, away from their
+    defaults, makes this one not apply (PRAM's p beside its invariant and matrix forms): the
+    Protect page disables such a control and its step leaves the parameter out. ``sweep``:
+    whether the Trade-offs page offers to sweep it besides the method's ``main`` (a band's
+    origin, top and bottom codes): its values field starts empty.
     """
 
     name: str
@@ -72,6 +77,9 @@ class Param:
     control: bool = True
     more: bool = False
     choices: tuple[Any, ...] = ()
+    needs: str | None = None
+    unused_with: tuple[str, ...] = ()
+    sweep: bool = False
 
     def __post_init__(self) -> None:
         if self.type not in PARAM_TYPES:
@@ -152,3 +160,18 @@ class Method:
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
+
+    def applies(self, name: str, values: Mapping[str, Any]) -> bool:
+        """Whether parameter ``name`` applies with these parameter ``values`` (a parameter
+        left out holds its default): its ``needs`` is set and none of its ``unused_with``
+        is away from its default."""
+        p = self.param(name)
+
+        def held(other: str) -> Any:
+            return values.get(other, self.param(other).default)
+        return (p.needs is None or bool(held(p.needs))) and all(
+            held(other) in (None, self.param(other).default) for other in p.unused_with)
+
+    def governs(self, name: str) -> bool:
+        """Whether parameter ``name`` decides whether another one applies."""
+        return any(name == p.needs or name in p.unused_with for p in self.params)

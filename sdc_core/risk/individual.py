@@ -8,7 +8,8 @@ With sample frequency f = f_k and estimated population frequency F = F_k, p = f/
 - f ≥ 3:  r = p/(f − 1 + p)
 
 Non-integer f (from ``alpha`` < 1) takes the case of ⌊f⌋ (f < 2 the first, f < 3 the second).
-Without weights r = 1/f_k, so the global risk equals the average linkage risk.
+Without weights r = 1/f_k, so the global risk equals the keys' re-identification risk
+100 · mean(1/f_k).
 """
 
 from __future__ import annotations

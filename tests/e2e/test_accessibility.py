@@ -153,8 +153,12 @@ def focused(locator) -> bool:
     return locator.evaluate("el => el === document.activeElement")
 
 
-def tab_to(page: Page, target, limit: int = 80) -> int:
-    """Press Tab until ``target`` has the keyboard focus; the number of presses."""
+def tab_to(page: Page, target, limit: int = 100) -> int:
+    """Press Tab until ``target`` has the keyboard focus; the number of presses. The budget
+    was 80; the Protect page's band width slider is now 89 presses from the table under its
+    chart (76 before), because of controls added since: the "Every attacker of the linkage
+    attack" expander, the "Add N more like …" button of PRAM (on the example data) and the
+    analysis panel's table of every term (a data frame: its toolbar and columns take 12)."""
     for presses in range(1, limit + 1):
         page.keyboard.press("Tab")
         if focused(target):
@@ -177,18 +181,18 @@ def test_main_controls_work_from_the_keyboard(page: Page, app_url: str):
     wait_idle(page)
 
     # the band width slider: reached by Tab, moved by the arrow keys, the risk follows
-    linkage = page.get_by_test_id("stMetric").filter(has_text="Linkage attack") \
+    linkage = page.get_by_test_id("stMetric").filter(has_text="Linkage attack re-identifications") \
         .get_by_test_id("stMetricValue")
-    expect(linkage).to_have_text("182", timeout=30_000)
+    expect(linkage).to_have_text("182 (8.51 %)", timeout=30_000)
     slider = page.get_by_role("slider", name="Band width of age")
     tab_to(page, slider)
     for _ in range(10):
         page.keyboard.press("ArrowRight")
-    expect(linkage).to_have_text("25", timeout=30_000)
+    expect(linkage).to_have_text("25 (1.17 %)", timeout=30_000)
     wait_idle(page)
     assert focused(slider)  # the rerun does not steal the focus
     page.keyboard.press("ArrowRight")
-    expect(linkage).to_have_text("21", timeout=30_000)  # band width 11
+    expect(linkage).to_have_text("21 (0.98 %)", timeout=30_000)  # band width 11
     wait_idle(page)
 
     # the numbers behind the chart open from the keyboard too

@@ -38,7 +38,7 @@ def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: 
 
         b.get_by_role("link", name="Risk").click()  # the other session, same page, same time
         expect(b.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
-        expect(b.get_by_test_id("stMetricValue").first).to_have_text("182")
+        expect(b.get_by_test_id("stMetricValue").first).to_have_text("182 (8.51 %)")
         expect(b.get_by_text("could not be shown")).to_have_count(0)
 
         a.get_by_role("link", name="Data").click()  # the failed session kept its data

@@ -244,7 +244,8 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                 if title in ("Risk", "Protect"):
                     reids, unique = figures(s.df, s.qi)
                     metric = s.page.get_by_test_id("stMetricValue")
-                    expect(metric.nth(0 if title == "Risk" else 1)).to_have_text(number(reids))
+                    expect(metric.nth(0 if title == "Risk" else 1)).to_have_text(
+                        f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
                     if title == "Risk":
                         expect(metric.nth(2)).to_have_text(f"{unique:.2f} %")
             if title == "Risk":
@@ -383,12 +384,14 @@ def test_same_content_with_different_roles_keeps_each_sessions_roles(
             reids, unique = expected[s.name]
             metric = s.page.get_by_test_id("stMetricValue")
             if title == "Risk":
-                expect(metric.nth(0)).to_have_text(number(reids))
+                expect(metric.nth(0)).to_have_text(
+                    f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
                 expect(metric.nth(2)).to_have_text(f"{unique:.2f} %")
                 expect(s.page.get_by_text(f"Quasi-identifiers: {', '.join(s.qi)}.")) \
                     .to_be_visible()
             elif title == "Protect":
-                expect(metric.nth(1)).to_have_text(number(reids))
+                expect(metric.nth(1)).to_have_text(
+                    f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
             elif title == "Data":
                 chips = multiselect(s.page, "Quasi-identifiers").inner_text()
                 for col in ("age", "sex", "region"):
@@ -436,7 +439,7 @@ def check_role_downloads(s: Session, expected: tuple[float, float],
     assert report_cell(report, "quasi-identifiers") == ", ".join(s.qi)
     assert report_cell(report, "not released") == ", ".join(s.ignore)
     reids, unique = expected
-    assert float(report_cell(report, "released keys: expected re-identifications (Σ 1/f_k)")) \
+    assert float(report_cell(report, "keys' re-identifications")) \
         == pytest.approx(reids, rel=1e-5)
-    assert float(report_cell(report, "released keys: unique records (%)")) == pytest.approx(
+    assert float(report_cell(report, "unique records (%)")) == pytest.approx(
         unique, rel=1e-5)

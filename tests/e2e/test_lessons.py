@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import band_age, wait_idle
 from ui import lessons
 
 pytestmark = pytest.mark.e2e
@@ -82,3 +82,33 @@ def test_projector_metric_labels_wrap_instead_of_being_cut(page: Page, app_url: 
         cut = labels.nth(i).get_by_test_id("stMarkdownContainer").evaluate(
             "e => e.scrollWidth > e.clientWidth + 1")
         assert not cut, labels.nth(i).inner_text()
+
+
+#: The parts of a metric element and everything in them that are cut: wider than their box
+#: (a "…" at the end) or running out of the metric's column.
+CUT_PARTS = """m => { const box = m.getBoundingClientRect();
+  return [m, ...m.querySelectorAll('*')].filter(e => !(e instanceof SVGElement) && (
+    e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > box.right + 1))
+    .map(e => (e.dataset.testid || e.tagName) + ' ' + e.scrollWidth + ' > ' + e.clientWidth
+              + ': ' + e.innerText); }"""
+
+
+def test_projector_metric_deltas_and_figures_are_not_cut_at_1280_by_720(page: Page,
+                                                                         app_url: str):
+    """Three metrics side by side beside the Protect page's controls are about 140 px wide in
+    the projector view at 1280×720: their changes ("-1,520 (was 2,186)") and figures
+    ("666 (22.20 %)") wrap instead of ending in "…"."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/protect?data=household&view=projector")
+    expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    band_age(page, 10)
+    deltas = page.get_by_test_id("stMetricDelta")
+    expect(deltas.first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    metrics = [m for m in page.get_by_test_id("stMetric").all() if m.is_visible()]
+    assert sum(m.get_by_test_id("stMetricDelta").count() for m in metrics) >= 2
+    for metric in metrics:
+        assert metric.evaluate(CUT_PARTS) == [], metric.inner_text()
+    first = page.get_by_test_id("stMetricValue").first
+    assert first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 48

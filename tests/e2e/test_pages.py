@@ -38,23 +38,23 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     page.get_by_role("link", name="Risk").click()
     expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
     metrics = page.get_by_test_id("stMetricValue")
-    expect(metrics.first).to_have_text("182")
+    expect(metrics.first).to_have_text("182 (8.51 %)")
     expect(metrics.nth(1)).to_have_text("8.51 %")
     expect(page.get_by_text("arms determines treat")).to_be_visible()
     shot(page, shots, "risk")
 
     page.get_by_role("link", name="Protect").click()
     expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
-    expect(metrics.first).to_have_text("182")
+    expect(metrics.first).to_have_text("182 (8.51 %)")
     slider = band_age(page)
-    expect(metrics.first).to_have_text("25", timeout=30_000)
+    expect(metrics.first).to_have_text("25 (1.17 %)", timeout=30_000)
     chart = page.get_by_test_id("stPlotlyChart").first
     expect(chart.locator(".gtitle", has_text="age: original and protected values")) \
         .to_be_visible(timeout=30_000)
     shot(page, shots, "protect")
     # browser round trip of a slider step: key press → the new figure on screen
     latencies = []
-    for width, reids in ((11, "21"), (12, "20"), (13, "19")):
+    for width, reids in ((11, "21 (0.98 %)"), (12, "20 (0.94 %)"), (13, "19 (0.89 %)")):
         start = time.perf_counter()
         slider.press("ArrowRight")
         expect(metrics.first).to_have_text(reids, timeout=30_000)
@@ -65,25 +65,26 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
         + ", ".join(f"{t:.3f}" for t in latencies) + "\n")
     for _ in range(3):
         slider.press("ArrowLeft")
-    expect(metrics.first).to_have_text("25", timeout=30_000)
+    expect(metrics.first).to_have_text("25 (1.17 %)", timeout=30_000)
     # PRAM: the released keys barely move, the linkage attack (first metric) drops
     pram = page.get_by_role("slider", name="Flip probability p")
     pram.focus()
     pram.press("End")
-    expect(metrics.first).not_to_have_text("25", timeout=30_000)
+    expect(metrics.first).not_to_have_text("25 (1.17 %)", timeout=30_000)
     wait_idle(page)
-    linked, keys = (float(metrics.nth(i).inner_text().replace(",", "")) for i in (0, 1))
+    linked, keys = (float(metrics.nth(i).inner_text().split(" (")[0].replace(",", ""))
+                    for i in (0, 1))
     assert linked < 0.8 * keys
     expect(page.get_by_test_id("stMetricLabel").first).to_contain_text("Linkage attack")
     shot(page, shots, "protect_pram")
     pram.press("Home")
-    expect(metrics.first).to_have_text("25", timeout=30_000)
+    expect(metrics.first).to_have_text("25 (1.17 %)", timeout=30_000)
 
     page.get_by_role("link", name="Trade-offs").click()
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.locator(".gtitle", has_text="Risk against information loss")) \
         .to_be_visible(timeout=60_000)
-    expect(page.locator(".g-ytitle").first).to_have_text("linkage attack: re-identifications")
+    expect(page.locator(".g-ytitle").first).to_have_text("linkage attack re-identifications")
     wait_idle(page)
     shot(page, shots, "tradeoffs")
     # the trade-off figure for print: SVG rendered on the server, captioned with the sweep
@@ -107,7 +108,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     page.wait_for_timeout(300)
     page.mouse.click(x, y)
     expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
-    expect(metrics.nth(1)).to_have_text("25", timeout=30_000)  # 10-year age bands
+    expect(metrics.nth(1)).to_have_text("25 (1.17 %)", timeout=30_000)  # 10-year bands
     page.get_by_role("link", name="Trade-offs").click()
     expect(page.locator(".gtitle", has_text="Risk against information loss")) \
         .to_be_visible(timeout=30_000)  # the sweep is still there
@@ -135,7 +136,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     assert download.value.suggested_filename == "actg175_protected.csv"
     lines = Path(download.value.path()).read_text().splitlines()
     assert lines[0].startswith("age,wtkg,") and "pidnum" not in lines[0]  # not released
-    assert len(lines) == 2140 and lines[1].startswith("45.0,")  # age 48 → band [40, 50)
+    assert len(lines) == 2140 and lines[1].startswith("40–49,")  # age 48, released as its band
     shot(page, shots, "export")
 
 
@@ -150,7 +151,7 @@ def test_cheapest_combination_opens_with_a_click(page: Page, app_url: str, shots
     page.set_viewport_size({"width": 1440, "height": 1000})
     open_tradeoffs(page, app_url)
     page.get_by_text("Combine the methods").click()
-    choose(page, "Risk target", "linkage attack: risk (%)")
+    choose(page, "Risk target", "linkage attack risk (%)")
     page.get_by_role("button", name="Run the sweep").click()
     expect(page.get_by_text("Cheapest setting under")).to_be_visible(timeout=90_000)
     wait_idle(page)

@@ -28,7 +28,7 @@ def test_both_tables_side_by_side(page: Page, app_url: str, shots: Path):
     wait_idle(page)
     page.wait_for_timeout(500)
     values = page.get_by_test_id("stMetricValue")
-    expect(values.first).to_have_text("182")
+    expect(values.first).to_have_text("182 (8.51 %)")
     expect(page.get_by_text("-157 (was 182)")).to_be_visible()
     assert page.evaluate(CUT) == []
     shot(page, shots, "risk_side_by_side_1280")
