@@ -75,6 +75,31 @@ def _missing(v: Any) -> bool:
     return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
 
 
+def _nearest(js: list[int], d: dict[int, float]) -> list[int]:
+    d_min = min((d[j] for j in js), default=0.0)
+    return [j for j in js if abs(d[j] - d_min) <= 1e-9 * max(1.0, d_min)]
+
+
+def _most_agreeing(js: list[int], agree: dict[int, int]) -> list[int]:
+    top = max((agree[j] for j in js), default=0)
+    return [j for j in js if agree[j] == top]
+
+
+def attackers_choose(cand: list[int], d: dict[int, float],
+                     agree: dict[int, int]) -> dict[str, list[int]]:
+    """Each attacker's best candidates M_i among the candidates ``cand``, from their distances
+    ``d`` and agreements ``agree`` (docs/measures.md, "The attackers"): nearest
+    (``any_match``); most agreements then nearest (``exact_first``; when a candidate lies at
+    distance 0, contradicting none of the person's values, ``nearest_first``'s choice);
+    nearest then most agreements (``nearest_first``)."""
+    zero = bool(cand) and min(d[j] for j in cand) == 0.0
+    nearest_first = _most_agreeing(_nearest(cand, d), agree)
+    return {"any_match": _nearest(cand, d),
+            "exact_first": nearest_first if zero
+            else _nearest(_most_agreeing(cand, agree), d),
+            "nearest_first": nearest_first}
+
+
 def reference_linkage(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
                       recipe: Recipe, known: Sequence[str],
                       reports: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
@@ -126,14 +151,6 @@ def reference_linkage(original: pd.DataFrame, protected: pd.DataFrame, qi: Seque
     zn = {c: numbers(protected, c) for c in dist}
     n = len(original)
 
-    def nearest(js: list[int], d: dict[int, float]) -> list[int]:
-        d_min = min((d[j] for j in js), default=0.0)
-        return [j for j in js if abs(d[j] - d_min) <= 1e-9 * max(1.0, d_min)]
-
-    def most_agreeing(js: list[int], agree: dict[int, int]) -> list[int]:
-        top = max((agree[j] for j in js), default=0)
-        return [j for j in js if agree[j] == top]
-
     p = {a: np.zeros(n) for a in ("any_match", "exact_first", "nearest_first")}
     for i in range(n):
         cand = [j for j in range(n) if all(_missing(yv[c][i]) or _missing(zv[c][j])
@@ -146,14 +163,7 @@ def reference_linkage(original: pd.DataFrame, protected: pd.DataFrame, qi: Seque
         d = {j: math.sqrt(sum(((yn[c][i] - zn[c][j]) / sd[c]) ** 2 for c in dist
                               if not (math.isnan(yn[c][i]) or math.isnan(zn[c][j]))))
              for j in cand}
-        # exact_first: when a candidate lies at distance 0 (it contradicts none of the
-        # person's values), nearest_first's choice
-        zero = bool(cand) and min(d[j] for j in cand) == 0.0
-        best = {"any_match": nearest(cand, d),
-                "exact_first": most_agreeing(nearest(cand, d), agree) if zero
-                else nearest(most_agreeing(cand, agree), d),
-                "nearest_first": most_agreeing(nearest(cand, d), agree)}
-        for a, m in best.items():
+        for a, m in attackers_choose(cand, d, agree).items():
             p[a][i] = 1.0 / len(m) if i in m else 0.0
     return p
 

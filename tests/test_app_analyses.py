@@ -5,6 +5,7 @@ changes of the spec tried on the data before they are kept; user text shown as t
 import json
 from html import escape as html_escape
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -76,13 +77,20 @@ def test_the_example_holds_before_protection():
     assert any(e.label == "Benchmark analyses (2)" for e in at.expander)
 
 
-def test_banding_age_lowers_the_overlap_to_the_cores_figure():
+def banded_by_10() -> tuple[AppTest, pd.DataFrame, pd.DataFrame]:
+    """The Protect page with age in bands of 10, the example table and the core's release of
+    the page's recipe."""
     at = protect_page()
     at.slider(key="w_p_band_age").set_value(10).run()
     assert not at.exception
     steps = at.session_state["protect"].steps(QI)
     df = read_table(EXAMPLE_PATH)
     released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}), df).data
+    return at, df, released
+
+
+def test_banding_age_lowers_the_overlap_to_the_cores_figure():
+    at, df, released = banded_by_10()
     report = Validity(parse_spec(example("actg175").analyses), df).compare(released)
     assert report.mean_ci_overlap < 1
     assert metric(at, "mean CI overlap") == f"{report.mean_ci_overlap:.3f}"
@@ -309,12 +317,7 @@ def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():
 
 def test_the_cli_prints_the_verdict_lines_the_page_shows(tmp_path):
     from tests.test_cli import run
-    at = protect_page()
-    at.slider(key="w_p_band_age").set_value(10).run()
-    assert not at.exception
-    steps = at.session_state["protect"].steps(QI)
-    df = read_table(EXAMPLE_PATH)
-    released = apply_recipe(parse_recipe({"version": 1, "seed": 42, "steps": steps}), df).data
+    at, df, released = banded_by_10()
     released.to_csv(tmp_path / "released.csv", index=False)
     (tmp_path / "spec.json").write_text(json.dumps(spec(at)))
     out = run("compare", EXAMPLE_PATH, tmp_path / "released.csv", "--analysis",

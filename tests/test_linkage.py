@@ -17,7 +17,7 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import interval_disclosure, linkage_attack
-from tests.conformance import reference_linkage
+from tests.conformance import attackers_choose, reference_linkage
 from tests.conftest import DATA, SHARED_DATA
 from tests.sdcmicro_fixtures import cases, read, values
 
@@ -47,16 +47,6 @@ def brute_force(x, z, qi, steps, known):
     def missing(v):
         return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
 
-    def nearest(js, d):
-        if not js:
-            return []
-        d_min = min(d[j] for j in js)
-        return [j for j in js if abs(d[j] - d_min) <= 1e-9 * max(1.0, d_min)]
-
-    def most_agreeing(js, agree):
-        top = max((agree[j] for j in js), default=None)
-        return [j for j in js if agree[j] == top]
-
     out = {a: (np.zeros(n), np.zeros(n, dtype=int))
            for a in ("any_match", "exact_first", "nearest_first")}
     for i in range(n):
@@ -68,13 +58,7 @@ def brute_force(x, z, qi, steps, known):
         d = {j: math.sqrt(sum(((yv[c][i] - zv[c][j]) / sd[c]) ** 2 for c in dist
                               if not missing(yv[c][i]) and not missing(zv[c][j])))
              for j in cand}
-        # exact_first: when a candidate lies at distance 0, nearest_first's choice
-        zero = bool(cand) and min(d[j] for j in cand) == 0.0
-        best = {"any_match": nearest(cand, d),
-                "exact_first": most_agreeing(nearest(cand, d), agree) if zero
-                else nearest(most_agreeing(cand, agree), d),
-                "nearest_first": most_agreeing(nearest(cand, d), agree)}
-        for a, m in best.items():
+        for a, m in attackers_choose(cand, d, agree).items():
             out[a][1][i] = len(m)
             out[a][0][i] = 1.0 / len(m) if i in m else 0.0
     return out
