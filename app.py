@@ -9,7 +9,7 @@ state is in ``ui.state``; all computation is in ``sdc_core``.
 
 This file is read twice. ``streamlit run app.py`` first imports it as a module (``app``), finds
 the ``st.App`` at its end and serves it: Streamlit's server with the security headers of
-``ui.server`` on every response. Each session then runs it as ``__main__``: the page setup of
+``ui.infra.server`` on every response. Each session then runs it as ``__main__``: the page setup of
 :func:`pages` (as ``AppTest.from_file`` does, which never imports it).
 """
 
@@ -24,7 +24,7 @@ ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
 
 def pages() -> None:
     """A session's run: the page setup, the navigation and the page asked for."""
-    from ui import warmup
+    from ui.infra import warmup
 
     warmup.visitor()  # the server's warm-up gives way to the pages from now on
     from ui.page import begin_run, page_failed
@@ -51,8 +51,8 @@ def pages() -> None:
 if __name__ == "__main__":  # a session's run (Streamlit runs the script as __main__)
     pages()
 else:  # the server's import: the app it serves (found by its name and its st.App call)
-    from ui import warmup
-    from ui.server import middleware
+    from ui.infra import warmup
+    from ui.infra.server import middleware
 
     app = st.App(Path(__file__).resolve(), middleware=middleware())
     warmup.start()  # the pages' modules, the example and a worker, before the first visitor

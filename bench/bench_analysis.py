@@ -5,7 +5,7 @@ The analyses: one OLS benchmark ``np.log(income) ~ age + C(sex) + C(region)`` an
 2-way tables of age, sex, region and income (``"columns"`` of the spec; age and income cut into
 10 quantile bins of the original).
 
-1. ``ui.workbench.evaluate`` uncached, for a new banding width of age each time (PRAM on
+1. ``ui.logic.workbench.evaluate`` uncached, for a new banding width of age each time (PRAM on
    region as in ``bench_slider``), without analyses; and the same move followed by
    ``Validity.compare(wb.applied.data, changed=wb.changed, with_pmse=False)``, the original
    side estimated once beforehand (as the page keeps it). Ratio: the second over the first;
@@ -63,7 +63,7 @@ def steps(width: int) -> list[dict[str, Any]]:
 
 def time_moves(df: pd.DataFrame, spec: AnalysisSpec) -> tuple[float, float]:
     """Medians of a move without analyses and with them (module docstring, 1)."""
-    from ui.workbench import evaluate, recipe_json
+    from ui.logic.workbench import evaluate, recipe_json
 
     validity = Validity(spec, df)
     widths = iter(range(2, 10_000))

@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.server import free_port, start_server, stop_server
 from bench.st_client import StSession
 from tests.hostile_files import BOMBS
-from ui.memory import parse_size
+from ui.infra.memory import parse_size
 
 SMALL = b"zipcode,sex,income\n1000,F,10\n1001,M,20\n1002,F,30\n" + b"1003,M,40\n" * 4
 

@@ -9,7 +9,7 @@ time from sending the run to its ``script_finished``; the second session's is th
 ratio is what a cold server adds (imports, the worker processes, the first caches). Medians over
 rounds. The server's CPU over the first session's three pages is printed beside.
 
-The server warms up as it starts (:mod:`ui.warmup`): the same rounds are run with
+The server warms up as it starts (:mod:`ui.infra.warmup`): the same rounds are run with
 ``SDC_WARMUP=0`` too, interleaved, so the figures with and without it come from the same run
 and a drift of the machine hits both. ``--wait S`` is how long after the health check the first
 visitor arrives (default 5 s: a teacher's server is started before the class opens it; 0 is the
@@ -29,7 +29,7 @@ import numpy as np
 
 from bench.server import alive, free_port, start_server, stop_server, tree_cpu_seconds
 from bench.st_client import StSession
-from ui.warmup import WARMUP_ENV
+from ui.infra.warmup import WARMUP_ENV
 
 PAGES = ("Risk", "Protect")
 

@@ -26,7 +26,7 @@ resident memory is read; then 40 more sessions do the same, each to a width of i
 recipe of its own), and the memory is read after every 10. The same run with every session on
 one width (``--same``, on another fresh server) gives what the sessions themselves take; the
 difference is what the shared caches keep of the example's results, printed as a multiple of
-its table (``ui.memory.SHARED_RESULTS``).
+its table (``ui.infra.memory.SHARED_RESULTS``).
 
 Run: ``python -m bench.bench_flood [--flood 200] [--seconds 60] [--budget 64MB] [--drop]``
      ``python -m bench.bench_flood --recipes 40``
@@ -218,7 +218,7 @@ async def recipes_run(url: str, pid: int, n: int, same: bool) -> list[tuple[int,
 
 def recipes(n: int) -> None:
     from sdc_core.io import EXAMPLE_PATH, read_table
-    from ui.memory import memory_bytes
+    from ui.infra.memory import memory_bytes
 
     table = memory_bytes(read_table(EXAMPLE_PATH)) / 2**20
     grown = {}

@@ -1,4 +1,4 @@
-"""What the security headers (``ui.server.SecurityHeaders``) add to a request: the middleware
+"""What the security headers (``ui.infra.server.SecurityHeaders``) add to a request: the middleware
 around a bare ASGI app that answers at once, against the bare app in the same run.
 
 A request is a ``GET /_stcore/health`` scope with a browser's usual headers, once without the
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ui.server import BROWSER_COOKIE, SecurityHeaders
+from ui.infra.server import BROWSER_COOKIE, SecurityHeaders
 
 HEADERS = [(b"host", b"127.0.0.1:8501"), (b"user-agent", b"Mozilla/5.0 (X11; Linux x86_64)"),
            (b"accept", b"*/*"), (b"accept-language", b"en"), (b"accept-encoding", b"gzip")]

@@ -13,7 +13,7 @@ Run: ``python -m bench.bench_lessons``
 from __future__ import annotations
 
 from bench.common import median_seconds, report
-from ui import lessons
+from ui.logic import lessons
 
 
 def uncached(func, *args):

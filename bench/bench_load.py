@@ -20,7 +20,7 @@ to it.
 **Server figures**: CPU seconds (user + system, ``/proc/<pid>/stat``) over the load phase and
 the peak resident memory (``VmHWM``), with the memory when idle, of the server process alone
 and of the server with its child processes (the worker processes that run pure computation,
-:mod:`ui.workers`): their CPU includes the workers that ended during the load
+:mod:`ui.infra.workers`): their CPU includes the workers that ended during the load
 (:func:`bench.server.tree_cpu_seconds`), and their memory is given as the peak of the summed
 resident memory sampled every 0.5 s (a lower bound) and the sum of each process's peak (an
 upper bound). The targets of a class (slider, Risk page and sweep p95, every session completes,

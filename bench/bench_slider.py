@@ -1,7 +1,7 @@
 """Server time of a slider move on the Protect page with 100k rows (targets: ≤ 100 ms for
 exact-key recipes, ≤ 300 ms with a distance column in the linkage attack).
 
-1. ``ui.workbench.evaluate`` uncached: the recipe re-applied, risk (released keys and linkage
+1. ``ui.logic.workbench.evaluate`` uncached: the recipe re-applied, risk (released keys and linkage
    attack) and utility recomputed and the before/after figure rebuilt, for a new banding width
    each time; once with exact keys only (banding + PRAM), once with age rank-swapped after
    banding (age becomes a distance column of the attack);
@@ -32,8 +32,8 @@ NUMERIC = ["age", "income", "weight"]
 
 
 def main(n: int) -> None:
+    from ui.logic.workbench import evaluate, recipe_json
     from ui.state import Dataset, Table
-    from ui.workbench import evaluate, recipe_json
 
     df = survey_table(n)
     baseline = median_seconds(lambda: df.groupby(QI)["age"].transform("size"))

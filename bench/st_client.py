@@ -58,7 +58,7 @@ _BLOCK_LABELS = {"expandable": "label", "tab": "label", "popover": "label", "dia
 def _as_read(markdown: str) -> str:
     """Markdown source as the reader sees it: the app shows user text with every special
     character escaped by a backslash, and an invisible word joiner inside what would be linked
-    by itself (``ui.text.md``)."""
+    by itself (``ui.logic.text.md``)."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u2060", "")
 
 

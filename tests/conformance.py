@@ -5,7 +5,7 @@
 :func:`check_release` runs one release through every path that reports on it and asserts:
 
 - only :class:`SdcInputError` is raised (then nothing else is checked);
-- the Protect page's figures (:func:`ui.workbench.evaluate`) = ``compare`` and ``risk`` on the
+- the Protect page's figures (:func:`ui.logic.workbench.evaluate`) = ``compare`` and ``risk`` on the
   written CSV and on the written Parquet = the report's figures = the sweep row, to 1e-9: both
   risk readings, IL1 per column and the headline IL1_release;
 - the linkage attack equals the O(n²) reference of DESIGN §3b (:func:`reference_linkage`),
@@ -47,8 +47,8 @@ from sdc_core.risk import risk_profile
 from sdc_core.risk.classes import class_sizes
 from sdc_core.risk.linkage import resolved_recoding
 from sdc_core.sweep import SweepContext
-from ui import report
-from ui.workbench import LINKAGE_KEYS, RISK_KEYS, evaluate, recipe_json
+from ui.logic import report
+from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS, evaluate, recipe_json
 
 TOL = 1e-9
 #: Text that pandas' CSV reader reads as a missing value.

@@ -20,7 +20,7 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 
 
 def plain(text: str) -> str:
-    """Markdown source as the reader sees it: user text is shown escaped (``ui.text.md``), so
+    """Markdown source as the reader sees it: user text is shown escaped (``ui.logic.text.md``), so
     AppTest's element values hold a backslash before every special character, and an invisible
     word joiner inside what would be linked by itself (``http:⁠//``)."""
     return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")

@@ -16,9 +16,9 @@ from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, term_holds, verdict_text, worst_term
 from tests.conftest import ROOT, plain
 from tests.test_app_hostile_text import leaks
-from ui.report import build_report, risk_table, utility_table
-from ui.text import md
-from ui.workbench import RISK_KEYS
+from ui.logic.report import build_report, risk_table, utility_table
+from ui.logic.text import md
+from ui.logic.workbench import RISK_KEYS
 
 HOSTILE = "**bold** <img src=x onerror=alert(1)>"
 QI = ["age", "gender", "race"]

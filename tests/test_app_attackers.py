@@ -15,8 +15,8 @@ from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import ATTACKER_NAMES, linkage_attack
 from tests.test_app_pages import app_on, metrics, opened
 from tests.test_cli import run
-from ui.report import attackers_table, build_report, risk_table, utility_table
-from ui.workbench import evaluate, recipe_json
+from ui.logic.report import attackers_table, build_report, risk_table, utility_table
+from ui.logic.workbench import evaluate, recipe_json
 
 QI = ["age", "gender", "race"]
 #: Local suppression on ACTG 175's keys: the blanks of age let every compatible candidate

@@ -18,7 +18,7 @@ from tests.test_lessons import (
     perturb_solutions,
     rr_fewest,
 )
-from ui.lessons import LESSONS
+from ui.logic.lessons import LESSONS
 
 N = len(LESSONS)
 TITLES = {key: f"{i + 1}. {lesson.title}" for i, (key, lesson) in enumerate(LESSONS.items())}
@@ -259,7 +259,7 @@ def test_the_sidebar_names_the_data_each_lesson_uses(data):
     not the session's data set (ACTG 175 by default, while lessons 1–3 use the household
     survey); with the lesson's own data set loaded it shows its roles as on the other pages."""
     from sdc_core.examples import example
-    from ui.text import md
+    from ui.logic.text import md
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["data"] = data

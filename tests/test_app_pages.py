@@ -337,8 +337,8 @@ def test_chart_text_from_data_is_escaped():
 def test_report_carries_both_readings_of_risk(actg):
     from sdc_core.risk import risk_profile
     from sdc_core.risk.linkage import linkage_attack
-    from ui.report import build_report, risk_table, step_notes, utility_table
-    from ui.workbench import evaluate, recipe_json
+    from ui.logic.report import build_report, risk_table, step_notes, utility_table
+    from ui.logic.workbench import evaluate, recipe_json
 
     qi = ["age", "gender", "race"]
     text = recipe_json([{"method": "rank_swap", "column": "age", "window_percent": 10}], 1)
@@ -370,7 +370,7 @@ def test_both_fingerprints_are_named(actg):
 
     from sdc_core.io import EXAMPLE_PATH
     from sdc_core.recipe import fingerprint
-    from ui.report import build_report
+    from ui.logic.report import build_report
 
     at = app_on("views/export.py")
     file_sha = hashlib.sha256(EXAMPLE_PATH.read_bytes()).hexdigest()[:16]
@@ -615,7 +615,7 @@ def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, c
     type only, never a value of the data."""
     import sdc_core.io
 
-    monkeypatch.setattr("ui.workers.workers", lambda: 0)  # the writer patched here, not in a worker
+    monkeypatch.setattr("ui.infra.workers.workers", lambda: 0)  # writer patched here
     real = sdc_core.io.table_bytes
 
     def refuse(df, ext, neutralize=True):
@@ -749,7 +749,7 @@ def test_the_sweep_form_keeps_its_values_across_pages():
 
 def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
     from sdc_core.sweep import run_sweep
-    from ui.report import sweep_figure
+    from ui.logic.report import sweep_figure
 
     grid = {"combine": True, "settings": [
         {"method": "band", "column": "age", "param": "width", "values": [5, 10]}],

@@ -106,7 +106,7 @@ def test_the_protected_view_reads_the_protect_pages_cache_entry(monkeypatch):
     """One truth: the Risk page finds the table the Protect page computed (same recipe, numeric
     and known columns), and computes no workbench of its own."""
     import ui.compute
-    import ui.workers
+    import ui.infra.workers
     calls: list[str] = []
     detached = ui.compute.detached
 
@@ -114,7 +114,7 @@ def test_the_protected_view_reads_the_protect_pages_cache_entry(monkeypatch):
         calls.append(args[1])
         return detached(*args, **kwargs)
 
-    monkeypatch.setattr(ui.workers, "workers", lambda: 0)  # counted here, not in a worker
+    monkeypatch.setattr(ui.infra.workers, "workers", lambda: 0)  # counted here, not in a worker
     monkeypatch.setattr(ui.compute, "detached", counted)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
     at.switch_page("views/protect.py").run()

@@ -12,7 +12,7 @@ from sdc_core.engines import EngineOptions, jobs, open_engine
 from sdc_core.io import read_table
 from tests.conftest import ROOT, plain
 from ui import server_files
-from ui.protect import ProtectSettings
+from ui.logic.protect import ProtectSettings
 
 APP = str(ROOT / "app.py")
 N = 5000

@@ -191,7 +191,7 @@ def test_the_steward_who_picks_midpoints_is_told_so_everywhere(actg):
                           **band(actg["age"], 20, label="lower").info})
     assert lower == "age is released as band lower bounds (0 = 0–19), not as true values"
     from sdc_core.methods import registry
-    from ui.report import step_notes
+    from ui.logic.report import step_notes
 
     assert note in registry()["band"].describe(report)
     assert any(note in line for line in step_notes([report]))

@@ -14,8 +14,8 @@ from sdc_core.risk.population import class_histogram, uniqueness_curve
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.analysis import TermResult
 from ui import charts
-from ui.suda_chart import contribution_bars
-from ui.workbench import evaluate, recipe_json
+from ui.logic.suda_chart import contribution_bars
+from ui.logic.workbench import evaluate, recipe_json
 
 QI = ["age", "gender", "race"]
 
@@ -72,7 +72,7 @@ def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the
     title) and grows downwards into a bottom margin of one row per legend row, and the
     report's title comes in short lines from the figure's top, in a top margin of their own;
     the plot keeps its height."""
-    from ui.report import TITLE_PAD, TITLE_ROOM, sweep_figure
+    from ui.logic.report import TITLE_PAD, TITLE_ROOM, sweep_figure
 
     grid = {"combine": True, "settings": [
         {"method": "band", "column": "age", "param": "width", "values": [0, 10]},
@@ -107,7 +107,7 @@ def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the
     assert title.yref == "container" and title.yanchor == "top"
     assert title.y == pytest.approx(1 - TITLE_PAD / report.layout.height)
     # printed at another size, the legend keeps its distance under the plot in pixels
-    from ui.figure_export import for_print
+    from ui.logic.figure_export import for_print
 
     for width in (600, 1200, 2400):
         printed = for_print(page, "a note", width).layout

@@ -24,7 +24,7 @@ from sdc_core.risk.classes import class_sizes
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.il1 import categorical_il1
 from tests import corpus
-from ui.workbench import evaluate, recipe_json
+from ui.logic.workbench import evaluate, recipe_json
 
 WALK_QI = ["age", "educ", "ethn", "married"]
 
@@ -172,7 +172,7 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     from streamlit.testing.v1 import AppTest
 
     from tests.conftest import ROOT
-    from ui.text import number
+    from ui.logic.text import number
 
     steps = [{"method": "band", "column": "age", "width": 5},
              {"method": "local_suppression", "columns": WALK_QI, "k": 5}]

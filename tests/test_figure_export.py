@@ -9,7 +9,7 @@ import struct
 import plotly.graph_objects as go
 import pytest
 
-from ui.figure_export import (
+from ui.logic.figure_export import (
     ExportUnavailable,
     caption,
     chromium,

@@ -53,7 +53,8 @@ from tests.formula_corpus import (
 )
 from tests.test_app_analyses import editing, errors, protect_page, spec
 from tests.test_app_hostile_text import leaks
-from ui import links, workspace
+from ui import links
+from ui.logic import workspace
 from ui.state import RiskOptions
 
 QI = ["age", "gender", "race"]

@@ -10,8 +10,8 @@ from bench.st_client import StSession
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.names import count_and_percent, tile
 from tests.conftest import run_async
+from ui.logic.workbench import evaluate, recipe_json
 from ui.state import BURST_SECONDS
-from ui.workbench import evaluate, recipe_json
 
 QI = ["age", "gender", "race"]
 SLIDER = "Band width of age"

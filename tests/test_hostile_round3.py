@@ -1,7 +1,7 @@
 """Issue 39, items 4 and 6: no traceback anywhere, and nothing leaves the machine.
 
-- The security headers (``ui.server``) on every response of a real ``streamlit run app.py``, and
-  the same in the shipped nginx configuration.
+- The security headers (``ui.infra.server``) on every response of a real
+  ``streamlit run app.py``, and the same in the shipped nginx configuration.
 - ``client.showErrorDetails`` off in the shipped config, as a backstop.
 - A number a recipe, a link or a workspace gives is read against what the Protect page's
   controls can draw (finite, within ±(2**53 − 1), within the parameter's declared range): 1e300
@@ -31,10 +31,11 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.errors import SdcInputError
 from tests.conftest import plain
-from ui import links, workspace
+from ui import links
+from ui.infra.server import CSP, HEADERS
 from ui.links import encode_recipe
-from ui.protect import MAX_PAGE_NUMBER, from_steps, read_recipe_file
-from ui.server import CSP, HEADERS
+from ui.logic import workspace
+from ui.logic.protect import MAX_PAGE_NUMBER, from_steps, read_recipe_file
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -74,7 +75,7 @@ def test_every_response_of_a_real_server_carries_the_security_headers(app_url):
 
 
 def test_the_inline_script_of_streamlits_page_is_allowed_by_its_hash():
-    from ui.server import INDEX, inline_script_hashes
+    from ui.infra.server import INDEX, inline_script_hashes
 
     hashes = inline_script_hashes(INDEX.read_text(encoding="utf-8"))
     assert hashes and all(h in CSP for h in hashes)
@@ -367,7 +368,7 @@ def test_a_failing_history_button_says_so_in_one_line(friendly, monkeypatch):
 
 def test_a_failing_slider_callback_inside_a_fragment_says_so(friendly, monkeypatch):
     at = protect_page()
-    monkeypatch.setattr("ui.protect.ProtectSettings.with_value", failing)
+    monkeypatch.setattr("ui.logic.protect.ProtectSettings.with_value", failing)
     at.slider(key="w_p_band_age").set_value(10).run()
     no_traceback(at)
     assert any(plain(e.value).startswith(MESSAGE) for e in at.error)
@@ -416,7 +417,7 @@ def captured_kopts(monkeypatch) -> dict:
     import kaleido
     import plotly.graph_objects as go
 
-    import ui.figure_export as export
+    import ui.logic.figure_export as export
 
     asked: list[dict] = []
     monkeypatch.setattr(export, "chromium", lambda: "/usr/bin/chromium")
@@ -432,7 +433,7 @@ def test_kaleidos_browser_is_launched_with_the_offline_switches(monkeypatch, tmp
     """The switches are on the command line choreographer starts Chromium with."""
     from choreographer.browsers.chromium import Chromium
 
-    from ui.figure_export import OFFLINE_FLAGS
+    from ui.logic.figure_export import OFFLINE_FLAGS
 
     kopts = captured_kopts(monkeypatch)
     assert kopts["mathjax"] is False
@@ -459,7 +460,7 @@ ROUTE_PROBE = "[2001:4860:4860::8888]:443"
 
 EXPORT = """
 import plotly.graph_objects as go
-import ui.figure_export as export
+import ui.logic.figure_export as export
 fig = go.Figure(go.Bar(x=["a", "b"], y=[3, 1]))
 for fmt in ("png", "svg", "pdf"):
     assert export.figure_bytes(fig, fmt, 600, "note")
@@ -476,7 +477,7 @@ def test_an_export_opens_no_connection_but_to_127_0_0_1_by_chromiums_own_log(mon
     import plotly.graph_objects as go
     from choreographer.browsers.chromium import Chromium
 
-    import ui.figure_export as export
+    import ui.logic.figure_export as export
 
     log = tmp_path / "net.json"
     cli = Chromium.get_cli

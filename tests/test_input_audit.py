@@ -81,7 +81,7 @@ def test_merge_controls_quote_the_column_name_as_text():
 def test_the_sweep_progress_text_quotes_the_setting_as_text(monkeypatch):
     """The progress bar's text (Markdown) named the setting being run with its column as
     written."""
-    import ui.workers
+    import ui.infra.workers
 
     texts: list[str] = []
     original = DeltaGenerator.progress
@@ -95,7 +95,7 @@ def test_the_sweep_progress_text_quotes_the_setting_as_text(monkeypatch):
         raise SdcInputError("stopped here")
 
     monkeypatch.setattr(DeltaGenerator, "progress", recorded)
-    monkeypatch.setattr(ui.workers, "run", one_report)
+    monkeypatch.setattr(ui.infra.workers, "run", one_report)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
     at.switch_page("views/tradeoffs.py").run()
     next(b for b in at.button if "Run the sweep" in (b.label or "")).click().run()
@@ -129,7 +129,8 @@ def link(payload: str) -> str:
 
 @pytest.mark.parametrize("method", ["[]", "{}"])
 def test_a_method_that_is_no_name_is_refused_in_a_recipe_a_workspace_and_a_link(method):
-    from ui import links, workspace
+    from ui import links
+    from ui.logic import workspace
 
     steps = '[{"method": %s, "column": "a"}]' % method
     with pytest.raises(SdcInputError, match="unknown method"):
@@ -146,7 +147,7 @@ def test_a_method_that_is_no_name_is_refused_in_a_recipe_a_workspace_and_a_link(
     ('{"workspace": 1, "risk": {"k": %s}}' % BIG, "more than 4,300 digits"),
 ])
 def test_a_workspace_built_to_hurt_is_refused_with_one_line(text, words):
-    from ui import workspace
+    from ui.logic import workspace
 
     with pytest.raises(SdcInputError, match=words):
         workspace.read(text, ["a"])
@@ -165,7 +166,7 @@ def test_a_link_built_to_hurt_is_refused_with_one_line(payload):
 def test_a_recipe_file_larger_than_the_page_reads_is_refused_before_it_is_parsed(monkeypatch):
     import sdc_core.recipe
     from sdc_core.checks import MAX_JSON_BYTES as MAX_RECIPE_BYTES
-    from ui.protect import read_recipe_file
+    from ui.logic.protect import read_recipe_file
 
     good = json.dumps({"seed": 3, "steps": [{"method": "band", "column": "age", "width": 5}]})
     assert read_recipe_file(good.encode()).seed == 3
@@ -193,7 +194,7 @@ def test_figure_export_loads_no_script_from_the_internet(monkeypatch):
     import kaleido
     import plotly.graph_objects as go
 
-    import ui.figure_export as export
+    import ui.logic.figure_export as export
 
     asked: list[dict] = []
 

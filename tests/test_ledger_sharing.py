@@ -1,5 +1,6 @@
 """No one books what everyone shares (issue 39, item 2): the built-in data sets are counted once
-for the server in the memory ledger (ui.memory), a session that holds nothing of its own has no
+for the server in the memory ledger (ui.infra.memory), a session that holds nothing of its own has
+no
 entry, and its resume token (ui.resume) goes when its websocket closes; so sessions that connect
 and leave take nothing from the budget, and a real upload is admitted right after 200 of them."""
 
@@ -19,8 +20,9 @@ from bench.st_client import StSession
 from sdc_core.examples import EXAMPLES
 from sdc_core.io import read_table
 from tests.conftest import ROOT, run_async
-from ui import memory, resume, state
-from ui.memory import Ledger
+from ui import resume, state
+from ui.infra import memory
+from ui.infra.memory import Ledger
 from ui.resume import Holder, Registry
 from ui.state import Table
 
@@ -127,7 +129,7 @@ def test_shared_data_is_never_freed_by_the_idle_window():
 
 def test_a_session_with_nothing_to_keep_loses_its_token_when_its_websocket_closes():
     """"quick" opened a page and left (one run); "worker" did something on the example (a run
-    after its first); "owner" holds an upload (its token goes with its data, ui.memory)."""
+    after its first); "owner" holds an upload (its token goes with its data, ui.infra.memory)."""
     reg = Registry()
     for name in ("quick", "worker", "owner"):
         reg.register(f"t-{name}", Holder(name, None, {}), now=0.0)

@@ -1,4 +1,4 @@
-"""Unit tests of the Lessons page's pure tasks and checks (``ui.lessons``), each against an
+"""Unit tests of the Lessons page's pure tasks and checks (``ui.logic.lessons``), each against an
 oracle written here in plain pandas / numpy on the household survey and seed 004's pet question.
 
 The helpers that find a solving setting (``most_unique_third``, ``best_coarsening_oracle``,
@@ -22,8 +22,8 @@ from sdc_core.tables import pet_survey
 from sdc_core.teaching import HOUSEHOLD_PATH
 from sdc_core.utility import il1
 from sdc_core.utility.validity import term_holds
-from ui import lessons
-from ui.workbench import evaluate, recipe_json
+from ui.logic import lessons
+from ui.logic.workbench import evaluate, recipe_json
 
 Z95 = 1.959963984540054
 K = 5  # the k of the coarsening task

@@ -20,9 +20,9 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
 from tests.conftest import ROOT, keep_the_whole_page, plain
-from ui.lessons import LESSONS
 from ui.links import LinkState, decode_recipe, encode_recipe, example_columns, read_link, to_query
-from ui.protect import ProtectSettings, from_steps
+from ui.logic.lessons import LESSONS
+from ui.logic.protect import ProtectSettings, from_steps
 from ui.state import RiskOptions
 
 APP = str(ROOT / "app.py")

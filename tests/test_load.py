@@ -12,7 +12,7 @@ from bench.bench_load import STEPS, admission_run, run_sessions
 from bench.server import alive, free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
 from tests.conftest import run_async
-from ui import memory
+from ui.infra import memory
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Memory admission (ui.memory): the ledger, the estimate of an upload, and what a session sees
+"""Memory admission (ui.infra.memory): the ledger, the estimate of an upload, and what a
+session sees
 when its upload is refused or its data is freed."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.io import read_table
 from tests.conftest import ROOT, plain
 from tests.hostile_files import BOMBS
-from ui import memory
+from ui.infra import memory
 from ui.state import Table
 
 APP = str(ROOT / "app.py")

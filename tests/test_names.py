@@ -155,8 +155,8 @@ def test_the_command_line_says_the_names(files):
 
 
 def test_the_report_says_the_names(actg):
-    from ui import report
-    from ui.workbench import evaluate, recipe_json
+    from ui.logic import report
+    from ui.logic.workbench import evaluate, recipe_json
 
     steps = [{"method": "band", "column": "age", "width": 10}]
     page = evaluate(actg, recipe_json(steps, 1), QI, None, 5, "wildcard", 1.0, ["age"], [])

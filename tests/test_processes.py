@@ -136,7 +136,7 @@ async def each_own_budget(servers) -> None:
 
 
 def size(n: int) -> str:
-    from ui.memory import size_text
+    from ui.infra.memory import size_text
 
     return size_text(n)
 

@@ -19,8 +19,8 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.sweep import SweepContext, run_sweep
 from sdc_core.utility import il1
-from ui.report import utility_table
-from ui.workbench import evaluate, recipe_json
+from ui.logic.report import utility_table
+from ui.logic.workbench import evaluate, recipe_json
 
 
 def test_release_loss_by_hand():

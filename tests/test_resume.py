@@ -10,8 +10,10 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from tests.conftest import ROOT, plain
-from ui import memory, resume, state, workspace
-from ui.memory import Ledger
+from ui import resume, state
+from ui.infra import memory
+from ui.infra.memory import Ledger
+from ui.logic import workspace
 from ui.resume import Holder, Registry
 from ui.state import RiskOptions
 
@@ -282,7 +284,7 @@ def test_a_token_is_taken_over_only_by_the_browser_that_made_it():
 
 
 def test_the_browser_cookie_names_this_process():
-    from ui import server
+    from ui.infra import server
 
     browser = server.new_browser_id()
     run, secret = browser.split(".", 1)

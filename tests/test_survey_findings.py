@@ -16,16 +16,16 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods import registry
 from tests.conftest import ROOT, run_async
 from ui import compute, state
-from ui.groups import level_sets, same_levels
-from ui.protect import ProtectSettings, from_steps, full_step
-from ui.tradeoff_grid import (
+from ui.logic.groups import level_sets, same_levels
+from ui.logic.protect import ProtectSettings, from_steps, full_step
+from ui.logic.tradeoff_grid import (
     EXHAUSTIVE_MAX,
     MethodChoice,
     combinations_asked,
     grid_settings,
     swept_params,
 )
-from ui.workbench import category_order, column_figure, evaluate, recipe_json
+from ui.logic.workbench import category_order, column_figure, evaluate, recipe_json
 
 
 def test_the_risk_page_says_its_figures_are_coming_until_they_are_drawn(

@@ -214,7 +214,7 @@ def test_over_seeds_each_figure_has_one_spread_column(swept):
 
 
 def test_the_reports_sweep_figure_plots_the_sweeps_loss(actg):
-    from ui.report import sweep_figure
+    from ui.logic.report import sweep_figure
 
     result = run_sweep(actg, QI, {"analysis": SPEC, "loss": "worst_tvd",
                                   "settings": SETTINGS[:1]})

@@ -225,7 +225,7 @@ def test_a_sweep_row_carries_each_analysis_verdict_and_a_target_can_keep_them_al
 def test_the_report_writes_the_verdict_the_page_shows_and_marks_the_worst_term():
     from html import escape
 
-    from ui.report import terms_frame, validity_section
+    from ui.logic.report import terms_frame, validity_section
     df = grouped()
     spec = parse_spec({"analyses": [
         {"name": "<b>mean</b> y by g", "kind": "mean", "column": "y", "by": "g"}],

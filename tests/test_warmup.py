@@ -1,4 +1,4 @@
-"""The server's warm-up (ui.warmup): what it loads before the first visitor, and that a real
+"""The server's warm-up (ui.infra.warmup): what it loads before the first visitor, and that a real
 server starts its worker processes before any session when it is on, and not when it is off."""
 
 import ast
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.server import children, free_port, start_server, stop_server
-from ui import warmup, workers
+from ui.infra import warmup, workers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def test_the_warm_up_imports_every_module_a_page_imports():
                     assert f"ui.{alias.name}" in names, (path.name, alias.name)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 assert node.module in names, (path.name, node.module)
-    assert {"ui.page", "ui.compute", "ui.lessons", "plotly.graph_objects"} <= names
+    assert {"ui.page", "ui.compute", "ui.logic.lessons", "plotly.graph_objects"} <= names
     assert all(importlib.util.find_spec(n) is not None for n in names)
 
 
@@ -38,7 +38,7 @@ def test_warm_reads_the_example_and_imports_the_pages_modules(monkeypatch):
     monkeypatch.setattr(warmup, "VISITOR", threading.Event())  # nobody came yet
     state._example_table.clear()
     warmup.warm()
-    assert "ui.page" in sys.modules and "ui.lessons" in sys.modules
+    assert "ui.page" in sys.modules and "ui.logic.lessons" in sys.modules
     start = time.perf_counter()
     df, _, _, _ = state._example_table("actg175")  # cached by the warm-up: no read
     assert time.perf_counter() - start < 0.05
@@ -54,13 +54,13 @@ def test_the_warm_up_gives_way_to_the_first_visitor(monkeypatch):
     arrived = threading.Event()
 
     def modules() -> list[str]:
-        return ["json", "ui.text", "ui.sidebar"]
+        return ["json", "ui.logic.text", "ui.sidebar"]
 
     real = importlib.import_module
 
     def imported(name: str):
         done.append(name)
-        if name == "ui.text":
+        if name == "ui.logic.text":
             warmup.visitor()  # a visitor arrives while the warm-up imports this one
         return real(name)
 
@@ -71,7 +71,7 @@ def test_the_warm_up_gives_way_to_the_first_visitor(monkeypatch):
     monkeypatch.setattr(state, "_example_table", lambda key: done.append("example"))
     monkeypatch.setattr(workers, "warm", lambda fn: done.append("workers"))
     warmup.warm()
-    assert arrived.is_set() and done == ["json", "ui.text"]
+    assert arrived.is_set() and done == ["json", "ui.logic.text"]
 
 
 def test_the_warm_up_can_be_left_out(monkeypatch):

@@ -1,4 +1,4 @@
-"""The worker pool (ui.workers): same results as in the session's thread, progress in the
+"""The worker pool (ui.infra.workers): same results as in the session's thread, progress in the
 calling thread, cancelling, errors, SDC_WORKERS."""
 
 import os
@@ -17,7 +17,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import suda2
 from sdc_core.sweep import run_sweep
 from tests.test_sweep import GRID, QI
-from ui import workers
+from ui.infra import workers
 
 SURVEY_QI = ["age", "sex", "region"]
 #: 40 settings of a few tens of milliseconds each on the survey table

@@ -1,1 +1,3 @@
-"""Streamlit helpers shared by the pages (state, formatting). No maths here."""
+"""The dashboard's Streamlit glue (state, page frame, widgets' callbacks, cached calls); the
+pure presentation logic is in :mod:`ui.logic`, the server's infrastructure in :mod:`ui.infra`
+(docs/architecture.md)."""

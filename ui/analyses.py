@@ -29,10 +29,10 @@ from sdc_core.utility.validity import (
 )
 from ui import charts, compute, state
 from ui.guard import guarded
-from ui.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
+from ui.logic.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
+from ui.logic.text import md
+from ui.logic.workbench import Workbench
 from ui.state import Dataset
-from ui.text import md
-from ui.workbench import Workbench
 
 #: Up to this many rows the propensity model is fitted on every move by default (it takes
 #: 0.1–0.35 s on 100k rows).

@@ -17,8 +17,8 @@ from sdc_core.recipe import describe_steps
 from sdc_core.risk.population import UniquenessCurve
 from sdc_core.utility.analysis import TermResult
 from ui import state
-from ui.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
-from ui.text import md
+from ui.logic.figure_export import ASPECT, FORMATS, MIME, caption, chromium, figure_bytes
+from ui.logic.text import md
 
 # Every colour is at least 3:1 against the white plot background (WCAG 2.1 AA, 1.4.11
 # non-text contrast); none carries meaning alone (legends, patterns, labels).

@@ -4,7 +4,7 @@ DataFrames are passed as ``_df`` (not hashed: Streamlit would hash only a sample
 frame); the data set id stands in for them. Results that hold per-record arrays are kept with
 ``cache_resource`` (shared, never mutated) so that a hit costs no copy.
 
-What is pure computation runs in a worker process (:func:`ui.workers.run_on`, the table sent
+What is pure computation runs in a worker process (:func:`ui.infra.workers.run_on`, the table sent
 to a worker once): the server's interpreter lock stays free for the pages of the other
 sessions, and the machine's other cores do the work.
 """
@@ -33,8 +33,9 @@ from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
-from ui import groups, workers
-from ui.workbench import Workbench, detached, release_population
+from ui.infra import workers
+from ui.logic import groups
+from ui.logic.workbench import Workbench, detached, release_population
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -48,7 +49,7 @@ def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na
 @st.cache_data(max_entries=16, show_spinner=False)
 def level_sets(dataset_id: str, columns: tuple[str, ...],
                _df: pd.DataFrame) -> dict[str, frozenset[str]]:
-    """:func:`ui.groups.level_sets` of the data set."""
+    """:func:`ui.logic.groups.level_sets` of the data set."""
     return groups.level_sets(_df, list(columns))
 
 
@@ -67,7 +68,7 @@ def protected_id(dataset_id: str, recipe_json: str) -> str:
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
               k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
               given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> Workbench:
-    """The protected table with its risk and utility (see :func:`ui.workbench.evaluate`), and
+    """The protected table with its risk and utility (see :func:`ui.logic.workbench.evaluate`), and
     its risk in the population from how the file was sampled (``given``: the items of
     :func:`ui.state.sampling`), the two computed at once in two workers."""
     with ThreadPoolExecutor(2) as both:

@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.text import md
+from ui.logic.text import md
 
 _FAILED = "callback_failed"
 

@@ -37,9 +37,9 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from ui import state
-from ui.groups import column_groups, offered_columns
-from ui.lessons import LESSONS
-from ui.protect import from_steps
+from ui.logic.groups import column_groups, offered_columns
+from ui.logic.lessons import LESSONS
+from ui.logic.protect import from_steps
 from ui.state import RiskOptions
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).

@@ -11,9 +11,10 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.roles import Roles
-from ui import guard, links, memory, resume, state, upload, workers
+from ui import guard, links, resume, state, upload
+from ui.infra import memory, workers
+from ui.logic.text import column_label, md
 from ui.sidebar import render_sidebar
-from ui.text import column_label, md
 
 #: A metric's label, value and change wrap instead of being cut with "…", in every view: three
 #: metrics side by side beside the Protect page's controls are about 140 px wide at 1280×800,
@@ -173,7 +174,7 @@ def table_columns(table: pd.DataFrame, decimals: dict[str, str] | None = None,
                   labels: dict[str, str] | None = None, widths: dict[str, str] | None = None
                   ) -> dict[str, Any]:
     """``st.dataframe``'s column settings for ``table``: each measure headed in words
-    (:func:`ui.text.column_label`, or ``labels`` for names too plain to label everywhere:
+    (:func:`ui.logic.text.column_label`, or ``labels`` for names too plain to label everywhere:
     ``count``, ``level``), for the columns in ``decimals`` its number format, and for those in
     ``widths`` a width ("medium", "large") that shows their text: a column is otherwise sized
     to its heading and first values, and longer text is cut."""

@@ -19,9 +19,10 @@ from sdc_core.risk.population import (
     log_p_single,  # Zayatz's P(f=1 | F=j)
 )
 from sdc_core.risk.population_risk import PopulationRisk, sampling, sensitivity
-from ui import charts, compute, state, workers
+from ui import charts, compute, state
+from ui.infra import workers
+from ui.logic.text import md, md_list
 from ui.page import table_columns
-from ui.text import md, md_list
 
 #: How the file was sampled: the choices of the Risk page's settings.
 MODES = {"none": "not known", "fraction": "sampling fraction", "population": "population size"}

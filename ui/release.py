@@ -10,9 +10,9 @@ import pandas as pd
 
 from sdc_core.roles import Roles
 from ui import compute, state
-from ui.groups import ColumnGroups, column_groups
+from ui.logic.groups import ColumnGroups, column_groups
+from ui.logic.workbench import Workbench, recipe_json
 from ui.state import Dataset, RiskOptions
-from ui.workbench import Workbench, recipe_json
 
 
 def attacker_candidates(groups: ColumnGroups, roles: Roles) -> list[str]:
@@ -26,7 +26,7 @@ class ProtectedTable:
     """The data set as the Protect page's current settings release it."""
 
     dataset_id: str  # keys the protected table's caches (:func:`ui.compute.protected_id`)
-    recipe: str  # the settings' recipe (:func:`ui.workbench.recipe_json`)
+    recipe: str  # the settings' recipe (:func:`ui.logic.workbench.recipe_json`)
     workbench: Workbench  # the Protect page's own cache entry: the same table and figures
 
     @property

@@ -11,15 +11,15 @@ up. The data set is not copied: the session's entry in the memory ledger moves w
 A token is bound to its session and to the browser that made it:
 
 - the server names every browser with an HttpOnly, SameSite cookie on its first visit
-  (:data:`~ui.server.BROWSER_COOKIE`, set by :mod:`ui.server`), and only a session of the same
-  browser takes the work over: an address copied, pasted or projected opens a fresh session in
+  (:data:`~ui.infra.server.BROWSER_COOKIE`, set by :mod:`ui.infra.server`), and only a session of
+  the same browser takes the work over: an address copied, pasted or projected opens a fresh session in
   any other browser, after a closed tab and after a network drop alike, with a notice;
 - while that session is connected, a second tab opened with the same address starts afresh,
   with a token of its own;
 - with sign-in set up, only the same signed-in user takes a session over;
 - it expires with the session's data: unused for the idle window (``SDC_IDLE_MINUTES``,
-  :mod:`ui.memory`), connected or not. A disconnected session's data is kept that long, so that
-  its work can be taken over;
+  :mod:`ui.infra.memory`), connected or not. A disconnected session's data is kept that long, so
+  that its work can be taken over;
 - a session with no data of its own (only a built-in data set, which the server holds for every
   session anyway) keeps its token as long when it has work to keep: a run after its first (the
   user did something) or work it took over. One that has none (a visitor, or a script, that
@@ -44,8 +44,9 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import memory, state
-from ui.server import BROWSER_COOKIE
+from ui import state
+from ui.infra import memory
+from ui.infra.server import BROWSER_COOKIE
 
 PARAM = "resume"
 _TOKEN = "resume_token"
@@ -206,7 +207,7 @@ def _take_over(old: Holder) -> bool:
 
 
 def browser() -> str | None:
-    """The browser this session runs in: its :data:`~ui.server.BROWSER_COOKIE`, which the
+    """The browser this session runs in: its :data:`~ui.infra.server.BROWSER_COOKIE`, which the
     server sets on the page before the session's websocket opens (None outside a server)."""
     try:
         value = st.context.cookies.get(BROWSER_COOKIE)

@@ -41,8 +41,9 @@ from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
 from sdc_core.names import count_text, tile
 from sdc_core.roles import suggest_roles
-from ui import memory, state
-from ui.text import md
+from ui import state
+from ui.infra import memory
+from ui.logic.text import md
 
 #: The environment variable that names the directory a user may open files from.
 ENV_VAR = "SDC_DATA_DIR"
@@ -269,7 +270,7 @@ def sample_name(path: Path, sampled: int, total: int, seed: int) -> str:
 
 def _admit(table_bytes: int) -> None:
     """Reserve what a table of ``table_bytes`` will take in the server
-    (:data:`~ui.memory.FOOTPRINT` times), or refuse it, before it is read."""
+    (:data:`~ui.infra.memory.FOOTPRINT` times), or refuse it, before it is read."""
     refused = memory.LEDGER.admit(state.session_id(), int(memory.FOOTPRINT * table_bytes),
                                   memory.budget())
     if refused:

@@ -3,8 +3,9 @@ state), the current data set and its roles."""
 
 import streamlit as st
 
-from ui import guard, links, memory, state
-from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
+from ui import guard, links, state
+from ui.infra import memory
+from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
 def render_sidebar(lesson_data: str | None = None) -> None:

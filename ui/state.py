@@ -20,10 +20,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from sdc_core.examples import DEFAULT_EXAMPLE, example
 from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles
-from ui import memory
-from ui.protect import ProtectSettings
-from ui.server import SERVER_RUN, issued_here
-from ui.text import file_stem
+from ui.infra import memory
+from ui.infra.server import SERVER_RUN, issued_here
+from ui.logic.protect import ProtectSettings
+from ui.logic.text import file_stem
 
 _DATASET = "dataset"
 _ROLES = "roles"
@@ -53,7 +53,7 @@ class ServerFile:
 @dataclass(eq=False)
 class Table:
     """A session's table, held in one place the server can empty (memory admission,
-    :mod:`ui.memory`): ``df`` is None once it has been freed."""
+    :mod:`ui.infra.memory`): ``df`` is None once it has been freed."""
 
     df: pd.DataFrame | None
 
@@ -116,7 +116,7 @@ def freed_notice() -> str | None:
     return st.session_state.pop(_FREED, None)
 
 
-_RUN_PARAM = "run"  # the address names this server process (ui.server.SERVER_RUN)
+_RUN_PARAM = "run"  # the address names this server process (ui.infra.server.SERVER_RUN)
 #: Set on a session's first run: whether a restart is still to be said
 _RESTART_UNSAID = "restart_unsaid"
 
@@ -181,7 +181,7 @@ def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind], int]:
 def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
     """Make a built-in data set the current one, with its roles. The table is the one the
     server holds for every session: the memory ledger counts it once, for the server
-    (:func:`ui.memory.share_built_in`), and the session gives up the entry of any data of its
+    (:func:`ui.infra.memory.share_built_in`), and the session gives up the entry of any data of its
     own it held."""
     df, dataset_id, kinds, table_bytes = _example_table(key)
     memory.share_built_in(key, table_bytes)
@@ -429,8 +429,8 @@ def set_projector(on: bool) -> None:
 
 
 def workspace_text() -> str:
-    """The workspace file of this session's work (:mod:`ui.workspace`)."""
-    from ui import workspace
+    """The workspace file of this session's work (:mod:`ui.logic.workspace`)."""
+    from ui.logic import workspace
 
     ds = ensure_dataset()
     settings = protect_settings()
@@ -445,7 +445,7 @@ def open_workspace(text: str | bytes) -> str | None:
     """Apply a workspace file to the open data set, all of it or nothing (an
     :class:`~sdc_core.errors.SdcInputError` says why); give how the data set differs from the
     one it was saved with, if it does."""
-    from ui import workspace
+    from ui.logic import workspace
 
     ds = ensure_dataset()
     ws = workspace.read(text, list(ds.df.columns))

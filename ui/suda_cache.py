@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.risk.suda2 import MIN_SUDA2_VARIABLES, Suda2Result, suda2
-from ui import workers
+from ui.infra import workers
 
 #: Computed when the Risk page opens if expected to take at most this long; else on demand.
 AUTO_SECONDS = 1.0
@@ -17,7 +17,7 @@ AUTO_SECONDS = 1.0
 def suda2_result(dataset_id: str, qi: tuple[str, ...], dis_fraction: float,
                  _df: pd.DataFrame) -> Suda2Result:
     """SUDA2 of the data set as loaded (shared, never mutated: it holds per-record arrays),
-    computed in a worker process (:mod:`ui.workers`)."""
+    computed in a worker process (:mod:`ui.infra.workers`)."""
     return workers.run(suda2, _df, list(qi), dis_fraction)
 
 

@@ -3,7 +3,8 @@
 An upload is first kept as *pending* (its bytes in this session's memory, never on disk), then
 read in stages shown in a status box: reading the file, detecting column kinds, suggesting roles,
 computing risk on the suggested keys. Before any of it the server's memory budget must admit
-what the table will take (:mod:`ui.memory`). Streamlit stops a script run when the user changes
+what the table will take (:mod:`ui.infra.memory`). Streamlit stops a script run when the user
+changes
 page; the entry point then calls :func:`finish_pending` on the new page, so a large upload is never
 dropped silently: it goes on loading there, with the same messages, from the table already read
 if reading had finished.
@@ -17,8 +18,9 @@ import streamlit as st
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds, read_table
 from sdc_core.roles import suggest_roles
-from ui import compute, memory, state
-from ui.text import md
+from ui import compute, state
+from ui.infra import memory
+from ui.logic.text import md
 
 _PENDING = "pending_upload"
 _ERROR = "upload_error"
@@ -26,7 +28,7 @@ _ERROR = "upload_error"
 
 def start(raw: bytes, name: str) -> None:
     """Keep an upload to load (replacing any other not yet loaded) and load it now, if the
-    server's memory budget admits it (:mod:`ui.memory`); else say why it was refused."""
+    server's memory budget admits it (:mod:`ui.infra.memory`); else say why it was refused."""
     st.session_state.pop(_ERROR, None)
     whole: dict[str, pd.DataFrame] = {}
 

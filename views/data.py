@@ -8,9 +8,9 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
+from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 from ui.page import table_columns
 from ui.sidebar import render_sidebar
-from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 st.title("Data")
 st.caption("Load a table, check how each column was read, and tag the role each column plays "

@@ -14,8 +14,9 @@ from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.methods.banding import release_note
 from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.risk import RiskProfile
-from ui import analyses, charts, compute, server_files, state, workers
-from ui.report import (
+from ui import analyses, charts, compute, server_files, state
+from ui.infra import workers
+from ui.logic.report import (
     attackers_table,
     build_report,
     risk_table,
@@ -23,9 +24,9 @@ from ui.report import (
     sweep_figure,
     utility_table,
 )
+from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
+from ui.logic.workbench import Workbench, recipe_json
 from ui.sidebar import render_sidebar
-from ui.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
-from ui.workbench import Workbench, recipe_json
 
 st.title("Export")
 ds = state.ensure_dataset()

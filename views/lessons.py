@@ -1,4 +1,4 @@
-"""Lessons page: six short lessons, each with one task and a live check (``ui.lessons``)."""
+"""Lessons page: six short lessons, each with one task and a live check (``ui.logic.lessons``)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -9,11 +9,12 @@ from sdc_core.methods.randomized_response import estimate_spread
 from sdc_core.names import tile
 from sdc_core.tables import audit
 from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
-from ui import charts, lessons, state
+from ui import charts, state
 from ui.guard import guarded
-from ui.lessons import LESSONS, Check
+from ui.logic import lessons
+from ui.logic.lessons import LESSONS, Check
+from ui.logic.text import md, number
 from ui.sidebar import render_sidebar
-from ui.text import md, number
 
 st.title("Lessons")
 st.caption("Six short lessons for a workshop. Each explains what is on the screen, sets one "

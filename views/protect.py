@@ -15,16 +15,15 @@ from sdc_core.names import count_and_percent, name, tile
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
-from ui.groups import (
+from ui.guard import guarded
+from ui.logic.groups import (
     column_groups,
     method_columns,
     method_defaults,
     offered_columns,
     same_levels,
 )
-from ui.guard import guarded
-from ui.page import guarded_part, metric_slots, require_quasi_identifiers
-from ui.protect import (
+from ui.logic.protect import (
     MAX_PAGE_SEED,
     ProtectSettings,
     describe,
@@ -34,8 +33,7 @@ from ui.protect import (
     read_recipe_file,
     takes_whole,
 )
-from ui.release import attacker_candidates
-from ui.report import (
+from ui.logic.report import (
     IL1_READING,
     MODEL_NAMES,
     RELEASE_LOSS_LABEL,
@@ -47,9 +45,11 @@ from ui.report import (
     release_loss_help,
     sampling_text,
 )
+from ui.logic.text import delta_text, md, md_list, number, smallest_class_help
+from ui.logic.workbench import Workbench, recipe_json
+from ui.page import guarded_part, metric_slots, require_quasi_identifiers
+from ui.release import attacker_candidates
 from ui.sidebar import render_sidebar
-from ui.text import delta_text, md, md_list, number, smallest_class_help
-from ui.workbench import Workbench, recipe_json
 
 st.title("Protect")
 ds = state.ensure_dataset()

@@ -13,13 +13,14 @@ from sdc_core.errors import SdcInputError
 from sdc_core.names import count_and_percent, name, tile
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
-from ui import charts, compute, population, state, suda_cache, workers
+from ui import charts, compute, population, state, suda_cache
+from ui.infra import workers
+from ui.logic.protect import describe
+from ui.logic.suda_chart import contribution_bars
+from ui.logic.text import delta_text, md, md_list, smallest_class_help
 from ui.page import metric_slots, require_quasi_identifiers, table_columns
-from ui.protect import describe
 from ui.release import protect_page_table
 from ui.sidebar import render_sidebar
-from ui.suda_chart import contribution_bars
-from ui.text import delta_text, md, md_list, smallest_class_help
 
 st.title("Disclosure risk")
 ds = state.ensure_dataset()

@@ -13,8 +13,8 @@ from sdc_core.tables import (
     response_table,
 )
 from ui import state
+from ui.logic.text import md
 from ui.sidebar import render_sidebar
-from ui.text import md
 
 st.title("Response tables")
 st.caption("Answer counts for an organiser, safe for small groups: a question with fewer than "

@@ -9,16 +9,18 @@ from sdc_core.errors import SdcInputError
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name
 from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, PARETO_RISK, POPULATION, run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE, VERDICT_RULE
-from ui import charts, state, tradeoff_grid, workers
+from ui import charts, state
 from ui.charts import setting_labels
-from ui.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.infra import workers
+from ui.logic import tradeoff_grid
+from ui.logic.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.logic.protect import from_steps, page_methods
+from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
+from ui.logic.text import column_label, md, md_list, number
+from ui.logic.tradeoff_grid import EXHAUSTIVE_MAX, MethodChoice, swept_params
+from ui.logic.workspace import FIRST_SEED, PARETO, SEEDS
 from ui.page import require_quasi_identifiers, table_columns
-from ui.protect import from_steps, page_methods
-from ui.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.sidebar import render_sidebar
-from ui.text import column_label, md, md_list, number
-from ui.tradeoff_grid import EXHAUSTIVE_MAX, MethodChoice, swept_params
-from ui.workspace import FIRST_SEED, PARETO, SEEDS
 
 st.title("Trade-offs")
 st.caption("Try several settings of each method, one at a time or in every combination, and "

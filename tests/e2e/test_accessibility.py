@@ -47,7 +47,7 @@ def axe_violations(page: Page, axe_script: Path) -> list[dict]:
     page.wait_for_timeout(500)  # let Plotly and the data grids settle
     if page.evaluate("typeof window.axe") == "undefined":
         # run through the DevTools protocol, as the test's own code: the app's
-        # Content-Security-Policy (ui/server.py) refuses the inline <script> add_script_tag
+        # Content-Security-Policy (ui/infra/server.py) refuses the inline <script> add_script_tag
         # writes, as it would refuse one an attacker slipped into the page
         page.evaluate("() => {\n" + axe_script.read_text(encoding="utf-8") + "\n}")
     return page.evaluate(

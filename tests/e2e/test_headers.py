@@ -1,4 +1,5 @@
-"""The dashboard works under its own Content-Security-Policy (``ui.server``), and no other site
+"""The dashboard works under its own Content-Security-Policy (``ui.infra.server``), and no
+other site
 can frame it: Chromium uploads a file, opens every page, draws charts and a table, moves a
 slider and turns the projector view on while recording every CSP violation (the page's
 ``securitypolicyviolation`` events and the console's "Refused to …" lines); none is allowed (a

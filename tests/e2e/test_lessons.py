@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import band_age, wait_idle
-from ui import lessons
+from ui.logic import lessons
 
 pytestmark = pytest.mark.e2e
 

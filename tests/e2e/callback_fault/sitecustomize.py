@@ -2,9 +2,9 @@
 start-up): the Protect page's settings refuse a band width of 13, so that a test can make a
 widget's callback inside a fragment fail (tests/e2e/test_callbacks.py)."""
 
-import ui.protect
+import ui.logic.protect
 
-_with_value = ui.protect.ProtectSettings.with_value
+_with_value = ui.logic.protect.ProtectSettings.with_value
 
 
 def _failing_with_value(self, method, param, column, value):
@@ -13,4 +13,4 @@ def _failing_with_value(self, method, param, column, value):
     return _with_value(self, method, param, column, value)
 
 
-ui.protect.ProtectSettings.with_value = _failing_with_value
+ui.logic.protect.ProtectSettings.with_value = _failing_with_value

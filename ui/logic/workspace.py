@@ -38,7 +38,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from sdc_core.utility.analysis import parse_spec
-from ui.protect import ProtectSettings, from_steps
+from ui.logic.protect import ProtectSettings, from_steps
 from ui.state import RiskOptions
 
 VERSION = 1

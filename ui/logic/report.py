@@ -30,8 +30,8 @@ from sdc_core.utility.validity import (
     worst_term,
 )
 from ui import charts
-from ui.text import column_label
-from ui.workbench import LINKAGE_KEYS, RISK_KEYS
+from ui.logic.text import column_label
+from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
 
 #: How the report names each risk figure (:mod:`sdc_core.names`).
 RISK_NAMES = {k: label(k) for k in (*RISK_KEYS, *LINKAGE_KEYS, "drisk_percent")}

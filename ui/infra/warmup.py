@@ -31,11 +31,11 @@ from pathlib import Path
 WARMUP_ENV = "SDC_WARMUP"
 #: How long the warm-up waits for the server's runtime to exist (s)
 RUNTIME_WAIT = 60
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: What a worker process's jobs import (the functions :mod:`ui.compute` and the pages hand to
-#: :func:`ui.workers.run`)
+#: :func:`ui.infra.workers.run`)
 WORKER_MODULES = ("sdc_core.risk", "sdc_core.risk.population_risk", "sdc_core.risk.suda2",
-                  "sdc_core.sweep", "sdc_core.io", "sdc_core.recipe", "ui.workbench",
+                  "sdc_core.sweep", "sdc_core.io", "sdc_core.recipe", "ui.logic.workbench",
                   "ui.compute", "ui.population")
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def warm() -> None:
     if VISITOR.is_set():
         return
     try:
-        from ui import workers
+        from ui.infra import workers
 
         workers.warm(import_worker_modules)
     except Exception:

@@ -44,7 +44,7 @@ from sdc_core.utility.validity import (
     verdict_text,
     worst_term,
 )
-from ui.workbench import Workbench, evaluate, recipe_json
+from ui.logic.workbench import Workbench, evaluate, recipe_json
 
 
 @dataclass(frozen=True)

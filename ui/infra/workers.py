@@ -294,7 +294,7 @@ def _wait(future: Future, reports: Any, progress: Progress | None) -> Any:
 
 def warm(fn: Callable[[], Any], timeout: float = 300) -> list[Any]:
     """Start the pool with one worker process, which runs ``fn`` (importing what jobs will
-    need), and the manager, before any job needs them (:mod:`ui.warmup`); what ``fn``
+    need), and the manager, before any job needs them (:mod:`ui.infra.warmup`); what ``fn``
     returned, in a list (empty with ``SDC_WORKERS=0``). One process only: the first pages'
     computations need one, the others start when jobs run side by side, as before. Warming
     them all at once held the first visitor's Risk page up (its jobs waited behind theirs,

@@ -11,7 +11,7 @@ from sdc_core.columns import canonical, is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
-from ui.protect import page_methods
+from ui.logic.protect import page_methods
 from ui.state import Dataset
 
 
@@ -52,7 +52,7 @@ def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
 
 def offered_columns(groups: ColumnGroups, roles: Roles) -> dict[str, list[str]]:
     """The columns the Protect page offers each of its methods on: a recipe opens there only
-    when its steps name these (:func:`ui.protect.from_steps`)."""
+    when its steps name these (:func:`ui.logic.protect.from_steps`)."""
     return {m.name: method_columns(m, groups, roles) for m in page_methods()}
 
 

@@ -1,0 +1,2 @@
+"""Server infrastructure, process-wide and outside any one session: security headers, the
+memory ledger, the worker pool, the start-up warm-up (docs/architecture.md, "Layers")."""
