@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import re
 import statistics
 import tempfile
@@ -114,10 +115,8 @@ async def open_user(url: str, every: float, stop: asyncio.Event) -> list[float]:
         pages = ["Risk", "Data"]
         while not stop.is_set():
             times.append(await s.switch_page(pages[len(times) % 2]))
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)
-            except TimeoutError:
-                pass
     finally:
         await s.close()
     return times
@@ -134,10 +133,8 @@ async def new_users(url: str, every: float, stop: asyncio.Event) -> list[float]:
             start = time.perf_counter()
             await s.connect(url)
             times.append(time.perf_counter() - start)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)
-            except TimeoutError:
-                pass
     finally:
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
     return times

@@ -38,16 +38,17 @@ CASES = [  # (label, steps, known columns, target at 100k, target at 1M)
 def main(sizes: list[int]) -> None:
     for n in sizes:
         df = survey_table(n)
-        baseline = median_seconds(lambda: df.groupby(QI)["age"].transform("size"))
-        naive = median_seconds(lambda: risk_profile(df, QI))
+        baseline = median_seconds(lambda df=df: df.groupby(QI)["age"].transform("size"))
+        naive = median_seconds(lambda df=df: risk_profile(df, QI))
         print(f"n = {n:,} rows, 3 QIs")
         print("  " + report("risk_profile (released keys)", naive, "groupby.transform('size')",
                             baseline))
         for label, steps, known, t100k, t1m in CASES:
             recipe = parse_recipe({"seed": 1, "steps": steps})
             protected = apply_recipe(recipe, df).data
-            seconds = median_seconds(lambda: linkage_attack(df, protected, QI, recipe, known),
-                                     repeat=5)
+            seconds = median_seconds(
+                lambda df=df, p=protected, r=recipe, k=known: linkage_attack(df, p, QI, r, k),
+                repeat=5)
             target = {100_000: t100k, 1_000_000: t1m}.get(n)
             print("  " + report(f"linkage, {label}", seconds, "groupby.transform('size')",
                                 baseline, target))

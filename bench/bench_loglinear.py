@@ -37,7 +37,7 @@ def main(n: int) -> None:
     for method, fit, repeat, warmup in runs:
         result = {}
 
-        def run(method: str = method, fit: str = fit) -> None:
+        def run(method: str = method, fit: str = fit, result: dict = result) -> None:
             result["r"] = loglinear_risk(df, KEYS, weight="weight", method=method, fit=fit)
 
         seconds = median_seconds(run, repeat=repeat, warmup=warmup)

@@ -33,7 +33,7 @@ def main() -> None:
         for width in (1, 2, 5, 10, 20):
             hist = class_histogram(df.assign(age=df["age"] // width), QI)
             fit = fit_pitman(hist)
-            t = median_seconds(lambda: fit_pitman(hist), repeat=21)
+            t = median_seconds(lambda hist=hist: fit_pitman(hist), repeat=21)
             what = f"α = {fit.alpha:.6f}" if fit.reason is None else fit.reason
             print(f"fit_pitman n = {n:>7,} age width {width:>2} (u = {hist.u:>5,}): "
                   f"{t * 1e6:7.0f} µs  {what}")

@@ -27,18 +27,19 @@ def main() -> None:
         parquet = buf.getvalue()
         cases = [
             (f"CSV, {rows:,} rows ({len(csv) / 1e6:.0f} MB)",
-             lambda: pd.read_csv(io.BytesIO(csv)),
-             lambda: read_table(csv, "t.csv", max_table=ALLOWANCE)),
+             lambda csv=csv: pd.read_csv(io.BytesIO(csv)),
+             lambda csv=csv: read_table(csv, "t.csv", max_table=ALLOWANCE)),
             (f"Parquet, {rows:,} rows ({len(parquet) / 1e6:.0f} MB)",
-             lambda: pd.read_parquet(io.BytesIO(parquet)),
-             lambda: read_table(parquet, "t.parquet", max_table=ALLOWANCE)),
+             lambda parquet=parquet: pd.read_parquet(io.BytesIO(parquet)),
+             lambda parquet=parquet: read_table(parquet, "t.parquet",
+                                                    max_table=ALLOWANCE)),
         ]
         if rows <= 200_000:
             buf = io.BytesIO()
             df.head(50_000).to_excel(buf, index=False)
             xlsx = buf.getvalue()
-            cases.append(("Excel, 50,000 rows", lambda: pd.read_excel(io.BytesIO(xlsx)),
-                          lambda: read_table(xlsx, "t.xlsx", max_table=ALLOWANCE)))
+            cases.append(("Excel, 50,000 rows", lambda xlsx=xlsx: pd.read_excel(io.BytesIO(xlsx)),
+                          lambda xlsx=xlsx: read_table(xlsx, "t.xlsx", max_table=ALLOWANCE)))
         for name, plain, bounded in cases:
             base = median_seconds(plain, repeat=5)
             ours = median_seconds(bounded, repeat=5)

@@ -46,8 +46,8 @@ def main(n: int, most: int) -> None:
     previous = None
     for m in range(4, most + 1):
         qi = keys[:m]
-        baseline = median_seconds(lambda: risk_profile(df, qi), repeat=5)
-        seconds = median_seconds(lambda: suda2(df, qi), repeat=5 if m < 7 else 3)
+        baseline = median_seconds(lambda qi=qi: risk_profile(df, qi), repeat=5)
+        seconds = median_seconds(lambda qi=qi: suda2(df, qi), repeat=5 if m < 7 else 3)
         s = suda2(df, qi).summary()
         print(f"n = {n:,} rows, {m} keys ({', '.join(qi)}): {s['n_records_score_positive']:,} "
               f"records score > 0, {s['n_msus']:,} MSUs"

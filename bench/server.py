@@ -38,7 +38,8 @@ def start_server(port: int, env: dict[str, str] | None = None,
     added to the environment), once it answers its health check. Its output goes to ``log``,
     or to an anonymous temporary file: a pipe that nobody reads would fill and stall the
     server."""
-    out = log.open("wb") if log else tempfile.TemporaryFile()
+    # the server writes to it for as long as it runs, after this returns: no ``with``
+    out = log.open("wb") if log else tempfile.TemporaryFile()  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(root / "app.py"),
          "--server.headless", "true", "--server.address", "127.0.0.1",
