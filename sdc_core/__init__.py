@@ -23,12 +23,10 @@ the command line answers ``--help`` at once.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from importlib import import_module
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from sdc_core.lazy import lazy_getattr
+from sdc_core.version import __version__ as __version__  # re-exported: sdc_core.__version__
 
 if TYPE_CHECKING:
     from sdc_core.errors import SdcInputError
@@ -107,24 +105,6 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sdc_core.utility.validity": ("Validity", "ValidityReport"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def lazy_getattr(module: str, exports: dict[str, str]) -> Callable[[str], object]:
-    """A module-level ``__getattr__`` (PEP 562) for the package ``module``: a name of
-    ``exports`` (name → the module that defines it) is imported on first use and kept in the
-    package's namespace, so later look-ups do not come back here; any other name is an
-    ``AttributeError`` (so ``from package import submodule`` still imports the submodule)."""
-    namespace = vars(sys.modules[module])
-
-    def __getattr__(name: str) -> object:
-        if name in exports:
-            value = getattr(import_module(exports[name]), name)
-            namespace[name] = value
-            return value
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-    __getattr__.__doc__ = f"``{module}.<name>`` for a name loaded on first use (PEP 562)."
-    return __getattr__
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

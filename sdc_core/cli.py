@@ -1,4 +1,4 @@
-"""Command line: ``python -m sdc_core COMMAND …`` (DESIGN §7), installed as the command ``sdc``.
+"""Command line: ``python -m sdc_core COMMAND …`` (docs/cli.md), installed as the command ``sdc``.
 
 Bad input (missing file, unknown column, bad parameter) prints one line ``sdc_core: error: …``
 (``sdc: error: …`` when run as ``sdc``) to stderr and exits with code 2; nothing else ever
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sdc_core import __version__
 from sdc_core.errors import SdcInputError
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES
 from sdc_core.names import name as measure_name
+from sdc_core.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,22 +100,34 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
-    """The parser; ``name`` is the program's name in messages (``sdc`` for the installed
-    command)."""
-    parser = _Parser(prog="python -m sdc_core" if name == "sdc_core" else name,
-                     description="Statistical disclosure control: risk, methods, utility.")
-    parser.add_argument("--version", action="version", version=f"{name} {__version__}")
-    parser.set_defaults(program=name)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+#: The object ``add_subparsers`` returns, to which each command's builder adds its parser.
+_Subparsers = argparse._SubParsersAction
 
+
+def _add_data(parser: argparse.ArgumentParser) -> None:
+    """The input file, the first positional argument of ``risk`` and ``apply``."""
+    parser.add_argument("data", help="CSV/TSV/Excel/Parquet/Stata/SPSS file")
+
+
+def _add_weight(parser: argparse.ArgumentParser) -> None:
+    """``--weight``: the sampling-weight column."""
+    parser.add_argument("--weight", help="sampling-weight column")
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    """``--json``: the result as one JSON object on standard output."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _add_risk(sub: _Subparsers) -> None:
+    """``risk``: the disclosure-risk profile of a file."""
     risk = sub.add_parser("risk", help="disclosure-risk profile on quasi-identifiers")
-    risk.add_argument("data", help="CSV/TSV/Excel/Parquet/Stata/SPSS file")
+    _add_data(risk)
     risk.add_argument("--qi", required=True, type=_column_list,
                       help="quasi-identifiers, comma-separated")
     risk.add_argument("--sensitive", type=_column_list, default=[],
                       help="sensitive columns, comma-separated (l-diversity, attribute scan)")
-    risk.add_argument("--weight", help="sampling-weight column")
+    _add_weight(risk)
     risk.add_argument("--k", type=float, default=5, help="k-anonymity threshold T (default 5)")
     risk.add_argument("--na", choices=["wildcard", "category"], default="wildcard",
                       help="missing keys match any value (default) or are a category")
@@ -136,15 +148,18 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
                             help="the population's size (at least the file's records): as "
                                  "--sampling-fraction with F = records / N; with --weight and "
                                  "neither, N is the weights' sum")
-    risk.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_json(risk)
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
                       help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score) per "
                            "input row, in input order")
     _add_engine_options(risk)
     risk.set_defaults(func=_cmd_risk)
 
+
+def _add_apply(sub: _Subparsers) -> None:
+    """``apply``: a recipe applied to a file."""
     apply = sub.add_parser("apply", help="apply a recipe (JSON) and write the protected table")
-    apply.add_argument("data", help="CSV/TSV/Excel/Parquet/Stata/SPSS file")
+    _add_data(apply)
     apply.add_argument("--recipe", required=True, type=Path, help="recipe JSON file")
     apply.add_argument("-o", "--output", required=True, type=Path,
                        help="output file: .csv, .parquet or .xlsx")
@@ -153,6 +168,9 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
     _add_engine_options(apply)
     apply.set_defaults(func=_cmd_apply)
 
+
+def _add_compare(sub: _Subparsers) -> None:
+    """``compare``: information loss of a protected table, and the linkage attack."""
     compare = sub.add_parser(
         "compare", help="information loss of a protected table (and, with --qi, the linkage "
                         "attack)",
@@ -202,22 +220,28 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
                               "means, proportions, tables: docs/utility.md): adds their terms "
                               "with CI overlap, the 1- and 2-way tables' TVD and Hellinger "
                               "distance, and pMSE / S_pMSE")
-    compare.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_json(compare)
     _add_engine_options(compare)
     compare.set_defaults(func=_cmd_compare)
 
+
+def _add_sweep(sub: _Subparsers) -> None:
+    """``sweep``: risk and utility over a grid of settings."""
     sweep = sub.add_parser("sweep", help="risk and utility for a grid of settings")
     sweep.add_argument("data")
     sweep.add_argument("--qi", required=True, type=_column_list, help="quasi-identifiers")
     sweep.add_argument("--grid", required=True, type=Path, help="grid JSON file")
     sweep.add_argument("-o", "--output", required=True, type=Path, help="table (.csv)")
-    sweep.add_argument("--weight", help="sampling-weight column")
+    _add_weight(sweep)
     sweep.add_argument("--na", choices=["wildcard", "category"], default="wildcard")
     sweep.add_argument("--alpha", type=float, default=1.0)
     sweep.add_argument("--best-recipe", type=Path, metavar="OUT.json",
                        help="with a target in the grid: write the best setting's recipe")
     sweep.set_defaults(func=_cmd_sweep)
 
+
+def _add_tables(sub: _Subparsers) -> None:
+    """``tables``: response counts with small-count suppression."""
     tables = sub.add_parser("tables", help="answer counts with small-count suppression")
     tables.add_argument("data", help="one row per participant; an empty cell = no response")
     tables.add_argument("--question", required=True, type=_column_list, action="extend",
@@ -234,9 +258,12 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
     tables.add_argument("--indicators", type=_column_list,
                         help="one multi-select question from one column per option "
                              "(selected = true / non-zero / non-empty)")
-    tables.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_json(tables)
     tables.set_defaults(func=_cmd_tables)
 
+
+def _add_dashboard(sub: _Subparsers) -> None:
+    """``dashboard``: start the Streamlit dashboard."""
     dashboard = sub.add_parser(
         "dashboard", help="start the dashboard (needs the [dashboard] extra)",
         description="Start the Streamlit dashboard at http://ADDRESS:PORT; Ctrl-C stops it. "
@@ -247,6 +274,22 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
     dashboard.add_argument("--address", default="127.0.0.1",
                            help="address to listen on (default 127.0.0.1: this machine only)")
     dashboard.set_defaults(func=_cmd_dashboard)
+
+
+#: Each command's parser builder, in the order of ``--help``.
+_COMMANDS = (_add_risk, _add_apply, _add_compare, _add_sweep, _add_tables, _add_dashboard)
+
+
+def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
+    """The parser; ``name`` is the program's name in messages (``sdc`` for the installed
+    command). Each command's arguments come from its builder (``_add_risk`` …)."""
+    parser = _Parser(prog="python -m sdc_core" if name == "sdc_core" else name,
+                     description="Statistical disclosure control: risk, methods, utility.")
+    parser.add_argument("--version", action="version", version=f"{name} {__version__}")
+    parser.set_defaults(program=name)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in _COMMANDS:
+        add(sub)
     return parser
 
 
@@ -527,6 +570,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     best = table[table["pareto"]]
     print(f"wrote {len(table)} rows to {args.output}; Pareto-optimal: "
           + ", ".join(_setting_name(r) for r in best.itertuples()))
+    assert isinstance(grid, dict)  # run_sweep refused anything else
     reading = grid.get("il1_missing", "max")
     hidden = set(grid.get("not_released", []))
     if result.loss != "IL1_release":
@@ -551,6 +595,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                             f"{low:.6g}); the table is written")
     row = table.loc[result.best]
     recipe = result.best_recipe
+    assert recipe is not None  # there is a best row
     kept = f", {t.keep.measure} {row[t.keep.measure]:.6g}" if t.keep else ""
     loss = f"{result.loss} {row[result.loss]:.6g}, " if result.loss != "IL1_release" else ""
     pair = COUNT_AND_PERCENT.get(t.measure)  # a count with its percentage, and back
@@ -598,9 +643,12 @@ def _cmd_tables(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
     for p in published:
-        print(f"{p.question}: " + ("hidden (fewer than "
-                                   f"{p.q} responses)" if not p.shown else
-                                   f"{p.responses.display} responses"))
+        if p.shown:
+            assert p.responses is not None  # a shown question publishes its responses
+            head = f"{p.responses.display} responses"
+        else:
+            head = f"hidden (fewer than {p.q} responses)"
+        print(f"{p.question}: {head}")
         for o in p.options:
             print(f"  {o.option:<30} {o.display}")
         if p.nonresponse is not None:
@@ -664,7 +712,9 @@ def _release_notes(recipe: Any, original: pd.DataFrame | None = None) -> list[st
         info = {"label": step["label"]}
         if original is not None and step["column"] in original.columns:
             info = run_step(original, step, recipe.seed, i, None).info
-        notes.append(release_note({"method": "band", "column": step["column"], **info}))
+        note = release_note({"method": "band", "column": step["column"], **info})
+        if note is not None:  # always, for a band step that writes numbers
+            notes.append(note)
     return notes
 
 

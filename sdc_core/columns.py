@@ -42,7 +42,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -197,7 +197,7 @@ def canonical(v: Any) -> Any:
     if isinstance(v, (bool, np.bool_)):
         return "True" if v else "False"
     if isinstance(v, numbers.Number):
-        f = complex(v)
+        f = complex(cast(complex, v))  # every Number converts: NumPy's, Fraction, Decimal
         if f.imag == 0 and math.isfinite(f.real):
             return number_text(v if isinstance(v, numbers.Integral) else float(f.real))
         return str(v)
@@ -264,10 +264,10 @@ def check_flat(df: pd.DataFrame) -> None:
     nested = []
     for c in df.columns:
         s = df[c]
-        if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("mixed",
-                                                                             "unknown-array"):
-            if any(isinstance(v, _NESTED) for v in s.dropna()):
-                nested.append(str(c))
+        if (s.dtype == object
+                and pd.api.types.infer_dtype(s, skipna=True) in ("mixed", "unknown-array")
+                and any(isinstance(v, _NESTED) for v in s.dropna())):
+            nested.append(str(c))
     if nested:
         raise nested_error(nested)
 
@@ -341,7 +341,7 @@ def restore(original: pd.Series, released: pd.Series) -> pd.Series:
             new = [v for v in mapped if v not in set(old)]
         cats = pd.CategoricalDtype(old + new, ordered=dtype.ordered and not new)
         lookup = dict(zip(present, mapped))
-        values = pd.Series([lookup[v] if v in lookup else None for v in released.astype(object)],
+        values = pd.Series([lookup.get(v) for v in released.astype(object)],
                            index=released.index, name=released.name, dtype=object)
         return values.astype(cats)
     if is_number(original) and storage(released) in ("text", "mixed"):

@@ -38,11 +38,15 @@ import os
 import re
 import warnings
 import zipfile
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from sdc_core.columns import nested_error
 from sdc_core.errors import SdcInputError
+
+if TYPE_CHECKING:  # pyarrow is imported where it is used
+    import pyarrow as pa
 
 BUDGET_ENV = "SDC_MEMORY_BUDGET"
 CELL_ENV = "SDC_MAX_CELL"
@@ -213,7 +217,7 @@ def _check_parquet(raw: bytes, max_table: int | None, max_cell: int) -> None:
             raise _too_large(need, max_table)
 
 
-def _is_text(kind: object, strings_only: bool = False) -> bool:
+def _is_text(kind: pa.DataType, strings_only: bool = False) -> bool:
     """Whether an Arrow type holds text (or bytes, unless ``strings_only``) of varying length,
     plainly, as a view or as a dictionary (a pandas category)."""
     import pyarrow as pa
@@ -227,7 +231,7 @@ def _is_text(kind: object, strings_only: bool = False) -> bool:
                                  or pa.types.is_binary_view(kind))
 
 
-def _row_width(kind: object) -> int | None:
+def _row_width(kind: pa.DataType) -> int | None:
     """The bytes a value of an Arrow type other than text takes once read, None when it cannot
     be known from the type: :data:`CELL` for numbers, True/False, dates and times (and the
     codes of a category of them); for ``fixed_size_binary[w]`` its width w and a Python object

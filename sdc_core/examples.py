@@ -20,9 +20,36 @@ from sdc_core.teaching import HOUSEHOLD_PATH
 
 @dataclass(frozen=True)
 class Example:
-    """A built-in data set: its ``key`` (in links), display ``name``, file, roles, a line
-    on where it comes from, and the benchmark analyses it opens with (a spec of
-    :func:`sdc_core.utility.analysis.parse_spec`: what a user of the data would estimate)."""
+    """A built-in data set, with the roles it opens with.
+
+    Made by :func:`example`; the data itself is read with :func:`load_example` (ACTG 175) or
+    :func:`read_table` on ``path``.
+
+    Parameters
+    ----------
+    key : str
+        The name in links and in :func:`example` (``"actg175"``, ``"household"``).
+    name : str
+        The display name.
+    path : pathlib.Path
+        The file that holds the data.
+    roles : sdc_core.roles.Roles
+        The roles it opens with: ``qi``, ``sensitive``, ``weight``, ``numeric``, ``ignore``.
+    about : str
+        A line on where it comes from.
+    analyses : dict, optional
+        The benchmark analyses it opens with (a spec of :func:`parse_spec`: what a user of the
+        data would estimate).
+
+    Examples
+    --------
+    >>> from sdc_core import example
+    >>> actg = example("actg175")
+    >>> actg.key, actg.roles.qi, actg.roles.sensitive
+    ('actg175', ['age', 'gender', 'race'], ['treat'])
+    >>> actg.path.name
+    'actg175.csv'
+    """
 
     key: str
     name: str
@@ -62,7 +89,35 @@ DEFAULT_EXAMPLE = "actg175"
 
 
 def example(key: str) -> Example:
-    """The built-in data set named ``key``, or an error that lists the names there are."""
+    """The built-in data set named ``key``, with its roles.
+
+    Parameters
+    ----------
+    key : str
+        ``"actg175"`` (the ACTG 175 trial data) or ``"household"`` (a synthetic household
+        survey generated for teaching).
+
+    Returns
+    -------
+    Example
+        The data set's key, name, file, roles, provenance and benchmark analyses.
+
+    Raises
+    ------
+    SdcInputError
+        When there is no built-in data set ``key``; the message lists the names there are.
+
+    Examples
+    --------
+    >>> from sdc_core import example
+    >>> household = example("household")
+    >>> household.roles.qi, household.roles.weight
+    (['region', 'age', 'sex', 'household_size'], 'weight')
+    >>> example("census")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sdc_core.errors.SdcInputError: there is no built-in data set 'census' (there are actg175, ...)
+    """
     try:
         return EXAMPLES[key]
     except KeyError:

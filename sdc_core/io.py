@@ -47,8 +47,26 @@ SUPPORTED_EXTENSIONS = sorted(_DELIMITED | _EXCEL | _PARQUET | _STATA | _SPSS)
 _DELIMITERS = ",;\t|"
 
 
-class Kind(str, Enum):
-    """What a column holds, as far as disclosure control is concerned."""
+class Kind(str, Enum):  # noqa: UP042 (StrEnum changes a kind's str())
+    """What a column holds, as far as disclosure control is concerned.
+
+    A ``str`` enumeration: ``Kind.NUMERIC`` (``"numeric"``), ``Kind.CATEGORICAL``
+    (``"categorical"``), ``Kind.DATE`` (``"date"``) and ``Kind.IDENTIFIER`` (``"identifier"``);
+    :func:`infer_kinds` gives one per column.
+
+    Parameters
+    ----------
+    value : str
+        One of ``"numeric"``, ``"categorical"``, ``"date"``, ``"identifier"``.
+
+    Examples
+    --------
+    >>> from sdc_core import Kind
+    >>> Kind("numeric") is Kind.NUMERIC, Kind.IDENTIFIER.value
+    (True, 'identifier')
+    >>> [kind.value for kind in Kind]
+    ['numeric', 'categorical', 'date', 'identifier']
+    """
 
     NUMERIC = "numeric"
     CATEGORICAL = "categorical"
@@ -57,14 +75,35 @@ class Kind(str, Enum):
 
 
 def load_example() -> pd.DataFrame:
-    """The built-in example: the ACTG 175 trial data (see ``sdc_core/data/README.md``)."""
+    """The built-in example: the ACTG 175 trial data (see ``sdc_core/data/README.md``).
+
+    It ships inside the package, so it loads wherever ``sdc_core`` is installed; its roles are
+    those of ``example("actg175")``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        2139 patients, 27 columns.
+
+    Examples
+    --------
+    >>> from sdc_core import load_example
+    >>> df = load_example()
+    >>> df.shape
+    (2139, 27)
+    >>> list(df.columns[:4])
+    ['pidnum', 'age', 'wtkg', 'hemo']
+    """
     return read_table(EXAMPLE_PATH)
 
 
 def read_table(source: str | Path | bytes, name: str | None = None,
                max_bytes: int = MAX_BYTES, max_table: int | None = None,
                max_cell: int = MAX_CELL) -> pd.DataFrame:
-    """Read a table from a path or from the bytes of an uploaded file.
+    r"""Read a table from a path or from the bytes of an uploaded file.
+
+    CSV/TSV (delimiter and encoding detected), Excel (``.xlsx``), Parquet, Stata and SPSS; the
+    extension of the path (or of ``name``) selects the reader.
 
     Parameters
     ----------
@@ -79,6 +118,30 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         its table is materialised where the format allows (:mod:`sdc_core.decoded`).
     max_cell : int
         Characters a single cell or column name may hold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, column names stripped of surrounding blanks.
+
+    Raises
+    ------
+    SdcInputError
+        When the file does not exist, is empty or too large, has an unsupported extension,
+        cannot be read in its format, has no data rows, duplicate or nested columns, or cells
+        over the limits. The message starts with the file name.
+
+    Examples
+    --------
+    >>> from sdc_core import read_table
+    >>> read_table(b"age;sex\n34;f\n51;m\n", name="tiny.csv")
+       age sex
+    0   34   f
+    1   51   m
+    >>> read_table(b"age,sex\n34,f\n", name="tiny.xls")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sdc_core.errors.SdcInputError: tiny.xls: the legacy Excel .xls format is not supported; ...
     """
     if isinstance(source, (bytes, bytearray)):
         label = name or "uploaded file"
@@ -200,7 +263,7 @@ def _whole_numbers(df: pd.DataFrame, raw: bytes, ext: str) -> pd.DataFrame:
 
         _df, meta = pyreadstat.read_sav(io.BytesIO(raw), metadataonly=True)
         formats = meta.original_variable_types
-        wholes = [c for c in wholes if re.fullmatch(r"[FN]\d+(\.0)?", formats.get(c, ""))]
+        wholes = [c for c in wholes if re.fullmatch(r"[FN]\d+(\.0)?", formats.get(c) or "")]
     return df.astype({c: "Int64" for c in wholes})
 
 
@@ -253,7 +316,7 @@ def sniff_delimiter(text: str) -> str:
     except csv.Error:
         header = sample.splitlines()[0] if sample else ""
         counts = {d: header.count(d) for d in _DELIMITERS}
-        best = max(counts, key=counts.get)
+        best = max(counts, key=counts.__getitem__)
         return best if counts[best] > 0 else ","
 
 
@@ -314,7 +377,32 @@ def number_kind(n: int, nunique: int, whole: Callable[[], bool],
 
 
 def infer_kinds(df: pd.DataFrame) -> dict[str, Kind]:
-    """:func:`infer_kind` for every column, in column order."""
+    """:func:`infer_kind` for every column, in column order.
+
+    A column is a ``date`` (a datetime dtype, or text that all looks like dates), an
+    ``identifier`` (integers or text with a distinct value on at least 95 % of at least 20
+    records), ``categorical`` (text, booleans, or numbers with at most 10 distinct values) or
+    ``numeric`` (other numbers).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    dict of str to Kind
+        The kind of each column, keyed by column name, in column order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import infer_kinds
+    >>> df = pd.DataFrame({"id": range(30), "age": [20 + i % 17 for i in range(30)],
+    ...                    "sex": ["f", "m"] * 15})
+    >>> {column: kind.value for column, kind in infer_kinds(df).items()}
+    {'id': 'identifier', 'age': 'numeric', 'sex': 'categorical'}
+    """
     return {c: infer_kind(df[c]) for c in df.columns}
 
 
@@ -462,7 +550,46 @@ def _fixed_zip_times(raw: bytes) -> bytes:
 
 
 def write_table(df: pd.DataFrame, path: str | Path, neutralize: bool = True) -> None:
-    """Write ``df`` to ``path`` in the format its extension names (see :func:`table_bytes`)."""
+    """Write ``df`` to ``path`` in the format its extension names (see :func:`table_bytes`).
+
+    CSV (cells that a spreadsheet would run as formulas neutralised unless ``neutralize`` is
+    False), Parquet or Excel; the same table gives the same bytes.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    path : str or pathlib.Path
+        The file to write; its extension (``.csv``, ``.parquet``, ``.xlsx``) selects the format.
+    neutralize : bool, default True
+        Neutralise formula cells in a CSV.
+
+    Returns
+    -------
+    None
+        The table is in the file.
+
+    Raises
+    ------
+    SdcInputError
+        When the extension is not one that can be written, the table has more rows than an
+        Excel sheet holds, or the file cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from sdc_core import read_table, write_table
+    >>> df = pd.DataFrame({"age": [34, 51], "note": ["=1+1", "ok"]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_table(df, Path(tmp) / "release.csv")
+    ...     print((Path(tmp) / "release.csv").read_text())
+    age,note
+    34,'=1+1
+    51,ok
+    <BLANKLINE>
+    """
     path = Path(path)
     raw = table_bytes(df, path.suffix, neutralize)
     try:

@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core import __version__, rng
+from sdc_core import rng
 from sdc_core.checks import parse_json, shown
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
 from sdc_core.methods.banding import read_bands
 from sdc_core.methods.common import TableResult
+from sdc_core.version import __version__
 
 RECIPE_VERSION = 1
 _TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
@@ -48,11 +49,43 @@ RANDOM_METHODS = frozenset(m for m, spec in METHODS.items() if spec.random)
 
 @dataclass(frozen=True)
 class Recipe:
-    """A validated recipe (module docstring): the ``seed`` and the ``steps`` (dicts with a
-    ``method``), the ``record_id`` column that keys the random draws (None: the row position),
-    the library version and the fingerprint of the table it was made on. Made by
-    :func:`parse_recipe` (from a dict), :func:`load_recipe` (from JSON text) or
-    :func:`make_recipe` (from steps and a table)."""
+    """A validated recipe (module docstring): a seed and the protection steps.
+
+    The ``seed`` and the ``steps`` (dicts with a ``method``), the ``record_id`` column that keys
+    the random draws (None: the row position), the library version and the fingerprint of the
+    table it was made on. Made by :func:`parse_recipe` (from a dict), :func:`load_recipe` (from
+    JSON text) or :func:`make_recipe` (from steps and a table); ``to_dict`` and ``to_json`` give
+    it back as a file holds it.
+
+    Parameters
+    ----------
+    seed : int
+        The seed of the random draws.
+    steps : list of dict
+        The steps, in order.
+    record_id : str, optional
+        The id column that keys the random draws (None: the row position).
+    sdc_core_version : str
+        The library version the recipe was made with.
+    input_fingerprint : str, optional
+        The SHA-256 fingerprint of the table it was made on.
+    description : str, optional
+        A line on what it is for.
+    version : int, default 1
+        The recipe format's version.
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, load_example, parse_recipe
+    >>> df = load_example()
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> recipe.to_dict()["steps"][1]
+    {'method': 'pram', 'column': 'race', 'p': 0.05}
+    >>> recipe.record_id is None, recipe.version
+    (True, 1)
+    """
 
     seed: int
     steps: list[dict[str, Any]]
@@ -80,8 +113,37 @@ class Recipe:
 
 @dataclass(frozen=True)
 class ApplyResult:
-    """The protected table, one report per step, warnings, and the transition matrix of every
-    PRAM-like step (by step number)."""
+    """What :func:`apply_recipe` made: the protected table, reports, warnings, matrices.
+
+    The protected table, one report per step, warnings, and the transition matrix of every
+    PRAM-like step (by step number).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The protected table (same rows, in the same order; a dropped column is gone).
+    reports : list of dict
+        One per step: ``step``, ``method``, ``column`` and what the step did.
+    warnings : list of str
+        A recipe made on other data or with another library version.
+    matrices : dict of int to pandas.DataFrame
+        The transition matrix of each PRAM-like step, by step number (from 1).
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, load_example, parse_recipe
+    >>> df = load_example()
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> result = apply_recipe(recipe, df)
+    >>> result.warnings, list(result.matrices)
+    ([], [2])
+    >>> result.matrices[2]
+          0     1
+    0  0.95  0.05
+    1  0.05  0.95
+    """
 
     data: pd.DataFrame
     reports: list[dict[str, Any]] = field(default_factory=list)
@@ -96,7 +158,44 @@ def fingerprint(df: pd.DataFrame) -> str:
 
 def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None = None,
                 record_id: str | None = None, description: str | None = None) -> Recipe:
-    """A validated recipe, fingerprinted with the table it is made on."""
+    """A validated recipe, fingerprinted with the table it is made on.
+
+    :func:`apply_recipe` warns when the recipe is applied to a table with another fingerprint
+    (the SHA-256 of its CSV text).
+
+    Parameters
+    ----------
+    steps : list of dict
+        The steps, each with a ``method``.
+    seed : int
+        The seed of the random draws.
+    df : pandas.DataFrame, optional
+        The table the recipe is made on (its fingerprint is recorded).
+    record_id : str, optional
+        A unique, complete id column that keys the random draws (default: the row position).
+    description : str, optional
+        A line on what the recipe is for.
+
+    Returns
+    -------
+    Recipe
+        The validated recipe.
+
+    Raises
+    ------
+    SdcInputError
+        When the recipe is not valid (:func:`parse_recipe`).
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, load_example, make_recipe
+    >>> df = load_example()
+    >>> recipe = make_recipe([{"method": "band", "column": "age", "width": 10}], seed=1, df=df)
+    >>> len(recipe.input_fingerprint), apply_recipe(recipe, df).warnings
+    (64, [])
+    >>> apply_recipe(recipe, df.head(10)).warnings
+    ['this recipe was made on different data (input fingerprint differs)']
+    """
     recipe = Recipe(seed=seed, steps=[dict(s) for s in steps], record_id=record_id,
                     input_fingerprint=fingerprint(df) if df is not None else None,
                     description=description)
@@ -168,7 +267,43 @@ def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
 
 
 def parse_recipe(data: Any) -> Recipe:
-    """Validate a recipe's structure (keys, types) without data; see the module docstring."""
+    """Validate a recipe's structure (keys, types) without data; see the module docstring.
+
+    A recipe is a ``seed`` and a list of ``steps`` (dicts with a ``method``, its column and its
+    parameters; ``docs/methods.md`` lists every method), and optionally the ``record_id`` column
+    that keys the random draws, the library version, the input fingerprint and a description.
+
+    Parameters
+    ----------
+    data : dict
+        The recipe as a file holds it (``{"seed": 42, "steps": [...]}``).
+
+    Returns
+    -------
+    Recipe
+        The validated recipe.
+
+    Raises
+    ------
+    SdcInputError
+        When ``data`` is not an object with ``seed`` and ``steps``, has unknown keys or an
+        unsupported version, the seed is not a whole number in range, or a step names an unknown
+        method, an unknown or missing key, or a parameter of the wrong type or out of range; the
+        message names the step.
+
+    Examples
+    --------
+    >>> from sdc_core import parse_recipe
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10}]})
+    >>> recipe.seed, recipe.steps
+    (42, [{'method': 'band', 'column': 'age', 'width': 10}])
+    >>> parse_recipe({"seed": 42, "steps": [{"method": "blur", "column": "age"}]})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sdc_core.errors.SdcInputError: step 1: unknown method 'blur'; expected one of ...
+    """
     if not isinstance(data, dict):
         raise SdcInputError("a recipe must be a JSON object with 'seed' and 'steps'")
     unknown = set(data) - _TOP_KEYS
@@ -195,7 +330,27 @@ def parse_recipe(data: Any) -> Recipe:
 
 
 def describe_steps(steps: list[dict[str, Any]]) -> str:
-    """Steps in one line: "band age width=10; pram race p=0.05", or "no protection"."""
+    """Steps in one line: "band age width=10; pram race p=0.05", or "no protection".
+
+    Parameters
+    ----------
+    steps : list of dict
+        A recipe's steps.
+
+    Returns
+    -------
+    str
+        One ``method column param=value …`` per step, joined by ``"; "``.
+
+    Examples
+    --------
+    >>> from sdc_core import describe_steps
+    >>> describe_steps([{"method": "band", "column": "age", "width": 10},
+    ...                 {"method": "pram", "column": "race", "p": 0.05}])
+    'band age width=10; pram race p=0.05'
+    >>> describe_steps([])
+    'no protection'
+    """
     parts = []
     for step in steps:
         target = step.get("column") or "+".join(step.get("columns", []))
@@ -206,8 +361,36 @@ def describe_steps(steps: list[dict[str, Any]]) -> str:
 
 
 def load_recipe(text: str) -> Recipe:
-    """The recipe in the JSON text ``text`` (a recipe file's content), validated by
-    :func:`parse_recipe`."""
+    """The recipe in the JSON text ``text`` (a recipe file's content).
+
+    The text is read as JSON and validated by :func:`parse_recipe`; ``Recipe.to_json`` writes
+    what it reads.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text of a recipe file.
+
+    Returns
+    -------
+    Recipe
+        The validated recipe.
+
+    Raises
+    ------
+    SdcInputError
+        When the text is not valid JSON or the recipe is not valid (:func:`parse_recipe`).
+
+    Examples
+    --------
+    >>> from sdc_core import load_recipe
+    >>> text = '{"seed": 7, "steps": [{"method": "pram", "column": "race", "p": 0.1}]}'
+    >>> recipe = load_recipe(text)
+    >>> recipe.seed, recipe.steps[0]["method"]
+    (7, 'pram')
+    >>> load_recipe(recipe.to_json()) == recipe
+    True
+    """
     return parse_recipe(parse_json(text, "recipe"))
 
 
@@ -268,12 +451,45 @@ def run_column_step(s: pd.Series, step: dict[str, Any], seed: int, index: int,
 def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     """Run every step in order on a copy of ``df`` (``df`` is not changed).
 
-    Returns an :class:`ApplyResult`: ``data`` the protected table (same rows, in the same
-    order; a dropped column is gone), ``reports`` one dict per step (``step``, ``method``,
-    ``column`` and what the step did), ``warnings`` (a recipe made on other data or with another
-    version) and ``matrices`` the transition matrix of each PRAM-like step, by step number.
     Step i draws from streams keyed by (seed, i, draw, record id), so the same recipe on the
     same table gives the same release.
+
+    Parameters
+    ----------
+    recipe : Recipe
+        The recipe (:func:`parse_recipe`, :func:`load_recipe`, :func:`make_recipe`).
+    df : pandas.DataFrame
+        The original table.
+
+    Returns
+    -------
+    ApplyResult
+        ``data`` the protected table (same rows, in the same order; a dropped column is gone),
+        ``reports`` one dict per step (``step``, ``method``, ``column`` and what the step did),
+        ``warnings`` (a recipe made on other data or with another version) and ``matrices`` the
+        transition matrix of each PRAM-like step, by step number.
+
+    Raises
+    ------
+    SdcInputError
+        When the ``record_id`` column is not in the table or is not unique and complete, or a
+        step cannot run on the table (an unknown column, a value it cannot take); the message
+        names the step.
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, load_example, parse_recipe
+    >>> df = load_example()
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> result = apply_recipe(recipe, df)
+    >>> result.data[["age", "race"]].head(2)
+         age  race
+    0  40–49     0
+    1  60–69     0
+    >>> result.reports[0]["bands"], round(result.reports[1]["changed_share"], 4)
+    (7, 0.0584)
     """
     warnings = []
     if recipe.input_fingerprint and recipe.input_fingerprint != fingerprint(df):

@@ -80,6 +80,7 @@ class Keep:
         """NaN (a figure that could not be had) does not meet it."""
         if self.at_least is not None:
             return bool(value >= self.at_least)
+        assert self.at_most is not None, "a Keep has at_least or at_most"
         return bool(value <= self.at_most)
 
     def describe(self) -> str:

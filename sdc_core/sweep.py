@@ -1,5 +1,8 @@
 """Parameter sweeps: one row of risk and utility per setting (seed 003, Table S4-A).
 
+This module runs a grid; :mod:`sdc_core.grid` parses and expands it (its names are importable
+from here too).
+
 A grid names settings to try one at a time on the original table:
 
 ```json
@@ -70,44 +73,44 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.checks import check_k
+from sdc_core.classes import check_weights, sizes_from_keys
 from sdc_core.columns import is_number, restore
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind, infer_kinds
-from sdc_core.methods.banding import measured, read_bands
-from sdc_core.recipe import (
-    METHODS,
-    RANDOM_METHODS,
-    Recipe,
-    check_step,
-    describe_steps,
-    run_step,
+from sdc_core.grid import (
+    KEEP_MEASURES,
+    LINKAGE,
+    LOSS,
+    LOSSES,
+    MAX_SEEDS,
+    MAX_SETTINGS,
+    MAX_SETTINGS_LIMIT,
+    PARETO_RISK,
+    POPULATION,
+    RISK,
+    SEARCHES,
+    TARGET_MEASURES,
+    VALIDITY,
+    Grid,
+    Setting,
+    combination_setting,
+    describe_setting,
+    parse_grid,
 )
-from sdc_core.risk.classes import check_weights, sizes_from_keys
-from sdc_core.risk.keys import encode_keys
+from sdc_core.keys import encode_keys
+from sdc_core.methods.banding import measured, read_bands
+from sdc_core.recipe import RANDOM_METHODS, Recipe, run_step
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
-from sdc_core.search import (
-    Combination,
-    Dimension,
-    Keep,
-    Target,
-    combinations,
-    count,
-    pruned_search,
-    recipe_steps,
-    violations,
-)
+from sdc_core.search import Dimension, Target, combinations, pruned_search, violations
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
-    IL1_MISSING,
     categorical_il1,
     check_il1_missing,
     combine,
@@ -117,314 +120,14 @@ from sdc_core.utility.il1 import (
     released_columns,
 )
 
-RISK = ["percent_unique", "percent_k_le_threshold", "avg_linkage_risk_percent",
-        "expected_reidentifications", "percent_below_k"]
-LINKAGE = ["linkage_reidentifications", "linkage_risk_percent"]
-UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
-COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
-    "pareto", "suppressed_values", "n_seeds"]
-#: The loss of a row by default: its Pareto front, its target's best and the Trade-offs
-#: page's axis.
-LOSS = "IL1_release"
-#: The losses a grid may rank by (``"loss"``): the headline IL1, or, with benchmark analyses
-#: (``"analysis"``), 1 − their mean CI overlap, the worst table's TVD or S_pMSE.
-LOSSES = (LOSS, "ci_overlap_loss", "worst_tvd", "s_pmse")
-#: What a grid's analyses add to each row (:mod:`sdc_core.utility.validity`).
-VALIDITY = ["mean_ci_overlap", "ci_overlap_loss", "worst_tvd", "pmse", "s_pmse",
-            "analyses_holding"]
-#: The utilities a target may ask to keep, and the direction that is better.
-KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
-                 "worst_tvd": "at_most", "s_pmse": "at_most", "pmse": "at_most",
-                 LOSS: "at_most", "eigenvalue_similarity_percent": "at_least",
-                 "analyses_holding": "at_least"}
 if TYPE_CHECKING:  # statsmodels and scipy load in a second: only for grids that need them
     from sdc_core.utility.analysis import AnalysisSpec
 
-#: A grid's population figure (with ``sampling_fraction`` or ``population``, or a weight):
-#: Dankar's estimate of the share of the population that is unique on the keys, in percent.
-POPULATION = "population_uniqueness_percent"
-PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
-TARGET_MEASURES = LINKAGE + RISK + [POPULATION]
-SEARCHES = ("pruned", "exhaustive")
-MAX_SETTINGS = 500
-#: The most a grid may raise ``max_settings`` to, and the most seeds a setting runs with: a
-#: grid is answered in minutes, not hours.
-MAX_SETTINGS_LIMIT = 10_000
-MAX_SEEDS = 100
+UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similarity_percent"]
+COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
+    "pareto", "suppressed_values", "n_seeds"]
 PREFIXES_KEPT = 64
-_GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
-              "il1_missing", "settings", "combine", "target", "search", "max_settings",
-              "analysis", "loss", "sampling_fraction", "population"}
-_SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
-
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One row of the table: its recipe steps and how the row names it."""
-
-    steps: list[dict[str, Any]]
-    method: str
-    column: str
-    param: str
-    value: Any
-    combination: Combination | None = None
-
-    @property
-    def step(self) -> dict[str, Any]:
-        """The step of a one-step setting."""
-        return self.steps[0]
-
-
-@dataclass(frozen=True)
-class Grid:
-    """A validated grid: the settings (or, combined, the dimensions) and what they share."""
-
-    settings: list[Setting]
-    seeds: int
-    seed: int
-    numeric: list[str]
-    k: int
-    known: list[str]
-    pareto_risk: str
-    il1_missing: str
-    not_released: list[str]
-    dims: list[Dimension] | None = None
-    target: Target | None = None
-    search: str = "pruned"
-    analysis: AnalysisSpec | None = None
-    loss: str = LOSS
-    sampling: dict[str, float] = field(default_factory=dict)
-
-
-def _column_names(grid: dict[str, Any], key: str, df: pd.DataFrame) -> list[str]:
-    names = grid[key]
-    if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
-        raise SdcInputError(f"grid: {key} must be a list of column names")
-    missing = [c for c in names if c not in df.columns]
-    if missing:
-        raise SdcInputError(f"grid: unknown {key} column(s) {', '.join(missing)}")
-    return names
-
-
-def _whole(grid: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    v = grid.get(name, default)
-    if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
-        raise SdcInputError(f"grid: {name} must be a whole number from {low} to {high}")
-    return v
-
-
-def _bound(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not np.isfinite(value) or value < 0:
-        raise SdcInputError(f"grid: {where} must be a number ≥ 0, not {value!r}")
-    return float(value)
-
-
-def _target(raw: Any, analysis: AnalysisSpec | None) -> Target | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or not {"measure", "at_most"} <= set(raw) \
-            or set(raw) - {"measure", "at_most", "keep"}:
-        raise SdcInputError('grid: target must be {"measure": …, "at_most": …} with, if '
-                            'wanted, "keep": {"measure": …, "at_least" or "at_most": …}')
-    if raw["measure"] not in TARGET_MEASURES:
-        raise SdcInputError(f"grid: target measure must be one of {', '.join(TARGET_MEASURES)}"
-                            f", not {raw['measure']!r}")
-    return Target(raw["measure"], _bound(raw["at_most"], "target at_most"),
-                  _keep(raw["keep"], analysis) if "keep" in raw else None)
-
-
-def _keep(raw: Any, analysis: AnalysisSpec | None) -> Keep:
-    """The utility a target keeps: one measure of :data:`KEEP_MEASURES`, bounded in the
-    direction that is better."""
-    if not isinstance(raw, dict) or "measure" not in raw or len(raw) != 2:
-        raise SdcInputError('grid: target keep must be {"measure": …, "at_least": …} or '
-                            '{"measure": …, "at_most": …}')
-    measure = raw["measure"]
-    if measure not in KEEP_MEASURES:
-        raise SdcInputError(f"grid: target keep measure must be one of "
-                            f"{', '.join(KEEP_MEASURES)}, not {measure!r}")
-    if measure in VALIDITY and analysis is None:
-        raise SdcInputError(f"grid: keeping {measure} needs benchmark analyses (\"analysis\")")
-    side = KEEP_MEASURES[measure]
-    if side not in raw:
-        raise SdcInputError(f"grid: {measure} is kept with {side} (higher is better)"
-                            if side == "at_least" else
-                            f"grid: {measure} is kept with {side} (lower is better)")
-    return Keep(measure, **{side: _bound(raw[side], f"target keep {side}")})
-
-
-def _checked(where: str, step: dict[str, Any], df: pd.DataFrame) -> dict[str, Any]:
-    try:
-        step = check_step(0, step)
-    except SdcInputError as err:
-        raise SdcInputError(f"{where}: {str(err).split(': ', 1)[1]}") from None
-    cols = step.get("columns") or [step.get("column")]
-    absent = [c for c in cols if c not in df.columns]
-    if absent:
-        raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
-    return step
-
-
-def _entries(raw: Any) -> list[dict[str, Any]]:
-    """The grid's settings, checked for shape."""
-    if not isinstance(raw, list) or not raw:
-        raise SdcInputError("grid: settings must be a non-empty list")
-    for i, s in enumerate(raw):
-        where = f"grid setting {i + 1}"
-        if not isinstance(s, dict):
-            raise SdcInputError(f"{where}: must be an object")
-        extra = set(s) - _SETTING_KEYS
-        if extra:
-            raise SdcInputError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
-        for key in ("method", "param", "values"):
-            if key not in s:
-                raise SdcInputError(f"{where}: missing key '{key}'")
-        if not isinstance(s["values"], list) or not s["values"]:
-            raise SdcInputError(f"{where}: values must be a non-empty list")
-        if not isinstance(s.get("fixed", {}), dict):
-            raise SdcInputError(f"{where}: fixed must be an object")
-        if not isinstance(s["method"], str) or s["method"] not in METHODS:  # a list: no name
-            raise SdcInputError(f"{where}: unknown method {s['method']!r}")
-    return raw
-
-
-def _steps(s: dict[str, Any], where: str, df: pd.DataFrame) -> list[list[dict[str, Any]]]:
-    """The steps of each value of a grid setting, checked: one step, or for a one-column
-    method given ``columns`` one step per column with the same value."""
-    if "columns" in s and METHODS[s["method"]].target == "column":
-        if not isinstance(s["columns"], list) or not s["columns"]:
-            raise SdcInputError(f"{where}: columns must be a non-empty list of column names")
-        targets = [{"column": c} for c in s["columns"]]
-    else:
-        targets = [{"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}]
-    return [[_checked(where, {"method": s["method"], **t, **s.get("fixed", {}), s["param"]: v},
-                      df) for t in targets] for v in s["values"]]
-
-
-def _target_name(step: dict[str, Any]) -> str:
-    return step.get("column") or "+".join(step.get("columns", []))
-
-
-def _targets_name(steps: list[dict[str, Any]]) -> str:
-    return "+".join(_target_name(s) for s in steps)
-
-
-def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
-    """A setting of a combined grid: the off value leaves the step out, and a method's
-    ``main`` parameter is ordered weakest first."""
-    m = METHODS[s["method"]]
-    main = s["param"] == m.main
-    values = list(dict.fromkeys(s["values"]))
-    if main:
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise SdcInputError(f"grid setting {i + 1}: values of {m.main} must be numbers")
-        values.sort(reverse=m.stronger == "lower")
-        values.sort(key=lambda v: v != m.off)  # off first: the weakest of all
-    on = [v for v in values if not (main and v == m.off)]
-    made = dict(zip(on, _steps({**s, "values": on}, f"grid setting {i + 1}", df))) if on else {}
-    steps = tuple(tuple(made[v]) if v in made else None for v in values)
-    columns = s["columns"] if "columns" in s else [s.get("column")]
-    label = f"{s['method']} {'+'.join(map(str, columns))} {s['param']}"
-    return Dimension(label, s["param"], tuple(values), steps, monotone=main)
-
-
-def _columns_of(d: Dimension) -> set[str]:
-    steps = next((s for s in d.steps if s is not None), ())
-    return {c for st in steps for c in ([st["column"]] if "column" in st else st["columns"])}
-
-
-def _loss_orders(dims: list[Dimension]) -> list[Dimension]:
-    """Loss is not assumed to grow along a dimension when a later step works on one of its
-    columns (it may leave that step less to do)."""
-    return [replace(d, loss_monotone=d.monotone and not any(
-        _columns_of(d) & _columns_of(later) for later in dims[i + 1:]))
-        for i, d in enumerate(dims)]
-
-
-def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
-    """The grid of the module docstring, validated against ``df``."""
-    if not isinstance(grid, dict):
-        raise SdcInputError("a grid must be a JSON object with 'settings'")
-    unknown = set(grid) - _GRID_KEYS
-    if unknown:
-        raise SdcInputError(f"grid: unknown key(s) {', '.join(sorted(unknown))}")
-    seeds = _whole(grid, "seeds", 1, 1, MAX_SEEDS)
-    base = _whole(grid, "seed", 0, 0, rng.MAX_SEED - seeds + 1)
-    budget = _whole(grid, "max_settings", MAX_SETTINGS, 1, MAX_SETTINGS_LIMIT)
-    k = check_k(grid.get("k", 5))
-    numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
-        c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
-    known = _column_names(grid, "known", df) if "known" in grid else []
-    not_released = _column_names(grid, "not_released", df) if "not_released" in grid else []
-    pareto_risk = grid.get("pareto_risk", "linkage")
-    if pareto_risk not in PARETO_RISK:
-        raise SdcInputError(f"grid: pareto_risk must be one of {', '.join(PARETO_RISK)}, "
-                            f"not {pareto_risk!r}")
-    il1_missing = grid.get("il1_missing", "max")
-    if il1_missing not in IL1_MISSING:
-        raise SdcInputError(f"grid: il1_missing must be one of {', '.join(IL1_MISSING)} (a "
-                            "suppressed numeric value counts as IL1 loss 1, or is left out), "
-                            f"not {il1_missing!r}")
-    combine = grid.get("combine", False)
-    if not isinstance(combine, bool):
-        raise SdcInputError("grid: combine must be true or false")
-    search = grid.get("search", "pruned")
-    if search not in SEARCHES:
-        raise SdcInputError(f"grid: search must be one of {', '.join(SEARCHES)}, "
-                            f"not {search!r}")
-    analysis = None
-    if grid.get("analysis") is not None:
-        from sdc_core.utility.analysis import check_columns, parse_spec
-
-        try:
-            analysis = parse_spec(grid["analysis"])
-            check_columns(analysis, df.columns)
-        except SdcInputError as err:
-            raise SdcInputError(f"grid: {err}") from None
-    loss = grid.get("loss", LOSS)
-    if loss not in LOSSES:
-        raise SdcInputError(f"grid: loss must be one of {', '.join(LOSSES)}, not {loss!r}")
-    if loss != LOSS and analysis is None:
-        raise SdcInputError(f"grid: the loss {loss} needs benchmark analyses (\"analysis\")")
-    target = _target(grid.get("target"), analysis)
-    raw = _entries(grid.get("settings"))
-    shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
-    chosen = {"analysis": analysis, "loss": loss,
-              "sampling": {k: grid[k] for k in ("sampling_fraction", "population") if k in grid}}
-    if combine:
-        order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
-        dims = _loss_orders([_dimension(i, raw[i], df) for i in order])
-        labels = [d.label for d in dims]
-        twice = sorted({x for x in labels if labels.count(x) > 1})
-        if twice:
-            raise SdcInputError(f"grid: {', '.join(twice)} is set twice in a combined grid")
-        asked = count(dims)
-        if asked > budget:
-            raise SdcInputError(f"grid: {asked:,} combinations asked for ("
-                                + " × ".join(str(len(d.values)) for d in dims)
-                                + f"), more than max_settings = {budget}; use fewer values "
-                                "or raise max_settings")
-        return Grid([], *shared, dims=dims, target=target, search=search, **chosen)
-    asked = sum(len(s["values"]) for s in raw)
-    if asked > budget:
-        raise SdcInputError(f"grid: {asked:,} settings asked for, more than max_settings = "
-                            f"{budget}; use fewer values or raise max_settings")
-    settings = []
-    for i, s in enumerate(raw):
-        for value, steps in zip(s["values"], _steps(s, f"grid setting {i + 1}", df)):
-            settings.append(Setting(steps, s["method"], _targets_name(steps), s["param"], value))
-    return Grid(settings, *shared, target=target, search=search, **chosen)
-
-
-def combination_setting(dims: list[Dimension], x: Combination) -> Setting:
-    """The row of combination ``x``: its steps and the methods, targets and parameters in it."""
-    steps = recipe_steps(dims, x)
-    on = [d for d, i in zip(dims, x) if d.steps[i] is not None]
-    return Setting(steps, "+".join(s["method"] for s in steps) or "none",
-                   _targets_name(steps), "+".join(d.param for d in on), np.nan, x)
 
 
 class SweepContext:
@@ -562,10 +265,12 @@ class SweepContext:
         from sdc_core.risk.population import dankar_estimate, histogram_of_codes
 
         keys = self.population_keys
+        assert keys is not None  # made with population_size
         for column, values in moved.items():
             keys = keys.with_column(column, values, "category")
         share = dankar_estimate(histogram_of_codes(keys),
                                 population_size=self.population_size)[0].share
+        assert share is not None  # Dankar's rule falls back on Zayatz, which always has one
         return {POPULATION: 100.0 * share}
 
     def analyses(self, changed: dict[str, pd.Series]) -> dict[str, float]:
@@ -626,18 +331,54 @@ class SweepContext:
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
     """True where no other point is ≤ on every criterion and < on one (lower is better)."""
     pts = np.column_stack([np.asarray(c, dtype=float) for c in criteria])
-    le = (pts[None, :, :] <= pts[:, None, :]).all(axis=2)
-    lt = (pts[None, :, :] < pts[:, None, :]).any(axis=2)
-    return ~(le & lt).any(axis=1)
+    le = np.all(pts[None, :, :] <= pts[:, None, :], axis=2)
+    lt = np.any(pts[None, :, :] < pts[:, None, :], axis=2)
+    return ~np.any(le & lt, axis=1)
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """The trade-off table (its loss is ``loss``, :data:`LOSS` unless the grid chose another of
-    :data:`LOSSES`); with a target, its best row (``best``: a
-    table index, None when no setting meets it); ``asked``: the settings the grid names,
-    ``evaluated``: those run; ``violations``: evaluated pairs that contradict the pruned
-    search's monotonicity."""
+    """The trade-off table of a sweep, and with a target its best row.
+
+    Made by :func:`run_sweep`. The table's loss is ``loss`` (:data:`LOSS` unless the grid chose
+    another of :data:`LOSSES`); with a target, its best row (``best``: a table index, None when
+    no setting meets it) and :attr:`best_recipe`, the recipe of that row; ``asked``: the settings
+    the grid names, ``evaluated``: those run; ``violations``: evaluated pairs that contradict the
+    pruned search's monotonicity.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per evaluated setting, the ``BASELINE`` first; the last column, ``recipe``, holds
+        each setting's recipe as JSON.
+    asked : int
+        The settings (or combinations) the grid names.
+    evaluated : int
+        Those run.
+    target : Target, optional
+        The grid's target.
+    best : int, optional
+        The table index of the cheapest row that meets the target.
+    violations : int, default 0
+        Evaluated pairs that contradict the pruned search's monotonicity.
+    pruned : bool, default False
+        Whether the pruned search ran.
+    loss : str, default "IL1_release"
+        The loss the Pareto front and the target rank by.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, run_sweep
+    >>> df, roles = load_example(), example("actg175").roles
+    >>> grid = {"numeric": roles.numeric, "not_released": roles.ignore, "settings": [
+    ...     {"method": "band", "column": "age", "param": "width", "values": [5, 10]}]}
+    >>> grid |= {"target": {"measure": "linkage_reidentifications", "at_most": 30}}
+    >>> sweep = run_sweep(df, roles.qi, grid)
+    >>> sweep.asked, sweep.evaluated, sweep.best
+    (2, 2, 2)
+    >>> sweep.best_recipe
+    {'seed': 0, 'steps': [{'method': 'band', 'column': 'age', 'width': 10}]}
+    """
 
     table: pd.DataFrame
     asked: int
@@ -663,7 +404,7 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
            "n_steps": len(setting.steps),
            "recipe": json.dumps({"seed": seed, "steps": setting.steps}, ensure_ascii=False)}
     if dims is not None:
-        row |= {d.label: d.values[i] for d, i in zip(dims, setting.combination)}
+        row |= {d.label: d.values[i] for d, i in zip(dims, setting.point)}
     if len(results) > 1:
         row |= {f"{c}_sd": v for c, v in frame.std(ddof=1).items()}
     return row
@@ -683,9 +424,68 @@ def _best(table: pd.DataFrame, loss: str = LOSS) -> int | None:
 def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None = None,
               na: str = "wildcard", alpha: float = 1.0,
               progress: Progress | None = None) -> SweepResult:
-    """The trade-off table of a grid (module docstring)."""
+    """The trade-off table of a grid (module docstring): one row of risk and loss per setting.
+
+    Each setting of the grid is a recipe run on ``df``; its row holds the risk on ``qi`` (the
+    measures of :func:`risk_profile` and of :func:`linkage_attack`), the loss
+    IL1_release = (1/|C|) Σ_{c∈C} IL1_c (:func:`il1`), eigenvalue similarity and, with an
+    ``"analysis"`` spec, the figures of :class:`Validity`. The unprotected ``BASELINE`` is the first
+    row; ``pareto`` marks the rows no other row is as low as on the risk, the loss and the
+    suppressed values, and lower on one. With ``"combine": true`` every combination of the settings
+    is one recipe, and a ``"target"`` names the cheapest that meets a risk bound (a pruned search
+    unless ``"search": "exhaustive"``); randomised methods run over ``seeds`` seeds and report the
+    mean. ``docs/utility.md`` describes the grid's keys.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The original table.
+    qi : sequence of str
+        The quasi-identifiers.
+    grid : dict
+        The grid: ``settings`` (each ``method``, ``column``, ``param``, ``values``, optional
+        ``fixed``), and optionally ``seeds``, ``seed``, ``numeric``, ``k``, ``known``,
+        ``not_released``, ``pareto_risk``, ``il1_missing``, ``combine``, ``target``, ``search``,
+        ``max_settings``, ``analysis``, ``loss``.
+    weight : str, optional
+        A sampling-weight column (as in :func:`risk_profile`).
+    na : {"wildcard", "category"}, default "wildcard"
+        The reading of a missing key.
+    alpha : float, default 1.0
+        The weight of a wildcard match.
+    progress : callable, optional
+        Called as ``progress(done, total, label)`` after each run.
+
+    Returns
+    -------
+    SweepResult
+        ``table`` one row per setting (the baseline first), and with a target the ``best`` row
+        and its recipe (``best_recipe``).
+
+    Raises
+    ------
+    SdcInputError
+        When the grid is not valid (an unknown key, method, column or parameter, a value out of
+        range, too many settings), a target needs the population size and nothing gives it, or
+        a setting cannot run on the table; the message starts with ``grid``.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, run_sweep
+    >>> df, roles = load_example(), example("actg175").roles
+    >>> grid = {"numeric": roles.numeric, "not_released": roles.ignore, "settings": [
+    ...     {"method": "band", "column": "age", "param": "width", "values": [5, 10]}]}
+    >>> sweep = run_sweep(df, roles.qi, grid)
+    >>> columns = ["method", "param_value", "linkage_reidentifications", "IL1_release", "pareto"]
+    >>> sweep.table[columns].round(4)
+         method  param_value  linkage_reidentifications  IL1_release  pareto
+    0  BASELINE          NaN                      182.0       0.0000    True
+    1      band          5.0                       44.0       0.0009    True
+    2      band         10.0                       25.0       0.0017    True
+    """
     g = parse_grid(grid, df)
-    settings = g.settings or [combination_setting(g.dims, x) for x in combinations(g.dims)]
+    settings = g.settings or [combination_setting(g.dimensions, x)
+                              for x in combinations(g.dimensions)]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
                            g.not_released, g.analysis, g.sampling)
@@ -721,8 +521,10 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
 
     pruned = g.dims is not None and g.target is not None and g.search == "pruned"
     if pruned:
+        target = g.target
+        assert target is not None
         at = {s.combination: i for i, s in enumerate(settings)}
-        pruned_search(g.dims, lambda x: g.target.met(evaluate(at[x])[g.target.measure]))
+        pruned_search(g.dimensions, lambda x: target.met(evaluate(at[x])[target.measure]))
     else:
         for i in range(len(settings)):
             evaluate(i)
@@ -752,14 +554,14 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     bad = 0
     if g.dims and g.target is not None:
         evaluated = table.iloc[1:]
-        bad = violations(g.dims, [settings[i].combination for i in done_at],
+        bad = violations(g.dims, [settings[i].point for i in done_at],
                          evaluated[g.target.measure], evaluated[g.loss])
     return SweepResult(table, len(settings), len(table) - 1, g.target, found, bad, pruned,
                        g.loss)
 
 
-def describe_setting(s: Setting) -> str:
-    """A setting in a few words: "band age width=10", or a combination's steps."""
-    if s.combination is None:
-        return f"{s.method} {s.column} {s.param}={s.value}"
-    return describe_steps(s.steps)
+__all__ = ["COLUMNS", "KEEP_MEASURES", "LINKAGE", "LOSS", "LOSSES", "MAX_SEEDS", "MAX_SETTINGS",
+           "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION", "PREFIXES_KEPT", "RISK",
+           "SEARCHES", "TARGET_MEASURES", "UTILITY", "VALIDITY", "Grid", "Progress", "Setting",
+           "SweepContext", "SweepResult", "combination_setting", "describe_setting",
+           "pareto_front", "parse_grid", "run_sweep"]

@@ -1,4 +1,4 @@
-"""Aggregate response tables with small-count suppression (seed 004, DESIGN §6).
+"""Aggregate response tables with small-count suppression (seed 004, docs/tables.md).
 
 Per question (one row per participant, an empty cell = no response), with N participants,
 question threshold Q (default 10) and option threshold T (default 5):
@@ -67,9 +67,40 @@ class Interval:
 
 @dataclass(frozen=True)
 class PublishedQuestion:
-    """One question as published (module docstring): ``shown`` False when it has fewer than
-    ``q`` responses (then nothing else is published); ``options``, each count shown from ``t``
-    on; the ``nonresponse`` interval. :meth:`frame` is the table the reader sees."""
+    """One question as published (module docstring).
+
+    Made by :func:`response_table`; :meth:`frame` is the table the reader sees and
+    :func:`audit` checks it.
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    shown : bool
+        False when it has fewer than ``q`` responses (then nothing else is published).
+    participants : int
+        N, the number of participants.
+    q, t : int
+        The question and option thresholds.
+    multi : bool
+        Whether the question is multi-select.
+    options : list of OptionCount
+        Each option with its ``count`` (None when hidden, shown from ``t`` on) and the text shown.
+    nonresponse : Interval, optional
+        The published non-response interval.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import response_table
+    >>> answers = pd.DataFrame({"favourite animal": ["Cat"] * 42 + ["Dog"] * 33 + ["Elephant"] * 2
+    ...                         + ["Penguin"] * 4 + ["Dolphin"] * 9 + [None] * 10})
+    >>> table = response_table(answers, "favourite animal")
+    >>> table.shown, table.participants, [o.count for o in table.options]
+    (True, 100, [42, 33, 9, None, None])
+    >>> table.nonresponse.display
+    'between 8 and 16'
+    """
 
     question: str
     shown: bool
@@ -179,8 +210,60 @@ def response_table(df: pd.DataFrame, question: str | Sequence[str],
                    participants: int | None = None, q: int = 10, t: int = 5,
                    multi: bool = False, delimiter: str = ";",
                    options: Sequence[str] | None = None) -> PublishedQuestion:
-    """Publish one question of ``df`` (participants default: the number of rows). ``options``
-    lists every answer the survey offered, so that options nobody chose appear as well."""
+    """Publish one question of ``df`` with small-count suppression (module docstring).
+
+    With N participants (default: the number of rows), the question is hidden when it has fewer
+    than ``q`` responses; an option's count is shown when it is ≥ ``t``, else as "less than t";
+    non-response is the interval [max(0, N − S − m·(t − 1)), N − S], S the sum of the shown
+    counts and m the number of hidden options. ``options`` lists every answer the survey offered,
+    so that options nobody chose appear as well.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per participant; an empty cell is no response.
+    question : str or sequence of str
+        The question's column, or one column per option of a multi-select question.
+    participants : int, optional
+        N (default: the number of rows).
+    q : int, default 10
+        The question threshold Q.
+    t : int, default 5
+        The option threshold T.
+    multi : bool, default False
+        A multi-select question in one column, options separated by ``delimiter``.
+    delimiter : str, default ";"
+        The separator of a multi-select cell.
+    options : sequence of str, optional
+        Every option the survey offered.
+
+    Returns
+    -------
+    PublishedQuestion
+        The question as published; ``frame()`` is the table the reader sees.
+
+    Raises
+    ------
+    SdcInputError
+        When a column is unknown, ``participants`` is fewer than the rows, an answer is not
+        among ``options``, ``q`` or ``t`` is not a whole number, or there are more responses than
+        participants.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import response_table
+    >>> answers = pd.DataFrame({"favourite animal": ["Cat"] * 42 + ["Dog"] * 33 + ["Elephant"] * 2
+    ...                         + ["Penguin"] * 4 + ["Dolphin"] * 9 + [None] * 10})
+    >>> response_table(answers, "favourite animal").frame()
+              option         responses
+    0            Cat                42
+    1            Dog                33
+    2        Dolphin                 9
+    3       Elephant       less than 5
+    4        Penguin       less than 5
+    5  (no response)  between 8 and 16
+    """
     n = len(df) if participants is None else int(participants)
     if participants is not None and n < len(df):
         raise SdcInputError(f"participants ({n}) is fewer than the rows of the table "
@@ -239,8 +322,29 @@ class OptionAudit:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The audit of a published table (:func:`audit`): one :class:`OptionAudit` per hidden
-    option."""
+    """The audit of a published table (:func:`audit`).
+
+    One :class:`OptionAudit` per hidden option: the smallest and largest count consistent with
+    the table, with and without the non-response figure. ``passes`` when no hidden count is
+    pinned and the non-response figure narrows none; ``findings()`` one sentence per hidden option
+    the table gives away.
+
+    Parameters
+    ----------
+    options : list of OptionAudit
+        One per hidden option.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import response_table
+    >>> answers = pd.DataFrame({"favourite animal": ["Cat"] * 42 + ["Dog"] * 33 + ["Elephant"] * 2
+    ...                         + ["Penguin"] * 4 + ["Dolphin"] * 9 + [None] * 10})
+    >>> from sdc_core import audit
+    >>> result = audit(response_table(answers, "favourite animal"))
+    >>> result.passes, result.findings()
+    (True, [])
+    """
 
     options: list[OptionAudit]
 
@@ -263,8 +367,34 @@ class AuditResult:
 
 
 def audit(table: PublishedQuestion) -> AuditResult:
-    """For each hidden option, the range of counts consistent with the published table (module
-    docstring), by integer programming over the hidden counts and the number of responses."""
+    """Check a published table: whether any hidden count can be pinned down.
+
+    For each hidden option, the range of counts consistent with the published table (module
+    docstring), by integer programming over the hidden counts and the number of responses, with
+    and without the non-response figure.
+
+    Parameters
+    ----------
+    table : PublishedQuestion
+        The published question (:func:`response_table`).
+
+    Returns
+    -------
+    AuditResult
+        One range per hidden option; ``passes`` when none is pinned and the non-response figure
+        narrows none.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import response_table
+    >>> answers = pd.DataFrame({"favourite animal": ["Cat"] * 42 + ["Dog"] * 33 + ["Elephant"] * 2
+    ...                         + ["Penguin"] * 4 + ["Dolphin"] * 9 + [None] * 10})
+    >>> from sdc_core import audit
+    >>> result = audit(response_table(answers, "favourite animal"))
+    >>> result.passes, [(o.option, o.low, o.high) for o in result.options]
+    (True, [('Elephant', 0, 4), ('Penguin', 0, 4)])
+    """
     if not table.shown:
         return AuditResult([])
     hidden = [o.option for o in table.options if o.count is None]

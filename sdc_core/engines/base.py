@@ -79,8 +79,10 @@ class Engine(Protocol):
         """``t`` with the columns ``outputs`` (name → kind) replaced by (or added as) ``fn``'s
         result on each batch of the ``inputs`` columns and ``__rid``."""
 
-    def reduce_batches(self, t: Any, inputs: Sequence[str], fn: BatchFunction) -> list[Any]:
-        """``fn`` of every batch of the ``inputs`` columns (and ``__rid``): a list of results."""
+    def reduce_batches(self, t: Any, inputs: Sequence[str], fn: BatchFunction,
+                       first_only: bool = False) -> list[Any]:
+        """``fn`` of every batch of the ``inputs`` columns (and ``__rid``): a list of results
+        (with ``first_only``, of the first 64 rows only: a check before the real run)."""
 
     def rank_swap(self, t: Any, col: str, window: int, phase: int, order_key: int) -> Any:
         """``t`` with ``col`` rank-swapped: window w ranks, phase o, stream key of the order

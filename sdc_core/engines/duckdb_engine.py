@@ -12,6 +12,7 @@ same numpy generator (:func:`sdc_core.rng.u64`) through a scalar function.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shutil
 import tempfile
@@ -101,8 +102,10 @@ class DuckDBEngine:
         self._temp_root = opts.temp_dir
         self._tmp: Path | None = None
         self._reader = self.con.cursor()  # reads one table while the main one writes another
+        from duckdb.func import ARROW
+
         self.con.create_function("sdc_u64", _u64, ["UBIGINT", "UBIGINT"], "UBIGINT",
-                                 type="arrow")  # functions are the database's: cursors see them
+                                 type=ARROW)  # functions are the database's: cursors see them
         self._functions.append("sdc_u64")
 
     # -- tables ---------------------------------------------------------------------------
@@ -254,9 +257,13 @@ class DuckDBEngine:
             batch = pd.DataFrame({c: a.to_pandas() for c, a in zip(cols, arrays)})
             values = fn(batch)[output]
             return arrow_values(values, arrow_type)
+        from duckdb.func import ARROW, SPECIAL
+
         self.con.create_function(name, _with_arity(call, len(cols)),
-                                 list(in_types) + ["UBIGINT"], out_type,
-                                 type="arrow", null_handling="special", side_effects=False)
+                                 # the stubs list lower-case names; DuckDB reads "DOUBLE" too
+                                 list(in_types) + ["UBIGINT"],  # type: ignore[arg-type]
+                                 out_type,
+                                 type=ARROW, null_handling=SPECIAL, side_effects=False)
         self._functions.append(name)
         return name
 
@@ -403,10 +410,8 @@ class DuckDBEngine:
 
     def close(self) -> None:
         for name in self._functions:
-            try:
+            with contextlib.suppress(Exception):  # already gone with its connection
                 self.con.remove_function(name)
-            except Exception:  # already gone with its connection
-                pass
         self._reader.close()
         self.con.close()
         if self._tmp is not None:

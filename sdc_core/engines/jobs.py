@@ -1,5 +1,5 @@
 """The risk, apply and compare commands on an engine: aggregates from the engine, finished by
-the same numpy code as the pandas reference (DESIGN §9).
+the same numpy code as the pandas reference (docs/engines.md).
 
 - **risk**: the class table (one row per distinct key tuple, missing positions included, with
   its records and weight) is all the k-profile, F_k, individual risk and the wildcard reading of
@@ -23,18 +23,18 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.classes import _wildcard_sizes, check_alpha, class_sizes
 from sdc_core.columns import is_date, is_number, require_storage
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, number_kind
+from sdc_core.keys import check_columns, encode_keys
 from sdc_core.methods.banding import Bands, auto_label, read_bands, top_bottom_thresholds
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
 from sdc_core.recipe import METHODS, Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
-from sdc_core.risk.classes import _wildcard_sizes, check_alpha, class_sizes
-from sdc_core.risk.keys import check_columns, encode_keys
 from sdc_core.risk.ldiversity import l_diversity, summarize
 from sdc_core.risk.linkage import (
     attack_columns,
@@ -222,7 +222,9 @@ def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
     batch steps none of which reads a column another writes, in one pass (see the module
     docstring)."""
     kinds = engine.columns(t)
-    fns, inputs, outputs = [], [], {}
+    fns: list[Any] = []
+    inputs: list[str] = []
+    outputs: dict[str, str] = {}
     for index, step in steps:
         method = step["method"]
         where = f"step {index + 1} ({method})"
@@ -445,7 +447,7 @@ def compare(engine: Engine, original: str | Path, protected: str | Path,
 def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Sequence[str],
             recipe: Recipe | None = None, known: Sequence[str] = (),
             records: Path | None = None) -> dict[str, Any]:
-    """The linkage attack of DESIGN §3b on the engine, exact-key part: the table of distinct
+    """The linkage attack (docs/measures.md) on the engine, exact-key part: the table of distinct
     (y = D(x), z) pairs on the exact columns, with their records, is all that
     :func:`sdc_core.risk.linkage.link` needs (each pair's candidates are the records of the
     released keys it fits), for every attacker; the headline is the one that re-identifies
@@ -466,7 +468,8 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
             f"the linkage attack compares {', '.join(map(str, distance))} by distance (a "
             "perturbed number or a known column); nearest-neighbour matching runs on the "
             "pandas engine only")
-    for i, step in public_recodings(recipe, exact):
+    for i, step in public_recodings(recipe, exact):  # none without a recipe
+        assert recipe is not None
         kernels.check_engine_step(i, step, engine.name)
         a = run_steps(engine, a, [(i, step)], recipe.seed)
     released = [PROTECTED_PREFIX + c for c in exact]
@@ -489,9 +492,16 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
 
 def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:
     """The columns the pandas reference reads as numeric (:func:`sdc_core.io.number_kind`)."""
-    return [c for c, kind in kinds.items() if kind in NUMBER_KINDS and number_kind(
-        *engine.present_distinct(t, c), lambda c=c, kind=kind: kind == "int"
-        or _whole(engine, t, c)) is Kind.NUMERIC]
+    numeric = []
+    for c, kind in kinds.items():
+        if kind not in NUMBER_KINDS:
+            continue
+
+        def whole(c: str = c, kind: str = kind) -> bool:
+            return kind == "int" or _whole(engine, t, c)
+        if number_kind(*engine.present_distinct(t, c), whole) is Kind.NUMERIC:
+            numeric.append(c)
+    return numeric
 
 
 def _whole(engine: Engine, t: Any, col: str) -> bool:

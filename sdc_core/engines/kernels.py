@@ -123,8 +123,8 @@ def order_free_sums(reduce: Callable[[Callable[[pd.DataFrame], Any]], list[Any]]
         return [grid_sum(q, s) if s is not None else 0.0
                 for q, s in zip(quantities(batch), shifts)]
     sums = reduce(second)
-    return [math.ldexp(sum(s[j] for s in sums), -shifts[j]) if shifts[j] is not None else 0.0
-            for j in range(len(shifts))]
+    return [math.ldexp(sum(s[j] for s in sums), -shift) if shift is not None else 0.0
+            for j, shift in enumerate(shifts)]
 
 
 def _values(batch: pd.DataFrame, col: str) -> np.ndarray:

@@ -334,7 +334,9 @@ class SparkEngine:
 
         def sizes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             n = sum(b.num_rows for b in batches)
-            yield pa.RecordBatch.from_arrays([pa.array([TaskContext.get().partitionId()],
+            task = TaskContext.get()
+            assert task is not None  # mapInArrow runs this inside a task
+            yield pa.RecordBatch.from_arrays([pa.array([task.partitionId()],
                                                        pa.int32()), pa.array([n], pa.int64())],
                                              names=["pid", "n"])
         counts = sorted((r["pid"], r["n"]) for r in
@@ -349,7 +351,9 @@ class SparkEngine:
             T.StructField("__h", T.LongType())])
 
         def ranks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            start = offsets[TaskContext.get().partitionId()]
+            task = TaskContext.get()
+            assert task is not None  # mapInArrow runs this inside a task
+            start = offsets[task.partitionId()]
             for b in batches:
                 rk = start + np.arange(b.num_rows, dtype=np.int64)
                 start += b.num_rows

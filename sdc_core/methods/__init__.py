@@ -1,4 +1,4 @@
-"""Protection methods (DESIGN §4), one module each; every random one is keyed by
+"""Protection methods (docs/methods.md), one module each; every random one is keyed by
 (seed, step, draw, record id) through :mod:`sdc_core.rng`.
 
 - :mod:`~sdc_core.methods.banding` — banding / global recoding, top and bottom coding

@@ -61,6 +61,9 @@ LABELS = ("auto", "midpoint", "lower", "interval", "range")
 #: The labels that write numbers standing for a band, not a true value (:func:`release_note`).
 NUMBER_LABELS = ("midpoint", "lower")
 
+#: The values at some 0-based ranks of a column's sorted values (a list, or an array).
+OrderStatistics = Callable[[list[int]], Sequence[float] | np.ndarray]
+
 
 def _numeric_view(s: pd.Series, what: str) -> tuple[np.ndarray, bool]:
     """Float values (NaN = missing) and whether the column holds dates (as day numbers)."""
@@ -105,6 +108,7 @@ class Bands:
         if (width is None) == (breaks is None):
             raise SdcInputError("banding takes either a width or breaks")
         if breaks is None:
+            assert width is not None  # exactly one of width and breaks
             return cls(check_positive("width", width), float(origin), None)
         if float(origin) != 0.0:
             raise SdcInputError("origin is for bands of a width; breaks place the bands "
@@ -120,10 +124,17 @@ class Bands:
             raise wrong
         return cls(None, float(origin), edges)
 
+    @property
+    def fixed_width(self) -> float:
+        """The width of bands of a width (bands between breaks have none)."""
+        assert self.width is not None, "bands between breaks have no width"
+        return self.width
+
     def start(self, x: np.ndarray) -> np.ndarray:
         """Each value's band's lower bound (NaN where the value is missing)."""
         if self.breaks is None:
-            return np.floor((x - self.origin) / self.width) * self.width + self.origin
+            return np.floor((x - self.origin) / self.fixed_width) * self.fixed_width \
+                + self.origin
         edges, present = self.breaks, x[~np.isnan(x)]
         if len(present) and (present.min() < edges[0] or present.max() >= edges[-1]):
             raise SdcInputError(f"breaks [{_format_edge(edges[0])}, {_format_edge(edges[-1])}) "
@@ -136,13 +147,13 @@ class Bands:
     def end(self, start: np.ndarray) -> np.ndarray:
         """The upper bound of the bands that start at ``start``."""
         if self.breaks is None:
-            return start + self.width
+            return start + self.fixed_width
         return self.breaks[np.searchsorted(self.breaks, start) + 1]
 
     def middle(self, start: np.ndarray) -> np.ndarray:
         """The midpoint of the bands that start at ``start``."""
         if self.breaks is None:
-            return start + self.width / 2.0
+            return start + self.fixed_width / 2.0
         return np.where(np.isnan(start), np.nan,
                         (start + self.end(np.nan_to_num(start, nan=self.breaks[0]))) / 2.0)
 
@@ -160,7 +171,7 @@ def _names(starts: np.ndarray, ends: np.ndarray, is_date: bool, label: str) -> l
 
 def _whole_bands(bands: Bands) -> bool:
     """Whether every band edge is a whole number (width and origin, or the breaks)."""
-    edges = [bands.width, bands.origin] if bands.breaks is None else list(bands.breaks)
+    edges = [bands.fixed_width, bands.origin] if bands.breaks is None else list(bands.breaks)
     return all(float(e).is_integer() for e in edges)
 
 
@@ -192,7 +203,7 @@ def _band_codes(bands: Bands, start: np.ndarray) -> tuple[np.ndarray, np.ndarray
     codes = np.full(len(start), -1, dtype=np.int64)
     codes[present] = lookup[offset]
     number = used + low
-    starts = (number * bands.width + bands.origin if bands.breaks is None
+    starts = (number * bands.fixed_width + bands.origin if bands.breaks is None
               else bands.breaks[number.astype(np.int64)])
     return codes, starts
 
@@ -242,8 +253,8 @@ def band(s: pd.Series, width: float | None = None, origin: float = 0.0,
         label = auto_label(storage(s) == "integer", bands)
     start = bands.start(x)
     present = start[~np.isnan(start)]
-    if breaks is None:
-        n_bands = _count_distinct(np.floor((x - bands.origin) / bands.width)[~np.isnan(x)])
+    if bands.breaks is None:
+        n_bands = _count_distinct(np.floor((x - bands.origin) / bands.fixed_width)[~np.isnan(x)])
         info: dict[str, object] = {"width": bands.width, "origin": bands.origin,
                                    "bands": n_bands}
     else:
@@ -253,7 +264,7 @@ def band(s: pd.Series, width: float | None = None, origin: float = 0.0,
         return MethodResult(_text_labels(s, bands, start, x, is_date, label), info)
     info["example"] = _example(s, bands, start, is_date, label)
     if is_date:  # the band's middle day, or its first
-        days = start if label == "lower" else start + np.floor(bands.width / 2.0)
+        days = start if label == "lower" else start + np.floor(bands.fixed_width / 2.0)
         values = pd.Series(pd.to_datetime(days * 86400.0, unit="s"), index=s.index,
                            name=s.name)
         tz = getattr(s.dt, "tz", None)
@@ -286,16 +297,17 @@ def _label_value(text: object) -> float | np.datetime64 | None:
     left, right = m.group(1), m.group(2)
     if _DAY.fullmatch(left) and _DAY.fullmatch(right):
         try:
-            a, b = np.datetime64(left, "D"), np.datetime64(right, "D")
+            first, end = np.datetime64(left, "D"), np.datetime64(right, "D")
         except ValueError:
             return None
-        days = int((b - a).astype(np.int64))
-        return a + np.timedelta64(days // 2, "D") if days > 0 else None
+        days = int((end - first).astype(np.int64))
+        return first + np.timedelta64(days // 2, "D") if days > 0 else None
     try:
-        a, b = float(left), float(right)
+        low, high = float(left), float(right)
     except ValueError:
         return None
-    return (a + b) / 2.0 if math.isfinite(a) and math.isfinite(b) and a < b else None
+    return (low + high) / 2.0 if math.isfinite(low) and math.isfinite(high) and low < high \
+        else None
 
 
 def read_bands(s: pd.Series, like: pd.Series | None = None) -> pd.Series:
@@ -354,7 +366,7 @@ def release_note(report: dict[str, object]) -> str | None:
             + (f" ({example})" if example else "") + ", not as true values")
 
 
-def percentile(m: int, q: float, order_statistics: Callable[[list[int]], Sequence[float]]
+def percentile(m: int, q: float, order_statistics: OrderStatistics
                ) -> float:
     """The q-th percentile (0–100) of m present values, linear as numpy's default, from
     ``order_statistics(ranks)``: the values at those 0-based ranks of the sorted values (see
@@ -371,7 +383,7 @@ def percentile(m: int, q: float, order_statistics: Callable[[list[int]], Sequenc
 
 def top_bottom_thresholds(top: float | None, bottom: float | None,
                           top_percentile: float | None, bottom_percentile: float | None,
-                          m: int, order_statistics: Callable[[list[int]], Sequence[float]]
+                          m: int, order_statistics: OrderStatistics
                           ) -> tuple[float | None, float | None]:
     """The thresholds, percentiles resolved by :func:`percentile` over the m present values
     (left unset when there are none), after checking the settings."""

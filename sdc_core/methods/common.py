@@ -50,12 +50,6 @@ class Levels:
     counts: np.ndarray
 
 
-def column_levels(s: pd.Series) -> Levels:
-    """The :class:`Levels` of a whole column."""
-    codes, levels = category_codes(s)
-    return Levels(levels, np.bincount(codes[codes >= 0], minlength=len(levels)))
-
-
 def category_codes(s: pd.Series, levels: Levels | None = None) -> tuple[np.ndarray, pd.Index]:
     """Codes in the *sorted* order of the categories (so that draws do not depend on row order);
     ``-1`` for missing values. With ``levels`` (of the whole column) the codes index its values."""

@@ -103,6 +103,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -194,10 +195,8 @@ def optimal_univariate_sizes(xs: np.ndarray, k: int) -> np.ndarray:
     if n < 2 * k:
         return np.array([n], dtype=np.int64)
     span = 2 * k - 1
-    if k <= 12 and n > 64 * k:                # chunks in parallel, chained afterwards
-        lc = max(span, int(round(math.sqrt(n * k) / k)) * k)
-    else:                                     # one chunk: the plain recursion by blocks of k
-        lc = n
+    # chunks in parallel, chained afterwards; or one chunk: the plain recursion by blocks of k
+    lc = max(span, int(round(math.sqrt(n * k) / k)) * k) if k <= 12 and n > 64 * k else n
     lc = -(-lc // k) * k
     nchunks = -(-n // lc)
     w = _window_sse(xs, k, nchunks * lc)
@@ -246,6 +245,7 @@ def optimal_univariate_sizes(xs: np.ndarray, k: int) -> np.ndarray:
                 else:
                     np.minimum(new, tmp, out=new)
             if keep:
+                assert pick is not None
                 pick[block] = arg[:, :, 0]
             buf[:span] = buf[k:].copy()
         return buf[:span], pick
@@ -264,6 +264,7 @@ def optimal_univariate_sizes(xs: np.ndarray, k: int) -> np.ndarray:
             entries[:, c, 0] = state
             state = (exits[:, c, :] + state).min(axis=1)
         _, pick = run(entries, keep=True)
+        assert pick is not None  # kept
         picks = pick.T.reshape(-1)
     # length of the best last group ending at each position 1 … n (t ↔ L = span − t)
     lengths = (span - picks[:n].astype(np.int64)).tolist()
@@ -316,210 +317,259 @@ def _mdav_weights(x: np.ndarray) -> np.ndarray:
     return np.where(var > 0, 1.0 / np.where(var > 0, var, 1.0), 1.0)
 
 
-def mdav_labels(x: np.ndarray, k: int) -> np.ndarray:
-    """Group number (in order of formation) of each row of ``x`` (n × p, no missing values) by
-    sdcMicro's MDAV (see the module docstring)."""
-    n, p = x.shape
-    labels = np.zeros(n, dtype=np.int64)
-    if n < 2 * k:
-        return labels
-    w = _mdav_weights(x)
-    mu = x.mean(axis=0)
-    sw = np.sqrt(w)
-    zr = (x - mu) * sw                                    # standardised, float64, n × p
-    z32 = np.ascontiguousarray(zr.T, dtype=np.float32)    # for the bulk passes
-    # error bounds between the float32/float64 working distances and sdcMicro's float distance
-    eps = 1e-5 + 1.2e-7 * p
-    eta = 1e-6 * (1.0 + float(np.abs(zr).max())) * math.sqrt(p)
-    alive = np.ones(n, dtype=bool)
-    tot = np.cumsum(x, axis=0)[-1].copy()
+class MdavGrouping:
+    """sdcMicro's MDAV on one table ``x`` (n × p, no missing values, n ≥ 2k), one method per
+    step (see the module docstring; :func:`mdav_labels` runs it).
 
-    # records with the same values ("classes") have the same distances
-    uniq, inv = np.unique(x, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    u = len(uniq)
-    by_class = np.argsort(inv, kind="stable")            # records of each class, in row order
-    class_start = np.zeros(u + 1, dtype=np.int64)
-    np.cumsum(np.bincount(inv, minlength=u), out=class_start[1:])
-    alive_count = np.bincount(inv, minlength=u)
-    # few copies of any record: neighbour lists of the records; else of the classes
-    width = 2 * k + 10
-    per_record = 2 * int(alive_count.max()) <= width
+    The state the steps share: ``alive`` (records not yet in a group), ``labels``, ``tot`` and
+    ``left`` (the column totals and the number of the alive records), and the working list —
+    ``ids``, the alive records sorted by their distance ``-neg_d0`` to an earlier centre ``zc0``
+    (descending), with ``zc_arr`` their standardised float32 columns; records that go into a
+    group are blanked with NaN there (``dead`` of them) until the next :meth:`compact`; ``ptr``
+    skips the dead head of the list; ``work`` counts the records :meth:`farthest` scanned since
+    the last :meth:`rebuild`.
+    """
 
-    def exact(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    def __init__(self, x: np.ndarray, k: int) -> None:
+        n, p = x.shape
+        self.x, self.k, self.n, self.p = x, k, n, p
+        self.labels = np.zeros(n, dtype=np.int64)
+        self.w = _mdav_weights(x)
+        self.mu = x.mean(axis=0)
+        self.sw = np.sqrt(self.w)
+        self.zr = (x - self.mu) * self.sw                          # standardised, float64, n × p
+        self.z32 = np.ascontiguousarray(self.zr.T, dtype=np.float32)  # for the bulk passes
+        # error bounds between the float32/float64 working distances and sdcMicro's float distance
+        self.eps = 1e-5 + 1.2e-7 * p
+        self.eta = 1e-6 * (1.0 + float(np.abs(self.zr).max())) * math.sqrt(p)
+        self.alive = np.ones(n, dtype=bool)
+        self.tot = np.cumsum(x, axis=0)[-1].copy()
+        self.left = n
+        self.group = 0
+        self._classes()
+        self._neighbour_lists()
+        # the working list and its buffers
+        self.gbuf = np.empty(n, dtype=np.float32)
+        self.tbuf = np.empty(n, dtype=np.float32)
+        self.posmap = np.empty(n, dtype=np.int64)
+        self.ids = np.arange(n)
+        self.neg_d0 = np.empty(0)
+        self.zc_arr = self.z32
+        self.zc0: list[float] = []
+        self.ptr = self.dead = self.work = 0
+
+    def _classes(self) -> None:
+        """Records with the same values ("classes") have the same distances: each record's
+        class ``inv``, the records of each class in row order, its alive records."""
+        self.uniq, inv = np.unique(self.x, axis=0, return_inverse=True)
+        self.inv = inv.reshape(-1)
+        self.u = u = len(self.uniq)
+        self.by_class = np.argsort(self.inv, kind="stable")   # records of each class, row order
+        self.class_start = np.zeros(u + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.inv, minlength=u), out=self.class_start[1:])
+        self.alive_count = np.bincount(self.inv, minlength=u)
+
+    def _neighbour_lists(self) -> None:
+        """Nearest-neighbour lists from a k-d tree: of the records when no record has many
+        copies, else of the classes (exact as long as k records of a list are alive well
+        inside it); none when they would take too much memory."""
+        width = 2 * self.k + 10
+        self.per_record = 2 * int(self.alive_count.max()) <= width
+        points = self.zr if self.per_record else (self.uniq - self.mu) * self.sw
+        self.width = min(len(points), width)
+        self.use_lists = len(points) * self.width <= 8_000_000
+        if self.use_lists:
+            from scipy.spatial import cKDTree  # ~0.7 s to import: only here
+
+            near_d, near_i = cKDTree(points).query(points, self.width, workers=-1)
+            self.near_d = near_d.reshape(len(points), self.width)
+            self.near_i = near_i.reshape(len(points), self.width)
+            self.reach = self.near_d[:, -1].tolist()
+
+    # ------------------------------------------------------------------ distances
+
+    def exact(self, values: np.ndarray, q: np.ndarray) -> np.ndarray:
         """sdcMicro's distance of each row of ``values`` to q: each term in double rounded to
         float, the terms added in float in column order."""
         t = values - q
         t *= t
-        t *= w
+        t *= self.w
         t32 = t.astype(np.float32)
         acc = t32[:, 0].copy()
-        for j in range(1, p):
+        for j in range(1, self.p):
             acc += t32[:, j]
         return acc
 
-    def farthest_of(cand: np.ndarray, q: np.ndarray) -> int:
+    def farthest_of(self, cand: np.ndarray, q: np.ndarray) -> int:
         """Largest distance, the earliest record among equals."""
         if len(cand) == 1:
             return int(cand[0])
-        f = exact(x[cand], q)
+        f = self.exact(self.x[cand], q)
         return int(cand[f == f[f.argmax()]].min())
 
-    def nearest_of(cand: np.ndarray, q: np.ndarray) -> np.ndarray:
+    def nearest_of(self, cand: np.ndarray, q: np.ndarray) -> np.ndarray:
         """The k smallest distances, the latest record first among equals."""
-        if len(cand) == k:
+        if len(cand) == self.k:
             return cand
-        f = exact(x[cand], q)
-        return cand[np.lexsort((-cand, f))[:k]]
+        f = self.exact(self.x[cand], q)
+        return cand[np.lexsort((-cand, f))[: self.k]]
 
-    # neighbour lists (exact as long as k records of a list are alive well inside it)
-    points = zr if per_record else (uniq - mu) * sw
-    width = min(len(points), width)
-    use_lists = len(points) * width <= 8_000_000
-    if use_lists:
-        from scipy.spatial import cKDTree  # ~0.7 s to import: only here
-
-        near_d, near_i = cKDTree(points).query(points, width, workers=-1)
-        near_d = near_d.reshape(len(points), width)
-        near_i = near_i.reshape(len(points), width)
-        reach = near_d[:, -1].tolist()
-
-    # working arrays: alive records sorted by distance to an earlier centre zc0 (descending),
-    # dead ones blanked with NaN until the next compaction
-    gbuf = np.empty(n, dtype=np.float32)
-    tbuf = np.empty(n, dtype=np.float32)
-    posmap = np.empty(n, dtype=np.int64)
-    ids = np.arange(n)
-    neg_d0 = np.empty(0)
-    zc_arr = z32
-    zc0: list[float] = []
-    ptr = dead = work = 0
-
-    def rebuild(zc: np.ndarray) -> None:
-        nonlocal ids, neg_d0, zc_arr, zc0, ptr, dead, work
-        ids = ids[alive[ids]]
-        d = ((zr[ids] - zc) ** 2).sum(axis=1)
-        o = np.argsort(-d)
-        ids = ids[o]
-        neg_d0 = -np.sqrt(d[o])
-        zc_arr = np.ascontiguousarray(z32[:, ids])
-        posmap[ids] = np.arange(len(ids))
-        zc0 = zc.tolist()
-        ptr = dead = work = 0
-
-    def compact() -> None:
-        nonlocal ids, neg_d0, zc_arr, ptr, dead
-        keep = alive[ids]
-        ids = ids[keep]
-        neg_d0 = neg_d0[keep]
-        zc_arr = np.ascontiguousarray(zc_arr[:, keep])
-        posmap[ids] = np.arange(len(ids))
-        ptr = dead = 0
-
-    def dist2(zq: list[float], a: int, b: int) -> np.ndarray:
-        g = gbuf[: b - a]
-        tmp = tbuf[: b - a]
+    def dist2(self, zq: list[float], a: int, b: int) -> np.ndarray:
+        """Squared float32 distances of the working list's entries a … b − 1 to zq (z-space)."""
+        g = self.gbuf[: b - a]
+        tmp = self.tbuf[: b - a]
+        zc_arr = self.zc_arr
         np.subtract(zc_arr[0, a:b], zq[0], out=g)
         np.multiply(g, g, out=g)
-        for j in range(1, p):
+        for j in range(1, self.p):
             np.subtract(zc_arr[j, a:b], zq[j], out=tmp)
             np.multiply(tmp, tmp, out=tmp)
             np.add(g, tmp, out=g)
         return g
 
-    def farthest(zq: list[float], lower: float, radius: float, q: np.ndarray,
+    # ------------------------------------------------------------------ the working list
+
+    def rebuild(self, zc: np.ndarray) -> None:
+        """Sort the alive records by their distance to zc, the new ``zc0``."""
+        ids = self.ids[self.alive[self.ids]]
+        d = ((self.zr[ids] - zc) ** 2).sum(axis=1)
+        o = np.argsort(-d)
+        self.ids = ids = ids[o]
+        self.neg_d0 = -np.sqrt(d[o])
+        self.zc_arr = np.ascontiguousarray(self.z32[:, ids])
+        self.posmap[ids] = np.arange(len(ids))
+        self.zc0 = zc.tolist()
+        self.ptr = self.dead = self.work = 0
+
+    def compact(self) -> None:
+        """Drop the dead records from the working list."""
+        keep = self.alive[self.ids]
+        self.ids = self.ids[keep]
+        self.neg_d0 = self.neg_d0[keep]
+        self.zc_arr = np.ascontiguousarray(self.zc_arr[:, keep])
+        self.posmap[self.ids] = np.arange(len(self.ids))
+        self.ptr = self.dead = 0
+
+    # ------------------------------------------------------------------ the steps
+
+    def farthest(self, zq: list[float], lower: float, radius: float, q: np.ndarray,
                  count: bool) -> int:
         """The alive record farthest from q, given a lower bound on that largest distance and
         ``radius`` ≥ the distance from q to zc0 (z-space): only records with
         d0 ≥ lower − radius can be it (triangle inequality), a prefix of the sorted list."""
-        nonlocal work
-        m = len(ids)
+        eps, eta, ptr = self.eps, self.eta, self.ptr
+        m = len(self.ids)
         cut = (1 - 2 * eps) * (lower - eta) - radius - eta
-        end = int(neg_d0.searchsorted(-cut, "right")) if cut > 0 else m
+        end = int(self.neg_d0.searchsorted(-cut, "right")) if cut > 0 else m
         end = max(end, ptr + 1)
         if count:                 # the centre's prefix grows as the centre drifts: rebuild then
-            work += end - ptr
-        g = dist2(zq, ptr, end)
+            self.work += end - ptr
+        g = self.dist2(zq, ptr, end)
         top = math.sqrt(float(np.fmax.reduce(g)))
         thr = max(0.0, (1 - 4 * eps) * (top - eta) - eta) ** 2
-        return farthest_of(ids[ptr + (g >= thr).nonzero()[0]], q)
+        return self.farthest_of(self.ids[ptr + (g >= thr).nonzero()[0]], q)
 
-    def nearest(i: int) -> np.ndarray:
-        q = x[i]
-        if use_lists and per_record:
-            recs = near_i[i]
+    def nearest(self, i: int) -> np.ndarray:
+        """The k alive records nearest to record i (at its values, alive or not): from its
+        neighbour list when the list decides them, else from the working list."""
+        k, eps, eta, alive = self.k, self.eps, self.eta, self.alive
+        q = self.x[i]
+        if self.use_lists and self.per_record:
+            recs = self.near_i[i]
             sel = alive[recs].nonzero()[0]
             if len(sel) >= k:
-                d = near_d[i]
+                d = self.near_d[i]
                 lim = (1 + 4 * eps) * (d[sel[k - 1]] + eta) + eta
-                if lim < reach[i] - eta or width == n:
+                if lim < self.reach[i] - eta or self.width == self.n:
                     cnt = int(d[sel].searchsorted(lim, "right"))
-                    return nearest_of(recs[sel[:cnt]], q)
-        elif use_lists:
-            cq = inv[i]
-            row = near_i[cq]
-            counts = alive_count[row]
+                    return self.nearest_of(recs[sel[:cnt]], q)
+        elif self.use_lists:
+            cq = self.inv[i]
+            row = self.near_i[cq]
+            counts = self.alive_count[row]
             t = int(counts.cumsum().searchsorted(k))     # first class reaching k records
-            if t < width:
-                d = near_d[cq]
+            if t < self.width:
+                d = self.near_d[cq]
                 lim = (1 + 4 * eps) * (d[t] + eta) + eta
-                if lim < reach[cq] - eta or width == u:
+                if lim < self.reach[cq] - eta or self.width == self.u:
                     end = int(d.searchsorted(lim, "right"))
+                    by_class, class_start = self.by_class, self.class_start
                     cand = np.concatenate([by_class[class_start[c]:class_start[c + 1]]
                                            for c in row[:end][counts[:end] > 0].tolist()])
-                    return nearest_of(cand[alive[cand]], q)
-        zq = z32[:, i].tolist()
-        g = dist2(zq, ptr, len(ids))
+                    return self.nearest_of(cand[alive[cand]], q)
+        zq = self.z32[:, i].tolist()
+        g = self.dist2(zq, self.ptr, len(self.ids))
         gk = math.sqrt(float(np.partition(g, k - 1)[k - 1]))   # NaN (dead) sort last
-        lim = ((1 + 4 * eps) * (gk + eta) + eta) ** 2 + 1e-36 * p
-        return nearest_of(ids[ptr + (g <= lim).nonzero()[0]], q)
+        lim = ((1 + 4 * eps) * (gk + eta) + eta) ** 2 + 1e-36 * self.p
+        return self.nearest_of(self.ids[self.ptr + (g <= lim).nonzero()[0]], q)
 
-    def remove(members: np.ndarray, group: int) -> None:
-        nonlocal dead
-        labels[members] = group
-        alive[members] = False
-        if not per_record:
-            for c in inv[members].tolist():
-                alive_count[c] -= 1
-        zc_arr[0, posmap[members]] = np.nan
-        dead += len(members)
-
-    left = n
-    group = 0
-    mu_l, sw_l = mu.tolist(), sw.tolist()
-    rebuild((tot / n - mu) * sw)
-    while left >= 2 * k:
-        two = left >= 3 * k
-        if left <= EXACT_CENTRE:          # summed in row order, as sdcMicro does
-            c = np.cumsum(x[alive], axis=0)[-1] / left
+    def centre(self) -> tuple[np.ndarray, list[float]]:
+        """The mean c of the alive records, and c in z-space."""
+        if self.left <= EXACT_CENTRE:     # summed in row order, as sdcMicro does
+            c = np.cumsum(self.x[self.alive], axis=0)[-1] / self.left
         else:                             # a running total: can differ in the last bits
-            c = tot / left
-        zc = [(a - b) * s for a, b, s in zip(c.tolist(), mu_l, sw_l)]
-        if work > 2 * (len(ids) - ptr):
-            rebuild(np.array(zc))
-        while not alive[ids[ptr]]:
-            ptr += 1
-        delta = math.dist(zc, zc0)
-        r = farthest(zc, -neg_d0[ptr] - delta, delta, c, True)
-        if two:
-            zq = z32[:, r].tolist()
-            head = dist2(zq, ptr, min(len(ids), ptr + 32))
-            lower = math.sqrt(float(np.fmax.reduce(head)))
-            s = farthest(zq, lower, math.dist(zr[r].tolist(), zc0), x[r], False)
-        members = nearest(r)
-        remove(members, group)
-        group += 1
-        if two:
-            second = nearest(s)
-            remove(second, group)
-            group += 1
-            members = np.concatenate((members, second))
-        tot -= np.add.reduce(x[members], axis=0)
-        left -= len(members)
-        if dead > max(256, (len(ids) - ptr) // 8):
-            compact()
-    labels[alive] = group
-    return labels
+            c = self.tot / self.left
+        zc = [(a - b) * s for a, b, s in zip(c.tolist(), self.mu_l, self.sw_l, strict=True)]
+        return c, zc
+
+    def farthest_from_centre(self, c: np.ndarray, zc: list[float]) -> int:
+        """r: the alive record farthest from the centre (rebuilding the working list around
+        the centre when it has drifted far enough to make the scans long)."""
+        if self.work > 2 * (len(self.ids) - self.ptr):
+            self.rebuild(np.array(zc))
+        while not self.alive[self.ids[self.ptr]]:
+            self.ptr += 1
+        delta = math.dist(zc, self.zc0)
+        return self.farthest(zc, -self.neg_d0[self.ptr] - delta, delta, c, True)
+
+    def farthest_from_record(self, r: int) -> int:
+        """s: the alive record farthest from record r (r's group not yet removed)."""
+        zq = self.z32[:, r].tolist()
+        head = self.dist2(zq, self.ptr, min(len(self.ids), self.ptr + 32))
+        lower = math.sqrt(float(np.fmax.reduce(head)))
+        return self.farthest(zq, lower, math.dist(self.zr[r].tolist(), self.zc0), self.x[r],
+                             False)
+
+    def take_group(self, i: int) -> np.ndarray:
+        """Form the next group: the k alive records nearest to record i."""
+        members = self.nearest(i)
+        self.labels[members] = self.group
+        self.alive[members] = False
+        if not self.per_record:
+            for c in self.inv[members].tolist():
+                self.alive_count[c] -= 1
+        self.zc_arr[0, self.posmap[members]] = np.nan
+        self.dead += len(members)
+        self.group += 1
+        return members
+
+    def run(self) -> np.ndarray:
+        """Form the groups (steps 1 and 2 of the module docstring); the group of each row."""
+        k = self.k
+        self.mu_l, self.sw_l = self.mu.tolist(), self.sw.tolist()
+        self.rebuild((self.tot / self.n - self.mu) * self.sw)
+        while self.left >= 2 * k:
+            two = self.left >= 3 * k
+            c, zc = self.centre()
+            r = self.farthest_from_centre(c, zc)
+            s = self.farthest_from_record(r) if two else -1
+            members = self.take_group(r)
+            if two:
+                members = np.concatenate((members, self.take_group(s)))
+            self.tot -= np.add.reduce(self.x[members], axis=0)
+            self.left -= len(members)
+            if self.dead > max(256, (len(self.ids) - self.ptr) // 8):
+                self.compact()
+        self.labels[self.alive] = self.group
+        return self.labels
+
+
+def mdav_labels(x: np.ndarray, k: int) -> np.ndarray:
+    """Group number (in order of formation) of each row of ``x`` (n × p, no missing values) by
+    sdcMicro's MDAV (see the module docstring and :class:`MdavGrouping`)."""
+    if len(x) < 2 * k:
+        return np.zeros(len(x), dtype=np.int64)
+    return MdavGrouping(x, k).run()
 
 
 # --------------------------------------------------------------------------- the method
@@ -661,7 +711,7 @@ def microaggregation(df: pd.DataFrame, columns: Sequence[str], k: int = 3,
     return TableResult(pd.DataFrame(out, index=df.index, columns=cols), result)
 
 
-def _describe(r: dict[str, object]) -> str:
+def _describe(r: dict[str, Any]) -> str:
     return (f"Microaggregation ({r['algorithm']}, k = {r['k']}) of {r['column']}: "
             f"{r['groups']} groups, the smallest of {r['min_group_size']}; within-group sum of "
             f"squares {100 * float(r['sse_share']):.2f} % of the total"

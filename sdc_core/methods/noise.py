@@ -194,17 +194,17 @@ def noise(df: pd.DataFrame, columns: Sequence[str], kind: str = "additive", p: f
             present = ~np.isnan(x)
             mean, sd = moments[c] if moments is not None else \
                 _mean_sd(x if present.all() else x[present])
-            z = rng.normal(ids, rng.key(seed, step, column_draw(c)))
+            noisy = rng.normal(ids, rng.key(seed, step, column_draw(c)))
             if kind == "additive":
-                z *= share * sd
-                z += x
+                noisy *= share * sd
+                noisy += x
                 expected.append(share * sd)
             else:
-                z *= d * sd
-                z += d1 * x
-                z += (1.0 - d1) * mean
+                noisy *= d * sd
+                noisy += d1 * x
+                noisy += (1.0 - d1) * mean
                 expected.append(math.sqrt(2.0 * (1.0 - d1)) * sd)
-            outs.append(z)
+            outs.append(noisy)
         info |= {"p": float(p)} if kind == "additive" else {"delta": d}
     for c, x, out in zip(cols, xs, outs):
         present = out[~np.isnan(x)]

@@ -87,8 +87,8 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
         raise SdcInputError("pram takes exactly one of: p (flip), invariant with retention, "
                             "or matrix")
     whole = levels
-    codes, levels = category_codes(s, whole)
-    k = max(len(levels), 1)
+    codes, categories = category_codes(s, whole)
+    k = max(len(categories), 1)
     ids = resolve_ids(len(s), rid)
     present = codes >= 0
     counts = np.bincount(codes[present], minlength=k).astype(np.float64)
@@ -96,15 +96,17 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
         counts[: len(whole.counts)] = whole.counts
     marginal = counts / max(counts.sum(), 1.0)
     if matrix is not None:
-        form, trans = "matrix", _user_matrix(matrix, levels)
+        form, trans = "matrix", _user_matrix(matrix, categories)
     elif invariant:
         if retention is None:
             raise SdcInputError("invariant PRAM needs a retention level in (0, 1]")
         theta = check_probability("retention", retention, low_open=True)
         form, trans = "invariant", invariant_matrix(marginal, theta)
     else:
+        assert p is not None  # the one form left: a flip with p
         form, trans = "flip", flip_matrix(k, check_probability("p", p))
     if form == "flip":
+        assert p is not None
         u_flip = rng.uniform(ids, rng.key(seed, step, DRAW_FLIP))
         u_value = rng.uniform(ids, rng.key(seed, step, DRAW_VALUE))
         other = np.floor(u_value * (k - 1)).astype(np.int64)
@@ -114,13 +116,13 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
         new = apply_transition(codes, trans, rng.uniform(ids, rng.key(seed, step, DRAW_FLIP)))
         new[~present] = -1
     n_present = int(present.sum())
-    info = {"form": form, "categories": int(len(levels)),
-            "expected_changed_share": float(marginal @ (1.0 - np.diag(trans))) if len(levels)
+    info = {"form": form, "categories": int(len(categories)),
+            "expected_changed_share": float(marginal @ (1.0 - np.diag(trans))) if len(categories)
             else 0.0,
             "changed_share": float((new != codes)[present].mean()) if n_present else 0.0}
-    names = [str(v) for v in levels]
-    table = pd.DataFrame(trans[: len(levels), : len(levels)], index=names, columns=names)
-    return MethodResult(from_codes(s, levels, new), info, table)
+    names = [str(v) for v in categories]
+    table = pd.DataFrame(trans[: len(categories), : len(categories)], index=names, columns=names)
+    return MethodResult(from_codes(s, categories, new), info, table)
 
 
 PRAM = Method(

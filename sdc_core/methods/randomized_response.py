@@ -77,7 +77,7 @@ def randomized_response(s: pd.Series, keep_probability: float = 0.5,
     present = codes >= 0
     names = [str(v) for v in levels]
     matrix = pd.DataFrame(q * np.eye(k) + (1.0 - q) / k, index=names, columns=names)
-    info = {"keep_probability": q, "categories": k, "epsilon": eps,
+    info: dict[str, object] = {"keep_probability": q, "categories": k, "epsilon": eps,
             "changed_share": float((new != codes)[present].mean()) if present.any() else 0.0}
     return MethodResult(values, info, matrix)
 

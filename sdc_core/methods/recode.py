@@ -156,9 +156,9 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
                             "(band it instead)")
     numeric = is_number(s)
     whole = levels
-    codes, levels = category_codes(s, whole)
-    keys = _level_keys(s, levels, numeric)
-    counts = np.bincount(codes[codes >= 0], minlength=len(levels)) if whole is None \
+    codes, categories = category_codes(s, whole)
+    keys = _level_keys(s, categories, numeric)
+    counts = np.bincount(codes[codes >= 0], minlength=len(categories)) if whole is None \
         else whole.counts
     if groups is not None:
         pairs = _group_members(groups)
@@ -167,6 +167,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         group = _match_groups(pairs, labels, keys, numeric, numeric_out)
         info: dict[str, Any] = {"mode": "groups"}
     else:
+        assert min_count is not None  # exactly one of groups and min_count
         c = check_whole("min_count", min_count)
         _check_label("other", other)
         labels = [other]
@@ -189,10 +190,10 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
     for g, label in enumerate(labels):
         hit = np.flatnonzero(changed & (group == g))
         if len(hit):
-            merged[as_text(label)] = [as_json(v) for v in levels[hit]]
+            merged[as_text(label)] = [as_json(v) for v in categories[hit]]
     info |= {"merged": merged, "changed": int(counts[changed].sum()),
-             "levels_before": len(levels),
-             "levels_after": int(pd.unique(released).size) if len(levels) else 0}
+             "levels_before": len(categories),
+             "levels_after": int(pd.unique(released).size) if len(categories) else 0}
     if groups is None:
         other_count = int(counts[released == label_values[0]].sum())
         info |= {"other_count": other_count,
@@ -201,7 +202,7 @@ def recode(s: pd.Series, groups: dict[str, list[Any]] | None = None,
         info["not_present"] = _not_present(pairs, keys, numeric)
     if not info["changed"]:  # nothing moved: the column as it was, in its own kind
         return MethodResult(s.copy(), info)
-    return MethodResult(_build(s, levels, codes, released, numeric_out), info)
+    return MethodResult(_build(s, categories, codes, released, numeric_out), info)
 
 
 def _member_key(m: Any, numeric: bool) -> Any:

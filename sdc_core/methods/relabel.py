@@ -35,10 +35,10 @@ def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
     categories and counts of the whole column when ``s`` is a part of it."""
     a = check_probability("alpha", alpha)
     whole = levels
-    codes, levels = category_codes(s, whole)
+    codes, categories = category_codes(s, whole)
     ids = resolve_ids(len(s), rid)
     present = codes >= 0
-    counts = np.bincount(codes[present], minlength=len(levels)) if whole is None \
+    counts = np.bincount(codes[present], minlength=len(categories)) if whole is None \
         else whole.counts
     m = int(counts.sum())
     cum = np.cumsum(counts)
@@ -47,13 +47,15 @@ def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
     drawn = np.searchsorted(cum, u_value * m, side="right") if m else codes
     new = np.where(present & (u_redraw < a), drawn, codes)
     p = counts / max(m, 1)
-    names = [str(v) for v in levels]
-    matrix = pd.DataFrame((1 - a) * np.eye(len(levels)) + a * np.outer(np.ones(len(levels)), p),
+    names = [str(v) for v in categories]
+    matrix = pd.DataFrame((1 - a) * np.eye(len(categories))
+                          + a * np.outer(np.ones(len(categories)), p),
                           index=names, columns=names)
-    info = {"alpha": a, "expected_changed_share": float(a * (1.0 - np.sum(p**2))),
-            "changed_share": float((new != codes)[present].mean()) if m else 0.0,
-            "redrawn_share": float((u_redraw < a)[present].mean()) if m else 0.0}
-    return MethodResult(from_codes(s, levels, new), info, matrix)
+    info: dict[str, object] = {
+        "alpha": a, "expected_changed_share": float(a * (1.0 - np.sum(p**2))),
+        "changed_share": float((new != codes)[present].mean()) if m else 0.0,
+        "redrawn_share": float((u_redraw < a)[present].mean()) if m else 0.0}
+    return MethodResult(from_codes(s, categories, new), info, matrix)
 
 
 RELABEL = Method(

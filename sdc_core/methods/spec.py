@@ -2,8 +2,8 @@
 
 Each method module ends with a :class:`Method`: its parameters (name, type, range, default,
 step, help text), the columns it takes, whether it draws random numbers and what its output tells
-an attacker (:class:`Release`, read by the linkage attack of DESIGN §3b). Recipe validation and
-``apply``, sweeps, the Protect page's controls, the Trade-offs settings and the linkage attack
+an attacker (:class:`Release`, read by the linkage attack of docs/measures.md). Recipe validation
+and ``apply``, sweeps, the Protect page's controls, the Trade-offs settings and the linkage attack
 all read these declarations (:func:`sdc_core.methods.registry`), so a new method touches only
 its own module and its tests.
 """
@@ -19,7 +19,8 @@ import pandas as pd
 
 
 class Release(Enum):
-    """What a method's output tells an attacker who knows the recipe (DESIGN §3b)."""
+    """What a method's output tells an attacker who knows the recipe (docs/methods.md,
+    "What each method tells an attacker")."""
 
     #: deterministic and value by value (banding, top/bottom coding, recoding): the attacker
     #: applies it to the true values and compares exactly

@@ -1,7 +1,7 @@
 """Local suppression to reach k-anonymity on the quasi-identifiers.
 
 Key values are set to missing until every record has f_k ≥ k, with missing values counted as
-wildcards (sdcMicro's rule, see :mod:`sdc_core.risk.classes`). Greedy, in rounds: find the
+wildcards (sdcMicro's rule, see :mod:`sdc_core.classes`). Greedy, in rounds: find the
 records that violate k; for each key, suppress it in all violators that hold it and count the
 violators that become safe. Without an importance order, take the key that makes most of them
 safe (ties: the key with more distinct values); with ``importance`` (most important first), take
@@ -21,15 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_k
+from sdc_core.classes import class_sizes
 from sdc_core.columns import blank
 from sdc_core.errors import SdcInputError
+from sdc_core.keys import check_columns
 from sdc_core.methods.spec import Method, Param, Release
-from sdc_core.risk.classes import class_sizes
-from sdc_core.risk.keys import check_columns
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,8 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
         if not violating.any():
             break
         rounds += 1
-        best, best_safe = None, None
+        best: tuple[str, np.ndarray] | None = None
+        best_safe = np.zeros(len(out), dtype=bool)  # read only once there is a best
         for c in order:
             holders = violating & out[c].notna().to_numpy()
             if not holders.any():
@@ -92,7 +95,7 @@ def local_suppression(df: pd.DataFrame, qi: Sequence[str], k: int,
         "importance": list(reversed(order))})
 
 
-def _describe(r: dict[str, object]) -> str:
+def _describe(r: dict[str, Any]) -> str:
     counts = ", ".join(f"{c} {v}" for c, v in r["suppressed"].items())
     return (f"Local suppression: {counts} values set to missing. The smallest class is "
             f"{r['min_k_after']:g} when a blank matches any value (sdcMicro's reading, the one "

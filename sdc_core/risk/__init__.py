@@ -1,21 +1,19 @@
-"""Disclosure-risk measures on quasi-identifiers (DESIGN §3), one module per measure:
+"""Disclosure-risk measures on quasi-identifiers (docs/measures.md), one module per measure:
 
-- :mod:`~sdc_core.risk.keys` — integer codes of the keys and their combination
-- :mod:`~sdc_core.risk.classes` — f_k and F_k, with missing keys as wildcards
 - :mod:`~sdc_core.risk.individual` — sdcMicro's individual risk
 - :mod:`~sdc_core.risk.profile` — the k-anonymity profile, snapshots, riskiest classes
 - :mod:`~sdc_core.risk.ldiversity` — l-diversity of sensitive columns
 - :mod:`~sdc_core.risk.attribute` — columns that determine a sensitive column
-- :mod:`~sdc_core.risk.linkage` — the linkage attack after protection (DESIGN §3b); it reads
+- :mod:`~sdc_core.risk.linkage` — the linkage attack after protection (docs/measures.md); it reads
   recipes, so import it from its module (``sdc_core.recipe`` itself uses this package)
 """
 
+from sdc_core.classes import ClassSizes, class_sizes
 from sdc_core.risk.attribute import (
                                    AttributeFinding,
                                    AttributeScan,
                                    attribute_disclosure_scan,
 )
-from sdc_core.risk.classes import ClassSizes, class_sizes
 from sdc_core.risk.individual import individual_risk
 from sdc_core.risk.ldiversity import LDiversity, l_diversity
 from sdc_core.risk.profile import (

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from sdc_core.risk.keys import check_columns
+from sdc_core.keys import check_columns
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,31 @@ class AttributeFinding:
 
 @dataclass(frozen=True)
 class AttributeScan:
-    """What :func:`attribute_disclosure_scan` found: one :class:`AttributeFinding` per
-    (Z, S) pair where Z determines or nearly determines S, and the columns left out as direct
-    identifiers (a distinct value on at least ``identifier_share`` of the records)."""
+    """The attribute-disclosure scan: the released columns that give a sensitive one away.
+
+    What :func:`attribute_disclosure_scan` found: one :class:`AttributeFinding` per (Z, S) pair
+    where Z determines or nearly determines S, and the columns left out as direct identifiers (a
+    distinct value on at least ``identifier_share`` of the records). Made by
+    :func:`sensitive_report`.
+
+    Parameters
+    ----------
+    findings : list of AttributeFinding
+        Each with ``column`` Z, ``sensitive`` S, ``level`` (``"determines"``: share = 1, or
+        ``"nearly determines"``), ``share`` = Σ_z max_s n(z, s) / Σ_z n(z) and ``n_values``.
+    direct_identifiers : list of str
+        The columns left out of the scan as direct identifiers.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import sensitive_report
+    >>> _, scan = sensitive_report(df, risk_profile(df, qi), ["treat"])
+    >>> finding = scan.findings[0]
+    >>> finding.column, finding.level, finding.share, scan.direct_identifiers
+    ('arms', 'determines', 1.0, ['pidnum'])
+    """
 
     findings: list[AttributeFinding] = field(default_factory=list)
     direct_identifiers: list[str] = field(default_factory=list)

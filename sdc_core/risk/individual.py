@@ -22,7 +22,7 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray) -> np.ndarray:
     f = np.asarray(fk, dtype=np.float64)
     F = np.asarray(Fk, dtype=np.float64)
     risk = 1.0 / f
-    sampled = F > f
+    sampled = f < F
     if not sampled.any():
         return risk
     fs, p = f[sampled], f[sampled] / F[sampled]

@@ -18,21 +18,45 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdc_core.risk.classes import (
+from sdc_core.classes import (
     ClassSizes,
     PatternPair,
     class_table,
     pattern_pairs,
     shared_keys,
 )
-from sdc_core.risk.keys import check_columns
+from sdc_core.keys import check_columns
 
 
 @dataclass(frozen=True)
 class LDiversity:
-    """l per record (``per_record``) and its summary: ``min_l`` (over the records whose class
-    releases a sensitive value), ``percent_l_eq_1`` (records in homogeneous classes, in percent)
-    and ``percent_no_sensitive_value`` (records whose class releases none, l = 0, in percent)."""
+    """The l-diversity of one sensitive column: l per record and its summary.
+
+    Made by :func:`sensitive_report`. l(i) is the number of distinct sensitive values in record
+    i's equivalence class (0 when the class releases none).
+
+    Parameters
+    ----------
+    sensitive : str
+        The sensitive column.
+    per_record : numpy.ndarray
+        The l of each input row.
+    min_l : int
+        The smallest l over the records whose class releases a sensitive value.
+    percent_l_eq_1 : float
+        Records in homogeneous classes (l = 1), in percent.
+    percent_no_sensitive_value : float
+        Records whose class releases none (l = 0), in percent.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import sensitive_report
+    >>> ldiv, _ = sensitive_report(df, risk_profile(df, qi), ["treat"])
+    >>> ldiv["treat"].per_record[:5].tolist(), ldiv["treat"].min_l
+    ([2, 1, 2, 2, 2], 1)
+    """
 
     sensitive: str
     per_record: np.ndarray

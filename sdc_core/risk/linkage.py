@@ -1,4 +1,4 @@
-"""The linkage attack (DESIGN §3b): what an attacker who knows the true values re-identifies.
+"""The linkage attack (docs/measures.md): what an attacker who knows the true values re-identifies.
 
 The measures of :mod:`sdc_core.risk.profile` read the released keys as if they were true, so
 they cannot see perturbation. Here the attacker knows person i's true quasi-identifiers x_i (and
@@ -49,8 +49,8 @@ counts when none of its original values x_ic, c in N, lies outside
 [z_ic − k·s_c, z_ic + k·s_c]; a comparison with a missing value (in x, z or s_c) counts as
 inside. ``drisk_percent`` = 100 · share of records that count. This is what sdcMicro 5.8.1's
 ``dRisk`` computes on its 200 reference cases at k = 0.01, 0.05 and 0.1
-(tests/data/sdcmicro/drisk); DESIGN §3b's older wording ("at most one value outside, a record
-with a missing value not counting") matches none of those outputs but a few.
+(tests/data/sdcmicro/drisk); the rule "at most one value outside, a record with a missing value
+not counting" matches none of those outputs but a few.
 
 Computation: records are grouped by the pattern of missing values on E ∪ N, on the attacker's
 side and on the release's side; for every pair of patterns the exact columns present in both
@@ -80,10 +80,10 @@ import pandas as pd
 
 from sdc_core.columns import compare_keys, describe, is_date, is_number, restore
 from sdc_core.errors import SdcInputError
+from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, Recipe, apply_recipe, run_column_step
-from sdc_core.risk.keys import check_columns, combine_codes, densify
 
 if TYPE_CHECKING:
     from scipy.spatial import cKDTree
@@ -125,6 +125,7 @@ class Attack:
         """Σ w_i p_i, 100 · Σ w_i p_i / n and 100 · Σ_{p_i = 1} w_i / n, n = Σ w_i: row i
         stands for ``weight[i]`` records (1 each without ``weight``)."""
         p, certain = self.p_link, self.p_link == 1.0
+        n: float
         if weight is None:
             n, reid, sure = len(p), float(p.sum()), float(certain.sum())
         else:
@@ -154,8 +155,39 @@ def attack_summary(attacks: dict[str, Attack], exact: Sequence[str], distance: S
 
 @dataclass(frozen=True)
 class LinkageResult:
-    """Every attacker's :class:`Attack` (``attackers``, keyed as :data:`ATTACKERS`) and the
-    headline's, with the columns the attack used."""
+    """The linkage attack's result: every attacker's figures and the headline's.
+
+    Every attacker's :class:`Attack` (``attackers``, keyed as :data:`ATTACKERS`) and the
+    headline's, with the columns the attack used. Made by :func:`linkage_attack`. The headline
+    (:attr:`attacker`) is the one that re-identifies most; :attr:`p_link`,
+    :attr:`linkage_reidentifications` (Σ p_i), :attr:`linkage_risk_percent` (100 · mean(p_i)) and
+    :attr:`linkage_percent_certain` are its figures; :meth:`summary` gives them all JSON-ready and
+    :meth:`records` ``p_link`` and ``candidates`` per row.
+
+    Parameters
+    ----------
+    exact : tuple of str
+        The columns compared exactly.
+    distance : tuple of str
+        The columns compared by distance.
+    attackers : dict of str to Attack
+        Each attacker's p_i and number of best candidates.
+    drisk_percent : float, optional
+        The interval disclosure risk of the distance columns, in percent.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import linkage_attack
+    >>> result = linkage_attack(df, df, qi)
+    >>> result.attacker, result.exact, result.distance
+    ('any_match', ('age', 'gender', 'race'), ())
+    >>> result.records().head(2)
+       p_link  candidates
+    0    0.25           4
+    1    1.00           1
+    """
 
     exact: tuple[str, ...]
     distance: tuple[str, ...]
@@ -251,11 +283,13 @@ def attacker_view(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe
     (:func:`resolved_recoding`). Each result is read in the original column's kind where its
     values allow, as in the release (:func:`sdc_core.columns.restore`)."""
     y = original[list(columns)].copy()
-    for i, step in public_recodings(recipe, list(columns)):
+    for i, step in public_recodings(recipe, list(columns)):  # none without a recipe
+        assert recipe is not None
         if reports is not None:
-            step = resolved_recoding(step, reports[i])
-            if step is None:
+            resolved = resolved_recoding(step, reports[i])
+            if resolved is None:
                 continue
+            step = resolved
         c = step["column"]
         y[c] = restore(original[c], run_column_step(y[c], step, recipe.seed, i, None))
     return y
@@ -276,12 +310,51 @@ def check_roles(original: pd.DataFrame, qi: Sequence[str],
 def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
                    recipe: Recipe | None = None, known: Sequence[str] = (),
                    reports: Sequence[dict[str, Any]] | None = None) -> LinkageResult:
-    """The linkage attack of ``original`` against ``protected`` (aligned by row) on the
-    quasi-identifiers ``qi``; see the module docstring. Without ``recipe`` the released values
-    are taken as they are: no public recoding, and every quasi-identifier compared exactly.
-    ``reports``: what each step did (``apply_recipe``'s reports), so that the public recodings
-    are applied as the release resolved them; without them the recipe is run on ``original``
-    to get them."""
+    """The linkage attack of ``original`` against ``protected`` (aligned by row).
+
+    What an attacker who knows the true quasi-identifiers ``qi`` re-identifies (module
+    docstring): they apply the recipe's public recodings to the true values and look for each
+    person among the released records; p_i = 1/|M_i| when person i is among the best candidates
+    M_i, else 0, and ``linkage_reidentifications`` = Σ p_i. Without ``recipe`` the released
+    values are taken as they are: no public recoding, and every quasi-identifier compared
+    exactly. ``reports``: what each step did (``apply_recipe``'s reports), so that the public
+    recodings are applied as the release resolved them; without them the recipe is run on
+    ``original`` to get them.
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The true table.
+    protected : pandas.DataFrame
+        The release, row i the release of the original's row i.
+    qi : sequence of str
+        The quasi-identifiers the attacker knows.
+    recipe : Recipe, optional
+        The recipe that made the release (its public recodings, its perturbed columns).
+    known : sequence of str, optional
+        Other columns the attacker knows, compared by distance.
+    reports : sequence of dict, optional
+        The reports of :func:`apply_recipe` for this release.
+
+    Returns
+    -------
+    LinkageResult
+        Every attacker's p_i and figures, and the headline attacker's.
+
+    Raises
+    ------
+    SdcInputError
+        When the tables differ in length, have no records, or a column is unknown.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import linkage_attack
+    >>> before = linkage_attack(df, df, qi)
+    >>> before.linkage_reidentifications, round(before.linkage_percent_certain, 4)
+    (182.0, 1.3558)
+    """
     if len(original) != len(protected):
         raise SdcInputError(f"the protected table has {len(protected)} records, the original "
                             f"{len(original)}: they must be aligned row by row")
@@ -450,6 +523,13 @@ class _Pair:
     near: np.ndarray | None = None
     asked: np.ndarray | None = None
 
+    def neighbours(self) -> tuple[cKDTree, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``tree``, ``near_d``, ``near_i``, ``near`` and ``asked``, once :func:`_nearest` has
+        made them (it runs first on a pair with distance columns)."""
+        assert self.tree is not None and self.near_d is not None and self.near_i is not None \
+            and self.near is not None and self.asked is not None, "_nearest runs first"
+        return self.tree, self.near_d, self.near_i, self.near, self.asked
+
 
 def _pair(ys: _Points, zs: _Points) -> _Pair:
     ye, ze = ys.codes[0] >= 0, zs.codes[0] >= 0
@@ -514,18 +594,19 @@ def _nearest(pair: _Pair, wanted: np.ndarray | None = None) -> np.ndarray:
         pair.near = np.full(len(yc), np.inf)
         # a point whose key no release point has is asked nothing: it has no candidate
         pair.asked = ~np.isin(pair.key_y, pair.key_z)
-    ask = ~pair.asked if wanted is None else ~pair.asked & wanted
+    tree, near_d, near_i, near, asked = pair.neighbours()
+    ask = ~asked if wanted is None else ~asked & wanted
     rows = np.flatnonzero(ask)
-    pair.asked |= ask
+    asked |= ask  # in place: pair.asked
     if len(rows):
-        k = pair.near_i.shape[1]
-        d, i = pair.tree.query(np.column_stack([pair.key_y[rows] * pair.scale, yc[rows]]), k=k,
-                               workers=-1)
-        pair.near_d[rows], pair.near_i[rows] = d.reshape(len(rows), k), i.reshape(len(rows), k)
-        first = np.minimum(pair.near_i[rows, 0], len(zc) - 1)
-        same = (pair.near_i[rows, 0] < len(zc)) & (pair.key_z[first] == pair.key_y[rows])
-        pair.near[rows] = np.where(same, distances(yc[rows], zc[first]), np.inf)
-    return pair.near
+        k = near_i.shape[1]
+        d, i = tree.query(np.column_stack([pair.key_y[rows] * pair.scale, yc[rows]]), k=k,
+                          workers=-1)
+        near_d[rows], near_i[rows] = d.reshape(len(rows), k), i.reshape(len(rows), k)
+        first = np.minimum(near_i[rows, 0], len(zc) - 1)
+        same = (near_i[rows, 0] < len(zc)) & (pair.key_z[first] == pair.key_y[rows])
+        near[rows] = np.where(same, distances(yc[rows], zc[first]), np.inf)
+    return near
 
 
 def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
@@ -537,8 +618,9 @@ def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
     yc, zc = pair.ys.coords[:, pair.dims], pair.zs.coords[:, pair.dims]
     total = np.zeros(len(yc))
     # a query whose nearest point of the pair lies beyond its threshold has none within it
-    todo = np.flatnonzero(np.isfinite(threshold) & (pair.near <= threshold))
-    d, i, k = pair.near_d[todo], pair.near_i[todo], pair.near_i.shape[1]
+    tree, near_d, near_i, near, _ = pair.neighbours()
+    todo = np.flatnonzero(np.isfinite(threshold) & (near <= threshold))
+    d, i, k = near_d[todo], near_i[todo], near_i.shape[1]
     while len(todo):
         inside = _inside(pair, todo, i, threshold, yc, zc)
         total[todo] += np.where(inside, pair.zs.count[np.minimum(i, len(zc) - 1)], 0).sum(axis=1)
@@ -549,8 +631,8 @@ def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
         total[todo] = 0.0
         k = min(2 * k, len(zc))
         bound = tie_threshold(threshold[todo]) * (1 + 1e-12) + 1e-12
-        d, i = pair.tree.query(np.column_stack([pair.key_y[todo] * pair.scale, yc[todo]]), k=k,
-                               distance_upper_bound=float(bound.max()), workers=-1)
+        d, i = tree.query(np.column_stack([pair.key_y[todo] * pair.scale, yc[todo]]), k=k,
+                          distance_upper_bound=float(bound.max()), workers=-1)
         d, i = d.reshape(len(todo), k), i.reshape(len(todo), k)
     return total
 

@@ -76,9 +76,9 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_probability
+from sdc_core.classes import check_weights
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.classes import check_weights
-from sdc_core.risk.keys import check_columns, encode_keys
+from sdc_core.keys import check_columns, encode_keys
 
 METHODS = ("default", "IPF", "CE", "PML")
 FITS = ("glm", "ipf")
@@ -280,6 +280,7 @@ def loglinear_risk(df: pd.DataFrame, keys: Sequence[str], weight: str | None = N
     cell = np.ravel_multi_index(codes.codes, tuple(cards)) if len(cols) > 1 else codes.codes[0]
     f = np.bincount(cell, minlength=C).astype(np.float64)
     n = len(df)
+    Fhat: np.ndarray
     if weight is not None:
         w = check_weights(df, weight)
         if (w < 1).any():
@@ -288,6 +289,7 @@ def loglinear_risk(df: pd.DataFrame, keys: Sequence[str], weight: str | None = N
         Fhat = np.bincount(cell, weights=w, minlength=C)
         pi_empty = n / float(w.sum())
     else:
+        assert fraction is not None  # a weight or a fraction, checked above
         pi = check_probability("fraction", fraction, low_open=True)
         Fhat = f / pi
         pi_empty = pi

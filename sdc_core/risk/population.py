@@ -71,8 +71,8 @@ is valid, else Zayatz; π > 0.1: the smaller of Zayatz and SNB when SNB is valid
 
 **The histogram of a table** (:func:`class_histogram`): the classes are the groups of records
 with equal values on every key column, a missing value being a category of its own (the
-``na="category"`` reading of :func:`sdc_core.risk.keys.encode_keys`; the wildcard reading of
-:mod:`sdc_core.risk.classes` makes overlapping classes, which have no class-size histogram).
+``na="category"`` reading of :func:`sdc_core.keys.encode_keys`; the wildcard reading of
+:mod:`sdc_core.classes` makes overlapping classes, which have no class-size histogram).
 :func:`histogram_of_classes` reads the same histogram off a risk profile's class sizes.
 """
 
@@ -88,9 +88,9 @@ import pandas as pd
 from scipy.optimize import brentq, root
 from scipy.special import digamma, gammaln, zeta
 
+from sdc_core.classes import ClassSizes
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.classes import ClassSizes
-from sdc_core.risk.keys import KeyCodes, combine_codes, encode_keys
+from sdc_core.keys import KeyCodes, combine_codes, encode_keys
 
 MODELS = ("zayatz", "pitman", "snb")
 #: Dankar's threshold on the sampling fraction between Pitman and the Zayatz/SNB pair.
@@ -130,6 +130,8 @@ def histogram(hist: ClassHistogram | Mapping[int, int]
     are dropped, repeated sizes added), with at least one record."""
     if isinstance(hist, ClassHistogram):
         return hist
+    sizes: Sequence[int]
+    counts: Sequence[int]
     if isinstance(hist, Mapping):
         sizes, counts = list(hist.keys()), list(hist.values())
     else:
@@ -263,6 +265,12 @@ class PitmanFit:
     alpha: float | None
     reason: str | None = None
 
+    def parameters(self) -> dict[str, float]:
+        """θ and α, or nothing without a fit (both are set or neither)."""
+        if self.theta is None or self.alpha is None:
+            return {}
+        return {"theta": self.theta, "alpha": self.alpha}
+
 
 #: Terms of the series used for Σ 1/(θ+iα), Σ i/(θ+iα) and their squared forms when
 #: θ/α > _SERIES_RATIO·u.
@@ -285,7 +293,7 @@ class _PitmanData:
     power_sums: np.ndarray
 
     @classmethod
-    def of(cls, hist: ClassHistogram) -> "_PitmanData":
+    def of(cls, hist: ClassHistogram) -> _PitmanData:
         big = hist.sizes >= 2
         u = hist.u
         if u > 1:
@@ -525,9 +533,17 @@ class SnbFit:
     classes: float | None
     reason: str | None = None
 
+    def parameters(self) -> dict[str, float]:
+        """k, p and the classes K, or nothing without a fit (all are set or none)."""
+        if self.k is None or self.p is None or self.classes is None:
+            return {}
+        return {"k": self.k, "p": self.p, "classes": self.classes}
 
-def _snb_terms(k: np.ndarray, p: np.ndarray, f: float) -> tuple[np.ndarray, ...]:
-    """P(f=0), P(f=1) and E[f] of the thinned SNB (module docstring)."""
+
+def _snb_terms(k: np.ndarray | float, p: np.ndarray | float, f: float
+               ) -> tuple[Any, Any, Any]:
+    """P(f=0), P(f=1) and E[f] of the thinned SNB (module docstring): arrays for arrays of
+    k and p, numbers for numbers."""
     q = 1.0 - p
     pp = p / (p + f * q)
     qq = f * q / (p + f * q)
@@ -679,11 +695,9 @@ def population_uniqueness(hist: ClassHistogram | Mapping[int, int]
     zay = ModelEstimate(z, z * big_n, None)
     fit = pitman if pitman is not None else fit_pitman(h)
     pit = _estimate(float(pitman_count(fit, np.array([big_n]))[0]), big_n, fit.reason,
-                    {} if fit.theta is None else {"theta": fit.theta, "alpha": fit.alpha})
+                    fit.parameters())
     sfit = fit_snb(h, f)
-    snb = _estimate(snb_count(sfit), big_n, sfit.reason,
-                    {} if sfit.k is None else {"k": sfit.k, "p": sfit.p,
-                                               "classes": sfit.classes})
+    snb = _estimate(snb_count(sfit), big_n, sfit.reason, sfit.parameters())
     dankar, model = dankar_choice(f, s1, zay, pit, snb)
     return PopulationUniqueness(f, big_n, h.n, h.u, s1, s1 / h.n, zay, pit, snb, dankar, model)
 
@@ -706,16 +720,14 @@ def dankar_estimate(hist: ClassHistogram | Mapping[int, int]
     if f <= DANKAR_FRACTION:
         fit = fit_pitman(h)
         pit = _estimate(float(pitman_count(fit, np.array([big_n]))[0]), big_n, fit.reason,
-                        {} if fit.theta is None else {"theta": fit.theta, "alpha": fit.alpha})
+                        fit.parameters())
         if pit.share is not None:
             return dankar_choice(f, s1, unused, pit, snb)
     z = float(zayatz_share(h, np.array([big_n]))[0])
     zay = ModelEstimate(z, z * big_n, None)
     if f > DANKAR_FRACTION:
         sfit = fit_snb(h, f)
-        snb = _estimate(snb_count(sfit), big_n, sfit.reason,
-                        {} if sfit.k is None else {"k": sfit.k, "p": sfit.p,
-                                                   "classes": sfit.classes})
+        snb = _estimate(snb_count(sfit), big_n, sfit.reason, sfit.parameters())
     return dankar_choice(f, s1, zay, pit, snb)
 
 
@@ -751,7 +763,7 @@ class UniquenessCurve:
 
 def uniqueness_curve(hist: ClassHistogram | Mapping[int, int]
                      | tuple[Sequence[int], Sequence[int]],
-                     fractions: Sequence[float] | None = None,
+                     fractions: Sequence[float] | np.ndarray | None = None,
                      points: int = 40) -> UniquenessCurve:
     """Every model against the sampling fraction, by default ``points`` log-spaced fractions
     from 0.001 to 1. Pitman is fitted once (its fit does not depend on the fraction); Zayatz is

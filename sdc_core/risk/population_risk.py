@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdc_core.classes import ClassSizes, check_weights
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.classes import ClassSizes, check_weights
 from sdc_core.risk.loglinear import LogLinearRisk, loglinear_risk
 from sdc_core.risk.population import (
     ClassHistogram,
@@ -92,7 +92,31 @@ def sampling(df: pd.DataFrame, weight: str | None = None,
 
 @dataclass(frozen=True)
 class PopulationRisk:
-    """The models' figures for one table (module docstring)."""
+    """The population models' figures for one table (module docstring).
+
+    Made by :func:`population_risk`. :meth:`to_json` gives every figure as plain Python values;
+    :attr:`percent` is Dankar's share of population uniques in percent.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        The sampling fraction, the population size and where they came from.
+    uniqueness : PopulationUniqueness
+        The Zayatz, Pitman, SNB and Dankar estimates.
+    loglinear : dict of str to LogLinearRisk or str
+        Per log-linear method, its risks, or the reason it was not fitted.
+    histogram : ClassHistogram
+        The class-size histogram the models read.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import population_risk
+    >>> pop = population_risk(df, qi, population_size=21390, loglinear=False)
+    >>> pop.sampling.fraction, pop.to_json()["dankar_model"]
+    (0.1, 'zayatz')
+    """
 
     sampling: Sampling
     uniqueness: PopulationUniqueness
@@ -125,10 +149,55 @@ def population_risk(df: pd.DataFrame, keys: Sequence[str], weight: str | None = 
                     sampling_fraction: float | None = None,
                     population_size: float | None = None, loglinear: bool = True,
                     classes: ClassSizes | None = None) -> PopulationRisk | None:
-    """The uniqueness models and (``loglinear``) the log-linear risks of ``df`` on ``keys``
-    (module docstring); None when nothing says how the file was sampled. ``classes``: the
-    class sizes of a risk profile on the same keys, whose histogram is read instead of
-    counting the classes again."""
+    """Risk in the population: the uniqueness models and the log-linear risks.
+
+    The share of the *population* unique on ``keys``, under the Zayatz, Pitman and SNB models and
+    Dankar's rule, and (``loglinear``) sdcMicro's log-linear risks r1 = τ1/c and r2 = τ2/c, from
+    one table and how it was sampled (module docstring). None when nothing says how the file was
+    sampled. ``classes``: the class sizes of a risk profile on the same keys, whose histogram is
+    read instead of counting the classes again.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The sample.
+    keys : sequence of str
+        The key columns.
+    weight : str, optional
+        A sampling-weight column; without a fraction or a size, N is the weights' sum.
+    sampling_fraction : float, optional
+        The share π of the population the file holds, in (0, 1].
+    population_size : float, optional
+        The population size N (then π = n/N); not with ``sampling_fraction``.
+    loglinear : bool, default True
+        Fit the log-linear models too.
+    classes : ClassSizes, optional
+        The classes of a risk profile on the same keys.
+
+    Returns
+    -------
+    PopulationRisk or None
+        The models' figures, or None without a fraction, a size or a weight.
+
+    Raises
+    ------
+    SdcInputError
+        When both a fraction and a size are given, the fraction is not in (0, 1], the size or the
+        weights' sum is smaller than the number of records, a column is unknown, the weights are
+        not positive numbers, or the table has no rows.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import population_risk
+    >>> pop = population_risk(df, qi, sampling_fraction=0.1, loglinear=False)
+    >>> figures = pop.to_json()
+    >>> figures["population_size"], figures["sample_uniques"], round(pop.percent, 4)
+    (21390.0, 29, 0.0928)
+    >>> population_risk(df, qi) is None
+    True
+    """
     s = sampling(df, weight, sampling_fraction, population_size)
     if s is None:
         return None

@@ -88,7 +88,7 @@ import pandas as pd
 
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.keys import KeyCodes, combine_codes, densify, encode_keys
+from sdc_core.keys import KeyCodes, combine_codes, densify, encode_keys
 
 #: SUDA2 looks at up to 2^m − 1 subsets of the keys; above this many keys it refuses.
 MAX_SUDA2_KEYS = 20
@@ -109,6 +109,10 @@ SDCMICRO_MISSING = -999
 class Suda2Result:
     """Per-record SUDA and DIS scores, the contributions and every MSU found.
 
+    Made by :func:`suda2`. :meth:`summary` gives the figures as plain Python values,
+    :meth:`records` the scores per row and :meth:`top_records` the highest-scoring records with
+    their key values and MSUs.
+
     ``score``, ``dis_score``: per input row. ``contribution[i, j]``: the score of record i that
     key ``qi[j]`` is credited with (see the module docstring). ``n_sample_uniques``: records
     unique on all keys; ``n_dis_uniques``: the U the DIS score used (the same, or sdcMicro's
@@ -116,6 +120,40 @@ class Suda2Result:
     ``msu_subsets`` list every MSU: the row and the set of keys as a bit mask over ``qi``
     (bit j = ``qi[j]``; bits from ``len(qi)`` on are sdcMicro's padding columns, which only a
     table of one record has MSUs on), ordered by row, then by size.
+
+    Parameters
+    ----------
+    qi : tuple of str
+        The key variables.
+    dis_fraction : float
+        The sampling fraction of the DIS score.
+    n_variables : int
+        M, the number of keys (with sdcMicro's padding).
+    n_sample_uniques, n_in_pairs : int
+        Records unique on all keys, and records in classes of two.
+    dis_method : str
+        ``"formula"`` or ``"sdcmicro"``.
+    n_dis_uniques : int
+        The U of the DIS score.
+    score, dis_score : numpy.ndarray
+        SUDA and DIS score per input row.
+    contribution : numpy.ndarray
+        Per row and key, the part of the score the key is credited with.
+    msu_records, msu_subsets : numpy.ndarray
+        Every MSU: its row and its keys as a bit mask.
+    keys : KeyCodes
+        The encoded keys.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import suda2
+    >>> special = suda2(df, qi)
+    >>> special.top_records(df, top=2)[["row", "suda_score", "msus"]]
+       row  suda_score                      msus
+    0  217         2.0  age + gender; age + race
+    1  331         2.0                       age
     """
 
     qi: tuple[str, ...]
@@ -229,11 +267,48 @@ def suda2(df: pd.DataFrame, qi: Sequence[str], dis_fraction: float = DEFAULT_DIS
           dis_method: str = "formula") -> Suda2Result:
     """SUDA2 scores of ``df`` on the key variables ``qi`` (see the module docstring).
 
+    sdcMicro's ``suda2``: a record's minimal sample uniques (MSUs) are the smallest key subsets on
+    which it is unique; with M keys its SUDA score is Σ_{MSUs S} (M − |S|)!, and the DIS score
+    turns it into a probability with the sampling fraction f.
+
     ``dis_fraction`` is the sampling fraction f of the DIS score. ``dis_method`` is
     ``"formula"`` (the default: the DIS formula in double precision with U the true number of
     sample uniques) or ``"sdcmicro"`` (U counted as sdcMicro 5.8.1 counts it, the uniques alone
     in their 16-bit hash bucket, and its single-precision steps: its DIS scores to 1e-15, NaN
     included, for comparing with sdcMicro). Scores and contributions do not depend on it.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    qi : sequence of str
+        The key variables.
+    dis_fraction : float, default 0.01
+        The sampling fraction f, in (0, 1].
+    dis_method : {"formula", "sdcmicro"}, default "formula"
+        How the DIS score is computed.
+
+    Returns
+    -------
+    Suda2Result
+        Per-record SUDA and DIS scores, the contributions and every MSU.
+
+    Raises
+    ------
+    SdcInputError
+        When a column is unknown, ``dis_fraction`` is not in (0, 1], ``dis_method`` is unknown,
+        there are too many keys or too large a search, or the table has no records.
+
+    Examples
+    --------
+    >>> from sdc_core import example, load_example, risk_profile
+    >>> df, qi = load_example(), example("actg175").roles.qi
+    >>> from sdc_core import suda2
+    >>> summary = suda2(df, qi).summary()
+    >>> summary["n_records_score_positive"], summary["max_score"]
+    (29, 2.0)
+    >>> round(summary["max_dis_score"], 4)
+    0.0116
     """
     f = check_probability("dis_fraction", dis_fraction, low_open=True)
     if dis_method not in DIS_METHODS:

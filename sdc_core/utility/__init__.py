@@ -1,4 +1,4 @@
-"""Utility (information-loss) measures (DESIGN §5), one module each:
+"""Utility (information-loss) measures (docs/utility.md), one module each:
 
 - :mod:`~sdc_core.utility.il1` — IL1 per column and per kind
 - :mod:`~sdc_core.utility.eigen` — eigenvalue similarity of the correlation matrices
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sdc_core import lazy_getattr
+from sdc_core.lazy import lazy_getattr
 from sdc_core.utility.eigen import eigenvalue_similarity
 from sdc_core.utility.il1 import IL1_MISSING, IL1Result, il1
 

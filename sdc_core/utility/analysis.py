@@ -1,4 +1,4 @@
-"""Benchmark analyses (DESIGN §5, issue 26): a data user's own estimates, made on the original
+"""Benchmark analyses (docs/utility.md): a data user's own estimates, made on the original
 table x and on the protected table x′, compared term by term.
 
 A spec (:func:`parse_spec`) lists analyses of five kinds, each estimated at confidence level
@@ -84,7 +84,7 @@ import numbers
 import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -118,8 +118,6 @@ KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 DEFAULT_CONFIDENCE = 0.95
 #: The most cells a table analysis may have (each is a term of its comparison).
 MAX_TABLE_CELLS = 10_000
-#: Columns of an :class:`Estimate`'s table.
-ESTIMATE_COLUMNS = ["estimate", "se", "low", "high"]
 
 
 @dataclass(frozen=True)
@@ -150,9 +148,34 @@ class Analysis:
 
 @dataclass(frozen=True)
 class AnalysisSpec:
-    """A validated spec: the analyses and, for :mod:`sdc_core.utility.validity`, the columns
-    of the table-fidelity and pMSE comparison (None: the columns the analyses read), the
-    quantile bins of a numeric one, and whether the propensity model is fitted."""
+    """A validated spec of benchmark analyses (made by :func:`parse_spec`).
+
+    The analyses and, for :mod:`sdc_core.utility.validity`, the columns of the table-fidelity and
+    pMSE comparison (None: the columns the analyses read), the quantile bins of a numeric one,
+    and whether the propensity model is fitted.
+
+    Parameters
+    ----------
+    confidence : float
+        The confidence level of the intervals.
+    analyses : tuple of Analysis
+        The analyses (each with ``name``, ``kind`` and what it reads).
+    columns : tuple of str, optional
+        The columns of the 1- and 2-way tables and the propensity model.
+    bins : int, default 10
+        Quantile bins of a numeric table column.
+    pmse : bool, default True
+        Fit the propensity model.
+
+    Examples
+    --------
+    >>> from sdc_core import example, parse_spec
+    >>> spec = parse_spec(example("actg175").analyses)
+    >>> spec.table_columns()
+    ['cd420', 'age', 'treat', 'cd40', 'race', 'gender', 'arms']
+    >>> parse_spec(spec.to_json()) == spec
+    True
+    """
 
     confidence: float
     analyses: tuple[Analysis, ...]
@@ -248,8 +271,39 @@ def _plain(v: Any) -> Any:
 
 
 def parse_spec(data: Any) -> AnalysisSpec:
-    """The validated spec ``{"confidence": 0.95, "analyses": [{"name", "kind", …}]}`` (module
-    docstring); a one-line :class:`SdcInputError` naming the analysis and the problem."""
+    """The validated spec of benchmark analyses (module docstring).
+
+    A spec is ``{"confidence": 0.95, "analyses": [{"name", "kind", …}]}``, optionally with the
+    ``columns`` of the table-fidelity and pMSE comparison, their ``bins`` and ``pmse``.
+
+    Parameters
+    ----------
+    data : dict
+        The spec as its file holds it.
+
+    Returns
+    -------
+    AnalysisSpec
+        The validated spec.
+
+    Raises
+    ------
+    SdcInputError
+        A one-line error naming the analysis and the problem: not an object with a list
+        ``analyses``, an unknown key, a confidence not in (0, 1), an empty or duplicate analysis,
+        a bad formula, kind or column list, ``bins`` not from 2 to 100.
+
+    Examples
+    --------
+    >>> from sdc_core import example, parse_spec
+    >>> spec = parse_spec(example("actg175").analyses)
+    >>> [a.name for a in spec.analyses], spec.confidence
+    (['CD4 at 20 weeks', 'mean CD4 at 20 weeks by arm'], 0.95)
+    >>> parse_spec({"analyses": []})
+    Traceback (most recent call last):
+    ...
+    sdc_core.errors.SdcInputError: analysis spec: 'analyses' must be a non-empty list
+    """
     if not isinstance(data, Mapping):
         raise SdcInputError("an analysis spec must be an object with a list 'analyses'")
     unknown = sorted(map(str, set(data) - {"confidence", "analyses", "columns", "bins",
@@ -258,7 +312,7 @@ def parse_spec(data: Any) -> AnalysisSpec:
         raise SdcInputError(f"analysis spec: unknown key(s) {', '.join(map(str, unknown))}")
     confidence = data.get("confidence", DEFAULT_CONFIDENCE)
     if not (isinstance(confidence, numbers.Real) and not isinstance(confidence, bool)
-            and 0 < confidence < 1):
+            and 0 < cast(float, confidence) < 1):
         raise SdcInputError(f"analysis spec: confidence must be a number between 0 and 1 "
                             f"(exclusive), not {confidence!r}")
     items = data.get("analyses")
@@ -415,6 +469,7 @@ def _fit_formula(analysis: Analysis, df: pd.DataFrame, alpha: float) -> Estimate
     """An OLS or logit of the parsed formula: the design bounded (:func:`check_design`), built
     by patsy from the written-out formula in :data:`_FORMULA_ENV`, fitted by statsmodels."""
     where = f"analysis '{analysis.name}'"
+    assert analysis.formula is not None  # an OLS or logit has one (parse_spec)
     formula = parsed_formula(analysis.formula, where)
     used = formula.columns
     data = _formula_data(df, used)
@@ -649,6 +704,7 @@ def _interval(estimate: pd.Series, squares: pd.Series, total: pd.Series, n: pd.S
 
 
 def _term_name(analysis: Analysis, group: str, level: str | None) -> str:
+    assert analysis.column is not None  # a mean or proportion has one (parse_spec)
     head = analysis.column if level is None else f"{analysis.column}={level}"
     return head if analysis.by is None else f"{head} | {analysis.by}={group}"
 
@@ -717,14 +773,16 @@ def compare_estimates(analysis: Analysis, original: Estimate, protected: Estimat
         inside = ((b["low"] <= a["estimate"]) & (a["estimate"] <= b["high"])).tolist()
     columns = zip(names.astype(str), a["estimate"], a["low"], a["high"], b["estimate"],
                   b["low"], b["high"], overlap, std_diff, inside)
-    terms = [TermResult(t, *map(float, values[:8]), values[8]) for t, *values in columns]
-    extra: dict[str, float] = {}
+    terms = [TermResult(t, float(oe), float(ol), float(oh), float(pe), float(pl), float(ph),
+                        float(ov), float(sd), held)
+             for t, oe, ol, oh, pe, pl, ph, ov, sd, held in columns]
+    tvd = hellinger = None
     if analysis.kind == "table":
-        extra["tvd"], extra["hellinger"] = table_distances(o["estimate"], p["estimate"])
+        tvd, hellinger = table_distances(o["estimate"], p["estimate"])
     known = overlap[~np.isnan(overlap)]
     mean = float(known.mean()) if len(known) else math.nan
     return AnalysisResult(analysis.name, analysis.kind, terms, mean, original.dropped,
-                          protected.dropped, **extra)
+                          protected.dropped, tvd=tvd, hellinger=hellinger)
 
 
 def compare_analyses(spec: AnalysisSpec, original: pd.DataFrame, protected: pd.DataFrame,

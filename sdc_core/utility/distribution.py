@@ -45,9 +45,48 @@ def numeric_shift(x: pd.Series, y: pd.Series) -> dict[str, float]:
 
 def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
                         numeric: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per column of both tables (not one dropped from the release): kind, TVD
-    (categorical) or KS, mean and sd shift (numeric); band labels count as their midpoints
-    (:func:`sdc_core.methods.banding.measured`)."""
+    """How far each column's distribution moved between the original and the release.
+
+    One row per column of both tables (not one dropped from the release): kind, TVD
+    (categorical: ½ Σ_v |p′_v − p_v|) or KS (numeric: max |F′ − F| of the empirical CDFs), mean
+    and sd shift (numeric); band labels count as their midpoints
+    (:func:`sdc_core.methods.banding.measured`).
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The original table.
+    protected : pandas.DataFrame
+        The release, rows aligned with ``original``.
+    numeric : sequence of str, optional
+        The columns read as numbers (when numbers in both tables).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``column``, ``kind``, ``tvd``, ``ks``, ``mean_shift``, ``sd_shift`` (NaN where a
+        figure does not apply).
+
+    Raises
+    ------
+    SdcInputError
+        When the tables differ in length.
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, example, load_example, parse_recipe
+    >>> df, roles = load_example(), example("actg175").roles
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> protected = apply_recipe(recipe, df).data
+    >>> from sdc_core import distribution_report
+    >>> dist = distribution_report(df, protected, roles.numeric)
+    >>> dist.loc[dist["column"].isin(["age", "race"]), ["column", "kind", "tvd", "ks"]].round(4)
+       column         kind     tvd     ks
+    1     age      numeric     NaN  0.245
+    11   race  categorical  0.0276    NaN
+    """
     check_aligned(original, protected, dropped=True)
     protected = measured(original, protected)
     rows = []

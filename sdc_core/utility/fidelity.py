@@ -1,5 +1,5 @@
 """Table fidelity and propensity-score utility between an original table x and a protected x′
-(DESIGN §5; issue 26 items 2 and 3). The two tables need not have the same rows.
+(docs/utility.md, "Does the analysis hold?"). The two tables need not have the same rows.
 
 **Tables.** For the chosen columns, every 1-way and every 2-way table of counts, on x and on x′,
 over the union of the cells of both; with p, p′ the cell shares:

@@ -45,7 +45,7 @@ import types
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -145,7 +145,7 @@ class Binary:
     right: Arith
 
 
-Arith = Union[Column, Number, Call, Unary, Binary]
+Arith = Column | Number | Call | Unary | Binary
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class Constant:
     value: int
 
 
-Formulaic = Union[Node, Factor, Constant]
+Formulaic = Node | Factor | Constant
 
 
 @dataclass(frozen=True)

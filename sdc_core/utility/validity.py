@@ -40,7 +40,7 @@ unchanged columns, are the original's (overlap 1, TVD 0) without a fit or a coun
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -139,6 +139,7 @@ def verdict(result: AnalysisResult) -> str:
         return "does not hold" if result.error.startswith("protected") \
             else "cannot be compared"
     if result.kind == "table":
+        assert result.tvd is not None  # a table compared without an error has its TVD
         return "holds" if result.tvd <= TABLE_HOLDS else "does not hold"
     j = result.mean_ci_overlap
     if math.isnan(j):
@@ -204,8 +205,41 @@ S_PMSE_RULE = ("S_pMSE is pMSE over its expected value when the protected table 
 
 @dataclass(frozen=True)
 class ValidityReport:
-    """The three comparisons of one release (module docstring). ``missing``: chosen table
-    columns the release drops (their tables count TVD 1)."""
+    """The three comparisons of one release (module docstring).
+
+    Made by :meth:`Validity.compare`. ``summary`` gives ``mean_ci_overlap``, ``ci_overlap_loss``,
+    ``worst_tvd``, ``pmse``, ``s_pmse`` and ``analyses_holding``.
+
+    Parameters
+    ----------
+    analyses : list of AnalysisResult
+        Each analysis, term by term.
+    tables : list of TableResult
+        The 1- and 2-way tables.
+    columns : list of str
+        The table columns compared.
+    missing : list of str
+        Chosen table columns the release drops (their tables count TVD 1).
+    pmse : PmseResult, optional
+        The propensity-score comparison.
+    pmse_error : str, optional
+        Why the pMSE could not be had.
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, example, load_example, parse_recipe
+    >>> df, roles = load_example(), example("actg175").roles
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> protected = apply_recipe(recipe, df).data
+    >>> from sdc_core import Validity, parse_spec
+    >>> report = Validity(parse_spec(example("actg175").analyses), df).compare(protected)
+    >>> {name: round(value, 2) for name, value in report.summary().items()}["worst_tvd"]
+    0.58
+    >>> [(t.term, round(t.ci_overlap, 3)) for t in report.analyses[0].terms][-2:]
+    [('age', 0.842), ('cd40', 0.986)]
+    """
 
     analyses: list[AnalysisResult]
     tables: list[TableResult]
@@ -301,9 +335,39 @@ def holds_figure(r: AnalysisResult) -> float:
 
 
 class Validity:
-    """The original side of a spec, ready to compare releases with: its estimates, made once,
-    and the table columns (:meth:`AnalysisSpec.table_columns`). A spec that names a column the
-    original lacks is refused (:func:`~sdc_core.utility.analysis.check_columns`)."""
+    """The original side of a spec, ready to compare releases with.
+
+    Its estimates, made once, and the table columns (:meth:`AnalysisSpec.table_columns`);
+    :meth:`compare` gives the :class:`ValidityReport` of a release: per analysis and term the CI
+    overlap, the TVD of the 1- and 2-way tables and the propensity-score pMSE.
+
+    Parameters
+    ----------
+    spec : AnalysisSpec
+        The analyses (:func:`parse_spec`).
+    original : pandas.DataFrame
+        The original table.
+
+    Raises
+    ------
+    SdcInputError
+        When the spec names a column the original lacks
+        (:func:`~sdc_core.utility.analysis.check_columns`).
+
+    Examples
+    --------
+    >>> from sdc_core import apply_recipe, example, load_example, parse_recipe
+    >>> df, roles = load_example(), example("actg175").roles
+    >>> recipe = parse_recipe({"seed": 42, "steps": [
+    ...     {"method": "band", "column": "age", "width": 10},
+    ...     {"method": "pram", "column": "race", "p": 0.05}]})
+    >>> protected = apply_recipe(recipe, df).data
+    >>> from sdc_core import Validity, parse_spec
+    >>> validity = Validity(parse_spec(example("actg175").analyses), df)
+    >>> report = validity.compare(protected)
+    >>> round(report.mean_ci_overlap, 2), report.analyses_holding
+    (0.97, 1.0)
+    """
 
     def __init__(self, spec: AnalysisSpec, original: pd.DataFrame) -> None:
         check_columns(spec, original.columns)
@@ -360,8 +424,9 @@ class Validity:
         original column's side coded once (:class:`ColumnCoder`); those of unchanged ones the
         original's (TVD 0); worst first as in ``table_fidelity``."""
         moved = [c for c in present if not same([c])]
-        codes = {c: self._coder(c).codes(protected[c]) if c in moved else self._same(c)
-                 for c in present}
+        codes: dict[Hashable, tuple[np.ndarray, np.ndarray, int]] = {
+            c: self._coder(c).codes(protected[c]) if c in moved else self._same(c)
+            for c in present}
         out = compare_tables(codes, moved) if moved else []
         still = [c for c in present if c not in moved]
         kept = [TableResult((c,), 0.0, 0.0, 0, 0) for c in still] + [

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ import pandas as pd
 from sdc_core.checks import check_probability
 from sdc_core.columns import require
 from sdc_core.errors import SdcInputError
-from sdc_core.risk.keys import (
+from sdc_core.keys import (
     KeyCodes,
     check_columns,
     combine_codes,
@@ -59,8 +60,15 @@ class ClassSizes:
         return any(bool((c < 0).any()) for c in self.keys.codes)
 
 
+@overload
+def check_weights(df: pd.DataFrame, weight: str) -> np.ndarray: ...
+@overload
+def check_weights(df: pd.DataFrame, weight: None) -> None: ...
+@overload
+def check_weights(df: pd.DataFrame, weight: str | None) -> np.ndarray | None: ...
 def check_weights(df: pd.DataFrame, weight: str | None) -> np.ndarray | None:
-    """The weight column as float64, or an error when it is absent, non-numeric, missing or ≤ 0."""
+    """The weight column as float64 (None without a weight column), or an error when it is
+    absent, non-numeric, missing or ≤ 0."""
     if weight is None:
         return None
     check_columns(df, [weight], "weight")
@@ -140,7 +148,7 @@ def pattern_pairs(class_codes: np.ndarray, alpha: float) -> Iterator[PatternPair
             continue
         for q in patterns:
             q = int(q)
-            weight = 1.0 if (q == p or q == full) else alpha
+            weight = 1.0 if q in (p, full) else alpha
             if weight == 0.0:
                 continue
             shared = np.flatnonzero(present[members[p][0]] & present[members[q][0]])

@@ -1,4 +1,7 @@
-"""Integer codes for key variables and their combination into one class key per record."""
+"""Integer codes for key variables and their combination into one class key per record.
+
+With :mod:`sdc_core.classes` this is the equivalence-class layer: it imports nothing from
+``sdc_core.risk``, ``sdc_core.methods`` or ``sdc_core.utility``, which all build on it."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ class KeyCodes:
     def n(self) -> int:
         return len(self.codes[0]) if self.codes else 0
 
-    def with_column(self, name: str, values: pd.Series, na: str = "wildcard") -> "KeyCodes":
+    def with_column(self, name: str, values: pd.Series, na: str = "wildcard") -> KeyCodes:
         """The same keys with ``name`` re-encoded from new ``values`` (the others reused)."""
         j = self.names.index(name)
         code, uniq = pd.factorize(values, use_na_sentinel=(na == "wildcard"))
