@@ -29,10 +29,11 @@ from sdc_core.utility.validity import (
 )
 from ui import charts, compute, state
 from ui.guard import guarded
+from ui.logic.figures import interval_chart
 from ui.logic.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
+from ui.logic.session import Dataset
 from ui.logic.text import md
 from ui.logic.workbench import Workbench
-from ui.state import Dataset
 
 #: Up to this many rows the propensity model is fitted on every move by default (it takes
 #: 0.1–0.35 s on 100k rows).
@@ -84,9 +85,9 @@ def checked(data: Any, ds: Dataset) -> dict[str, Any]:
     return spec.to_json()
 
 
-def _keep(data: dict[str, Any] | None, ds: Dataset, done: str) -> None:
-    """Keep the spec ``data`` (None: no analyses) if it passes :func:`checked`, and say so;
-    else say why it was refused and keep the spec as it was."""
+def _keep(data: object, ds: Dataset, done: str) -> None:
+    """Keep the spec ``data`` as read (None: no analyses) if it passes :func:`checked`, and say
+    so; else say why it was refused and keep the spec as it was."""
     try:
         spec = None if data is None else checked(data, ds)
     except SdcInputError as err:
@@ -137,6 +138,7 @@ def _add(ds: Dataset) -> None:
 @guarded
 def _remove(ds: Dataset, name: str) -> None:
     spec = state.analysis_spec()
+    assert spec is not None, "its widget is drawn only with a spec"
     rest = [a for a in spec["analyses"] if a["name"] != name]
     _keep({**spec, "analyses": rest} if rest else None, ds, f"Removed {name}.")
 
@@ -144,13 +146,16 @@ def _remove(ds: Dataset, name: str) -> None:
 @guarded
 def _set_confidence(ds: Dataset) -> None:
     spec = state.analysis_spec()
+    assert spec is not None, "its widget is drawn only with a spec"
     _keep({**spec, "confidence": float(st.session_state["w_an_confidence"])}, ds,
           "Confidence level changed.")
 
 
 @guarded
 def _set_table_columns(ds: Dataset) -> None:
-    spec = dict(state.analysis_spec())
+    held = state.analysis_spec()
+    assert held is not None, "its widget is drawn only with a spec"
+    spec = dict(held)
     spec.pop("columns", None)
     chosen = list(st.session_state["w_an_table_columns"])
     _keep({**spec, "columns": chosen} if chosen else spec, ds,
@@ -195,7 +200,7 @@ def _add_fields(ds: Dataset) -> None:
     columns = [str(c) for c in ds.df.columns]
     st.markdown("**Add an analysis**")
     kind = st.selectbox("Kind of analysis", list(KINDS), key="w_an_kind",
-                        format_func=KIND_LABELS.get)
+                        format_func=KIND_LABELS.__getitem__)
     st.text_input("Name", key="w_an_name", placeholder="e.g. income model")
     if kind in ("ols", "logit"):
         st.text_input("Formula", key="w_an_formula", placeholder=FORMULA_EXAMPLE,
@@ -336,7 +341,7 @@ def _analyses(report: ValidityReport, stem: str, context: str) -> None:
             "term": "cell", "original": "original share", "protected": "protected share"}),
             hide_index=True, width="stretch")
         return
-    charts.show(charts.interval_chart(r.terms, f"{r.name}: original and protected estimates"),
+    charts.show(interval_chart(r.terms, f"{r.name}: original and protected estimates"),
                 f"{stem}_{r.name}_intervals", key="an_chart", context=context)
     st.dataframe(frame, hide_index=True, width="stretch")
 
@@ -384,6 +389,7 @@ def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
         st.error(f"The benchmark analyses cannot be compared: {md(err)}",
                  icon=":material/error:")
         return
+    assert report is not None, "None only without a spec, and there is one"
     _headline(report)
     _analyses(report, ds.stem, context)
     _tables(report)

@@ -4,9 +4,11 @@ DataFrames are passed as ``_df`` (not hashed: Streamlit would hash only a sample
 frame); the data set id stands in for them. Results that hold per-record arrays are kept with
 ``cache_resource`` (shared, never mutated) so that a hit costs no copy.
 
-What is pure computation runs in a worker process (:func:`ui.infra.workers.run_on`, the table sent
-to a worker once): the server's interpreter lock stays free for the pages of the other
-sessions, and the machine's other cores do the work.
+What is pure computation runs in a worker process (:func:`ui.infra.workers.run_on`, the table
+sent to a worker once): the server's interpreter lock stays free for the pages of the other
+sessions, and the machine's other cores do the work. The functions sent there are the core's
+or pure ones of :mod:`ui.logic` (:mod:`ui.logic.workbench`, :mod:`ui.logic.risk_tables`): a
+worker unpickling one imports neither this module nor Streamlit.
 """
 
 from __future__ import annotations
@@ -20,21 +22,14 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
-from sdc_core.risk import (
-    AttributeScan,
-    RiskProfile,
-    key_subset_snapshots,
-    risk_profile,
-    riskiest_classes,
-    sensitive_report,
-    small_count_levels,
-)
+from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import workers
 from ui.logic import groups
+from ui.logic.risk_tables import tables_of
 from ui.logic.workbench import Workbench, detached, release_population
 
 
@@ -104,7 +99,9 @@ def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,
     """Risk in the population of the table ``dataset_id`` (the original's, or a protected
     table's :func:`protected_id`): the uniqueness models and log-linear risks, from how it was
     sampled (``given``: the items of :func:`ui.state.sampling`); None when nothing says."""
-    return workers.run(population_risk, _df, list(qi), weight, **dict(given))  # computed once
+    sampling = dict(given)
+    return workers.run(population_risk, _df, list(qi), weight,  # computed once
+                       sampling.get("sampling_fraction"), sampling.get("population_size"))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -140,11 +137,3 @@ def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int
     p = profile(dataset_id, qi, weight, k, na, alpha, _df)
     return workers.run_on(dataset_id, _df, tables_of, p, list(qi), k, list(sensitive),
                           list(released))
-
-
-def tables_of(df: pd.DataFrame, p: RiskProfile, qi: list[str], k: int, sensitive: list[str],
-              released: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict, AttributeScan]:
-    """:func:`risk_tables` of ``df`` with its profile ``p`` (run in a worker)."""
-    ldiv, scan = (sensitive_report(df, p, sensitive, released) if sensitive
-                  else ({}, AttributeScan()))
-    return riskiest_classes(df, p, top=10), small_count_levels(df, qi, k), ldiv, scan

@@ -40,7 +40,7 @@ from ui import state
 from ui.logic.groups import column_groups, offered_columns
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import from_steps
-from ui.state import RiskOptions
+from ui.logic.session import RiskOptions
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).
 KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "recipe", "k", "na", "alpha",

@@ -1,10 +1,13 @@
-"""What the analysis pages share: the guard for missing quasi-identifiers, column groups."""
+"""What the pages share: the run's prologue (:func:`begin_run`), the analysis pages' context
+(:func:`context`: the data set, its roles and the risk options, or a stop when a page needs
+quasi-identifiers and none is tagged), metric places, error reporting and table columns."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
@@ -13,6 +16,8 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.roles import Roles
 from ui import guard, links, resume, state, upload
 from ui.infra import memory, workers
+from ui.logic.groups import ColumnGroups, column_groups
+from ui.logic.session import Dataset, RiskOptions
 from ui.logic.text import column_label, md
 from ui.sidebar import render_sidebar
 
@@ -161,6 +166,50 @@ def require_sign_in() -> None:
     st.stop()
 
 
+@dataclass(frozen=True)
+class PageContext:
+    """What an analysis page works on, read once at its start: the session's data set, its
+    roles and the risk options (a page that changes them reads them again after its
+    widgets)."""
+
+    ds: Dataset
+    roles: Roles
+    opts: RiskOptions
+
+    @property
+    def df(self) -> pd.DataFrame:
+        """The data set's table."""
+        return self.ds.df
+
+    @property
+    def qi(self) -> tuple[str, ...]:
+        """The quasi-identifiers, as the cached computations take them."""
+        return tuple(self.roles.qi)
+
+    def groups(self) -> ColumnGroups:
+        """The columns each method may take (:func:`ui.logic.groups.column_groups`)."""
+        return column_groups(self.ds, self.roles)
+
+    def known(self) -> list[str]:
+        """The extra columns the linkage attack assumes known, as they are now
+        (:func:`ui.state.known_columns`)."""
+        return state.known_columns(self.df)
+
+
+def context(title: str | None = None, purpose: str | None = None) -> PageContext:
+    """The prologue of an analysis page: its ``title``, the session's data set (the example on
+    a first run), roles and risk options; with a ``purpose`` ("to measure risk"), the page
+    stops at a hint (and the sidebar) when no quasi-identifier is tagged
+    (:func:`require_quasi_identifiers`)."""
+    if title is not None:
+        st.title(title)
+    ds = state.ensure_dataset()
+    ctx = PageContext(ds, state.roles(), state.risk_options())
+    if purpose is not None:
+        require_quasi_identifiers(ctx.roles, purpose)
+    return ctx
+
+
 def require_quasi_identifiers(roles: Roles, purpose: str) -> None:
     """Stop the page with a hint when no quasi-identifier is tagged."""
     if not roles.qi:
@@ -170,9 +219,13 @@ def require_quasi_identifiers(roles: Roles, purpose: str) -> None:
         st.stop()
 
 
-def table_columns(table: pd.DataFrame, decimals: dict[str, str] | None = None,
-                  labels: dict[str, str] | None = None, widths: dict[str, str] | None = None
-                  ) -> dict[str, Any]:
+ColumnWidth = Literal["small", "medium", "large"]
+"""A width ``st.column_config.Column`` accepts by name."""
+
+
+def table_columns(table: pd.DataFrame, decimals: Mapping[str, str] | None = None,
+                  labels: Mapping[str, str] | None = None,
+                  widths: Mapping[str, ColumnWidth] | None = None) -> dict[str, Any]:
     """``st.dataframe``'s column settings for ``table``: each measure headed in words
     (:func:`ui.logic.text.column_label`, or ``labels`` for names too plain to label everywhere:
     ``count``, ``level``), for the columns in ``decimals`` its number format, and for those in

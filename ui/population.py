@@ -21,6 +21,7 @@ from sdc_core.risk.population import (
 from sdc_core.risk.population_risk import PopulationRisk, sampling, sensitivity
 from ui import charts, compute, state
 from ui.infra import workers
+from ui.logic.figures import uniqueness_curves
 from ui.logic.text import md, md_list
 from ui.page import table_columns
 
@@ -124,7 +125,7 @@ def _metric_value(est: ModelEstimate) -> str:
 
 
 def _metric_help(name: str, est: ModelEstimate, big_n: float) -> str:
-    if est.share is None:
+    if est.share is None or est.count is None:  # both None together (an invalid model)
         return f"{name}'s model is not valid on this table: {est.reason}."
     return (f"{name}: about {people(est.count)} of the N = {big_n:,.0f} people are unique on "
             "the keys (population uniques).")
@@ -170,7 +171,7 @@ def section(df: pd.DataFrame, dataset_id: str, qi: list[str], weight: str | None
            else "."))
     loglinear(risk)
     fit = curve(dataset_id, tuple(qi), weight, state.sampling_key(), risk)
-    charts.show(charts.uniqueness_curves(fit, s.fraction), f"{stem}_population_uniques",
+    charts.show(uniqueness_curves(fit, s.fraction), f"{stem}_population_uniques",
                 key=f"risk_population{key}",
                 context=f"{context}; quasi-identifiers {', '.join(map(str, qi))}; "
                         f"sampling fraction {s.fraction:.4g}, N = {s.population:,.0f}")
@@ -242,7 +243,7 @@ def worked(risk: PopulationRisk, qi: list[str]) -> str:
     ]
     parts.append(_zayatz(risk))
     pit = u.pitman
-    if pit.share is not None:
+    if pit.share is not None and pit.count is not None:
         t, a = pit.parameters["theta"], pit.parameters["alpha"]
         parts.append(
             f"**Pitman.** The maximum-likelihood fit of Pitman's sampling formula to the "
@@ -252,7 +253,7 @@ def worked(risk: PopulationRisk, qi: list[str]) -> str:
     else:
         parts.append(f"**Pitman.** Not valid on this table: {pit.reason}.")
     snb = u.snb
-    if snb.share is not None:
+    if snb.share is not None and snb.count is not None:
         k, p, big_k = snb.parameters["k"], snb.parameters["p"], snb.parameters["classes"]
         parts.append(
             f"**SNB.** The slide negative binomial's moment equations at π = {f:.4g} (on u, "
@@ -269,6 +270,8 @@ def _zayatz(risk: PopulationRisk) -> str:
     n, big_n = h.n, s.population
     if not h.uniques:
         return "**Zayatz.** No record is unique in the file: no population unique is estimated."
+    zayatz = u.zayatz
+    assert zayatz.share is not None and zayatz.count is not None, "Zayatz is always estimated"
     terms = np.exp(log_p_single(h.sizes, n, big_n))  # P(f=1 | F=j) for each size j present
     shown = list(zip(h.sizes[:3], h.counts[:3], terms[:3]))
     denominator = float(np.dot(h.counts, terms))
@@ -283,8 +286,8 @@ def _zayatz(risk: PopulationRisk) -> str:
         + ". Bayes' rule, with the population's class sizes in the sample's proportions: "
         f"P(F=1 | f=1) = s_1·P(f=1|F=1) / Σ_j s_j·P(f=1|F=j) = {h.uniques:,}·{terms[0]:.4g} / "
         f"({sum_text}) = {posterior:.4g}. So S_1 = s_1 · P(F=1 | f=1) · N/n = {h.uniques:,} · "
-        f"{posterior:.4g} · {big_n / n:,.4g} = {people(u.zayatz.count)}: "
-        f"{percent(u.zayatz.share)} of N.")
+        f"{posterior:.4g} · {big_n / n:,.4g} = {people(zayatz.count)}: "
+        f"{percent(zayatz.share)} of N.")
 
 
 def _dankar(risk: PopulationRisk) -> str:
@@ -293,6 +296,8 @@ def _dankar(risk: PopulationRisk) -> str:
         return ("**Dankar's rule.** No record is unique in the file, so the rule gives 0 "
                 "population uniques.")
     picked = NAMES[u.dankar_model]
+    zayatz, dankar = u.zayatz, u.dankar  # Zayatz is always estimated, so the rule's pick is
+    assert zayatz.share is not None and dankar.share is not None and dankar.count is not None
     if f <= DANKAR_FRACTION:
         why = (f"π = {f:.4g} ≤ {DANKAR_FRACTION:g}, so the rule takes Pitman when it is valid"
                + (": it is." if u.dankar_model == "pitman"
@@ -302,6 +307,6 @@ def _dankar(risk: PopulationRisk) -> str:
                f"SNB; SNB is not valid ({u.snb.reason}), so Zayatz.")
     else:
         why = (f"π = {f:.4g} > {DANKAR_FRACTION:g}, so the rule takes the smaller of Zayatz "
-               f"({percent(u.zayatz.share)}) and SNB ({percent(u.snb.share)}): {picked}.")
+               f"({percent(zayatz.share)}) and SNB ({percent(u.snb.share)}): {picked}.")
     return (f"**Dankar's rule** picks {picked}: {why} Its estimate: "
-            f"{percent(u.dankar.share)} of N ({people(u.dankar.count)} people).")
+            f"{percent(dankar.share)} of N ({people(dankar.count)} people).")

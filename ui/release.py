@@ -11,8 +11,8 @@ import pandas as pd
 from sdc_core.roles import Roles
 from ui import compute, state
 from ui.logic.groups import ColumnGroups, column_groups
+from ui.logic.session import Dataset, RiskOptions
 from ui.logic.workbench import Workbench, recipe_json
-from ui.state import Dataset, RiskOptions
 
 
 def attacker_candidates(groups: ColumnGroups, roles: Roles) -> list[str]:

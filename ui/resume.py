@@ -11,9 +11,10 @@ up. The data set is not copied: the session's entry in the memory ledger moves w
 A token is bound to its session and to the browser that made it:
 
 - the server names every browser with an HttpOnly, SameSite cookie on its first visit
-  (:data:`~ui.infra.server.BROWSER_COOKIE`, set by :mod:`ui.infra.server`), and only a session of
-  the same browser takes the work over: an address copied, pasted or projected opens a fresh session in
-  any other browser, after a closed tab and after a network drop alike, with a notice;
+  (:data:`~ui.infra.server.BROWSER_COOKIE`, set by :mod:`ui.infra.server`), and only a
+  session of the same browser takes the work over: an address copied, pasted or projected
+  opens a fresh session in any other browser, after a closed tab and after a network drop
+  alike, with a notice;
 - while that session is connected, a second tab opened with the same address starts afresh,
   with a token of its own;
 - with sign-in set up, only the same signed-in user takes a session over;
@@ -46,7 +47,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import state
 from ui.infra import memory
-from ui.infra.server import BROWSER_COOKIE
+from ui.state import browser
 
 PARAM = "resume"
 _TOKEN = "resume_token"
@@ -68,7 +69,7 @@ class Holder:
     session: str
     user: str | None
     state: Any
-    #: the browser that holds it (:func:`browser`; None outside a server)
+    #: the browser that holds it (:func:`ui.state.browser`; None outside a server)
     browser: str | None = None
 
 
@@ -141,8 +142,8 @@ class Registry:
                     use.away_since = None
                 elif use.away_since is None:
                     use.away_since = now
-                away = use.away_since is not None
-                if (away and (not use.worked or now - use.away_since > grace)
+                away_since = use.away_since
+                if (away_since is not None and (not use.worked or now - away_since > grace)
                         or now - use.seen > idle):
                     del self._holders[token]
                     self._use.pop(token, None)
@@ -206,16 +207,6 @@ def _take_over(old: Holder) -> bool:
     return True
 
 
-def browser() -> str | None:
-    """The browser this session runs in: its :data:`~ui.infra.server.BROWSER_COOKIE`, which the
-    server sets on the page before the session's websocket opens (None outside a server)."""
-    try:
-        value = st.context.cookies.get(BROWSER_COOKIE)
-    except Exception:  # no request behind this run (a bare script)
-        return None
-    return value if isinstance(value, str) else None  # (a test's stand-in runtime: not one)
-
-
 def other_browser(token: str) -> bool:
     """Whether ``token``'s session is held by another browser than this session's."""
     holder = REGISTRY.holder(token)
@@ -236,7 +227,7 @@ def begin() -> None:
         me = Holder(state.session_id(), _user(), ctx.session_state if ctx else None, browser())
         asked = st.query_params.get(PARAM)
         old = REGISTRY.take(asked, me, memory.is_active) if asked else None
-        if old is not None and _take_over(old):
+        if old is not None and asked and _take_over(old):  # old: only for an asked token
             token = asked
         else:
             st.session_state[_NOTICE] = (

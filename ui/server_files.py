@@ -35,7 +35,7 @@ import streamlit as st
 from sdc_core import rng
 from sdc_core.decoded import CELL
 from sdc_core.engines import EngineOptions, open_engine
-from sdc_core.engines.duckdb_engine import quote
+from sdc_core.engines.duckdb_engine import DuckDBEngine, quote
 from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import infer_kinds
@@ -43,6 +43,7 @@ from sdc_core.names import count_text, tile
 from sdc_core.roles import suggest_roles
 from ui import state
 from ui.infra import memory
+from ui.logic.session import ServerFile, content_id
 from ui.logic.text import md
 
 #: The environment variable that names the directory a user may open files from.
@@ -224,7 +225,7 @@ def read_sample(path: Path, seed: int, limit: int,
     refuses it by raising."""
     import pyarrow as pa
 
-    engine = open_engine("duckdb", _engine_options())
+    engine = DuckDBEngine(_engine_options())  # as open_engine("duckdb"); its connection is used
     try:
         t = engine.scan(open_source(path))
         say("Counting the records…")
@@ -298,8 +299,8 @@ def open_file(root: Path, name: str, seed: int) -> bool:
                          "columns…")
             kinds = infer_kinds(df)
             status.write("Suggesting column roles…")
-            source = state.ServerFile(path, files, total, len(df), seed)
-            dataset_id = state.content_id(repr((str(path), files, seed, limit)).encode())
+            source = ServerFile(path, files, total, len(df), seed)
+            dataset_id = content_id(repr((str(path), files, seed, limit)).encode())
             state.install(df, sample_name(path, len(df), total, seed), dataset_id, kinds,
                           suggest_roles(df, kinds), source=source)
         except SdcInputError as err:

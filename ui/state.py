@@ -1,16 +1,15 @@
 """The session's shared state, behind one small interface.
 
 Everything the pages share lives in ``st.session_state`` under the keys below, as plain values
-(not widget keys, which Streamlit deletes when their page is not shown). Uploaded data stays in
-memory: nothing here writes to disk.
+(not widget keys, which Streamlit deletes when their page is not shown); the values' types are
+defined in :mod:`ui.logic.session` (no Streamlit). Uploaded data stays in memory: nothing here
+writes to disk.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -20,10 +19,11 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from sdc_core.examples import DEFAULT_EXAMPLE, example
 from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles
-from ui.infra import memory
-from ui.infra.server import SERVER_RUN, issued_here
+from ui.infra import memory, warmup
+from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here
+from ui.logic import workspace
 from ui.logic.protect import ProtectSettings
-from ui.logic.text import file_stem
+from ui.logic.session import Dataset, History, RiskOptions, ServerFile, Table, content_id
 
 _DATASET = "dataset"
 _ROLES = "roles"
@@ -31,72 +31,26 @@ _WHOLE_FILE_RISK = "whole_file_risk"
 _ANALYSES = "analyses"
 _SAMPLING = "sampling"
 _FREED = "dataset_freed"
-
-
-@dataclass(frozen=True)
-class ServerFile:
-    """Where a data set opened on the server comes from (:mod:`ui.server_files`): the resolved
-    path, its ``stamp`` when opened (name, size and modification time of each file), the
-    records of the whole file, and how many of them were read, chosen by ``seed``."""
-
-    path: Path
-    stamp: tuple[tuple[str, int, int], ...]
-    total: int
-    sampled: int
-    seed: int
-
-    @property
-    def is_sample(self) -> bool:
-        return self.sampled < self.total
-
-
-@dataclass(eq=False)
-class Table:
-    """A session's table, held in one place the server can empty (memory admission,
-    :mod:`ui.infra.memory`): ``df`` is None once it has been freed."""
-
-    df: pd.DataFrame | None
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A loaded table; ``dataset_id`` (a content hash) keys every cache entry made from it.
-    ``example`` is the key of a built-in data set (:mod:`sdc_core.examples`). ``source`` is set
-    when the table was read from a file on the server (maybe a sample of it); then
-    ``dataset_id`` hashes the path, the file's stamp, the seed and the sample size."""
-
-    table: Table
-    name: str
-    dataset_id: str
-    kinds: dict[str, Kind]
-    example: str | None = None
-    source: ServerFile | None = None
-
-    @property
-    def is_example(self) -> bool:
-        return self.example is not None
-
-    @property
-    def stem(self) -> str:
-        """What downloaded files are named after: the built-in data set's key, the server
-        file's or the upload's name without its extension."""
-        return file_stem(self.example or (self.source.path.name if self.source else self.name))
-
-    @property
-    def df(self) -> pd.DataFrame:
-        if self.table.df is None:
-            raise RuntimeError("the data set was freed")  # current_dataset() never gives one
-        return self.table.df
-
-
-def content_id(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()[:16]
+_SWEEP = "sweep"
+_SWEEP_RUNNING = "sweep_running"
+_CHART_FORMAT = "chart_format"
+_KEPT_FORM = "w_kept_"  # the Trade-offs form's values between visits, one key a widget
 
 
 def session_id() -> str:
     """Streamlit's id of this browser session."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "no-session"
+
+
+def browser() -> str | None:
+    """The browser this session runs in: its :data:`~ui.infra.server.BROWSER_COOKIE`, which the
+    server sets on the page before the session's websocket opens (None outside a server)."""
+    try:
+        value = st.context.cookies.get(BROWSER_COOKIE)
+    except Exception:  # no request behind this run (a bare script)
+        return None
+    return value if isinstance(value, str) else None  # (a test's stand-in runtime: not one)
 
 
 def current_dataset() -> Dataset | None:
@@ -127,8 +81,6 @@ def restarted_since() -> bool:
     a first run stopped before its notice was drawn (a click while the new server's slow first
     run went on) leaves the notice to the next run. Every run leaves the address naming this
     process (a change of page clears it)."""
-    from ui.resume import browser
-
     seen = st.query_params.get(_RUN_PARAM)
     if seen != SERVER_RUN:
         st.query_params[_RUN_PARAM] = SERVER_RUN
@@ -178,6 +130,12 @@ def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind], int]:
     return df, content_id(raw), infer_kinds(df), memory.memory_bytes(df)
 
 
+@warmup.preload
+def _read_default_example() -> None:
+    """Read before the first visitor by the server's warm-up: every session opens with it."""
+    _example_table(DEFAULT_EXAMPLE)
+
+
 def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
     """Make a built-in data set the current one, with its roles. The table is the one the
     server holds for every session: the memory ledger counts it once, for the server
@@ -206,7 +164,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     set_sampling({})
     st.session_state.pop("protect", None)
     st.session_state.pop("protect_history", None)
-    st.session_state.pop("sweep", None)
+    st.session_state.pop(_SWEEP, None)
     st.session_state.pop("known", None)
     st.session_state.pop(_WHOLE_FILE_RISK, None)
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
@@ -272,15 +230,6 @@ def add_one(key: str) -> None:
     st.session_state[key] = st.session_state.get(key, 0) + 1
 
 
-@dataclass(frozen=True)
-class RiskOptions:
-    """How risk is measured: threshold k, missing keys as wildcards or a category, alpha."""
-
-    k: int = 5
-    na: str = "wildcard"
-    alpha: float = 1.0
-
-
 def risk_options() -> RiskOptions:
     return st.session_state.get("risk_options", RiskOptions())
 
@@ -312,21 +261,6 @@ UNDO_DEPTH = 100
 #: one step, however many of them the server took in one run; a change after a pause, or of
 #: another control, is a step of its own.
 BURST_SECONDS = 2.0
-
-
-@dataclass(frozen=True)
-class History:
-    """The Protect settings before the current ones (``past``, oldest first) and those undone
-    since (``future``, the next redo last); ``source``: the control whose burst of changes
-    made the last step (None: not a control's, or the burst has ended), ``at``: when that
-    burst last moved or the results of its last change were drawn (``time.monotonic``),
-    ``drawn``: whether they were."""
-
-    past: tuple[ProtectSettings, ...] = ()
-    future: tuple[ProtectSettings, ...] = ()
-    source: str | None = None
-    at: float = 0.0
-    drawn: bool = False
 
 
 def protect_history() -> History:
@@ -430,12 +364,10 @@ def set_projector(on: bool) -> None:
 
 def workspace_text() -> str:
     """The workspace file of this session's work (:mod:`ui.logic.workspace`)."""
-    from ui.logic import workspace
-
     ds = ensure_dataset()
     settings = protect_settings()
-    form = {str(k)[len("w_kept_"):]: v for k, v in st.session_state.items()
-            if str(k).startswith("w_kept_")}
+    form = {str(k)[len(_KEPT_FORM):]: v for k, v in st.session_state.items()
+            if str(k).startswith(_KEPT_FORM)}
     return workspace.to_json(ds.name, len(ds.df), list(ds.df.columns), ds.dataset_id, roles(),
                              settings.steps(roles().qi), settings.seed, risk_options(),
                              known_columns(ds.df), form, analysis_spec(), sampling())
@@ -445,8 +377,6 @@ def open_workspace(text: str | bytes) -> str | None:
     """Apply a workspace file to the open data set, all of it or nothing (an
     :class:`~sdc_core.errors.SdcInputError` says why); give how the data set differs from the
     one it was saved with, if it does."""
-    from ui.logic import workspace
-
     ds = ensure_dataset()
     ws = workspace.read(text, list(ds.df.columns))
     for key in [k for k in st.session_state if str(k).startswith("w_")]:
@@ -456,9 +386,80 @@ def open_workspace(text: str | bytes) -> str | None:
     set_risk_options(ws.risk)
     set_known_columns(ws.known)
     for key, value in ws.tradeoffs.items():
-        st.session_state[f"w_kept_{key}"] = value
+        st.session_state[f"{_KEPT_FORM}{key}"] = value
     if ws.analyses is not None:
         set_analysis_spec(ws.analyses)
     set_sampling(ws.sampling)
-    st.session_state.pop("sweep", None)
+    st.session_state.pop(_SWEEP, None)
     return workspace.difference(ws.data, ds.name, len(ds.df), ds.dataset_id)
+
+
+# The values pages share, each read and written here only (docs/architecture.md: where state
+# lives); a widget's own key, read on the page that draws it, stays with the page.
+
+
+def sweep(dataset_id: str | None = None) -> dict[str, Any] | None:
+    """The last sweep of the Trade-offs page: ``{"result": SweepResult, "grid": dict,
+    "dataset_id": str, "qi": list}``; with ``dataset_id``, only when it was run on that data
+    set (the Export page's table and report take it)."""
+    last = st.session_state.get(_SWEEP)
+    if last is not None and dataset_id is not None and last["dataset_id"] != dataset_id:
+        return None
+    return last
+
+
+def set_sweep(result: Any, grid: dict[str, Any], dataset_id: str, qi: list[str]) -> None:
+    """Keep a finished sweep (:func:`sweep`)."""
+    st.session_state[_SWEEP] = {"result": result, "grid": grid, "dataset_id": dataset_id,
+                                "qi": list(qi)}
+
+
+def sweep_running() -> bool:
+    """Whether a sweep was started and has not ended (a Cancel click stops its run before
+    :func:`set_sweep_running` clears it)."""
+    return bool(st.session_state.get(_SWEEP_RUNNING, False))
+
+
+def set_sweep_running(running: bool) -> None:
+    st.session_state[_SWEEP_RUNNING] = bool(running)
+
+
+def chart_format() -> str:
+    """The format the camera button of every chart saves ("png" or "svg"; the Export page
+    sets it)."""
+    return st.session_state.get(_CHART_FORMAT, "png")
+
+
+def set_chart_format(fmt: str) -> None:
+    st.session_state[_CHART_FORMAT] = fmt
+
+
+def kept_form_value(key: str, default: Any) -> Any:
+    """What the Trade-offs form's widget ``key`` held when the page was last shown (a page
+    change drops a widget's state; a workspace file sets it), else ``default``."""
+    return st.session_state.get(f"{_KEPT_FORM}{key}", default)
+
+
+def keep_form_value(key: str, value: Any) -> None:
+    """Keep a Trade-offs form widget's value for the next visit and the workspace file."""
+    st.session_state[f"{_KEPT_FORM}{key}"] = value
+
+
+def risk_view() -> str:
+    """What the Risk page measures: "original", "protected" or "both" (kept while the page is
+    away, and by a session taken over)."""
+    return st.session_state.get("risk_view", "original")
+
+
+def set_risk_view(view: str) -> None:
+    st.session_state["risk_view"] = view
+
+
+def suda_dis_fraction() -> float:
+    """The sampling fraction SUDA's DIS score assumes on the Risk page (kept as
+    :func:`risk_view` is)."""
+    return float(st.session_state.get("suda_dis_fraction", 0.01))
+
+
+def set_suda_dis_fraction(fraction: float) -> None:
+    st.session_state["suda_dis_fraction"] = float(fraction)

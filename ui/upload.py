@@ -12,6 +12,8 @@ if reading had finished.
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 import pandas as pd
 import streamlit as st
 
@@ -20,6 +22,7 @@ from sdc_core.io import infer_kinds, read_table
 from sdc_core.roles import suggest_roles
 from ui import compute, state
 from ui.infra import memory
+from ui.logic.session import content_id
 from ui.logic.text import md
 
 _PENDING = "pending_upload"
@@ -79,7 +82,7 @@ def finish_pending(resumed: bool = True) -> None:
                          "columns…")
             kinds = infer_kinds(df)
             status.write("Suggesting column roles…")
-            ds = state.install(df, name, state.content_id(raw), kinds, suggest_roles(df, kinds))
+            ds = state.install(df, name, content_id(raw), kinds, suggest_roles(df, kinds))
             roles = state.roles()
         except Exception as err:  # noqa: BLE001 — a failed upload is dropped, never retried
             st.session_state.pop(_PENDING, None)
@@ -93,10 +96,9 @@ def finish_pending(resumed: bool = True) -> None:
         if roles.qi:
             status.write("Computing risk on the suggested quasi-identifiers…")
             opts = state.risk_options()
-            try:  # a warm cache for the Risk page, which says why when the roles do not fit
+            # a warm cache for the Risk page, which says why when the roles do not fit
+            with suppress(SdcInputError):
                 compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                                 opts.alpha, df)
-            except SdcInputError:
-                pass
         status.update(label=f"Loaded {md(name)}: {len(df):,} records × {df.shape[1]} columns",
                       state="complete", expanded=False)

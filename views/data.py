@@ -55,10 +55,11 @@ if root is not None:
         # keys without the "w_" prefix: opening a file installs a data set, which clears the
         # "w_" widgets after these were drawn
         current = state.server_file()
-        opened = current.path.name + "/" * current.path.is_dir() if current else None
+        opened_file = current.path.name + "/" * current.path.is_dir() if current else None
         if st.session_state.get("srv_pick") not in found:
             st.session_state.pop("srv_pick", None)  # gone from the directory since
-        state.bind("srv_pick", opened if opened in found else (found[0] if found else None))
+        state.bind("srv_pick",
+                   opened_file if opened_file in found else (found[0] if found else None))
         state.bind("srv_path", "")
         state.bind("srv_seed", current.seed if current else 0)
         a, b = st.columns([3, 1])
@@ -71,10 +72,10 @@ if root is not None:
         seed = b.number_input("Sample seed", 0, 2**31 - 1, key="srv_seed",
                               help="Which records a large file's sample holds: the same seed "
                                    "always gives the same records.")
-        if b.button("Open the file", icon=":material/folder_open:", key="srv_open",
-                    width="stretch"):
-            if server_files.open_file(root, typed.strip() or pick or "", int(seed)):
-                st.session_state["upload_file_id"] = uploaded.file_id if uploaded else None
+        if (b.button("Open the file", icon=":material/folder_open:", key="srv_open",
+                     width="stretch")
+                and server_files.open_file(root, typed.strip() or pick or "", int(seed))):
+            st.session_state["upload_file_id"] = uploaded.file_id if uploaded else None
 
 ds = state.ensure_dataset()
 df = ds.df
@@ -207,6 +208,7 @@ if source:
             st.caption("Tag quasi-identifiers above to compare the risk of the sample with "
                        "the risk of the whole file.")
         else:
+            now: tuple[tuple[str, int, int], ...] | None
             try:
                 now = server_files.stamp(source.path)
             except (SdcInputError, OSError):
@@ -215,18 +217,19 @@ if source:
                 st.warning(f"{md(source.path.name)} has changed on the server since it was "
                            "opened (or is gone): the sample no longer matches it. Open it "
                            "again.", icon=":material/warning:")
-            key = (str(source.path), now, tuple(r.qi), r.weight, opts.k, opts.na, opts.alpha)
-            whole = state.whole_file_risk(key)
+            measured = (tuple(r.qi), r.weight, opts.k, opts.na, opts.alpha)
+            whole_key = (str(source.path), now, *measured)
+            whole = state.whole_file_risk(whole_key)
             if now is not None and st.button("Compute the risk of the whole file (DuckDB)",
                                              icon=":material/database:", key="srv_risk"):
                 with st.spinner(f"DuckDB reads all {source.total:,} records…"):
                     try:
-                        whole = server_files.whole_file_risk(*key)
+                        whole = server_files.whole_file_risk(str(source.path), now, *measured)
                     except SdcInputError as err:
                         st.error(f"The risk of the whole file was not computed: {md(err)}",
                                  icon=":material/error:")
                     else:
-                        state.set_whole_file_risk(key, whole)
+                        state.set_whole_file_risk(whole_key, whole)
             try:
                 sample = compute.profile(ds.dataset_id, tuple(r.qi), r.weight, opts.k,
                                          opts.na, opts.alpha, df).summary()

@@ -1,6 +1,7 @@
 """Export page: the protected data, its recipe, the trade-off table and a report."""
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
@@ -14,8 +15,9 @@ from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.methods.banding import release_note
 from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.risk import RiskProfile
-from ui import analyses, charts, compute, server_files, state
+from ui import analyses, compute, server_files, state
 from ui.infra import workers
+from ui.logic.figures import class_size_histogram
 from ui.logic.report import (
     attackers_table,
     build_report,
@@ -26,13 +28,11 @@ from ui.logic.report import (
 )
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.logic.workbench import Workbench, recipe_json
+from ui.page import context
 from ui.sidebar import render_sidebar
 
-st.title("Export")
-ds = state.ensure_dataset()
-roles = state.roles()
-opts = state.risk_options()
-df = ds.df
+ctx = context("Export")
+ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
 settings = state.protect_settings()
 steps = settings.steps(roles.qi)
 text = recipe_json(steps, settings.seed)
@@ -63,200 +63,237 @@ def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: st
                        neutralize)
 
 
-if source is not None and source.is_sample:
-    st.info(f"The data on this page is a sample: {source.sampled:,} of the {source.total:,} "
-            f"records of {md(source.path)}. The protected data downloaded here is the "
-            "sample's; to protect the whole file, run the command under *Protect the whole "
-            "file* below.", icon=":material/filter_alt:")
+def intro() -> None:
+    """What the files are made of (a sample, the Protect page's steps); the page stops when the
+    Protect settings cannot be applied."""
+    if source is not None and source.is_sample:
+        st.info(f"The data on this page is a sample: {source.sampled:,} of the {source.total:,} "
+                f"records of {md(source.path)}. The protected data downloaded here is the "
+                "sample's; to protect the whole file, run the command under *Protect the whole "
+                "file* below.", icon=":material/filter_alt:")
 
-if not steps:
-    st.info("No protection is set yet: the files below are the data as loaded. Set methods on "
-            "the Protect page.", icon=":material/info:")
-else:
-    st.caption(f"{len(steps)} step(s) from the Protect page, seed {settings.seed}. "
-               "Every randomised result records its seed; a fixed seed is for teaching and "
-               "reproducibility, a release should use a new secret one.")
+    if not steps:
+        st.info("No protection is set yet: the files below are the data as loaded. Set methods on "
+                "the Protect page.", icon=":material/info:")
+    else:
+        st.caption(f"{len(steps)} step(s) from the Protect page, seed {settings.seed}. "
+                   "Every randomised result records its seed; a fixed seed is for teaching and "
+                   "reproducibility, a release should use a new secret one.")
 
-try:
-    compute.protected(ds.dataset_id, text, df)
-except SdcInputError as err:
-    st.error(f"The Protect settings cannot be applied: {md(err)}", icon=":material/error:")
-    render_sidebar()
-    st.stop()
-
-st.subheader("Protected data", anchor=False)
-neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=True,
-                       key="w_x_neutralize",
-                       help="Text cells that begin with = + - @ get a leading apostrophe so a "
-                            "spreadsheet does not run them.")
-drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
-                         key="w_x_drop")
-drop = tuple(roles.ignore) if drop_ignored else ()
-written = compute.protected(ds.dataset_id, text, df).data
-written = written.drop(columns=[c for c in drop if c in written.columns])
-c1, c2, c3 = st.columns(3)
-for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
-                       (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
-                                     "spreadsheetml.sheet")):
-    raw = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)
     try:
-        if ext != ".xlsx" and len(df) <= EAGER_ROWS:
-            # made now, not on click: Streamlit keeps a file made on click only until any two
-            # runs of any sessions end, so on a busy server the browser could miss it (404)
-            raw = raw()
-        else:  # made on click: its writer is tried on the first rows now
-            workers.run(table_bytes, written.head(WRITER_TRIAL_ROWS), ext, neutralize)
-    except Exception as err:  # noqa: BLE001 — said on the page, never a dead button
-        if not isinstance(err, SdcInputError):  # logged by type only: no value of the data
-            logging.getLogger("sdc_dashboard").error("writing %s failed with %s", ext,
-                                                     type(err).__name__)
-        col.error(f"{ext[1:].upper()} cannot be written: "
-                  + (md(err) if isinstance(err, SdcInputError)
-                     else f"an unexpected {type(err).__name__}") + ".",
-                  icon=":material/error:")
-        continue
-    too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
-    col.download_button(f"Download {ext[1:].upper()}", raw, file_name=f"{stem}_protected{ext}",
-                        mime=mime, on_click="ignore", icon=":material/download:", width="stretch",
-                        key=f"dl_data{ext}", disabled=too_long,
-                        help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
-                        else None)
-for ext in (".csv", ".parquet", ".xlsx"):
-    for note in export_notes(written, ext, neutralize):
-        st.caption(f"{ext[1:].upper()}: {md(note)}.")
-for note in filter(None, map(release_note, compute.protected(ds.dataset_id, text, df).reports)):
-    st.warning(f"Released values: {md(note)}.", icon=":material/info:")
-if source is not None and source.is_sample:
-    st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
-               "file.")
+        compute.protected(ds.dataset_id, text, df)
+    except SdcInputError as err:
+        st.error(f"The Protect settings cannot be applied: {md(err)}", icon=":material/error:")
+        render_sidebar()
+        st.stop()
 
-st.subheader("Recipe", anchor=False)
-recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),
-                 input_fingerprint=fingerprint_of(ds.dataset_id, df))
-recipe_text = recipe.to_json()
-st.download_button("Download the recipe (JSON)", recipe_text.encode(),
-                   file_name=f"{stem}_recipe.json", mime="application/json",
-                   on_click="ignore", icon=":material/receipt_long:", key="dl_recipe")
-if source is None:
-    st.caption("Load it again on the Protect page, or apply it to the full file with "
-               "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries the "
-               f"table fingerprint `{recipe.input_fingerprint[:16]}…`; the sidebar's file "
-               f"SHA-256 `{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
-else:
-    st.caption("Load it again on the Protect page. It carries the table fingerprint "
-               f"`{recipe.input_fingerprint[:16]}…` of the "
-               + ("sample" if source.is_sample else "records read") + " it was made on.",
-               help=SAMPLE_ID_HELP)
-    st.subheader("Protect the whole file", anchor=False)
-    st.markdown("Save the recipe above as "
-                f"`{stem}_recipe.json` on the server, then run there:")
-    st.code(server_files.apply_command(source.path, stem), language="bash", wrap_lines=True)
-    st.caption("Add `--memory-limit 4GB` (and `--temp-dir DIR`) to bound the memory DuckDB "
-               "uses. The command applies the same steps with the same seed to every record "
-               "of the file. Each record's random draws come from its position in the whole "
-               "file, and category counts, means and ranks from the whole column, so the "
-               "protected whole file is not the protected sample row for row.")
-    for i, step in enumerate(steps):
+
+def protected_data() -> None:
+    """The protected data as CSV, Parquet and Excel files, and what each file changes."""
+    st.subheader("Protected data", anchor=False)
+    neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=True,
+                           key="w_x_neutralize",
+                           help="Text cells that begin with = + - @ get a leading apostrophe so a "
+                                "spreadsheet does not run them.")
+    drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
+                             key="w_x_drop")
+    drop = tuple(roles.ignore) if drop_ignored else ()
+    written = compute.protected(ds.dataset_id, text, df).data
+    written = written.drop(columns=[c for c in drop if c in written.columns])
+    c1, c2, c3 = st.columns(3)
+    for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
+                           (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
+                                         "spreadsheetml.sheet")):
+        make = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)
+        raw: bytes | Callable[[], bytes] = make
         try:
-            check_engine_step(i, step, "duckdb")
+            if ext != ".xlsx" and len(df) <= EAGER_ROWS:
+                # made now, not on click: Streamlit keeps a file made on click only until any two
+                # runs of any sessions end, so on a busy server the browser could miss it (404)
+                raw = make()
+            else:  # made on click: its writer is tried on the first rows now
+                workers.run(table_bytes, written.head(WRITER_TRIAL_ROWS), ext, neutralize)
+        except Exception as err:  # noqa: BLE001 — said on the page, never a dead button
+            if not isinstance(err, SdcInputError):  # logged by type only: no value of the data
+                logging.getLogger("sdc_dashboard").error("writing %s failed with %s", ext,
+                                                         type(err).__name__)
+            col.error(f"{ext[1:].upper()} cannot be written: "
+                      + (md(err) if isinstance(err, SdcInputError)
+                         else f"an unexpected {type(err).__name__}") + ".",
+                      icon=":material/error:")
+            continue
+        too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
+        col.download_button(f"Download {ext[1:].upper()}", raw,
+                            file_name=f"{stem}_protected{ext}", mime=mime, on_click="ignore",
+                            icon=":material/download:", width="stretch",
+                            key=f"dl_data{ext}", disabled=too_long,
+                            help=f"Excel holds at most {EXCEL_MAX_ROWS:,} rows" if too_long
+                            else None)
+    for ext in (".csv", ".parquet", ".xlsx"):
+        for note in export_notes(written, ext, neutralize):
+            st.caption(f"{ext[1:].upper()}: {md(note)}.")
+    for note in filter(None, map(release_note, compute.protected(ds.dataset_id, text, df).reports)):
+        st.warning(f"Released values: {md(note)}.", icon=":material/info:")
+    if source is not None and source.is_sample:
+        st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
+                   "file.")
+
+
+def recipe_section() -> str:
+    """The recipe, to download, and how to apply it (to the whole file, for a server file); its
+    text."""
+    st.subheader("Recipe", anchor=False)
+    table_fingerprint = fingerprint_of(ds.dataset_id, df)
+    recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),
+                     input_fingerprint=table_fingerprint)
+    recipe_text = recipe.to_json()
+    st.download_button("Download the recipe (JSON)", recipe_text.encode(),
+                       file_name=f"{stem}_recipe.json", mime="application/json",
+                       on_click="ignore", icon=":material/receipt_long:", key="dl_recipe")
+    if source is None:
+        st.caption("Load it again on the Protect page, or apply it to the full file with "
+                   "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries "
+                   f"the table fingerprint `{table_fingerprint[:16]}…`; the sidebar's file "
+                   f"SHA-256 `{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
+    else:
+        st.caption("Load it again on the Protect page. It carries the table fingerprint "
+                   f"`{table_fingerprint[:16]}…` of the "
+                   + ("sample" if source.is_sample else "records read") + " it was made on.",
+                   help=SAMPLE_ID_HELP)
+        st.subheader("Protect the whole file", anchor=False)
+        st.markdown("Save the recipe above as "
+                    f"`{stem}_recipe.json` on the server, then run there:")
+        st.code(server_files.apply_command(source.path, stem), language="bash", wrap_lines=True)
+        st.caption("Add `--memory-limit 4GB` (and `--temp-dir DIR`) to bound the memory DuckDB "
+                   "uses. The command applies the same steps with the same seed to every record "
+                   "of the file. Each record's random draws come from its position in the whole "
+                   "file, and category counts, means and ranks from the whole column, so the "
+                   "protected whole file is not the protected sample row for row.")
+        for i, step in enumerate(steps):
+            try:
+                check_engine_step(i, step, "duckdb")
+            except SdcInputError as err:
+                st.warning(f"The command above will refuse this recipe: {md(err)}.",
+                           icon=":material/warning:")
+    return recipe_text
+
+
+def workspace_section() -> None:
+    """The workspace file of this session's work."""
+    st.subheader("Workspace", anchor=False)
+    st.download_button("Download the workspace (JSON)", state.workspace_text(),
+                       file_name=f"{stem}_workspace.json", mime="application/json",
+                       on_click="ignore", icon=":material/work_history:", key="dl_workspace")
+    st.caption("Roles, recipe, risk settings, the attacker's known columns and the Trade-offs "
+               "form, without any record: open it on the Data page with this data set to go on "
+               "another day.")
+
+
+def tradeoff_table(sweep: dict | None) -> None:
+    """The last sweep's table, when one ran on this data set."""
+    st.subheader("Trade-off table", anchor=False)
+    if sweep is not None:
+        st.download_button("Download the trade-off table (CSV)",
+                           table_bytes(sweep["result"].table, ".csv"),
+                           file_name=f"{stem}_tradeoffs.csv", mime="text/csv",
+                           on_click="ignore", icon=":material/table:", key="dl_sweep")
+    else:
+        st.caption("Run a sweep on the Trade-offs page to export its table.")
+
+
+def report_section(recipe_text: str, sweep: dict | None) -> None:
+    """The HTML report of the protection, made when it is downloaded."""
+    st.subheader("Report", anchor=False)
+    numeric = [c for c in roles.numeric if c in df.columns]
+    known = state.known_columns(df)
+    given = state.sampling_key()
+    try:
+        before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
+                                 opts.alpha, df) if roles.qi else None
+        wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
+                               opts.na, opts.alpha, tuple(numeric), tuple(known), given, df) \
+            if roles.qi else None
+    except SdcInputError as err:
+        st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
+        before = wb = None
+    if before is not None and wb is not None:
+        attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
+        risk = risk_table(before, attacked, wb.after)
+        attackers = attackers_table(attacked, wb.after)
+        utility = utility_table(wb.utility_for(roles.ignore))
+
+        def report_figures(before: RiskProfile = before, wb: Workbench = wb) -> list[go.Figure]:
+            """The report's figures, made when it is downloaded (not on every view)."""
+            figures = [class_size_histogram(before.fk, opts.k).update_layout(
+                           title_text="Class sizes before protection"),
+                       class_size_histogram(wb.after["fk"], opts.k).update_layout(
+                           title_text="Class sizes after protection")]
+            if sweep is not None:
+                figures.append(sweep_figure(sweep["result"]))
+            return figures
+
+        try:  # the Protect page's entry: the same figures
+            validity = analyses.validity_report(ds, wb, text)
         except SdcInputError as err:
-            st.warning(f"The command above will refuse this recipe: {md(err)}.",
+            st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
                        icon=":material/warning:")
+            validity = None
+        try:  # the Protect page's calls: the same figures
+            if isinstance(wb.population, str):
+                raise SdcInputError(wb.population)
+            pop_before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given,
+                                            df)
+            pop_after = wb.population
+            population = ((pop_before, pop_after)
+                          if pop_before is not None and pop_after is not None else None)
+        except SdcInputError as err:
+            st.warning(f"The report leaves out the risk in the population: {md(err)}",
+                       icon=":material/warning:")
+            population = None
+        report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
+                         df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
+                                       "weight": roles.weight, "numeric (utility)": numeric,
+                                       "known to the attacker": known,
+                                       "not released": roles.ignore},
+                         recipe_text, risk, utility,
+                         file_sha256=ds.dataset_id if source is None else None,
+                         notes=([f"Computed on a sample of {source.sampled:,} of the "
+                                 f"{source.total:,} records of {source.path} (seed "
+                                 f"{source.seed}); the figures are the sample's."]
+                                if source is not None and source.is_sample else [])
+                         + step_notes(wb.applied.reports), validity=validity,
+                         population=population, attackers=attackers)
+        st.download_button("Download the report (HTML)",
+                           lambda: report(report_figures()).encode("utf-8"),
+                           file_name=f"{stem}_report.html", mime="text/html",
+                           on_click="ignore", icon=":material/description:", key="dl_report")
+        st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
+                   "recipe, risk before and after (the released keys' measures and the linkage "
+                   "attack; with how the file was sampled, the risk in the population), "
+                   "information loss, whether the benchmark analyses hold, and the figures.")
+    elif not roles.qi:
+        st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
 
-sweep = st.session_state.get("sweep")
-st.subheader("Workspace", anchor=False)
-st.download_button("Download the workspace (JSON)", state.workspace_text(),
-                   file_name=f"{stem}_workspace.json", mime="application/json",
-                   on_click="ignore", icon=":material/work_history:", key="dl_workspace")
-st.caption("Roles, recipe, risk settings, the attacker's known columns and the Trade-offs form, "
-           "without any record: open it on the Data page with this data set to go on another "
-           "day.")
 
-st.subheader("Trade-off table", anchor=False)
-if sweep and sweep["dataset_id"] == ds.dataset_id:
-    st.download_button("Download the trade-off table (CSV)",
-                       table_bytes(sweep["result"].table, ".csv"),
-                       file_name=f"{stem}_tradeoffs.csv", mime="text/csv",
-                       on_click="ignore", icon=":material/table:", key="dl_sweep")
-else:
-    st.caption("Run a sweep on the Trade-offs page to export its table.")
+def figures_section() -> None:
+    """The format every chart's camera button saves."""
+    st.subheader("Figures", anchor=False)
+    state.bind("w_chart_format", state.chart_format())
+    fmt = st.radio("The camera button of every chart saves", ["png", "svg"], horizontal=True,
+                   key="w_chart_format", format_func={"png": "PNG at 3× resolution",
+                                                      "svg": "SVG (vector)"}.get)
+    state.set_chart_format(fmt)
+    st.caption("For print, every chart also has **Export for print**: PNG, SVG or PDF at a width "
+               "you choose, drawn on the server with a fixed font and a caption that names the "
+               "data, the settings and the seed behind it.")
 
-st.subheader("Report", anchor=False)
-numeric = [c for c in roles.numeric if c in df.columns]
-known = state.known_columns(df)
-given = state.sampling_key()
-try:
-    before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                             opts.alpha, df) if roles.qi else None
-    wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                           opts.na, opts.alpha, tuple(numeric), tuple(known), given, df) \
-        if roles.qi else None
-except SdcInputError as err:
-    st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
-    before = wb = None
-if before is not None and wb is not None:
-    attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
-    risk = risk_table(before, attacked, wb.after)
-    attackers = attackers_table(attacked, wb.after)
-    utility = utility_table(wb.utility_for(roles.ignore))
 
-    def report_figures(before: RiskProfile = before, wb: Workbench = wb) -> list[go.Figure]:
-        """The report's figures, made when it is downloaded (not on every view)."""
-        figures = [charts.class_size_histogram(before.fk, opts.k).update_layout(
-                       title_text="Class sizes before protection"),
-                   charts.class_size_histogram(wb.after["fk"], opts.k).update_layout(
-                       title_text="Class sizes after protection")]
-        if sweep and sweep["dataset_id"] == ds.dataset_id:
-            figures.append(sweep_figure(sweep["result"]))
-        return figures
-
-    try:  # the Protect page's entry: the same figures
-        validity = analyses.validity_report(ds, wb, text)
-    except SdcInputError as err:
-        st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
-                   icon=":material/warning:")
-        validity = None
-    try:  # the Protect page's calls: the same figures
-        if isinstance(wb.population, str):
-            raise SdcInputError(wb.population)
-        pair = (compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df),
-                wb.population)
-        population = pair if pair[0] is not None and pair[1] is not None else None
-    except SdcInputError as err:
-        st.warning(f"The report leaves out the risk in the population: {md(err)}",
-                   icon=":material/warning:")
-        population = None
-    report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
-                     df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
-                                   "weight": roles.weight, "numeric (utility)": numeric,
-                                   "known to the attacker": known,
-                                   "not released": roles.ignore},
-                     recipe_text, risk, utility,
-                     file_sha256=ds.dataset_id if source is None else None,
-                     notes=([f"Computed on a sample of {source.sampled:,} of the "
-                             f"{source.total:,} records of {source.path} (seed "
-                             f"{source.seed}); the figures are the sample's."]
-                            if source is not None and source.is_sample else [])
-                     + step_notes(wb.applied.reports), validity=validity,
-                     population=population, attackers=attackers)
-    st.download_button("Download the report (HTML)",
-                       lambda: report(report_figures()).encode("utf-8"),
-                       file_name=f"{stem}_report.html", mime="text/html",
-                       on_click="ignore", icon=":material/description:", key="dl_report")
-    st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
-               "recipe, risk before and after (the released keys' measures and the linkage "
-               "attack; with how the file was sampled, the risk in the population), "
-               "information loss, whether the benchmark analyses hold, and the figures.")
-elif not roles.qi:
-    st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
-
-st.subheader("Figures", anchor=False)
-state.bind("w_chart_format", st.session_state.get("chart_format", "png"))
-fmt = st.radio("The camera button of every chart saves", ["png", "svg"], horizontal=True,
-               key="w_chart_format", format_func={"png": "PNG at 3× resolution",
-                                                  "svg": "SVG (vector)"}.get)
-st.session_state["chart_format"] = fmt
-st.caption("For print, every chart also has **Export for print**: PNG, SVG or PDF at a width "
-           "you choose, drawn on the server with a fixed font and a caption that names the "
-           "data, the settings and the seed behind it.")
+intro()
+protected_data()
+recipe_text = recipe_section()
+sweep = state.sweep(ds.dataset_id)  # the Trade-offs page's last sweep on this data set
+workspace_section()
+tradeoff_table(sweep)
+report_section(recipe_text, sweep)
+figures_section()
 render_sidebar()

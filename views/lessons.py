@@ -12,6 +12,7 @@ from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
 from ui import charts, state
 from ui.guard import guarded
 from ui.logic import lessons
+from ui.logic.figures import spread_figure
 from ui.logic.lessons import LESSONS, Check
 from ui.logic.text import md, number
 from ui.sidebar import render_sidebar
@@ -166,7 +167,7 @@ def randomized_response() -> None:
     verdict("randomized-response", lessons.check_rr(int(n)))
     spread = estimate_spread(lessons.RR_SIZES, lessons.RR_TRUTH, lessons.RR_Q, replications=40,
                              seed=lessons.RR_SEED)
-    charts.show(charts.spread_figure(spread, lessons.RR_TRUTH), "lesson_randomized_response",
+    charts.show(spread_figure(spread, lessons.RR_TRUTH), "lesson_randomized_response",
                 key="lesson_rr_spread", context=f"simulated coin-flip surveys: true share "
                 f"{lessons.RR_TRUTH:g}, 40 per size; seed {lessons.RR_SEED}")
 

@@ -3,7 +3,7 @@
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -11,18 +11,19 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
-from sdc_core.names import count_and_percent, name, tile
+from sdc_core.names import count_and_percent, name
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.guard import guarded
+from ui.logic.figures import heatmap
 from ui.logic.groups import (
-    column_groups,
     method_columns,
     method_defaults,
     offered_columns,
     same_levels,
 )
+from ui.logic.metrics import PROTECT_RISK, MetricRow, figures, risk_rows, utility_rows
 from ui.logic.protect import (
     MAX_PAGE_SEED,
     ProtectSettings,
@@ -36,51 +37,48 @@ from ui.logic.protect import (
 from ui.logic.report import (
     IL1_READING,
     MODEL_NAMES,
-    RELEASE_LOSS_LABEL,
     attackers_table,
     dankar_name,
     figure,
     figure_delta,
     loglinear_r2,
-    release_loss_help,
     sampling_text,
 )
-from ui.logic.text import delta_text, md, md_list, number, smallest_class_help
+from ui.logic.text import md, md_list, number
 from ui.logic.workbench import Workbench, recipe_json
-from ui.page import guarded_part, metric_slots, require_quasi_identifiers
+from ui.page import context, guarded_part, metric_slots
 from ui.release import attacker_candidates
 from ui.sidebar import render_sidebar
 
-st.title("Protect")
-ds = state.ensure_dataset()
-roles = state.roles()
-opts = state.risk_options()
-df = ds.df
-require_quasi_identifiers(roles, "first")
-
-groups = column_groups(ds, roles)
+ctx = context("Protect", "first")
+ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
+groups = ctx.groups()
 numeric = groups.numeric
 
-with st.expander("Load a recipe", icon=":material/upload_file:"):
-    upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
-                              help="A recipe exported from the Export page (or written by hand).")
-    if upload is not None and upload.file_id != st.session_state.get("recipe_file_id"):
-        st.session_state["recipe_file_id"] = upload.file_id
-        try:
-            recipe = read_recipe_file(upload.getvalue())
-            state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
-                                                  offered_columns(groups, roles)),
-                                       reseed_widgets=True)
-            st.session_state["recipe_steps_to_check"] = recipe.steps
-            st.session_state["recipe_message"] = ("success", "Recipe loaded.")
-        except SdcInputError as err:
-            st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
-        st.rerun()
-    kind, text = st.session_state.get("recipe_message", (None, None))
-    if kind == "success":
-        st.success(text, icon=":material/check:")
-    elif kind == "error":
-        st.error(text, icon=":material/error:")
+
+def recipe_loader() -> None:
+    """A recipe file to load into the settings, and whether it loaded."""
+    with st.expander("Load a recipe", icon=":material/upload_file:"):
+        upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
+                                  help="A recipe exported from the Export page (or written by "
+                                       "hand).")
+        if upload is not None and upload.file_id != st.session_state.get("recipe_file_id"):
+            st.session_state["recipe_file_id"] = upload.file_id
+            try:
+                recipe = read_recipe_file(upload.getvalue())
+                state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
+                                                      offered_columns(groups, roles)),
+                                           reseed_widgets=True)
+                st.session_state["recipe_steps_to_check"] = recipe.steps
+                st.session_state["recipe_message"] = ("success", "Recipe loaded.")
+            except SdcInputError as err:
+                st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
+            st.rerun()
+        kind, text = st.session_state.get("recipe_message", (None, None))
+        if kind == "success":
+            st.success(text, icon=":material/check:")
+        elif kind == "error":
+            st.error(text, icon=":material/error:")
 
 
 def attacker_controls() -> None:
@@ -124,6 +122,14 @@ def seed_moved() -> None:
     st.rerun(RESULTS)
 
 
+class ValueCallback(TypedDict):
+    """The keywords of a value control that redraws only the results when it moves."""
+
+    on_change: Callable[..., None]
+    args: tuple[Any, ...]
+    disabled: bool
+
+
 def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None,
                   options: list[str] | None = None, disabled: bool = False) -> Any:
     """The widget of one declared parameter of ``m``, seeded once from ``value``: a select box
@@ -136,7 +142,8 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
     the others' values) keeps its value."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     help_text = p.help or None
-    fast = {"on_change": moved, "args": (m, p, column, key), "disabled": disabled}
+    fast: ValueCallback = {"on_change": moved, "args": (m, p, column, key),
+                           "disabled": disabled}
     if p.type == "choice":
         state.bind(key, value if value in p.choices else p.default)
         return st.selectbox(label, list(p.choices), key=key, help=help_text, **fast)
@@ -153,7 +160,7 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
     if p.type in ("list", "object"):
         return json_control(p, value, key, label, disabled)
     high = p.high(df[column]) if callable(p.high) else p.high
-    kind = int if takes_whole(p) else float
+    kind: Callable[[float], float] = int if takes_whole(p) else float
     if high is None or p.default is None:  # a number field; empty is the default
         state.bind(key, None if value is None else kind(value))
         seeded = st.session_state[key]
@@ -164,6 +171,7 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
             format="%d" if kind is int else "%g", help=help_text,
             placeholder="none" if p.default is None else f"{p.default:g}", **fast)
         return p.default if got is None else got
+    assert p.low is not None, "a parameter with a range and a default declares its low end"
     state.bind(key, kind(value))
     # a setting past the slider's end (a band wider than half the data's range, PRAM p 0.9 from
     # a recipe, a link or a sweep) widens the slider instead of being cut to its end
@@ -435,6 +443,11 @@ def population(wb: Workbench) -> None:
         "page has every model.")
 
 
+def tile_of(slot: DeltaGenerator, row: MetricRow) -> None:
+    """One measure of the shared metric table (:mod:`ui.logic.metrics`) as a tile."""
+    slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
+
+
 def results(wb: Workbench, text: str, known: list[str], settings_text: str | None = None
             ) -> None:
     """The figures of ``wb``, the table recipe ``text`` makes; the recipe box shows
@@ -444,57 +457,13 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
                              opts.alpha, df)
     linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
     after = wb.after
-    m = metric_slots(8, 3, main=[0, 1, 6])  # three a row: labels and values stay whole at 1280 px
-    m[0].metric(tile("linkage_reidentifications"),
-                count_and_percent("linkage_reidentifications", after),
-                delta_text(after["linkage_reidentifications"],
-                      linked_before.linkage_reidentifications),
-                delta_color="inverse",
-                help="Expected re-identifications Σ p_i: what an attacker who knows the true "
-                     "values actually re-identifies (of the attackers the attack runs, the one "
-                     f"that re-identifies most). In brackets the "
-                     f"{name('linkage_risk_percent')}, 100·mean(p_i): the same in percent of "
-                     "the records.")
-    m[1].metric(tile("expected_reidentifications"),
-                count_and_percent("expected_reidentifications", after),
-                delta_text(after["expected_reidentifications"], before.expected_reidentifications),
-                delta_color="inverse",
-                help="Expected re-identifications Σ 1/f_k: how unique the released keys look, "
-                     "read as if they were true (sdcMicro). In brackets the "
-                     f"{name('avg_linkage_risk_percent')}, 100·mean(1/f_k).")
-    m[2].metric(tile("linkage_percent_certain"), f"{after['linkage_percent_certain']:.2f} %",
-                delta_text(after["linkage_percent_certain"], linked_before.linkage_percent_certain,
-                      " points"), delta_color="inverse",
-                help="Records the attacker links with certainty: a single best candidate, "
-                     "and the right one.")
-    m[3].metric(tile("global_risk_percent"), f"{after['global_risk_percent']:.2f} %",
-                delta_text(after["global_risk_percent"], before.global_risk_percent, " points"),
-                delta_color="inverse",
-                help="sdcMicro's global risk: mean individual risk of the released keys (with "
-                     "a weight, population uniqueness).")
-    m[4].metric(tile("percent_unique"), f"{after['percent_unique']:.2f} %",
-                delta_text(after["percent_unique"], before.percent_unique, " points"),
-                delta_color="inverse", help="Records alone in their class of released keys.")
-    m[5].metric(tile("percent_k_le_threshold", opts.k), f"{after['percent_k_le_threshold']:.2f} %",
-                delta_text(after["percent_k_le_threshold"], before.percent_k_le_threshold,
-                      " points"), delta_color="inverse",
-                help=f"Records whose class of released keys has at most k = {opts.k} members "
-                     f"(f_k ≤ {opts.k}): a class of exactly {opts.k} counts.")
-    m[6].metric(tile("min_k"), f"{after['min_k']:g}",
-                delta_text(after["min_k"], before.min_k), delta_color="normal",
-                help=smallest_class_help(after["min_k_wildcard"], after["min_k_category"]))
-    m[7].metric(tile("percent_below_k", opts.k), f"{after['percent_below_k']:.2f} %",
-                delta_text(after["percent_below_k"], before.percent_below_k, " points"),
-                delta_color="inverse",
-                help=f"Records whose class of released keys has fewer than k = {opts.k} "
-                     f"members (f_k < {opts.k}): what k-anonymity (and local suppression) "
-                     "brings to 0.")
-    if "drisk_percent" in after:
-        slot = st.columns(3)[0]
-        slot.metric(tile("drisk_percent"), f"{after['drisk_percent']:.2f} %",
-                    help="sdcMicro's interval disclosure on the distance columns: the share "
-                         "of records whose every distance value lies within ±5 % of a "
-                         "standard deviation of its released value.")
+    rows = risk_rows(after, figures(before, linked_before), opts.k, PROTECT_RISK)
+    # three a row: labels and values stay whole at 1280 px
+    slots = metric_slots(len(PROTECT_RISK), 3, main=[0, 1, 6])
+    if len(rows) > len(slots):  # dRisk, measured on distance columns: a row of its own
+        slots.append(st.columns(3)[0])
+    for slot, row in zip(slots, rows):
+        tile_of(slot, row)
     population(wb)
     how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
                       on_change="rerun")
@@ -506,22 +475,9 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
     if every.open:
         with every:
             attackers(wb, linked_before)
-    u = wb.utility_for(roles.ignore)
-    m = metric_slots(5, 2, main=[0])
-    m[0].metric(RELEASE_LOSS_LABEL, f"{u['IL1_release']:.4g}",
-                help=release_loss_help(len(u["released"])) + " " + IL1_READING)
-    m[1].metric(tile("IL1_overall"), f"{u['IL1_overall']:.4f}",
-                help="The mean of the numeric and categorical IL1 of the changed columns. A mean "
-                     "over the changed columns only, it falls when a cheap step on another "
-                     "column is added.")
-    m[2].metric(tile("IL1_numeric"), f"{u['IL1_numeric']:.4f}",
-                help="Mean |x′ − x| / range over the changed numeric columns.")
-    m[3].metric(tile("IL1_categorical"), f"{u['IL1_categorical']:.4f}",
-                help="Share of changed values, over the changed categorical columns.")
-    m[4].metric(tile("eigenvalue_similarity_percent"),
-                f"{u['eigenvalue_similarity_percent']:.3f} %",
-                help="How well the correlation structure of the numeric columns is kept "
-                     "(100 % = unchanged).")
+    loss = utility_rows(wb.utility_for(roles.ignore))
+    for slot, row in zip(metric_slots(len(loss), 2, main=[0]), loss):
+        tile_of(slot, row)
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)
     recipe = json.loads(text)
@@ -552,8 +508,8 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
                                  key=f"p_matrix_{report['step']}", on_change="rerun")
             if matrix.open:
                 with matrix:
-                    charts.show(charts.heatmap(wb.applied.matrices[report["step"]],
-                                               f"{col}: P(released | original)"),
+                    charts.show(heatmap(wb.applied.matrices[report["step"]],
+                                        f"{col}: P(released | original)"),
                                 f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
                                 context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0:
@@ -623,20 +579,22 @@ def results_part(history: DeltaGenerator) -> None:
         # of the last settings that applied in place, under a note, rather than a blank column
         last = st.session_state.get(LAST_APPLIED)
         try:
-            wb = evaluated(last[1]) if last is not None and last[0] == ds.dataset_id else None
+            fallback = (evaluated(last[1]) if last is not None and last[0] == ds.dataset_id
+                        else None)
         except SdcInputError:  # nor do the last ones now (other roles)
-            wb = None
-        if wb is None:
+            fallback = None
+        if fallback is None:
             st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
             if settings.steps(roles.qi):
                 recipe_box(text)
             return
+        assert last is not None  # the fallback was measured from the last settings
         recipe = json.loads(last[1])
         st.warning(f"These settings cannot be applied: {md(err)}. The figures below are "
                    "those of the last settings that could be "
                    f"({md(describe(recipe['steps'], recipe['seed']))}).",
                    icon=":material/pending:")
-        results(wb, last[1], known, text)
+        results(fallback, last[1], known, text)
         state.settle_protect()
         return
     st.session_state[LAST_APPLIED] = (ds.dataset_id, text)
@@ -668,6 +626,7 @@ def workbench() -> None:
         results_part(history)
 
 
+recipe_loader()
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "
            f"{md_list(numeric)}. Methods apply in the order shown; every move recomputes "
            "risk and utility.")

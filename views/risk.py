@@ -10,23 +10,23 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
-from sdc_core.names import count_and_percent, name, tile
+from sdc_core.names import name, tile
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, population, state, suda_cache
 from ui.infra import workers
+from ui.logic.figures import class_size_histogram
+from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
+from ui.logic.session import RiskOptions
 from ui.logic.suda_chart import contribution_bars
-from ui.logic.text import delta_text, md, md_list, smallest_class_help
-from ui.page import metric_slots, require_quasi_identifiers, table_columns
+from ui.logic.text import md, md_list
+from ui.page import context, metric_slots, table_columns
 from ui.release import protect_page_table
 from ui.sidebar import render_sidebar
 
-st.title("Disclosure risk")
-ds = state.ensure_dataset()
-roles = state.roles()
-df = ds.df
-require_quasi_identifiers(roles, "to measure risk")
+ctx = context("Disclosure risk", "to measure risk")
+ds, roles, df = ctx.ds, ctx.roles, ctx.df
 if ds.source is not None and ds.source.is_sample:
     st.info(f"Measured on the sample: {ds.source.sampled:,} of the {ds.source.total:,} records "
             "of the file. A sample's classes are smaller than the whole file's, so its shares "
@@ -35,36 +35,6 @@ if ds.source is not None and ds.source.is_sample:
 
 VIEWS = {"original": "Original data", "protected": "Protected data (Protect page's settings)",
          "both": "Both, side by side"}
-state.bind("w_risk_view", st.session_state.get("risk_view", "original"))
-view = st.radio("Measure", list(VIEWS), key="w_risk_view", format_func=VIEWS.get,
-                horizontal=True,
-                help="The protected data is the table the Protect page's current settings "
-                     "release: the same table, and the same figures, as the Protect page shows.")
-st.session_state["risk_view"] = view
-
-opts = state.risk_options()
-with st.expander("Settings: threshold k, missing key values, how the file was sampled",
-                 icon=":material/tune:"):
-    c1, c2, c3 = st.columns(3)
-    state.bind("w_risk_k", opts.k)
-    state.bind("w_risk_na", opts.na)
-    state.bind("w_risk_alpha", opts.alpha)
-    k = c1.number_input("Threshold k", 1, 1000, key="w_risk_k",
-                        help="A record is at risk when few records (itself included) share its "
-                             "quasi-identifier values: \"Records in classes < k\" counts those "
-                             "in classes of fewer than k records (what k-anonymity removes); "
-                             "\"Records in classes ≤ k\" and the class-size chart also count "
-                             "the classes of exactly k.")
-    na = c2.radio("Missing key values", ["wildcard", "category"], key="w_risk_na",
-                  format_func={"wildcard": "match any value (sdcMicro)",
-                               "category": "are a category of their own"}.get)
-    alpha = c3.slider("α: weight of wildcard matches", 0.0, 1.0, key="w_risk_alpha", step=0.05,
-                      disabled=na != "wildcard",
-                      help="How much a record with a missing key counts towards the classes it "
-                           "could belong to (1 = fully, sdcMicro's default).")
-    state.set_risk_options(state.RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
-    sampling_refused = population.sampling_inputs(df, roles.weight)
-opts = state.risk_options()
 
 
 @dataclass(frozen=True)
@@ -119,44 +89,16 @@ def measures(r: Release, narrow: bool) -> None:
     p = r.p
     before = original.p if r is not original else None
 
-    def change(key: str, unit: str = "") -> str | None:
-        return delta_text(getattr(p, key), getattr(before, key), unit) if before else None
-
+    rows = risk_rows(figures(p), figures(before) if before else None, opts.k, RISK_PAGE)
     n = len(r.df)
     uniques = int((p.fk == 1).sum())
     small = int((p.fk <= opts.k).sum())
     example = ", ".join(f"{c} = {r.top.iloc[0][c]}" for c in roles.qi) if len(r.top) else ""
     typical = int(p.median_k)
     keys_risk = name("avg_linkage_risk_percent")
-    m = metric_slots(7, 2 if narrow else 4, main=[0, 4, 5])
-    m[0].metric(tile("expected_reidentifications"),
-                count_and_percent("expected_reidentifications", p.summary()),
-                change("expected_reidentifications"), delta_color="inverse",
-                help="Expected re-identifications Σ 1/f_k: an attacker picks one of the f_k "
-                     f"matching records at random. In brackets the {keys_risk}, "
-                     "100·mean(1/f_k): the same in percent of the records.")
-    m[1].metric(tile("global_risk_percent"), f"{p.global_risk_percent:.2f} %",
-                change("global_risk_percent", " points"), delta_color="inverse",
-                help=f"Mean individual risk (sdcMicro); equals the {keys_risk} "
-                     "100·mean(1/f_k) without weights.")
-    m[2].metric(tile("percent_unique"), f"{p.percent_unique:.2f} %",
-                change("percent_unique", " points"), delta_color="inverse",
-                help="Records whose combination of key values no other record shares "
-                     "(f_k = 1).")
-    m[3].metric(tile("percent_k_le_threshold", opts.k), f"{p.percent_k_le_threshold:.2f} %",
-                change("percent_k_le_threshold", " points"), delta_color="inverse",
-                help=f"Records whose class has at most k = {opts.k} records (f_k ≤ {opts.k}): "
-                     f"a class of exactly {opts.k} counts.")
-    m[4].metric(tile("min_k"), f"{p.min_k:g}", change("min_k"), delta_color="normal",
-                help=smallest_class_help(p.min_k_wildcard, p.min_k_category))
-    m[5].metric(tile("percent_below_k", opts.k), f"{p.percent_below_k:.2f} %",
-                change("percent_below_k", " points"), delta_color="inverse",
-                help=f"Records whose class has fewer than k = {opts.k} records "
-                     f"(f_k < {opts.k}): what k-anonymity (and local suppression) brings to 0. "
-                     f"\"{tile('percent_k_le_threshold', opts.k)}\" also counts classes of "
-                     f"exactly {opts.k}.")
-    m[6].metric(tile("median_k"), f"{p.median_k:g}", change("median_k"), delta_color="normal",
-                help="The median of f_k over records.")
+    m = metric_slots(len(rows), 2 if narrow else 4, main=[0, 4, 5])
+    for slot, row in zip(m, rows):
+        slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
     with m[0].expander("How", icon=":material/school:"):
         st.markdown(
             f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
@@ -206,7 +148,7 @@ def measures(r: Release, narrow: bool) -> None:
 
 def classes(r: Release, narrow: bool) -> None:
     """The class sizes and, under them (the table is wide), the riskiest classes."""
-    charts.show(charts.class_size_histogram(r.p.fk, opts.k), f"{r.stem}_class_sizes",
+    charts.show(class_size_histogram(r.p.fk, opts.k), f"{r.stem}_class_sizes",
                 key=f"risk_hist{r.key}", context=f"{r.context}; quasi-identifiers "
                                                  f"{', '.join(map(str, roles.qi))}; "
                                                  f"classes ≤ {opts.k} hatched")
@@ -316,7 +258,7 @@ def special_uniques(r: Release, narrow: bool) -> None:
                 f"other record shares, f = {sres.dis_fraction:g} and Q = 1 + (8 − M)/20, "
                 f"dis = 1 / (1 + P(1 − f)/f / (score^Q · Σ score^−Q)) = {first['dis_score']:.6f} "
                 "for this row.")
-    charts.show(contribution_bars(ssum["attribute_contributions"]),
+    charts.show(contribution_bars(sres.attribute_contributions()),
                 f"{r.stem}_suda2_contributions", key=f"risk_suda_contrib{r.key}",
                 context=f"{r.context}; SUDA2 on {', '.join(map(str, roles.qi))}; "
                         f"DisFraction {fraction:g}")
@@ -364,73 +306,138 @@ def sensitive(r: Release, narrow: bool) -> None:
         st.success("No released column determines a sensitive one.", icon=":material/check:")
 
 
-# the measures take seconds on a large table: until they are drawn, the place under the
-# settings says so rather than staying empty
-pending = st.empty()
-pending.info("Computing the risk figures… they appear here when ready.",
-             icon=":material/hourglass:")
-try:
-    original = measured("Original data", df, ds.dataset_id, "", ds.stem, f"{ds.name} as loaded")
-except SdcInputError as err:
-    pending.empty()
-    st.error(md(err), icon=":material/error:")
-    render_sidebar()
-    st.stop()
-shown = [original]
-if view != "original":
-    try:
-        table = protect_page_table(ds, roles, opts)
-        if table is None:
-            st.info("No protection is set on the Protect page: the figures are the original "
-                    "data's. Choose methods on the Protect page to measure the release here.",
-                    icon=":material/info:")
-        else:
-            steps = json.loads(table.recipe)
-            protected = measured("Protected data", table.df, table.dataset_id, "_protected",
-                                 f"{ds.stem}_protected",
-                                 f"{ds.name}; {describe(steps['steps'], steps['seed'])}")
-            shown = [protected] if view == "protected" else [original, protected]
-            st.caption(f"Protected with the Protect page's settings: "
-                       f"{md(describe(steps['steps'], steps['seed']))}. The protected data's "
-                       "key values are the released ones (bands, merged levels).")
-    except SdcInputError as err:
-        st.error(f"The Protect page's settings cannot be applied: {md(err)}. The figures are "
-                 "the original data's.", icon=":material/error:")
+def view_choice() -> str:
+    """Which tables the page measures: the original, the protected or both."""
+    state.bind("w_risk_view", state.risk_view())
+    view = st.radio("Measure", list(VIEWS), key="w_risk_view", format_func=VIEWS.get,
+                    horizontal=True,
+                    help="The protected data is the table the Protect page's current "
+                         "settings release: the same table, and the same figures, as the "
+                         "Protect page shows.")
+    state.set_risk_view(view)
+    return view
 
-pending.empty()
+
+def risk_settings() -> str | None:
+    """The settings of the risk measures (kept by :func:`ui.state.set_risk_options`) and how
+    the file was sampled; why a sampling given cannot be used, if it cannot."""
+    opts = state.risk_options()
+    with st.expander("Settings: threshold k, missing key values, how the file was sampled",
+                     icon=":material/tune:"):
+        c1, c2, c3 = st.columns(3)
+        state.bind("w_risk_k", opts.k)
+        state.bind("w_risk_na", opts.na)
+        state.bind("w_risk_alpha", opts.alpha)
+        k = c1.number_input("Threshold k", 1, 1000, key="w_risk_k",
+                            help="A record is at risk when few records (itself included) share its "
+                                 "quasi-identifier values: \"Records in classes < k\" counts those "
+                                 "in classes of fewer than k records (what k-anonymity removes); "
+                                 "\"Records in classes ≤ k\" and the class-size chart also count "
+                                 "the classes of exactly k.")
+        na = c2.radio("Missing key values", ["wildcard", "category"], key="w_risk_na",
+                      format_func={"wildcard": "match any value (sdcMicro)",
+                                   "category": "are a category of their own"}.get)
+        alpha = c3.slider("α: weight of wildcard matches", 0.0, 1.0, key="w_risk_alpha", step=0.05,
+                          disabled=na != "wildcard",
+                          help="How much a record with a missing key counts towards the classes it "
+                               "could belong to (1 = fully, sdcMicro's default).")
+        state.set_risk_options(RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
+        sampling_refused = population.sampling_inputs(df, roles.weight)
+    return sampling_refused
+
+
+def releases(view: str) -> tuple[Release, list[Release]]:
+    """The original data's :class:`Release` and those ``view`` shows (the protected table as
+    the Protect page's settings release it); the page stops when the original cannot be
+    measured."""
+    # the measures take seconds on a large table: until they are drawn, the place under the
+    # settings says so rather than staying empty
+    pending = st.empty()
+    pending.info("Computing the risk figures… they appear here when ready.",
+                 icon=":material/hourglass:")
+    try:
+        original = measured("Original data", df, ds.dataset_id, "", ds.stem, f"{ds.name} as loaded")
+    except SdcInputError as err:
+        pending.empty()
+        st.error(md(err), icon=":material/error:")
+        render_sidebar()
+        st.stop()
+    shown = [original]
+    if view != "original":
+        try:
+            table = protect_page_table(ds, roles, opts)
+            if table is None:
+                st.info("No protection is set on the Protect page: the figures are the original "
+                        "data's. Choose methods on the Protect page to measure the release here.",
+                        icon=":material/info:")
+            else:
+                steps = json.loads(table.recipe)
+                protected = measured("Protected data", table.df, table.dataset_id, "_protected",
+                                     f"{ds.stem}_protected",
+                                     f"{ds.name}; {describe(steps['steps'], steps['seed'])}")
+                shown = [protected] if view == "protected" else [original, protected]
+                st.caption(f"Protected with the Protect page's settings: "
+                           f"{md(describe(steps['steps'], steps['seed']))}. The protected data's "
+                           "key values are the released ones (bands, merged levels).")
+        except SdcInputError as err:
+            st.error(f"The Protect page's settings cannot be applied: {md(err)}. The figures are "
+                     "the original data's.", icon=":material/error:")
+
+    pending.empty()
+    return original, shown
+
+
+def population_section(shown: list[Release], refused: str | None) -> None:
+    """Risk in the population, when the file's sampling is known (or a weight is tagged)."""
+    if refused or population.known(roles.weight):
+        st.subheader("In the population", anchor=False)
+        if refused:
+            st.error(f"No figures in the population: {refused}. Change how the file was "
+                     "sampled in the settings above.", icon=":material/error:")
+        else:
+            sections(shown, in_population)
+
+
+def dis_fraction() -> float:
+    """The special uniques' heading and the DIS sampling fraction (kept between visits)."""
+    st.subheader("Special uniques (SUDA2)", anchor=False)
+    st.caption("A record is a *special unique* when a few of its key values already single it "
+               "out: sdcMicro's SUDA2 finds, for every record, the smallest sets of keys on which "
+               "it is unique and scores it higher the smaller they are. Sampling weights play no "
+               "part.")
+    state.bind("w_risk_dis_fraction", state.suda_dis_fraction())
+    st.columns(4)[0].number_input(
+        "DIS sampling fraction", min_value=0.0001, max_value=1.0, step=0.01, format="%.4f",
+        key="w_risk_dis_fraction",
+        help="The share of the population in the file (sdcMicro's DisFraction, default 0.01). "
+             "It changes the DIS score only.")
+    fraction = float(st.session_state["w_risk_dis_fraction"])
+    state.set_suda_dis_fraction(fraction)
+    return fraction
+
+
+def sensitive_section(shown: list[Release]) -> None:
+    """l-diversity and the attribute scan of the sensitive columns."""
+    st.subheader("Sensitive columns", anchor=False)
+    if not roles.sensitive:
+        st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
+                "give them away.", icon=":material/info:")
+    else:
+        sections(shown, sensitive)
+
+
+view = view_choice()
+sampling_refused = risk_settings()
+opts = state.risk_options()
+original, shown = releases(view)
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
 sections(shown, measures)
 sections(shown, classes)
 sections(shown, keys)
-
-if sampling_refused or population.known(roles.weight):
-    st.subheader("In the population", anchor=False)
-    if sampling_refused:
-        st.error(f"No figures in the population: {sampling_refused}. Change how the file was "
-                 "sampled in the settings above.", icon=":material/error:")
-    else:
-        sections(shown, in_population)
-
-st.subheader("Special uniques (SUDA2)", anchor=False)
-st.caption("A record is a *special unique* when a few of its key values already single it out: "
-           "sdcMicro's SUDA2 finds, for every record, the smallest sets of keys on which it is "
-           "unique and scores it higher the smaller they are. Sampling weights play no part.")
-state.bind("w_risk_dis_fraction", st.session_state.get("suda_dis_fraction", 0.01))
-st.columns(4)[0].number_input(
-    "DIS sampling fraction", min_value=0.0001, max_value=1.0, step=0.01, format="%.4f",
-    key="w_risk_dis_fraction", help="The share of the population in the file (sdcMicro's "
-                                    "DisFraction, default 0.01). It changes the DIS score only.")
-fraction = float(st.session_state["w_risk_dis_fraction"])
-st.session_state["suda_dis_fraction"] = fraction
+population_section(shown, sampling_refused)
+fraction = dis_fraction()
 sections(shown, special_uniques)
-
-st.subheader("Sensitive columns", anchor=False)
-if not roles.sensitive:
-    st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
-            "give them away.", icon=":material/info:")
-else:
-    sections(shown, sensitive)
-
+sensitive_section(shown)
 render_sidebar()

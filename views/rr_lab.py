@@ -6,6 +6,7 @@ import streamlit as st
 from sdc_core.methods import epsilon
 from sdc_core.methods.randomized_response import coin_survey, estimate_spread
 from ui import charts
+from ui.logic.figures import spread_figure
 from ui.sidebar import render_sidebar
 
 st.title("Randomized response lab")
@@ -44,7 +45,7 @@ st.markdown(
 
 sizes = [50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000]
 spread = estimate_spread(sizes, truth, q, replications=40, seed=int(seed))
-charts.show(charts.spread_figure(spread, truth), "randomized_response_spread", key="rr_spread",
+charts.show(spread_figure(spread, truth), "randomized_response_spread", key="rr_spread",
             context=f"simulated surveys: true share {truth:g}, q = {q:g}, 40 per size; "
                     f"seed {int(seed)}")
 st.caption("Each dot is one simulated survey (40 per size). The noise the coins add shrinks "

@@ -1,25 +1,37 @@
-"""Trade-offs page: sweep parameters, compare risk and loss, pick a setting."""
+"""Trade-offs page: sweep parameters, compare risk and loss, pick a setting. The page reads
+its form (:func:`sweep_form`), runs the grid :func:`ui.logic.tradeoff_grid.build_grid` makes
+of it (:func:`run`) and draws the last sweep (:func:`show_sweep`)."""
 
 import json
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
-from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name
-from sdc_core.sweep import KEEP_MEASURES, LOSS, LOSSES, PARETO_RISK, POPULATION, run_sweep
+from sdc_core.methods import Method
+from sdc_core.names import COUNT_AND_PERCENT, count_and_percent, name
+from sdc_core.sweep import LOSS, LOSSES, PARETO_RISK, SweepResult, run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE, VERDICT_RULE
 from ui import charts, state
-from ui.charts import setting_labels
 from ui.infra import workers
 from ui.logic import tradeoff_grid
-from ui.logic.groups import column_groups, method_columns, method_defaults, offered_columns
+from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
+from ui.logic.groups import method_columns, method_defaults, offered_columns
 from ui.logic.protect import from_steps, page_methods
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
-from ui.logic.text import column_label, md, md_list, number
-from ui.logic.tradeoff_grid import EXHAUSTIVE_MAX, MethodChoice, swept_params
+from ui.logic.text import column_label, md, md_list
+from ui.logic.tradeoff_grid import (
+    EVERY_CLASS,
+    EXHAUSTIVE_MAX,
+    KEPT,
+    MethodChoice,
+    SweepForm,
+    analysis_labels,
+    swept_params,
+)
 from ui.logic.workspace import FIRST_SEED, PARETO, SEEDS
-from ui.page import require_quasi_identifiers, table_columns
+from ui.page import context, table_columns
 from ui.sidebar import render_sidebar
 
 st.title("Trade-offs")
@@ -30,37 +42,23 @@ st.caption("Try several settings of each method, one at a time or in every combi
            "linkage attack, which every method moves; the released keys' measures are there "
            "too. With benchmark analyses, what they lose can be the loss axis and part of the "
            "target.")
-ds = state.ensure_dataset()
-roles = state.roles()
-opts = state.risk_options()
-df = ds.df
-require_quasi_identifiers(roles, "first")
-
-groups = column_groups(ds, roles)
-numeric = groups.numeric
+ctx = context(purpose="first")
+ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
+groups = ctx.groups()
 
 #: One block per declared method with something to sweep: its ``main``, or parameters
 #: declared ``sweep`` (top and bottom codes)
 SWEPT = [m for m in page_methods() if m.main or swept_params(m)]
 PARETO_LABELS = {p: name(PARETO_RISK[p]) for p in PARETO}
-RISK_LABELS = {m: label(m, opts.k) for m in (
-    "linkage_reidentifications", "linkage_risk_percent", "expected_reidentifications",
-    "avg_linkage_risk_percent", "percent_unique", "percent_k_le_threshold", "percent_below_k")}
-sampled = state.sampling()  # how the file was sampled (the Risk page), for population figures
-if sampled or roles.weight is not None:
-    RISK_LABELS[POPULATION] = label(POPULATION)
-#: The target "every class ≥ k": no record in a class smaller than k
-EVERY_CLASS = "every_class"
-known = state.known_columns(df)
+#: The risk measures, with the population's when the file's sampling is known (the Risk page)
+#: or a weight is tagged
+RISK_LABELS = tradeoff_grid.risk_labels(opts.k, bool(state.sampling()) or roles.weight is not None)
 spec = state.analysis_spec()  # the benchmark analyses, None when there are none
 #: The losses a sweep ranks by (``sweep.LOSSES``), in the form and on the charts' axis
 LOSS_LABELS = {LOSS: name(LOSS), **{m: LABELS[m] for m in LOSSES[1:]}}
 LOSS_AXES = {LOSS: RELEASE_LOSS_LABEL,
              **{m: f"{LABELS[m]} (benchmark analyses)" for m in LOSSES[1:]}}
-#: What a target may keep of the analyses, with the side that is better
-KEPT = {m: "≥" if KEEP_MEASURES[m] == "at_least" else "≤"
-        for m in ("mean_ci_overlap", "analyses_holding", "worst_tvd", "s_pmse")}
-
+FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
 
 
 def keep(key: str, default: object, options: list | None = None,
@@ -69,7 +67,7 @@ def keep(key: str, default: object, options: list | None = None,
     page change drops a widget's state), else ``default``; a multiselect's kept columns that
     the data set no longer offers are left out, and a kept choice not among ``choices`` (a
     workspace file's) gives way to the default."""
-    value = st.session_state.get(f"w_kept_{key}", default)
+    value = state.kept_form_value(key, default)
     if options is not None:
         value = [v for v in value if v in options]
     if choices is not None and value not in choices:
@@ -78,49 +76,67 @@ def keep(key: str, default: object, options: list | None = None,
     FORM_KEYS.append(key)
 
 
-FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
+def method_block(m: Method) -> MethodChoice:
+    """One method's part of the form: its columns, its values, its other swept parameters'
+    values and, for a per-column method, each column's own."""
+    options = method_columns(m, groups, roles)
+    st.markdown(f"**{m.label}** ("
+                + ", ".join(filter(None, [m.main, *swept_params(m)])) + ")")
+    if m.columns == "keys":  # the quasi-identifiers themselves
+        chosen = list(roles.qi)
+    else:
+        default = method_defaults(m, groups, roles)
+        keep(f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
+        chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
+    text = ""
+    if m.main:
+        keep(f"w_t_{m.name}_values", m.sweep_values)
+        text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
+                             placeholder="e.g. {}: 2, 5".format(
+                                 (m.param(m.main).label or m.main).format(
+                                     column="each column")))
+    swept: dict[str, str] = {}  # the values of its other swept parameters
+    for param in map(m.param, swept_params(m)):
+        keep(f"w_t_{m.name}_{param.name}_values", "")
+        swept[param.name] = st.text_input(
+            f"{m.label}: {param.name} values", key=f"w_t_{m.name}_{param.name}_values",
+            placeholder="none" if m.main is None else f"{param.default:g}",
+            help=(param.label or param.name).format(column="each column") + ". "
+            + (f"Each value is tried with every {m.main} value above (combined: one "
+               "value)." if m.main else "Each value is a setting of each column "
+               "(combined: every combination codes at one of them)."))
+    own: dict[str, str] = {}  # a per-column method's own values (empty: those above)
+    if m.per_column and options:
+        with st.expander(f"{m.label} values per column"):
+            for c in options:
+                keep(f"w_t_{m.name}_values:{c}", "")
+                own[c] = st.text_input(
+                    f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
+                    placeholder="the values above",
+                    help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
+    return MethodChoice(m, chosen, text, own, swept)
 
-settings = []
-with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
-    cols = st.columns(3)
-    for i, m in enumerate(SWEPT):
-        options = method_columns(m, groups, roles)
-        with cols[i % 3]:
-            st.markdown(f"**{m.label}** ("
-                        + ", ".join(filter(None, [m.main, *swept_params(m)])) + ")")
-            if m.columns == "keys":  # the quasi-identifiers themselves
-                chosen = list(roles.qi)
-            else:
-                default = method_defaults(m, groups, roles)
-                keep(f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
-                chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
-            text = ""
-            if m.main:
-                keep(f"w_t_{m.name}_values", m.sweep_values)
-                text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
-                                     placeholder="e.g. {}: 2, 5".format(
-                                         (m.param(m.main).label or m.main).format(
-                                             column="each column")))
-            swept: dict[str, str] = {}  # the values of its other swept parameters
-            for param in map(m.param, swept_params(m)):
-                keep(f"w_t_{m.name}_{param.name}_values", "")
-                swept[param.name] = st.text_input(
-                    f"{m.label}: {param.name} values", key=f"w_t_{m.name}_{param.name}_values",
-                    placeholder="none" if m.main is None else f"{param.default:g}",
-                    help=(param.label or param.name).format(column="each column") + ". "
-                    + (f"Each value is tried with every {m.main} value above (combined: one "
-                       "value)." if m.main else "Each value is a setting of each column "
-                       "(combined: every combination codes at one of them)."))
-            own: dict[str, str] = {}  # a per-column method's own values (empty: those above)
-            if m.per_column and options:
-                with st.expander(f"{m.label} values per column"):
-                    for c in options:
-                        keep(f"w_t_{m.name}_values:{c}", "")
-                        own[c] = st.text_input(
-                            f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
-                            placeholder="the values above",
-                            help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
-            settings.append(MethodChoice(m, chosen, text, own, swept))
+
+def sweep_form() -> tuple[SweepForm, bool]:
+    """The form, seeded from its last visit: what it holds, and whether it was submitted."""
+    with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
+        cols = st.columns(3)
+        methods = []
+        for i, m in enumerate(SWEPT):
+            with cols[i % 3]:
+                methods.append(method_block(m))
+        form = sweep_options(methods)
+        submitted = st.form_submit_button("Run the sweep", icon=":material/play_arrow:",
+                                          type="primary")
+    for key in FORM_KEYS:
+        state.keep_form_value(key, st.session_state[key])  # for the next visit
+    return form, submitted
+
+
+def sweep_options(methods: list[MethodChoice]) -> SweepForm:
+    """The form's settings below the methods': seeds, the Pareto front's risk, combining, the
+    risk target and, with benchmark analyses, the loss and what to keep of them."""
+    loss, kept, bound = LOSS, None, HOLDS
     for key, default, choices in (
             ("w_t_seeds", 3, None), ("w_t_seed", 0, None),
             ("w_t_pareto", "linkage", list(PARETO_LABELS)), ("w_t_combine", False, None),
@@ -155,7 +171,6 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
                                 "asks for no record in a class smaller than k (the value on "
                                 "the right is then not used).")
     at_most = c3.number_input("at most", 0.0, step=0.1, format="%g", key="w_t_at_most")
-    loss, kept, bound = LOSS, None, HOLDS
     if spec is not None:
         keep("w_t_loss", LOSS, choices=list(LOSSES))
         keep("w_t_keep", None, choices=[None, *KEPT])
@@ -182,63 +197,39 @@ with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a fi
         st.caption("Benchmark analyses (a regression, a mean by group, a table) can be the loss "
                    "axis and part of the target: write them in the Protect page's \"Benchmark "
                    "analyses\" editor.")
-    run = st.form_submit_button("Run the sweep", icon=":material/play_arrow:", type="primary")
-for key in FORM_KEYS:
-    st.session_state[f"w_kept_{key}"] = st.session_state[key]  # for the next visit
+    return SweepForm(methods, int(seeds), int(seed), pareto_risk, bool(combine),
+                     bool(exhaustive), measure, float(at_most), loss, kept, float(bound))
 
 
-notices = st.container()  # one slot in every run: what follows keeps its place (and state)
-if run:
+def run(form: SweepForm, notices: DeltaGenerator) -> None:
+    """Run the sweep of ``form`` in a worker process, a progress bar and a cancel button in
+    ``notices``, and keep it (:func:`ui.state.set_sweep`); say why a form makes no sweep."""
     running = notices.empty()  # the cancel button and the progress bar while it runs
     try:
-        grid_settings = tradeoff_grid.grid_settings(settings, bool(combine))
-        if not grid_settings:
-            raise SdcInputError("choose at least one method with a column and values")
-        grid = {"seeds": int(seeds), "seed": int(seed), "numeric": numeric, "k": opts.k,
-                "known": known, "not_released": [c for c in roles.ignore if c in df.columns],
-                "pareto_risk": pareto_risk, "combine": bool(combine),
-                "settings": grid_settings, "loss": loss}
-        if spec is not None:  # every row gets the analyses' figures, whatever the loss
-            grid["analysis"] = spec
-        grid |= {"population" if k == "population_size" else k: v for k, v in sampled.items()}
-        if measure == EVERY_CLASS:
-            grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
-        elif measure is not None:
-            grid["target"] = {"measure": measure, "at_most": float(at_most)}
-        if exhaustive and combine and "target" in grid:
-            asked = tradeoff_grid.combinations_asked(grid_settings)
-            if asked > EXHAUSTIVE_MAX:
-                raise SdcInputError(f"{asked:,} combinations: more than the {EXHAUSTIVE_MAX} "
-                                    "this page tries one by one; use fewer values, or the "
-                                    "pruned search")
-            grid["search"] = "exhaustive"
-        if kept is not None:
-            if "target" not in grid:
-                raise SdcInputError("keeping a figure of the benchmark analyses needs a risk "
-                                    "target: choose one, or keep nothing more")
-            grid["target"]["keep"] = {"measure": kept, KEEP_MEASURES[kept]: float(bound)}
-        st.session_state["sweep_running"] = True  # still set on the next run if cancelled
+        grid = tradeoff_grid.build_grid(
+            form, numeric=groups.numeric, k=opts.k, known=ctx.known(),
+            not_released=[c for c in roles.ignore if c in df.columns], analysis=spec,
+            sampled=state.sampling())
+        state.set_sweep_running(True)  # still set on the next run if cancelled
         with running.container():
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
                       help="Stops the sweep; the last finished sweep stays.")
             bar = st.progress(0.0, text="Running the sweep…")
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.progress(done / total, text=f"{done}/{total}: {md(label)}")
+
         # in a worker process: a Cancel click or a closed tab stops this run at the progress
         # bar, which stops the sweep
         result = workers.run(run_sweep, df, list(roles.qi), grid, roles.weight, opts.na,
-                             opts.alpha, progress=lambda done, total, label: bar.progress(
-                                 done / total, text=f"{done}/{total}: {md(label)}"))
+                             opts.alpha, progress=progress)
         for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
             st.session_state.pop(key, None)
-        st.session_state["sweep"] = {"result": result, "grid": grid,
-                                     "dataset_id": ds.dataset_id, "qi": list(roles.qi)}
+        state.set_sweep(result, grid, ds.dataset_id, list(roles.qi))
     except (SdcInputError, workers.WorkerLost) as err:
         notices.error(md(err), icon=":material/error:")
     running.empty()
-    st.session_state["sweep_running"] = False
-elif st.session_state.pop("sweep_running", False):
-    notices.info("The sweep was cancelled." + (" The results below are from the previous "
-                                               "sweep." if "sweep" in st.session_state else ""),
-                 icon=":material/cancel:")
+    state.set_sweep_running(False)
 
 
 def open_on_protect(table: pd.DataFrame, row: int) -> None:
@@ -267,49 +258,12 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
     return row
 
 
-def target_text(target: dict, k: int, n: int) -> str:
-    """A grid's target in words, as ``Target.describe`` names it, a bound in percent with its
-    count of the ``n`` records and the other way round: "linkage attack risk (%) ≤ 1 (21.39
-    linkage attack re-identifications) and mean CI overlap ≥ 0.9"."""
-    measure, bound = target["measure"], target["at_most"]
-    goal = f"every class ≥ {k}" if (measure, bound) == ("percent_below_k", 0.0) else \
-        f"{RISK_LABELS[measure]} ≤ {bound:g}" + other_form(measure, bound, n)
-    kept = target.get("keep")
-    if kept:
-        goal += f" and {LABELS[kept['measure']]} {KEPT[kept['measure']]} " \
-                f"{kept[KEEP_MEASURES[kept['measure']]]:g}"
-    return goal
-
-
-def other_form(measure: str, bound: float, n: int) -> str:
-    """A risk bound in its other form (:data:`sdc_core.names.COUNT_AND_PERCENT`), in brackets:
-    a percentage of the ``n`` records as a count, a count as a percentage; "" for the others."""
-    if measure not in COUNT_AND_PERCENT:
-        return ""
-    if MEASURES[measure].unit == "%":
-        return f" ({number(bound * n / 100)} {name(COUNT_AND_PERCENT[measure])})"
-    return f" ({100 * bound / n:.2f} % of the records)"
-
-
-def analysis_labels(names: list[str]) -> dict[str, str]:
-    """The table's headings of the analyses' columns (``sweep`` adds them): their figures, and
-    ``ci_overlap: NAME`` / ``tvd: NAME`` and ``holds: NAME`` per analysis, each with its ``_sd``
-    over seeds. Names
-    are user text: a heading is plain text, never Markdown."""
-    out = {f"{m}{sd}": f"{LABELS[m]}{', sd' if sd else ''}" for m in LABELS
-           for sd in ("", "_sd")}
-    for sd in ("_sd", ""):  # a name ending in _sd heads its own column, not a spread
-        for prefix, head in (("ci_overlap: ", "CI overlap: "), ("tvd: ", "TVD: "),
-                             ("holds: ", "holds: ")):
-            out |= {f"{prefix}{n}{sd}": f"{head}{n}{', sd' if sd else ''}" for n in names}
-    return out
-
-
 def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
     target, best, loss = sweep["grid"]["target"], result.best, result.loss
-    goal, kept = target_text(target, sweep["grid"]["k"], len(df)), target.get("keep")
+    goal = tradeoff_grid.target_text(target, sweep["grid"]["k"], len(df), RISK_LABELS)
+    kept = target.get("keep")
     if best is None:
         rows = table.iloc[1:]
         low = rows[target["measure"]].min()
@@ -344,8 +298,9 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
                       on_click="ignore", icon=":material/download:", key="t_best_recipe")
 
 
-sweep = st.session_state.get("sweep")
-if sweep and sweep["dataset_id"] == ds.dataset_id:
+def show_sweep(sweep: dict) -> None:
+    """The last sweep on this data set: its best setting under the target, its charts (a
+    click opens a setting on the Protect page), its table, and a setting to load."""
     result = sweep["result"]
     table: pd.DataFrame = result.table
     g = sweep["grid"]
@@ -366,15 +321,15 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     label = RISK_LABELS[risk_choice]
     combined = bool(g.get("combine"))
     kind = "combinations" if combined else "one-step settings"
-    context = (f"{ds.name}; sweep of {len(table) - 1} {kind}, seeds {g['seed']}–"
+    about = (f"{ds.name}; sweep of {len(table) - 1} {kind}, seeds {g['seed']}–"
                f"{g['seed'] + g['seeds'] - 1}; quasi-identifiers {', '.join(sweep['qi'])}"
                + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
     on_axis = g.get("target") and g["target"]["measure"] == risk_choice
     clicked = charts.show(
-        charts.tradeoff_scatter(table, risk_choice, loss, label, loss_axis,
-                                target=g["target"]["at_most"] if on_axis else None,
-                                best=result.best),
-        f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=context)
+        tradeoff_scatter(table, risk_choice, loss, label, loss_axis,
+                         target=g["target"]["at_most"] if on_axis else None,
+                         best=result.best),
+        f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=about)
     row = clicked_row(clicked, table)
     if row is not None:
         open_on_protect(table, row)
@@ -386,13 +341,20 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
         loss_title = "Information loss" if loss == LOSS else LABELS[loss]
         a, b = st.columns(2)
         with a:
-            charts.show(charts.parameter_lines(part, risk_choice, label,
-                                               f"{label} against {method} {param}"),
-                        f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=context)
+            charts.show(parameter_lines(part, risk_choice, label,
+                                        f"{label} against {method} {param}"),
+                        f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=about)
         with b:
-            charts.show(charts.parameter_lines(part, loss, loss_axis,
-                                               f"{loss_title} against {method} {param}"),
-                        f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=context)
+            charts.show(parameter_lines(part, loss, loss_axis,
+                                        f"{loss_title} against {method} {param}"),
+                        f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=about)
+    sweep_table(result, g)
+    load_setting(table, kind)
+
+
+def sweep_table(result: SweepResult, g: dict) -> None:
+    """The sweep's table, a row a setting headed by its recipe, and what its columns are."""
+    table, loss = result.table, result.loss
     shown = table.drop(columns="recipe")
     if shown["param_value"].isna().all():  # a combined grid: its values have columns of their own
         shown = shown.drop(columns="param_value")
@@ -431,6 +393,10 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
     elif g.get("search") == "exhaustive":
         st.caption(f"The exhaustive search evaluated every one of the {result.evaluated} "
                    "combinations.")
+
+
+def load_setting(table: pd.DataFrame, kind: str) -> None:
+    """A setting of the sweep to open on the Protect page."""
     labels = setting_labels(table)
     rows = table.index[table["method"] != "BASELINE"].tolist()
     pick = st.selectbox("Load a setting into Protect", rows, key="w_t_pick",
@@ -443,4 +409,16 @@ if sweep and sweep["dataset_id"] == ds.dataset_id:
                "with the first seed, so the Protect page shows one of its runs. Click a point "
                "of the chart to open its setting on the Protect page.")
 
+
+form, submitted = sweep_form()
+notices = st.container()  # one slot in every run: what follows keeps its place (and state)
+if submitted:
+    run(form, notices)
+elif state.sweep_running():
+    state.set_sweep_running(False)
+    notices.info("The sweep was cancelled." + (" The results below are from the previous "
+                                               "sweep." if state.sweep() is not None else ""),
+                 icon=":material/cancel:")
+if (last := state.sweep(ds.dataset_id)) is not None:
+    show_sweep(last)
 render_sidebar()

@@ -163,7 +163,7 @@ def _line_prefix(raw: bytes, lines: int) -> int:
 
 
 class Freeable(Protocol):
-    """A session's table holder (:class:`ui.state.Table`): freeing sets ``df`` to None."""
+    """A session's table holder (:class:`ui.logic.session.Table`): freeing sets ``df`` to None."""
 
     df: Any
 

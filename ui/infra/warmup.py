@@ -26,21 +26,36 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 WARMUP_ENV = "SDC_WARMUP"
 #: How long the warm-up waits for the server's runtime to exist (s)
 RUNTIME_WAIT = 60
 ROOT = Path(__file__).resolve().parents[2]
-#: What a worker process's jobs import (the functions :mod:`ui.compute` and the pages hand to
-#: :func:`ui.infra.workers.run`)
+#: What a worker process's jobs import: the modules of the functions :mod:`ui.compute`, the
+#: pages and their caches hand to :func:`ui.infra.workers.run`, the core's and pure ones of
+#: :mod:`ui.logic` (no Streamlit, no Plotly: tests/test_layers.py)
 WORKER_MODULES = ("sdc_core.risk", "sdc_core.risk.population_risk", "sdc_core.risk.suda2",
                   "sdc_core.sweep", "sdc_core.io", "sdc_core.recipe", "ui.logic.workbench",
-                  "ui.compute", "ui.population")
+                  "ui.logic.risk_tables")
 
 log = logging.getLogger(__name__)
 #: Set once a session's run has begun (:func:`visitor`)
 VISITOR = threading.Event()
+#: What :func:`warm` calls once the pages' modules are imported, by name: the functions the
+#: pages' modules registered (:func:`preload`)
+PRELOADS: dict[str, Callable[[], object]] = {}
+
+
+def preload(fn: Callable[[], T]) -> Callable[[], T]:
+    """Have the warm-up call ``fn`` once the pages' modules are imported: a page module fills
+    a cache every session reads (:mod:`ui.state` reads the default built-in data set). A
+    decorator; the warm-up imports no page module of its own."""
+    PRELOADS[f"{fn.__module__}.{fn.__qualname__}"] = fn
+    return fn
 
 
 def page_modules() -> list[str]:
@@ -82,11 +97,12 @@ def visitor() -> None:
 
 def warm() -> None:
     """Once the server's runtime is up (the caches of the pages' modules are the runtime's),
-    import the pages' modules and read the default built-in data set, then start a worker
-    process, which imports the computation's modules; until a visitor's first run begins.
-    Then it stops: a warm-up going on beside a visitor's pages competes with them for the
-    interpreter and the cores (on 2 cores the first Risk page took twice as long as with no
-    warm-up at all). Each part on its own: one that fails is logged and the others go on."""
+    import the pages' modules and call what they registered (:func:`preload`: the default
+    built-in data set is read), then start a worker process, which imports the computation's
+    modules; until a visitor's first run begins. Then it stops: a warm-up going on beside a
+    visitor's pages competes with them for the interpreter and the cores (on 2 cores the
+    first Risk page took twice as long as with no warm-up at all). Each part on its own: one
+    that fails is logged and the others go on."""
     from streamlit import runtime
 
     deadline = time.monotonic() + RUNTIME_WAIT
@@ -101,13 +117,11 @@ def warm() -> None:
             importlib.import_module(name)
         except Exception:  # a page may import what only its run can: it is imported then
             log.warning("warm-up: could not import %s", name, exc_info=True)
-    try:
-        from sdc_core.examples import DEFAULT_EXAMPLE
-        from ui import state
-
-        state._example_table(DEFAULT_EXAMPLE)  # the cache every session reads it from
-    except Exception:
-        log.warning("warm-up: the built-in data set was not read", exc_info=True)
+    for name, fn in list(PRELOADS.items()):
+        try:
+            fn()
+        except Exception:
+            log.warning("warm-up: %s failed", name, exc_info=True)
     pages = time.perf_counter() - start
     if VISITOR.is_set():
         return

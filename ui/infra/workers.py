@@ -38,8 +38,8 @@ import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar, cast
 
 WORKERS_ENV = "SDC_WORKERS"
 #: Set to 1 in every worker: the pool already uses every core, one process each
@@ -135,7 +135,10 @@ def _no_main() -> Iterator[None]:
         yield
     finally:
         if sys.modules.get("__main__") is _NO_MAIN:  # unless a script run installed its own
-            sys.modules["__main__"] = saved
+            if saved is not None:
+                sys.modules["__main__"] = saved
+            else:  # there was none (an embedding interpreter): leave none, not a None entry
+                del sys.modules["__main__"]
 
 
 class _Process(multiprocessing.context.SpawnProcess):
@@ -220,10 +223,8 @@ def _job(fn: Callable[..., T], args: tuple, kwargs: dict[str, Any], reports: Any
             reports.put(unsent)
         return result
     finally:
-        try:
+        with suppress(*_MANAGER_GONE):
             reports.put(None)
-        except _MANAGER_GONE:
-            pass
 
 
 def run(fn: Callable[..., T], /, *args: Any, progress: Progress | None = None,
@@ -259,10 +260,8 @@ def run(fn: Callable[..., T], /, *args: Any, progress: Progress | None = None,
         if not finished:
             future.cancel()  # a job not yet started never starts
             if cancel is not None:
-                try:
+                with suppress(*_MANAGER_GONE):
                     cancel.set()
-                except _MANAGER_GONE:
-                    pass
 
 
 def _wait(future: Future, reports: Any, progress: Progress | None) -> Any:
@@ -359,4 +358,4 @@ def run_on(table_id: str, table: Any, fn: Callable[..., T], /, *args: Any,
     got = run(_on_table, table_id, None, fn, args, kwargs)
     if isinstance(got, _Missing):
         got = run(_on_table, table_id, table, fn, args, kwargs)
-    return got
+    return cast("T", got)  # sent with the table, a worker answers with fn's result

@@ -107,7 +107,7 @@ def for_print(fig: go.Figure, note: str, width: int) -> go.Figure:
         margin={"t": 90})
     legend, before = out.layout.legend, fig.layout
     if legend.yanchor == "top" and (legend.y or 0) < 0 and before.height:
-        # a legend placed a fixed distance under the plot (ui.charts.legend_below): the same
+        # a legend placed a fixed distance under the plot (ui.logic.figures.legend_below): the same
         # distance in pixels on the plot of the new size, not the same share of its height
         plot = before.height - (before.margin.t or 0) - (before.margin.b or 0)
         printed = out.layout.height - 90 - (out.layout.margin.b or 0)
@@ -161,8 +161,10 @@ def pdf_with_title(pdf: bytes, title: str) -> bytes:
     if not end or not trailer:
         return pdf
     fields = trailer.group(1)
-    size = int(re.search(rb"/Size\s+(\d+)", fields).group(1))
-    root = re.search(rb"/Root\s+\d+\s+\d+\s+R", fields).group(0)
+    size_entry = re.search(rb"/Size\s+(\d+)", fields)
+    root_entry = re.search(rb"/Root\s+\d+\s+\d+\s+R", fields)
+    assert size_entry and root_entry, "a trailer holds /Size and /Root (PDF 1.7, 7.5.5)"
+    size, root = int(size_entry.group(1)), root_entry.group(0)
     info = re.search(rb"/Info\s+(\d+)\s+(\d+)\s+R", fields)
     rest = b""
     if info:

@@ -12,7 +12,7 @@ from sdc_core.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles
 from ui.logic.protect import page_methods
-from ui.state import Dataset
+from ui.logic.session import Dataset
 
 
 @dataclass(frozen=True)

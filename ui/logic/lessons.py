@@ -112,7 +112,7 @@ def riskiest(third: str | None, top: int = 5) -> pd.DataFrame:
 def check_unique(third: str | None) -> Check:
     """Met when ``third`` is the fact that leaves the most records unique."""
     shares = {c: unique_keys(c).percent_unique for c in UNIQUE_THIRD}
-    worst = max(shares, key=shares.get)
+    worst = max(shares, key=shares.__getitem__)
     if third != worst:
         now = unique_keys(third).percent_unique
         return Check(False, f"Not yet: with {third or 'nothing more'} known, {now:.1f} % of "
@@ -267,6 +267,7 @@ def counts_tables() -> tuple[PublishedQuestion, PublishedQuestion]:
 def hidden_total(table: PublishedQuestion) -> int:
     """What a reader of the naive table works out: N − Σ shown counts − non-response."""
     shown = sum(o.count for o in table.options if o.count is not None)
+    assert table.nonresponse is not None, "the naive table publishes its exact non-response"
     return table.participants - shown - table.nonresponse.low
 
 
@@ -279,6 +280,7 @@ def check_counts(answer: int | None, naive: PublishedQuestion) -> Check:
         return Check(False, f"Not yet: {answer} is not what the table gives away. Start from "
                      "the participants and take away everything the table shows.")
     least = max(0, total - (naive.t - 1) * (len(hidden) - 1))
+    assert naive.nonresponse is not None, "the naive table publishes its exact non-response"
     return Check(True, f"Right: {naive.participants} − "
                  f"{' − '.join(str(o.count) for o in naive.options if o.count is not None)}"
                  f" − {naive.nonresponse.low} = {total}. So {' and '.join(hidden)} together "
@@ -383,6 +385,8 @@ def check_analysis(now: Survival) -> Check:
         return Check(False, f"Not yet: {attack}, within the target, but the regression no "
                      f"longer holds: {verdict_text(now.result)}{away}. Protect less, or "
                      "another way.")
+    # within the target, age was protected, and the regression has an age term that moved
+    assert worst is not None, "a regression on protected age has a term that moved"
     return Check(True, f"Right: {attack}, at most {ANALYSIS_RISK:g} %, and the regression holds: "
                  f"mean CI overlap {j:.3f} ≥ {HOLDS:g}, every original estimate inside its "
                  f"protected interval, every term within CI overlap {TERM_OVERLAP:g} and "

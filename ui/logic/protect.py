@@ -38,6 +38,7 @@ class ProtectSettings:
         default."""
         held = self.values.get(method.name, {})
         if method.per_column:
+            assert column is not None, "a per-column method's control names its column"
             held = held.get(column, {})
         return held.get(param, method.param(param).default)
 
@@ -48,6 +49,7 @@ class ProtectSettings:
         values = dict(self.values)
         held = dict(values.get(method.name, {}))
         if method.per_column:
+            assert column is not None, "a per-column method's control names its column"
             held[column] = {**held.get(column, {}), param: value}
         else:
             held[param] = value
@@ -75,7 +77,7 @@ class ProtectSettings:
             merges = self.merges(m)
             if m.target == "column":
                 for c in cols:
-                    if merges.get(c):
+                    if m.merge is not None and merges.get(c):  # merges: only with a merge
                         out.append({"method": m.name, "column": c, m.merge.name: merges[c]})
                     if on:
                         out.append({"method": m.name, "column": c, **params})
@@ -176,7 +178,8 @@ def full_step(step: dict[str, Any]) -> dict[str, Any]:
 def _check_round_trip(steps: list[dict[str, Any]], settings: ProtectSettings) -> None:
     """An error unless ``settings`` give back ``steps``, up to parameters at their defaults:
     the page applies its methods in its own order, one step per column and method."""
-    keys = next((s["columns"] for s in steps if registry()[s["method"]].columns == "keys"), [])
+    keys: list[str] = next(
+        (s["columns"] for s in steps if registry()[s["method"]].columns == "keys"), [])
     given = [full_step(s) for s in steps]
     shown = [full_step(s) for s in settings.steps(list(keys))]
     if given == shown:
@@ -210,7 +213,7 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
     shared: dict[str, dict[str, Any]] = {}  # a method's controls, one setting for its columns
     main_columns: dict[str, set[str]] = {}
     for i, step in enumerate(steps):
-        m = methods.get(step.get("method"))
+        m = methods.get(step["method"]) if "method" in step else None
         where = f"step {i + 1} ({step.get('method')})"
         keys = set(step) - {"method", "column", "columns"}
         merge = m.merge.name if m is not None and m.merge else None
@@ -244,7 +247,7 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
             values.setdefault(m.name, {})[step["column"]] = held
             continue
         kept = values.setdefault(m.name, {})
-        if keys == {merge}:
+        if merge is not None and keys == {merge}:
             kept.setdefault(merge, {})[step["column"]] = step[merge]
         else:
             first = shared.setdefault(m.name, params)
@@ -258,8 +261,8 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
             columns[m.name] = list(dict.fromkeys(columns.get(m.name, []) + cols))
             if keys != {merge}:
                 main_columns.setdefault(m.name, set()).update(cols)
-    for name, cols in main_columns.items():
-        if set(columns[name]) != cols:
+    for name, merged in main_columns.items():
+        if set(columns[name]) != merged:
             raise SdcInputError(f"{name}: the Protect page applies {methods[name].main} to "
                                 "every column it merges levels of (apply this recipe with "
                                 "the command line)")

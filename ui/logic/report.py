@@ -29,7 +29,17 @@ from sdc_core.utility.validity import (
     verdict_text,
     worst_term,
 )
-from ui import charts
+from ui.logic.figures import tradeoff_scatter
+from ui.logic.metrics import (  # noqa: F401 — the pages take these names from here too
+    IL1_READING,
+    RELEASE_LOSS_FORMULA,
+    RELEASE_LOSS_LABEL,
+    REPORT_RISK,
+    release_loss_help,
+    risk_rows,
+    utility_rows,
+)
+from ui.logic.metrics import figures as before_figures
 from ui.logic.text import column_label
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
 
@@ -41,54 +51,28 @@ def step_notes(reports: list[dict[str, Any]]) -> list[str]:
     """One line per protection step on what it did, from its method's declaration (local
     suppression states what it promises under both readings of a blank)."""
     methods = registry()
-    return [methods[r["method"]].describe(r) for r in reports
-            if methods[r["method"]].describe is not None]
-
-
-#: How IL1 reads a numeric value that protection turned into a missing one (the default).
-IL1_READING = ("IL1 counts a numeric value blanked by protection as the maximum loss 1 "
-               "(sdcMicro leaves such values out; python -m sdc_core compare --il1-missing "
-               "ignore gives its reading).")
-
-
-#: The headline loss as the pages and the report name it (``IL1_release``).
-RELEASE_LOSS_LABEL = f"{name('IL1_release')} (information loss)"
-
-#: What the headline loss is (:mod:`sdc_core.utility.il1`).
-RELEASE_LOSS_FORMULA = (
-    "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C, every column not tagged "
-    "\"not released\": a changed column adds its IL1 (0 = unchanged, 1 = every value lost; a "
-    "column dropped from the release counts 1), so adding a step on another column never "
-    "lowers it. The Protect and Trade-offs pages, the report and python -m sdc_core compare "
-    "give the same figure; IL1 overall is a mean over the changed columns "
-    "only and falls when a cheap step on another column is added.")
-
-
-def release_loss_help(n_released: int) -> str:
-    """What the headline loss is, with the number |C| of released columns."""
-    return f"{RELEASE_LOSS_FORMULA} Here |C| = {n_released}."
+    return [describe(r) for r in reports
+            if (describe := methods[r["method"]].describe) is not None]
 
 
 def utility_table(utility: dict[str, Any]) -> pd.DataFrame:
     """The information-loss figures of the report: the headline ``IL1_release`` first (over
-    the ``released`` columns), then the other IL1 figures and the eigenvalue similarity."""
-    rest = ("IL1_overall", "IL1_numeric", "IL1_categorical", "eigenvalue_similarity_percent")
-    return pd.DataFrame({
-        "measure": [f"{RELEASE_LOSS_LABEL}: mean over the {len(utility['released'])} released "
-                    "columns", *map(label, rest)],
-        "value": [utility[k] for k in ("IL1_release", *rest)]})
+    the ``released`` columns), then the other IL1 figures and the eigenvalue similarity
+    (:func:`ui.logic.metrics.utility_rows`, the Protect page's)."""
+    rows = utility_rows(utility)
+    return pd.DataFrame({"measure": [r.label for r in rows], "value": [r.after for r in rows]})
 
 
 def risk_table(before: RiskProfile, attacked: LinkageResult,
                after: dict[str, Any]) -> pd.DataFrame:
     """Risk before and after protection: the released keys' measures (read as if the keys were
-    true) and the linkage attack (an attacker who knows the true values)."""
-    rows = [(k, getattr(before, k), after[k]) for k in RISK_KEYS]
-    rows += [(k, getattr(attacked, k), after[k]) for k in LINKAGE_KEYS]
+    true) and the linkage attack (an attacker who knows the true values), the figures of
+    :func:`ui.logic.metrics.risk_rows` that the Protect and Risk pages show."""
+    rows = risk_rows(after, before_figures(before, attacked, keys=REPORT_RISK), "k", REPORT_RISK)
     if "drisk_percent" in after:
-        rows.append(("drisk_percent", None, after["drisk_percent"]))
-    return pd.DataFrame({"measure": [RISK_NAMES[k] for k, _, _ in rows],
-                         "before": [b for _, b, _ in rows], "after": [a for _, _, a in rows]})
+        rows += risk_rows(after, None, "k", ["drisk_percent"])
+    return pd.DataFrame({"measure": [r.label for r in rows],
+                         "before": [r.before for r in rows], "after": [r.after for r in rows]})
 
 
 def attackers_table(attacked: LinkageResult, after: dict[str, Any]) -> pd.DataFrame:
@@ -337,8 +321,8 @@ def sweep_figure(result: SweepResult) -> go.Figure:
     under its target, is said not to be the report's recipe unless it is."""
     loss = column_label(LOSS) if result.loss == LOSS \
         else f"{LABELS[result.loss]} (benchmark analyses)"
-    fig = charts.tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
-                                  label("linkage_reidentifications"), loss, best=result.best)
+    fig = tradeoff_scatter(result.table, "linkage_reidentifications", result.loss,
+                           label("linkage_reidentifications"), loss, best=result.best)
     if result.best is not None:
         # in short lines: on one line it was wider than the report's page, cut at its edge
         fig.layout.title.text = ("The last sweep: risk against information loss<br>(★ its "

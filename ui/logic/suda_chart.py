@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.charts import AFTER, plain, spec_figure
+from ui.logic.figures import AFTER, plain, spec_figure
 
 
 def contribution_bars(contributions: dict[str, float]) -> go.Figure:

@@ -1,6 +1,7 @@
 """Showing user-supplied text (column names, values, file names) safely in Markdown."""
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from sdc_core.names import count_text, label
@@ -22,7 +23,7 @@ def md(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
-def md_list(items: list[object]) -> str:
+def md_list(items: Sequence[object]) -> str:
     return ", ".join(md(i) for i in items) if items else "—"
 
 

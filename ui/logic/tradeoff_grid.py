@@ -1,5 +1,6 @@
 """The Trade-offs form's choices as the settings of a sweep grid (:mod:`sdc_core.sweep`), pure
-Python: what the page sends to ``run_sweep``, and the bound of its exhaustive search.
+Python: the grid the page sends to ``run_sweep`` (:func:`build_grid`), the bound of its
+exhaustive search, and the words and headings of its target and table.
 
 A method's ``main`` values make its settings, one at a time or, combined, one dimension per
 column (the method is also tried off). A parameter declared ``sweep`` (a band's origin, top
@@ -16,11 +17,16 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name
+from sdc_core.sweep import KEEP_MEASURES, LOSS, POPULATION
+from sdc_core.utility.validity import HOLDS, LABELS
+from ui.logic.text import number
 
 #: The most combinations the page's exhaustive search evaluates (a larger combined grid uses
 #: the pruned search, or the command line's ``"search": "exhaustive"``).
@@ -111,3 +117,124 @@ def combinations_asked(settings: list[dict[str, Any]]) -> int:
     """How many combinations a combined grid of ``settings`` asks for: the product of each
     setting's count of distinct values."""
     return math.prod(len(dict.fromkeys(s["values"])) for s in settings)
+
+
+#: The target "every class ≥ k": no record in a class smaller than k
+EVERY_CLASS = "every_class"
+#: What a target may keep of the benchmark analyses, with the side that is better
+KEPT = {m: "≥" if KEEP_MEASURES[m] == "at_least" else "≤"
+        for m in ("mean_ci_overlap", "analyses_holding", "worst_tvd", "s_pmse")}
+#: The risk measures a sweep's chart and target offer, before the population's
+RISK_MEASURES = ("linkage_reidentifications", "linkage_risk_percent",
+                 "expected_reidentifications", "avg_linkage_risk_percent", "percent_unique",
+                 "percent_k_le_threshold", "percent_below_k")
+
+
+def risk_labels(k: int, population: bool) -> dict[str, str]:
+    """The risk measures offered, by their labels with the threshold ``k``; with
+    ``population`` (the file's sampling is known, or a weight is tagged) the population's
+    uniqueness too."""
+    out = {m: label(m, k) for m in RISK_MEASURES}
+    if population:
+        out[POPULATION] = label(POPULATION)
+    return out
+
+
+@dataclass(frozen=True)
+class SweepForm:
+    """What the Trade-offs form holds: each method's choices, the seeds, the Pareto front's
+    risk, whether to combine the methods (and search every combination), a risk ``target``
+    (a measure, :data:`EVERY_CLASS` or None) and its bound ``at_most``; with benchmark
+    analyses, the ``loss`` to rank by and a figure of them to ``keep`` at ``keep_bound``."""
+
+    choices: list[MethodChoice]
+    seeds: int = 3
+    seed: int = 0
+    pareto_risk: str = "linkage"
+    combine: bool = False
+    exhaustive: bool = False
+    target: str | None = None
+    at_most: float = 1.0
+    loss: str = LOSS
+    keep: str | None = None
+    keep_bound: float = HOLDS
+
+
+def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
+               not_released: list[str], analysis: dict[str, Any] | None = None,
+               sampled: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The grid :func:`sdc_core.sweep.run_sweep` takes for ``form``: the data set's
+    ``numeric`` columns, the threshold ``k``, the columns an attacker also ``known``s and those
+    ``not_released``, the benchmark ``analysis`` (every row gets its figures, whatever the
+    loss) and how the file was ``sampled`` (:func:`ui.state.sampling`). Raises
+    :class:`~sdc_core.errors.SdcInputError` for a form that makes no grid: no method with
+    columns and values, an exhaustive search of more than :data:`EXHAUSTIVE_MAX`
+    combinations, a figure to keep without a risk target."""
+    settings = grid_settings(form.choices, form.combine)
+    if not settings:
+        raise SdcInputError("choose at least one method with a column and values")
+    grid: dict[str, Any] = {
+        "seeds": int(form.seeds), "seed": int(form.seed), "numeric": numeric, "k": k,
+        "known": known, "not_released": not_released, "pareto_risk": form.pareto_risk,
+        "combine": bool(form.combine), "settings": settings, "loss": form.loss}
+    if analysis is not None:
+        grid["analysis"] = analysis
+    grid |= {"population" if key == "population_size" else key: v
+             for key, v in (sampled or {}).items()}
+    if form.target == EVERY_CLASS:
+        grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
+    elif form.target is not None:
+        grid["target"] = {"measure": form.target, "at_most": float(form.at_most)}
+    if form.exhaustive and form.combine and "target" in grid:
+        asked = combinations_asked(settings)
+        if asked > EXHAUSTIVE_MAX:
+            raise SdcInputError(f"{asked:,} combinations: more than the {EXHAUSTIVE_MAX} "
+                                "this page tries one by one; use fewer values, or the "
+                                "pruned search")
+        grid["search"] = "exhaustive"
+    if form.keep is not None:
+        if "target" not in grid:
+            raise SdcInputError("keeping a figure of the benchmark analyses needs a risk "
+                                "target: choose one, or keep nothing more")
+        grid["target"]["keep"] = {"measure": form.keep,
+                                  KEEP_MEASURES[form.keep]: float(form.keep_bound)}
+    return grid
+
+
+def other_form(measure: str, bound: float, n: int) -> str:
+    """A risk bound in its other form (:data:`sdc_core.names.COUNT_AND_PERCENT`), in brackets:
+    a percentage of the ``n`` records as a count, a count as a percentage; "" for the others."""
+    if measure not in COUNT_AND_PERCENT:
+        return ""
+    if MEASURES[measure].unit == "%":
+        return f" ({number(bound * n / 100)} {name(COUNT_AND_PERCENT[measure])})"
+    return f" ({100 * bound / n:.2f} % of the records)"
+
+
+def target_text(target: dict[str, Any], k: int, n: int, labels: Mapping[str, str]) -> str:
+    """A grid's target in words, as ``Target.describe`` names it (the risk measures by their
+    ``labels``: :func:`risk_labels`), a bound in percent with its count of the ``n`` records
+    and the other way round: "linkage attack risk (%) ≤ 1 (21.39 linkage attack
+    re-identifications) and mean CI overlap ≥ 0.9"."""
+    measure, bound = target["measure"], target["at_most"]
+    goal = f"every class ≥ {k}" if (measure, bound) == ("percent_below_k", 0.0) else \
+        f"{labels[measure]} ≤ {bound:g}" + other_form(measure, bound, n)
+    kept = target.get("keep")
+    if kept:
+        goal += f" and {LABELS[kept['measure']]} {KEPT[kept['measure']]} " \
+                f"{kept[KEEP_MEASURES[kept['measure']]]:g}"
+    return goal
+
+
+def analysis_labels(names: list[str]) -> dict[str, str]:
+    """The sweep table's headings of the analyses' columns (``sweep`` adds them): their
+    figures, and ``ci_overlap: NAME`` / ``tvd: NAME`` and ``holds: NAME`` per analysis, each
+    with its ``_sd`` over seeds. Names are user text: a heading is plain text, never
+    Markdown."""
+    out = {f"{m}{sd}": f"{LABELS[m]}{', sd' if sd else ''}" for m in LABELS
+           for sd in ("", "_sd")}
+    for sd in ("_sd", ""):  # a name ending in _sd heads its own column, not a spread
+        for prefix, head in (("ci_overlap: ", "CI overlap: "), ("tvd: ", "TVD: "),
+                             ("holds: ", "holds: ")):
+            out |= {f"{prefix}{n}{sd}": f"{head}{n}{', sd' if sd else ''}" for n in names}
+    return out

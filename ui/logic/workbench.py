@@ -1,5 +1,8 @@
 """What the Protect page shows after a slider move, as a plain function (no Streamlit), so it
-can be cached by the page and timed by ``bench/bench_slider.py``."""
+can be cached by the page and timed by ``bench/bench_slider.py``. :func:`detached` and
+:func:`release_population` run in worker processes (:func:`ui.compute.workbench`): this module
+imports Plotly only when a figure is asked for (:func:`column_figure`), so a worker never
+loads it."""
 
 from __future__ import annotations
 
@@ -7,11 +10,10 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
@@ -22,7 +24,9 @@ from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility import eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
-from ui import charts
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
              "percent_unique", "percent_k_le_threshold", "percent_below_k", "min_k",
@@ -123,7 +127,8 @@ def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight
     that it runs beside :func:`evaluate` in another worker."""
     out = apply_recipe(parse_recipe(json.loads(recipe_text)), df).data
     try:
-        return population_risk(out, qi, weight, **sampling)
+        return population_risk(out, qi, weight, sampling.get("sampling_fraction"),
+                               sampling.get("population_size"))
     except SdcInputError as err:
         return str(err)
 
@@ -167,9 +172,11 @@ def column_figure(before: pd.Series, after: pd.Series, numeric: bool,
                   edges: np.ndarray | None = None) -> go.Figure:
     """Before/after figure of a column: histograms on common bins (the bands of a banded
     column, ``edges``) for numbers, else records per category."""
+    from ui.logic import figures  # Plotly: loaded for the page only (the module's docstring)
+
     name = str(before.name)
     if numeric and is_number(after):
-        return charts.overlaid_histograms(
+        return figures.overlaid_histograms(
             before.to_numpy(dtype=float, na_value=np.nan),
             after.to_numpy(dtype=float, na_value=np.nan),
             f"{name}: original and protected values" + (" per band" if edges is not None
@@ -181,8 +188,8 @@ def column_figure(before: pd.Series, after: pd.Series, numeric: bool,
         c = s.value_counts().reindex(order, fill_value=0)
         return pd.concat([c, pd.Series({"(missing)": int(s.isna().sum())})]) if missing else c
 
-    return charts.before_after_bars(counts(before), counts(after),
-                                    f"{name}: records per category, original and protected")
+    return figures.before_after_bars(counts(before), counts(after),
+                                     f"{name}: records per category, original and protected")
 
 
 def _as_number(value: Any) -> float | None:
@@ -207,8 +214,8 @@ def category_order(before: pd.Series, after: pd.Series) -> list[Any]:
     if isinstance(before.dtype, pd.CategoricalDtype) and before.dtype.ordered:
         ranks = {c: i for i, c in enumerate(before.dtype.categories)}
         return sorted(values, key=lambda v: ranks.get(v, len(ranks)))
-    as_numbers = [_as_number(v) for v in values]
-    if values and None not in as_numbers:
+    as_numbers = [n for n in map(_as_number, values) if n is not None]
+    if values and len(as_numbers) == len(values):  # every value is a number
         return [v for _, v in sorted(zip(as_numbers, values), key=lambda p: p[0])]
     if values and all(isinstance(v, pd.Timestamp) for v in values):
         return sorted(values)

@@ -39,7 +39,7 @@ from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from sdc_core.utility.analysis import parse_spec
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.state import RiskOptions
+from ui.logic.session import RiskOptions
 
 VERSION = 1
 #: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).

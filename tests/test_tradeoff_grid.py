@@ -1,0 +1,97 @@
+"""The Trade-offs form as a sweep grid (ui.logic.tradeoff_grid.build_grid), without Streamlit:
+what the page sends to run_sweep, and what it refuses."""
+
+import pytest
+
+from sdc_core.errors import SdcInputError
+from sdc_core.methods import registry
+from sdc_core.names import label
+from sdc_core.sweep import POPULATION, run_sweep
+from ui.logic.tradeoff_grid import (
+    EVERY_CLASS,
+    EXHAUSTIVE_MAX,
+    MethodChoice,
+    SweepForm,
+    analysis_labels,
+    build_grid,
+    other_form,
+    risk_labels,
+    target_text,
+)
+
+QI = ["age", "gender", "race"]
+M = registry()
+WHERE = {"numeric": ["age", "wtkg"], "k": 5, "known": ["wtkg"], "not_released": ["pidnum"]}
+
+
+def band(values: str = "5, 10", **kw) -> MethodChoice:
+    return MethodChoice(M["band"], ["age"], values, **kw)
+
+
+def test_the_grid_of_a_simple_form():
+    grid = build_grid(SweepForm([band()], seeds=2, seed=7), **WHERE)
+    assert grid == {"seeds": 2, "seed": 7, "numeric": ["age", "wtkg"], "k": 5,
+                    "known": ["wtkg"], "not_released": ["pidnum"], "pareto_risk": "linkage",
+                    "combine": False, "loss": "IL1_release",
+                    "settings": [{"method": "band", "column": "age", "param": "width",
+                                  "values": [5, 10]}]}
+
+
+def test_targets_analyses_and_sampling():
+    spec = {"analyses": [{"name": "m", "kind": "mean", "column": "wtkg"}]}
+    grid = build_grid(SweepForm([band()], target="linkage_risk_percent", at_most=2,
+                                loss="s_pmse", keep="mean_ci_overlap", keep_bound=0.8),
+                      analysis=spec, sampled={"population_size": 1e6}, **WHERE)
+    assert grid["target"] == {"measure": "linkage_risk_percent", "at_most": 2.0,
+                              "keep": {"measure": "mean_ci_overlap", "at_least": 0.8}}
+    assert grid["analysis"] is spec and grid["population"] == 1e6 and grid["loss"] == "s_pmse"
+    every = build_grid(SweepForm([band()], target=EVERY_CLASS, at_most=3),
+                       sampled={"sampling_fraction": 0.1}, **WHERE)
+    assert every["target"] == {"measure": "percent_below_k", "at_most": 0.0}
+    assert every["sampling_fraction"] == 0.1 and "analysis" not in every
+
+
+def test_exhaustive_only_when_combined_with_a_target():
+    two = [band(), MethodChoice(M["recode"], ["race"], "5")]
+    assert "search" not in build_grid(SweepForm(two, combine=True, exhaustive=True), **WHERE)
+    assert "search" not in build_grid(SweepForm(two, exhaustive=True, target="percent_unique"),
+                                      **WHERE)
+    grid = build_grid(SweepForm(two, combine=True, exhaustive=True, target="percent_unique"),
+                      **WHERE)
+    assert grid["search"] == "exhaustive" and grid["combine"] is True
+
+
+@pytest.mark.parametrize("form, says", [
+    (SweepForm([MethodChoice(M["band"], [], "5")]), "at least one method"),
+    (SweepForm([band("x")]), "numbers separated by commas"),
+    (SweepForm([band()], keep="worst_tvd"), "needs a risk target"),
+    (SweepForm([band(", ".join(str(v) for v in range(1, EXHAUSTIVE_MAX + 2)))], combine=True,
+               exhaustive=True, target="percent_unique"), "combinations: more than"),
+])
+def test_a_form_that_makes_no_grid(form, says):
+    with pytest.raises(SdcInputError, match=says):
+        build_grid(form, **WHERE)
+
+
+def test_the_grid_runs(actg):
+    grid = build_grid(SweepForm([band("10")], seeds=1, target="percent_unique", at_most=50),
+                      **{**WHERE, "known": []})
+    result = run_sweep(actg, QI, grid)
+    assert len(result.table) == 2 and result.best is not None  # the baseline and one setting
+
+
+def test_words_and_headings():
+    labels = risk_labels(5, population=False)
+    assert labels["percent_below_k"] == label("percent_below_k", 5) and POPULATION not in labels
+    assert POPULATION in risk_labels(5, population=True)
+    assert other_form("linkage_risk_percent", 1.0, 2000).startswith(" (20 ")
+    assert other_form("linkage_reidentifications", 20, 2000) == " (1.00 % of the records)"
+    assert other_form("percent_unique", 1.0, 2000) == ""
+    assert target_text({"measure": "percent_below_k", "at_most": 0.0}, 5, 100, labels) == \
+        "every class ≥ 5"
+    text = target_text({"measure": "percent_unique", "at_most": 2.0,
+                        "keep": {"measure": "worst_tvd", "at_most": 0.1}}, 5, 100, labels)
+    assert text.startswith(f"{labels['percent_unique']} ≤ 2 and ") and text.endswith("≤ 0.1")
+    heads = analysis_labels(["fit_sd"])
+    assert heads["ci_overlap: fit_sd"] == "CI overlap: fit_sd"
+    assert heads["ci_overlap: fit_sd_sd"] == "CI overlap: fit_sd, sd"
