@@ -1,13 +1,19 @@
 # Two commands on a fresh Debian machine with Python 3.11:
 #   make run    start the dashboard on http://127.0.0.1:8501 (the ACTG 175 example is loaded)
 #   make test   run the whole test suite (unit, property, AppTest and headless-Chromium tests)
+#   make test-fast   the unit tier alone, in a few minutes (tests/conftest.py: the tiers)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: run test bench clean chromium axe java tools
+.PHONY: run test test-fast bench clean chromium axe java tools
+
+# the tests in two pytest-xdist workers (this machine's 2 cores), a test file to a worker (its
+# module fixtures made once); the tests that measure time or memory (mark serial,
+# tests/conftest.py) run after them alone. One junit XML a run in test-results (durations).
+XDIST := -n 2 --dist loadfile
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -67,7 +73,18 @@ axe:
 
 test: $(VENV)/.dev chromium axe java tools
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m mypy
+	rm -rf test-results
+	status=0; \
+	$(BIN)/python -m pytest $(XDIST) -m "not serial" --junitxml=test-results/junit-parallel.xml \
+	  || status=$$?; \
+	$(BIN)/python -m pytest -m serial --junitxml=test-results/junit-serial.xml || status=$$?; \
+	exit $$status
+
+# the unit tier (no Streamlit, no server, no browser), a test to whichever worker is free: the
+# loop to run while changing code
+test-fast: $(VENV)/.dev
+	$(BIN)/python -m pytest -n 2 -m unit --junitxml=test-results/junit-fast.xml
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk
@@ -87,6 +104,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_engines
 	$(BIN)/python -m bench.bench_lessons
 	$(BIN)/python -m bench.bench_corpus
+	SDC_CORPUS_ALL=1 $(BIN)/python -m pytest -m corpus --junitxml=test-results/junit-corpus.xml
 	$(BIN)/python -m bench.bench_read
 	$(BIN)/python -m bench.bench_bombs
 	$(BIN)/python -m bench.bench_headers

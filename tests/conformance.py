@@ -8,7 +8,7 @@
 - the Protect page's figures (:func:`ui.logic.workbench.evaluate`) = ``compare`` and ``risk`` on the
   written CSV and on the written Parquet = the report's figures = the sweep row, to 1e-9: both
   risk readings, IL1 per column and the headline IL1_release;
-- the linkage attack equals the O(n²) reference of DESIGN §3b (:func:`reference_linkage`),
+- the linkage attack equals the O(n²) reference of docs/measures.md (:func:`reference_linkage`),
   attacker by attacker, and its headline is the attacker that re-identifies most;
 - a step that changes no value leaves IL1 at 0 and both risk readings as they were;
 - local suppression's promise: right after its step, every class on its keys has f_k ≥ k with
@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import cli
+from sdc_core.classes import class_sizes
 from sdc_core.columns import canonical, compare_keys, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.io import FORMULA_START, read_table, table_bytes
@@ -44,7 +45,6 @@ from sdc_core.methods import Release
 from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import METHODS, Recipe, apply_recipe, load_recipe, parse_recipe, run_step
 from sdc_core.risk import risk_profile
-from sdc_core.risk.classes import class_sizes
 from sdc_core.risk.linkage import resolved_recoding
 from sdc_core.sweep import SweepContext
 from ui.logic import report
@@ -103,7 +103,7 @@ def attackers_choose(cand: list[int], d: dict[int, float],
 def reference_linkage(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
                       recipe: Recipe, known: Sequence[str],
                       reports: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Every attacker's p_i by DESIGN §3b and docs/measures.md, record against record: the
+    """Every attacker's p_i by docs/measures.md, record against record: the
     attacker applies the recipe's public recodings (as each method declares, as the release
     resolved them) to the true values, compares the exact columns value by value (a blank on
     either side matches), counts the agreements (the columns, exact and distance, where both

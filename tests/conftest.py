@@ -1,8 +1,19 @@
-"""Shared fixtures: the reference data sets (copies in tests/data and the built-in example)."""
+"""Shared fixtures (the reference data sets: copies in tests/data and the built-in example) and
+the test tiers.
+
+Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyitems`:
+``unit``, ``app``, ``server``, ``e2e``, ``spark``, ``package`` or ``corpus``; tests that
+measure wall time, CPU time or memory also get ``serial`` and run alone, after the others
+(``make test``). ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit.
+This module imports no Streamlit either: the AppTest machinery is in tests/apptest.py.
+"""
+
+from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine
+import sys
+from collections.abc import Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -10,10 +21,6 @@ from typing import Any
 import pandas as pd
 import pytest
 from hypothesis import Phase, settings
-from streamlit import config as st_config
-from streamlit.runtime.scriptrunner import ScriptRunnerEvent
-from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 from bench.server import free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
@@ -26,25 +33,182 @@ def plain(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
 
 
-#: AppTests keep an uncaught exception's message and traceback (``at.exception``) for the
-#: report of a failing test: the shipped config hides them from the browser
-#: (``client.showErrorDetails = "none"``, tests/test_hostile_round3.py) and the AppTests run in
-#: the checkout read it.
-st_config.set_option("client.showErrorDetails", "full")
-
 #: ``pytest --hypothesis-profile=no-shrink``: report a failing example at once, unshrunk
 settings.register_profile("no-shrink", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data"
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+# -- the tiers ---------------------------------------------------------------------------------
+
+TIERS = ("unit", "app", "server", "e2e", "spark", "package", "corpus")
+
+#: Test modules all of whose tests are in one tier that the rules below would not give them
+MODULE_TIERS = {
+    "test_package.py": "package",  # builds and installs the wheel in a fresh venv
+    "test_corpus.py": "corpus",  # the outside corpus through the command line and every page
+    "test_load.py": "server",  # sessions through a real server
+    "test_processes.py": "server",  # several real servers and their process trees
+}
+
+#: Test modules that import Streamlit (the pages, the Streamlit glue of ``ui/``, AppTest):
+#: their tests are in the ``app`` tier unless a rule before it gives them another
+APP_MODULES = frozenset({
+    "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_data.py",
+    "test_app_hostile_text.py", "test_app_lessons.py", "test_app_pages.py",
+    "test_app_population.py", "test_app_population_protect.py", "test_app_risk_release.py",
+    "test_app_server_files.py", "test_app_sign_in.py", "test_app_table_headings.py",
+    "test_app_tables.py", "test_app_tradeoffs_analyses.py", "test_formula_hostile.py",
+    "test_fragments.py", "test_hostile_round3.py", "test_input_audit.py",
+    "test_ledger_sharing.py", "test_links.py", "test_memory.py", "test_names.py",
+    "test_resume.py", "test_st_client.py", "test_survey_findings.py", "test_warmup.py",
+    "test_workers.py",
+})
+
+#: Tests (``module::function``) of other modules that need Streamlit
+APP_TESTS = frozenset({
+    "test_band_release.py::test_export_says_when_the_steward_picks_midpoints",
+    "test_columns.py::test_the_walk_reaches_k5_on_the_protect_page",
+})
+
+#: Fixtures that start a real server: a test that uses one is in the ``server`` tier
+SERVER_FIXTURES = frozenset({"app_url"})
+
+#: Tests that start a server, nginx, strace or a process tree without such a fixture
+SERVER_TESTS = frozenset({
+    "test_hostile_round3.py::test_an_export_sends_no_byte_but_to_127_0_0_1_under_strace",
+    "test_ledger_sharing.py::"
+    "test_two_hundred_sessions_that_connect_and_leave_leave_room_for_an_upload",
+    "test_warmup.py::test_a_server_starts_its_workers_before_any_visitor_only_when_warming_up",
+})
+
+#: Modules and tests (``module::function``, the module's path in tests/) that measure wall time,
+#: CPU time or memory, or stop a server and start one on its port again: they run alone
+#: (``-m serial``), not beside another worker
+SERIAL = frozenset({
+    "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
+    "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
+    "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
+    "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",
+    "test_app_server_files.py::test_a_server_file_is_admitted_before_it_is_read",
+})
+
+
+def module_tier(path: Path) -> str | None:
+    """The tier of every test of the file ``path`` when its name decides it, else None."""
+    if TESTS / "e2e" in path.parents:
+        return "e2e"
+    return MODULE_TIERS.get(path.name)
+
+
+def tier(item: pytest.Item) -> str:
+    """The tier of a test; the first rule that applies decides:
+
+    1. a file under tests/e2e: ``e2e`` (headless Chromium against a real server);
+    2. a module of :data:`MODULE_TIERS`: its tier (``package``, ``corpus``, ``server``);
+    3. a test of the Spark engine (``spark`` among its parameters, or the ``spark_session``
+       fixture): ``spark`` (a JVM);
+    4. a test that uses a fixture of :data:`SERVER_FIXTURES` or is in :data:`SERVER_TESTS`:
+       ``server`` (a real ``streamlit run``, nginx, strace or a process tree);
+    5. a module of :data:`APP_MODULES` or a test of :data:`APP_TESTS`: ``app`` (Streamlit,
+       mostly AppTest);
+    6. anything else: ``unit`` (no Streamlit, no server, no subprocess but the command line's).
+
+    tests/test_tiers.py checks that the lists name existing modules and tests, that no module is
+    in two of them and that the unit tier imports no Streamlit."""
+    path = Path(item.path)
+    by_name = module_tier(path)
+    if by_name:
+        return by_name
+    name = f"{path.name}::{getattr(item, 'originalname', item.name)}"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "spark_session" in item.fixturenames or any(
+            isinstance(v, str) and v == "spark" for v in params.values()):
+        return "spark"
+    if SERVER_FIXTURES & set(item.fixturenames) or name in SERVER_TESTS:
+        return "server"
+    if path.name in APP_MODULES or name in APP_TESTS:
+        return "app"
+    return "unit"
+
+
+def serial(item: pytest.Item) -> bool:
+    module = Path(item.path).relative_to(TESTS).as_posix()
+    return module in SERIAL or f"{module}::{getattr(item, 'originalname', item.name)}" in SERIAL
+
+
+def unit_only(config: pytest.Config) -> bool:
+    """Whether this run selects the unit tier alone (``-m unit``, ``make test-fast``)."""
+    return config.getoption("markexpr", "").strip() == "unit"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` does not import the modules whose every test is in another tier (so the
+    unit tier's run loads no Streamlit)."""
+    if not unit_only(config) or collection_path.suffix != ".py":
+        return None
+    if module_tier(collection_path) or collection_path.name in APP_MODULES:
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's tier (:func:`tier`) and ``serial`` mark (:data:`SERIAL`), before ``-m``
+    selects."""
+    for item in items:
+        if item.get_closest_marker(tier(item)) is None:  # tests/e2e marks its own
+            item.add_marker(tier(item))
+        if serial(item):
+            item.add_marker("serial")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A unit test that loads Streamlit fails: its place is the app tier (:func:`tier`). Seen
+    only when nothing loaded Streamlit before, as in ``make test-fast``."""
+    before = "streamlit" in sys.modules
+    outcome = yield
+    if (not before and "streamlit" in sys.modules
+            and item.get_closest_marker("unit") is not None):
+        raise AssertionError(f"{item.nodeid} is in the unit tier and imported Streamlit: add "
+                             "it to APP_MODULES or APP_TESTS in tests/conftest.py")
+    return outcome
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def apptest_patches(request: pytest.FixtureRequest) -> None:
+    """The AppTest patches of tests/apptest.py (:func:`tests.apptest.patch_apptest`) for every
+    test of the app and corpus tiers, and for any test once the process has loaded them, through
+    the test's ``monkeypatch``: ``monkeypatch.undo()`` lifts them."""
+    if ("tests.apptest" not in sys.modules
+            and not any(request.node.get_closest_marker(t) for t in ("app", "corpus"))):
+        return
+    from tests.apptest import patch_apptest
+
+    patch_apptest(request.getfixturevalue("monkeypatch"))
+
+
+@pytest.fixture(scope="session")
+def delete_output_dir() -> None:
+    """pytest-playwright empties the output folder (test-results) at the start of each
+    session, which is of each xdist worker: after a worker's screenshots, or the parallel run's
+    junit XML. ``make test`` empties it once instead."""
 
 
 @pytest.fixture(scope="session")
 def app_url():
-    """The address of a real ``streamlit run app.py``, shared by the tests that need one."""
+    """The address of a real ``streamlit run app.py``, shared by the tests that need one (one
+    server a pytest-xdist worker, each on a free port)."""
     port = free_port()
     proc = start_server(port)
+    if proc.poll() is not None:  # another process answered on the port
+        raise RuntimeError(f"streamlit on port {port} ended at once")
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
 
@@ -54,50 +218,6 @@ def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
     Playwright's sync API keeps an event loop running in the test thread."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
-
-
-def keep_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A value control of the Protect page reruns its results fragment alone (``st.rerun``
-    with the fragment's key): the browser keeps the rest of the page, but AppTest then holds
-    only the fragment's elements. After such a run the whole script runs once more, the
-    controls as they were and the results from the caches, so that a test reads and moves the
-    page as the browser shows it."""
-    runner_run, app_run = LocalScriptRunner.run, AppTest._run
-    fragment_run = [False]
-
-    def run(self: LocalScriptRunner, *args: Any, **kwargs: Any) -> Any:
-        tree = runner_run(self, *args, **kwargs)
-        fragment_run[0] = any(data.get("fragment_ids_this_run")
-                              for event, data in zip(self.events, self.event_data)
-                              if event == ScriptRunnerEvent.SCRIPT_STARTED)
-        return tree
-
-    def whole(self: AppTest, widget_state: Any = None, timeout: float | None = None) -> AppTest:
-        at = app_run(self, widget_state, timeout)
-        if fragment_run[0]:
-            at = app_run(self, at._tree.get_widget_states(), timeout)
-        return at
-
-    monkeypatch.setattr(LocalScriptRunner, "run", run)
-    monkeypatch.setattr(AppTest, "_run", whole)
-
-
-@pytest.fixture(autouse=True)
-def apptest_keeps_the_whole_page(monkeypatch):
-    """:func:`keep_the_whole_page` for every test."""
-    keep_the_whole_page(monkeypatch)
-
-
-@pytest.fixture(autouse=True)
-def pages_fail_loudly(monkeypatch):
-    """In AppTests a page's unexpected error stays an exception (``at.exception``) instead of
-    the entry point's friendly message, and so does a widget callback's (``ui.guard``), so no
-    test passes over one. Undo it to test the message (``monkeypatch.undo()``)."""
-    def reraise(err: Exception) -> None:
-        raise err
-
-    monkeypatch.setattr("ui.page.page_failed", reraise)
-    monkeypatch.setattr("ui.page.change_failed", reraise)
 
 
 @pytest.fixture(scope="session")

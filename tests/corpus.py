@@ -340,7 +340,7 @@ def recipes(name: str, df: pd.DataFrame, r: Roles) -> list[dict[str, Any]]:
     if steps:
         out.append(("cli", steps))
 
-    # 5. public recodings only (DESIGN §3b: the linkage attack then equals the released keys'
+    # 5. public recodings only (docs/measures.md: the linkage attack then equals the released keys'
     #    expected re-identifications): band a numeric key, recode a True/False key with a
     #    count no level falls below, or another categorical key
     steps = []
@@ -489,7 +489,7 @@ def check_cli(c: Case, tmp: Path, run: CliRun = cli_in_process) -> list[Finding]
     ``risk --json`` on each output. Checks: exit 0 (or 2 with one readable line); JSON output;
     the record count; ``compare`` gives the same figures on the CSV and the Parquet file; a
     recipe of public recodings only gives the ``any_match`` attacker's linkage
-    re-identifications equal to the released keys' expected re-identifications (DESIGN §3b,
+    re-identifications equal to the released keys' expected re-identifications (docs/measures.md,
     α = 1), and the headline attacker at least as many; a recoding that changes no value
     costs no IL1 (issue 23)."""
     findings: list[Finding] = []
@@ -680,7 +680,7 @@ def check_app(c: Case, timeout: float = 180, sweep: bool = True,
     if not step(f"Data: upload {c.file_name}", "-", lambda: at.file_uploader(key="uploader")
                 .set_value((c.file_name, c.raw, "application/octet-stream")).run()):
         return findings
-    ds = at.session_state["dataset"] if "dataset" in at.session_state else None
+    ds = at.session_state.get("dataset")
     if ds is None or ds.name != c.file_name or len(ds.df) != len(c.read):
         findings.append(Finding(c.name, c.which, "-", f"Data: upload {c.file_name}",
                                 "the uploaded table is not the current data set"))

@@ -6,9 +6,9 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.risk import risk_profile
-from tests.conftest import ROOT
-from ui.charts import (
-    TABLE_LABEL,
+from tests.apptest import app_test
+from ui.charts import TABLE_LABEL
+from ui.logic.figures import (
     before_after_bars,
     class_size_histogram,
     figure_tables,
@@ -18,7 +18,7 @@ from ui.charts import (
 
 
 def app_on(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page(page).run()
     assert not at.exception
     return at
@@ -107,7 +107,7 @@ def test_a_combined_sweeps_series_differ_and_its_legend_does_not_squash_the_char
     (colours were reused), and each legend row adds to the figure's height (the legend had
     squashed the plot to about 100 px)."""
     from sdc_core.sweep import run_sweep
-    from ui.charts import LEGEND_ROW, tradeoff_scatter
+    from ui.logic.figures import LEGEND_ROW, tradeoff_scatter
 
     grid = {"combine": True, "settings": [
         {"method": "band", "column": "age", "param": "width", "values": [0, 10]},

@@ -14,7 +14,8 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, term_holds, verdict_text, worst_term
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.test_app_hostile_text import leaks
 from ui.logic.report import build_report, risk_table, utility_table
 from ui.logic.text import md
@@ -25,7 +26,7 @@ QI = ["age", "gender", "race"]
 
 
 def protect_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     assert not at.exception
     return at
@@ -303,7 +304,7 @@ def test_the_report_holds_the_section_with_names_escaped(actg):
 def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():
     """A spec kept for other data (say, from an older workspace) is an error on the page and
     a warning on the Export page, never a traceback."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.session_state["analyses"] = {"confidence": 0.95, "analyses": [
         {"name": "gone", "kind": "mean", "column": "nosuch"}]}
     at.switch_page("views/protect.py").run()

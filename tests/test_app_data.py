@@ -4,16 +4,14 @@ import io
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, plain
-
-APP = str(ROOT / "app.py")
+from tests.apptest import app_test
+from tests.conftest import plain
 
 
 @pytest.fixture
 def at():
-    app = AppTest.from_file(APP, default_timeout=60)
+    app = app_test(timeout=60)
     app.run()
     assert not app.exception
     return app
@@ -116,7 +114,7 @@ def test_an_upload_interrupted_by_a_page_change_goes_on_loading(read_already):
     run, on the new page, finishes the pending upload and says so (AppTest does not rerun
     app.py itself, so the entry point's two calls are run here; the browser test covers the
     real page change)."""
-    at = AppTest.from_string(RESUME, default_timeout=60).run()
+    at = app_test(RESUME, timeout=60).run()
     pending = {"raw": b"city;n\nA;1\nB;2\nC;3\n", "name": "t.csv"}
     if read_already:
         pending["df"] = pd.DataFrame({"city": ["A", "B", "C"], "n": [1, 2, 3]})
@@ -131,7 +129,7 @@ def test_an_upload_interrupted_by_a_page_change_goes_on_loading(read_already):
 
 
 def test_a_bad_pending_upload_is_reported_not_kept():
-    at = AppTest.from_string(RESUME, default_timeout=60).run()
+    at = app_test(RESUME, timeout=60).run()
     at.session_state["pending_upload"] = {"raw": b"\x00\x01garbage", "name": "t.parquet"}
     at.run()
     assert not at.exception

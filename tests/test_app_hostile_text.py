@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.apptest import app_test
 
 IMAGE = "![t](http://127.0.0.1:9/x.png)"
 LINK = "[Session expired - sign in again](http://127.0.0.1:9/phish)"
@@ -40,7 +40,7 @@ def hostile_csv() -> bytes:
 
 
 def test_hostile_names_and_values_stay_text_on_every_page():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value((f"{IMAGE}.csv", hostile_csv(), "text/csv")).run()
     at.multiselect(key="w_qi").set_value(["age", "sex", IMAGE]).run()
     at.multiselect(key="w_sensitive").set_value([LINK]).run()
@@ -55,7 +55,7 @@ def test_hostile_names_and_values_stay_text_on_every_page():
 
 def test_a_refused_upload_quotes_its_names_as_text():
     """The duplicate-column error quoted the names as Markdown."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value(
         ("dup.csv", f"a,{IMAGE},{IMAGE}\n1,2,3\n".encode(), "text/csv")).run()
     assert any("duplicate column names" in e.value for e in at.error)
@@ -66,7 +66,7 @@ def test_a_refused_upload_quotes_its_names_as_text():
                                         ("alpha", LINK), ("data", IMAGE), ("view", LINK)])
 def test_link_parameters_stay_text(key, value):
     """A crafted link's parameters were echoed as Markdown in the link warning."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at = app_test()
     at.query_params[key] = value
     at.run()
     assert not at.exception and not leaks(at)

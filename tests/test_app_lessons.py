@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.apptest import app_test
 from tests.test_lessons import (
     ANALYSIS_SLIDERS,
     PERTURB_SLIDERS,
@@ -25,7 +25,7 @@ TITLES = {key: f"{i + 1}. {lesson.title}" for i, (key, lesson) in enumerate(LESS
 
 
 def lessons_page(lesson: str | None = None, projector: bool = False) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(timeout=60)
     if projector:
         at.session_state["projector"] = True
     at.run()
@@ -236,7 +236,7 @@ def test_every_lesson_runs_in_the_projector_view(how):
 def test_the_projector_switch_shows_the_view_on_every_page():
     """A widget's identity includes its page: the switch must show the view's state on each
     page it is drawn on, and turn it off from any of them."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(timeout=60)
     at.query_params["view"] = "projector"
     at.switch_page("views/lessons.py").run()
     assert at.toggle(key="w_projector").value is True
@@ -261,7 +261,7 @@ def test_the_sidebar_names_the_data_each_lesson_uses(data):
     from sdc_core.examples import example
     from ui.logic.text import md
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(timeout=60)
     at.query_params["data"] = data
     at.switch_page("views/lessons.py").run()
     session = example(data).name

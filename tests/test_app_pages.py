@@ -12,13 +12,14 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.test_conformance import METHODS as CONFORMANCE_METHODS
 from tests.test_conformance import _step as conformance_step
 
 
 def app_on(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page(page).run()
     assert not at.exception
     return at
@@ -94,7 +95,7 @@ def test_risk_page_threshold_and_weight():
 
 
 def test_risk_page_without_quasi_identifiers():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.multiselect(key="w_qi").set_value([]).run()
     at.switch_page("views/risk.py").run()
     assert not at.exception and "Tag at least one quasi-identifier" in at.info[0].value
@@ -296,7 +297,7 @@ def test_export_offers_every_download():
 @pytest.mark.parametrize("page", ["views/risk.py", "views/protect.py", "views/tradeoffs.py",
                                   "views/rr_lab.py", "views/tables.py", "views/export.py"])
 def test_every_page_survives_an_upload_without_quasi_identifiers(page):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.file_uploader[0].set_value(("t.csv", b"city;n\nA;1\nB;2\nC;3\n", "text/csv")).run()
     at.switch_page(page).run()
     assert not at.exception
@@ -305,7 +306,7 @@ def test_every_page_survives_an_upload_without_quasi_identifiers(page):
 def test_class_size_histogram_keeps_every_bucket():
     import numpy as np
 
-    from ui.charts import class_size_histogram
+    from ui.logic.figures import class_size_histogram
     fig = class_size_histogram(np.array([1, 2, 7, 30, 300, 300]), 5)
     assert list(fig.data[0].x)[-1] == "> 100" and fig.layout.xaxis.type == "category"
     assert list(fig.data[0].y) == [1, 1, 0, 0, 0, 1, 0, 1, 0, 2]
@@ -327,7 +328,7 @@ def test_recipe_steps_without_a_control_are_refused_whole():
 def test_chart_text_from_data_is_escaped():
     import pandas as pd
 
-    from ui.charts import before_after_bars
+    from ui.logic.figures import before_after_bars
     evil = '<a href="http://example.invalid">x</a>'
     fig = before_after_bars(pd.Series({evil: 3}), pd.Series({evil: 2}), f"{evil}: counts")
     assert "<a href" not in fig.layout.title.text and "&lt;a href" in fig.layout.title.text
@@ -397,7 +398,7 @@ def test_every_chart_offers_a_print_export():
 
 
 def test_risk_page_reports_classes_without_a_sensitive_value():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     csv = b"age;sex;diag\n" + b"30;F;\n30;F;\n40;M;a\n40;M;b\n50;F;a\n50;F;a\n"
     at.file_uploader[0].set_value(("t.csv", csv, "text/csv")).run()
     at.multiselect(key="w_sensitive").set_value(["diag"]).run()
@@ -564,7 +565,7 @@ def test_tradeoffs_says_when_no_setting_meets_the_target():
 def test_an_unexpected_error_is_a_message_and_a_log_without_the_data(monkeypatch, caplog):
     monkeypatch.undo()  # the real entry-point message, not the tests' re-raise
     monkeypatch.setattr("ui.compute.column_profile", fail_with_a_value)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.session_state["w_data_tab"] = "Columns"  # the column summary: drawn once chosen
     at.run()
     assert not at.exception
@@ -587,7 +588,7 @@ def test_export_page_says_what_the_files_change():
     from sdc_core.io import table_bytes
     from tests.test_io import HOSTILE
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value(
         ("hostile.parquet", table_bytes(HOSTILE, ".parquet"), "application/octet-stream")).run()
     at.switch_page("views/export.py").run()
@@ -704,7 +705,7 @@ def test_a_whole_number_control_refuses_a_fraction():
 
 def test_downloads_are_named_after_the_data_set_without_its_extension():
     """treatment.csv's best recipe was offered as treatment.csv_best_recipe.json."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     assert at.session_state["dataset"].stem == "actg175"
     at.file_uploader(key="uploader").set_value(
         ("my survey (v2).csv", b"age,sex\n30,F\n40,M\n", "text/csv")).run()

@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.io import read_table
 from sdc_core.risk.population_risk import population_risk
 from sdc_core.teaching import HOUSEHOLD_PATH
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.test_app_hostile_text import leaks
 from ui.population import NAMES, people, percent
 
@@ -25,14 +26,14 @@ MODEL_LABELS = ["Sample uniqueness", "Zayatz", "Pitman", "SNB"]
 
 
 def risk_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/risk.py").run()
     assert not at.exception
     return at
 
 
 def household_risk_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.selectbox(key="example_pick").set_value("household")
     next(b for b in at.button if b.label == "Load built-in data").click().run()
     at.switch_page("views/risk.py").run()
@@ -199,7 +200,7 @@ HOSTILE = "**x** <b>y</b>"
 def test_a_hostile_key_name_appears_literally():
     rows = [f"age,sex,{HOSTILE}"] + [f"{20 + i % 7},{'m' if i % 3 else 'f'},v{i % 4}"
                                       for i in range(300)]
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value(
         ("hostile.csv", ("\n".join(rows) + "\n").encode(), "text/csv")).run()
     at.multiselect(key="w_qi").set_value(["age", "sex", HOSTILE]).run()
@@ -235,7 +236,7 @@ def test_both_tables_side_by_side_each_with_their_figures():
 
 def test_the_curves_numbers_hold_the_chosen_fraction(actg):
     from sdc_core.risk.population_risk import sensitivity
-    from ui.charts import figure_tables, uniqueness_curves
+    from ui.logic.figures import figure_tables, uniqueness_curves
 
     risk = population_risk(actg, QI, sampling_fraction=0.0123)
     curve = sensitivity(risk)
@@ -255,7 +256,7 @@ def test_tradeoffs_targets_population_uniqueness_with_the_sessions_sampling(actg
     from sdc_core.roles import EXAMPLE_ROLES
     from sdc_core.sweep import POPULATION, run_sweep
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.session_state["sampling"] = {"sampling_fraction": 0.05}
     at.switch_page("views/tradeoffs.py").run()
     at.number_input(key="w_t_seeds").set_value(1)

@@ -14,7 +14,8 @@ from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.test_app_hostile_text import leaks
 from ui.logic.report import (
     MODEL_NAMES,
@@ -34,7 +35,7 @@ NOT_SAMPLED = "How the file was sampled"
 
 
 def protect_page(sampling: dict | None = None, data: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at = app_test()
     if data is not None:
         at.query_params["data"] = data
     at.run()

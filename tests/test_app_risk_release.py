@@ -7,7 +7,8 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, riskiest_classes, sensitive_report
 from sdc_core.risk.suda2 import suda2
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.test_app_hostile_text import IMAGE, LINK, hostile_csv, leaks
 
 QI = ["age", "gender", "race"]
@@ -15,7 +16,7 @@ QI = ["age", "gender", "race"]
 
 def risk_page_with_age_banded(width: int) -> AppTest:
     """The Risk page after banding age on the Protect page."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     at.slider(key="w_p_band_age").set_value(width).run()
     at.switch_page("views/risk.py").run()
@@ -71,7 +72,7 @@ def test_the_protected_view_measures_the_released_table():
 
 
 def test_without_protection_the_page_says_so_and_shows_the_original():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/risk.py").run()
     at.radio(key="w_risk_view").set_value("protected").run()
     assert not at.exception
@@ -89,7 +90,7 @@ def test_the_choice_survives_a_page_change():
 
 
 def test_the_protected_view_shows_hostile_names_and_values_as_text():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value((f"{IMAGE}.csv", hostile_csv(), "text/csv")).run()
     at.multiselect(key="w_qi").set_value(["age", "sex", IMAGE]).run()
     at.multiselect(key="w_sensitive").set_value([LINK]).run()
@@ -116,7 +117,7 @@ def test_the_protected_view_reads_the_protect_pages_cache_entry(monkeypatch):
 
     monkeypatch.setattr(ui.infra.workers, "workers", lambda: 0)  # counted here, not in a worker
     monkeypatch.setattr(ui.compute, "detached", counted)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     at.slider(key="w_p_band_age").set_value(7).run()
     at.multiselect(key="w_p_known").set_value(["wtkg"]).run()

@@ -10,11 +10,11 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.engines import EngineOptions, jobs, open_engine
 from sdc_core.io import read_table
+from tests.apptest import app_test
 from tests.conftest import ROOT, plain
 from ui import server_files
 from ui.logic.protect import ProtectSettings
 
-APP = str(ROOT / "app.py")
 N = 5000
 LIMIT = 1000
 QI = ["age", "sex", "region"]
@@ -61,7 +61,7 @@ def root(files, monkeypatch):
 
 
 def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     assert not at.exception
     return at
 

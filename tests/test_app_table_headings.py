@@ -5,7 +5,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.apptest import app_test
 
 
 def settings(at: AppTest) -> dict[str, dict]:
@@ -17,7 +17,7 @@ def settings(at: AppTest) -> dict[str, dict]:
 
 
 def test_risk_page_tables_head_their_columns_in_words():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/risk.py").run()
     assert not at.exception
     columns = settings(at)
@@ -34,7 +34,7 @@ def test_risk_page_tables_head_their_columns_in_words():
 
 
 def test_data_page_column_summary_is_headed_in_words_and_shows_its_text():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.session_state["w_data_tab"] = "Columns"  # drawn once chosen
     at.run()
     assert not at.exception

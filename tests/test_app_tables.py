@@ -1,14 +1,14 @@
 """AppTest of the Response tables page."""
 
-from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 
 PETS = "Example: the pet survey (100 participants)"
 
 
 def open_page():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.switch_page("views/tables.py").run()
     assert not at.exception
     return at

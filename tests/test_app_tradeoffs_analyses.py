@@ -12,13 +12,14 @@ from sdc_core.names import count_and_percent
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 
 HOSTILE = "**x** <b>y</b>"
 
 
 def app_on(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.switch_page(page).run()
     assert not at.exception
     return at

@@ -1,6 +1,6 @@
 """Released values never pose as true ones: bands written as bands, whole numbers written as
 read, and the measures reading band labels as the numbers they used before (docs/methods.md,
-"Banding"; docs/columns.md)."""
+"Banding writes bands, not numbers no record holds"; docs/columns.md)."""
 
 import io
 import json
@@ -256,11 +256,10 @@ def test_any_dtype_banded_reads_back_as_its_midpoints(df, pick):
 def test_export_says_when_the_steward_picks_midpoints():
     """The Export page says in words that ages are band midpoints, and says nothing of the kind
     for the default labels."""
-    from streamlit.testing.v1 import AppTest
+    from tests.apptest import app_test
+    from tests.conftest import plain
 
-    from tests.conftest import ROOT, plain
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     at.slider(key="w_p_band_age").set_value(20).run()
     at.switch_page("views/export.py").run()

@@ -1,6 +1,7 @@
-"""The figures built from plain Plotly specs without Plotly's validation (``ui.charts.
-spec_figure``: the ones redrawn on every slider move and on the Risk page's first view) are
-valid Plotly figures: validation takes them as they are, property for property."""
+"""The figures built from plain Plotly specs without Plotly's validation
+(``ui.logic.figures.spec_figure``: the ones redrawn on every slider move and on the Risk page's
+first view) are valid Plotly figures: validation takes them as they are, property for
+property."""
 
 import json
 
@@ -13,7 +14,7 @@ from sdc_core.risk import risk_profile
 from sdc_core.risk.population import class_histogram, uniqueness_curve
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.analysis import TermResult
-from ui import charts
+from ui.logic import figures as builders
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.workbench import evaluate, recipe_json
 
@@ -41,19 +42,19 @@ def figures(df) -> dict[str, go.Figure]:
         "target": {"measure": "linkage_risk_percent", "at_most": 5.0}})
     risk = "linkage_reidentifications"
     return {
-        "trade-off with its target and best": charts.tradeoff_scatter(
+        "trade-off with its target and best": builders.tradeoff_scatter(
             sweep.table, risk, "IL1_release", "risk", "loss", target=3.0, best=sweep.best),
-        "trade-off": charts.tradeoff_scatter(sweep.table, risk, "IL1_release", "risk", "loss"),
-        "parameter lines with the baseline": charts.parameter_lines(sweep.table, risk, "risk",
-                                                                    "by parameter"),
+        "trade-off": builders.tradeoff_scatter(sweep.table, risk, "IL1_release", "risk", "loss"),
+        "parameter lines with the baseline": builders.parameter_lines(sweep.table, risk, "risk",
+                                                                      "by parameter"),
         "before/after of a banded column": wb.figure("age"),
         "before/after of categories": wb.figure("race"),
         "before/after of noise": wb.figure("wtkg"),
-        "class sizes, k 5": charts.class_size_histogram(fk, 5),
-        "class sizes, k 0": charts.class_size_histogram(fk, 0),
-        "uniqueness curves": charts.uniqueness_curves(curve, 0.02),
+        "class sizes, k 5": builders.class_size_histogram(fk, 5),
+        "class sizes, k 0": builders.class_size_histogram(fk, 0),
+        "uniqueness curves": builders.uniqueness_curves(curve, 0.02),
         "SUDA2 contributions": contribution_bars({"age": 60.0, "<i>race</i>": 12.5}),
-        "intervals": charts.interval_chart(terms, "a <b>model</b>"),
+        "intervals": builders.interval_chart(terms, "a <b>model</b>"),
     }
 
 
@@ -80,24 +81,24 @@ def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the
         {"method": "pram", "column": "race", "param": "p", "values": [0, 0.1]}],
         "target": {"measure": "percent_unique", "at_most": 5.0}}
     result = run_sweep(actg, QI, grid)
-    page = charts.tradeoff_scatter(result.table, "linkage_reidentifications", "IL1_release",
-                                   "risk", "IL1 (release)")
+    page = builders.tradeoff_scatter(result.table, "linkage_reidentifications", "IL1_release",
+                                     "risk", "IL1 (release)")
     report = sweep_figure(result)
     for fig in (page, report):
         go.Figure(fig.to_dict())  # valid as Plotly reads it
         layout = fig.layout
-        rows = -(-len(fig.data) // charts.LEGEND_PER_ROW)
+        rows = -(-len(fig.data) // builders.LEGEND_PER_ROW)
         assert rows >= 2
-        assert layout.xaxis.title.standoff == charts.TITLE_STANDOFF
+        assert layout.xaxis.title.standoff == builders.TITLE_STANDOFF
         assert layout.xaxis.title.text
         # the legend's top: AXIS_ROOM px under the plot, room for the tick labels (one line
         # of 12 px type and its distance) and the title (14 px) after its standoff
         assert layout.legend.yanchor == "top" and layout.legend.orientation == "h"
         plot = layout.height - layout.margin.t - layout.margin.b
-        assert plot == charts.PLOT_HEIGHT
-        assert -layout.legend.y * plot == pytest.approx(charts.AXIS_ROOM)
-        assert charts.AXIS_ROOM >= 20 + charts.TITLE_STANDOFF + 20 + 10
-        assert layout.margin.b >= charts.AXIS_ROOM + charts.LEGEND_ROW * rows
+        assert plot == builders.PLOT_HEIGHT
+        assert -layout.legend.y * plot == pytest.approx(builders.AXIS_ROOM)
+        assert builders.AXIS_ROOM >= 20 + builders.TITLE_STANDOFF + 20 + 10
+        assert layout.margin.b >= builders.AXIS_ROOM + builders.LEGEND_ROW * rows
     assert page.layout.margin.t == 50 and "<br>" not in page.layout.title.text
     title = report.layout.title
     lines = title.text.split("<br>")
@@ -112,4 +113,4 @@ def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the
     for width in (600, 1200, 2400):
         printed = for_print(page, "a note", width).layout
         plot = printed.height - printed.margin.t - printed.margin.b
-        assert -printed.legend.y * plot == pytest.approx(charts.AXIS_ROOM), width
+        assert -printed.legend.y * plot == pytest.approx(builders.AXIS_ROOM), width

@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN §7 (run as a real subprocess)."""
+"""The command-line contract of docs/cli.md (run as a real subprocess)."""
 
 import json
 import subprocess

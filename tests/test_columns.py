@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from sdc_core import columns
+from sdc_core.classes import class_sizes
 from sdc_core.cli import main
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table, table_bytes
@@ -20,7 +21,6 @@ from sdc_core.methods.banding import band
 from sdc_core.methods.recode import recode
 from sdc_core.methods.suppression import local_suppression
 from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.risk.classes import class_sizes
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.il1 import categorical_il1
 from tests import corpus
@@ -169,14 +169,12 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     """The same release on the Protect page itself (AppTest): the walk's file uploaded, its
     keys tagged, the recipe loaded; the page shows the figures of ``evaluate`` (above equal to
     the sweep's and the command line's) and no record left unique."""
-    from streamlit.testing.v1 import AppTest
-
-    from tests.conftest import ROOT
+    from tests.apptest import app_test
     from ui.logic.text import number
 
     steps = [{"method": "band", "column": "age", "width": 5},
              {"method": "local_suppression", "columns": WALK_QI, "k": 5}]
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.file_uploader(key="uploader").set_value(
         ("treatment.csv", table_bytes(treatment, ".csv"), "text/csv")).run()
     at.multiselect(key="w_qi").set_value(WALK_QI).run()

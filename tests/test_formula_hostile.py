@@ -39,6 +39,7 @@ from sdc_core.utility.analysis import (
     formula_variables,
 )
 from sdc_core.utility.formula import parse_formula
+from tests.apptest import app_test
 from tests.conftest import ROOT
 from tests.formula_corpus import (
     BOUNDS,
@@ -55,7 +56,7 @@ from tests.test_app_analyses import editing, errors, protect_page, spec
 from tests.test_app_hostile_text import leaks
 from ui import links
 from ui.logic import workspace
-from ui.state import RiskOptions
+from ui.logic.session import RiskOptions
 
 QI = ["age", "gender", "race"]
 BAND = {"method": "band", "column": "age", "param": "width", "values": [10]}
@@ -466,7 +467,7 @@ def workspace_text(analyses: dict) -> str:
 
 
 def opened_workspace(text: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/data.py").run()
     assert not at.exception
     at.file_uploader(key="workspace_upload").set_value(("w.json", text.encode(), "x")).run()
@@ -502,7 +503,7 @@ def test_a_spec_past_its_checks_is_refused_on_every_page_that_reads_it(sandbox):
     one): the Protect page says why, the Export page leaves it out, the Trade-offs page's
     sweep is refused; nothing runs."""
     text = BY_ID["import-in-I"].text(sandbox / "marker")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.session_state["analyses"] = {"confidence": 0.95, "analyses": [item(text)]}
     at.switch_page("views/protect.py").run()
     readable(page_refusal(at, "The benchmark analyses cannot be compared: "), "formula")
@@ -535,7 +536,7 @@ def test_a_state_link_carries_no_analyses(sandbox):
                                      links.example_columns)
     assert link.steps is None and any("unknown key(s) formula" in p for p in problems)
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at = app_test()
     for key, value in {"data": "actg175", "analyses": hostile, "formula": text,
                        "analysis": hostile}.items():
         at.query_params[key] = value

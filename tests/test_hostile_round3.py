@@ -30,6 +30,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.errors import SdcInputError
+from tests.apptest import app_test
 from tests.conftest import plain
 from ui import links
 from ui.infra.server import CSP, HEADERS
@@ -38,7 +39,6 @@ from ui.logic import workspace
 from ui.logic.protect import MAX_PAGE_NUMBER, from_steps, read_recipe_file
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 
 
 # -- headers ----------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ def no_traceback(at: AppTest) -> None:
 
 @pytest.mark.parametrize("value", ["1e300", str(2**60)])
 def test_a_link_with_a_number_no_control_can_draw_opens_with_a_warning(value):
-    at = AppTest.from_file(APP, default_timeout=90)
+    at = app_test()
     at.query_params["data"] = "actg175"
     at.query_params["recipe"] = encode_recipe(json.loads(recipe_text(value))["steps"], 3)
     at.switch_page("views/protect.py")
@@ -286,7 +286,7 @@ def test_a_link_with_a_number_no_control_can_draw_opens_with_a_warning(value):
 
 @pytest.mark.parametrize("value", ["1e300", str(2**60)])
 def test_a_recipe_file_with_a_number_no_control_can_draw_is_refused(value):
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     at.file_uploader(key="recipe_upload").set_value(
         ("r.json", recipe_text(value).encode(), "application/json")).run()
@@ -298,7 +298,7 @@ def test_a_recipe_file_with_a_number_no_control_can_draw_is_refused(value):
 
 @pytest.mark.parametrize("value", ["1e300", str(2**60)])
 def test_a_workspace_with_a_number_no_control_can_draw_is_refused(value):
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     text = '{"workspace": 1, "recipe": %s}' % recipe_text(value)
     at.file_uploader(key="workspace_upload").set_value(("w.json", text.encode(), "x")).run()
     no_traceback(at)
@@ -310,7 +310,7 @@ def test_a_workspace_with_a_number_no_control_can_draw_is_refused(value):
 
 
 def test_the_widest_band_a_control_holds_is_drawn():
-    at = AppTest.from_file(APP, default_timeout=90)
+    at = app_test()
     at.query_params["data"] = "actg175"
     at.query_params["recipe"] = encode_recipe(
         [{"method": "band", "column": "age", "width": MAX_PAGE_NUMBER}], 3)
@@ -321,7 +321,7 @@ def test_the_widest_band_a_control_holds_is_drawn():
 
 
 def test_a_breaks_field_nested_too_deeply_is_said_under_the_field():
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     at.text_input(key="w_p_band:breaks:age").set_value("[" * 5000 + "]" * 5000).run()
     no_traceback(at)
@@ -345,7 +345,7 @@ def friendly(monkeypatch):
 
 
 def protect_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     no_traceback(at)
     return at
@@ -387,7 +387,7 @@ def test_a_failing_analyses_callback_says_so(friendly, monkeypatch):
 
 def test_a_failing_part_of_a_page_that_reruns_alone_says_so(friendly, monkeypatch):
     monkeypatch.setattr("ui.compute.workbench", failing)
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     no_traceback(at)
     assert any(e.value.startswith("This page could not be shown: an unexpected RuntimeError")
@@ -400,7 +400,9 @@ def test_every_callback_of_the_pages_is_guarded():
     unguarded = []
     for path in [*ROOT.glob("ui/*.py"), *ROOT.glob("views/*.py")]:
         text = path.read_text()
-        for m in re.finditer(r'"?on_(?:change|click)"?\s*[=:]\s*([^,)\s]+)', text):
+        # a keyword (on_change=f) or a dict entry ("on_change": f), not an annotation
+        callback = r'(?:"on_(?:change|click)"\s*:|\bon_(?:change|click)\s*=)\s*([^,)\s]+)'
+        for m in re.finditer(callback, text):
             target = m.group(1)
             if target.startswith(('"', "'", "guarded(", "guard.guarded(")):
                 continue

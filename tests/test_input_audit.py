@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.engines.source import open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import load_recipe
-from tests.conftest import ROOT
+from tests.apptest import app_test
 
 IMAGE = "![t](http://127.0.0.1:9/x.png)"
 
@@ -53,7 +53,7 @@ def upload(at: AppTest, rows: list[str]) -> None:
 def test_response_table_options_and_findings_stay_text():
     """A hidden option's label (a cell value) was Markdown in the audit's verdict and in the
     findings of the naive table."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     upload(at, ["q,other"] + [f"a,{i}" for i in range(30)] + [f"{IMAGE},x"] * 2 + ["b,y"] * 6)
     at.switch_page("views/tables.py").run()
     at.multiselect(key="w_tables_questions_Current").set_value(["q"]).run()
@@ -66,7 +66,7 @@ def test_response_table_options_and_findings_stay_text():
 def test_merge_controls_quote_the_column_name_as_text():
     """The collapsed labels of a merge's level and label fields held the column name as
     Markdown (a collapsed label is still drawn, hidden)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     upload(at, [f"age,sex,{IMAGE}"] + [f"{20 + i % 5},{'m' if i % 3 else 'f'},"
                                        f"{'a' if i % 2 else 'b'}" for i in range(40)])
     at.multiselect(key="w_qi").set_value(["age", "sex", IMAGE]).run()
@@ -96,7 +96,7 @@ def test_the_sweep_progress_text_quotes_the_setting_as_text(monkeypatch):
 
     monkeypatch.setattr(DeltaGenerator, "progress", recorded)
     monkeypatch.setattr(ui.infra.workers, "run", one_report)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/tradeoffs.py").run()
     next(b for b in at.button if "Run the sweep" in (b.label or "")).click().run()
     assert not at.exception
@@ -177,7 +177,7 @@ def test_a_recipe_file_larger_than_the_page_reads_is_refused_before_it_is_parsed
 
 
 def test_the_protect_page_refuses_a_recipe_file_too_large_to_read():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     huge = b'{"seed": 1, "steps": [' + b",".join([b"[]"] * 1_000_000) + b"]}"
     at.file_uploader(key="recipe_upload").set_value(("r.json", huge, "application/json")).run()

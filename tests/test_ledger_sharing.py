@@ -19,12 +19,13 @@ from bench.server import alive, free_port, start_server, stop_server
 from bench.st_client import StSession
 from sdc_core.examples import EXAMPLES
 from sdc_core.io import read_table
-from tests.conftest import ROOT, run_async
+from tests.apptest import app_test
+from tests.conftest import run_async
 from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
+from ui.logic.session import Table
 from ui.resume import Holder, Registry
-from ui.state import Table
 
 #: What the ledger counts of each built-in data set, once for the server: its table and one
 #: session's results (FOOTPRINT), and, for the largest in use, what the shared caches keep of
@@ -166,7 +167,7 @@ def test_the_spent_tokens_remembered_are_bounded(monkeypatch):
 
 
 def app() -> AppTest:
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    return app_test()
 
 
 def test_opening_the_dashboard_books_nothing_and_a_reload_of_it_starts_afresh(monkeypatch):

@@ -1,4 +1,4 @@
-"""The linkage attack (DESIGN §3b): the fast path against an O(n²) brute force of the
+"""The linkage attack (docs/measures.md): the fast path against an O(n²) brute force of the
 definition, every attacker of docs/measures.md (random tables and outside ones, with blanks and
 rank swapping), the checks DESIGN names, the effect of every perturbative method, and the
 interval disclosure (dRisk) against sdcMicro's own outputs (tests/data/sdcmicro/drisk)."""
@@ -25,7 +25,7 @@ ACTG_QI = ["age", "gender", "race"]
 
 
 def brute_force(x, z, qi, steps, known):
-    """Every attacker's p_i and |M_i| by DESIGN §3b and docs/measures.md, record against record
+    """Every attacker's p_i and |M_i| by docs/measures.md, record against record
     (the test oracle): {attacker: (p, |M|)}."""
     swapped = {s["column"] for s in steps if s["method"] == "rank_swap"}
     exact = [c for c in qi if c in z.columns and c not in swapped]

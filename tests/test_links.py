@@ -19,13 +19,13 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
-from tests.conftest import ROOT, keep_the_whole_page, plain
+from tests.apptest import app_test, keep_the_whole_page
+from tests.conftest import plain
 from ui.links import LinkState, decode_recipe, encode_recipe, example_columns, read_link, to_query
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.state import RiskOptions
+from ui.logic.session import RiskOptions
 
-APP = str(ROOT / "app.py")
 COLUMNS = {key: example_columns(key) for key in EXAMPLES}
 #: Per built-in data set: numeric columns, and categorical ones with some of their levels.
 NUMERIC = {"actg175": ["age", "wtkg", "karnof", "cd40"],
@@ -336,7 +336,7 @@ def sidebar_link(at: AppTest) -> str:
 
 def opened_with(query: str, page: str) -> AppTest:
     """A fresh session whose address is ``query`` on ``page``."""
-    at = AppTest.from_file(APP, default_timeout=90)
+    at = app_test()
     for key, value in parse_qsl(query.removeprefix("?"), keep_blank_values=True):
         at.query_params[key] = value
     at.switch_page(page)
@@ -363,7 +363,7 @@ def session_a():
 
 
 def made_session_a() -> tuple[dict[str, Any], str]:
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.selectbox(key="example_pick").set_value("household")
     next(b for b in at.button if b.label == "Load built-in data").click().run()
     at.multiselect(key="w_qi").set_value(["region", "age", "sex"]).run()
@@ -466,7 +466,7 @@ def test_a_link_never_carries_an_uploaded_file():
     df = pd.DataFrame({names[0]: [f"zqParish{i % 7}" for i in range(240)],
                        names[1]: [1900 + (i * 37) % 97 for i in range(240)],
                        names[2]: [1000 + 13 * (i % 60) for i in range(240)]})
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader[0].set_value(("zq_secret_register.csv", df.to_csv(index=False).encode(),
                                    "text/csv")).run()
     assert not at.exception and at.session_state["dataset"].example is None
@@ -489,7 +489,7 @@ def test_a_link_never_carries_an_uploaded_file():
 def test_a_link_left_open_across_a_server_restart_opens_its_state_without_the_notice():
     """The address keeps the link (and the earlier server's ``run``): a reconnecting session
     opens the link's state again, so nothing is lost and there is nothing to warn about."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = app_test(timeout=60)
     at.query_params["run"] = "0ld5e55"
     at.query_params["data"] = "household"
     at.run()

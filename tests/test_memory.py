@@ -9,15 +9,13 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import read_table
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from tests.hostile_files import BOMBS
 from ui.infra import memory
-from ui.state import Table
-
-APP = str(ROOT / "app.py")
+from ui.logic.session import Table
 
 
 def survey_csv(n: int, seed: int = 0) -> bytes:
@@ -55,7 +53,7 @@ def test_a_bad_setting_falls_back_to_the_default_and_is_reported(monkeypatch):
     assert memory.budget() == memory.machine_memory() // 2
     assert memory.idle_seconds() == 60 * memory.IDLE_MINUTES
     assert len(memory.settings_problems()) == 2
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     assert not at.exception
     assert sum("Server setting ignored" in e.value for e in at.error) == 2
 
@@ -142,7 +140,7 @@ def test_an_upload_beyond_the_budget_is_refused_and_the_data_set_stays(monkeypat
     # the results its caches may keep), but not beside someone else's 30 MB too
     monkeypatch.setenv(memory.BUDGET_ENV, "38MB")
     memory.LEDGER.hold("someone-else", 30 * 10**6, "big.csv", Table(None))
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     raw = survey_csv(20_000)
     at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
     assert not at.exception
@@ -158,7 +156,7 @@ def test_an_upload_beyond_the_budget_is_refused_and_the_data_set_stays(monkeypat
 
 
 def test_an_idle_session_is_freed_and_told_when_it_returns(monkeypatch):
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
     at.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
     assert at.session_state["dataset"].name == "survey.csv"
     sidebar = " ".join(c.value for c in at.sidebar.caption)
@@ -167,7 +165,7 @@ def test_an_idle_session_is_freed_and_told_when_it_returns(monkeypatch):
     memory.LEDGER.prune(lambda s: True, idle=60.0, grace=120.0, now=time.time() + 3600)
     assert table.df is None  # freed at once, while the tab is still open
     # AppTest reruns only the page, not the entry point: its first step runs here
-    entry = AppTest.from_string(BEGIN, default_timeout=60)
+    entry = app_test(BEGIN, timeout=60)
     entry.session_state["dataset"] = at.session_state["dataset"]  # the same session's state
     entry.run()
     assert not entry.exception
@@ -188,15 +186,15 @@ begin_run()
 def test_a_page_left_open_across_a_server_restart_says_the_session_expired():
     from ui.state import SERVER_RUN
 
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = app_test(timeout=60)
     at.query_params["run"] = "0ld5e55"  # the address of a page opened before the restart
     at.run()
     assert not at.exception
     assert at.warning[0].value.startswith("The server was restarted since this page was opened")
     assert at.query_params["run"] == SERVER_RUN  # the address now names this server
-    fresh = AppTest.from_file(APP, default_timeout=60).run()  # a first visit: nothing to say
+    fresh = app_test(timeout=60).run()  # a first visit: nothing to say
     assert not fresh.warning
-    again = AppTest.from_file(APP, default_timeout=60)
+    again = app_test(timeout=60)
     again.query_params["run"] = SERVER_RUN  # a new session on the same server
     again.run()
     assert not again.warning
@@ -219,7 +217,7 @@ def restart_notice_page() -> None:
 
 
 def test_a_restart_notice_stopped_before_it_was_drawn_comes_with_the_next_run():
-    at = AppTest.from_function(restart_notice_page, default_timeout=30)
+    at = app_test(restart_notice_page, timeout=30)
     at.query_params["run"] = "0ld5e55"
     at.run()
     assert not at.warning  # stopped before the notice
@@ -241,7 +239,7 @@ def test_a_file_that_decodes_past_the_budget_is_refused_and_others_still_load(mo
                              "csv long cell": 0.01, "parquet dictionary": 0.01}[bomb])
     if bomb != "csv long cell":  # whose cell is refused by the estimate already
         assert memory.upload_need(raw, name, read_table) < 60 * 10**6  # admitted by its size
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.file_uploader[0].set_value((name, raw, "application/octet-stream")).run()
     assert not at.exception
     message = plain(at.error[0].value)
@@ -250,13 +248,13 @@ def test_a_file_that_decodes_past_the_budget_is_refused_and_others_still_load(mo
     assert at.session_state["dataset"].is_example
     assert "pending_upload" not in at.session_state
     assert memory.LEDGER.total()[1] <= memory.budget()
-    other = AppTest.from_file(APP, default_timeout=60).run()
+    other = app_test(timeout=60).run()
     other.file_uploader[0].set_value(("survey.csv", survey_csv(300), "text/csv")).run()
     assert not other.error and other.session_state["dataset"].name == "survey.csv"
 
 
 def test_an_upload_that_fails_unexpectedly_is_dropped_with_its_message(monkeypatch):
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = app_test(timeout=60).run()
 
     def broken(*args, **kwargs):
         raise MemoryError

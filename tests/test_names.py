@@ -9,7 +9,6 @@ import sys
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import EXAMPLE_PATH
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, UNITS, count_and_percent, label, name, tile
@@ -18,6 +17,7 @@ from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep import run_sweep
 from sdc_core.utility import validity
+from tests.apptest import app_test
 from tests.conftest import ROOT
 
 QI = ["age", "gender", "race"]
@@ -172,7 +172,7 @@ def test_the_report_says_the_names(actg):
 
 
 def test_the_pages_say_the_names(actg):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/risk.py").run()
     assert not at.exception
     p = risk_profile(actg, QI)

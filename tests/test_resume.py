@@ -9,13 +9,14 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
-from tests.conftest import ROOT, plain
+from tests.apptest import app_test
+from tests.conftest import plain
 from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
 from ui.logic import workspace
+from ui.logic.session import RiskOptions
 from ui.resume import Holder, Registry
-from ui.state import RiskOptions
 
 
 def test_a_token_is_taken_over_only_from_an_ended_session_of_the_same_user():
@@ -74,7 +75,7 @@ def recipe_code(at: AppTest) -> str:
 
 
 def app() -> AppTest:
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    return app_test()
 
 
 def test_a_reload_returns_the_same_work(monkeypatch):

@@ -26,7 +26,8 @@ def tables(draw, max_rows=25, missing=True):
 
 
 def brute_force(df, keys, alpha):
-    """f_k, F_k and l per record by the DESIGN §3 definition, pair by pair."""
+    """f_k, F_k and l per record by the definition of docs/measures.md, "The released keys",
+    pair by pair."""
     vals = df[keys].to_numpy()
     miss = np.isnan(vals)
     w = df["w"].to_numpy()

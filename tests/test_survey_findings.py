@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 from bench.st_client import StSession
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import registry
-from tests.conftest import ROOT, run_async
+from tests.apptest import app_test
+from tests.conftest import run_async
 from ui import compute, state
 from ui.logic.groups import level_sets, same_levels
 from ui.logic.protect import ProtectSettings, from_steps, full_step
@@ -30,7 +31,7 @@ from ui.logic.workbench import category_order, column_figure, evaluate, recipe_j
 
 def test_the_risk_page_says_its_figures_are_coming_until_they_are_drawn(
         monkeypatch: pytest.MonkeyPatch):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
 
     def still_computing(*args: object, **kwargs: object) -> None:
         raise RuntimeError("stopped while the measures are computed")
@@ -72,7 +73,7 @@ def test_category_order(before, after, order):
 
 
 def protect_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.switch_page("views/protect.py").run()
     assert not at.exception
     return at
@@ -162,7 +163,7 @@ def survey_csv(n: int = 210) -> bytes:
 
 
 def survey_protect_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at = app_test().run()
     at.file_uploader(key="uploader").set_value(("bfi.csv", survey_csv(), "text/csv")).run()
     at.multiselect(key="w_qi").set_value(["gender", "education", "age"]).run()
     at.switch_page("views/protect.py").run()
@@ -257,7 +258,7 @@ def test_the_tradeoffs_form_sweeps_band_origins_and_top_and_bottom_codes():
 
 
 def tradeoffs_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at = app_test(timeout=120).run()
     at.switch_page("views/tradeoffs.py").run()
     assert not at.exception
     at.number_input(key="w_t_seeds").set_value(1)

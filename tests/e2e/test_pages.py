@@ -54,7 +54,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
     shot(page, shots, "protect")
     # browser round trip of a slider step: key press → the new figure on screen
     latencies = []
-    for width, reids in ((11, "21 (0.98 %)"), (12, "20 (0.94 %)"), (13, "19 (0.89 %)")):
+    for _width, reids in ((11, "21 (0.98 %)"), (12, "20 (0.94 %)"), (13, "19 (0.89 %)")):
         start = time.perf_counter()
         slider.press("ArrowRight")
         expect(metrics.first).to_have_text(reids, timeout=30_000)

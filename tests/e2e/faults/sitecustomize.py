@@ -2,9 +2,9 @@
 start-up): listing the riskiest classes of a data set with a column ``fault_trigger`` raises, so a
 test can make one session's computation fail while others go on."""
 
-import ui.compute
+import ui.logic.risk_tables
 
-_riskiest_classes = ui.compute.riskiest_classes
+_riskiest_classes = ui.logic.risk_tables.riskiest_classes
 
 
 def _failing_riskiest_classes(df, *args, **kwargs):
@@ -13,4 +13,4 @@ def _failing_riskiest_classes(df, *args, **kwargs):
     return _riskiest_classes(df, *args, **kwargs)
 
 
-ui.compute.riskiest_classes = _failing_riskiest_classes
+ui.logic.risk_tables.riskiest_classes = _failing_riskiest_classes
