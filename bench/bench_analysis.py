@@ -82,7 +82,7 @@ def protect_page(df: pd.DataFrame, analyses: dict[str, Any] | None) -> Any:
     """An AppTest of the Protect page on ``df``, with the session's ``analyses``."""
     from streamlit.testing.v1 import AppTest
 
-    from ui.state import Dataset, Table
+    from ui.logic.session import Dataset, Table
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     # an id of its own: the two pages must not share the cached protected tables

@@ -1,9 +1,9 @@
 """Protection methods on a generated 1M-row table against plain numpy baselines in the same run.
 
-Targets (issue 3 / DESIGN §8), 1M values: rank swap ≤ 0.5 s, PRAM and relabeling ≤ 0.1 s,
-banding ≤ 0.02 s. Baselines: ``np.argsort`` of the column (rank swap needs at least a sort),
-``Generator.choice`` of a category per record (a vectorised random choice), and the bare
-``np.floor(x / w) * w + w / 2`` expression.
+Targets (docs/developing.md, "Performance targets"), 1M values: rank swap ≤ 0.5 s, PRAM and
+relabeling ≤ 0.1 s, banding ≤ 0.02 s. Baselines: ``np.argsort`` of the column (rank swap needs
+at least a sort), ``Generator.choice`` of a category per record (a vectorised random choice),
+and the bare ``np.floor(x / w) * w + w / 2`` expression.
 
 Run: ``python -m bench.bench_methods [n]``
 """

@@ -1,5 +1,6 @@
 """Risk profile on generated tables against a bare ``pandas.groupby(...).transform("size")`` of
-the same keys in the same run. Target (DESIGN §8): ≤ 0.1 s at 1M rows with 3 keys.
+the same keys in the same run. Target (docs/developing.md, "Performance targets"): ≤ 0.1 s at 1M
+rows with 3 keys.
 
 Conditions, each timed (median of ``--repeat`` runs after one warm-up):
 

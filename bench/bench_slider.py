@@ -32,8 +32,8 @@ NUMERIC = ["age", "income", "weight"]
 
 
 def main(n: int) -> None:
+    from ui.logic.session import Dataset, Table
     from ui.logic.workbench import evaluate, recipe_json
-    from ui.state import Dataset, Table
 
     df = survey_table(n)
     baseline = median_seconds(lambda: df.groupby(QI)["age"].transform("size"))
