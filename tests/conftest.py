@@ -85,10 +85,11 @@ SERVER_TESTS = frozenset({
 })
 
 #: Modules and tests (``module::function``, the module's path in tests/) that measure wall time,
-#: CPU time or memory, or stop a server and start one on its port again: they run alone
-#: (``-m serial``), not beside another worker
+#: CPU time or memory, stop a server and start one on its port again, or need a page change to
+#: land while a 50 MB upload is read: they run alone (``-m serial``), not beside another worker
 SERIAL = frozenset({
     "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
+    "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
     "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
     "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",
