@@ -3,6 +3,8 @@
 :func:`app_test` gives a fresh, not yet run AppTest of ``app.py`` (or of a script or function).
 Every test of those tiers runs with :func:`patch_apptest` applied by tests/conftest.py, through
 its ``monkeypatch``, so ``monkeypatch.undo()`` gives a test the dashboard as users see it.
+The helpers at the end open a page (:func:`app_on`, :func:`protect_page`), open what is folded
+(:func:`opened`) and read what a page shows (:func:`metrics`, :func:`errors`).
 Importing this module loads Streamlit: the unit tier never does.
 """
 
@@ -17,6 +19,8 @@ from streamlit import config as st_config
 from streamlit.runtime.scriptrunner import ScriptRunnerEvent
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
+
+from tests.conftest import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -81,3 +85,64 @@ def patch_apptest(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both patches: :func:`keep_the_whole_page` and :func:`pages_fail_loudly`."""
     keep_the_whole_page(monkeypatch)
     pages_fail_loudly(monkeypatch)
+
+
+# -- reading and moving pages ------------------------------------------------------------------
+
+def app_on(page: str) -> AppTest:
+    """The dashboard on the built-in example, switched to ``page`` (``views/….py``), run
+    without an exception."""
+    at = app_test().run()
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    """Every tile of the page: label → value as shown."""
+    return {m.label: m.value for m in at.metric}
+
+
+def opening(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders and popovers of these keys on the next run: what is folded in them
+    is drawn only once they are open. (Before a click that switches the page: AppTest's own
+    next run goes back to the page it was on.)"""
+    for key in keys:
+        at.session_state[key] = True
+    return at
+
+
+def opened(at: AppTest, *keys: str) -> AppTest:
+    """Open the expanders and popovers of these keys, and run."""
+    return opening(at, *keys).run()
+
+
+def protect_page() -> AppTest:
+    """The Protect page on the built-in example (:func:`app_on`)."""
+    return app_on("views/protect.py")
+
+
+def editing(at: AppTest) -> AppTest:
+    """Open the editor "Benchmark analyses (N)" (drawn once opened) and run."""
+    at.session_state["w_an_editor"] = True
+    return at.run()
+
+
+def spec(at: AppTest) -> dict | None:
+    """The session's benchmark analyses (the spec the Protect page's editor keeps)."""
+    return at.session_state["analyses"]
+
+
+def errors(at: AppTest) -> list[str]:
+    """The page's error messages as the reader sees them (:func:`tests.conftest.plain`)."""
+    return [plain(e.value) for e in at.error]
+
+
+def risk_page_with_age_banded(width: int) -> AppTest:
+    """The Risk page after banding age on the Protect page."""
+    at = app_test().run()
+    at.switch_page("views/protect.py").run()
+    at.slider(key="w_p_band_age").set_value(width).run()
+    at.switch_page("views/risk.py").run()
+    assert not at.exception
+    return at

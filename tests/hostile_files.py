@@ -2,7 +2,8 @@
 
 Each maker returns ``(file name, bytes)``; ``scale`` 1 gives the sizes of the probe that took
 a server with a 2 GB budget to 23 GB (``bench/bench_bombs.py`` uploads them to a real
-server), and the tests use small scales with a small allowance.
+server), and the tests use small scales with a small allowance. At the end, :data:`HOSTILE`:
+a table whose text a spreadsheet would run as formulas.
 """
 
 from __future__ import annotations
@@ -209,3 +210,14 @@ SCALES = {"parquet dictionary": 0.02, "parquet repeated": 0.1, "parquet many row
           "xlsx numbers": 0.1, "xlsx shared strings": 0.1,
           "xlsx shared strings elsewhere": 0.1, "csv mixed types": 0.6,
           "csv long cell": 0.1, "zsav wide": 0.3}
+
+
+# -- text a spreadsheet would run ----------------------------------------------------------------
+
+#: A formula in a header and in a category, a control character, and text that begins like a
+#: formula in a column of mixed types: exports write it without a live formula
+#: (tests/test_io.py, and the Export page's notes in tests/test_app_pages.py)
+HOSTILE = pd.DataFrame({"=1+1": [1, 2, 3],
+                        "label": pd.Categorical(["=HYPERLINK(\"x\")", "a", None]),
+                        "note": ["a\x01b", "@SUM(A1)", None],
+                        "mixed": pd.Series([-1, "-x", None], dtype=object)})

@@ -14,9 +14,10 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, term_holds, verdict_text, worst_term
-from tests.apptest import app_test
+from tests.apptest import app_test, editing, errors, protect_page, spec
+from tests.cli_run import run
 from tests.conftest import plain
-from tests.test_app_hostile_text import leaks
+from tests.hostile_text import leaks
 from ui.logic.report import build_report, risk_table, utility_table
 from ui.logic.text import md
 from ui.logic.workbench import RISK_KEYS
@@ -25,29 +26,8 @@ HOSTILE = "**bold** <img src=x onerror=alert(1)>"
 QI = ["age", "gender", "race"]
 
 
-def protect_page() -> AppTest:
-    at = app_test().run()
-    at.switch_page("views/protect.py").run()
-    assert not at.exception
-    return at
-
-
-def editing(at: AppTest) -> AppTest:
-    """Open the editor "Benchmark analyses (N)" (drawn once opened) and run."""
-    at.session_state["w_an_editor"] = True
-    return at.run()
-
-
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
-
-
-def spec(at: AppTest) -> dict | None:
-    return at.session_state["analyses"]
-
-
-def errors(at: AppTest) -> list[str]:
-    return [plain(e.value) for e in at.error]
 
 
 def interval_chart(at: AppTest) -> dict | None:
@@ -317,7 +297,6 @@ def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():
 
 
 def test_the_cli_prints_the_verdict_lines_the_page_shows(tmp_path):
-    from tests.test_cli import run
     at, df, released = banded_by_10()
     released.to_csv(tmp_path / "released.csv", index=False)
     (tmp_path / "spec.json").write_text(json.dumps(spec(at)))

@@ -13,8 +13,8 @@ from sdc_core.names import count_and_percent
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import ATTACKER_NAMES, linkage_attack
-from tests.test_app_pages import app_on, metrics, opened
-from tests.test_cli import run
+from tests.apptest import app_on, metrics, opened
+from tests.cli_run import run
 from ui.logic.report import attackers_table, build_report, risk_table, utility_table
 from ui.logic.workbench import evaluate, recipe_json
 

@@ -1,42 +1,17 @@
 """Text stays text: Markdown in a file name, column names, cell values and link parameters is
 shown as those characters on every page, never as an image (which the browser would fetch), a
-link or bold type. AppTest gives each element's Markdown source; an escaped name has a backslash
-before every bracket and colon and a word joiner after ``:``, so an unescaped ``](``, ``![``,
-``**`` or ``://`` is a leak."""
+link or bold type (the hostile text and :func:`~tests.hostile_text.leaks`, which finds it
+unescaped: tests/hostile_text.py)."""
 
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from tests.apptest import app_test
+from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
 
-IMAGE = "![t](http://127.0.0.1:9/x.png)"
-LINK = "[Session expired - sign in again](http://127.0.0.1:9/phish)"
 PAGES = ("views/data.py", "views/risk.py", "views/protect.py", "views/tradeoffs.py",
          "views/export.py", "views/rr_lab.py", "views/tables.py", "views/lessons.py")
-MARKDOWN = ("markdown", "caption", "error", "warning", "info", "success", "subheader",
-            "header", "title")
-
-
-def leaks(at: AppTest) -> list[str]:
-    """Every element whose Markdown source holds the hostile text unescaped."""
-    found = []
-    for kind in MARKDOWN:
-        for element in getattr(at, kind):
-            text = str(element.value)
-            if "](" in text or "![" in text or "**bold**" in text or "127.0.0.1:9" in text \
-                    or "://127" in text:  # a bare address is linked by the renderer
-                found.append(f"{kind}: {text[:120]}")
-    found += [f"metric: {m.label}" for m in at.metric if "](" in str(m.label)]
-    return found
-
-
-def hostile_csv() -> bytes:
-    rows = [f"age,{IMAGE},sex,{LINK}"] + [
-        f"{20 + i % 5},{IMAGE if i % 2 else LINK},{'m' if i % 3 else 'f'},**bold**"
-        for i in range(40)]
-    return ("\n".join(rows) + "\n").encode()
 
 
 def test_hostile_names_and_values_stay_text_on_every_page():

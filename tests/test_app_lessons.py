@@ -1,5 +1,5 @@
 """AppTest of the Lessons page: each lesson's task is first not met, then met with a setting
-found by the oracles of ``tests/test_lessons.py``; progress, reset, a trip to another page, and
+found by the oracles of ``tests/lessons_oracles.py``; progress, reset, a trip to another page, and
 the projector view."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import app_test
-from tests.test_lessons import (
+from tests.lessons_oracles import (
     ANALYSIS_SLIDERS,
     PERTURB_SLIDERS,
     analysis_settings,

@@ -12,17 +12,11 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
-from tests.apptest import app_test
+from tests.apptest import app_on, app_test, metrics, opened, opening
+from tests.conformance import METHODS as CONFORMANCE_METHODS
+from tests.conformance import draw_step as conformance_step
 from tests.conftest import plain
-from tests.test_conformance import METHODS as CONFORMANCE_METHODS
-from tests.test_conformance import _step as conformance_step
-
-
-def app_on(page: str) -> AppTest:
-    at = app_test().run()
-    at.switch_page(page).run()
-    assert not at.exception
-    return at
+from tests.hostile_files import HOSTILE
 
 
 def decoded(values: list | dict) -> np.ndarray:
@@ -32,27 +26,9 @@ def decoded(values: list | dict) -> np.ndarray:
     return np.asarray(values)
 
 
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
 def count_of(value: str) -> float:
     """The count of a tile that shows it with its percentage: 170.5 of "170.50 (7.97 %)"."""
     return float(value.split(" (")[0].replace(",", ""))
-
-
-def opening(at: AppTest, *keys: str) -> AppTest:
-    """Open the expanders and popovers of these keys on the next run: what is folded in them
-    is drawn only once they are open. (Before a click that switches the page: AppTest's own
-    next run goes back to the page it was on.)"""
-    for key in keys:
-        at.session_state[key] = True
-    return at
-
-
-def opened(at: AppTest, *keys: str) -> AppTest:
-    """Open the expanders and popovers of these keys, and run."""
-    return opening(at, *keys).run()
 
 
 def recipe_code(at: AppTest) -> str:
@@ -586,7 +562,6 @@ def test_export_page_says_what_the_files_change():
     """A table with a formula in a header and a category and a control character: the Export
     page runs, and says what each format writes differently."""
     from sdc_core.io import table_bytes
-    from tests.test_io import HOSTILE
 
     at = app_test().run()
     at.file_uploader(key="uploader").set_value(

@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.io import read_table
 from sdc_core.risk.population_risk import population_risk
 from sdc_core.teaching import HOUSEHOLD_PATH
-from tests.apptest import app_test
+from tests.apptest import app_test, metrics, risk_page_with_age_banded
 from tests.conftest import plain
-from tests.test_app_hostile_text import leaks
+from tests.hostile_text import leaks
 from ui.population import NAMES, people, percent
 
 QI = ["age", "gender", "race"]
@@ -47,10 +47,6 @@ def opened(at: AppTest, *keys: str) -> AppTest:
     for key in keys:
         at.session_state[key] = True
     return at.run()
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def population_charts(at: AppTest) -> list[dict]:
@@ -220,8 +216,6 @@ def test_a_hostile_key_name_appears_literally():
 
 
 def test_both_tables_side_by_side_each_with_their_figures():
-    from tests.test_app_risk_release import risk_page_with_age_banded
-
     at = risk_page_with_age_banded(10)
     at.radio(key="w_risk_sampling").set_value("fraction").run()
     at.number_input(key="w_risk_fraction").set_value(0.2).run()

@@ -16,7 +16,7 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from tests.apptest import app_test
 from tests.conftest import plain
-from tests.test_app_hostile_text import leaks
+from tests.hostile_text import leaks
 from ui.logic.report import (
     MODEL_NAMES,
     build_report,

@@ -7,21 +7,11 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, riskiest_classes, sensitive_report
 from sdc_core.risk.suda2 import suda2
-from tests.apptest import app_test
+from tests.apptest import app_test, risk_page_with_age_banded
 from tests.conftest import plain
-from tests.test_app_hostile_text import IMAGE, LINK, hostile_csv, leaks
+from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
 
 QI = ["age", "gender", "race"]
-
-
-def risk_page_with_age_banded(width: int) -> AppTest:
-    """The Risk page after banding age on the Protect page."""
-    at = app_test().run()
-    at.switch_page("views/protect.py").run()
-    at.slider(key="w_p_band_age").set_value(width).run()
-    at.switch_page("views/risk.py").run()
-    assert not at.exception
-    return at
 
 
 #: The keys' re-identifications of the original on the Risk page: the count with its percentage

@@ -21,7 +21,7 @@ from sdc_core.methods.banding import measured, read_bands, release_note
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility import eigenvalue_similarity, il1
 from tests import corpus
-from tests.test_conformance import tables
+from tests.conformance import tables
 
 #: A table of the outside corpus with whole-number columns that have blanks: ages and answer
 #: codes of the 1984 American National Election Study.

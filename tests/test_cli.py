@@ -12,12 +12,8 @@ from sdc_core.io import EXAMPLE_PATH
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
+from tests.cli_run import run
 from tests.conftest import ROOT
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "sdc_core", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_risk_json_prints_the_reference_figures():

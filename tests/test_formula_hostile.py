@@ -39,7 +39,7 @@ from sdc_core.utility.analysis import (
     formula_variables,
 )
 from sdc_core.utility.formula import parse_formula
-from tests.apptest import app_test
+from tests.apptest import app_test, editing, errors, protect_page, spec
 from tests.conftest import ROOT
 from tests.formula_corpus import (
     BOUNDS,
@@ -52,8 +52,7 @@ from tests.formula_corpus import (
     Payload,
     wide_table,
 )
-from tests.test_app_analyses import editing, errors, protect_page, spec
-from tests.test_app_hostile_text import leaks
+from tests.hostile_text import leaks
 from ui import links
 from ui.logic import workspace
 from ui.logic.session import RiskOptions

@@ -16,6 +16,7 @@ from sdc_core.io import (
     sniff_delimiter,
     table_bytes,
 )
+from tests.hostile_files import HOSTILE
 
 SMALL = pd.DataFrame({"age": [34, 51, 27], "city": ["Zürich", "Genève", "Köln"],
                       "income": [1.5, 2.25, np.nan]})
@@ -130,12 +131,6 @@ def test_excel_row_limit_is_a_clear_error(monkeypatch):
     with pytest.raises(SdcInputError, match="an Excel sheet holds at most 2 data rows"):
         sio.table_bytes(SMALL, ".xlsx")
     assert sio.table_bytes(SMALL, ".csv").startswith(b"age,city,income\n")
-
-
-HOSTILE = pd.DataFrame({"=1+1": [1, 2, 3],
-                        "label": pd.Categorical(["=HYPERLINK(\"x\")", "a", None]),
-                        "note": ["a\x01b", "@SUM(A1)", None],
-                        "mixed": pd.Series([-1, "-x", None], dtype=object)})
 
 
 @pytest.mark.parametrize("ext", [".csv", ".xlsx", ".parquet"])

@@ -10,7 +10,6 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -20,6 +19,7 @@ from bench.st_client import StSession
 from sdc_core.examples import EXAMPLES
 from sdc_core.io import read_table
 from tests.apptest import app_test
+from tests.big_upload import small_numbers_csv
 from tests.conftest import run_async
 from ui import resume, state
 from ui.infra import memory
@@ -197,14 +197,6 @@ def test_opening_the_dashboard_books_nothing_and_a_reload_of_it_starts_afresh(mo
 
 
 # -- a real server: 200 sessions connect and leave, then an upload -----------------------------
-
-def small_numbers_csv(n: int) -> bytes:
-    """Two-digit ages and one-digit codes: a table much larger in memory than on disk."""
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame({"age": rng.integers(10, 100, n),
-                       **{f"code_{c}": rng.integers(0, 10, n) for c in "abcdefg"}})
-    return df.to_csv(index=False).encode()
-
 
 UPLOAD = small_numbers_csv(72_000)
 BUDGET = 64 * MB

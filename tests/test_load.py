@@ -4,13 +4,12 @@ budget that admits only some of them."""
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from bench.bench_load import STEPS, admission_run, run_sessions
 from bench.server import alive, free_port, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
+from tests.big_upload import HELD, NEED, UPLOAD
 from tests.conftest import run_async
 from ui.infra import memory
 
@@ -42,18 +41,6 @@ def example_counted() -> int:
     return int(memory.FOOTPRINT * table) + int(memory.SHARED_RESULTS * table)
 
 
-def small_numbers_csv(n: int) -> bytes:
-    """Two-digit ages and one-digit codes: a table much larger in memory (8 bytes a value)
-    than on disk (2–3 bytes)."""
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame({"age": rng.integers(10, 100, n),
-                       **{f"code_{c}": rng.integers(0, 10, n) for c in "abcdefg"}})
-    return df.to_csv(index=False).encode()
-
-
-UPLOAD = small_numbers_csv(100_000)
-HELD = memory.held_bytes(read_table(UPLOAD, "big.csv"))  # once read
-NEED = memory.upload_need(UPLOAD, "big.csv", read_table)  # admitted while it is read
 # Two uploads read at once fit (2 × NEED), a third never does, even after the other two are
 # read (2 × HELD + NEED): the outcome does not depend on how the uploads interleave.
 BUDGET = (2 * NEED + 2 * HELD + NEED) // 2 + example_counted()

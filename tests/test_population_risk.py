@@ -15,7 +15,7 @@ from sdc_core.risk.loglinear import loglinear_risk
 from sdc_core.risk.population import class_histogram, population_uniqueness
 from sdc_core.risk.population_risk import population_risk, sampling, sensitivity
 from sdc_core.sweep import POPULATION, run_sweep
-from tests.test_cli import run
+from tests.cli_run import run
 
 QI = ["age", "gender", "race"]
 

@@ -29,8 +29,8 @@ from bench.server import (
     tree_memory_kb,
 )
 from bench.st_client import StSession
+from tests.big_upload import NEED, UPLOAD
 from tests.conftest import run_async
-from tests.test_load import NEED, UPLOAD
 
 EXAMPLE = "ACTG 175"
 # A cannot admit the upload even alone; B admits it beside the example data sets of the

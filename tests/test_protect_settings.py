@@ -11,7 +11,7 @@ from hypothesis import strategies as hs
 
 from sdc_core.errors import SdcInputError
 from sdc_core.sweep import run_sweep
-from tests.test_conformance import PAIRS, releases
+from tests.conformance import PAIRS, releases
 from ui.logic.protect import ProtectSettings, describe, from_steps
 
 MERGE = {"method": "recode", "column": "race", "groups": {"any": [0, 1]}}

@@ -15,13 +15,7 @@ from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep import COLUMNS, pareto_front, parse_grid, run_sweep
 from sdc_core.utility import eigenvalue_similarity, il1
 from tests.conftest import ROOT
-
-QI = ["age", "gender", "race"]
-NUMERIC = ["age", "wtkg", "preanti", "cd40", "cd420", "cd496", "cd80", "cd820", "days", "karnof"]
-GRID = {"seeds": 5, "numeric": NUMERIC, "settings": [
-    {"method": "band", "column": "age", "param": "width", "values": [5, 10, 15]},
-    {"method": "pram", "column": "gender", "param": "p", "values": [0.01, 0.05, 0.1]},
-    {"method": "pram", "column": "race", "param": "p", "values": [0.01, 0.05, 0.1]}]}
+from tests.sweep_grid import GRID, NUMERIC, QI
 
 
 @pytest.fixture(scope="module")

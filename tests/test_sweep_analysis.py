@@ -15,7 +15,7 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.sweep import run_sweep
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
-from tests.test_cli import run
+from tests.cli_run import run
 
 QI = ["age", "gender", "race"]
 SPEC = {"analyses": [

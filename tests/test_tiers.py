@@ -1,12 +1,15 @@
 """The test tiers of tests/conftest.py: every test has exactly one, the lists that decide them
 name modules and tests that exist and no module twice, and the unit tier (``make test-fast``)
 loads no Streamlit, neither when it is collected nor when it runs (the runtime check is
-``pytest_runtest_call`` in tests/conftest.py)."""
+``pytest_runtest_call`` in tests/conftest.py); and no test module imports another: shared
+helpers live in tests/conftest.py and the helper modules (docs/developing.md)."""
 
 import ast
 import json
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import (
     APP_MODULES,
@@ -89,3 +92,51 @@ def test_the_lists_name_existing_modules_and_tests_each_in_one_tier():
         assert module not in MODULE_TIERS, entry
     for entry in APP_TESTS:
         assert entry.partition("::")[0] not in APP_MODULES, entry
+
+
+def is_test_module(name: str) -> bool:
+    """Whether the dotted ``name`` is a test module of tests/ (or a name inside one)."""
+    parts = name.lstrip(".").split(".")
+    return (name.startswith(".") or parts[0] == "tests") and any(
+        part.startswith("test_") for part in parts)
+
+
+def imported_test_modules(source: str) -> list[str]:
+    """The test modules (``test_*``, in tests/ or below) that ``source`` imports: ``from
+    tests.test_x import …``, ``import tests.test_x``, ``from tests import test_x`` and the
+    relative forms, at any depth (inside a function too)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names = [base] if is_test_module(base) else [
+                base + ("" if base.endswith(".") else ".") + alias.name for alias in node.names]
+        else:
+            continue
+        found += [name for name in names if is_test_module(name)]
+    return found
+
+
+@pytest.mark.parametrize("source, found", [
+    ("from tests.test_cli import run", ["tests.test_cli"]),
+    ("import tests.test_cli", ["tests.test_cli"]),
+    ("import tests.test_cli as cli", ["tests.test_cli"]),
+    ("from tests import test_cli", ["tests.test_cli"]),
+    ("from tests.e2e.test_pages import PAGES", ["tests.e2e.test_pages"]),
+    ("from .test_cli import run", [".test_cli"]),
+    ("from . import conftest, test_cli", [".test_cli"]),
+    ("def f():\n    from tests.test_cli import run", ["tests.test_cli"]),
+    ("from tests.cli_run import run\nfrom tests.conftest import ROOT\nimport test_utils", []),
+])
+def test_the_import_check_sees_each_form(source, found):
+    assert imported_test_modules(source) == found
+
+
+def test_no_test_module_imports_another():
+    """Helpers shared by test modules are in helper modules (tests/apptest.py, tests/cli_run.py,
+    tests/conformance.py, …), which the defining test module imports back too."""
+    found = {path.relative_to(ROOT).as_posix(): names for path in sorted(TESTS.rglob("*.py"))
+             if (names := imported_test_modules(path.read_text()))}
+    assert found == {}

@@ -24,7 +24,7 @@ from sdc_core.utility.validity import (
     verdict_text,
     worst_term,
 )
-from tests.test_cli import run
+from tests.cli_run import run
 
 GROUPS = list("abcde")
 N = 200  # rows per group

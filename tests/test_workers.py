@@ -16,7 +16,7 @@ from bench.common import survey_table
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import suda2
 from sdc_core.sweep import run_sweep
-from tests.test_sweep import GRID, QI
+from tests.sweep_grid import GRID, QI
 from ui.infra import workers
 
 SURVEY_QI = ["age", "sex", "region"]

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import TABLE_LABEL, focused, tab_to, wait_idle
 
 pytestmark = pytest.mark.e2e
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
-TABLE_LABEL = "Numbers behind this chart"
 
 # No rule is disabled and no element is excluded: every serious or critical finding of axe's
 # default rule set (WCAG 2.0/2.1 A and AA plus best practices) fails the test. Should a finding
@@ -36,8 +35,6 @@ def axe_script() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return AXE
-
-
 
 
 def axe_violations(page: Page, axe_script: Path) -> list[dict]:
@@ -147,24 +144,6 @@ def test_every_page_has_no_serious_accessibility_violation(page: Page, app_url: 
     blocking = {name: [v for v in vs if v["impact"] in BLOCKING] for name, vs in found.items()}
     report = "\n".join(describe(name, vs) for name, vs in blocking.items() if vs)
     assert not report, "axe-core found serious or critical violations:\n" + report
-
-
-def focused(locator) -> bool:
-    return locator.evaluate("el => el === document.activeElement")
-
-
-def tab_to(page: Page, target, limit: int = 100) -> int:
-    """Press Tab until ``target`` has the keyboard focus; the number of presses. The budget
-    was 80; the Protect page's band width slider is now 89 presses from the table under its
-    chart (76 before), because of controls added since: the "Every attacker of the linkage
-    attack" expander, the "Add N more like …" button of PRAM (on the example data) and the
-    analysis panel's table of every term (a data frame: its toolbar and columns take 12)."""
-    for presses in range(1, limit + 1):
-        page.keyboard.press("Tab")
-        if focused(target):
-            return presses
-    active = page.evaluate("() => document.activeElement.outerHTML.slice(0, 200)")
-    raise AssertionError(f"not reached with {limit} Tab presses; focus is on {active}")
 
 
 def test_main_controls_work_from_the_keyboard(page: Page, app_url: str):

@@ -12,8 +12,7 @@ from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
-from tests.e2e.conftest import band_age, choose, wait_idle
-from tests.e2e.test_pages import shot
+from tests.e2e.conftest import band_age, choose, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 

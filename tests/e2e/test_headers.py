@@ -9,8 +9,7 @@ origin that frames the dashboard gets an empty frame."""
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import band_age, wait_idle
-from tests.e2e.test_accessibility import TABLE_LABEL
+from tests.e2e.conftest import TABLE_LABEL, band_age, wait_idle
 
 pytestmark = pytest.mark.e2e
 

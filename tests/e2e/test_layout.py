@@ -6,19 +6,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import band_age
-from tests.e2e.test_pages import shot, wait_idle
+from tests.e2e.conftest import CUT, band_age, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
-
-#: Metric labels and values, and button labels, whose text is wider than their box (the
-#: browser cuts them).
-CUT = """() => [...document.querySelectorAll(
-    '[data-testid=stMetricLabel], [data-testid=stMetricLabel] *, '
-    + '[data-testid=stMetricValue], [data-testid=stMetricValue] *, '
-    + 'button[data-testid^=stBaseButton], button[data-testid^=stBaseButton] *')]
-  .filter(e => e.scrollWidth > e.clientWidth + 1)
-  .map(e => `${e.textContent.trim()} (${e.scrollWidth} px in ${e.clientWidth})`)"""
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])

@@ -7,20 +7,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import band_age, choose, pick_options, wait_idle
+from tests.e2e.conftest import band_age, choose, pick_options, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
 PAGES = ["Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
          "Export", "Data"]
-
-
-
-
-def shot(page: Page, folder: Path, name: str) -> None:
-    wait_idle(page)
-    page.wait_for_timeout(700)
-    page.screenshot(path=folder / f"{name}.png", full_page=True)
 
 
 def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):

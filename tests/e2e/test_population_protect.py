@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import band_age, wait_idle
-from tests.e2e.test_accessibility import TABLE_LABEL, focused, tab_to
-from tests.e2e.test_layout import CUT
-from tests.e2e.test_pages import shot
+from tests.e2e.conftest import CUT, TABLE_LABEL, band_age, focused, shot, tab_to, wait_idle
 
 pytestmark = pytest.mark.e2e
 

@@ -6,9 +6,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import band_age, wait_idle
-from tests.e2e.test_layout import CUT
-from tests.e2e.test_pages import shot
+from tests.e2e.conftest import CUT, band_age, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,44 @@
+"""Text built to be read as Markdown (an image the browser would fetch, a link, bold type) and
+:func:`leaks`, which finds it unescaped on a page in AppTest: the pages must show it as those
+characters (tests/test_app_hostile_text.py and the page tests that upload it).
+
+AppTest gives each element's Markdown source; an escaped name has a backslash before every
+bracket and colon and a word joiner after ``:``, so an unescaped ``](``, ``![``, ``**`` or
+``://`` is a leak. This module imports no Streamlit itself (the AppTest is the caller's).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+#: An image the browser would fetch from a server of the attacker's, and a link
+IMAGE = "![t](http://127.0.0.1:9/x.png)"
+LINK = "[Session expired - sign in again](http://127.0.0.1:9/phish)"
+#: The AppTest elements whose Markdown source :func:`leaks` reads
+MARKDOWN = ("markdown", "caption", "error", "warning", "info", "success", "subheader",
+            "header", "title")
+
+
+def leaks(at: AppTest) -> list[str]:
+    """Every element whose Markdown source holds the hostile text unescaped."""
+    found = []
+    for kind in MARKDOWN:
+        for element in getattr(at, kind):
+            text = str(element.value)
+            if "](" in text or "![" in text or "**bold**" in text or "127.0.0.1:9" in text \
+                    or "://127" in text:  # a bare address is linked by the renderer
+                found.append(f"{kind}: {text[:120]}")
+    found += [f"metric: {m.label}" for m in at.metric if "](" in str(m.label)]
+    return found
+
+
+def hostile_csv() -> bytes:
+    """A CSV file with :data:`IMAGE` and :data:`LINK` as column names and values, and bold
+    type."""
+    rows = [f"age,{IMAGE},sex,{LINK}"] + [
+        f"{20 + i % 5},{IMAGE if i % 2 else LINK},{'m' if i % 3 else 'f'},**bold**"
+        for i in range(40)]
+    return ("\n".join(rows) + "\n").encode()
