@@ -65,6 +65,14 @@ MEASURES: dict[str, Measure] = {
     "percent_l_eq_1": _M("records with l = 1", "%", "100 · mean(l = 1)"),
     "percent_no_sensitive_value": _M("records with no sensitive value released", "%",
                                      "100 · mean(l = 0)"),
+    # how far a class's distribution q of S is from the table's p (the worst class)
+    "t_closeness": _M("t-closeness", "share 0–1",
+                      "max over classes of EMD(q, p), ordered for numeric S, equal otherwise"),
+    "beta_likeness": _M("basic β-likeness", "index",
+                        "max over classes and values of (q_i − p_i)/p_i"),
+    "enhanced_beta_likeness": _M("enhanced β-likeness", "index", "max_i min{β, −ln p_i}"),
+    "delta_disclosure": _M("δ-disclosure", "index",
+                           "max over classes and values with q_i > 0 of |ln(q_i/p_i)|"),
     # attribute disclosure: a released column Z that (nearly) determines S
     "share": _M("share of records Z determines S on", "share 0–1",
                 "Σ_z max_s n(z, s) / Σ_z n(z), over Z values held by two or more records"),
@@ -117,6 +125,25 @@ MEASURES: dict[str, Measure] = {
                         "100 · share of records within ±0.05·s_c on every distance column"),
     "p_link": _M("linkage probability", "share 0–1", "p_i = 1/|M_i| when i ∈ M_i, else 0"),
     "candidates": _M("best candidates", "count", "|M_i|"),
+    # the attribute-inference attack (the linkage attack's attacker guesses a sensitive column)
+    "inference_accuracy": _M("attribute-inference accuracy", "share 0–1",
+                             "mean hit_i over the records with a true value; overall: mean over "
+                             "the sensitive columns"),
+    "inference_baseline": _M("attribute-inference baseline", "share 0–1",
+                             "mean hit_i guessing from the released marginal alone (its mode, "
+                             "or its mean)"),
+    "inference_gain": _M("attribute-inference gain", "index",
+                         "100 · (accuracy − baseline), in percentage points"),
+    "inference_cap": _M("mean correct attribution probability (CAP)", "share 0–1",
+                        "mean n_i(x_i) / Σ_v n_i(v), 0 where no candidate has a value"),
+    "inference_width": _M("attribute-inference interval half-width", "index",
+                          "tolerance · IQR of the original column, in the column's unit"),
+    "inference_n": _M("records attacked", "count", "records with a true value of the column"),
+    # deniability of a perturbed column (its transition matrix P and original distribution π)
+    "epsilon": _M("local-DP ε", "index",
+                  "ln max_k max_{i,j} P(k|i)/P(k|j); ∞: no deniability"),
+    "guess_accuracy": _M("best-guess accuracy", "share 0–1", "Σ_k max_i P(k|i)·π_i"),
+    "baseline": _M("best-guess baseline", "share 0–1", "max_i π_i, the commonest true value"),
     # information loss
     "IL1_release": _M("IL1 release", "share 0–1", "(1/|C|) Σ_{c∈C} IL1_c"),
     "IL1_overall": _M("IL1 overall", "share 0–1",
