@@ -3,12 +3,18 @@
 the full risk profile, the linkage attack, IL1 over all columns and both correlation matrices
 from scratch.
 
+A second case times the same sweep with a sensitive answer N1 (1–6) attacked in every row
+(attribute disclosure, docs/utility.md, "Attribute disclosure in a sweep") against the sweep
+without it.
+
 Run: ``python -m bench.bench_sweep [n]``
 """
 
 from __future__ import annotations
 
 import sys
+
+import numpy as np
 
 from bench.common import median_seconds, report, survey_table
 from sdc_core.recipe import apply_recipe, parse_recipe
@@ -45,6 +51,11 @@ def main(n: int) -> None:
     print(f"n = {n:,} rows, 20 settings, 3 QIs, 3 numeric columns")
     print("  " + report("run_sweep", fast, "naive apply + full recompute", slow,
                         3.0 if n == 100_000 else None))
+    answers = df.assign(N1=np.random.default_rng(1).integers(1, 7, n))
+    plain = median_seconds(lambda: run_sweep(answers, QI, GRID).table, repeat=5)
+    attacked = median_seconds(
+        lambda: run_sweep(answers, QI, GRID | {"sensitive": ["N1"]}).table, repeat=5)
+    print("  " + report("run_sweep, sensitive N1", attacked, "run_sweep", plain))
 
 
 if __name__ == "__main__":

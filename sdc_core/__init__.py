@@ -9,7 +9,9 @@ worked examples, in ``docs/python.md``:
   :func:`write_table`
 - risk: :func:`risk_profile`, :func:`riskiest_classes`, :func:`key_subset_snapshots`,
   :func:`small_count_levels`, :func:`sensitive_report`, :func:`suda2`,
-  :func:`population_risk`, and after protection :func:`linkage_attack`
+  :func:`population_risk`, :func:`closeness` / :func:`closeness_report` (t-closeness,
+  β-likeness, δ-disclosure), and after protection :func:`linkage_attack`,
+  :func:`attribute_inference` and :func:`recipe_deniability` (what perturbation buys)
 - protection: :func:`parse_recipe`, :func:`load_recipe`, :func:`make_recipe`,
   :func:`apply_recipe`, :func:`describe_steps`
 - utility: :func:`il1`, :func:`eigenvalue_similarity`, :func:`distribution_report`, and the
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
         parse_recipe,
     )
     from sdc_core.risk.attribute import AttributeScan
+    from sdc_core.risk.closeness import Closeness, closeness, closeness_report
+    from sdc_core.risk.deniability import Deniability, recipe_deniability
+    from sdc_core.risk.inference import InferenceColumn, InferenceResult, attribute_inference
     from sdc_core.risk.ldiversity import LDiversity
     from sdc_core.risk.linkage import LinkageResult, linkage_attack
     from sdc_core.risk.population_risk import PopulationRisk, population_risk
@@ -67,8 +72,10 @@ __all__ = [
     "Example", "Kind", "SdcInputError", "example", "infer_kinds", "load_example", "read_table",
     "write_table",
     # risk
-    "AttributeScan", "LDiversity", "LinkageResult", "PopulationRisk", "RiskProfile",
-    "Suda2Result", "key_subset_snapshots", "linkage_attack", "population_risk", "risk_profile",
+    "AttributeScan", "Closeness", "Deniability", "InferenceColumn", "InferenceResult",
+    "LDiversity", "LinkageResult", "PopulationRisk", "RiskProfile", "Suda2Result",
+    "attribute_inference", "closeness", "closeness_report", "key_subset_snapshots",
+    "linkage_attack", "population_risk", "recipe_deniability", "risk_profile",
     "riskiest_classes", "sensitive_report", "small_count_levels", "suda2",
     # protection
     "ApplyResult", "Recipe", "apply_recipe", "describe_steps", "load_recipe", "make_recipe",
@@ -90,6 +97,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sdc_core.recipe": ("ApplyResult", "Recipe", "apply_recipe", "describe_steps",
                         "load_recipe", "make_recipe", "parse_recipe"),
     "sdc_core.risk.attribute": ("AttributeScan",),
+    "sdc_core.risk.closeness": ("Closeness", "closeness", "closeness_report"),
+    "sdc_core.risk.deniability": ("Deniability", "recipe_deniability"),
+    "sdc_core.risk.inference": ("InferenceColumn", "InferenceResult", "attribute_inference"),
     "sdc_core.risk.ldiversity": ("LDiversity",),
     "sdc_core.risk.linkage": ("LinkageResult", "linkage_attack"),
     "sdc_core.risk.population_risk": ("PopulationRisk", "population_risk"),

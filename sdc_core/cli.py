@@ -126,7 +126,10 @@ def _add_risk(sub: _Subparsers) -> None:
     risk.add_argument("--qi", required=True, type=_column_list,
                       help="quasi-identifiers, comma-separated")
     risk.add_argument("--sensitive", type=_column_list, default=[],
-                      help="sensitive columns, comma-separated (l-diversity, attribute scan)")
+                      help="sensitive columns, comma-separated: adds their l-diversity, the "
+                           "attribute scan and, for each one that is not a quasi-identifier, "
+                           "t-closeness, basic and enhanced β-likeness and δ-disclosure "
+                           "(JSON: closeness)")
     _add_weight(risk)
     risk.add_argument("--k", type=float, default=5, help="k-anonymity threshold T (default 5)")
     risk.add_argument("--na", choices=["wildcard", "category"], default="wildcard",
@@ -189,7 +192,17 @@ def _add_compare(sub: _Subparsers) -> None:
                     "the released values are taken as they are: no recoding, every "
                     "quasi-identifier compared exactly. Of the attackers it runs (every "
                     "candidate alike, fewest blanks first, nearest first: "
-                    "docs/measures.md), the one that re-identifies most gives the figures.")
+                    "docs/measures.md), the one that re-identifies most gives the figures. "
+                    "With --recipe it adds what perturbation buys (JSON: attribute), per "
+                    "column a PRAM, relabeling or randomized response step perturbs: the "
+                    "local-DP ε (null when infinite: no deniability), the attacker's "
+                    "best-guess accuracy for the true value and its baseline (guess the "
+                    "commonest), and the posterior. With --sensitive it adds, per sensitive "
+                    "column, the attribute-inference attack (JSON: inference; the same "
+                    "attacker as the linkage attack guesses the column's true value: "
+                    "accuracy against the baseline of the release with the column "
+                    "withheld, and CAP) and the release's t-closeness, β-likeness and "
+                    "δ-disclosure (JSON: closeness).")
     compare.add_argument("original")
     compare.add_argument("protected")
     compare.add_argument("--numeric", type=_column_list_or_none,
@@ -199,6 +212,10 @@ def _add_compare(sub: _Subparsers) -> None:
                          help="quasi-identifiers: run the linkage attack on them")
     compare.add_argument("--recipe", type=Path, metavar="R.json",
                          help="the recipe that made PROTECTED (needs --qi)")
+    compare.add_argument("--sensitive", type=_column_list, default=[],
+                         help="sensitive columns, comma-separated: the attribute-inference "
+                              "attack on each and the release's t-closeness, β-likeness and "
+                              "δ-disclosure (needs --qi)")
     compare.add_argument("--known", type=_column_list, default=[],
                          help="extra numeric columns the attacker knows, matched by nearest "
                               "distance (needs --qi)")
@@ -370,11 +387,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.recipe import load_recipe
     from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
 
-    if args.qi is None and (args.recipe or args.known or args.records):
-        raise SdcInputError("--recipe, --known and --records go with --qi")
+    if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
+        raise SdcInputError("--recipe, --known, --records and --sensitive go with --qi")
     if args.engine != "pandas":
         if args.analysis:
             raise SdcInputError("--analysis reads both tables in memory: use the pandas engine")
+        if args.sensitive:
+            raise SdcInputError("--sensitive reads both tables in memory: use the pandas "
+                                "engine")
         return _compare_on_engine(args)
     spec = _analysis_spec(args.analysis) if args.analysis else None
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
@@ -400,6 +420,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         out.update(attack.summary())
         if args.records is not None:
             _write_records(attack.records(), args.records)
+        out.update(_what_perturbation_buys(original, protected, args, recipe))
     if spec is not None:
         from sdc_core.utility.validity import Validity
 
@@ -414,6 +435,50 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if spec is not None:
         _print_validity(out)
     return 0
+
+
+#: Why ``compare`` has no ``attribute`` key without a recipe.
+NO_RECIPE_ATTRIBUTE = ("no --recipe: which columns were perturbed, and how, is unknown, so "
+                       "their deniability (attribute) is not computed")
+
+
+def _what_perturbation_buys(original: pd.DataFrame, protected: pd.DataFrame,
+                            args: argparse.Namespace, recipe: Any) -> dict[str, Any]:
+    """``compare``'s attribute-disclosure figures (docs/measures.md, "Deniability: what
+    perturbation buys", "The attribute-inference attack", "t-closeness, β-likeness and
+    δ-disclosure"): ``attribute`` (with a recipe; else ``attribute_note`` says why not),
+    and with ``--sensitive`` ``inference`` and the release's ``closeness``."""
+    out: dict[str, Any] = {}
+    if recipe is None:
+        out["attribute_note"] = NO_RECIPE_ATTRIBUTE
+    else:
+        from sdc_core.risk.deniability import recipe_deniability
+
+        out["attribute"] = [d.to_json() for d in recipe_deniability(recipe, original)]
+    if args.sensitive:
+        from sdc_core.risk.inference import attribute_inference
+
+        inference = attribute_inference(original, protected, args.qi, args.sensitive, recipe,
+                                        args.known)
+        out["inference"] = json.loads(inference.to_json())
+        out["closeness"] = _closeness(protected, args.qi, args.sensitive)
+    return out
+
+
+def _closeness(df: pd.DataFrame, qi: Sequence[str],
+               sensitive: Sequence[str]) -> list[dict[str, Any]]:
+    """t-closeness, β-likeness and δ-disclosure of each sensitive column that is not a
+    quasi-identifier (``closeness_report``, a blank key a value of its own), as
+    ``[{column, t_closeness, …}]``; an infinite or undefined figure is null."""
+    import math
+
+    from sdc_core.keys import check_columns
+    from sdc_core.risk.closeness import closeness_report
+
+    columns = [c for c in check_columns(df, sensitive, "sensitive") if c not in qi]
+    return [{"column": c, **{k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                             for k, v in figures.to_json().items()}}
+            for c, figures in closeness_report(df, qi, columns).items()]
 
 
 def _analysis_spec(path: Path) -> Any:
@@ -491,6 +556,62 @@ def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -
         if key in out:
             print(_figure_line(key, out[key]))
     _print_attackers(out)
+    _print_perturbation(out)
+
+
+def _print_perturbation(out: dict[str, Any]) -> None:
+    """What perturbation buys, one line per perturbed column, then the attribute-inference
+    attack and the release's closeness, one line per sensitive column."""
+    if "attribute_note" in out:
+        print(f"note: {out['attribute_note']}")
+    elif not out.get("attribute"):
+        print("deniability: no column is perturbed (PRAM, relabeling, randomized response)")
+    else:
+        print("deniability of the perturbed columns (what perturbation buys)")
+        for d in out["attribute"]:
+            print(f"  {d['column']} ({d['method']}): {d['meaning']}; "
+                  f"{measure_name('guess_accuracy')} {_share(d['guess_accuracy'])} vs "
+                  f"{measure_name('baseline')} {_share(d['baseline'])}")
+    if "inference" in out:
+        i = out["inference"]
+        print(f"attribute-inference attack (the linkage attack's attacker guesses each "
+              f"sensitive column): {measure_name('inference_gain')} "
+              f"{_points(i['inference_gain'])} overall")
+        for c in i["attribute_inference"]:
+            cap = ("" if c["inference_cap"] is None
+                   else f", {measure_name('inference_cap')} {_share(c['inference_cap'])}")
+            print(f"  {c['column']} ({c['kind']}): {measure_name('inference_accuracy')} "
+                  f"{_share(c['inference_accuracy'])} vs {measure_name('inference_baseline')} "
+                  f"{_share(c['inference_baseline'])} ({_points(c['inference_gain'])}{cap}; "
+                  f"{c['inference_n']} records)")
+    if out.get("closeness"):
+        print("closeness of the sensitive columns over the release's classes (the worst class)")
+        for line in _closeness_lines(out["closeness"], "the release"):
+            print(line)
+
+
+def _share(v: float | None) -> str:
+    """A share 0–1 as a percentage with one decimal; n/a when undefined (null)."""
+    return "n/a" if v is None else f"{100 * v:.1f} %"
+
+
+def _points(v: float | None) -> str:
+    """A gain in percentage points, signed; n/a when undefined (null)."""
+    return "n/a" if v is None else f"{v:+.1f} points"
+
+
+def _closeness_lines(entries: list[dict[str, Any]], of: str) -> list[str]:
+    """One line per sensitive column: t-closeness, basic and enhanced β-likeness, δ-disclosure
+    (docs/measures.md, "t-closeness, β-likeness and δ-disclosure")."""
+    def num(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.6f}"
+
+    return [f"  {c['column']} in {of}: " + ", ".join(
+        f"{measure_name(k)} {num(c[k])}" for k in
+        ("t_closeness", "beta_likeness", "enhanced_beta_likeness", "delta_disclosure"))
+        + ("" if c["delta_disclosure_bounded"] else
+           " (over the values a class holds; a class lacks one, so the paper's δ is ∞)")
+        for c in entries]
 
 
 def _print_attackers(out: dict[str, Any]) -> None:
@@ -733,13 +854,14 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
                            alpha=args.alpha)
     result = profile.summary()
-    result.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[])
+    result.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[], closeness=[])
     result["population"] = _population(df, args)
     if args.sensitive:  # the scan looks at every column: only when there is something to scan
         ldiv, scan = sensitive_report(df, profile, args.sensitive)
         result.update(l_diversity={s: v.to_dict() for s, v in ldiv.items()},
                       attribute_disclosure=[f.to_dict() for f in scan.findings],
-                      direct_identifiers=scan.direct_identifiers)
+                      direct_identifiers=scan.direct_identifiers,
+                      closeness=_closeness(df, args.qi, args.sensitive))
     records = profile.records()
     result["suda2"] = None
     if not args.no_suda2:
@@ -797,6 +919,9 @@ def _risk_on_engine(args: argparse.Namespace) -> int:
     if not args.no_suda2:
         print(f"{args.program}: note: SUDA2 runs on the pandas engine only; not computed on "
               f"{args.engine}", file=sys.stderr)
+    if args.sensitive:
+        print(f"{args.program}: note: t-closeness, β-likeness and δ-disclosure run on the "
+              f"pandas engine only; not computed on {args.engine}", file=sys.stderr)
     print(json.dumps(result, indent=2) if args.json else _format_risk(result))
     return 0
 
@@ -820,6 +945,7 @@ def _format_risk(r: dict) -> str:
                      f"{v['percent_l_eq_1']:.2f} % of records in classes with l = 1, "
                      f"{v['percent_no_sensitive_value']:.2f} % in classes with no {s} value "
                      "released (l = 0, left out of min l)")
+    lines += _closeness_lines(r.get("closeness", []), "the table")
     for f in r["attribute_disclosure"]:
         lines.append(f"  WARNING: {f['column']} {f['level']} {f['sensitive']} "
                      f"({100 * f['share']:.1f} % of records)")
@@ -871,6 +997,13 @@ def _invoked_name(argv: Sequence[str] | None) -> str:
     return "sdc_core"
 
 
+def _one_line(text: str) -> str:
+    """``text`` on one line: a line break or other control character (from a column name, a
+    cell, a file name) written as its escape (``\\n``), so an error stays one line."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     name = _invoked_name(argv)
@@ -881,13 +1014,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             _engine_options(args)  # settings that do not fit the engine are an error at once
         return args.func(args)
     except SdcInputError as err:
-        print(f"{name}: error: {err}", file=sys.stderr)
+        print(f"{name}: error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug, not bad input: still one line unless debugging
         if os.environ.get("SDC_DEBUG"):
             raise
-        print(f"{name}: internal error: {type(err).__name__}: {err} "
+        print(f"{name}: internal error: {type(err).__name__}: {_one_line(str(err))} "
               "(set SDC_DEBUG=1 for details)", file=sys.stderr)
         return 1

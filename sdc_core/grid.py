@@ -7,6 +7,7 @@ are those of :mod:`sdc_core.sweep`'s docstring (and ``docs/utility.md``); runnin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from sdc_core import rng
 from sdc_core.checks import check_k
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, infer_kinds
+from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, check_step, describe_steps
 from sdc_core.search import Combination, Dimension, Keep, Target, count, recipe_steps
 from sdc_core.utility.il1 import IL1_MISSING
@@ -47,6 +49,12 @@ KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
 POPULATION = "population_uniqueness_percent"
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
 TARGET_MEASURES = LINKAGE + RISK + [POPULATION]
+#: Attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep"): True when
+#: the target names a ``column`` (its row figure is ``<measure>: <column>``), None when it may
+#: (``inference_gain`` without one: the mean gain over the sensitive columns).
+ATTRIBUTE_TARGETS: dict[str, bool | None] = {
+    "epsilon_max": False, "epsilon": True, "guess_accuracy": True,
+    "inference_accuracy": True, "inference_gain": None}
 SEARCHES = ("pruned", "exhaustive")
 MAX_SETTINGS = 500
 #: The most a grid may raise ``max_settings`` to, and the most seeds a setting runs with: a
@@ -55,7 +63,7 @@ MAX_SETTINGS_LIMIT = 10_000
 MAX_SEEDS = 100
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
               "il1_missing", "settings", "combine", "target", "search", "max_settings",
-              "analysis", "loss", "sampling_fraction", "population"}
+              "analysis", "loss", "sampling_fraction", "population", "sensitive"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 
@@ -101,6 +109,8 @@ class Grid:
     analysis: AnalysisSpec | None = None
     loss: str = LOSS
     sampling: dict[str, float] = field(default_factory=dict)
+    sensitive: list[str] = field(default_factory=list)
+    perturbed: list[str] = field(default_factory=list)
 
     @property
     def dimensions(self) -> list[Dimension]:
@@ -133,18 +143,69 @@ def _bound(value: Any, where: str) -> float:
     return float(value)
 
 
-def _target(raw: Any, analysis: AnalysisSpec | None) -> Target | None:
+def _target_shape(raw: Any, analysis: AnalysisSpec | None) -> None:
+    """The checks of a target that need no settings."""
     if raw is None:
-        return None
+        return
     if not isinstance(raw, dict) or not {"measure", "at_most"} <= set(raw) \
-            or set(raw) - {"measure", "at_most", "keep"}:
+            or set(raw) - {"measure", "at_most", "keep", "column"}:
         raise SdcInputError('grid: target must be {"measure": …, "at_most": …} with, if '
                             'wanted, "keep": {"measure": …, "at_least" or "at_most": …}')
-    if raw["measure"] not in TARGET_MEASURES:
-        raise SdcInputError(f"grid: target measure must be one of {', '.join(TARGET_MEASURES)}"
-                            f", not {raw['measure']!r}")
-    return Target(raw["measure"], _bound(raw["at_most"], "target at_most"),
-                  _keep(raw["keep"], analysis) if "keep" in raw else None)
+    measure = raw["measure"]
+    if measure not in TARGET_MEASURES and measure not in ATTRIBUTE_TARGETS:
+        raise SdcInputError(f"grid: target measure must be one of "
+                            f"{', '.join(TARGET_MEASURES + list(ATTRIBUTE_TARGETS))}"
+                            f", not {measure!r}")
+    _bound(raw["at_most"], "target at_most")
+    if "keep" in raw:
+        _keep(raw["keep"], analysis)
+
+
+def _target(raw: Any, analysis: AnalysisSpec | None, sensitive: Sequence[str] = (),
+            perturbed: Sequence[str] = ()) -> Target | None:
+    if raw is None:
+        return None
+    _target_shape(raw, analysis)
+    measure = raw["measure"]
+    at_most = _bound(raw["at_most"], "target at_most")
+    keep = _keep(raw["keep"], analysis) if "keep" in raw else None
+    if measure in ATTRIBUTE_TARGETS:
+        measure = _attribute_target(raw, sensitive, perturbed)
+    elif "column" in raw:
+        raise SdcInputError(f"grid: the target {measure} takes no column")
+    return Target(measure, at_most, keep)
+
+
+def _attribute_target(raw: dict[str, Any], sensitive: Sequence[str],
+                      perturbed: Sequence[str]) -> str:
+    """The row figure an attribute-disclosure target bounds (``epsilon_max``,
+    ``inference_gain``, or ``<measure>: <column>``), checked against the grid."""
+    measure, takes = raw["measure"], ATTRIBUTE_TARGETS[raw["measure"]]
+    column = raw.get("column")
+    if column is not None and not isinstance(column, str):
+        raise SdcInputError(f"grid: the target {measure}'s column must be a column name")
+    if takes is False and column is not None:
+        raise SdcInputError(f"grid: the target {measure} takes no column")
+    if takes is True and column is None:
+        raise SdcInputError(f'grid: the target {measure} needs a "column"')
+    if measure.startswith("inference"):
+        if not sensitive:
+            raise SdcInputError(f'grid: the target {measure} needs sensitive columns '
+                                '("sensitive")')
+        if column is not None and column not in sensitive:
+            raise SdcInputError(f"grid: the target {measure} on {column} needs {column} among "
+                                f"the sensitive columns ({', '.join(sensitive)})")
+    elif (column is not None and column not in perturbed) or not perturbed:
+        raise SdcInputError(f"grid: the target {measure} needs a setting that perturbs "
+                            f"{column or 'a column'} (PRAM, relabeling, randomized response)")
+    return measure if column is None else f"{measure}: {column}"
+
+
+def _perturbed(steps: list[dict[str, Any]]) -> list[str]:
+    """The columns a PRAM, relabeling or randomized response step of ``steps`` names."""
+    return list(dict.fromkeys(
+        st["column"] for st in steps if METHODS[st["method"]].release is Release.PERTURBATION
+        and METHODS[st["method"]].target == "column"))
 
 
 def _keep(raw: Any, analysis: AnalysisSpec | None) -> Keep:
@@ -300,14 +361,28 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
         raise SdcInputError(f"grid: loss must be one of {', '.join(LOSSES)}, not {loss!r}")
     if loss != LOSS and analysis is None:
         raise SdcInputError(f"grid: the loss {loss} needs benchmark analyses (\"analysis\")")
-    target = _target(grid.get("target"), analysis)
+    _target_shape(grid.get("target"), analysis)
+    sensitive = _column_names(grid, "sensitive", df) if "sensitive" in grid else []
+    both = [c for c in sensitive if c in known]
+    if both:
+        raise SdcInputError(f"grid: {', '.join(both)}: a known column cannot also be sensitive")
     raw = _entries(grid.get("settings"))
     shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
-    chosen = {"analysis": analysis, "loss": loss,
-              "sampling": {k: grid[k] for k in ("sampling_fraction", "population") if k in grid}}
+    chosen: dict[str, Any] = {
+        "analysis": analysis, "loss": loss, "sensitive": sensitive,
+        "sampling": {k: grid[k] for k in ("sampling_fraction", "population") if k in grid}}
     if combine:
         order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
         dims = _loss_orders([_dimension(i, raw[i], df) for i in order])
+        perturbed = _perturbed([st for d in dims for sts in d.steps for st in sts or ()])
+        target = _target(grid.get("target"), analysis, sensitive, perturbed)
+        if target is not None and _is_attribute(target.measure):
+            # not assumed monotone (docs/utility.md, "Attribute disclosure in a sweep")
+            if grid.get("search") == "pruned":
+                raise SdcInputError(f"grid: the target {target.measure} is not monotone in the "
+                                    'methods\' main parameters; use "search": "exhaustive" '
+                                    "(the default for it)")
+            search = "exhaustive"
         labels = [d.label for d in dims]
         twice = sorted({x for x in labels if labels.count(x) > 1})
         if twice:
@@ -318,7 +393,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                                 + " × ".join(str(len(d.values)) for d in dims)
                                 + f"), more than max_settings = {budget}; use fewer values "
                                 "or raise max_settings")
-        return Grid([], *shared, dims=dims, target=target, search=search, **chosen)
+        return Grid([], *shared, dims=dims, target=target, search=search, perturbed=perturbed,
+                    **chosen)
     asked = sum(len(s["values"]) for s in raw)
     if asked > budget:
         raise SdcInputError(f"grid: {asked:,} settings asked for, more than max_settings = "
@@ -327,7 +403,17 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     for i, s in enumerate(raw):
         for value, steps in zip(s["values"], _steps(s, f"grid setting {i + 1}", df)):
             settings.append(Setting(steps, s["method"], _targets_name(steps), s["param"], value))
-    return Grid(settings, *shared, target=target, search=search, **chosen)
+    perturbed = _perturbed([st for s in settings for st in s.steps])
+    target = _target(grid.get("target"), analysis, sensitive, perturbed)
+    return Grid(settings, *shared, target=target, search=search, perturbed=perturbed,
+                **chosen)
+
+
+def _is_attribute(figure: str) -> bool:
+    """Whether a target's row figure is an attribute-disclosure one."""
+    return figure in ATTRIBUTE_TARGETS or any(
+        figure.startswith(f"{m}: ") for m, takes in ATTRIBUTE_TARGETS.items() if takes is not False)
+
 
 
 def combination_setting(dims: list[Dimension], x: Combination) -> Setting:

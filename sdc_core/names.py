@@ -144,6 +144,8 @@ MEASURES: dict[str, Measure] = {
                   "ln max_k max_{i,j} P(k|i)/P(k|j); ∞: no deniability"),
     "guess_accuracy": _M("best-guess accuracy", "share 0–1", "Σ_k max_i P(k|i)·π_i"),
     "baseline": _M("best-guess baseline", "share 0–1", "max_i π_i, the commonest true value"),
+    "epsilon_max": _M("largest local-DP ε", "index",
+                      "max over the perturbed columns of ε; ∞: one has no deniability"),
     # information loss
     "IL1_release": _M("IL1 release", "share 0–1", "(1/|C|) Σ_{c∈C} IL1_c"),
     "IL1_overall": _M("IL1 overall", "share 0–1",

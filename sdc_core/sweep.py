@@ -44,6 +44,16 @@ default), and the target may keep a utility besides its risk bound::
 ``{"measure": "analyses_holding", "at_least": 1}`` keeps every analysis holding, by the verdict
 the Protect page shows.
 
+Attribute disclosure. A row also carries, for every column its recipe perturbs (PRAM,
+relabeling, randomized response), ``epsilon: COL`` and ``guess_accuracy: COL``
+(:func:`sdc_core.risk.deniability.recipe_deniability`) and ``epsilon_max``, their largest ε;
+with ``"sensitive": [...]``, ``inference_accuracy: COL`` and ``inference_gain: COL`` per
+sensitive column and the mean ``inference_gain``
+(:func:`sdc_core.risk.inference.attribute_inference`, with ``known``). A target may bound them
+(:data:`ATTRIBUTE_TARGETS`: ``{"measure": "inference_gain", "column": "N1", "at_most": 5}``);
+not being monotone, they are searched exhaustively (docs/utility.md, "Attribute disclosure in a
+sweep").
+
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
 :mod:`sdc_core.risk.linkage` (``linkage_reidentifications``, ``linkage_risk_percent``), which
@@ -84,6 +94,7 @@ from sdc_core.classes import check_weights, sizes_from_keys
 from sdc_core.columns import is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.grid import (
+    ATTRIBUTE_TARGETS,
     KEEP_MEASURES,
     LINKAGE,
     LOSS,
@@ -105,7 +116,10 @@ from sdc_core.grid import (
 )
 from sdc_core.keys import encode_keys
 from sdc_core.methods.banding import measured, read_bands
-from sdc_core.recipe import RANDOM_METHODS, Recipe, run_step
+from sdc_core.methods.spec import Release
+from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step
+from sdc_core.risk.deniability import recipe_deniability
+from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
 from sdc_core.search import Dimension, Target, combinations, pruned_search, violations
@@ -138,7 +152,8 @@ class SweepContext:
                  weight: str | None, na: str, alpha: float, known: Sequence[str] = (),
                  il1_missing: str = "max", not_released: Sequence[str] = (),
                  analysis: AnalysisSpec | None = None,
-                 sampling: dict[str, float] | None = None) -> None:
+                 sampling: dict[str, float] | None = None,
+                 sensitive: Sequence[str] = ()) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
         self.not_released = list(not_released)
@@ -169,6 +184,46 @@ class SweepContext:
         self.population_keys = None if self.population_size is None else \
             encode_keys(df, self.qi, "category")
         self.baseline_population = self.population({})
+        self.sensitive = list(sensitive)
+        # the inference attack reads the keys, the known columns and the sensitive ones
+        self.inferred = list(dict.fromkeys(self.qi + self.known + self.sensitive))
+        self.baseline_inference = self.inference({}, None, [])
+
+    def deniability(self, recipe: Recipe) -> dict[str, float]:
+        """``epsilon: <c>``, ``guess_accuracy: <c>`` per column the recipe perturbs
+        (:func:`recipe_deniability`) and ``epsilon_max``, their largest ε; none when it
+        perturbs no column (docs/utility.md, "Attribute disclosure in a sweep")."""
+        if not any(METHODS[s["method"]].release is Release.PERTURBATION for s in recipe.steps):
+            return {}
+        out: dict[str, float] = {}
+        # the steps read only their own columns: the table is cut to them (the same draws)
+        touched = list(dict.fromkeys(c for s in recipe.steps for c in (
+            [s["column"]] if "column" in s else s.get("columns", []))))
+        for d in recipe_deniability(recipe, self.df[touched]):
+            out |= {f"epsilon: {d.column}": d.epsilon,
+                    f"guess_accuracy: {d.column}": d.guess_accuracy}
+        if out:
+            out["epsilon_max"] = max(v for c, v in out.items() if c.startswith("epsilon: "))
+        return out
+
+    def inference(self, changed: dict[str, pd.Series], recipe: Recipe | None,
+                  reports: list[dict[str, Any]]) -> dict[str, float]:
+        """``inference_accuracy: <c>`` and ``inference_gain: <c>`` per sensitive column and the
+        mean gain ``inference_gain`` (:func:`attribute_inference` with the grid's known
+        columns) on the table with the ``changed`` columns; none without sensitive columns."""
+        if not self.sensitive:
+            return {}
+        if changed and not any(c in self.inferred for c in changed):
+            return dict(self.baseline_inference)
+        released = self.df[self.inferred].assign(
+            **{c: v for c, v in changed.items() if c in self.inferred})
+        result = attribute_inference(self.df, released, self.qi, self.sensitive, recipe,
+                                     self.known, reports=reports)
+        out: dict[str, float] = {}
+        for c in result.columns:
+            out |= {f"inference_accuracy: {c.column}": c.accuracy,
+                    f"inference_gain: {c.column}": c.gain}
+        return out | {"inference_gain": result.gain}
 
     def risk(self, keys) -> dict[str, float]:
         cs = sizes_from_keys(keys, self.w, self.alpha)
@@ -319,13 +374,15 @@ class SweepContext:
         else:
             measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
                                           reports)
-        return measures | self.analyses(changed) | self.population(changed)
+        return measures | self.analyses(changed) | self.population(changed) \
+            | self.deniability(recipe) | self.inference(changed, recipe, reports)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
                 "IL1_categorical": 0.0, "IL1_overall": 0.0,
                 "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
-                **self.baseline_validity, **self.baseline_population}
+                **self.baseline_validity, **self.baseline_population,
+                **self.baseline_inference}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -410,6 +467,21 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
     return row
 
 
+def attribute_columns(table: pd.DataFrame, perturbed: Sequence[str],
+                      sensitive: Sequence[str]) -> list[str]:
+    """The attribute-disclosure columns of a sweep's table, in order: ε and guess accuracy per
+    perturbed column, ``epsilon_max``, then accuracy and gain per sensitive column and the mean
+    gain; only those the grid asked for (a perturbing setting, a sensitive column)."""
+    names = [f"{m}: {c}" for c in perturbed for m in ("epsilon", "guess_accuracy")]
+    names += ["epsilon_max"] if perturbed else []
+    names += [f"{m}: {c}" for c in sensitive for m in ("inference_accuracy", "inference_gain")]
+    names += ["inference_gain"] if sensitive else []
+    for c in names:
+        if c not in table:  # no row reached it (a pruned search): a column of blanks
+            table[c] = np.nan
+    return names
+
+
 def _best(table: pd.DataFrame, loss: str = LOSS) -> int | None:
     """The row that meets the target at the least ``loss``, then fewest suppressed values,
     fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
@@ -446,7 +518,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         The grid: ``settings`` (each ``method``, ``column``, ``param``, ``values``, optional
         ``fixed``), and optionally ``seeds``, ``seed``, ``numeric``, ``k``, ``known``,
         ``not_released``, ``pareto_risk``, ``il1_missing``, ``combine``, ``target``, ``search``,
-        ``max_settings``, ``analysis``, ``loss``.
+        ``max_settings``, ``analysis``, ``loss``, ``sensitive``.
     weight : str, optional
         A sampling-weight column (as in :func:`risk_profile`).
     na : {"wildcard", "category"}, default "wildcard"
@@ -488,7 +560,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                               for x in combinations(g.dimensions)]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
-                           g.not_released, g.analysis, g.sampling)
+                           g.not_released, g.analysis, g.sampling, g.sensitive)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     if g.target is not None and g.target.measure == POPULATION and ctx.population_size is None:
@@ -537,7 +609,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
                                    table[g.loss].fillna(np.inf), table["suppressed_values"])
     validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
-    extra = [LOSS] + validity + list(ctx.baseline_population) + [
+    attribute = attribute_columns(table, g.perturbed, g.sensitive)
+    extra = [LOSS] + validity + list(ctx.baseline_population) + attribute + [
         d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
         met = table[g.target.measure] <= g.target.at_most
@@ -548,6 +621,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
     sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity + [POPULATION]
+               + attribute
                if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
@@ -560,8 +634,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                        g.loss)
 
 
-__all__ = ["COLUMNS", "KEEP_MEASURES", "LINKAGE", "LOSS", "LOSSES", "MAX_SEEDS", "MAX_SETTINGS",
-           "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION", "PREFIXES_KEPT", "RISK",
-           "SEARCHES", "TARGET_MEASURES", "UTILITY", "VALIDITY", "Grid", "Progress", "Setting",
-           "SweepContext", "SweepResult", "combination_setting", "describe_setting",
-           "pareto_front", "parse_grid", "run_sweep"]
+__all__ = ["ATTRIBUTE_TARGETS", "COLUMNS", "KEEP_MEASURES", "LINKAGE", "LOSS", "LOSSES",
+           "MAX_SEEDS", "MAX_SETTINGS", "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION",
+           "PREFIXES_KEPT", "RISK", "SEARCHES", "TARGET_MEASURES", "UTILITY", "VALIDITY", "Grid",
+           "Progress", "Setting", "SweepContext", "SweepResult", "attribute_columns",
+           "combination_setting", "describe_setting", "pareto_front", "parse_grid", "run_sweep"]

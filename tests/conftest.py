@@ -56,9 +56,11 @@ MODULE_TIERS = {
 #: Test modules that import Streamlit (the pages, the Streamlit glue of ``ui/``, AppTest):
 #: their tests are in the ``app`` tier unless a rule before it gives them another
 APP_MODULES = frozenset({
-    "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_data.py",
+    "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_buys.py",
+    "test_app_data.py",
     "test_app_hostile_text.py", "test_app_lessons.py", "test_app_pages.py",
-    "test_app_population.py", "test_app_population_protect.py", "test_app_risk_release.py",
+    "test_app_population.py", "test_app_population_protect.py", "test_app_risk_attribute.py",
+    "test_app_risk_release.py",
     "test_app_server_files.py", "test_app_sign_in.py", "test_app_table_headings.py",
     "test_app_tables.py", "test_app_tradeoffs_analyses.py", "test_formula_hostile.py",
     "test_fragments.py", "test_hostile_round3.py", "test_input_audit.py",

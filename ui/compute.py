@@ -23,6 +23,9 @@ import streamlit as st
 
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
+from sdc_core.risk.closeness import Closeness, closeness_report
+from sdc_core.risk.deniability import Deniability, recipe_deniability
+from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility.analysis import parse_spec
@@ -62,13 +65,16 @@ def protected_id(dataset_id: str, recipe_json: str) -> str:
 @st.cache_resource(max_entries=24, show_spinner=False)
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
               k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
-              given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> Workbench:
+              given: tuple[tuple[str, float], ...], _df: pd.DataFrame,
+              sensitive: tuple[str, ...] = ()) -> Workbench:
     """The protected table with its risk and utility (see :func:`ui.logic.workbench.evaluate`), and
     its risk in the population from how the file was sampled (``given``: the items of
-    :func:`ui.state.sampling`), the two computed at once in two workers."""
+    :func:`ui.state.sampling`), the two computed at once in two workers; the
+    attribute-inference attack on the ``sensitive`` columns with the first."""
     with ThreadPoolExecutor(2) as both:
         wb = both.submit(workers.run_on, dataset_id, _df, detached, recipe_json, list(qi),
-                         weight, k, na, alpha, list(numeric), list(known))
+                         weight, k, na, alpha, list(numeric), list(known),
+                         sensitive=list(sensitive))
         population = (both.submit(workers.run_on, dataset_id, _df, release_population,
                                    recipe_json, list(qi), weight, dict(given))
                       if given or weight is not None else None)
@@ -137,3 +143,34 @@ def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int
     p = profile(dataset_id, qi, weight, k, na, alpha, _df)
     return workers.run_on(dataset_id, _df, tables_of, p, list(qi), k, list(sensitive),
                           list(released))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def closeness(dataset_id: str, qi: tuple[str, ...], sensitive: tuple[str, ...], na: str,
+              _df: pd.DataFrame) -> dict[str, Closeness]:
+    """t-closeness, basic and enhanced β-likeness and δ-disclosure of each sensitive column of
+    the table ``dataset_id`` (the original's, or a protected table's :func:`protected_id`)
+    over the classes of ``qi`` (docs/measures.md, "t-closeness, β-likeness and
+    δ-disclosure")."""
+    return workers.run_on(dataset_id, _df, closeness_report, list(qi), list(sensitive), na)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def deniability(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> list[Deniability]:
+    """The exact deniability of every column a recipe perturbs (docs/measures.md,
+    "Deniability: what perturbation buys"), π the original's. Computed here: its steps run on
+    the perturbed columns' way only, and the core takes the recipe before the table."""
+    return recipe_deniability(parse_recipe(json.loads(recipe_json)), _df)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
+              sensitive: tuple[str, ...], known: tuple[str, ...], _df: pd.DataFrame,
+              _applied: ApplyResult) -> InferenceResult:
+    """The attribute-inference attack of the original ``_df`` on the release ``_applied`` the
+    recipe makes of it (docs/measures.md, "The attribute-inference attack"): the linkage
+    attack's attacker, who knows the keys and the ``known`` columns, guesses each sensitive
+    column's true value."""
+    return workers.run_on(dataset_id, _df, attribute_inference, _applied.data, list(qi),
+                          list(sensitive), parse_recipe(json.loads(recipe_json)), list(known),
+                          reports=_applied.reports)

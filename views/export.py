@@ -211,8 +211,8 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
         before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
                                  opts.alpha, df) if roles.qi else None
         wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                               opts.na, opts.alpha, tuple(numeric), tuple(known), given, df) \
-            if roles.qi else None
+                               opts.na, opts.alpha, tuple(numeric), tuple(known), given, df,
+                               tuple(roles.sensitive)) if roles.qi else None
     except SdcInputError as err:
         st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
         before = wb = None
@@ -262,7 +262,8 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                                  f"{source.seed}); the figures are the sample's."]
                                 if source is not None and source.is_sample else [])
                          + step_notes(wb.applied.reports), validity=validity,
-                         population=population, attackers=attackers)
+                         population=population, attackers=attackers,
+                         buys=(wb.deniability, wb.inference))
         st.download_button("Download the report (HTML)",
                            lambda: report(report_figures()).encode("utf-8"),
                            file_name=f"{stem}_report.html", mime="text/html",

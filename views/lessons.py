@@ -1,11 +1,11 @@
-"""Lessons page: six short lessons, each with one task and a live check (``ui.logic.lessons``)."""
+"""Lessons page: seven short lessons, each with one task and a live check (``ui.logic.lessons``)."""
 
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from sdc_core.methods.randomized_response import estimate_spread
+from sdc_core.methods.randomized_response import coin_survey, estimate_spread
 from sdc_core.names import tile
 from sdc_core.tables import audit
 from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
@@ -18,7 +18,7 @@ from ui.logic.text import md, number
 from ui.sidebar import render_sidebar
 
 st.title("Lessons")
-st.caption("Six short lessons for a workshop. Each explains what is on the screen, sets one "
+st.caption("Seven short lessons for a workshop. Each explains what is on the screen, sets one "
            "task and says as soon as it is met, computed live by the same code as the other "
            "pages. Progress is kept for this session; each lesson can be reset.")
 
@@ -164,6 +164,10 @@ def randomized_response() -> None:
     m[0].metric("Estimated share", f"{estimate:.3f}", f"{estimate - lessons.RR_TRUTH:+.3f} "
                 "against the truth", delta_color="off")
     m[1].metric("95 % interval", f"±{margin:.3f}", help="1.96 standard errors.")
+    answers, _, _ = coin_survey(int(n), lessons.RR_TRUTH, lessons.RR_Q, lessons.RR_SEED)
+    deny = lessons.coin_deniability(answers, lessons.RR_Q)
+    st.caption(f"What the coin buys each participant: {deny.meaning} (the Protect page's "
+               "figure for the same step).")
     verdict("randomized-response", lessons.check_rr(int(n)))
     spread = estimate_spread(lessons.RR_SIZES, lessons.RR_TRUTH, lessons.RR_Q, replications=40,
                              seed=lessons.RR_SEED)
@@ -242,8 +246,39 @@ def analysis() -> None:
                                 for c in ("original", "protected", "CI overlap")})
 
 
+def deniability() -> None:
+    raw = lessons.deny_answers()[lessons.DENY_COLUMN]
+    shares = ", ".join(f"{v} {n} %" for v, n in lessons.DENY_SHARES.items())
+    st.markdown(
+        f"{len(raw)} people answered a multiple-choice question: {shares}. **Random "
+        "relabeling** protects each answer: with probability α it is replaced by a draw from "
+        "the answers' own distribution, so the tables barely move. What does α buy a "
+        "respondent? The **local-DP ε**: whatever their true answer, a released one is at most "
+        "e^ε times likelier under it than under any other. ε = ∞ means none: the release can "
+        "prove an answer. The same figure is on the Protect page, for every perturbed column.")
+    task("choose the **smallest α** for which **ε ≤ ln 10** (about 2.30): no released answer "
+         "is more than ten times likelier from one true answer than from another.")
+    alpha = control(st.select_slider, "w_l_deniability_alpha", lessons.DENY_ALPHAS[1],
+                    "Relabeling probability α", list(lessons.DENY_ALPHAS))
+    d = lessons.deny(float(alpha))
+    m = st.columns(3)
+    m[0].metric(tile("epsilon"), f"{d.epsilon:.3f}" if d.deniable else "∞",
+                help="ln max over released k and true i, j of P(k|i)/P(k|j).")
+    m[1].metric(tile("guess_accuracy"), f"{d.guess_accuracy:.3f}",
+                help="Σ_k max_i P(k|i)·π_i: an attacker guesses the likeliest true answer of "
+                     "each released one.")
+    m[2].metric(tile("baseline"), f"{d.baseline:.3f}",
+                help="max_i π_i: guessing the commonest answer, the release unseen.")
+    st.caption(d.meaning)
+    verdict("deniability", lessons.check_deny(float(alpha)))
+    st.markdown("**Posterior**: P(true answer | released answer), one column per released "
+                "answer")
+    st.dataframe(d.posterior.round(3), width="content")
+
+
 VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
-         "randomized-response": randomized_response, "counts": counts, "analysis": analysis}
+         "randomized-response": randomized_response, "counts": counts, "analysis": analysis,
+         "deniability": deniability}
 
 left, right = st.columns([1, 3], gap="large")
 with left:

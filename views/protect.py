@@ -11,11 +11,23 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
-from sdc_core.names import count_and_percent, name
+from sdc_core.names import count_and_percent, label, name
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.guard import guarded
+from ui.logic.deniability_view import (
+    GAIN,
+    MEANING,
+    NO_SENSITIVE,
+    NOTHING_PERTURBED,
+    deniability_table,
+    detail_note,
+    inference_note,
+    inference_table,
+    matrix_table,
+    posterior_table,
+)
 from ui.logic.figures import heatmap
 from ui.logic.groups import (
     method_columns,
@@ -443,6 +455,47 @@ def population(wb: Workbench) -> None:
         "page has every model.")
 
 
+def buys(wb: Workbench) -> None:
+    """What this buys (docs/measures.md, "Deniability: what perturbation buys" and "The
+    attribute-inference attack"): a summary row per perturbed column, the posterior and the
+    transition matrix of one column at a time under an expander (drawn once opened), and the
+    attribute-inference attack per sensitive column."""
+    st.markdown("**What this buys**")
+    if not wb.deniability:
+        st.caption(NOTHING_PERTURBED)
+    else:
+        st.dataframe(deniability_table(wb.deniability), hide_index=True, key="p_buys",
+                     column_config={
+                         MEANING: st.column_config.TextColumn(width="large"),
+                         label("epsilon"): st.column_config.NumberColumn(format="%.3f"),
+                         label("guess_accuracy"): st.column_config.NumberColumn(format="%.4f"),
+                         label("baseline"): st.column_config.NumberColumn(format="%.4f"),
+                         GAIN: st.column_config.NumberColumn(format="%.2f")})
+        st.caption("Per perturbed column: the local-DP ε of its transition matrix (∞: no "
+                   "deniability), and the chance that an attacker who sees the released value "
+                   "guesses the true one, against guessing the commonest true value.")
+        fold = st.expander("Posterior and transition matrix of a perturbed column",
+                           icon=":material/grid_on:", key="p_buys_detail", on_change="rerun")
+        if fold.open:
+            with fold:
+                by_column = {str(d.column): d for d in wb.deniability}
+                chosen = st.selectbox("Perturbed column", list(by_column), key="w_p_buys_col")
+                d = by_column[chosen]
+                st.caption(md(detail_note(d)))
+                st.markdown("P(true value | released value)")
+                st.dataframe(posterior_table(d).round(4))
+                st.markdown("P(released value | true value)")
+                st.dataframe(matrix_table(d).round(4))
+    if wb.inference is None:
+        st.caption(NO_SENSITIVE)
+    elif isinstance(wb.inference, str):
+        st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
+    else:
+        # a row per sensitive column, few: a plain table (no Tab stop of its own)
+        st.table(inference_table(wb.inference).set_index("column"))
+        st.caption(md(inference_note(wb.inference)))
+
+
 def tile_of(slot: DeltaGenerator, row: MetricRow) -> None:
     """One measure of the shared metric table (:mod:`ui.logic.metrics`) as a tile."""
     slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
@@ -517,6 +570,7 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
             err = randomized_response_error(df[col], wb.applied.data[col],
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
+    buys(wb)
     recipe_box(settings_text or text)
 
 
@@ -571,7 +625,7 @@ def results_part(history: DeltaGenerator) -> None:
     def evaluated(recipe: str) -> Workbench:
         return compute.workbench(ds.dataset_id, recipe, tuple(roles.qi), roles.weight, opts.k,
                                  opts.na, opts.alpha, tuple(numeric), tuple(known),
-                                 state.sampling_key(), df)
+                                 state.sampling_key(), df, tuple(roles.sensitive))
     try:
         wb = evaluated(text)
     except SdcInputError as err:

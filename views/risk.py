@@ -3,26 +3,28 @@ settings release it, or both side by side."""
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
-from sdc_core.names import name, tile
+from sdc_core.names import label, name, tile
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
+from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.suda2 import shared_counts
 from ui import charts, compute, population, state, suda_cache
 from ui.infra import workers
 from ui.logic.figures import class_size_histogram
+from ui.logic.groups import column_groups
 from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
 from ui.logic.session import RiskOptions
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
 from ui.page import context, metric_slots, table_columns
-from ui.release import protect_page_table
+from ui.release import ProtectedTable, attacker_candidates, protect_page_table
 from ui.sidebar import render_sidebar
 
 ctx = context("Disclosure risk", "to measure risk")
@@ -53,6 +55,7 @@ class Release:
     rare: pd.DataFrame
     ldiv: dict[str, LDiversity]
     scan: AttributeScan
+    table: ProtectedTable | None = None  # the Protect page's release (None: the original)
 
 
 def measured(title: str, table: pd.DataFrame, dataset_id: str, key: str, stem: str,
@@ -304,6 +307,69 @@ def sensitive(r: Release, narrow: bool) -> None:
                    "Tag it 'Not released' on the Data page.", icon=":material/badge:")
     if not r.scan.findings and not r.scan.direct_identifiers:
         st.success("No released column determines a sensitive one.", icon=":material/check:")
+    if r.table is not None:
+        perturbed_reading(r.table)
+
+
+#: The posterior-aware reading of a perturbed sensitive column: the attack's figures, then the
+#: exact deniability of its transition matrix (docs/measures.md)
+READING = ("inference_accuracy", "inference_baseline", "inference_gain", "epsilon",
+           "guess_accuracy", "baseline")
+
+
+def perturbed_reading(table: ProtectedTable) -> None:
+    """When the release perturbed a sensitive column: say that l-diversity and the attribute
+    scan read its released values, and show beside them what an attacker infers of the true
+    ones (the attribute-inference attack against its baseline) and the column's exact
+    deniability (docs/measures.md, "The attribute-inference attack", "Deniability: what
+    perturbation buys")."""
+    wb = table.workbench
+    try:  # the Protect page's own figures when its entry holds them, else the same core call
+        moved = [d for d in (getattr(wb, "deniability", ())
+                             or compute.deniability(ds.dataset_id, table.recipe, df))
+                 if d.column in roles.sensitive and d.column in table.df.columns]
+    except SdcInputError as err:
+        st.info(md(err), icon=":material/info:")
+        return
+    if not moved:
+        return
+    cols = [d.column for d in moved]
+    st.info(f"The release perturbs {md_list(cols)}: l-diversity and the attribute scan above "
+            "read the released (perturbed) values as if they were true. What an attacker who "
+            "knows the keys infers of the true values is below: the attribute-inference "
+            "attack's accuracy against its baseline (the release with the column withheld), "
+            "and the exact figures of the column's transition matrix.",
+            icon=":material/shuffle:")
+    groups = column_groups(ds, roles)
+    known = [c for c in state.known_columns(df) if c in attacker_candidates(groups, roles)]
+    rows = []
+    held = getattr(wb, "inference", None)
+    found = {c.column: c for c in held.columns} if isinstance(held, InferenceResult) else {}
+    try:
+        if isinstance(held, str):
+            raise SdcInputError(held)
+        if not set(cols) <= set(found):
+            attack = compute.inference(ds.dataset_id, table.recipe, tuple(roles.qi),
+                                       tuple(cols), tuple(known), df, wb.applied)
+            found = {c.column: c for c in attack.columns}
+    except SdcInputError as err:
+        st.info(f"No attribute-inference attack: {md(err)}", icon=":material/info:")
+    for d in moved:
+        a = found.get(d.column)
+        rows.append({"column": d.column, "method": d.method,
+                     "inference_accuracy": a.accuracy if a else None,
+                     "inference_baseline": a.baseline if a else None,
+                     "inference_gain": a.gain if a else None,
+                     "epsilon": d.epsilon if d.deniable else None,
+                     "guess_accuracy": d.guess_accuracy, "baseline": d.baseline})
+    reading = pd.DataFrame(rows)
+    st.dataframe(reading, hide_index=True, width="stretch", column_config=table_columns(
+        reading, {**dict.fromkeys(READING, "%.4f"), "inference_gain": "%.2f"},
+        {"column": "sensitive column", "method": "perturbed by",
+         **{k: label(k) for k in READING}}))
+    st.caption("Attribute-inference gain: points above the baseline. ε blank: no deniability "
+               "(a released value rules a true one out). "
+               + " ".join(f"{md(d.column)}: {md(d.meaning)}." for d in moved))
 
 
 def view_choice() -> str:
@@ -372,9 +438,10 @@ def releases(view: str) -> tuple[Release, list[Release]]:
                         icon=":material/info:")
             else:
                 steps = json.loads(table.recipe)
-                protected = measured("Protected data", table.df, table.dataset_id, "_protected",
-                                     f"{ds.stem}_protected",
-                                     f"{ds.name}; {describe(steps['steps'], steps['seed'])}")
+                protected = replace(measured(
+                    "Protected data", table.df, table.dataset_id, "_protected",
+                    f"{ds.stem}_protected",
+                    f"{ds.name}; {describe(steps['steps'], steps['seed'])}"), table=table)
                 shown = [protected] if view == "protected" else [original, protected]
                 st.caption(f"Protected with the Protect page's settings: "
                            f"{md(describe(steps['steps'], steps['seed']))}. The protected data's "
@@ -424,6 +491,50 @@ def sensitive_section(shown: list[Release]) -> None:
                 "give them away.", icon=":material/info:")
     else:
         sections(shown, sensitive)
+        closeness_section(shown)
+
+
+#: The field's attribute-disclosure measures of a sensitive column (docs/measures.md,
+#: "t-closeness, β-likeness and δ-disclosure")
+CLOSENESS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness", "delta_disclosure")
+
+
+def closeness_section(shown: list[Release]) -> None:
+    """t-closeness, basic and enhanced β-likeness and δ-disclosure of each sensitive column:
+    one row per column, the original's figures and, when the release is measured, the
+    release's beside them."""
+    st.markdown("**How far each class's distribution of a sensitive column is from the "
+                "table's**")
+    tables = [original] + [r for r in shown if r is not original]
+    rows: dict[str, dict[str, object]] = {s: {"column": s} for s in roles.sensitive}
+    unbounded: list[str] = []
+    try:
+        for r in tables:
+            figures_of = compute.closeness(r.dataset_id, tuple(roles.qi), tuple(roles.sensitive),
+                                           "category", r.df)
+            suffix = "" if r is original else ", released"
+            for s, c in figures_of.items():
+                rows[s] |= {f"{k}{suffix}": getattr(c, k) for k in CLOSENESS}
+                if not c.delta_bounded:
+                    unbounded.append(f"{md(s)}{suffix and ' (released)'}")
+    except SdcInputError as err:
+        st.info(md(err), icon=":material/info:")
+        return
+    table = pd.DataFrame(list(rows.values()))
+    names = {"column": "sensitive column"} | {
+        f"{k}{suffix}": f"{label(k)}{suffix}" for k in CLOSENESS for suffix in ("", ", released")}
+    st.dataframe(table, hide_index=True, width="stretch", column_config=table_columns(
+        table, {c: "%.4f" for c in table.columns if c != "column"},
+        {c: v for c, v in names.items() if c in table.columns}))
+    st.caption("Each figure is the worst class's, the classes those of the quasi-identifiers "
+               "(a missing key value a value of its own). t-closeness: the Earth Mover's "
+               "Distance between a class's distribution q and the table's p (ordered for a "
+               "numeric column, equal distances otherwise), 0–1; basic β-likeness: the largest "
+               "relative gain (q_i − p_i)/p_i; enhanced: max_i min{β, −ln p_i}; δ-disclosure: "
+               "the largest |ln(q_i/p_i)| over the values a class holds."
+               + (f" Some class lacks a value of {', '.join(unbounded)}: the paper's δ is then "
+                  "infinite; the figure shown is over the values the classes hold."
+                  if unbounded else ""))
 
 
 view = view_choice()

@@ -80,6 +80,7 @@ class Closeness:
     Examples
     --------
     >>> import pandas as pd
+    >>> from sdc_core.risk.closeness import closeness
     >>> df = pd.DataFrame({"x": list("aaabbb"), "s": [1, 2, 3, 1, 1, 2]})
     >>> c = closeness(df, ["x"], "s")
     >>> round(c.t_closeness, 6), c.beta_likeness, round(c.delta_disclosure, 6)
@@ -147,6 +148,7 @@ def closeness(df: pd.DataFrame, qi: Sequence[str], sensitive: str,
     Examples
     --------
     >>> import pandas as pd
+    >>> from sdc_core.risk.closeness import closeness
     >>> df = pd.DataFrame({"x": list("aabb"), "s": ["u", "u", "u", "v"]})
     >>> closeness(df, ["x"], "s").to_json()["t_closeness"]
     0.25
@@ -228,6 +230,7 @@ def closeness_report(df: pd.DataFrame, qi: Sequence[str], sensitive: Sequence[st
     Examples
     --------
     >>> import pandas as pd
+    >>> from sdc_core.risk.closeness import closeness_report
     >>> df = pd.DataFrame({"x": list("aabb"), "s": [1, 1, 1, 2], "c": list("uvuv")})
     >>> {k: v.t_closeness for k, v in closeness_report(df, ["x"], ["s", "c"]).items()}
     {'s': 0.25, 'c': 0.0}

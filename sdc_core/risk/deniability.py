@@ -454,6 +454,7 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame,
     --------
     >>> import pandas as pd
     >>> from sdc_core.recipe import parse_recipe
+    >>> from sdc_core.risk.deniability import recipe_deniability
     >>> df = pd.DataFrame({"q1": ["A"] * 5 + ["B"] * 3 + ["C"] * 2})
     >>> recipe = parse_recipe({"seed": 1, "steps": [
     ...     {"method": "relabel", "column": "q1", "alpha": 0.1}]})

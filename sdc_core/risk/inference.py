@@ -71,10 +71,40 @@ NUMERIC_MIN_LEVELS = 20
 
 @dataclass(frozen=True)
 class InferenceColumn:
-    """One sensitive column's figures: ``accuracy`` and ``baseline`` (shares 0–1), ``gain``
-    (points: 100 · (accuracy − baseline)), ``cap`` (mean CAP, categorical only), ``n`` (records
-    with a true value), ``kind`` (``categorical`` or ``numeric``) and ``width`` (a numeric hit's
-    half-width)."""
+    """One sensitive column's figures in the attribute-inference attack.
+
+    Made by :func:`attribute_inference` (module docstring for the definitions).
+
+    Parameters
+    ----------
+    column : str
+        The sensitive column S.
+    kind : str
+        ``categorical`` or ``numeric``: how S was attacked.
+    accuracy : float
+        Mean hit_i, a share 0–1.
+    baseline : float
+        Mean hit_i guessing from the released marginal alone, a share 0–1.
+    gain : float
+        100 · (accuracy − baseline), in percentage points.
+    n : int
+        Records with a true value of S.
+    cap : float or None
+        Mean correct attribution probability (categorical S only).
+    width : float or None
+        A numeric hit's half-width, in the column's unit (numeric S only).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.risk.inference import attribute_inference
+    >>> df = pd.DataFrame({"sex": list("FFFMMM"), "hiv": list("yynnny")})
+    >>> c = attribute_inference(df, df, ["sex"], ["hiv"]).columns[0]
+    >>> c.column, c.kind, c.n, c.width
+    ('hiv', 'categorical', 6, None)
+    >>> c.summary()["inference_n"]
+    6
+    """
 
     column: str
     kind: str
@@ -100,6 +130,18 @@ class InferenceColumn:
 @dataclass(frozen=True)
 class InferenceResult:
     """The attribute-inference attack's figures per sensitive column and overall.
+
+    Made by :func:`attribute_inference`; ``accuracy``, ``baseline`` and ``gain`` are the means
+    over the columns.
+
+    Parameters
+    ----------
+    columns : tuple of InferenceColumn
+        The figures of each sensitive column, in the order given.
+    exact : tuple of str
+        The columns the attacker compared exactly.
+    distance : tuple of str
+        The columns the attacker compared by distance.
 
     Examples
     --------

@@ -16,10 +16,19 @@ is met, as plain functions on the core (no Streamlit; the page draws them).
    attack's risk is at most 1 % while the regression ``cd420 ~ age + C(treat) + cd40`` still
    holds (:func:`sdc_core.utility.validity.verdict`: mean CI overlap ≥ 0.9, every original
    estimate inside its protected interval, every term within CI overlap 0.75 and 1 SE).
+7. *Deniability: what α buys* — the smallest α of random relabeling of a multiple-choice answer
+   (shares 0.5/0.3/0.2) for which the local-DP ε is at most ln 10: no answer is more than ten
+   times likelier than another to have given a released one (docs/measures.md, "Deniability:
+   what perturbation buys").
+
+The randomized response lab and these lessons read ε from the same function as the Protect page
+(:func:`sdc_core.risk.deniability.recipe_deniability` and what it composes:
+:func:`~sdc_core.risk.deniability.step_matrix`, :func:`~sdc_core.risk.deniability.deniability`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -31,6 +40,13 @@ from sdc_core.io import read_table
 from sdc_core.methods.randomized_response import Z95, coin_survey
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile, riskiest_classes
+from sdc_core.risk.deniability import (
+    Deniability,
+    deniability,
+    prior,
+    recipe_deniability,
+    step_matrix,
+)
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.tables import PublishedQuestion, naive_publication, pet_survey, response_table
 from sdc_core.utility import il1
@@ -59,6 +75,7 @@ class Lesson:
 #: The data of lessons 4 and 5, made on the page.
 COIN_DATA = "Coin-flip surveys, simulated on the page"
 PET_DATA = "A survey of 100 people's favourite animal, made up for the lesson"
+ANSWER_DATA = "One multiple-choice answer of 100 people (A 50, B 30, C 20), made up for the lesson"
 
 LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
     Lesson("unique", "Who is unique?", "why being alone in a class is the risk",
@@ -73,6 +90,8 @@ LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
     Lesson("analysis", "Does the analysis survive?",
            "protection that still lets a regression give the same answer",
            example("actg175").name),
+    Lesson("deniability", "Deniability: what α buys",
+           "what random relabeling lets a respondent deny, and what it costs", ANSWER_DATA),
 )}
 
 
@@ -394,3 +413,61 @@ def check_analysis(now: Survival) -> Check:
                  f"that moved most is {worst.term} (by {abs(worst.std_diff):.2f} SE, overlap "
                  f"{worst.ci_overlap:.3f}): a data user would draw the same conclusions from "
                  "the protected table.")
+
+
+# 7 · Deniability: what α buys ------------------------------------------------------------------
+
+DENY_COLUMN = "answer"
+DENY_SHARES = {"A": 50, "B": 30, "C": 20}  # seed 000's example distribution 0.5/0.3/0.2
+DENY_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 21))  # α offered: 0.05 … 1
+DENY_TARGET = math.log(10)  # ε ≤ ln 10: at most ten times likelier
+DENY_SEED = 0
+
+
+@cache
+def deny_answers() -> pd.DataFrame:
+    """The answers of the seventh lesson: 100 people, A 50, B 30, C 20."""
+    return pd.DataFrame({DENY_COLUMN: [v for v, n in DENY_SHARES.items() for _ in range(n)]})
+
+
+@lru_cache(maxsize=32)
+def deny(alpha: float) -> Deniability:
+    """The exact deniability of random relabeling of the answer with probability ``alpha``:
+    the Protect page's figure for the same recipe step (:func:`recipe_deniability`)."""
+    recipe = parse_recipe({"version": 1, "seed": DENY_SEED, "steps": [
+        {"method": "relabel", "column": DENY_COLUMN, "alpha": float(alpha)}]})
+    return recipe_deniability(recipe, deny_answers())[0]
+
+
+def check_deny(alpha: float) -> Check:
+    """Met at the smallest α offered whose ε is at most ln 10."""
+    now = deny(alpha)
+    enough = [a for a in DENY_ALPHAS if deny(a).epsilon <= DENY_TARGET]
+    if now.epsilon > DENY_TARGET:
+        return Check(False, f"Not yet: at α = {alpha:g}, ε = {now.epsilon:.3f} > ln 10 = "
+                     f"{DENY_TARGET:.3f}: a released answer can be e^ε = "
+                     f"{math.exp(now.epsilon):.1f} times likelier from one true answer than "
+                     "from another.")
+    if enough and alpha > enough[0]:
+        return Check(False, f"ε = {now.epsilon:.3f} is within ln 10, but a smaller α would do: "
+                     "each step of α redraws more answers, and the tables drift further from "
+                     "the truth.")
+    return Check(True, f"Right: α = {alpha:g} gives ε = {now.epsilon:.3f} ≤ ln 10 = "
+                 f"{DENY_TARGET:.3f}. The rarest answer decides: a released C comes from a "
+                 "true C with probability 1 − α + α·0.2 and from an A or a B with α·0.2, so ε "
+                 "= ln((1 − 0.8α)/(0.2α)). An attacker who guesses the likeliest true answer "
+                 f"is right {100 * now.guess_accuracy:.1f} % of the time, against "
+                 f"{100 * now.baseline:.0f} % guessing A for everyone.")
+
+
+def coin_deniability(answers: pd.Series, keep_probability: float) -> Deniability:
+    """The exact deniability of the coin-flip survey's randomized response (seed 002) on the
+    true ``answers``: the step's matrix as the method builds it (:func:`step_matrix`, over the
+    categories yes and no) and the answers' distribution, as the Protect page computes it for
+    the same step (:func:`deniability`). ε = ln 3 for the coin, q = ½."""
+    step = {"method": "randomized_response", "column": "answer",
+            "keep_probability": float(keep_probability), "categories": ["yes", "no"]}
+    column = answers.rename("answer")
+    pi, blanks = prior(column)
+    return deniability(step_matrix(step, column), pi, column="answer",
+                       method="randomized_response", n_blank=blanks)

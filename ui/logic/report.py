@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,6 +15,8 @@ from sdc_core import __version__
 from sdc_core.methods import registry
 from sdc_core.names import label, name
 from sdc_core.risk import RiskProfile
+from sdc_core.risk.deniability import Deniability
+from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.risk.population import ModelEstimate
 from sdc_core.risk.population_risk import LOGLINEAR_METHODS, PopulationRisk, Sampling
@@ -28,6 +31,15 @@ from sdc_core.utility.validity import (
     term_holds,
     verdict_text,
     worst_term,
+)
+from ui.logic.deniability_view import (
+    NO_SENSITIVE,
+    NOTHING_PERTURBED,
+    deniability_table,
+    detail_note,
+    inference_note,
+    inference_table,
+    posterior_table,
 )
 from ui.logic.figures import tradeoff_scatter
 from ui.logic.metrics import (  # noqa: F401 — the pages take these names from here too
@@ -307,6 +319,34 @@ def validity_section(report: ValidityReport) -> str:
     return "".join(parts)
 
 
+def buys_section(figures: Sequence[Deniability], inference: InferenceResult | str | None
+                 ) -> str:
+    """What the protection buys (docs/measures.md, "Deniability: what perturbation buys" and
+    "The attribute-inference attack"): the Protect page's table, a row per perturbed column
+    (:func:`~ui.logic.deniability_view.deniability_table`), each column's posterior behind a
+    disclosure, and the attribute-inference attack per sensitive column."""
+    e = html.escape
+    parts = ["<h2>What this buys</h2>"]
+    if not figures:
+        parts.append(f"<p class=\"small\">{e(NOTHING_PERTURBED)}</p>")
+    else:
+        parts.append(_table(deniability_table(figures)))
+        for d in figures:
+            parts.append(f"<details><summary>Posterior of {e(str(d.column))}: P(true value | "
+                         f"released value)</summary><p class=\"small\">{e(detail_note(d))}</p>"
+                         f"{posterior_table(d).to_html(escape=True, border=0, classes='t', float_format='{:.4f}'.format)}"  # noqa: E501
+                         "</details>")
+    if inference is None:
+        parts.append(f"<p class=\"small\">{e(NO_SENSITIVE)}</p>")
+    elif isinstance(inference, str):
+        parts.append(f"<p class=\"small\">The attribute-inference attack cannot run: "
+                     f"{e(inference)}</p>")
+    else:
+        parts.append(f"<h3>Attribute-inference attack</h3>{_table(inference_table(inference))}"
+                     f"<p class=\"small\">{e(inference_note(inference))}</p>")
+    return "".join(parts)
+
+
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
 
@@ -343,13 +383,16 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  file_sha256: str | None = None, notes: list[str] | None = None,
                  validity: ValidityReport | None = None,
                  population: tuple[PopulationRisk, PopulationRisk] | None = None,
-                 attackers: pd.DataFrame | None = None) -> str:
+                 attackers: pd.DataFrame | None = None,
+                 buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None
+                 ) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
     ``validity``, when given, adds whether the benchmark analyses hold; ``population``, the
     risk in the population before and after protection, adds its section; ``attackers``
     (:func:`attackers_table`) names the linkage attack's headline attacker, with every
-    attacker's figures behind a disclosure."""
+    attacker's figures behind a disclosure; ``buys``, the workbench's deniability and
+    attribute-inference figures, adds what the protection buys (:func:`buys_section`)."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -399,6 +442,7 @@ unique the released keys look; sdcMicro's convention). The linkage attack is wha
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {population_section(*population) if population is not None else ""}
+{buys_section(*buys) if buys is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}

@@ -18,8 +18,17 @@ import pandas as pd
 from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import read_bands
-from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
+from sdc_core.methods.spec import Release
+from sdc_core.recipe import METHODS, ApplyResult, Recipe, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
+from sdc_core.risk.deniability import (
+    Deniability,
+    compose,
+    deniability,
+    prior,
+    recipe_deniability,
+)
+from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility import eigenvalue_similarity, il1
@@ -55,6 +64,13 @@ class Workbench:
     #: asked for: None when nothing says how the file was sampled, the reason (text) when it
     #: cannot be estimated
     population: PopulationRisk | str | None = None
+    #: what the perturbation buys (docs/measures.md, "Deniability: what perturbation buys"):
+    #: one entry per perturbed column, as :func:`recipe_deniability` gives them
+    deniability: tuple[Deniability, ...] = ()
+    #: the attribute-inference attack on the release (docs/measures.md, "The
+    #: attribute-inference attack") for the sensitive columns asked for: None when none was,
+    #: the reason (text) when it cannot run
+    inference: InferenceResult | str | None = None
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
         """``utility`` with the columns ``not_released`` out of the release: the headline
@@ -96,11 +112,14 @@ class Workbench:
 
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
-             applied: ApplyResult | None = None) -> Workbench:
+             applied: ApplyResult | None = None, sensitive: Sequence[str] = (),
+             buys: bool = True) -> Workbench:
     """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
-    eigenvalue similarity."""
+    eigenvalue similarity; and what the perturbation buys (``buys``): the deniability of every
+    perturbed column (:func:`move_deniability`) and, for the ``sensitive`` columns, the
+    attribute-inference attack by the linkage attack's attacker (:func:`release_inference`)."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
@@ -115,7 +134,65 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, loss, list(numeric))
+                      "per_column": loss.per_column}, loss.changed, loss, list(numeric),
+                     deniability=tuple(move_deniability(recipe, df, applied)) if buys else (),
+                     inference=release_inference(df, applied, recipe, qi, known or [],
+                                                 sensitive) if buys else None)
+
+
+def move_deniability(recipe: Recipe, df: pd.DataFrame,
+                     applied: ApplyResult) -> list[Deniability]:
+    """:func:`recipe_deniability` of the recipe on ``df`` (perturbed columns only), read from
+    the step matrices ``applied`` holds when every step on a perturbed column is a PRAM-like
+    step with its matrix there (the same matrices the core composes, without running the
+    steps again: docs/measures.md, "Deniability: what perturbation buys"); else the core
+    runs them."""
+    tracked = list(dict.fromkeys(
+        s["column"] for s in recipe.steps
+        if METHODS[s["method"]].target == "column"
+        and METHODS[s["method"]].release is Release.PERTURBATION))
+    if not tracked:
+        return []
+    used: dict[str, list[int]] = {c: [] for c in tracked}
+    for i, step in enumerate(recipe.steps, start=1):
+        cols = [step["column"]] if "column" in step else list(step.get("columns", []))
+        on = [c for c in cols if c in used]
+        if not on:
+            continue
+        spec = METHODS[step["method"]]
+        if (spec.target != "column" or spec.release is not Release.PERTURBATION
+                or i not in applied.matrices):
+            return recipe_deniability(recipe, df)  # recodings, suppression, drops: the core
+        used[on[0]].append(i)
+    out = []
+    for c in tracked:
+        matrix = applied.matrices[used[c][0]].astype(np.float64)
+        for i in used[c][1:]:
+            matrix = compose(matrix, applied.matrices[i].astype(np.float64))
+        pi, blanks = prior(df[c])
+        out.append(deniability(matrix, pi, column=c,
+                               method=" → ".join(recipe.steps[i - 1]["method"]
+                                                 for i in used[c]),
+                               n_blank=blanks, steps=used[c]))
+    return out
+
+
+def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],
+                      known: list[str], sensitive: Sequence[str]
+                      ) -> InferenceResult | str | None:
+    """The attribute-inference attack on the release by the linkage attack's attacker (the
+    keys ``qi`` and the ``known`` columns), for the ``sensitive`` columns the release keeps
+    (not a key or a known column): None when there are none, the reason (text) when the
+    attack cannot run."""
+    columns = [c for c in sensitive if c in applied.data.columns and c in df.columns
+               and c not in qi and c not in known]
+    if not columns or not qi:
+        return None
+    try:
+        return attribute_inference(df, applied.data, qi, columns, recipe, known,
+                                   reports=applied.reports)
+    except SdcInputError as err:
+        return str(err)
 
 
 def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None,
