@@ -13,9 +13,12 @@ from ui.logic.tradeoff_grid import (
     MethodChoice,
     SweepForm,
     analysis_labels,
+    attribute_labels,
     build_grid,
     other_form,
     risk_labels,
+    sweep_heading,
+    target_figure,
     target_text,
 )
 
@@ -95,3 +98,58 @@ def test_words_and_headings():
     heads = analysis_labels(["fit_sd"])
     assert heads["ci_overlap: fit_sd"] == "CI overlap: fit_sd"
     assert heads["ci_overlap: fit_sd_sd"] == "CI overlap: fit_sd, sd"
+
+
+def pram(values: str = "0.1, 0.3") -> MethodChoice:
+    return MethodChoice(M["pram"], ["race"], values)
+
+
+def test_attribute_targets_and_the_sensitive_columns_in_the_grid():
+    grid = build_grid(SweepForm([pram()], target="epsilon_max", at_most=2), **WHERE,
+                      sensitive=["treat"])
+    assert grid["sensitive"] == ["treat"]
+    assert grid["target"] == {"measure": "epsilon_max", "at_most": 2.0}
+    grid = build_grid(SweepForm([pram()], target="inference_gain", at_most=5,
+                                target_column="treat"), **WHERE, sensitive=["treat"])
+    assert grid["target"] == {"measure": "inference_gain", "column": "treat", "at_most": 5.0}
+    assert "sensitive" not in build_grid(SweepForm([pram()]), **WHERE)
+    with pytest.raises(SdcInputError, match="needs a sensitive column"):
+        build_grid(SweepForm([pram()], target="inference_gain", target_column="treat"),
+                   **WHERE)
+
+
+def test_attribute_targets_in_words_and_the_sweep_headings():
+    labels = risk_labels(5, False)
+    assert target_text({"measure": "epsilon_max", "at_most": 2.0}, 5, 100, labels) == \
+        "largest local-DP ε ≤ 2"
+    assert target_text({"measure": "inference_gain", "column": "treat", "at_most": 5.0}, 5,
+                       100, labels) == "attribute-inference gain on treat ≤ 5 points"
+    assert target_text({"measure": "inference_gain", "at_most": 1.5}, 5, 100, labels) == \
+        "attribute-inference gain ≤ 1.5 points"
+    assert sweep_heading("epsilon: race") == "Local-DP ε of race"
+    assert sweep_heading("guess_accuracy: race_sd") == "Best-guess accuracy of race, sd"
+    assert sweep_heading("inference_gain: treat") == "Attribute-inference gain of treat"
+    assert sweep_heading("inference_accuracy: treat") == \
+        "Attribute-inference accuracy of treat"
+    assert sweep_heading("epsilon_max") == "Largest local-DP ε"
+    assert sweep_heading("inference_gain_sd") == "Attribute-inference gain, sd"
+    assert sweep_heading("linkage_risk_percent") is None
+    assert sweep_heading("tvd: x") is None
+    assert target_figure({"measure": "inference_gain", "column": "N1", "at_most": 5}) == \
+        "inference_gain: N1"
+    assert target_figure({"measure": "epsilon_max", "at_most": 2}) == "epsilon_max"
+    columns = ["linkage_risk_percent", "epsilon: race", "epsilon: race_sd", "epsilon_max",
+               "guess_accuracy: race", "inference_gain", "inference_gain: treat"]
+    assert attribute_labels(columns) == {
+        "epsilon_max": "Largest local-DP ε", "inference_gain": "Attribute-inference gain",
+        "epsilon: race": "Local-DP ε of race",
+        "inference_gain: treat": "Attribute-inference gain of treat"}
+
+
+def test_the_attribute_grid_is_one_the_core_takes(actg):
+    grid = build_grid(SweepForm([pram("0.2")], seeds=1, target="inference_gain", at_most=50,
+                                target_column="treat"), numeric=["age", "wtkg", "cd40"], k=5,
+                      known=[], not_released=[], sensitive=["treat"])
+    result = run_sweep(actg, QI, grid)
+    assert {"epsilon: race", "epsilon_max", "inference_gain: treat"} <= set(result.table.columns)
+    assert result.best is not None

@@ -3,6 +3,7 @@ its form (:func:`sweep_form`), runs the grid :func:`ui.logic.tradeoff_grid.build
 of it (:func:`run`) and draws the last sweep (:func:`show_sweep`)."""
 
 import json
+import math
 
 import pandas as pd
 import streamlit as st
@@ -28,7 +29,10 @@ from ui.logic.tradeoff_grid import (
     MethodChoice,
     SweepForm,
     analysis_labels,
+    attribute_labels,
+    sweep_heading,
     swept_params,
+    target_figure,
 )
 from ui.logic.workspace import FIRST_SEED, PARETO, SEEDS
 from ui.page import context, table_columns
@@ -58,6 +62,14 @@ spec = state.analysis_spec()  # the benchmark analyses, None when there are none
 LOSS_LABELS = {LOSS: name(LOSS), **{m: LABELS[m] for m in LOSSES[1:]}}
 LOSS_AXES = {LOSS: RELEASE_LOSS_LABEL,
              **{m: f"{LABELS[m]} (benchmark analyses)" for m in LOSSES[1:]}}
+#: The tagged sensitive columns: the sweep's attribute-inference attack guesses them
+SENSITIVE = [c for c in roles.sensitive if c in df.columns]
+#: The attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep")
+ATTRIBUTE_TARGETS = {"epsilon_max": "ε at most … (the largest local-DP ε of the perturbed "
+                                    "columns)",
+                     **({"inference_gain": "attribute-inference gain on a sensitive column at "
+                                           "most … points"} if SENSITIVE else {})}
+TARGETS = [None, EVERY_CLASS, *RISK_LABELS, *ATTRIBUTE_TARGETS]
 FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
 
 
@@ -141,7 +153,8 @@ def sweep_options(methods: list[MethodChoice]) -> SweepForm:
             ("w_t_seeds", 3, None), ("w_t_seed", 0, None),
             ("w_t_pareto", "linkage", list(PARETO_LABELS)), ("w_t_combine", False, None),
             ("w_t_exhaustive", False, None),
-            ("w_t_target", None, [None, EVERY_CLASS, *RISK_LABELS]), ("w_t_at_most", 1.0, None)):
+            ("w_t_target", None, TARGETS), ("w_t_at_most", 1.0, None),
+            ("w_t_target_column", SENSITIVE[0] if SENSITIVE else None, list(SENSITIVE) or None)):
         keep(key, default, choices=choices)  # a workspace's choice the page lacks: the default
     c1, c2, c3 = st.columns(3)
     seeds = c1.number_input("Seeds per randomised setting", *SEEDS, key="w_t_seeds")
@@ -162,15 +175,22 @@ def sweep_options(methods: list[MethodChoice]) -> SweepForm:
                                 "which skips what monotone parameters settle and can miss the "
                                 "best when risk is not monotone (PRAM between seeds, bands that "
                                 f"are not nested). For at most {EXHAUSTIVE_MAX} combinations.")
-    measure = c2.selectbox("Risk target", [None, EVERY_CLASS, *RISK_LABELS], key="w_t_target",
+    measure = c2.selectbox("Risk target", TARGETS, key="w_t_target",
                            format_func=lambda m: "none" if m is None else
                            f"every class ≥ {opts.k} (k-anonymity)" if m == EVERY_CLASS
+                           else ATTRIBUTE_TARGETS[m] if m in ATTRIBUTE_TARGETS
                            else RISK_LABELS[m],
                            help="Find the setting that keeps this risk at most the value on "
                                 "the right at the least information loss. \"Every class ≥ k\" "
                                 "asks for no record in a class smaller than k (the value on "
                                 "the right is then not used).")
     at_most = c3.number_input("at most", 0.0, step=0.1, format="%g", key="w_t_at_most")
+    target_column = None
+    if SENSITIVE:
+        target_column = c3.selectbox("sensitive column of the inference target", SENSITIVE,
+                                     key="w_t_target_column",
+                                     help="The column whose attribute-inference gain the "
+                                          "\"attribute-inference gain\" target bounds.")
     if spec is not None:
         keep("w_t_loss", LOSS, choices=list(LOSSES))
         keep("w_t_keep", None, choices=[None, *KEPT])
@@ -198,7 +218,8 @@ def sweep_options(methods: list[MethodChoice]) -> SweepForm:
                    "axis and part of the target: write them in the Protect page's \"Benchmark "
                    "analyses\" editor.")
     return SweepForm(methods, int(seeds), int(seed), pareto_risk, bool(combine),
-                     bool(exhaustive), measure, float(at_most), loss, kept, float(bound))
+                     bool(exhaustive), measure, float(at_most), loss, kept, float(bound),
+                     target_column)
 
 
 def run(form: SweepForm, notices: DeltaGenerator) -> None:
@@ -209,7 +230,7 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
         grid = tradeoff_grid.build_grid(
             form, numeric=groups.numeric, k=opts.k, known=ctx.known(),
             not_released=[c for c in roles.ignore if c in df.columns], analysis=spec,
-            sampled=state.sampling())
+            sampled=state.sampling(), sensitive=SENSITIVE)
         state.set_sweep_running(True)  # still set on the next run if cancelled
         with running.container():
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
@@ -264,10 +285,11 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     target, best, loss = sweep["grid"]["target"], result.best, result.loss
     goal = tradeoff_grid.target_text(target, sweep["grid"]["k"], len(df), RISK_LABELS)
     kept = target.get("keep")
+    figure = target_figure(target)  # the table's column the target bounds
     if best is None:
         rows = table.iloc[1:]
-        low = rows[target["measure"]].min()
-        under = rows[rows[target["measure"]] <= target["at_most"]]
+        low = rows[figure].min()
+        under = rows[rows[figure] <= target["at_most"]]
         near = "" if not kept or under.empty else (
             f"; of the settings under the risk, the best {md(LABELS[kept['measure']])} is "
             + (f"{under[kept['measure']].max():.4g}" if KEPT[kept["measure"]] == "≥"
@@ -276,9 +298,10 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
                    "stronger values or more methods.", icon=":material/block:")
         return
     row = table.loc[best]
-    risk = target["measure"]
+    risk = figure
     figures = [f"{md(name(COUNT_AND_PERCENT[risk]))} {count_and_percent(risk, row)}"
-               if risk in COUNT_AND_PERCENT else f"{md(RISK_LABELS[risk])} {row[risk]:.4g}"]
+               if risk in COUNT_AND_PERCENT else
+               f"{md(RISK_LABELS.get(risk) or sweep_heading(risk) or risk)} {row[risk]:.4g}"]
     if kept:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
@@ -310,26 +333,37 @@ def show_sweep(sweep: dict) -> None:
                    icon=":material/sync_problem:")
     if g.get("target"):
         best_setting(table, sweep)
-    choices = list(RISK_LABELS)
-    if g.get("target") and "w_t_risk" not in st.session_state:
-        st.session_state["w_t_risk"] = g["target"]["measure"]  # the target's axis first
+    risk_labels = RISK_LABELS | attribute_labels(list(table.columns))
+    choices = list(risk_labels)
+    if st.session_state.get("w_t_risk") not in choices:
+        st.session_state.pop("w_t_risk", None)  # an attribute figure this sweep lacks
+    if g.get("target") and "w_t_risk" not in st.session_state \
+            and target_figure(g["target"]) in choices:
+        st.session_state["w_t_risk"] = target_figure(g["target"])  # the target's axis first
     risk_choice = st.radio("Risk measure", choices, horizontal=True, key="w_t_risk",
-                           format_func=RISK_LABELS.get,
+                           format_func=risk_labels.get,
                            help="The linkage attack is what an attacker who knows the true "
                                 "values re-identifies; the released keys' figures read the "
                                 "released values as if they were true.")
-    label = RISK_LABELS[risk_choice]
+    label = risk_labels[risk_choice]
+    # ε is ∞ where a column has no deniability: such rows have no point on the charts
+    no_point = table[risk_choice].map(lambda v: isinstance(v, float) and math.isinf(v))
+    plotted = table[~no_point]
     combined = bool(g.get("combine"))
     kind = "combinations" if combined else "one-step settings"
     about = (f"{ds.name}; sweep of {len(table) - 1} {kind}, seeds {g['seed']}–"
                f"{g['seed'] + g['seeds'] - 1}; quasi-identifiers {', '.join(sweep['qi'])}"
                + (f"; attacker also knows {', '.join(g['known'])}" if g.get("known") else ""))
-    on_axis = g.get("target") and g["target"]["measure"] == risk_choice
+    on_axis = g.get("target") and target_figure(g["target"]) == risk_choice
     clicked = charts.show(
-        tradeoff_scatter(table, risk_choice, loss, label, loss_axis,
+        tradeoff_scatter(plotted, risk_choice, loss, label, loss_axis,
                          target=g["target"]["at_most"] if on_axis else None,
                          best=result.best),
         f"{ds.stem}_tradeoff", key="t_scatter", select=True, context=about)
+    if no_point.any():
+        n = int(no_point.sum())
+        st.caption(f"{n} {'row has' if n == 1 else 'rows have'} no deniability (ε = ∞): "
+                   f"{'it is' if n == 1 else 'they are'} left out of the charts.")
     row = clicked_row(clicked, table)
     if row is not None:
         open_on_protect(table, row)
@@ -341,7 +375,7 @@ def show_sweep(sweep: dict) -> None:
         loss_title = "Information loss" if loss == LOSS else LABELS[loss]
         a, b = st.columns(2)
         with a:
-            charts.show(parameter_lines(part, risk_choice, label,
+            charts.show(parameter_lines(part[~no_point], risk_choice, label,
                                         f"{label} against {method} {param}"),
                         f"{ds.stem}_risk_by_{method}_{param}", key="t_risk", context=about)
         with b:
@@ -362,9 +396,16 @@ def sweep_table(result: SweepResult, g: dict) -> None:
     # under it (a band's origin and a combination's values are not off-screen)
     shown.insert(0, "setting", setting_labels(table))
     analyses = [a["name"] for a in (g.get("analysis") or {}).get("analyses", [])]
+    infinite = [c for c in shown.columns if shown[c].dtype.kind == "f"
+                and shown[c].map(lambda v: math.isinf(v)).any()]
+    for c in infinite:  # ε of a column with no deniability: "∞", the others as numbers
+        shown[c] = shown[c].map(lambda v: "∞" if math.isinf(v) else
+                                None if math.isnan(v) else f"{v:.4f}")
+    headings = analysis_labels(analyses) | {
+        c: h for c in shown.columns if (h := sweep_heading(c)) is not None}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=table_columns(
         shown, {c: "%.4f" for c in shown.columns if shown[c].dtype.kind == "f"
-                and c != "param_value"}, labels=analysis_labels(analyses))
+                and c != "param_value"}, labels=headings)
         | {"setting": st.column_config.Column("setting", width="large", pinned=True,
                                               help="The row's recipe: every parameter value")})
     front_by = g.get("pareto_risk", "linkage")

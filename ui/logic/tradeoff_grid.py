@@ -23,7 +23,7 @@ from typing import Any
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
-from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
 from sdc_core.sweep import KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
 from ui.logic.text import number
@@ -158,11 +158,13 @@ class SweepForm:
     loss: str = LOSS
     keep: str | None = None
     keep_bound: float = HOLDS
+    target_column: str | None = None
 
 
 def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
                not_released: list[str], analysis: dict[str, Any] | None = None,
-               sampled: Mapping[str, float] | None = None) -> dict[str, Any]:
+               sampled: Mapping[str, float] | None = None,
+               sensitive: list[str] | None = None) -> dict[str, Any]:
     """The grid :func:`sdc_core.sweep.run_sweep` takes for ``form``: the data set's
     ``numeric`` columns, the threshold ``k``, the columns an attacker also ``known``s and those
     ``not_released``, the benchmark ``analysis`` (every row gets its figures, whatever the
@@ -181,8 +183,16 @@ def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
         grid["analysis"] = analysis
     grid |= {"population" if key == "population_size" else key: v
              for key, v in (sampled or {}).items()}
+    if sensitive:
+        grid["sensitive"] = list(sensitive)
     if form.target == EVERY_CLASS:
         grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
+    elif form.target == "inference_gain":
+        if not form.target_column or form.target_column not in (sensitive or []):
+            raise SdcInputError("the attribute-inference target needs a sensitive column: "
+                                "tag one on the Data page, or choose another target")
+        grid["target"] = {"measure": "inference_gain", "column": form.target_column,
+                          "at_most": float(form.at_most)}
     elif form.target is not None:
         grid["target"] = {"measure": form.target, "at_most": float(form.at_most)}
     if form.exhaustive and form.combine and "target" in grid:
@@ -217,13 +227,54 @@ def target_text(target: dict[str, Any], k: int, n: int, labels: Mapping[str, str
     and the other way round: "linkage attack risk (%) ≤ 1 (21.39 linkage attack
     re-identifications) and mean CI overlap ≥ 0.9"."""
     measure, bound = target["measure"], target["at_most"]
-    goal = f"every class ≥ {k}" if (measure, bound) == ("percent_below_k", 0.0) else \
-        f"{labels[measure]} ≤ {bound:g}" + other_form(measure, bound, n)
+    if "column" in target:
+        unit = " points" if measure == "inference_gain" else ""
+        goal = f"{name(measure)} on {target['column']} ≤ {bound:g}{unit}"
+    elif measure in ATTRIBUTE_RISKS:
+        goal = f"{name(measure)} ≤ {bound:g}" + (" points" if measure == "inference_gain" else "")
+    else:
+        goal = f"every class ≥ {k}" if (measure, bound) == ("percent_below_k", 0.0) else \
+            f"{labels[measure]} ≤ {bound:g}" + other_form(measure, bound, n)
     kept = target.get("keep")
     if kept:
         goal += f" and {LABELS[kept['measure']]} {KEPT[kept['measure']]} " \
                 f"{kept[KEEP_MEASURES[kept['measure']]]:g}"
     return goal
+
+
+#: The attribute-disclosure figures of a sweep row (docs/utility.md, "Attribute disclosure in a
+#: sweep") the chart's risk axis offers, as a whole and per column
+ATTRIBUTE_RISKS = ("epsilon_max", "inference_gain")
+PER_COLUMN = ("epsilon", "guess_accuracy", "inference_accuracy", "inference_gain")
+
+
+def target_figure(target: Mapping[str, Any]) -> str:
+    """The sweep table's column a target bounds: ``measure``, or ``measure: column``."""
+    return f"{target['measure']}: {target['column']}" if "column" in target \
+        else target["measure"]
+
+
+def sweep_heading(column: str) -> str | None:
+    """The heading of a sweep table's attribute-disclosure column, its name from
+    :mod:`sdc_core.names`: "epsilon: race" → "Local-DP ε of race", "epsilon_max_sd" →
+    "Largest local-DP ε, sd"; None for the other columns."""
+    base, sd = (column[:-3], ", sd") if column.endswith("_sd") else (column, "")
+    if base in ATTRIBUTE_RISKS:
+        return tile(base) + sd
+    measure, sep, col = base.partition(": ")
+    if sep and measure in PER_COLUMN:
+        return f"{tile(measure)} of {col}{sd}"
+    return None
+
+
+def attribute_labels(columns: list[str]) -> dict[str, str]:
+    """The attribute-disclosure figures among a sweep table's ``columns`` (no spreads) the
+    chart's risk axis offers, by their headings: the largest ε, the mean inference gain, then
+    each column's ε and inference gain."""
+    wanted = [c for c in ATTRIBUTE_RISKS if c in columns] + [
+        c for c in columns if c.partition(": ")[0] in ("epsilon", "inference_gain")
+        and ": " in c and not c.endswith("_sd")]
+    return {c: str(sweep_heading(c)) for c in wanted}
 
 
 def analysis_labels(names: list[str]) -> dict[str, str]:
