@@ -51,9 +51,9 @@ def epsilon_words(epsilon: float) -> str:
 
 
 def deniability_table(figures: Sequence[Deniability]) -> pd.DataFrame:
-    """One row per perturbed column: the column, the method(s) composed, ε (``inf`` for none)
-    and what it means, the best-guess accuracy, its baseline and the gain in points (100 ·
-    (accuracy − baseline)), the figures of :func:`~sdc_core.risk.deniability.recipe_deniability`
+    """One row per perturbed column: the column, the method(s) composed, ε (``inf`` for none),
+    the best-guess accuracy, its baseline, the gain in points (100 · (accuracy − baseline)) and
+    what ε means, the figures of :func:`~sdc_core.risk.deniability.recipe_deniability`
     unchanged.
 
     Examples
@@ -62,17 +62,17 @@ def deniability_table(figures: Sequence[Deniability]) -> pd.DataFrame:
     >>> from sdc_core.risk.deniability import deniability
     >>> m = pd.DataFrame([[0.75, 0.25], [0.25, 0.75]], index=["0", "1"], columns=["0", "1"])
     >>> t = deniability_table([deniability(m, pd.Series({"0": 0.5, "1": 0.5}), "x", "pram")])
-    >>> t.iloc[0].tolist()[:2], round(t.iloc[0]["local-DP ε"], 4)
+    >>> t.iloc[0].tolist()[:2], round(float(t.iloc[0]["local-DP ε"]), 4)
     (['x', 'pram'], 1.0986)
     """
     return pd.DataFrame({
         "column": [str(d.column) for d in figures],
         "method": [d.method for d in figures],
         label("epsilon"): [float(d.epsilon) for d in figures],
-        MEANING: [epsilon_words(d.epsilon) for d in figures],
         label("guess_accuracy"): [float(d.guess_accuracy) for d in figures],
         label("baseline"): [float(d.baseline) for d in figures],
         GAIN: [100.0 * (d.guess_accuracy - d.baseline) for d in figures],
+        MEANING: [epsilon_words(d.epsilon) for d in figures],  # last: the widest
     })
 
 
