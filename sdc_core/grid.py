@@ -54,7 +54,13 @@ TARGET_MEASURES = LINKAGE + RISK + [POPULATION]
 #: (``inference_gain`` without one: the mean gain over the sensitive columns).
 ATTRIBUTE_TARGETS: dict[str, bool | None] = {
     "epsilon_max": False, "epsilon": True, "guess_accuracy": True,
-    "inference_accuracy": True, "inference_gain": None}
+    "inference_accuracy": True, "inference_gain": None,
+    "t_closeness": True, "beta_likeness": True, "enhanced_beta_likeness": True,
+    "delta_disclosure": True}
+#: The attribute targets read from :func:`sdc_core.risk.closeness.closeness` of a sensitive
+#: column that is not a key (docs/utility.md, "Attribute disclosure in a sweep").
+CLOSENESS_TARGETS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness",
+                     "delta_disclosure")
 SEARCHES = ("pruned", "exhaustive")
 MAX_SETTINGS = 500
 #: The most a grid may raise ``max_settings`` to, and the most seeds a setting runs with: a
@@ -188,7 +194,7 @@ def _attribute_target(raw: dict[str, Any], sensitive: Sequence[str],
         raise SdcInputError(f"grid: the target {measure} takes no column")
     if takes is True and column is None:
         raise SdcInputError(f'grid: the target {measure} needs a "column"')
-    if measure.startswith("inference"):
+    if measure.startswith("inference") or measure in CLOSENESS_TARGETS:
         if not sensitive:
             raise SdcInputError(f'grid: the target {measure} needs sensitive columns '
                                 '("sensitive")')

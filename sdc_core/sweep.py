@@ -49,7 +49,9 @@ relabeling, randomized response), ``epsilon: COL`` and ``guess_accuracy: COL``
 (:func:`sdc_core.risk.deniability.recipe_deniability`) and ``epsilon_max``, their largest ε;
 with ``"sensitive": [...]``, ``inference_accuracy: COL`` and ``inference_gain: COL`` per
 sensitive column and the mean ``inference_gain``
-(:func:`sdc_core.risk.inference.attribute_inference`, with ``known``). A target may bound them
+(:func:`sdc_core.risk.inference.attribute_inference`, with ``known``), and ``t_closeness: COL``,
+``beta_likeness: COL``, ``enhanced_beta_likeness: COL``, ``delta_disclosure: COL`` per sensitive
+column that is not a key (:func:`sdc_core.risk.closeness.closeness`). A target may bound them
 (:data:`ATTRIBUTE_TARGETS`: ``{"measure": "inference_gain", "column": "N1", "at_most": 5}``);
 not being monotone, they are searched exhaustively (docs/utility.md, "Attribute disclosure in a
 sweep").
@@ -95,6 +97,7 @@ from sdc_core.columns import is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.grid import (
     ATTRIBUTE_TARGETS,
+    CLOSENESS_TARGETS,
     KEEP_MEASURES,
     LINKAGE,
     LOSS,
@@ -118,6 +121,7 @@ from sdc_core.keys import encode_keys
 from sdc_core.methods.banding import measured, read_bands
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step
+from sdc_core.risk.closeness import closeness
 from sdc_core.risk.deniability import recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
@@ -188,6 +192,9 @@ class SweepContext:
         # the inference attack reads the keys, the known columns and the sensitive ones
         self.inferred = list(dict.fromkeys(self.qi + self.known + self.sensitive))
         self.baseline_inference = self.inference({}, None, [])
+        # t-closeness and the rest of a sensitive column that is not a key
+        self.closed = [c for c in self.sensitive if c not in self.qi]
+        self.baseline_closeness = self.closeness({}, force=True)
 
     def deniability(self, recipe: Recipe) -> dict[str, float]:
         """``epsilon: <c>``, ``guess_accuracy: <c>`` per column the recipe perturbs
@@ -224,6 +231,22 @@ class SweepContext:
             out |= {f"inference_accuracy: {c.column}": c.accuracy,
                     f"inference_gain: {c.column}": c.gain}
         return out | {"inference_gain": result.gain}
+
+    def closeness(self, changed: dict[str, pd.Series], force: bool = False) -> dict[str, float]:
+        """``t_closeness: <c>``, ``beta_likeness: <c>``, ``enhanced_beta_likeness: <c>`` and
+        ``delta_disclosure: <c>`` per sensitive column that is not a key
+        (:func:`sdc_core.risk.closeness.closeness` of the release, default ``na``)."""
+        if not self.closed:
+            return {}
+        read = self.qi + self.closed
+        if not force and not any(c in read for c in changed):
+            return dict(self.baseline_closeness)
+        release = self.df[read].assign(**{c: v for c, v in changed.items() if c in read})
+        out: dict[str, float] = {}
+        for c in self.closed:
+            r = closeness(release, self.qi, c)
+            out |= {f"{m}: {c}": float(getattr(r, m)) for m in CLOSENESS_TARGETS}
+        return out
 
     def risk(self, keys) -> dict[str, float]:
         cs = sizes_from_keys(keys, self.w, self.alpha)
@@ -375,14 +398,15 @@ class SweepContext:
             measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
                                           reports)
         return measures | self.analyses(changed) | self.population(changed) \
-            | self.deniability(recipe) | self.inference(changed, recipe, reports)
+            | self.deniability(recipe) | self.inference(changed, recipe, reports) \
+            | self.closeness(changed)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
                 "IL1_categorical": 0.0, "IL1_overall": 0.0,
                 "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
                 **self.baseline_validity, **self.baseline_population,
-                **self.baseline_inference}
+                **self.baseline_inference, **self.baseline_closeness}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -476,6 +500,8 @@ def attribute_columns(table: pd.DataFrame, perturbed: Sequence[str],
     names += ["epsilon_max"] if perturbed else []
     names += [f"{m}: {c}" for c in sensitive for m in ("inference_accuracy", "inference_gain")]
     names += ["inference_gain"] if sensitive else []
+    names += [f"{m}: {c}" for c in sensitive for m in CLOSENESS_TARGETS
+              if f"{m}: {c}" in table.columns]
     for c in names:
         if c not in table:  # no row reached it (a pruned search): a column of blanks
             table[c] = np.nan
@@ -566,6 +592,10 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     if g.target is not None and g.target.measure == POPULATION and ctx.population_size is None:
         raise SdcInputError(f"grid: the target {POPULATION} needs the population: "
                             '"sampling_fraction", "population" or a weight column')
+    if g.target is not None and g.target.measure.split(": ")[0] in CLOSENESS_TARGETS \
+            and g.target.measure.split(": ", 1)[1] in qi:
+        raise SdcInputError(f"grid: the target {g.target.measure} needs a sensitive column "
+                            "that is not a key")
     rows: dict[int, dict[str, Any]] = {}  # by the setting's position in enumeration order
 
     def runs(steps: list[dict[str, Any]]) -> int:

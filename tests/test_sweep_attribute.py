@@ -11,6 +11,7 @@ import pytest
 
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.closeness import closeness
 from sdc_core.risk.deniability import recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.sweep import COLUMNS, parse_grid, run_sweep
@@ -215,3 +216,50 @@ def test_no_deniability_reads_infinity_and_epsilon_is_not_monotone_in_p(survey):
     assert eps[5 / 6] == pytest.approx(0.0, abs=1e-12)
     assert math.isinf(eps[1.0]) and math.isinf(table.loc[1.0, "epsilon_max"])
     assert list(table["meets_target"].iloc[1:]) == [False, True, False]
+
+
+CLOSENESS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness", "delta_disclosure")
+
+
+@pytest.mark.parametrize(("method", "column", "value"),
+                         [("BASELINE", None, None), ("pram", "N1", 0.3), ("band", "age", 10)])
+def test_the_closeness_columns_equal_closeness_on_the_release(survey, sweep, method, column,
+                                                              value):
+    if method == "BASELINE":
+        row, released = sweep.table.iloc[0], survey
+    else:
+        row = _row(sweep.table, method, column, value)
+        released = apply_recipe(parse_recipe(json.loads(row["recipe"])), survey).data
+    for c in SENSITIVE:
+        r = closeness(released, QI, c)
+        for m in CLOSENESS:
+            assert row[f"{m}: {c}"] == pytest.approx(getattr(r, m), abs=1e-12), (m, c)
+    # pram of N1 changes N1's distribution within the classes, not N2's
+    if method == "pram":
+        base = sweep.table.iloc[0]
+        assert row["t_closeness: N1"] != base["t_closeness: N1"]
+        assert row["t_closeness: N2"] == base["t_closeness: N2"]
+
+
+def test_a_closeness_target_picks_the_best_row_of_a_brute_force_pass(survey):
+    grid = {**GRID, "search": "exhaustive",
+            "target": {"measure": "t_closeness", "column": "N1", "at_most": 0.087}}
+    result = run_sweep(survey, QI, grid)
+    table = result.table
+    settings = table[table["method"] != "BASELINE"]
+    met = settings[settings["t_closeness: N1"] <= 0.087]
+    assert 0 < len(met) < len(settings)  # the bound separates the rows
+    assert result.best is not None and result.best in met.index
+    assert bool(table.at[result.best, "meets_target"])
+    brute = min(met.index, key=lambda i: (table.at[i, "IL1_release"],
+                                          table.at[i, "suppressed_values"],
+                                          table.at[i, "n_steps"], list(table.index).index(i)))
+    assert result.best == brute
+
+
+@pytest.mark.parametrize("bad", [{"column": "age"}, {"column": "sex"}, {}])
+def test_a_closeness_target_off_the_sensitive_columns_is_refused(survey, bad):
+    grid = {**GRID, "target": {"measure": "beta_likeness", "at_most": 1, **bad}}
+    with pytest.raises(SdcInputError) as err:
+        run_sweep(survey, QI, grid)
+    assert "\n" not in str(err.value) and "beta_likeness" in str(err.value)

@@ -250,6 +250,18 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
             st.warning(f"The report leaves out the risk in the population: {md(err)}",
                        icon=":material/warning:")
             population = None
+        try:  # the Risk page's call: the same figures
+            sensitive = tuple(c for c in roles.sensitive if c in df.columns)
+            closeness = (compute.closeness(ds.dataset_id, tuple(roles.qi), sensitive, "category",
+                                           df),
+                         compute.closeness(compute.protected_id(ds.dataset_id, text),
+                                           tuple(roles.qi), sensitive, "category",
+                                           compute.protected(ds.dataset_id, text, df).data)
+                         ) if sensitive else None
+        except SdcInputError as err:
+            st.warning(f"The report leaves out t-closeness and β-likeness: {md(err)}",
+                       icon=":material/warning:")
+            closeness = None
         report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
                          df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
                                        "weight": roles.weight, "numeric (utility)": numeric,
@@ -263,7 +275,7 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                                 if source is not None and source.is_sample else [])
                          + step_notes(wb.applied.reports), validity=validity,
                          population=population, attackers=attackers,
-                         buys=(wb.deniability, wb.inference))
+                         buys=(wb.deniability, wb.inference), closeness=closeness)
         st.download_button("Download the report (HTML)",
                            lambda: report(report_figures()).encode("utf-8"),
                            file_name=f"{stem}_report.html", mime="text/html",

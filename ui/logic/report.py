@@ -15,6 +15,7 @@ from sdc_core import __version__
 from sdc_core.methods import registry
 from sdc_core.names import label, name
 from sdc_core.risk import RiskProfile
+from sdc_core.risk.closeness import Closeness
 from sdc_core.risk.deniability import Deniability
 from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
@@ -347,6 +348,40 @@ def buys_section(figures: Sequence[Deniability], inference: InferenceResult | st
     return "".join(parts)
 
 
+#: The four measures of a sensitive column (docs/measures.md, "t-closeness, β-likeness and
+#: δ-disclosure"), in the Risk page's order.
+CLOSENESS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness", "delta_disclosure")
+
+
+def closeness_table(before: dict[str, Closeness], after: dict[str, Closeness]) -> pd.DataFrame:
+    """One row per sensitive column: the original's four figures and the release's beside
+    them (``closeness_report`` of each table), headed by their names."""
+    rows = []
+    for column, c in before.items():
+        row: dict[str, object] = {"sensitive column": column}
+        row |= {label(k): getattr(c, k) for k in CLOSENESS}
+        if column in after:
+            row |= {f"{label(k)}, released": getattr(after[column], k) for k in CLOSENESS}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def closeness_section(before: dict[str, Closeness], after: dict[str, Closeness]) -> str:
+    """t-closeness, basic and enhanced β-likeness and δ-disclosure of each sensitive column,
+    original and release (the Risk page's table, :func:`closeness_table`)."""
+    if not before:
+        return ""
+    unbounded = [f"{s}{suffix}" for figures, suffix in ((before, ""), (after, " (released)"))
+                 for s, c in figures.items() if not c.delta_bounded]
+    note = (f" Some class lacks a value of {', '.join(unbounded)}: the paper's δ is then "
+            "infinite; the figure shown is over the values the classes hold." if unbounded else "")
+    return (f"<h3>How far each class's distribution of a sensitive column is from the "
+            f"table's</h3>{_table(closeness_table(before, after))}<p class=\"small\">Each "
+            "figure is the worst class's, the classes those of the quasi-identifiers (a missing "
+            "key value a value of its own); docs/measures.md, \"t-closeness, β-likeness and "
+            f"δ-disclosure\".{html.escape(note)}</p>")
+
+
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
 
@@ -384,7 +419,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  validity: ValidityReport | None = None,
                  population: tuple[PopulationRisk, PopulationRisk] | None = None,
                  attackers: pd.DataFrame | None = None,
-                 buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None
+                 buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None,
+                 closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None
                  ) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
@@ -392,7 +428,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     risk in the population before and after protection, adds its section; ``attackers``
     (:func:`attackers_table`) names the linkage attack's headline attacker, with every
     attacker's figures behind a disclosure; ``buys``, the workbench's deniability and
-    attribute-inference figures, adds what the protection buys (:func:`buys_section`)."""
+    attribute-inference figures, adds what the protection buys (:func:`buys_section`);
+    ``closeness``, ``closeness_report`` of the original and of the release, adds their
+    t-closeness, β-likeness and δ-disclosure (:func:`closeness_section`)."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -442,6 +480,7 @@ unique the released keys look; sdcMicro's convention). The linkage attack is wha
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {population_section(*population) if population is not None else ""}
+{closeness_section(*closeness) if closeness is not None else ""}
 {buys_section(*buys) if buys is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
