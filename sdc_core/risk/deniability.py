@@ -41,7 +41,7 @@ from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import category_codes
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, Recipe, check_step, run_step
+from sdc_core.recipe import METHODS, ApplyResult, Recipe, check_step, run_step
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
 MEANING = ("ε = {eps}: a respondent's answer is at most e^ε = {ratio} times likelier to have "
@@ -417,8 +417,8 @@ def step_matrix(step: dict[str, Any], column: pd.Series) -> pd.DataFrame:
     return _pairs_matrix(frame[checked["column"]], out[checked["column"]])
 
 
-def recipe_deniability(recipe: Recipe, original: pd.DataFrame,
-                       recodings: bool = False) -> list[Deniability]:
+def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool = False,
+                       applied: ApplyResult | None = None) -> list[Deniability]:
     """The exact figures of every perturbed column of a recipe applied to ``original``.
 
     A column is perturbed when a PRAM, relabeling or randomized response step names it
@@ -439,6 +439,10 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame,
     recodings : bool, default False
         Also report the columns only a public recoding touches (ε = ∞ when it keeps two
         levels apart).
+    applied : ApplyResult, optional
+        ``apply_recipe(recipe, original)``: when every step on a perturbed column is a
+        one-column perturbation whose matrix it holds, those matrices are composed instead of
+        running the steps again (the same figures).
 
     Returns
     -------
@@ -470,6 +474,10 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame,
             tracked.append(step["column"])
     if not tracked:
         return []
+    if applied is not None and not recodings:
+        held = _held_matrices(recipe, original, applied, tracked)
+        if held is not None:
+            return held
     if recipe.record_id is None:
         rid = rng.record_ids(len(original))
     elif recipe.record_id in original.columns:  # the draws apply_recipe makes
@@ -509,6 +517,32 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame,
         pi, blanks = prior(original[c])
         out.append(deniability(matrices[c], pi, column=c, method=" → ".join(methods[c]),
                                n_blank=blanks, steps=used[c], not_modelled=skipped[c]))
+    return out
+
+
+def _held_matrices(recipe: Recipe, original: pd.DataFrame, applied: ApplyResult,
+                   tracked: list[str]) -> list[Deniability] | None:
+    """:func:`recipe_deniability` from the step matrices ``applied`` holds, or None when a
+    step on a tracked column is not a one-column perturbation with its matrix there."""
+    used: dict[str, list[int]] = {c: [] for c in tracked}
+    for i, step in enumerate(recipe.steps, start=1):
+        on = [c for c in _columns(step) if c in used]
+        if not on:
+            continue
+        spec = METHODS[step["method"]]
+        if (spec.target != "column" or spec.release is not Release.PERTURBATION
+                or i not in applied.matrices):
+            return None
+        used[on[0]].append(i)
+    out = []
+    for c in tracked:
+        matrix = applied.matrices[used[c][0]].astype(np.float64)
+        for i in used[c][1:]:
+            matrix = compose(matrix, applied.matrices[i].astype(np.float64))
+        pi, blanks = prior(original[c])
+        out.append(deniability(matrix, pi, column=c,
+                               method=" → ".join(recipe.steps[i - 1]["method"] for i in used[c]),
+                               n_blank=blanks, steps=used[c]))
     return out
 
 

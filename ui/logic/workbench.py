@@ -18,14 +18,10 @@ import pandas as pd
 from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import read_bands
-from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, ApplyResult, Recipe, apply_recipe, parse_recipe
+from sdc_core.recipe import ApplyResult, Recipe, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.deniability import (
     Deniability,
-    compose,
-    deniability,
-    prior,
     recipe_deniability,
 )
 from sdc_core.risk.inference import InferenceResult, attribute_inference
@@ -118,7 +114,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
     eigenvalue similarity; and what the perturbation buys (``buys``): the deniability of every
-    perturbed column (:func:`move_deniability`) and, for the ``sensitive`` columns, the
+    perturbed column (:func:`~sdc_core.risk.deniability.recipe_deniability` from the step matrices
+    the apply holds) and, for the ``sensitive`` columns, the
     attribute-inference attack by the linkage attack's attacker (:func:`release_inference`)."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
@@ -135,46 +132,10 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
                       "per_column": loss.per_column}, loss.changed, loss, list(numeric),
-                     deniability=tuple(move_deniability(recipe, df, applied)) if buys else (),
+                     deniability=tuple(recipe_deniability(recipe, df, applied=applied))
+                     if buys else (),
                      inference=release_inference(df, applied, recipe, qi, known or [],
                                                  sensitive) if buys else None)
-
-
-def move_deniability(recipe: Recipe, df: pd.DataFrame,
-                     applied: ApplyResult) -> list[Deniability]:
-    """:func:`recipe_deniability` of the recipe on ``df`` (perturbed columns only), read from
-    the step matrices ``applied`` holds when every step on a perturbed column is a PRAM-like
-    step with its matrix there (the same matrices the core composes, without running the
-    steps again: docs/measures.md, "Deniability: what perturbation buys"); else the core
-    runs them."""
-    tracked = list(dict.fromkeys(
-        s["column"] for s in recipe.steps
-        if METHODS[s["method"]].target == "column"
-        and METHODS[s["method"]].release is Release.PERTURBATION))
-    if not tracked:
-        return []
-    used: dict[str, list[int]] = {c: [] for c in tracked}
-    for i, step in enumerate(recipe.steps, start=1):
-        cols = [step["column"]] if "column" in step else list(step.get("columns", []))
-        on = [c for c in cols if c in used]
-        if not on:
-            continue
-        spec = METHODS[step["method"]]
-        if (spec.target != "column" or spec.release is not Release.PERTURBATION
-                or i not in applied.matrices):
-            return recipe_deniability(recipe, df)  # recodings, suppression, drops: the core
-        used[on[0]].append(i)
-    out = []
-    for c in tracked:
-        matrix = applied.matrices[used[c][0]].astype(np.float64)
-        for i in used[c][1:]:
-            matrix = compose(matrix, applied.matrices[i].astype(np.float64))
-        pi, blanks = prior(df[c])
-        out.append(deniability(matrix, pi, column=c,
-                               method=" → ".join(recipe.steps[i - 1]["method"]
-                                                 for i in used[c]),
-                               n_blank=blanks, steps=used[c]))
-    return out
 
 
 def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],
