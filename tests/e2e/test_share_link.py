@@ -13,10 +13,15 @@ pytestmark = pytest.mark.e2e
 PROTECT = "Protect"
 
 
-def headline(page: Page) -> list[str]:
-    """Every metric of the main area, label, value and delta, as shown."""
+def headline(page: Page, count: int | None = None) -> list[str]:
+    """Every metric of the main area, label, value and delta, as shown; with ``count``, once
+    that many are drawn (a page opened from a link draws the analysis panel's before the
+    results fragment's tiles)."""
     expect(page.get_by_test_id("stMain").get_by_test_id("stMetricValue").first).to_be_visible(
         timeout=60_000)
+    if count is not None:
+        expect(page.get_by_test_id("stMain").get_by_test_id("stMetric")).to_have_count(
+            count, timeout=60_000)
     wait_idle(page)
     page.wait_for_timeout(500)
     return [m.inner_text().strip()
@@ -36,12 +41,12 @@ def copied_link(page: Page) -> str:
     return text
 
 
-def opened(browser: Browser, link: str) -> list[str]:
+def opened(browser: Browser, link: str, count: int) -> list[str]:
     context = browser.new_context()
     page = context.new_page()
     page.goto(link)
     expect(page.get_by_role("heading", name=PROTECT, exact=True)).to_be_visible(timeout=60_000)
-    figures = headline(page)
+    figures = headline(page, count)
     context.close()
     return figures
 
@@ -68,5 +73,5 @@ def test_the_link_carries_the_settings_of_the_moment(browser: Browser, app_url: 
     assert link_10 != link_5
     context.close()
 
-    assert opened(browser, link_10) == at_10
-    assert opened(browser, link_5) == at_5
+    assert opened(browser, link_10, len(at_10)) == at_10
+    assert opened(browser, link_5, len(at_5)) == at_5
