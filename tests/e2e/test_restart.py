@@ -17,6 +17,11 @@ def test_a_server_restart_says_the_session_expired(page: Page):
         expect(page.get_by_role("heading", name="Data")).to_be_visible(timeout=30_000)
         page.wait_for_function(f"() => ({RUN})() !== null", timeout=15_000)
         first_run = page.evaluate(RUN)
+        # every script the first page draws with must have arrived before the server goes: a
+        # module import that fails while it is away is remembered by the browser for the page's
+        # life, and the page would then draw that element as an error after the restart
+        expect(page.get_by_role("button", name="Load built-in data")).to_be_visible()
+        page.wait_for_load_state("networkidle")
         stop_server(proc)
         proc = start_server(port)  # the same address: the open page reconnects by itself
         notice = page.get_by_text("The server was restarted since this page was opened")
