@@ -86,7 +86,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -148,6 +148,15 @@ PREFIXES_KEPT = 64
 Progress = Callable[[int, int, str], None]
 
 
+class Changes(NamedTuple):
+    """What a recipe's steps did to the table: the columns they changed (new values), one
+    report per step, and the transition matrix of each PRAM-like step by step number."""
+
+    values: dict[str, pd.Series]
+    reports: list[dict[str, Any]]
+    matrices: dict[int, pd.DataFrame]
+
+
 class SweepContext:
     """What every setting shares: encoded keys, baseline measures, baseline correlations, and
     the released columns C of ``IL1_release`` (``df``'s columns less ``not_released``)."""
@@ -169,8 +178,7 @@ class SweepContext:
         self.r0 = correlation_matrix(df, self.numeric)
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
         self.attacked = df[self.qi + self.known]
-        self._prefixes: OrderedDict[tuple[int, str], tuple[dict[str, pd.Series],
-                                                           list[dict[str, Any]]]] = OrderedDict()
+        self._prefixes: OrderedDict[tuple[int, str], Changes] = OrderedDict()
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
         self.validity, self.validity_columns = None, []
         if analysis is not None:
@@ -196,17 +204,19 @@ class SweepContext:
         self.closed = [c for c in self.sensitive if c not in self.qi]
         self.baseline_closeness = self.closeness({}, force=True)
 
-    def deniability(self, recipe: Recipe) -> dict[str, float]:
+    def deniability(self, recipe: Recipe, matrices: dict[int, pd.DataFrame]
+                    ) -> dict[str, float]:
         """``epsilon: <c>``, ``guess_accuracy: <c>`` per column the recipe perturbs
-        (:func:`recipe_deniability`) and ``epsilon_max``, their largest ε; none when it
-        perturbs no column (docs/utility.md, "Attribute disclosure in a sweep")."""
+        (:func:`recipe_deniability`, from the step ``matrices`` the run held) and
+        ``epsilon_max``, their largest ε; none when it perturbs no column (docs/utility.md,
+        "Attribute disclosure in a sweep")."""
         if not any(METHODS[s["method"]].release is Release.PERTURBATION for s in recipe.steps):
             return {}
         out: dict[str, float] = {}
         # the steps read only their own columns: the table is cut to them (the same draws)
         touched = list(dict.fromkeys(c for s in recipe.steps for c in (
             [s["column"]] if "column" in s else s.get("columns", []))))
-        for d in recipe_deniability(recipe, self.df[touched]):
+        for d in recipe_deniability(recipe, self.df[touched], matrices=matrices):
             out |= {f"epsilon: {d.column}": d.epsilon,
                     f"guess_accuracy: {d.column}": d.guess_accuracy}
         if out:
@@ -363,23 +373,25 @@ class SweepContext:
         report = self.validity.compare(frame, changed=moved)
         return report.summary() | report.per_analysis()
 
-    def changes(self, steps: list[dict[str, Any]], seed: int
-                ) -> tuple[dict[str, pd.Series], list[dict[str, Any]]]:
-        """The columns ``steps`` change, with their values after the last one, and what each
-        step did (its report). Prefixes are kept (least recently used first out), so
-        combinations that share their first steps run them once."""
+    def changes(self, steps: list[dict[str, Any]], seed: int) -> Changes:
+        """The columns ``steps`` change, with their values after the last one, what each step
+        did (its report) and the step matrices. Prefixes are kept (least recently used first
+        out), so combinations that share their first steps run them once."""
         key = (seed, json.dumps(steps, sort_keys=True, default=str))
         if key in self._prefixes:
             self._prefixes.move_to_end(key)
             return self._prefixes[key]
-        before, reports = self.changes(steps[:-1], seed) if len(steps) > 1 else ({}, [])
+        before, reports, matrices = self.changes(steps[:-1], seed) if len(steps) > 1 \
+            else Changes({}, [], {})
         step = steps[-1]
         cols = [step["column"]] if "column" in step else list(step["columns"])
         frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
                               if c in before or c in self.df.columns}, index=self.df.index)
         done = run_step(frame, step, seed, len(steps) - 1, self.rid)
-        out = ({**before, **{c: restore(self.df[c], done.values[c])
-                             for c in done.values.columns}}, reports + [done.info])
+        out = Changes({**before, **{c: restore(self.df[c], done.values[c])
+                                    for c in done.values.columns}}, reports + [done.info],
+                      matrices if done.matrix is None else {**matrices,
+                                                            len(steps): done.matrix})
         self._prefixes[key] = out
         if len(self._prefixes) > PREFIXES_KEPT:
             self._prefixes.popitem(last=False)
@@ -390,7 +402,7 @@ class SweepContext:
         if not steps:
             return self.baseline()
         recipe = Recipe(seed=seed, steps=steps)
-        changed, reports = self.changes(steps, seed)
+        changed, reports, matrices = self.changes(steps, seed)
         if len(changed) == 1:
             (column, values), = changed.items()
             measures = self.column_setting(column, values, recipe, reports)
@@ -398,7 +410,7 @@ class SweepContext:
             measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
                                           reports)
         return measures | self.analyses(changed) | self.population(changed) \
-            | self.deniability(recipe) | self.inference(changed, recipe, reports) \
+            | self.deniability(recipe, matrices) | self.inference(changed, recipe, reports) \
             | self.closeness(changed)
 
     def baseline(self) -> dict[str, float]:

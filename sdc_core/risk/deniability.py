@@ -29,7 +29,7 @@ a PRAM, relabeling or randomized response step is the table the method itself re
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import category_codes
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, ApplyResult, Recipe, check_step, run_step
+from sdc_core.recipe import METHODS, Recipe, check_step, run_step
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
 MEANING = ("ε = {eps}: a respondent's answer is at most e^ε = {ratio} times likelier to have "
@@ -418,7 +418,8 @@ def step_matrix(step: dict[str, Any], column: pd.Series) -> pd.DataFrame:
 
 
 def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool = False,
-                       applied: ApplyResult | None = None) -> list[Deniability]:
+                       matrices: Mapping[int, pd.DataFrame] | None = None
+                       ) -> list[Deniability]:
     """The exact figures of every perturbed column of a recipe applied to ``original``.
 
     A column is perturbed when a PRAM, relabeling or randomized response step names it
@@ -439,10 +440,11 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
     recodings : bool, default False
         Also report the columns only a public recoding touches (ε = ∞ when it keeps two
         levels apart).
-    applied : ApplyResult, optional
-        ``apply_recipe(recipe, original)``: when every step on a perturbed column is a
-        one-column perturbation whose matrix it holds, those matrices are composed instead of
-        running the steps again (the same figures).
+    matrices : mapping of int to pandas.DataFrame, optional
+        The step matrices of the recipe applied to ``original``, by step number (from 1), as
+        ``apply_recipe(recipe, original).matrices`` holds them: when every step on a perturbed
+        column is a one-column perturbation whose matrix is there, those matrices are composed
+        instead of running the steps again (the same figures).
 
     Returns
     -------
@@ -474,8 +476,8 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
             tracked.append(step["column"])
     if not tracked:
         return []
-    if applied is not None and not recodings:
-        held = _held_matrices(recipe, original, applied, tracked)
+    if matrices is not None and not recodings:
+        held = _held_matrices(recipe, original, matrices, tracked)
         if held is not None:
             return held
     if recipe.record_id is None:
@@ -484,7 +486,7 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         rid = rng.ids_from_column(original[recipe.record_id].to_numpy())
     else:
         raise SdcInputError(f"recipe: record_id column '{recipe.record_id}' is not in the data")
-    matrices: dict[str, pd.DataFrame] = {}
+    composed: dict[str, pd.DataFrame] = {}
     methods: dict[str, list[str]] = {c: [] for c in tracked}
     used: dict[str, list[int]] = {c: [] for c in tracked}
     skipped: dict[str, list[int]] = {c: [] for c in tracked}
@@ -507,7 +509,7 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
             assert before is not None
             m = own.astype(np.float64) if own is not None \
                 else _pairs_matrix(before, current[c])
-            matrices[c] = compose(matrices[c], m) if c in matrices else m
+            composed[c] = compose(composed[c], m) if c in composed else m
             methods[c].append(step["method"])
             used[c].append(i + 1)
     out = []
@@ -515,14 +517,14 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         if c not in methods:
             continue
         pi, blanks = prior(original[c])
-        out.append(deniability(matrices[c], pi, column=c, method=" → ".join(methods[c]),
+        out.append(deniability(composed[c], pi, column=c, method=" → ".join(methods[c]),
                                n_blank=blanks, steps=used[c], not_modelled=skipped[c]))
     return out
 
 
-def _held_matrices(recipe: Recipe, original: pd.DataFrame, applied: ApplyResult,
+def _held_matrices(recipe: Recipe, original: pd.DataFrame, held: Mapping[int, pd.DataFrame],
                    tracked: list[str]) -> list[Deniability] | None:
-    """:func:`recipe_deniability` from the step matrices ``applied`` holds, or None when a
+    """:func:`recipe_deniability` from the step matrices ``held``, or None when a
     step on a tracked column is not a one-column perturbation with its matrix there."""
     used: dict[str, list[int]] = {c: [] for c in tracked}
     for i, step in enumerate(recipe.steps, start=1):
@@ -531,14 +533,14 @@ def _held_matrices(recipe: Recipe, original: pd.DataFrame, applied: ApplyResult,
             continue
         spec = METHODS[step["method"]]
         if (spec.target != "column" or spec.release is not Release.PERTURBATION
-                or i not in applied.matrices):
+                or i not in held):
             return None
         used[on[0]].append(i)
     out = []
     for c in tracked:
-        matrix = applied.matrices[used[c][0]].astype(np.float64)
+        matrix = held[used[c][0]].astype(np.float64)
         for i in used[c][1:]:
-            matrix = compose(matrix, applied.matrices[i].astype(np.float64))
+            matrix = compose(matrix, held[i].astype(np.float64))
         pi, blanks = prior(original[c])
         out.append(deniability(matrix, pi, column=c,
                                method=" → ".join(recipe.steps[i - 1]["method"] for i in used[c]),

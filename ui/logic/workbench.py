@@ -132,7 +132,7 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
                       "per_column": loss.per_column}, loss.changed, loss, list(numeric),
-                     deniability=tuple(recipe_deniability(recipe, df, applied=applied))
+                     deniability=tuple(recipe_deniability(recipe, df, matrices=applied.matrices))
                      if buys else (),
                      inference=release_inference(df, applied, recipe, qi, known or [],
                                                  sensitive) if buys else None)
