@@ -209,9 +209,6 @@ def test_refusals():
         attribute_inference(df, df, ["k"], ["s"], tolerance=-1)
     with pytest.raises(SdcInputError, match="takes numbers"):
         attribute_inference(df, df, ["k"], ["s"], numeric=["s"])
-    both = df.assign(v=[1.0, 2.0], w=[0.5, 0.7])
-    with pytest.raises(SdcInputError, match="not yet attacked with distance columns"):
-        attribute_inference(both, both, ["k"], ["v"], known=["w"], numeric=["v"])
 
 
 # --- PRAM on the sensitive column ----------------------------------------------------------
@@ -301,20 +298,25 @@ def test_equals_the_brute_force_reference(seed, n, key_kinds, s_kind, levels, bl
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 14),
        key_kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=2),
        blanks=st.sampled_from([0.0, 0.3]), share=st.sampled_from([0.0, 0.5]),
-       tolerance=st.sampled_from([0.0, 0.1, 0.5]))
-def test_numeric_equals_the_brute_force_reference(seed, n, key_kinds, blanks, share, tolerance):
+       tolerance=st.sampled_from([0.0, 0.1, 0.5]), known=st.booleans())
+def test_numeric_equals_the_brute_force_reference(seed, n, key_kinds, blanks, share, tolerance,
+                                                  known):
     rng = np.random.default_rng(seed)
     keys = [f"k{i}" for i in range(len(key_kinds))]
     original = pd.DataFrame({k: column(kind, rng, n, 3, blanks)
                              for k, kind in zip(keys, key_kinds)})
     original["v"] = column("Int64", rng, n, 40, blanks)
+    extra: tuple[str, ...] = ()
+    if known:  # a known number compared by distance: the linkage attack's matching sums
+        original["w"] = column("Int64", rng, n, 6, blanks).astype("Float64")
+        extra = ("w",)
     released = pd.DataFrame({c: perturb(original[c], rng, share, blanks)
                              for c in original.columns})
     if original["v"].isna().all():
         return
-    got = attribute_inference(original, released, keys, ["v"], numeric=["v"],
+    got = attribute_inference(original, released, keys, ["v"], known=extra, numeric=["v"],
                               tolerance=tolerance).columns[0]
-    want = brute(original, released, keys, "v", numeric=True, tolerance=tolerance)
+    want = brute(original, released, keys, "v", extra, numeric=True, tolerance=tolerance)
     assert close(got.accuracy, want["accuracy"]), (got, want)
     assert close(got.baseline, want["baseline"]), (got, want)
 
@@ -333,6 +335,15 @@ def test_a_perturbed_release_with_a_known_column_equals_the_brute_force_referenc
     want = brute(df, released, ["a", "b"], "s", ("w",))
     assert close(got.columns[0].accuracy, want["accuracy"])
     assert close(got.columns[0].cap, want["cap"])
+    # the same release, a numeric sensitive column guessed by the mean of the candidates
+    released = released.assign(v=df["w"] * 3 + rng.normal(size=n))
+    df = df.assign(v=df["w"] * 3)
+    got_v = attribute_inference(df, released, ["a", "b"], ["v"], recipe, known=["w"],
+                                numeric=["v"]).columns[0]
+    want_v = brute(df, released, ["a", "b"], "v", ("w",), numeric=True)
+    assert close(got_v.accuracy, want_v["accuracy"])
+    assert close(got_v.baseline, want_v["baseline"])
+    assert got_v.accuracy > got_v.baseline  # the known number gives the value away
     # the candidates are the linkage attack's: where it is certain, the guess is the release
     link = linkage_attack(df, released, ["a", "b"], recipe, known=["w"])
     assert (link.attackers["any_match"].p_link == 1.0).any()

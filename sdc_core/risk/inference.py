@@ -29,15 +29,16 @@ Computation. Without distance columns the records are grouped by their pattern o
 values on the exact columns, on each side; for each pair of patterns the exact columns present
 in both become one integer key, and a sparse product (query key → released records with that
 key and their value of S) sums the counts n_i(v), or the sums and counts of a numeric S, over
-the pairs: O(n · levels) at most, per pair of patterns. With distance columns (categorical S
-only) the linkage attack's own matching (:func:`sdc_core.risk.linkage.link`) counts, for each
-value v, the best candidates weighted by [z_jS = v]: one pass per value.
+the pairs: O(n · levels) at most, per pair of patterns. With distance columns the linkage
+attack's own matching (:func:`sdc_core.risk.linkage.link`) counts, for each value v of a
+categorical S, the best candidates weighted by [z_jS = v] (one pass per value), and for a
+numeric S sums them weighted by z_jS and by [z_jS present] (two passes).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -246,7 +247,7 @@ def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Se
     ------
     SdcInputError
         When the tables differ in length or have no records, a column is unknown, a sensitive
-        column is a key, or a numeric sensitive column meets distance columns.
+        column is a key, or a numeric sensitive column does not hold numbers on both sides.
 
     Examples
     --------
@@ -297,10 +298,9 @@ def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Se
     out = []
     for c in sensitive:
         if c in chosen:
-            if distance:
-                raise SdcInputError(f"{c}: a numeric sensitive column is not yet attacked with "
-                                    f"distance columns ({', '.join(map(str, distance))})")
-            out.append(_numeric(c, original[c], released[c], matcher, tolerance))
+            sums = (lambda z: _sums_by_link(y_codes, z_codes, y_num, z_num, z)) if distance \
+                else matcher.sums
+            out.append(_numeric(c, original[c], released[c], sums, tolerance))
             continue
         truth, value, levels = _value_codes(original[c], released[c])
         if distance:
@@ -400,6 +400,17 @@ def _counts_by_link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
     return total
 
 
+def _sums_by_link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
+                  z_num: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Σ z_jS over ``any_match``'s best candidates M_i and how many of them carry a value
+    (NaN = missing), from the linkage attack's own matching: two passes, the released records
+    weighted by their value and by whether they have one."""
+    has = ~np.isnan(value)
+    s = link(y_codes, z_codes, y_num, z_num, np.where(has, value, 0.0))["any_match"].candidates
+    m = link(y_codes, z_codes, y_num, z_num, has.astype(np.int64))["any_match"].candidates
+    return np.asarray(s, dtype=np.float64), np.asarray(m, dtype=np.float64)
+
+
 def _modes(counts: np.ndarray) -> tuple[np.ndarray, int]:
     """The values tied for commonest (their count > 0), and how many."""
     top = counts.max() if len(counts) else 0
@@ -433,7 +444,8 @@ def _categorical(column: str, truth: np.ndarray, value: np.ndarray, levels: int,
                            float(cap[known].mean()) if n else np.nan)
 
 
-def _numeric(column: str, x: pd.Series, z: pd.Series, matcher: _Matcher,
+def _numeric(column: str, x: pd.Series, z: pd.Series,
+             sums: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
              tolerance: float) -> InferenceColumn:
     xs = x.to_numpy(dtype=np.float64, na_value=np.nan)
     zs = z.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -444,7 +456,7 @@ def _numeric(column: str, x: pd.Series, z: pd.Series, matcher: _Matcher,
     width = float(tolerance * (q3 - q1)) if n else np.nan
     present = zs[~np.isnan(zs)]
     overall = float(present.sum() / len(present)) if len(present) else np.nan
-    s, m = matcher.sums(zs)
+    s, m = sums(zs)
     guess = np.where(m > 0, s / np.maximum(m, 1), overall)
     hit = np.abs(xs - guess) <= width
     base_hit = np.abs(xs - overall) <= width

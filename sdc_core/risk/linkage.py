@@ -496,7 +496,7 @@ def _distinct(codes: np.ndarray, coords: np.ndarray, equal: np.ndarray, records:
     np.minimum.at(first, point, np.arange(len(records)))
     rows = records[first]
     count = np.bincount(point, minlength=n_points) if weight is None else \
-        np.bincount(point, weights=weight[records], minlength=n_points).astype(np.int64)
+        np.bincount(point, weights=weight[records], minlength=n_points).astype(weight.dtype)
     return _Points(codes[rows], coords[rows], equal[rows], count, point, records)
 
 
@@ -670,7 +670,8 @@ def link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
 
     With ``weight`` (whole numbers), row i stands for ``weight[i]`` records that all have its
     (y, z): the engines' table of distinct (y, z) pairs gives every one of them its p and
-    |M|."""
+    |M|. With real ``weight`` the candidates are Σ_{j ∈ M_i} weight[j], real numbers (the
+    attribute-inference attack's sums of a numeric sensitive column); p is then meaningless."""
     n = len(y_codes)
     y_pat, z_pat = _patterns(y_codes, y_num), _patterns(z_codes, z_num)
     y_eq, z_eq = _value_codes(y_num, z_num)
@@ -753,6 +754,8 @@ def link(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
         zero = d_a == 0.0
         hit["exact_first"] = np.where(zero, hit["nearest_first"], hit["exact_first"])
         size["exact_first"] = np.where(zero, size["nearest_first"], size["exact_first"])
+    whole = weight is None or weight.dtype.kind in "iub"
     attacks = {a: Attack(np.where(h & (size[a] > 0), 1.0 / np.maximum(size[a], 1.0), 0.0),
-                         size[a].astype(np.int64)) for a, h in hit.items()}
+                         size[a].astype(np.int64) if whole else size[a])
+               for a, h in hit.items()}
     return {a: attacks[a if a in attacks else "any_match"] for a in ATTACKERS}
