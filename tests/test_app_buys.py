@@ -10,6 +10,7 @@ import pandas as pd
 
 from sdc_core.names import label
 from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.closeness import closeness_report
 from sdc_core.risk.deniability import recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from tests.apptest import app_on
@@ -76,3 +77,51 @@ def test_no_perturbed_column_says_so():
     assert not at.exception and not at.error
     assert not [d for d in at.dataframe if EPS in d.value.columns]
     assert NOTHING_PERTURBED in [plain(c.value) for c in at.caption]
+
+
+def report_data(monkeypatch) -> dict:
+    """The Export page's download data by widget key (the report is made on click)."""
+    import streamlit
+    made, download = {}, streamlit.download_button
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    return made
+
+
+def test_the_report_carries_what_the_protect_page_shows(actg, monkeypatch):
+    """With the example's sensitive column (treat) and PRAM on, the Export page's report holds
+    the core's ε, guess accuracy and attack figures, and the closeness of the original and of
+    the release, each under its name."""
+    made = report_data(monkeypatch)
+    at = app_on("views/protect.py")
+    at.slider(key="w_p_pram_p").set_value(0.2).run()
+    assert not at.exception and not at.error
+    shown = buys_table(at)
+    recipe = applied_recipe(at)
+    released = apply_recipe(recipe, actg)
+    at.switch_page("views/export.py").run()
+    assert not at.exception and not at.error
+    html = made["dl_report"]().decode()
+    assert "<h2>What this buys</h2>" in html
+    core = recipe_deniability(recipe, actg)
+    assert shown[EPS].tolist() == [d.epsilon for d in core]
+    for d in core:
+        assert f"Posterior of {d.column}" in html
+        for value in (d.epsilon, d.guess_accuracy, d.baseline):
+            assert f"<td>{value:.6g}</td>" in html, (d.column, value)
+    qi = ["age", "gender", "race"]
+    attack = attribute_inference(actg, released.data, qi, ["treat"], recipe,
+                                 reports=released.reports).columns[0]
+    assert "<h3>Attribute-inference attack</h3>" in html
+    for value in (attack.accuracy, attack.baseline, attack.gain):
+        assert f"<td>{value:.6g}</td>" in html, value
+    before = closeness_report(actg, qi, ["treat"])["treat"]
+    after = closeness_report(released.data, qi, ["treat"])["treat"]
+    for figures in (before, after):
+        for k in ("t_closeness", "beta_likeness", "delta_disclosure"):
+            assert f"<td>{getattr(figures, k):.6g}</td>" in html, k
+    assert f"<th>{label('t_closeness')}, released</th>" in html
