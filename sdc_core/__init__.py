@@ -10,7 +10,8 @@ worked examples, in ``docs/python.md``:
 - risk: :func:`risk_profile`, :func:`riskiest_classes`, :func:`key_subset_snapshots`,
   :func:`small_count_levels`, :func:`sensitive_report`, :func:`suda2`,
   :func:`population_risk`, :func:`closeness` / :func:`closeness_report` (t-closeness,
-  β-likeness, δ-disclosure), and after protection :func:`linkage_attack`,
+  β-likeness, δ-disclosure), :func:`household_risk` and :func:`composition_uniques`, and
+  after protection :func:`linkage_attack`, :func:`household_linkage`,
   :func:`attribute_inference` and :func:`recipe_deniability` (what perturbation buys)
 - protection: :func:`parse_recipe`, :func:`load_recipe`, :func:`make_recipe`,
   :func:`apply_recipe`, :func:`describe_steps`
@@ -46,6 +47,13 @@ if TYPE_CHECKING:
     from sdc_core.risk.attribute import AttributeScan
     from sdc_core.risk.closeness import Closeness, closeness, closeness_report
     from sdc_core.risk.deniability import Deniability, recipe_deniability
+    from sdc_core.risk.household import (
+        HouseholdLinkage,
+        HouseholdRisk,
+        composition_uniques,
+        household_linkage,
+        household_risk,
+    )
     from sdc_core.risk.inference import InferenceColumn, InferenceResult, attribute_inference
     from sdc_core.risk.ldiversity import LDiversity
     from sdc_core.risk.linkage import LinkageResult, linkage_attack
@@ -72,9 +80,10 @@ __all__ = [
     "Example", "Kind", "SdcInputError", "example", "infer_kinds", "load_example", "read_table",
     "write_table",
     # risk
-    "AttributeScan", "Closeness", "Deniability", "InferenceColumn", "InferenceResult",
-    "LDiversity", "LinkageResult", "PopulationRisk", "RiskProfile", "Suda2Result",
-    "attribute_inference", "closeness", "closeness_report", "key_subset_snapshots",
+    "AttributeScan", "Closeness", "Deniability", "HouseholdLinkage", "HouseholdRisk",
+    "InferenceColumn", "InferenceResult", "LDiversity", "LinkageResult", "PopulationRisk",
+    "RiskProfile", "Suda2Result", "attribute_inference", "closeness", "closeness_report",
+    "composition_uniques", "household_linkage", "household_risk", "key_subset_snapshots",
     "linkage_attack", "population_risk", "recipe_deniability", "risk_profile",
     "riskiest_classes", "sensitive_report", "small_count_levels", "suda2",
     # protection
@@ -99,6 +108,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sdc_core.risk.attribute": ("AttributeScan",),
     "sdc_core.risk.closeness": ("Closeness", "closeness", "closeness_report"),
     "sdc_core.risk.deniability": ("Deniability", "recipe_deniability"),
+    "sdc_core.risk.household": ("HouseholdLinkage", "HouseholdRisk", "composition_uniques",
+                                "household_linkage", "household_risk"),
     "sdc_core.risk.inference": ("InferenceColumn", "InferenceResult", "attribute_inference"),
     "sdc_core.risk.ldiversity": ("LDiversity",),
     "sdc_core.risk.linkage": ("LinkageResult", "linkage_attack"),

@@ -151,10 +151,14 @@ def _add_risk(sub: _Subparsers) -> None:
                             help="the population's size (at least the file's records): as "
                                  "--sampling-fraction with F = records / N; with --weight and "
                                  "neither, N is the weights' sum")
+    risk.add_argument("--household", metavar="COLUMN",
+                      help="household-id column: adds household risk 1 - prod(1 - r) over each "
+                           "household's members and the households unique by composition "
+                           "(the pandas engine only)")
     _add_json(risk)
     risk.add_argument("--records", type=Path, metavar="OUT.csv",
-                      help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score) per "
-                           "input row, in input order")
+                      help="write fk, Fk, risk (and, with SUDA2, suda_score and dis_score; "
+                           "with --household, household_risk) per input row, in input order")
     _add_engine_options(risk)
     risk.set_defaults(func=_cmd_risk)
 
@@ -849,11 +853,17 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     if not float(args.k).is_integer():
         raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
     if args.engine != "pandas":
+        if args.household is not None:
+            raise SdcInputError("--household runs on the pandas engine only")
         return _risk_on_engine(args)
     df = read_bounded(args.data)
     profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
                            alpha=args.alpha)
     result = profile.summary()
+    records = profile.records()
+    if args.household is not None:
+        figures, records["household_risk"] = _household(df, args)
+        result.update(figures)
     result.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[], closeness=[])
     result["population"] = _population(df, args)
     if args.sensitive:  # the scan looks at every column: only when there is something to scan
@@ -862,7 +872,6 @@ def _cmd_risk(args: argparse.Namespace) -> int:
                       attribute_disclosure=[f.to_dict() for f in scan.findings],
                       direct_identifiers=scan.direct_identifiers,
                       closeness=_closeness(df, args.qi, args.sensitive))
-    records = profile.records()
     result["suda2"] = None
     if not args.no_suda2:
         from sdc_core.checks import check_probability
@@ -883,6 +892,20 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     else:
         print(_format_risk(result))
     return 0
+
+
+def _household(df: pd.DataFrame, args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """The household figures of ``risk --household`` (docs/measures.md, "Household risk") and
+    the household risk of each record."""
+    from sdc_core.risk.household import composition_uniques, household_risk
+
+    hr = household_risk(df, args.qi, args.household, args.weight, args.na, args.alpha)
+    uniques = composition_uniques(df, args.qi, args.household)
+    return {"household": args.household, "households": hr.n_households,
+            "household_expected_reidentifications": hr.expected_reidentifications,
+            "household_risk_pct": hr.risk_percent,
+            "household_composition_uniques": uniques,
+            "household_composition_unique_percent": 100.0 * uniques / hr.n_households}, hr.risk
 
 
 def _population(df: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -936,6 +959,12 @@ def _format_risk(r: dict) -> str:
                 "expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
                 "global_expected_reidentifications", "min_k", "median_k"):
         lines.append(_figure_line(key, r[key], k))
+    if "household_risk_pct" in r:
+        lines.append(f"  {'household risk (' + str(r['household']) + ')':<{_NAME_WIDTH}}"
+                     f"{r['household_risk_pct']:.6f} % "
+                     f"({r['household_expected_reidentifications']:.6f} expected "
+                     f"re-identifications; {r['households']} households, "
+                     f"{r['household_composition_uniques']} unique by composition)")
     if r["n_records_with_missing_keys"]:
         lines.append(f"  {measure_name('n_records_with_missing_keys'):<{_NAME_WIDTH}}"
                      f"{r['n_records_with_missing_keys']} "

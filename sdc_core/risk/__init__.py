@@ -5,6 +5,7 @@
 - :mod:`~sdc_core.risk.ldiversity` — l-diversity of sensitive columns
 - :mod:`~sdc_core.risk.closeness` — t-closeness, β-likeness and δ-disclosure of sensitive columns
 - :mod:`~sdc_core.risk.attribute` — columns that determine a sensitive column
+- :mod:`~sdc_core.risk.household` — household risk and the household linkage attack
 - :mod:`~sdc_core.risk.linkage` — the linkage attack after protection (docs/measures.md); it reads
   recipes, so import it from its module (``sdc_core.recipe`` itself uses this package)
 - :mod:`~sdc_core.risk.deniability` — what perturbation buys: ε, best-guess accuracy and the
@@ -28,6 +29,13 @@ from sdc_core.risk.attribute import (
                                    attribute_disclosure_scan,
 )
 from sdc_core.risk.closeness import Closeness, closeness, closeness_report
+from sdc_core.risk.household import (
+                                   HouseholdLinkage,
+                                   HouseholdRisk,
+                                   composition_uniques,
+                                   household_linkage,
+                                   household_risk,
+)
 from sdc_core.risk.individual import individual_risk
 from sdc_core.risk.ldiversity import LDiversity, l_diversity
 from sdc_core.risk.profile import (
@@ -52,11 +60,12 @@ _LAZY = {"Deniability": "sdc_core.risk.deniability",
          "attribute_inference": "sdc_core.risk.inference"}
 
 __all__ = ["AttributeFinding", "AttributeScan", "ClassSizes", "Closeness", "Deniability",
-           "InferenceColumn", "InferenceResult", "LDiversity", "RiskProfile",
-           "attribute_disclosure_scan", "attribute_inference", "class_sizes", "closeness",
-           "closeness_report", "individual_risk", "key_subset_snapshots", "l_diversity",
-           "profile_from_sizes", "recipe_deniability", "riskiest_classes", "risk_profile",
-           "sensitive_report", "small_count_levels"]
+           "HouseholdLinkage", "HouseholdRisk", "InferenceColumn", "InferenceResult",
+           "LDiversity", "RiskProfile", "attribute_disclosure_scan", "attribute_inference",
+           "class_sizes", "closeness", "closeness_report", "composition_uniques",
+           "household_linkage", "household_risk", "individual_risk", "key_subset_snapshots",
+           "l_diversity", "profile_from_sizes", "recipe_deniability", "riskiest_classes",
+           "risk_profile", "sensitive_report", "small_count_levels"]
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -1,0 +1,472 @@
+"""Household risk and the household linkage attack (docs/measures.md, "Household risk").
+
+**Household risk** (sdcMicro's ``measure_risk`` with ``hid``). With r_i the individual risk of
+record i (:mod:`sdc_core.risk.individual`, from the f_k and F_k of
+:func:`~sdc_core.classes.class_sizes`, weights and missing keys read as the risk profile reads
+them) and h(i) its household:
+
+- R_h = 1 − Π_{i ∈ h} (1 − r_i), given to every member of h (a member with r_i = 1 makes
+  R_h = 1; a household of one has R_h = r_i);
+- ``household_expected_reidentifications`` = Σ_i R_{h(i)} (over records: a household counts
+  once per member) and ``household_risk_pct`` = 100 · Σ_i R_{h(i)} / n.
+
+It is computed as R_h = −expm1(Σ_{i ∈ h} log1p(−r_i)) with one ``bincount`` over the records
+(a member with r_i = 1 adds log1p(0) and the household's largest r_i, 1, is kept: no log 0),
+and never below the household's largest r_i, as it is in exact arithmetic.
+
+**The household linkage attack.** The attacker knows the quasi-identifiers of every member of a
+household: its *composition*, the multiset of the members' key tuples (and so its size). They
+look for it among the released households, each read as the multiset of its members' released
+key tuples, matching exactly (a missing key is a value of its own: a blanked key matches only a
+blank). The release keeps the original's household ids, so M_h, the number of released
+households with h's composition, includes h itself when h's released composition is its
+original one:
+
+- p_h = 1/M_h when the released h has h's composition, else 0 (the attacker picks one of the
+  M_h matches at random);
+- ``reidentified`` = |{h : p_h = 1}| (h matches exactly one released household, itself) and the
+  people in them; ``expected_reidentified`` = Σ_h p_h and ``expected_people`` = Σ_h |h| · p_h;
+- ``composition_uniques``: the households whose composition no other household of the original
+  shares. With the release equal to the original the attacker re-identifies exactly those.
+
+Compositions are labelled without hashing: the records are sorted by household and key, the
+households of each size s laid out as rows of s keys, and the rows given dense labels
+(:func:`~sdc_core.keys.combine_codes`), one size at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.classes import class_sizes
+from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes
+from sdc_core.keys import check_columns, combine_codes, densify
+from sdc_core.risk.individual import individual_risk
+
+
+@dataclass(frozen=True)
+class HouseholdRisk:
+    """Household risk per record and its totals, made by :func:`household_risk`.
+
+    With r_i the individual risk of record i and h(i) its household, R_h = 1 − Π_{i∈h}(1 − r_i)
+    is given to every member; ``expected_reidentifications`` = Σ_i R_{h(i)} and
+    ``risk_percent`` = 100 · Σ_i R_{h(i)} / n (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    household : str
+        The household-id column.
+    n_records, n_households : int
+        Records and households.
+    expected_reidentifications : float
+        Σ over records of their household's risk (sdcMicro's ``hier_risk_ER``).
+    risk_percent : float
+        100 · ``expected_reidentifications`` / n (sdcMicro's ``hier_risk_pct``).
+    expected_households : float
+        Σ over households of R_h: the expected number of households re-identified.
+    max_risk : float
+        The largest R_h.
+    size_mean, size_median : float
+        Mean and median household size over households.
+    size_max, n_single : int
+        The largest household and the number of households of one person.
+    risk : numpy.ndarray
+        R_{h(i)} of each input row.
+    individual : numpy.ndarray
+        r_i of each input row.
+    household_code : numpy.ndarray
+        Each row's household as an integer below ``n_households`` (order of first appearance).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import household_risk
+    >>> df = pd.DataFrame({"hh": [1, 1, 2, 2, 3], "sex": ["f", "m", "f", "m", "f"],
+    ...                    "age": [40, 40, 40, 40, 12]})
+    >>> hr = household_risk(df, ["sex", "age"], "hh")
+    >>> hr.n_households, hr.expected_reidentifications, hr.risk_percent
+    (3, 4.0, 80.0)
+    >>> hr.records()
+       household_risk  individual_risk
+    0            0.75              0.5
+    1            0.75              0.5
+    2            0.75              0.5
+    3            0.75              0.5
+    4            1.00              1.0
+    """
+
+    household: str
+    n_records: int
+    n_households: int
+    expected_reidentifications: float
+    risk_percent: float
+    expected_households: float
+    max_risk: float
+    size_mean: float
+    size_median: float
+    size_max: int
+    n_single: int
+    risk: np.ndarray = field(repr=False)
+    individual: np.ndarray = field(repr=False)
+    household_code: np.ndarray = field(repr=False)
+
+    def summary(self) -> dict[str, object]:
+        """The totals as plain Python values, under their JSON keys (``household_…``)."""
+        return {"household": self.household, "households": self.n_households,
+                "household_expected_reidentifications": self.expected_reidentifications,
+                "household_risk_pct": self.risk_percent,
+                "household_expected_households": self.expected_households,
+                "household_max_risk": self.max_risk,
+                "household_size_mean": self.size_mean,
+                "household_size_median": self.size_median,
+                "household_size_max": self.size_max,
+                "households_single": self.n_single}
+
+    def records(self) -> pd.DataFrame:
+        """``household_risk`` and ``individual_risk`` per input row, in input order."""
+        return pd.DataFrame({"household_risk": self.risk, "individual_risk": self.individual})
+
+
+@dataclass(frozen=True)
+class HouseholdLinkage:
+    """What the household linkage attack re-identifies, made by :func:`household_linkage`.
+
+    The attacker matches each household's composition (the multiset of its members' key
+    tuples) against the released households' compositions; M_h released households match h,
+    p_h = 1/M_h when the released h is among them, else 0 (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    household : str
+        The household-id column.
+    qi : tuple of str
+        The quasi-identifiers the attacker knows for every member.
+    n_records, n_households : int
+        Records and households.
+    reidentified : int
+        Households with p_h = 1: their composition matches one released household, themselves.
+    reidentified_percent : float
+        100 · ``reidentified`` / number of households.
+    people_reidentified : int
+        The people in those households.
+    people_reidentified_percent : float
+        100 · ``people_reidentified`` / n.
+    expected_reidentified, expected_people : float
+        Σ_h p_h and Σ_h |h| · p_h.
+    composition_uniques : int
+        Households of the original whose composition no other household shares.
+    composition_unique_percent : float
+        100 · ``composition_uniques`` / number of households.
+    composition_unique_people : int
+        The people in those households.
+    matches : numpy.ndarray
+        M_h per household (order of first appearance of the ids in the original).
+    p_link : numpy.ndarray
+        p_h per household, same order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import household_linkage
+    >>> original = pd.DataFrame({"hh": [1, 1, 2, 2, 3], "sex": ["f", "m", "f", "m", "f"],
+    ...                          "age": [40, 40, 40, 12, 40]})
+    >>> released = original.assign(age=[40, 40, 40, 40, 40])
+    >>> attack = household_linkage(original, released, ["sex", "age"], "hh")
+    >>> attack.composition_uniques, attack.reidentified, attack.expected_reidentified
+    (3, 1, 1.5)
+    >>> attack.matches.tolist(), attack.p_link.tolist()
+    ([2, 0, 1], [0.5, 0.0, 1.0])
+    """
+
+    household: str
+    qi: tuple[str, ...]
+    n_records: int
+    n_households: int
+    reidentified: int
+    reidentified_percent: float
+    people_reidentified: int
+    people_reidentified_percent: float
+    expected_reidentified: float
+    expected_people: float
+    composition_uniques: int
+    composition_unique_percent: float
+    composition_unique_people: int
+    matches: np.ndarray = field(repr=False)
+    p_link: np.ndarray = field(repr=False)
+
+    def summary(self) -> dict[str, object]:
+        """The figures as plain Python values, under their JSON keys
+        (``household_linkage_…``, ``household_composition_…``)."""
+        return {"households": self.n_households,
+                "household_linkage_reidentified": self.reidentified,
+                "household_linkage_reidentified_percent": self.reidentified_percent,
+                "household_linkage_people": self.people_reidentified,
+                "household_linkage_people_percent": self.people_reidentified_percent,
+                "household_linkage_expected": self.expected_reidentified,
+                "household_linkage_expected_people": self.expected_people,
+                "household_composition_uniques": self.composition_uniques,
+                "household_composition_unique_percent": self.composition_unique_percent,
+                "household_composition_unique_people": self.composition_unique_people}
+
+
+def combine_household_risk(individual: np.ndarray, code: np.ndarray,
+                           n_households: int) -> np.ndarray:
+    """R_h = 1 − Π_{i∈h}(1 − r_i) per household from the individual risks ``individual`` and
+    each record's household ``code`` (integers below ``n_households``).
+
+    Computed as −expm1(Σ log1p(−r_i)), and never below the largest r_i of the household (which
+    it is in exact arithmetic; rounding must not make a member add nothing or less): exactly r_i
+    for a household of one and exactly 1 for a household with a member at r_i = 1."""
+    r = np.clip(np.asarray(individual, dtype=np.float64), 0.0, 1.0)
+    certain = r >= 1.0
+    logs = np.log1p(-np.where(certain, 0.0, r))
+    out = -np.expm1(np.bincount(code, weights=logs, minlength=n_households))
+    largest = np.zeros(n_households)
+    np.maximum.at(largest, code, r)
+    out = np.maximum(out, largest)
+    size = np.bincount(code, minlength=n_households)
+    out[size == 1] = largest[size == 1]
+    return out
+
+
+def household_risk(df: pd.DataFrame, qi: Sequence[str], household: str,
+                   weight: str | None = None, na: str = "wildcard",
+                   alpha: float = 1.0) -> HouseholdRisk:
+    """Household risk as sdcMicro defines it: R_h = 1 − Π_{i∈h}(1 − r_i) for every member.
+
+    r_i is the individual risk of :func:`~sdc_core.risk_profile` (f_k, F_k with ``weight``,
+    missing keys read by ``na`` and ``alpha``); R_h goes to every member of household h;
+    ``expected_reidentifications`` = Σ_i R_{h(i)} and ``risk_percent`` =
+    100 · Σ_i R_{h(i)} / n (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, one row per person.
+    qi : sequence of str
+        The quasi-identifier columns.
+    household : str
+        The household-id column (not a quasi-identifier; no blank ids).
+    weight : str, optional
+        A sampling-weight column.
+    na : {"wildcard", "category"}, default "wildcard"
+        The reading of a missing key, as in :func:`~sdc_core.risk_profile`.
+    alpha : float, default 1.0
+        The weight of a wildcard match, as in :func:`~sdc_core.risk_profile`.
+
+    Returns
+    -------
+    HouseholdRisk
+        The per-record household and individual risks and the totals.
+
+    Raises
+    ------
+    SdcInputError
+        When a column is unknown, the household column is a quasi-identifier or has blank ids,
+        the table has no records, or the weights or ``na``/``alpha`` are out of range.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import household_risk
+    >>> df = pd.DataFrame({"hh": ["a", "a", "b", "b", "c"], "sex": ["f", "m", "f", "m", "f"],
+    ...                    "age": [40, 40, 40, 40, 12]})
+    >>> hr = household_risk(df, ["sex", "age"], "hh")
+    >>> hr.individual.tolist()  # (f, 40) and (m, 40) twice each, (f, 12) once
+    [0.5, 0.5, 0.5, 0.5, 1.0]
+    >>> hr.risk.tolist()  # 1 − (1 − ½)(1 − ½) for the two couples
+    [0.75, 0.75, 0.75, 0.75, 1.0]
+    >>> hr.expected_reidentifications, hr.risk_percent
+    (4.0, 80.0)
+    """
+    if len(df) == 0:
+        raise SdcInputError("the table has no records")
+    code, n_households = household_codes(df, household, qi)
+    cs = class_sizes(df, qi, weight, na, alpha)
+    r = individual_risk(cs.fk, cs.Fk)
+    per_household = combine_household_risk(r, code, n_households)
+    risk = per_household[code]
+    total = float(risk.sum())
+    size = np.bincount(code, minlength=n_households)
+    return HouseholdRisk(household=household, n_records=len(df), n_households=n_households,
+                         expected_reidentifications=total, risk_percent=100.0 * total / len(df),
+                         expected_households=float(per_household.sum()),
+                         max_risk=float(per_household.max()), size_mean=len(df) / n_households,
+                         size_median=float(np.median(size)), size_max=int(size.max()),
+                         n_single=int(np.count_nonzero(size == 1)), risk=risk, individual=r,
+                         household_code=code)
+
+
+def record_keys(tables: Sequence[pd.DataFrame], qi: Sequence[str]) -> list[np.ndarray]:
+    """One integer per record for its tuple of key values, the same integer for the same tuple
+    in every table (a missing value is a value of its own)."""
+    sizes = [len(t) for t in tables]
+    codes, cards = [], []
+    for c in qi:
+        values = pd.concat([t[c] for t in tables], ignore_index=True)
+        code, uniq = pd.factorize(values, use_na_sentinel=False)
+        codes.append(code.astype(np.int64, copy=False))
+        cards.append(max(len(uniq), 1))
+    key, _ = combine_codes(codes, cards)
+    return np.split(key, np.cumsum(sizes)[:-1])
+
+
+def composition_labels(code: np.ndarray, n_households: int, key: np.ndarray) -> np.ndarray:
+    """A label per household, equal for two households exactly when they hold the same
+    multiset of record ``key`` values (so the same size): ``code`` is each record's household
+    (integers below ``n_households``, every one held by some record)."""
+    size = np.bincount(code, minlength=n_households)
+    order = np.lexsort((key, code))
+    sorted_code, sorted_key = code[order], key[order]
+    bound = int(key.max()) + 1 if len(key) else 1
+    labels = np.empty(n_households, dtype=np.int64)
+    offset = 0
+    for s in np.unique(size):
+        s = int(s)
+        members = size[sorted_code] == s
+        block = sorted_key[members].reshape(-1, s)
+        owners = sorted_code[members][::s]
+        row, _ = combine_codes([block[:, j] for j in range(s)], [bound] * s)
+        dense, count = densify(row)
+        labels[owners] = dense + offset
+        offset += count
+    return labels
+
+
+def composition_uniques(df: pd.DataFrame, qi: Sequence[str], household: str) -> int:
+    """The number of households unique by composition, the multiset of members' key tuples.
+
+    A household's composition is the multiset of its members' key tuples (and so its size); it
+    is unique when no other household has it. A missing key is a value of its own
+    (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, one row per person.
+    qi : sequence of str
+        The quasi-identifier columns.
+    household : str
+        The household-id column (not a quasi-identifier; no blank ids).
+
+    Returns
+    -------
+    int
+        The number of households whose composition is unique.
+
+    Raises
+    ------
+    SdcInputError
+        When a column is unknown, the household column is a quasi-identifier or has blank ids,
+        or no quasi-identifier is given.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import composition_uniques
+    >>> df = pd.DataFrame({"hh": [1, 1, 2, 2, 3, 3], "sex": ["f", "m", "m", "f", "f", "f"]})
+    >>> composition_uniques(df, ["sex"], "hh")  # households 1 and 2 are both {f, m}
+    1
+    """
+    cols = _check_keys(df, qi)
+    code, n_households = household_codes(df, household, cols)
+    (key,) = record_keys([df], cols)
+    labels = composition_labels(code, n_households, key)
+    return int(np.count_nonzero(np.bincount(labels)[labels] == 1))
+
+
+def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
+                      household: str) -> HouseholdLinkage:
+    """The household linkage attack: households re-identified by their composition.
+
+    The attacker knows every member's quasi-identifiers in ``original`` and matches the
+    multiset of them exactly against each released household's; M_h released households match
+    household h, and p_h = 1/M_h when the released h is one of them, else 0. Re-identified:
+    p_h = 1 (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The true values, one row per person.
+    released : pandas.DataFrame
+        The release: the same rows in the same order with the same household ids, key values
+        possibly changed or blank.
+    qi : sequence of str
+        The quasi-identifiers the attacker knows for every member.
+    household : str
+        The household-id column (not a quasi-identifier; no blank ids).
+
+    Returns
+    -------
+    HouseholdLinkage
+        The households and people re-identified, the expected ones, and the households unique
+        by composition in the original.
+
+    Raises
+    ------
+    SdcInputError
+        When a column is unknown in either table, the household column is a quasi-identifier or
+        has blank ids, the tables have no records, or the release does not keep the original's
+        rows and household ids.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core import household_linkage
+    >>> original = pd.DataFrame({"hh": [1, 1, 2, 2, 3], "sex": ["f", "m", "f", "m", "f"],
+    ...                          "age": [40, 40, 40, 12, 40]})
+    >>> attack = household_linkage(original, original, ["sex", "age"], "hh")
+    >>> attack.reidentified, attack.people_reidentified, attack.composition_uniques
+    (3, 5, 3)
+    >>> released = original.assign(age=[40, 40, 40, 40, 40])
+    >>> attack = household_linkage(original, released, ["sex", "age"], "hh")
+    >>> attack.reidentified, attack.people_reidentified, attack.expected_people
+    (1, 1, 2.0)
+    """
+    if len(original) == 0:
+        raise SdcInputError("the table has no records")
+    cols = _check_keys(original, qi)
+    code, n_households = household_codes(original, household, cols)
+    check_columns(released, [*cols, household], "released")
+    if len(released) != len(original):
+        raise SdcInputError(f"the release has {len(released)} records, the original "
+                            f"{len(original)}: the attack needs the same records in the same order")
+    household_codes(released, household, cols)  # no blank ids in the release either
+    both = pd.concat([original[household], released[household]], ignore_index=True)
+    joint = pd.factorize(both)[0]
+    if not np.array_equal(joint[: len(original)], joint[len(original):]):
+        raise SdcInputError(f"the release does not keep the original's household ids "
+                            f"('{household}') row by row: the attack needs the same households")
+    key_o, key_r = record_keys([original, released], cols)
+    labels = composition_labels(np.concatenate([code, code + n_households]), 2 * n_households,
+                                np.concatenate([key_o, key_r]))
+    lab_o, lab_r = labels[:n_households], labels[n_households:]
+    count_o = np.bincount(lab_o, minlength=len(labels))
+    count_r = np.bincount(lab_r, minlength=len(labels))
+    matches = count_r[lab_o]
+    p_link = np.where(lab_r == lab_o, 1.0 / np.maximum(matches, 1), 0.0)
+    size = np.bincount(code, minlength=n_households)
+    certain = p_link == 1.0
+    unique = count_o[lab_o] == 1
+    n, h = len(original), n_households
+    return HouseholdLinkage(
+        household=household, qi=tuple(cols), n_records=n, n_households=h,
+        reidentified=int(certain.sum()), reidentified_percent=100.0 * float(certain.sum()) / h,
+        people_reidentified=int(size[certain].sum()),
+        people_reidentified_percent=100.0 * float(size[certain].sum()) / n,
+        expected_reidentified=float(p_link.sum()), expected_people=float(size @ p_link),
+        composition_uniques=int(unique.sum()),
+        composition_unique_percent=100.0 * float(unique.sum()) / h,
+        composition_unique_people=int(size[unique].sum()), matches=matches, p_link=p_link)
+
+
+def _check_keys(df: pd.DataFrame, qi: Sequence[str]) -> list[str]:
+    cols = check_columns(df, qi, "quasi-identifier")
+    if not cols:
+        raise SdcInputError("at least one quasi-identifier is needed")
+    return cols

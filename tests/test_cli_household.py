@@ -1,0 +1,99 @@
+"""``risk --household COLUMN`` (docs/cli.md): the household figures of docs/measures.md,
+"Household risk", as the command line prints them, run as a real subprocess."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.risk import risk_profile
+from tests.cli_run import run
+from tests.conftest import DATA
+
+TESTDATA = DATA / "testdata.csv"
+QI = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+KEYS = ",".join(QI)
+
+
+def loop_household_risk(df, weight):
+    """Household risk per record by a loop over households (1 − Π(1 − r_i))."""
+    risk = risk_profile(df, QI, weight=weight).risk
+    product = {}
+    for h, r in zip(df["ori_hid"], risk, strict=True):
+        product[h] = product.get(h, 1.0) * (1.0 - r)
+    return np.array([1.0 - product[h] for h in df["ori_hid"]])
+
+
+def loop_composition_uniques(df):
+    members = {}
+    for row in df[["ori_hid", *QI]].itertuples(index=False):
+        members.setdefault(row[0], []).append(tuple(row[1:]))
+    comps = [tuple(sorted(m)) for m in members.values()]
+    return sum(1 for c in comps if comps.count(c) == 1), len(comps)
+
+
+@pytest.mark.parametrize("weight", ["sampling_weight", None])
+def test_risk_json_adds_the_household_figures(weight):
+    args = ["--weight", weight] if weight else []
+    out = run("risk", TESTDATA, "--qi", KEYS, "--household", "ori_hid", "--json", "--no-suda2",
+              *args)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    df = pd.read_csv(TESTDATA)
+    ref = loop_household_risk(df, weight)
+    uniques, households = loop_composition_uniques(df)
+    assert r["household"] == "ori_hid" and r["households"] == households == 1000
+    assert r["household_expected_reidentifications"] == pytest.approx(ref.sum(), rel=1e-12)
+    assert r["household_risk_pct"] == pytest.approx(100 * ref.sum() / len(df), rel=1e-12)
+    assert r["household_composition_uniques"] == uniques
+    assert r["household_composition_unique_percent"] == pytest.approx(100 * uniques / 1000)
+    assert r["n_records"] == len(df)  # the person-level figures are still there
+
+
+def test_risk_without_household_prints_no_household_figure():
+    out = run("risk", TESTDATA, "--qi", KEYS, "--json", "--no-suda2")
+    assert out.returncode == 0, out.stderr
+    assert not [key for key in json.loads(out.stdout) if key.startswith("household")]
+
+
+def test_risk_text_has_one_household_line_and_records_the_household_risk(tmp_path):
+    records = tmp_path / "records.csv"
+    out = run("risk", TESTDATA, "--qi", KEYS, "--weight", "sampling_weight", "--household",
+              "ori_hid", "--no-suda2", "--records", records)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if "household" in line]
+    df = pd.read_csv(TESTDATA)
+    ref = loop_household_risk(df, "sampling_weight")
+    assert len(lines) == 1
+    assert f"{100 * ref.sum() / len(df):.6f} %" in lines[0]
+    assert f"{loop_composition_uniques(df)[0]} unique by composition" in lines[0]
+    written = pd.read_csv(records)
+    assert list(written.columns) == ["fk", "Fk", "risk", "household_risk"]
+    np.testing.assert_allclose(written["household_risk"], ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("column, message", [
+    ("nope", "unknown household column(s): nope"),
+    ("sex", "the household column 'sex' is also a quasi-identifier"),
+])
+def test_a_bad_household_column_exits_2_with_one_line(column, message):
+    out = run("risk", TESTDATA, "--qi", KEYS, "--household", column, "--no-suda2")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1 and message in out.stderr
+    assert out.stderr.startswith("sdc_core: error: ")
+
+
+def test_a_blank_household_id_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "blank.csv"
+    pd.DataFrame({"hh": ["1", "1", "", "2"], "sex": [1, 2, 1, 2]}).to_csv(path, index=False)
+    out = run("risk", path, "--qi", "sex", "--household", "hh", "--no-suda2")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "household column 'hh' has 1 blank id" in out.stderr
+
+
+def test_household_on_another_engine_exits_2():
+    out = run("risk", TESTDATA, "--qi", KEYS, "--household", "ori_hid", "--engine", "duckdb")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "--household runs on the pandas engine only" in out.stderr
