@@ -56,6 +56,9 @@ class Roles:
     weight: str | None = None
     numeric: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    #: the household id (docs/measures.md, "Household risk"): records that share it are one
+    #: household; None: every record is a household of its own
+    household: str | None = None
 
     def problems(self) -> list[str]:
         """Contradictions a user should fix (a column in two exclusive roles)."""
@@ -66,6 +69,9 @@ class Roles:
                 out.append(f"{', '.join(both)}: tagged both {_LABEL[a]} and {_LABEL[b]}")
         if self.weight and self.weight in self.qi + self.sensitive:
             out.append(f"{self.weight}: the weight cannot also be a key or sensitive column")
+        if self.household and self.household in self.qi + self.sensitive + [self.weight]:
+            out.append(f"{self.household}: the household id cannot also be a key, sensitive "
+                       "column or the weight")
         return out
 
 
@@ -83,11 +89,19 @@ def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Rol
     """Identifiers are not released; numeric columns feed the utility measures; columns named
     like common demographics (age, sex, marital status, education, region, …:
     :func:`looks_like_key`) are suggested as quasi-identifiers, a numeric
-    column named like a weight (complete and positive, as a weight must be) as the weight."""
+    column named like a weight (complete and positive, as a weight must be) as the weight, and
+    a column named and shaped like a household id
+    (:func:`sdc_core.households.suggest_household`) as the household."""
+    from sdc_core.households import suggest_household
+
     kinds = kinds or infer_kinds(df)
-    ignore = [c for c, k in kinds.items() if k is Kind.IDENTIFIER]
-    qi = [c for c, k in kinds.items() if k is not Kind.IDENTIFIER and looks_like_key(c)]
+    household = suggest_household(df)
+    ignore = [c for c, k in kinds.items() if k is Kind.IDENTIFIER and c != household]
+    qi = [c for c, k in kinds.items()
+          if k is not Kind.IDENTIFIER and looks_like_key(c) and c != household]
     weights = [c for c, k in kinds.items() if k is Kind.NUMERIC and _WEIGHT_NAME.match(str(c))
                and df[c].notna().all() and (df[c] > 0).all()]
-    numeric = [c for c, k in kinds.items() if k is Kind.NUMERIC and c not in weights]
-    return Roles(qi=qi, numeric=numeric, ignore=ignore, weight=weights[0] if weights else None)
+    numeric = [c for c, k in kinds.items()
+               if k is Kind.NUMERIC and c not in weights and c != household]
+    return Roles(qi=qi, numeric=numeric, ignore=ignore, weight=weights[0] if weights else None,
+                 household=household)

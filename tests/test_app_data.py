@@ -136,3 +136,31 @@ def test_a_bad_pending_upload_is_reported_not_kept():
     assert at.status[0].label == "t\\.parquet was not loaded"
     assert at.session_state["upload_error"] and "pending_upload" not in at.session_state
     assert at.session_state["dataset"].is_example  # the previous data set stays
+
+
+def test_whole_households_open_with_their_household_id(at):
+    """The households example opens with its household id; the page says how many households
+    and which columns are constant within them; the sidebar names it; 'none' clears it."""
+    at.selectbox(key="example_pick").set_value("households")
+    next(b for b in at.button if b.label == "Load built-in data").click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="w_household").value == "hid"
+    assert at.session_state["roles"].household == "hid"
+    caption = next(plain(c.value) for c in at.caption if "households of" in c.value)
+    assert caption.startswith("1,200 households of 2.53 records on average in hid.")
+    assert ("Constant within every household (household-level): region, district, hsize, "
+            "htype, tenure, benefit, weight") in caption
+    assert "Household: hid" in plain(at.sidebar.markdown[1].value)
+    at.selectbox(key="w_household").set_value(None).run()
+    assert at.session_state["roles"].household is None
+    assert not any("households of" in c.value for c in at.caption)
+    assert "Household:" not in plain(at.sidebar.markdown[1].value)
+
+
+def test_a_household_id_that_is_also_a_key_is_flagged(at):
+    at.selectbox(key="w_household").set_value("age").run()
+    assert not at.exception
+    assert any("household id cannot also be" in w.value for w in at.warning)
+    at.selectbox(key="w_household").set_value("cd496").run()  # 797 blanks
+    assert not at.exception
+    assert any("'cd496' has 797 blank id(s)" in plain(w.value) for w in at.warning)

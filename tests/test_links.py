@@ -29,11 +29,14 @@ from ui.logic.session import RiskOptions
 COLUMNS = {key: example_columns(key) for key in EXAMPLES}
 #: Per built-in data set: numeric columns, and categorical ones with some of their levels.
 NUMERIC = {"actg175": ["age", "wtkg", "karnof", "cd40"],
-           "household": ["age", "household_size", "income", "weight"]}
+           "household": ["age", "household_size", "income", "weight"],
+           "households": ["age", "hsize", "income", "weight"]}
 LEVELS: dict[str, dict[str, list[Any]]] = {
     "actg175": {"race": [0, 1], "gender": [0, 1], "strat": [1, 2, 3], "symptom": [0, 1]},
     "household": {"region": ["Capital", "North Coast", "Islands", "Highlands"],
-                  "sex": ["female", "male"], "occupation": ["clerk", "craft", "retired"]}}
+                  "sex": ["female", "male"], "occupation": ["clerk", "craft", "retired"]},
+    "households": {"district": ["Old Town", "Bayview", "Grange"],
+                   "relation": ["head", "child"], "tenure": ["owner", "social"]}}
 RISK_KEYS = {"k", "na", "alpha", "lesson", "view"}
 WARNING = "The link names something that is not here: "
 
@@ -115,7 +118,8 @@ def roles_of(draw, key: str) -> Roles | None:
     some = hs.lists(hs.sampled_from(columns), unique=True, max_size=4)
     return draw(hs.none() | hs.builds(
         Roles, qi=some, sensitive=some, numeric=some, ignore=some,
-        weight=hs.none() | hs.sampled_from(NUMERIC[key]))
+        weight=hs.none() | hs.sampled_from(NUMERIC[key]),
+        household=hs.none() | hs.sampled_from(columns))
         | hs.just(EXAMPLES[key].roles))
 
 
@@ -228,8 +232,8 @@ UNREADABLE = "the recipe in the link cannot be read (is the link complete?)"
 BAD = {
     "unknown data set": (
         {"data": "census", "qi": "nope", "recipe": "garbage", "k": "3", "lesson": "coarsen"},
-        "there is no built-in data set 'census' (there are actg175, household); the default "
-        "data set is open, with its own roles and no method on",
+        "there is no built-in data set 'census' (there are actg175, household, households); the "
+        "default data set is open, with its own roles and no method on",
         LinkState(risk=RiskOptions(k=3), lesson="coarsen")),
     "a key the data set lacks": (
         {"data": "household", "qi": "region,pidnum", "k": "2"},

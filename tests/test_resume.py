@@ -180,6 +180,9 @@ def test_a_workspace_round_trip_holds_no_record():
     assert ws.tradeoffs == {"w_t_band_values": "5, 10", "w_t_target": "every_class"}
     assert workspace.difference(ws.data, "survey.csv", 40, "f00d") is None
     assert "survey.csv (40 records)" in workspace.difference(ws.data, "other.csv", 9, "beef")
+    assert '"household"' not in text  # no household: the file of a person table is as before
+    households = Roles(qi=["age"], household="sex")
+    assert workspace.read(survey_workspace(roles=households), SURVEY.columns).roles == households
 
 
 SURVEY_ANALYSES = {"confidence": 0.9, "analyses": [
@@ -199,6 +202,13 @@ def test_a_workspace_carries_the_benchmark_analyses():
     (survey_workspace(analyses={"analyses": []}), "'analyses' must be a non-empty list"),
     (survey_workspace(steps=[{"method": "drop", "columns": ["age"]}]), "no control"),
     (survey_workspace(risk=RiskOptions(k=0)), "risk.k"),
+    (survey_workspace(roles=Roles(qi=["age"], household="zip")), "does not have: zip"),
+    (survey_workspace(roles=Roles(qi=["age"], household="age")),
+     "household id cannot also be a key"),
+    (json.dumps({"workspace": 1, "roles": {"household": ["sex"]}}),
+     "household must be a column name or null"),
+    (json.dumps({"workspace": 1, "roles": {"household": "<img src=x onerror=alert(1)>"}}),
+     "does not have: <img"),
     ("{not json", "not JSON"),
     (json.dumps({"seed": 1, "steps": []}), "not a workspace file"),
     (json.dumps({"workspace": 1, "tradeoffs": {"protect": {}}}), "not a field"),

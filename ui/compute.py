@@ -21,6 +21,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from sdc_core.households import household_level_columns
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
 from sdc_core.risk.closeness import Closeness, closeness_report
@@ -122,6 +123,12 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
               alpha: float, _df: pd.DataFrame) -> pd.DataFrame:
     return workers.run_on(dataset_id, _df, key_subset_snapshots, list(qi), weight=weight, k=k,
                           na=na, alpha=alpha)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def household_level(dataset_id: str, household: str, _df: pd.DataFrame) -> list[str]:
+    """The columns constant within every household (docs/measures.md, "Household risk")."""
+    return household_level_columns(_df, household)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -4,8 +4,8 @@ data set, its roles, a recipe, the risk settings, a lesson and the view, e.g.
     http://host/lessons?data=household&qi=region,age,sex&recipe=eNqr…&k=3&lesson=coarsen
 
 - ``data``: a built-in data set (:mod:`sdc_core.examples`);
-- ``qi``, ``sensitive``, ``numeric``, ``ignore`` (comma-separated column names) and ``weight``:
-  only the roles that differ from the data set's own;
+- ``qi``, ``sensitive``, ``numeric``, ``ignore`` (comma-separated column names), ``weight`` and
+  ``household``: only the roles that differ from the data set's own;
 - ``recipe``: the Protect page's settings, the recipe ``{"seed", "steps"}`` as compact JSON,
   zlib-compressed, in URL-safe base64 without padding;
 - ``k``, ``na``, ``alpha``: the risk settings that differ from the defaults;
@@ -43,9 +43,11 @@ from ui.logic.protect import from_steps
 from ui.logic.session import RiskOptions
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).
-KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "recipe", "k", "na", "alpha",
-        "lesson", "view")
+KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "household", "recipe", "k",
+        "na", "alpha", "lesson", "view")
 _LISTS = ("qi", "sensitive", "numeric", "ignore")
+#: The roles held by one column (or none)
+_ONE = ("weight", "household")
 _MAX_RECIPE = 100_000  # bytes of recipe JSON a link may unpack to
 _OPENED = "link_opened"
 _PROBLEMS = "link_problems"
@@ -105,8 +107,9 @@ def to_query(link: LinkState) -> dict[str, str]:
             for name in _LISTS:
                 if getattr(link.roles, name) != getattr(own, name):
                     query[name] = ",".join(getattr(link.roles, name))
-            if link.roles.weight != own.weight:
-                query["weight"] = link.roles.weight or ""
+            for name in _ONE:
+                if getattr(link.roles, name) != getattr(own, name):
+                    query[name] = getattr(link.roles, name) or ""
         if link.steps:
             query["recipe"] = encode_recipe(link.steps, link.seed)
     default = RiskOptions()
@@ -148,18 +151,20 @@ def _risk(params: Mapping[str, str], problems: list[str]) -> RiskOptions:
 
 def _roles(params: Mapping[str, str], own: Roles, columns: Sequence[str],
            problems: list[str]) -> Roles | None:
-    if not any(name in params for name in (*_LISTS, "weight")):
+    if not any(name in params for name in (*_LISTS, *_ONE)):
         return None
     chosen = {name: [c for c in params[name].split(",") if c] if name in params
               else getattr(own, name) for name in _LISTS}
-    weight = (params["weight"] or None) if "weight" in params else own.weight
-    missing = [c for c in dict.fromkeys(sum(chosen.values(), []) + [weight] * bool(weight))
+    one = {name: (params[name] or None) if name in params else getattr(own, name)
+           for name in _ONE}
+    missing = [c for c in dict.fromkeys(sum(chosen.values(), []) + [c for c in one.values() if c])
                if c not in columns]
     if missing:
         problems.append(f"the data set has no column {', '.join(map(repr, missing))}; its own "
                         "roles are used")
         return None
-    return Roles(weight=weight, **chosen)
+    return Roles(qi=chosen["qi"], sensitive=chosen["sensitive"], numeric=chosen["numeric"],
+                 ignore=chosen["ignore"], weight=one["weight"], household=one["household"])
 
 
 def _steps(text: str, columns: Sequence[str],

@@ -38,7 +38,8 @@ def render_sidebar(lesson_data: str | None = None) -> None:
                            f"{source.seed}). Every page works on the sample; the Data page "
                            "gives the whole file's risk.")
         st.markdown(f"Quasi-identifiers: {md_list(r.qi)}  \nSensitive: {md_list(r.sensitive)}"
-                    f"  \nWeight: {md(r.weight) if r.weight else '—'}")
+                    f"  \nWeight: {md(r.weight) if r.weight else '—'}"
+                    + (f"  \nHousehold: {md(r.household)}" if r.household else ""))
         if st.user.get("is_logged_in", False):
             st.button(f"Sign out {st.user.get('email') or ''}".strip(),
                       on_click=guard.guarded(st.logout), icon=":material/logout:",

@@ -6,7 +6,8 @@ It is JSON (pure Python here; the Data and Export pages offer it):
 {"workspace": 1,
  "data": {"name": "survey.csv", "records": 1200, "columns": ["age", "sex", …],
           "fingerprint": "3f2a…"},
- "roles": {"qi": […], "sensitive": […], "weight": null, "numeric": […], "ignore": […]},
+ "roles": {"qi": […], "sensitive": […], "weight": null, "numeric": […], "ignore": […],
+           "household": null},
  "recipe": {"seed": 42, "steps": […]},
  "risk": {"k": 5, "na": "wildcard", "alpha": 1.0},
  "known": […],
@@ -75,7 +76,8 @@ def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, r
         "data": {"name": name, "records": int(records), "columns": [str(c) for c in columns],
                  "fingerprint": fingerprint},
         "roles": {"qi": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
-                  "numeric": roles.numeric, "ignore": roles.ignore},
+                  "numeric": roles.numeric, "ignore": roles.ignore,
+                  **({"household": roles.household} if roles.household else {})},
         "recipe": {"seed": int(seed), "steps": steps},
         "risk": {"k": risk.k, "na": risk.na, "alpha": risk.alpha},
         "known": list(known),
@@ -92,14 +94,16 @@ def _names(value: Any, what: str) -> list[str]:
 
 
 def _roles(data: Any) -> Roles:
-    if not isinstance(data, dict) or set(data) - {*_ROLE_LISTS, "weight"}:
-        raise SdcInputError("roles must be an object with qi, sensitive, weight, numeric and "
-                            "ignore")
-    weight = data.get("weight")
+    if not isinstance(data, dict) or set(data) - {*_ROLE_LISTS, "weight", "household"}:
+        raise SdcInputError("roles must be an object with qi, sensitive, weight, numeric, "
+                            "ignore and household")
+    weight, household = data.get("weight"), data.get("household")
     if weight is not None and not isinstance(weight, str):
         raise SdcInputError("the weight must be a column name or null")
-    roles = Roles(weight=weight, **{n: _names(data.get(n, []), f"roles.{n}")
-                                    for n in _ROLE_LISTS})
+    if household is not None and not isinstance(household, str):
+        raise SdcInputError("the household must be a column name or null")
+    roles = Roles(weight=weight, household=household,
+                  **{n: _names(data.get(n, []), f"roles.{n}") for n in _ROLE_LISTS})
     if problems := roles.problems():
         raise SdcInputError("; ".join(problems))
     return roles
@@ -235,7 +239,8 @@ def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
     settings = from_steps(recipe.steps, recipe.seed)
     known = _names(data.get("known", []), "known")
     named = [*roles.qi, *roles.sensitive, *roles.numeric, *roles.ignore,
-             *([roles.weight] if roles.weight else []), *known,
+             *([roles.weight] if roles.weight else []),
+             *([roles.household] if roles.household else []), *known,
              *(c for s in recipe.steps for c in ([s["column"]] if "column" in s
                                                  else s["columns"]))]
     analyses = None

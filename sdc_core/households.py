@@ -1,0 +1,107 @@
+"""Households in a table of persons (docs/measures.md, "Household risk"): the household id
+column, the columns constant within every household (household-level), and a suggestion of
+the household id from the table's structure.
+
+A column is **household-level** when every household holds a single value of it (a blank a
+value of its own), and it takes more than one value over the table: region, household size,
+tenure, a household weight. The household id itself is left out. A person id over the waves
+of a panel is the same kind of cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.errors import SdcInputError
+from sdc_core.keys import check_columns
+
+#: Names that usually hold a household (or family, dwelling, cluster) id, as whole words.
+_HOUSEHOLD_NAME = re.compile(
+    r"(^|_)(hid|hhid|hh_?id|hh_?no|hh_?num|hh_?nr|household(_?(id|no|num|nr|number|code))?|"
+    r"ori_?hid|fam_?id|family_?id|dwelling_?id|hhold)(_|$)")
+
+#: A suggested household id groups at least this share of the records with others.
+SHARED_SHARE = 0.3
+
+#: ... and its households have at most this many members on average.
+MAX_MEAN_SIZE = 20.0
+
+
+def household_codes(df: pd.DataFrame, household: str,
+                    qi: Sequence[str] = ()) -> tuple[np.ndarray, int]:
+    """Each row's household as an integer (order of first appearance) and the number of
+    households; an :class:`SdcInputError` when the column is absent, is a quasi-identifier or
+    has a blank id (missing, or text of spaces only: a record with no household would be a
+    household of its own by accident)."""
+    check_columns(df, [household], "household")
+    if household in list(qi):
+        raise SdcInputError(f"the household column '{household}' is also a quasi-identifier: "
+                            "choose a column that only says which records live together")
+    s = df[household]
+    code, uniq = pd.factorize(s, use_na_sentinel=True)
+    blank = code < 0
+    if s.dtype == object or isinstance(s.dtype, pd.StringDtype):
+        blank |= s.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
+    if blank.any():
+        raise SdcInputError(f"household column '{household}' has {int(blank.sum())} blank "
+                            "id(s): every record needs the id of its household")
+    return code.astype(np.int64, copy=False), len(uniq)
+
+
+def household_level_columns(df: pd.DataFrame, household: str) -> list[str]:
+    """The columns (other than ``household``) constant within every household and not constant
+    over the whole table, in the table's order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"hid": [1, 1, 2], "region": ["N", "N", "S"], "age": [40, 9, 70],
+    ...                    "country": ["X", "X", "X"]})
+    >>> household_level_columns(df, "hid")
+    ['region']
+    """
+    codes, _ = household_codes(df, household)
+    out = []
+    for c in df.columns:
+        if c == household:
+            continue
+        values, _ = pd.factorize(df[c], use_na_sentinel=False)
+        if len(values) == 0 or values.min() == values.max():
+            continue
+        first = np.full(codes.max() + 1, -1, dtype=np.int64)
+        first[codes[::-1]] = values[::-1]  # each household's value on its first record
+        if (first[codes] == values).all():
+            out.append(c)
+    return out
+
+
+def looks_like_household(df: pd.DataFrame, column: str) -> bool:
+    """Whether ``column`` has a household id's structure: no blanks, at least
+    :data:`SHARED_SHARE` of the records share their value with another record, at most
+    :data:`MAX_MEAN_SIZE` records a value on average, and some other column is constant within
+    every value (:func:`household_level_columns`)."""
+    s = df[column]
+    if len(s) < 2 or s.isna().any():
+        return False
+    sizes = s.value_counts(sort=False).to_numpy()
+    if len(sizes) == len(s) or len(s) / len(sizes) > MAX_MEAN_SIZE:
+        return False
+    if sizes[sizes > 1].sum() < SHARED_SHARE * len(s):
+        return False
+    return bool(household_level_columns(df, column))
+
+
+def suggest_household(df: pd.DataFrame) -> str | None:
+    """The first column named like a household id (``hid``, ``hh_id``, ``household``,
+    ``ori_hid``, ``famid``, …) with a household id's structure (:func:`looks_like_household`),
+    or None."""
+    from sdc_core.roles import name_words
+
+    for c in df.columns:
+        if _HOUSEHOLD_NAME.search(name_words(c)) and looks_like_household(df, c):
+            return str(c)
+    return None
