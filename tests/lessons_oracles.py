@@ -199,3 +199,24 @@ def analysis_settings() -> dict[str, dict[str, list[int]]]:
             kinds[kind].append(amount)
         out[method] = kinds
     return out
+
+
+# 8 · One household, five people -------------------------------------------------------------
+
+def household_oracle() -> tuple[float, np.ndarray]:
+    """The eighth lesson's household from the whole-households survey in plain pandas: of the
+    households of five whose members each have f_k ≥ 5 on district, sex and age group, the one
+    whose 1 − Π(1 − 1/f_k) most exceeds its largest 1/f_k; its risk and its members' r."""
+    from sdc_core.teaching_households import HOUSEHOLDS_PATH
+
+    df = read_table(HOUSEHOLDS_PATH)
+    r = 1.0 / class_sizes(df, ["district", "sex", "agegroup"])
+    best, best_gap, best_r = None, -1.0, np.array([])
+    for _, members in r.groupby(df["hid"]):
+        if len(members) != 5 or members.max() > 0.2:
+            continue
+        risk = 1.0 - float(np.prod(1.0 - members.to_numpy()))
+        if risk - members.max() > best_gap:
+            best, best_gap, best_r = risk, risk - members.max(), members.to_numpy()
+    assert best is not None
+    return best, best_r

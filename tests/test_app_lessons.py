@@ -14,6 +14,7 @@ from tests.lessons_oracles import (
     analysis_settings,
     best_coarsening_oracle,
     hidden_total_oracle,
+    household_oracle,
     most_unique_third,
     perturb_solutions,
     rr_fewest,
@@ -281,3 +282,19 @@ def test_the_sidebar_names_the_data_each_lesson_uses(data):
     at.switch_page("views/risk.py").run()  # the other pages name the session's data set
     assert not at.exception
     assert f"**{md(session)}**" in sidebar_text(at)
+
+
+def test_lesson_household():
+    risk, r = household_oracle()
+    at = lessons_page("household")
+    assert_not_met(at, "household")
+    shown = next(d.value for d in at.dataframe if "risk r = 1/f_k" in d.value.columns)
+    assert sorted(shown["risk r = 1/f_k"].round(12)) == sorted(r.round(12))
+    at.number_input(key="w_l_household_answer").set_value(round(float(r.max()), 3)).run()
+    assert_not_met(at, "household")
+    assert any("riskiest member alone" in i.value for i in at.info)
+    at.number_input(key="w_l_household_answer").set_value(round(float(r.sum()), 3) + 0.05).run()
+    assert_not_met(at, "household")
+    at.number_input(key="w_l_household_answer").set_value(round(risk, 3)).run()
+    assert_met(at, "household")
+    assert progress(at) == f"1 of {N} lessons done"

@@ -25,6 +25,7 @@ from tests.lessons_oracles import (
     coarsened_age,
     hidden_total_oracle,
     household,
+    household_oracle,
     most_unique_third,
     percent_unique_oracle,
     perturb_solutions,
@@ -270,3 +271,28 @@ def test_a_class_opening_coarsen_at_once_searches_once(monkeypatch):
         found = list(pool.map(lambda _: lessons.best_coarsening(), range(4)))
     assert len(set(found)) == 1
     assert len(calls) == len(lessons.WIDTHS) * len(lessons.TOPS)  # one search, not four
+
+
+def test_household_lesson_equals_the_oracle_and_names_the_mistakes():
+    risk, r = household_oracle()
+    members = lessons.one_household()
+    assert sorted(members["risk r = 1/f_k"]) == pytest.approx(sorted(r), abs=1e-12)
+    assert members["household risk R"].iloc[0] == pytest.approx(risk, abs=1e-12)
+    assert (members["records like them (f_k)"] == (1 / members["risk r = 1/f_k"]).round()).all()
+    assert risk > r.max() and risk < r.sum()  # more than any member, less than the sum
+    assert lessons.check_household(round(risk, 3)).met
+    assert not lessons.check_household(round(risk, 3) + 0.002).met
+    assert "riskiest member alone" in lessons.check_household(round(r.max(), 3)).message
+    assert "average" in lessons.check_household(round(r.mean(), 4)).message
+    assert "sum counts twice" in lessons.check_household(float(r.sum())).message
+    assert "Not yet" in lessons.check_household(None).message
+    # the figures the met message gives are the core's (docs/teaching.md quotes them)
+    message = lessons.check_household(risk).message
+    h = lessons.households_risk()
+    assert f"re-identify {float(h.individual.sum()):.0f} people one by one" in message
+    assert f"but {h.expected_reidentifications:.0f} people through their households" in message
+    assert "120 people expected re-identified one by one, 362 through their households, and " \
+           "443 of the 1,200 households" in (Path(__file__).resolve().parents[1] / "docs"
+                                       / "teaching.md").read_text(encoding="utf-8")
+    assert "re-identify 120 people" in message and "but 362 people" in message
+    assert "443 of the 1,200 households" in message

@@ -1,4 +1,4 @@
-"""Lessons page: seven short lessons, each with one task and a live check (``ui.logic.lessons``)."""
+"""Lessons page: eight short lessons, each with one task and a live check (``ui.logic.lessons``)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +18,7 @@ from ui.logic.text import md, number
 from ui.sidebar import render_sidebar
 
 st.title("Lessons")
-st.caption("Seven short lessons for a workshop. Each explains what is on the screen, sets one "
+st.caption("Eight short lessons for a workshop. Each explains what is on the screen, sets one "
            "task and says as soon as it is met, computed live by the same code as the other "
            "pages. Progress is kept for this session; each lesson can be reset.")
 
@@ -276,9 +276,28 @@ def deniability() -> None:
     st.dataframe(d.posterior.round(3), width="content")
 
 
+def one_household() -> None:
+    members = lessons.one_household()
+    st.markdown(
+        "People live in households, and households are released whole. An attacker who knows "
+        "a person's **district, sex and age group** finds them among the f_k records that share "
+        "them: their risk is r = 1/f_k. Below are the five members of one household; none is "
+        f"found among fewer than {int(members['records like them (f_k)'].min())} records. But "
+        "finding **any one** of them finds the household — and then every member, since the "
+        "release keeps them together under one household id.")
+    task("what is the chance that **at least one** of the five is re-identified, if each is "
+         "independently, with their own r? Enter it to three decimals.")
+    st.dataframe(members.drop(columns="household risk R"), hide_index=True, width="stretch",
+                 column_config={"risk r = 1/f_k": st.column_config.NumberColumn(format="%.4f")})
+    answer = control(st.number_input, "w_l_household_answer", None, "The household's risk",
+                     min_value=0.0, max_value=1.0, step=0.001, format="%.3f",
+                     placeholder="a number from 0 to 1")
+    verdict("household", lessons.check_household(answer))
+
+
 VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
          "randomized-response": randomized_response, "counts": counts, "analysis": analysis,
-         "deniability": deniability}
+         "deniability": deniability, "household": one_household}
 
 left, right = st.columns([1, 3], gap="large")
 with left:

@@ -20,6 +20,11 @@ is met, as plain functions on the core (no Streamlit; the page draws them).
    (shares 0.5/0.3/0.2) for which the local-DP ε is at most ln 10: no answer is more than ten
    times likelier than another to have given a released one (docs/measures.md, "Deniability:
    what perturbation buys").
+8. *One household, five people: who is at risk?* — in the whole-households survey, an attacker
+   who knows a person's district, sex and age group finds them among f_k records (r = 1/f_k);
+   the learner works out the risk that at least one member of a five-person household is
+   re-identified, 1 − Π(1 − r_i) (docs/measures.md, "Household risk"), and sees the table's
+   households re-identified beside its persons.
 
 The randomized response lab and these lessons read ε from the same function as the Protect page
 (:func:`sdc_core.risk.deniability.recipe_deniability` and what it composes:
@@ -47,6 +52,7 @@ from sdc_core.risk.deniability import (
     recipe_deniability,
     step_matrix,
 )
+from sdc_core.risk.household import HouseholdRisk, composition_uniques, household_risk
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.tables import PublishedQuestion, naive_publication, pet_survey, response_table
 from sdc_core.utility import il1
@@ -92,6 +98,9 @@ LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
            example("actg175").name),
     Lesson("deniability", "Deniability: what α buys",
            "what random relabeling lets a respondent deny, and what it costs", ANSWER_DATA),
+    Lesson("household", "One household, five people: who is at risk?",
+           "why a household is at more risk than any of its members",
+           example("households").name),
 )}
 
 
@@ -471,3 +480,77 @@ def coin_deniability(answers: pd.Series, keep_probability: float) -> Deniability
     pi, blanks = prior(column)
     return deniability(step_matrix(step, column), pi, column="answer",
                        method="randomized_response", n_blank=blanks)
+
+
+# 8 · One household, five people -----------------------------------------------------------------
+
+HOUSEHOLD_KEYS = ["district", "sex", "agegroup"]  # what the attacker knows of each person
+HOUSEHOLD_ID = "hid"
+HOUSEHOLD_SIZE = 5
+#: The lesson's household: of the households of five whose members are each found among at
+#: least five records (r ≤ 0.2), the one whose risk most exceeds its riskiest member's.
+HOUSEHOLD_MAX_MEMBER_RISK = 0.2
+#: An answer within this of the household's risk (shown to three decimals) is right.
+HOUSEHOLD_TOLERANCE = 0.0005
+
+
+@cache
+def households() -> pd.DataFrame:
+    """The whole-households survey the eighth lesson uses (read once; never changed)."""
+    return read_table(example("households").path)
+
+
+@cache
+def households_risk() -> HouseholdRisk:
+    """Household risk of the survey by the lesson's keys, without weights (r = 1/f_k)."""
+    return household_risk(households(), HOUSEHOLD_KEYS, HOUSEHOLD_ID)
+
+
+@cache
+def one_household() -> pd.DataFrame:
+    """The lesson's household (see :data:`HOUSEHOLD_MAX_MEMBER_RISK`): its members with their
+    keys, f_k, r = 1/f_k and the household's risk R."""
+    df, h = households(), households_risk()
+    d = df.assign(r=h.individual, R=h.risk)
+    per = d.groupby(HOUSEHOLD_ID).agg(n=("r", "size"), top=("r", "max"), R=("R", "first"))
+    pick = per[(per["n"] == HOUSEHOLD_SIZE) & (per["top"] <= HOUSEHOLD_MAX_MEMBER_RISK)]
+    chosen = (pick["R"] - pick["top"]).idxmax()
+    members = d[d[HOUSEHOLD_ID] == chosen]
+    return pd.DataFrame({"relation": members["relation"], "age": members["age"],
+                         **{c: members[c] for c in HOUSEHOLD_KEYS},
+                         "records like them (f_k)": (1 / members["r"]).round().astype(int),
+                         "risk r = 1/f_k": members["r"], "household risk R": members["R"]}
+                        ).reset_index(drop=True)
+
+
+def check_household(answer: float | None) -> Check:
+    """Met when ``answer`` is the household's risk 1 − Π(1 − r_i) within
+    :data:`HOUSEHOLD_TOLERANCE`; a wrong answer that is a common mistake says which."""
+    members = one_household()
+    r = members["risk r = 1/f_k"].to_numpy()
+    R = float(members["household risk R"].iloc[0])
+    if answer is None:
+        return Check(False, "Not yet: enter the household's risk, a number from 0 to 1.")
+    if abs(answer - R) <= HOUSEHOLD_TOLERANCE:
+        h = households_risk()
+        unique = composition_uniques(households(), HOUSEHOLD_KEYS, HOUSEHOLD_ID)
+        return Check(True, f"Right: R = 1 − Π(1 − r_i) = {R:.3f}, {R / r.max():.1f} times the "
+                     f"riskiest member's {r.max():.3f}. Over the whole file the attacker "
+                     f"expects to re-identify {float(h.individual.sum()):.0f} people one by "
+                     f"one, but {h.expected_reidentifications:.0f} people through their "
+                     f"households; and {unique:,} of the {h.n_households:,} households are "
+                     "the only one with their members' district, sex and age groups: knowing "
+                     "who lives together finds them at once.")
+    mistakes = [(float(r.max()), "that is the riskiest member alone: the household is found "
+                 "when any member is"),
+                (float(r.sum()), "the sum counts twice the cases where two members are found "
+                 "(and can pass 1): take the chance that nobody is found, Π(1 − r_i), from 1"),
+                (float(r.mean()), "that is the members' average: the household is found when "
+                 "any member is"),
+                (float(r.prod()), "that is the chance that every member is found: the "
+                 "household is found when any member is")]
+    for value, why in mistakes:
+        if abs(answer - value) <= HOUSEHOLD_TOLERANCE:
+            return Check(False, f"Not yet: {answer:.3f} — {why}.")
+    return Check(False, f"Not yet: {answer:.3f} is not the chance that at least one of the "
+                 "five is re-identified, each independently with their own r.")
