@@ -10,8 +10,9 @@
 ```
 
 Step i draws its randomness from streams keyed by (seed, i, draw, record id) (:mod:`sdc_core.rng`);
-the record id is the row position unless ``record_id`` names an id column. A recipe also records
-the library version and the SHA-256 fingerprint of the table it was made on
+the record id is the row position unless ``record_id`` names an id column. ``household`` names
+the household id column, for the steps that work on households (record swapping). A recipe also
+records the library version and the SHA-256 fingerprint of the table it was made on
 (:func:`fingerprint`); applying it to a different table gives a warning. Unknown keys, unknown
 methods, wrong types and out-of-range values are errors naming the step.
 """
@@ -37,8 +38,8 @@ from sdc_core.methods.common import TableResult
 from sdc_core.version import __version__
 
 RECIPE_VERSION = 1
-_TOP_KEYS = {"version", "seed", "steps", "record_id", "sdc_core_version", "input_fingerprint",
-             "description"}
+_TOP_KEYS = {"version", "seed", "steps", "record_id", "household", "sdc_core_version",
+             "input_fingerprint", "description"}
 
 
 
@@ -73,6 +74,8 @@ class Recipe:
         A line on what it is for.
     version : int, default 1
         The recipe format's version.
+    household : str, optional
+        The household id column, for the steps that work on households (record swapping).
 
     Examples
     --------
@@ -94,14 +97,18 @@ class Recipe:
     input_fingerprint: str | None = None
     description: str | None = None
     version: int = RECIPE_VERSION
+    household: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The recipe as the JSON object a file holds (:func:`parse_recipe` reads it back)."""
+        """The recipe as the JSON object a file holds (:func:`parse_recipe` reads it back); a
+        step's implied ``columns`` (record swapping's) are left out."""
         out: dict[str, Any] = {"version": self.version, "seed": self.seed}
         if self.description:
             out["description"] = self.description
         out["record_id"] = self.record_id
-        out["steps"] = self.steps
+        if self.household is not None:
+            out["household"] = self.household
+        out["steps"] = [_file_step(s) for s in self.steps]
         out["sdc_core_version"] = self.sdc_core_version
         out["input_fingerprint"] = self.input_fingerprint
         return out
@@ -157,7 +164,8 @@ def fingerprint(df: pd.DataFrame) -> str:
 
 
 def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None = None,
-                record_id: str | None = None, description: str | None = None) -> Recipe:
+                record_id: str | None = None, description: str | None = None,
+                household: str | None = None) -> Recipe:
     """A validated recipe, fingerprinted with the table it is made on.
 
     :func:`apply_recipe` warns when the recipe is applied to a table with another fingerprint
@@ -175,6 +183,8 @@ def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None 
         A unique, complete id column that keys the random draws (default: the row position).
     description : str, optional
         A line on what the recipe is for.
+    household : str, optional
+        The household id column (needed by record swapping steps).
 
     Returns
     -------
@@ -198,7 +208,7 @@ def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None 
     """
     recipe = Recipe(seed=seed, steps=[dict(s) for s in steps], record_id=record_id,
                     input_fingerprint=fingerprint(df) if df is not None else None,
-                    description=description)
+                    description=description, household=household)
     return parse_recipe(recipe.to_dict())
 
 
@@ -223,6 +233,9 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
     where = f"step {i + 1} ({method})"
     spec = METHODS[method]
     required, optional = spec.required, spec.optional
+    implied = spec.extra.get("implied_columns")
+    if implied:  # the columns a step changes are some of its parameters' columns
+        required, optional = required - {"columns"}, optional | {"columns"}
     keys = set(step) - {"method"}
     unknown = sorted(keys - required - optional)
     if unknown:
@@ -236,10 +249,32 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
             kind, choices = ("text" if key == "column" else "columns"), ()
         else:
             kind, choices = spec.param(key).type, spec.param(key).choices
-        message = _type_error(kind, value, choices)
+        empty_ok = value == [] and key in spec.extra.get("may_be_empty", ())
+        message = None if empty_ok else _type_error(kind, value, choices)
         if message:
             raise SdcInputError(f"{where}: {key} {message}")
-    return dict(step)
+    if not implied:
+        return dict(step)
+    columns = _implied_columns(step, spec)
+    if "columns" in step and step["columns"] != columns:
+        raise SdcInputError(f"{where}: its columns are its {' and '.join(implied)} "
+                            f"({', '.join(columns)}); leave columns out")
+    return {**step, "columns": columns}
+
+
+def _implied_columns(step: dict[str, Any], spec: Method) -> list[str]:
+    """The columns a step changes when its method implies them from its parameters (record
+    swapping: its hierarchy, then its carry_along columns)."""
+    names = spec.extra.get("implied_columns", ())
+    return list(dict.fromkeys(c for name in names for c in step.get(name) or []))
+
+
+def _file_step(step: dict[str, Any]) -> dict[str, Any]:
+    """A step as a recipe file holds it: without the ``columns`` its method implies."""
+    spec = METHODS.get(step.get("method", ""))
+    if spec is None or not spec.extra.get("implied_columns"):
+        return step
+    return {k: v for k, v in step.items() if k != "columns"}
 
 
 def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
@@ -263,6 +298,11 @@ def _type_error(kind: str, value: Any, choices: tuple[Any, ...]) -> str | None:
         return "must be a list of at least 2 values"
     if kind in ("object", "merge") and not isinstance(value, dict):
         return "must be an object"
+    if kind == "column_lists" and (
+            not isinstance(value, list) or not value
+            or not all(isinstance(v, list) and v and all(isinstance(c, str) for c in v)
+                       for v in value)):
+        return "must be a non-empty list of non-empty lists of column names"
     return None
 
 
@@ -271,7 +311,8 @@ def parse_recipe(data: Any) -> Recipe:
 
     A recipe is a ``seed`` and a list of ``steps`` (dicts with a ``method``, its column and its
     parameters; ``docs/methods.md`` lists every method), and optionally the ``record_id`` column
-    that keys the random draws, the library version, the input fingerprint and a description.
+    that keys the random draws, the ``household`` column (which record swapping needs), the
+    library version, the input fingerprint and a description.
 
     Parameters
     ----------
@@ -322,8 +363,15 @@ def parse_recipe(data: Any) -> Recipe:
     record_id = data.get("record_id")
     if record_id is not None and not isinstance(record_id, str):
         raise SdcInputError("recipe: record_id must be a column name or null")
-    return Recipe(seed=seed, steps=[check_step(i, s) for i, s in enumerate(steps)],
-                  record_id=record_id,
+    household = data.get("household")
+    if household is not None and not isinstance(household, str):
+        raise SdcInputError("recipe: household must be a column name or null")
+    checked = [check_step(i, s) for i, s in enumerate(steps)]
+    for i, step in enumerate(checked):
+        if household is None and METHODS[step["method"]].extra.get("household"):
+            raise SdcInputError(f"step {i + 1} ({step['method']}): needs the household column: "
+                                'set the recipe\'s top-level "household" to it')
+    return Recipe(seed=seed, steps=checked, record_id=record_id, household=household,
                   sdc_core_version=str(data.get("sdc_core_version", __version__)),
                   input_fingerprint=data.get("input_fingerprint"),
                   description=data.get("description"))
@@ -406,12 +454,17 @@ class StepOutput:
 
 
 def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-             rid: np.ndarray | None) -> StepOutput:
+             rid: np.ndarray | None, household: str | None = None) -> StepOutput:
     """Run one validated step on ``df`` (not changed): its method's declared ``run`` on the
-    column, or on the table and the columns; random methods get (seed, index, rid)."""
+    column, or on the table and the columns; random methods get (seed, index, rid), methods
+    on households the ``household`` column's name."""
     spec = METHODS[step["method"]]
     where = f"step {index + 1} ({step['method']})"
-    cols = [step["column"]] if spec.target == "column" else list(step["columns"])
+    if spec.extra.get("household") and household is None:
+        raise SdcInputError(f"{where}: needs the household column: set the recipe's "
+                            'top-level "household" to it')
+    cols = [step["column"]] if spec.target == "column" else \
+        _implied_columns(step, spec) if spec.extra.get("implied_columns") else list(step["columns"])
     unknown = [c for c in cols if c not in df.columns]
     if unknown:
         raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
@@ -419,6 +472,8 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
     if spec.random:
         args |= {"seed": seed, "step": index, "rid": rid}
+    if spec.extra.get("household"):
+        args["household"] = household
     if spec.columns in ("numeric", "numeric_keys"):  # band labels of an earlier step: numbers
         given = {c: df[c] for c in cols}
         back = {c: v for c, s in given.items() if (v := read_bands(s)) is not s}
@@ -472,9 +527,9 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     Raises
     ------
     SdcInputError
-        When the ``record_id`` column is not in the table or is not unique and complete, or a
-        step cannot run on the table (an unknown column, a value it cannot take); the message
-        names the step.
+        When the ``record_id`` column is not in the table or is not unique and complete, the
+        ``household`` column is not in the table, or a step cannot run on the table (an unknown
+        column, a value it cannot take); the message names the step.
 
     Examples
     --------
@@ -507,10 +562,12 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
         rid = rng.ids_from_column(ids.to_numpy())
     else:
         rid = rng.record_ids(len(df))
+    if recipe.household is not None and recipe.household not in df.columns:
+        raise SdcInputError(f"recipe: household column '{recipe.household}' is not in the data")
     out = df
     reports, matrices = [], {}
     for i, step in enumerate(recipe.steps):
-        done = run_step(out, step, recipe.seed, i, rid)
+        done = run_step(out, step, recipe.seed, i, rid, recipe.household)
         out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),

@@ -216,6 +216,7 @@ class SweepContext:
         # the steps read only their own columns: the table is cut to them (the same draws)
         touched = list(dict.fromkeys(c for s in recipe.steps for c in (
             [s["column"]] if "column" in s else s.get("columns", []))))
+        touched += [recipe.household] if recipe.household else []  # record swapping's
         for d in recipe_deniability(recipe, self.df[touched], matrices=matrices):
             out |= {f"epsilon: {d.column}": d.epsilon,
                     f"guess_accuracy: {d.column}": d.guess_accuracy}

@@ -34,6 +34,7 @@ CATEGORY_STEPS = ("pram", "relabel", "recode", "randomized_response")
 #: Steps that need the whole table in memory; the engines refuse them with this reason.
 PANDAS_ONLY = {
     "local_suppression": "it suppresses record by record, each choice depending on the last",
+    "record_swap": "it pairs households across the whole table",
 }
 
 

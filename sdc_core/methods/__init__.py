@@ -5,6 +5,7 @@
 - :mod:`~sdc_core.methods.pram` — PRAM: flip, invariant, user matrix
 - :mod:`~sdc_core.methods.relabel` — random relabeling from the empirical distribution
 - :mod:`~sdc_core.methods.rank_swap` — rank swapping inside seeded rank blocks
+- :mod:`~sdc_core.methods.record_swap` — targeted record swapping of households between areas
 - :mod:`~sdc_core.methods.randomized_response` — randomized response and its estimator
 - :mod:`~sdc_core.methods.suppression` — local suppression to reach k-anonymity
 - :mod:`~sdc_core.methods.drop` — columns left out of the release
@@ -26,13 +27,14 @@ from sdc_core.methods.randomized_response import (
            randomized_response,
 )
 from sdc_core.methods.rank_swap import rank_swap
+from sdc_core.methods.record_swap import record_swap
 from sdc_core.methods.relabel import relabel
 from sdc_core.methods.spec import Method, Param, Release
 from sdc_core.methods.suppression import SuppressionResult, local_suppression
 
 __all__ = ["Method", "MethodResult", "Param", "Release", "SuppressionResult", "band", "epsilon",
            "estimate_shares", "local_suppression", "pram", "randomized_response", "rank_swap",
-           "relabel",
+           "record_swap", "relabel",
            "registry", "top_bottom_code"]
 
 

@@ -36,11 +36,12 @@ class Release(Enum):
 
 
 #: Parameter types: a real number, a whole number, text, one of ``choices``, true/false,
-#: a list of column names, a list of values, an object (mapping), and a merge of the step's
-#: column's levels ``{label: [level, …]}``: the Protect page offers a merge per column as an
-#: alternative to ``main`` (a step made there holds one or the other).
+#: a list of column names, a list of values, an object (mapping), a merge of the step's
+#: column's levels ``{label: [level, …]}`` (the Protect page offers a merge per column as an
+#: alternative to ``main``: a step made there holds one or the other), and a list of lists of
+#: column names (record swapping's donor profiles).
 PARAM_TYPES = ("number", "whole", "text", "choice", "bool", "columns", "list", "object",
-               "merge")
+               "merge", "column_lists")
 
 #: Which columns a method takes: the numeric quasi-identifiers that are not category codes,
 #: the categorical columns, any numeric column, or the quasi-identifiers themselves.

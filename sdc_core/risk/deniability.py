@@ -355,10 +355,11 @@ def _pairs_matrix(before: pd.Series, after: pd.Series) -> pd.DataFrame:
 
 
 def _step_output(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-                 rid: np.ndarray | None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+                 rid: np.ndarray | None, household: str | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The table after the step (as ``apply_recipe`` builds it: the new values restored to the
     original columns' kinds) and the step's own transition matrix (PRAM-like steps)."""
-    done = run_step(df, step, seed, index, rid)
+    done = run_step(df, step, seed, index, rid, household)
     if done.dropped:
         return df.drop(columns=done.dropped), None
     out = df.copy()
@@ -498,7 +499,7 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         cols = [c for c in _columns(step) if c in methods]
         modelled = spec.target == "column" and spec.release in MODELLED and bool(cols)
         before = current[cols[0]] if modelled else None
-        current, own = _step_output(current, step, recipe.seed, i, rid)
+        current, own = _step_output(current, step, recipe.seed, i, rid, recipe.household)
         for c in cols:
             if spec.release is Release.DROP:
                 methods.pop(c)

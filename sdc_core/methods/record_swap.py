@@ -1,0 +1,403 @@
+"""Targeted record swapping of households between areas (sdcMicro's ``recordSwap``).
+
+The units are households (the recipe's ``household`` column); the geography is a ``hierarchy``
+of columns, coarsest first (region > district). Level l is the area given by the values of
+hierarchy[0..l]. With L levels and H households (docs/methods.md, "Targeted record swapping"):
+
+1. **Risk.** At level l each record counts the records of its area at that level that share its
+   ``risk_variables`` values, c_l(i) = |{j : area_l(j) = area_l(i), x_j = x_i}|. A household is
+   risky at level l when some member has c_l(i) < k (k = 0: no household is risky). An area at
+   a finer level lies inside one at a coarser level, so c_l falls as l grows and a household
+   risky at level l is risky at every finer one: it is swapped at the *coarsest* level where it
+   is risky (with a donor outside its area there, so it leaves every finer area too).
+2. **Targeted swaps**, level by level from the coarsest: each risky household not swapped yet
+   gets a donor drawn at random among the households not swapped yet that lie outside its area
+   at that level and share its values of a profile of ``similar`` (household values: those of
+   its first record). The searches go in order: ``similar[0]``, ``similar[1]``, … among the
+   households inside its area one level up (at the coarsest level there is none), then
+   ``similar[0]``, ``similar[1]``, … anywhere outside its area; the first search with a
+   candidate gives the donor. A risky household may be another's donor. A household for which
+   no search finds a donor is tried again at the next finer level (it then leaves a smaller
+   area only); one with no donor at any level stays as it is.
+3. **Random swaps.** T = ⌊swap_rate · H + ½⌋ households should have another household's
+   geography. When the targeted swaps give S < T, ⌈(T − S)/2⌉ more pairs are made: households
+   not swapped yet are sampled at the finest level, spread over its areas (each area's share of
+   the sample is its share of the households), and each gets a donor as in 2, from another area
+   at the finest level (never another sampled household), until the pairs are made or no donor
+   is left. So S ends at T or T + 1 (a swap moves two households) whenever donors can be found.
+4. **The exchange.** A household and its donor exchange their full hierarchy and their
+   ``carry_along`` values: every member of each gets the other's first record's values. Each
+   household is swapped at most once.
+
+Draws are keyed through :mod:`sdc_core.rng` by (seed, step, draw, household key), the household
+key being the household id (an integer as it is, anything else hashed), and every order used is
+one of values and keys, never of rows: the same seed swaps the same households whatever the row
+order (the hierarchy must be the same for every member of a household; the ``similar`` and
+``carry_along`` values are the first record's, so they should be household columns too). The
+donor matching is vectorised: in each round every recipient proposes one donor drawn
+uniformly among its candidates, and a proposal is accepted when its random priority is the
+smallest of all proposals touching either household (the smallest one always is, so each round
+makes at least one pair); the others propose again, up to :data:`MAX_ROUNDS` rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.checks import shown
+from sdc_core.errors import SdcInputError
+from sdc_core.methods.common import TableResult
+from sdc_core.methods.spec import Method, Param, Release
+
+#: Proposal rounds of one matching stage (each makes at least one pair while any is possible).
+MAX_ROUNDS = 100
+#: Samples of the random phase (each makes at least one pair or gives up on its sample).
+MAX_FILLS = 64
+#: The most similarity profiles a step may list.
+MAX_PROFILES = 100
+PHASE_RISK, PHASE_RANDOM, PHASE_SAMPLE = 1, 2, 3
+
+
+def _draw(phase: int, level: int, stage: int, fill: int, number: int) -> int:
+    """A distinct draw number for each (phase, level, stage, sample, round draw)."""
+    return (phase << 48) | (level << 40) | (stage << 32) | (fill << 20) | number
+
+
+def _column_list(name: str, value: Any, df: pd.DataFrame, empty: bool = False) -> list[str]:
+    """``value`` as a list of distinct column names of ``df``, or an error naming ``name``."""
+    if value is None and empty:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value) \
+            or (not value and not empty):
+        what = "a list of column names" if empty else "a non-empty list of column names"
+        raise SdcInputError(f"record swapping: {name} must be {what}, not {shown(value)}")
+    missing = [c for c in value if c not in df.columns]
+    if missing:
+        raise SdcInputError(f"record swapping: {name} names column(s) not in the data: "
+                            f"{', '.join(missing)}")
+    if len(set(value)) < len(value):
+        raise SdcInputError(f"record swapping: {name} names a column twice")
+    return list(value)
+
+
+def _codes(s: pd.Series) -> np.ndarray:
+    """Codes 0..m−1 of the values of ``s`` in sorted order (a blank is a value of its own)."""
+    try:
+        codes = pd.factorize(s, sort=True, use_na_sentinel=False)[0]
+    except TypeError:  # values of several types that do not sort together
+        codes = pd.factorize(s.astype(str), sort=True, use_na_sentinel=False)[0]
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Codes of the pairs (a, b), in the sorted order of the pairs."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    key = a.astype(np.int64) * (int(b.max()) + 1) + b
+    return np.asarray(pd.factorize(key, sort=True)[0], dtype=np.int64)
+
+
+def _check_params(df: pd.DataFrame, hierarchy: Any, similar: Any, swap_rate: Any, k: Any,
+                  risk_variables: Any, carry_along: Any, household: Any
+                  ) -> tuple[list[str], list[list[str]], float, int, list[str], list[str]]:
+    if household is None:
+        raise SdcInputError('record swapping needs the household column: set the recipe\'s '
+                            'top-level "household" to the column of household ids')
+    if not isinstance(household, str) or household not in df.columns:
+        raise SdcInputError(f"record swapping: household column {shown(household)} is not in "
+                            "the data")
+    levels = _column_list("hierarchy", hierarchy, df)
+    if not isinstance(similar, list | tuple) or not similar:
+        raise SdcInputError("record swapping: similar must be a non-empty list of lists of "
+                            f"column names (the donor profiles, e.g. [[\"hsize\"]]), not "
+                            f"{shown(similar)}")
+    if len(similar) > MAX_PROFILES:
+        raise SdcInputError(f"record swapping: similar lists at most {MAX_PROFILES} profiles")
+    profiles = [_column_list(f"similar[{j}]", p, df) for j, p in enumerate(similar)]
+    if isinstance(swap_rate, bool) or not isinstance(swap_rate, int | float) \
+            or not 0.0 <= float(swap_rate) <= 1.0:
+        raise SdcInputError(f"record swapping: swap_rate must be a number in [0, 1], not "
+                            f"{shown(swap_rate)}")
+    if isinstance(k, bool) or not isinstance(k, int | float) or not float(k).is_integer() \
+            or k < 0:
+        raise SdcInputError(f"record swapping: k must be a whole number ≥ 0 (0: no risk rule), "
+                            f"not {shown(k)}")
+    risky = _column_list("risk_variables", risk_variables, df, empty=True)
+    carry = _column_list("carry_along", carry_along, df, empty=True)
+    clash = [c for c in carry if c in levels]
+    if clash:
+        raise SdcInputError(f"record swapping: carry_along column(s) {', '.join(clash)} are "
+                            "in the hierarchy already")
+    if household in levels + carry:
+        raise SdcInputError(f"record swapping: the household column '{household}' cannot be "
+                            "swapped itself")
+    return levels, profiles, float(swap_rate), int(k), risky, carry
+
+
+def _match(recipients: np.ndarray, pool: np.ndarray, used: np.ndarray, area: np.ndarray,
+           group: np.ndarray, hkey: np.ndarray, seed: int, step: int, draw: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Pair each household of ``recipients`` (not ``used``) with a donor of the ``pool`` (not
+    ``used``) of the same ``group`` and another ``area``, at random (module docstring); marks
+    both households of each pair ``used`` and returns (recipients, donors) of the pairs."""
+    made_r: list[np.ndarray] = []
+    made_d: list[np.ndarray] = []
+    span = int(area.max()) + 1 if len(area) else 1
+    cell = group * span + area                      # (group, area) in one sortable key
+    best = np.empty(len(used), dtype=np.int64)
+    for rnd in range(MAX_ROUNDS):
+        r = recipients[~used[recipients]]
+        p = np.flatnonzero(pool & ~used)
+        if not len(r) or not len(p):
+            break
+        ps = p[np.lexsort((hkey[p], cell[p]))]      # by (group, area), then household key
+        cells = cell[ps]
+        lo = np.searchsorted(cells, group[r] * span, side="left")
+        hi = np.searchsorted(cells, (group[r] + 1) * span, side="left")
+        alo = np.searchsorted(cells, cell[r], side="left")
+        ahi = np.searchsorted(cells, cell[r], side="right")
+        m = (hi - lo) - (ahi - alo)                 # candidates outside the own area
+        some = m > 0
+        r, lo, alo, ahi, m = r[some], lo[some], alo[some], ahi[some], m[some]
+        if not len(r):
+            break
+        u = rng.uniform(hkey[r], rng.key(seed, step, draw + 2 * rnd))
+        j = np.minimum((u * m).astype(np.int64), m - 1)
+        at = lo + j
+        at = np.where(at >= alo, at + (ahi - alo), at)
+        d = ps[at]
+        prio = rng.u64(hkey[r], rng.key(seed, step, draw + 2 * rnd + 1))
+        rank = np.empty(len(r), dtype=np.int64)
+        rank[np.lexsort((r, prio))] = np.arange(len(r))
+        best[d] = len(r)
+        best[r] = rank
+        np.minimum.at(best, d, rank)
+        ok = (best[r] == rank) & (best[d] == rank)
+        used[r[ok]] = True
+        used[d[ok]] = True
+        made_r.append(r[ok])
+        made_d.append(d[ok])
+    if not made_r:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(made_r), np.concatenate(made_d)
+
+
+def _stages(level: int, areas: list[np.ndarray], profiles: list[np.ndarray]
+            ) -> list[tuple[bool, int, np.ndarray]]:
+    """The donor searches of one level in order: (outside the area one level up, profile
+    index, group codes): every profile inside the area one level up, then every profile
+    anywhere."""
+    out = []
+    if level > 0:
+        out += [(False, j, _pair(areas[level - 1], prof)) for j, prof in enumerate(profiles)]
+    out += [(True, j, prof) for j, prof in enumerate(profiles)]
+    return out
+
+
+def record_swap(df: pd.DataFrame, columns: list[str] | None = None, hierarchy: Any = None,
+                similar: Any = None, swap_rate: float = 0.05, k: int = 3,
+                risk_variables: Any = None, carry_along: Any = None,
+                household: str | None = None, seed: int = 0, step: int = 0,
+                rid: np.ndarray | None = None) -> TableResult:
+    """Swap the geography of households between areas (see the module docstring).
+
+    ``columns`` are the columns the step changes: the hierarchy, then ``carry_along`` (given or
+    not, they are these). ``rid`` is not used: draws are keyed by the household ids. Returns
+    the new values of those columns and the report: ``households`` H, ``target_households``
+    T, ``households_swapped`` and ``swapped_share`` (of H), ``records_changed``,
+    ``risky_households`` (per level: risky there), ``risky_swapped`` (per level: the households
+    first risky there that step 2 swapped, for their own risk or as another's donor),
+    ``risky_without_donor`` (risky households step 2 left as they were),
+    ``risky_moved_finer`` (risky households that moved, but only at a finer level than the one
+    where they are risky: no donor there),
+    ``targeted_households`` (swapped by step 2, donors included), ``random_households``
+    (swapped by step 3), ``donors_by_similar``
+    (pairs per profile of ``similar``) and ``donors_outside_parent`` (pairs found outside the
+    area one level up).
+    """
+    levels, profiles, rate, k, risky_vars, carry = _check_params(
+        df, hierarchy, similar, swap_rate, k, risk_variables, carry_along, household)
+    changed = levels + carry
+    if columns is not None and list(columns) != changed:
+        raise SdcInputError(f"record swapping changes its hierarchy and carry_along columns "
+                            f"({', '.join(changed)}), not {', '.join(map(str, columns))}")
+    assert household is not None
+    ids = df[household]
+    blanks = int(ids.isna().sum())
+    if blanks:
+        raise SdcInputError(f"record swapping: the household column '{household}' has {blanks} "
+                            "blank value(s); every record needs a household")
+    n = len(df)
+    hcode, found = pd.factorize(ids, sort=False)    # codes in order of first appearance
+    hcode = np.asarray(hcode, dtype=np.int64)
+    n_h = len(found)
+    first = np.flatnonzero(~pd.Series(hcode).duplicated().to_numpy())
+    hkey = rng.ids_from_column(np.asarray(found))
+    geo = []
+    for c in levels:
+        codes = _codes(df[c])
+        bad = np.flatnonzero(codes != codes[first][hcode])
+        if len(bad):
+            raise SdcInputError(f"record swapping: household {shown(ids.iloc[bad[0]])} has "
+                                f"members in different areas of '{c}'; the hierarchy must be "
+                                "the same for every member of a household")
+        geo.append(codes)
+    area_rec = [geo[0]]
+    for codes in geo[1:]:
+        area_rec.append(_pair(area_rec[-1], codes))
+    areas = [a[first] for a in area_rec]            # per household, level by level
+    profs = []
+    for cols in profiles:
+        prof = np.zeros(n_h, dtype=np.int64)
+        for c in cols:
+            prof = _pair(prof, _codes(df[c].iloc[first]))
+        profs.append(prof)
+
+    # 1. risk per level; a household is swapped at the coarsest level where it is risky
+    n_levels = len(levels)
+    first_risky = np.full(n_h, n_levels, dtype=np.int64)
+    risky_counts = {}
+    if k > 0:
+        x = np.zeros(n, dtype=np.int64)
+        for c in risky_vars:
+            x = _pair(x, _codes(df[c]))
+        for lev in range(n_levels):
+            cell = _pair(area_rec[lev], x)
+            small = np.bincount(cell)[cell] < k
+            risky_h = np.bincount(hcode[small], minlength=n_h) > 0
+            risky_counts[levels[lev]] = int(risky_h.sum())
+            first_risky[risky_h & (first_risky == n_levels)] = lev
+    else:
+        risky_counts = {c: 0 for c in levels}
+
+    # 2. targeted swaps, coarsest level first
+    used = np.zeros(n_h, dtype=bool)
+    everyone = np.ones(n_h, dtype=bool)
+    pairs_r: list[np.ndarray] = []
+    pairs_d: list[np.ndarray] = []
+    by_profile = [0] * len(profiles)
+    outside_parent = 0
+    left = np.zeros(0, dtype=np.int64)
+    swap_level = np.full(n_h, n_levels, dtype=np.int64)   # the level a household moved at
+    for lev in range(n_levels):
+        todo = np.concatenate([left, np.flatnonzero(first_risky == lev)])
+        todo = todo[~used[todo]]
+        for s, (anywhere, j, group) in enumerate(_stages(lev, areas, profs)):
+            if not len(todo):
+                break
+            r, d = _match(todo, everyone, used, areas[lev], group, hkey, seed, step,
+                          _draw(PHASE_RISK, lev, s, 0, 0))
+            swap_level[r] = swap_level[d] = lev
+            pairs_r.append(r)
+            pairs_d.append(d)
+            by_profile[j] += len(r)
+            outside_parent += len(r) if anywhere and lev > 0 else 0
+            todo = todo[~used[todo]]
+        left = todo                                 # tried again one level finer
+    targeted = int(used.sum())
+    risky_swapped = {c: int((used & (first_risky == lev)).sum()) for lev, c in enumerate(levels)}
+    without = int(((first_risky < n_levels) & ~used).sum())
+
+    # 3. random swaps at the finest level, until T households are swapped
+    target = int(np.floor(rate * n_h + 0.5))
+    need = max(0, -(-(target - int(used.sum())) // 2))
+    finest = n_levels - 1
+    failed = np.zeros(n_h, dtype=bool)
+    random_pairs = 0
+    for fill in range(MAX_FILLS):
+        if need <= 0:
+            break
+        free = np.flatnonzero(~used & ~failed)
+        if len(free) < 2:
+            break
+        u = rng.uniform(hkey[free], rng.key(seed, step, _draw(PHASE_SAMPLE, 0, 0, fill, 0)))
+        a = areas[finest][free]
+        order = np.lexsort((u, a))
+        sa = a[order]
+        start = np.searchsorted(sa, sa, side="left")
+        size = np.searchsorted(sa, sa, side="right") - start
+        spread = (np.arange(len(free)) - start + u[order]) / size   # stratified positions
+        chosen = free[order[np.lexsort((hkey[free[order]], spread))[:need]]]
+        pool = ~used & ~failed
+        pool[chosen] = False
+        todo = chosen
+        for s, (anywhere, j, group) in enumerate(_stages(finest, areas, profs)):
+            if not len(todo):
+                break
+            r, d = _match(todo, pool, used, areas[finest], group, hkey, seed, step,
+                          _draw(PHASE_RANDOM, finest, s, fill, 0))
+            swap_level[r] = swap_level[d] = finest
+            pairs_r.append(r)
+            pairs_d.append(d)
+            by_profile[j] += len(r)
+            outside_parent += len(r) if anywhere and finest > 0 else 0
+            random_pairs += len(r)
+            need -= len(r)
+            todo = todo[~used[todo]]
+        failed[todo] = True
+
+    # 4. the exchange: each household takes its partner's first record's values
+    partner = np.arange(n_h)
+    if pairs_r:
+        r, d = np.concatenate(pairs_r), np.concatenate(pairs_d)
+        partner[r], partner[d] = d, r
+    moved = partner[hcode] != hcode
+    source = np.arange(n)
+    source[moved] = first[partner[hcode[moved]]]
+    values = pd.DataFrame({c: pd.Series(df[c].array.take(source), index=df.index, name=c)
+                           for c in changed}, index=df.index)
+    swapped = int((partner != np.arange(n_h)).sum())
+    info: dict[str, object] = {
+        "households": n_h, "target_households": target, "households_swapped": swapped,
+        "swapped_share": swapped / n_h if n_h else 0.0, "records_changed": int(moved.sum()),
+        "risky_households": risky_counts, "risky_swapped": risky_swapped,
+        "risky_without_donor": without,
+        "risky_moved_finer": int(((first_risky < swap_level) & (swap_level < n_levels)).sum()),
+        "targeted_households": targeted,
+        "random_households": 2 * random_pairs,
+        "donors_by_similar": by_profile, "donors_outside_parent": outside_parent,
+        "k": k, "swap_rate": rate}
+    return TableResult(values, info)
+
+
+def _describe(r: dict[str, Any]) -> str:
+    risky = ", ".join(f"{c} {v}" for c, v in r["risky_households"].items())
+    return (f"Record swapping: {r['households_swapped']} of {r['households']} households "
+            f"({100 * r['swapped_share']:.1f} %) took another household's geography (target "
+            f"{r['target_households']}); risky households by level: {risky}; "
+            f"{r['risky_without_donor']} risky without a donor.")
+
+
+RECORD_SWAP = Method(
+    name="record_swap", label="Targeted record swapping", order=35, run=record_swap,
+    release=Release.PERTURBATION, random=True, target="columns", columns="categorical",
+    summary="of households between areas", main="swap_rate", off=0.0,
+    sweep_values="0.01, 0.05, 0.1", ui=False,
+    params=(
+        Param("hierarchy", "columns", None, required=True, control=False,
+              label="Geographic hierarchy, coarsest first",
+              help="The area columns (region, district, …); a swap exchanges all of them."),
+        Param("similar", "column_lists", None, required=True, control=False,
+              label="Donor profiles",
+              help="Household columns a donor must share, with fallbacks: [[\"hsize\", "
+                   "\"htype\"], [\"hsize\"]]."),
+        Param("swap_rate", "number", 0.05, low=0.0, high=0.2, step=0.01, most=1.0,
+              label="Swap rate (share of households)",
+              help="At least this share of households takes another household's geography."),
+        Param("k", "whole", 3, low=0, high=10, step=1,
+              label="k threshold (0 = no risk rule)",
+              help="A household with a member whose risk-variable class in its area has "
+                   "fewer than k records is swapped out of that area."),
+        Param("risk_variables", "columns", None, control=False,
+              label="Risk variables",
+              help="The columns whose classes within an area the k rule counts."),
+        Param("carry_along", "columns", None, control=False,
+              label="Carried along",
+              help="Household columns swapped together with the hierarchy.")),
+    describe=_describe,
+    extra={"household": True, "implied_columns": ("hierarchy", "carry_along"),
+           "may_be_empty": ("risk_variables", "carry_along")})
