@@ -853,8 +853,6 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     if not float(args.k).is_integer():
         raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
     if args.engine != "pandas":
-        if args.household is not None:
-            raise SdcInputError("--household runs on the pandas engine only")
         return _risk_on_engine(args)
     df = read_bounded(args.data)
     profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
@@ -938,7 +936,7 @@ def _risk_on_engine(args: argparse.Namespace) -> int:
     k = check_k(int(args.k))
     result = _with_engine(args, lambda e: jobs.risk(e, args.data, args.qi, args.weight, k,
                                                     args.na, args.alpha, args.sensitive,
-                                                    args.records))
+                                                    args.records, args.household))
     if not args.no_suda2:
         print(f"{args.program}: note: SUDA2 runs on the pandas engine only; not computed on "
               f"{args.engine}", file=sys.stderr)

@@ -105,9 +105,11 @@ def class_profile(table: pd.DataFrame, qi: Sequence[str], k: int, na: str, alpha
 
 def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None = None,
          k: int = 5, na: str = "wildcard", alpha: float = 1.0,
-         sensitive: Sequence[str] = (), records: Path | None = None) -> dict[str, Any]:
+         sensitive: Sequence[str] = (), records: Path | None = None,
+         household: str | None = None) -> dict[str, Any]:
     """``risk --json``'s object (without SUDA2) computed on the engine; with ``records``, f_k,
-    F_k and the risk of every record written there in position order."""
+    F_k and the risk of every record written there in position order (and, with
+    ``household``, its household's risk)."""
     t = engine.scan(open_source(data))
     kinds = _check(engine, t, qi, "quasi-identifier")
     if weight is not None:
@@ -143,14 +145,53 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
         out.update(l_diversity=ldiv,
                    attribute_disclosure=[f.to_dict() for f in found.findings],
                    direct_identifiers=found.direct_identifiers)
+    per_household = None
+    if household is not None:
+        check_columns(pd.DataFrame(columns=list(kinds)), [household], "household")
+        figures, per_household = _household(engine, t, list(qi), household, table, risk_c)
+        out.update(figures)
     if records is not None:
         per_class = table[list(qi)].copy()
         inner = ["__r_fk", "__r_wk", "__r_risk"]  # engines may ignore the case of names
         for name, values in zip(inner, (fk, Fk, risk_c)):
             per_class[name] = values
-        engine.write(engine.attach(t, per_class, qi), records, inner, neutralize=False,
-                     names=["fk", "Fk", "risk"])
+        joined = engine.attach(t, per_class, qi)
+        names = ["fk", "Fk", "risk"]
+        if per_household is not None:
+            joined = engine.attach(joined, per_household, [household])
+            inner, names = inner + ["__r_hh"], names + ["household_risk"]
+        engine.write(joined, records, inner, neutralize=False, names=names)
     return out
+
+
+def _household(engine: Engine, t: Any, qi: list[str], household: str, table: pd.DataFrame,
+               risk_c: np.ndarray) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The household figures of ``risk --household`` (docs/measures.md, "Household risk") from
+    the engine's counts of (household, keys): each record's individual risk is its class's, a
+    household's risk 1 − Π(1 − r_i) over its members, as the pandas path computes them; and
+    the household risk per household id (to attach to the records)."""
+    from sdc_core.households import household_codes
+    from sdc_core.risk.household import combine_household_risk, composition_uniques
+
+    pairs = engine.group_counts(t, [household, *qi])
+    classes = table[qi].assign(__class_risk=risk_c)
+    merged = pairs.merge(classes, on=qi, how="left", sort=False)  # missing keys match missing
+    # one row per record again (the engines' counts are of distinct tuples)
+    people = merged.loc[merged.index.repeat(merged["__n"].to_numpy(dtype=np.int64))]
+    people = people.reset_index(drop=True)
+    code, n_households = household_codes(people, household, qi)
+    risk_h = combine_household_risk(people["__class_risk"].to_numpy(), code, n_households)
+    total = float(risk_h[code].sum())
+    uniques = composition_uniques(people[[household, *qi]], qi, household)
+    first = np.unique(code, return_index=True)[1]
+    per_household = pd.DataFrame({household: people[household].to_numpy()[first],
+                                  "__r_hh": risk_h})
+    return {"household": household, "households": n_households,
+            "household_expected_reidentifications": total,
+            "household_risk_pct": 100.0 * total / len(people),
+            "household_composition_uniques": uniques,
+            "household_composition_unique_percent": 100.0 * uniques / n_households
+            }, per_household
 
 
 def _check_weights(engine: Engine, t: Any, weight: str) -> None:
