@@ -1,6 +1,6 @@
 """Households in a table of persons (docs/measures.md, "Household risk"): the household id
-column, the columns constant within every household (household-level), and a suggestion of
-the household id from the table's structure.
+column, the columns constant within every household (household-level), and whether a column
+has a household id's structure (:func:`sdc_core.roles.suggest_household` adds the name).
 
 A column is **household-level** when every household holds a single value of it (a blank a
 value of its own), and it takes more than one value over the table: region, household size,
@@ -10,7 +10,6 @@ of a panel is the same kind of cluster.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,11 +17,6 @@ import pandas as pd
 
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns
-
-#: Names that usually hold a household (or family, dwelling, cluster) id, as whole words.
-_HOUSEHOLD_NAME = re.compile(
-    r"(^|_)(hid|hhid|hh_?id|hh_?no|hh_?num|hh_?nr|household(_?(id|no|num|nr|number|code))?|"
-    r"ori_?hid|fam_?id|family_?id|dwelling_?id|hhold)(_|$)")
 
 #: A suggested household id groups at least this share of the records with others.
 SHARED_SHARE = 0.3
@@ -93,15 +87,3 @@ def looks_like_household(df: pd.DataFrame, column: str) -> bool:
     if sizes[sizes > 1].sum() < SHARED_SHARE * len(s):
         return False
     return bool(household_level_columns(df, column))
-
-
-def suggest_household(df: pd.DataFrame) -> str | None:
-    """The first column named like a household id (``hid``, ``hh_id``, ``household``,
-    ``ori_hid``, ``famid``, …) with a household id's structure (:func:`looks_like_household`),
-    or None."""
-    from sdc_core.roles import name_words
-
-    for c in df.columns:
-        if _HOUSEHOLD_NAME.search(name_words(c)) and looks_like_household(df, c):
-            return str(c)
-    return None

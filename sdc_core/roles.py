@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sdc_core.households import looks_like_household
 from sdc_core.io import Kind, infer_kinds
 
 #: Words (and common abbreviations) of column names that usually are quasi-identifiers:
@@ -31,6 +32,11 @@ _MEASURE_NAME = re.compile(r"(^|_)(weight|wgt|wt|height|bmi|amount|price|cost|sp
                            r"expend[a-z]*|population|pop|rate|ratio|score|count|percent|pct|"
                            r"share|mean|avg|total|sum|tax|hours|hrs|minutes|per|times|"
                            r"freq[a-z]*)(_|$)")
+#: Names that usually hold a household (or family, dwelling, cluster) id, as whole words.
+_HOUSEHOLD_NAME = re.compile(
+    r"(^|_)(hid|hhid|hh_?id|hh_?no|hh_?num|hh_?nr|household(_?(id|no|num|nr|number|code))?|"
+    r"ori_?hid|fam_?id|family_?id|dwelling_?id|hhold)(_|$)")
+
 _WEIGHT_NAME = re.compile(r"^(\w*_)?(weight|wgt|w)$", re.IGNORECASE)
 
 
@@ -85,15 +91,23 @@ EXAMPLE_ROLES = Roles(
     ignore=["pidnum"])
 
 
+def suggest_household(df: pd.DataFrame) -> str | None:
+    """The first column named like a household id (``hid``, ``hh_id``, ``household``,
+    ``ori_hid``, ``famid``, …) with a household id's structure (:func:`looks_like_household`),
+    or None."""
+    for c in df.columns:
+        if _HOUSEHOLD_NAME.search(name_words(c)) and looks_like_household(df, c):
+            return str(c)
+    return None
+
+
 def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Roles:
     """Identifiers are not released; numeric columns feed the utility measures; columns named
     like common demographics (age, sex, marital status, education, region, …:
     :func:`looks_like_key`) are suggested as quasi-identifiers, a numeric
     column named like a weight (complete and positive, as a weight must be) as the weight, and
     a column named and shaped like a household id
-    (:func:`sdc_core.households.suggest_household`) as the household."""
-    from sdc_core.households import suggest_household
-
+    (:func:`suggest_household`) as the household."""
     kinds = kinds or infer_kinds(df)
     household = suggest_household(df)
     ignore = [c for c, k in kinds.items() if k is Kind.IDENTIFIER and c != household]

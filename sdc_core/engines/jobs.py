@@ -157,7 +157,7 @@ def risk(engine: Engine, data: str | Path, qi: Sequence[str], weight: str | None
             per_class[name] = values
         joined = engine.attach(t, per_class, qi)
         names = ["fk", "Fk", "risk"]
-        if per_household is not None:
+        if per_household is not None and household is not None:
             joined = engine.attach(joined, per_household, [household])
             inner, names = inner + ["__r_hh"], names + ["household_risk"]
         engine.write(joined, records, inner, neutralize=False, names=names)
