@@ -125,6 +125,31 @@ MEASURES: dict[str, Measure] = {
                         "100 · share of records within ±0.05·s_c on every distance column"),
     "p_link": _M("linkage probability", "share 0–1", "p_i = 1/|M_i| when i ∈ M_i, else 0"),
     "candidates": _M("best candidates", "count", "|M_i|"),
+    # household risk and the household linkage attack (docs/measures.md, "Household risk")
+    "households": _M("households", "count", "number of distinct household ids"),
+    "household_size_mean": _M("mean household size", "count", "n / households"),
+    "household_expected_reidentifications": _M("household re-identifications", "count",
+                                               "Σ_i R_h(i), R_h = 1 − Π_{j∈h}(1 − r_j)"),
+    "household_risk_pct": _M("household risk", "%", "100 · Σ_i R_h(i) / n"),
+    "household_risk": _M("household risk R_h", "share 0–1",
+                         "1 − Π_{j∈h}(1 − r_j), given to every member of h"),
+    "household_composition_uniques": _M("households unique by composition", "count",
+                                        "households whose multiset of members' key tuples no "
+                                        "other household has"),
+    "household_composition_unique_percent": _M("households unique by composition", "%",
+                                               "100 · composition uniques / households"),
+    "household_linkage_reidentified": _M("households re-identified", "count",
+                                         "|{h : p_h = 1}|, p_h = 1/M_h when the released h "
+                                         "has h's composition, else 0"),
+    "household_linkage_reidentified_percent": _M("households re-identified", "%",
+                                                 "100 · |{h : p_h = 1}| / households"),
+    "household_linkage_people": _M("people in households re-identified", "count",
+                                   "Σ |h| over the h with p_h = 1"),
+    "household_linkage_people_percent": _M("people in households re-identified", "%",
+                                           "100 · Σ |h| over the h with p_h = 1 / n"),
+    "household_linkage_expected": _M("expected households re-identified", "count", "Σ_h p_h"),
+    "household_linkage_expected_people": _M("expected people re-identified", "count",
+                                            "Σ_h |h| · p_h"),
     # the attribute-inference attack (the linkage attack's attacker guesses a sensitive column)
     "inference_accuracy": _M("attribute-inference accuracy", "share 0–1",
                              "mean hit_i over the records with a true value; overall: mean over "
@@ -173,6 +198,10 @@ MEASURES: dict[str, Measure] = {
     "hellinger": _M("Hellinger distance", "share 0–1", "√(1 − Σ √(p·p′))"),
     "false_zeros": _M("false zeros", "count", "cells with p > 0 and p′ = 0"),
     "false_nonzeros": _M("false non-zeros", "count", "cells with p = 0 and p′ > 0"),
+    # tables after record swapping (sdcMicro's infoLoss; n, n′ the cell counts of x and x′)
+    "absD": _M("absolute count difference", "count", "Σ_c |n′_c − n_c|"),
+    "relabsD": _M("relative count difference", "index", "Σ_{c : n_c > 0} |n′_c − n_c| / n_c"),
+    "abssqrtD": _M("root count difference", "index", "Σ_c |√n′_c − √n_c|"),
     "worst_tvd": _M("worst-table TVD", "share 0–1", "max TVD over the compared tables"),
     "holds": _M("analysis holds", "share 0–1",
                 "1 when the analysis's verdict is \"holds\", else 0 (a sweep: mean over seeds)"),

@@ -57,7 +57,7 @@ MODULE_TIERS = {
 #: their tests are in the ``app`` tier unless a rule before it gives them another
 APP_MODULES = frozenset({
     "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_buys.py",
-    "test_app_data.py",
+    "test_app_data.py", "test_app_households.py",
     "test_app_hostile_text.py", "test_app_lessons.py", "test_app_pages.py",
     "test_app_population.py", "test_app_population_protect.py", "test_app_risk_attribute.py",
     "test_app_risk_release.py",
@@ -93,6 +93,7 @@ SERVER_TESTS = frozenset({
 SERIAL = frozenset({
     "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
+    "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
     "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
     "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",

@@ -33,6 +33,7 @@ from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import workers
 from ui.logic import groups
+from ui.logic.households import HouseholdFigures, original_households
 from ui.logic.risk_tables import tables_of
 from ui.logic.workbench import Workbench, detached, release_population
 
@@ -67,15 +68,16 @@ def protected_id(dataset_id: str, recipe_json: str) -> str:
 def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: str | None,
               k: int, na: str, alpha: float, numeric: tuple[str, ...], known: tuple[str, ...],
               given: tuple[tuple[str, float], ...], _df: pd.DataFrame,
-              sensitive: tuple[str, ...] = ()) -> Workbench:
+              sensitive: tuple[str, ...] = (), household: str | None = None) -> Workbench:
     """The protected table with its risk and utility (see :func:`ui.logic.workbench.evaluate`), and
     its risk in the population from how the file was sampled (``given``: the items of
     :func:`ui.state.sampling`), the two computed at once in two workers; the
-    attribute-inference attack on the ``sensitive`` columns with the first."""
+    attribute-inference attack on the ``sensitive`` columns and, with a ``household`` id, the
+    household figures of the release (docs/measures.md, "Household risk") with the first."""
     with ThreadPoolExecutor(2) as both:
         wb = both.submit(workers.run_on, dataset_id, _df, detached, recipe_json, list(qi),
                          weight, k, na, alpha, list(numeric), list(known),
-                         sensitive=list(sensitive))
+                         sensitive=list(sensitive), household=household)
         population = (both.submit(workers.run_on, dataset_id, _df, release_population,
                                    recipe_json, list(qi), weight, dict(given))
                       if given or weight is not None else None)
@@ -123,6 +125,18 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
               alpha: float, _df: pd.DataFrame) -> pd.DataFrame:
     return workers.run_on(dataset_id, _df, key_subset_snapshots, list(qi), weight=weight, k=k,
                           na=na, alpha=alpha)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def households(dataset_id: str, qi: tuple[str, ...], household: str, weight: str | None,
+               na: str, alpha: float, _df: pd.DataFrame) -> HouseholdFigures:
+    """The household figures of the data as loaded (docs/measures.md, "Household risk"):
+    household risk R_h = 1 − Π_{j∈h}(1 − r_j), households unique by composition and the
+    household linkage attack on the unchanged table; an
+    :class:`~sdc_core.errors.SdcInputError` when the household column cannot be read
+    (blank ids, also a key)."""
+    return workers.run_on(dataset_id, _df, original_households, list(qi), household, weight,
+                          na, alpha)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

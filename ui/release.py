@@ -49,5 +49,6 @@ def protect_page_table(ds: Dataset, roles: Roles, opts: RiskOptions) -> Protecte
     known = [c for c in state.known_columns(ds.df) if c in candidates]
     wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k, opts.na,
                            opts.alpha, tuple(groups.numeric), tuple(known),
-                           state.sampling_key(), ds.df, tuple(roles.sensitive))
+                           state.sampling_key(), ds.df, tuple(roles.sensitive),
+                           roles.household)
     return ProtectedTable(compute.protected_id(ds.dataset_id, text), text, wb)

@@ -18,6 +18,7 @@ from sdc_core.risk import RiskProfile
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
 from ui.logic.figures import class_size_histogram
+from ui.logic.households import HouseholdFigures
 from ui.logic.report import (
     attackers_table,
     build_report,
@@ -201,6 +202,23 @@ def tradeoff_table(sweep: dict | None) -> None:
         st.caption("Run a sweep on the Trade-offs page to export its table.")
 
 
+def household_figures(wb: Workbench) -> tuple[HouseholdFigures, HouseholdFigures | str] | None:
+    """The household figures of the original and of the release for the report (the Protect
+    page's: the same figures), when a household id is set; None, said on the page, when the
+    original's cannot be computed."""
+    if not roles.household:
+        return None
+    try:
+        before = compute.households(ds.dataset_id, tuple(roles.qi), roles.household,
+                                    roles.weight, opts.na, opts.alpha, df)
+    except SdcInputError as err:
+        st.warning(f"The report leaves out the household risk: {md(err)}",
+                   icon=":material/warning:")
+        return None
+    after = wb.households
+    return before, (after if after is not None else "not computed")
+
+
 def report_section(recipe_text: str, sweep: dict | None) -> None:
     """The HTML report of the protection, made when it is downloaded."""
     st.subheader("Report", anchor=False)
@@ -212,7 +230,7 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                                  opts.alpha, df) if roles.qi else None
         wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                opts.na, opts.alpha, tuple(numeric), tuple(known), given, df,
-                               tuple(roles.sensitive)) if roles.qi else None
+                               tuple(roles.sensitive), roles.household) if roles.qi else None
     except SdcInputError as err:
         st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
         before = wb = None
@@ -262,12 +280,15 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
             st.warning(f"The report leaves out t-closeness and β-likeness: {md(err)}",
                        icon=":material/warning:")
             closeness = None
+        households = household_figures(wb)
+        shown_roles: dict[str, object] = {
+            "quasi-identifiers": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
+            "numeric (utility)": numeric, "known to the attacker": known,
+            "not released": roles.ignore}
+        if roles.household:
+            shown_roles["household id"] = roles.household
         report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
-                         df.shape[1], {"quasi-identifiers": roles.qi, "sensitive": roles.sensitive,
-                                       "weight": roles.weight, "numeric (utility)": numeric,
-                                       "known to the attacker": known,
-                                       "not released": roles.ignore},
-                         recipe_text, risk, utility,
+                         df.shape[1], shown_roles, recipe_text, risk, utility,
                          file_sha256=ds.dataset_id if source is None else None,
                          notes=([f"Computed on a sample of {source.sampled:,} of the "
                                  f"{source.total:,} records of {source.path} (seed "
@@ -275,14 +296,16 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                                 if source is not None and source.is_sample else [])
                          + step_notes(wb.applied.reports), validity=validity,
                          population=population, attackers=attackers,
-                         buys=(wb.deniability, wb.inference), closeness=closeness)
+                         buys=(wb.deniability, wb.inference), closeness=closeness,
+                         households=households)
         st.download_button("Download the report (HTML)",
                            lambda: report(report_figures()).encode("utf-8"),
                            file_name=f"{stem}_report.html", mime="text/html",
                            on_click="ignore", icon=":material/description:", key="dl_report")
         st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                    "recipe, risk before and after (the released keys' measures and the linkage "
-                   "attack; with how the file was sampled, the risk in the population), "
+                   "attack; with a household id, the household risk; with how the file was "
+                   "sampled, the risk in the population), "
                    "information loss, whether the benchmark analyses hold, and the figures.")
     elif not roles.qi:
         st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")

@@ -35,6 +35,12 @@ from ui.logic.groups import (
     offered_columns,
     same_levels,
 )
+from ui.logic.households import (
+    PROTECT_TILES,
+    household_attack_note,
+    household_note,
+    household_tiles,
+)
 from ui.logic.metrics import PROTECT_RISK, MetricRow, figures, risk_rows, utility_rows
 from ui.logic.protect import (
     MAX_PAGE_SEED,
@@ -455,6 +461,28 @@ def population(wb: Workbench) -> None:
         "page has every model.")
 
 
+def households(wb: Workbench) -> None:
+    """The household risk of the release against the original's and the household linkage
+    attack on it, beside the person-level figures (docs/measures.md, "Household risk");
+    computed with the move's other figures, only when a household id is set."""
+    after = wb.households
+    try:
+        before = compute.households(ds.dataset_id, tuple(roles.qi), str(roles.household),
+                                    roles.weight, opts.na, opts.alpha, df)
+    except SdcInputError as err:
+        after = str(err)
+    if isinstance(after, str):
+        st.warning(f"No household risk: {md(after)}", icon=":material/warning:")
+        return
+    if after is None:
+        return
+    st.markdown("**Households (after protection)**")
+    for slot, t in zip(metric_slots(len(PROTECT_TILES), 2, main=[0]),
+                       household_tiles(after, before, PROTECT_TILES)):
+        slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
+    st.caption(f"{household_note(after)} {household_attack_note(after, before)}")
+
+
 def buys(wb: Workbench) -> None:
     """What this buys (docs/measures.md, "Deniability: what perturbation buys" and "The
     attribute-inference attack"): a summary row per perturbed column, the posterior and the
@@ -517,6 +545,8 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
         slots.append(st.columns(3)[0])
     for slot, row in zip(slots, rows):
         tile_of(slot, row)
+    if roles.household:
+        households(wb)
     population(wb)
     how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
                       on_change="rerun")
@@ -625,7 +655,8 @@ def results_part(history: DeltaGenerator) -> None:
     def evaluated(recipe: str) -> Workbench:
         return compute.workbench(ds.dataset_id, recipe, tuple(roles.qi), roles.weight, opts.k,
                                  opts.na, opts.alpha, tuple(numeric), tuple(known),
-                                 state.sampling_key(), df, tuple(roles.sensitive))
+                                 state.sampling_key(), df, tuple(roles.sensitive),
+                                 roles.household)
     try:
         wb = evaluated(text)
     except SdcInputError as err:

@@ -18,6 +18,7 @@ from ui import charts, compute, population, state, suda_cache
 from ui.infra import workers
 from ui.logic.figures import class_size_histogram
 from ui.logic.groups import column_groups
+from ui.logic.households import RISK_TILES, HouseholdFigures, household_note, household_tiles
 from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
 from ui.logic.session import RiskOptions
@@ -147,6 +148,46 @@ def measures(r: Release, narrow: bool) -> None:
         st.caption(f"{p.n_records_with_missing_keys:,} records have a missing key value; "
                    + (f"it matches any value (sdcMicro's rule), with α = {opts.alpha:g}."
                       if opts.na == "wildcard" else "it is treated as a category of its own."))
+
+
+def household_figures(r: Release) -> HouseholdFigures | str | None:
+    """The household figures of ``r`` (docs/measures.md, "Household risk"): the original's
+    from their cache, the release's from the Protect page's entry; the reason (text) when they
+    cannot be computed, None when no household is set."""
+    if not roles.household:
+        return None
+    if r.table is not None:
+        return r.table.workbench.households
+    try:
+        return compute.households(ds.dataset_id, tuple(roles.qi), roles.household,
+                                  roles.weight, opts.na, opts.alpha, df)
+    except SdcInputError as err:
+        return str(err)
+
+
+def households(r: Release, narrow: bool) -> None:
+    """Household risk of ``r`` beside its individual risk: household risk and
+    re-identifications, households and their mean size, households unique by composition; of
+    the release with the change from the original and the household linkage attack."""
+    got = household_figures(r)
+    if isinstance(got, str) or got is None:
+        st.warning(f"No household risk for {md(roles.household)}: "
+                   + (md(got) if got else "not computed") + ". Choose another household id "
+                   "on the Data page.", icon=":material/warning:")
+        return
+    before = household_figures(original) if r is not original else None
+    keys = RISK_TILES + (("household_linkage_reidentified",) if r is not original else ())
+    shown = household_tiles(got, before if isinstance(before, HouseholdFigures) else None, keys)
+    for slot, t in zip(metric_slots(len(shown), 2 if narrow else 4, main=[0, 1]), shown):
+        slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
+    st.caption(household_note(got))
+
+
+def households_section(shown: list[Release]) -> None:
+    """The "Households" part, when the session has a household id."""
+    if roles.household:
+        st.subheader("Households", anchor=False)
+        sections(shown, households)
 
 
 def classes(r: Release, narrow: bool) -> None:
@@ -545,6 +586,7 @@ st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these
            f"person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
 sections(shown, measures)
+households_section(shown)
 sections(shown, classes)
 sections(shown, keys)
 population_section(shown, sampling_refused)

@@ -43,6 +43,7 @@ from ui.logic.deniability_view import (
     posterior_table,
 )
 from ui.logic.figures import tradeoff_scatter
+from ui.logic.households import HouseholdFigures
 from ui.logic.metrics import (  # noqa: F401 — the pages take these names from here too
     IL1_READING,
     RELEASE_LOSS_FORMULA,
@@ -249,6 +250,48 @@ def population_section(before: PopulationRisk, after: PopulationRisk) -> str:
             f"<p class=\"small\">{e(loglinear_divisors(before, after))}</p>")
 
 
+#: The report's household figures, in their order (docs/measures.md, "Household risk").
+HOUSEHOLD_KEYS = ("households", "household_size_mean", "household_risk_pct",
+                  "household_expected_reidentifications", "household_composition_uniques",
+                  "household_composition_unique_percent", "household_linkage_reidentified",
+                  "household_linkage_reidentified_percent", "household_linkage_people",
+                  "household_linkage_people_percent", "household_linkage_expected",
+                  "household_linkage_expected_people")
+
+#: What the report's household figures are (plain text).
+HOUSEHOLD_NOTE = (
+    "Household risk R_h = 1 − Π_{j∈h}(1 − r_j), given to every member of household h, r_j the "
+    "individual risk of the keys: the chance that some member, and with them the household, is "
+    "re-identified (sdcMicro's measure_risk with a household id); household risk = 100 · Σ_i "
+    "R_h(i) / n. A household's composition is the multiset of its members' key values. The "
+    "household linkage attack: the attacker knows every member's true keys and matches the "
+    "composition against the released households'; a household is re-identified when exactly "
+    "one released household matches, itself (before protection: the households unique by "
+    "composition). docs/measures.md, \"Household risk\".")
+
+
+def household_table(before: HouseholdFigures, after: HouseholdFigures) -> pd.DataFrame:
+    """The household figures before and after protection, a row each, named by
+    :mod:`sdc_core.names` (:data:`HOUSEHOLD_KEYS`)."""
+    b, a = before.summary(), after.summary()
+    return pd.DataFrame({"measure": [label(k) for k in HOUSEHOLD_KEYS],
+                         "before": [b[k] for k in HOUSEHOLD_KEYS],
+                         "after": [a[k] for k in HOUSEHOLD_KEYS]})
+
+
+def household_section(before: HouseholdFigures, after: HouseholdFigures | str) -> str:
+    """The report's "Household risk" section: the household id, the figures before and after
+    protection and what they are (``after`` text: why the release's cannot be computed),
+    every string escaped."""
+    e = html.escape
+    head = (f"<h2>Household risk</h2><p>Households: the records that share "
+            f"{e(str(before.risk.household))}.</p>")
+    if isinstance(after, str):
+        return f"{head}<p class=\"small\">Not computed for the release: {e(after)}</p>"
+    return (f"{head}{_table(household_table(before, after))}"
+            f"<p class=\"small\">{e(HOUSEHOLD_NOTE)}</p>")
+
+
 #: The tables of a validity report shown before the rest.
 WORST_TABLES = 10
 
@@ -420,7 +463,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  population: tuple[PopulationRisk, PopulationRisk] | None = None,
                  attackers: pd.DataFrame | None = None,
                  buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None,
-                 closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None
+                 closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None,
+                 households: tuple[HouseholdFigures, HouseholdFigures | str] | None = None
                  ) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
@@ -430,7 +474,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     attacker's figures behind a disclosure; ``buys``, the workbench's deniability and
     attribute-inference figures, adds what the protection buys (:func:`buys_section`);
     ``closeness``, ``closeness_report`` of the original and of the release, adds their
-    t-closeness, β-likeness and δ-disclosure (:func:`closeness_section`)."""
+    t-closeness, β-likeness and δ-disclosure (:func:`closeness_section`); ``households``, the
+    household figures of the original and of the release, adds their household risk and the
+    household linkage attack (:func:`household_section`)."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -479,6 +525,7 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
+{household_section(*households) if households is not None else ""}
 {population_section(*population) if population is not None else ""}
 {closeness_section(*closeness) if closeness is not None else ""}
 {buys_section(*buys) if buys is not None else ""}

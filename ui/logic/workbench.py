@@ -29,6 +29,7 @@ from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility import eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
+from ui.logic.households import HouseholdFigures, release_households
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -67,6 +68,10 @@ class Workbench:
     #: attribute-inference attack") for the sensitive columns asked for: None when none was,
     #: the reason (text) when it cannot run
     inference: InferenceResult | str | None = None
+    #: the household figures of the release (docs/measures.md, "Household risk"): its
+    #: household risk and the household linkage attack on it, when a household id was given;
+    #: None when none was, the reason (text) when they cannot be computed
+    households: HouseholdFigures | str | None = None
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
         """``utility`` with the columns ``not_released`` out of the release: the headline
@@ -109,14 +114,17 @@ class Workbench:
 def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None, k: int,
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
              applied: ApplyResult | None = None, sensitive: Sequence[str] = (),
-             buys: bool = True) -> Workbench:
+             buys: bool = True, household: str | None = None) -> Workbench:
     """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
     eigenvalue similarity; and what the perturbation buys (``buys``): the deniability of every
     perturbed column (:func:`~sdc_core.risk.deniability.recipe_deniability` from the step matrices
     the apply holds) and, for the ``sensitive`` columns, the
-    attribute-inference attack by the linkage attack's attacker (:func:`release_inference`)."""
+    attribute-inference attack by the linkage attack's attacker (:func:`release_inference`);
+    with a ``household`` id column, the release's household risk R_h = 1 − Π_{j∈h}(1 − r_j)
+    and the household linkage attack on it
+    (:func:`~ui.logic.households.release_households`, docs/measures.md, "Household risk")."""
     recipe = parse_recipe(json.loads(recipe_text))
     applied = applied or apply_recipe(recipe, df)
     out = applied.data
@@ -135,7 +143,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                      deniability=tuple(recipe_deniability(recipe, df, matrices=applied.matrices))
                      if buys else (),
                      inference=release_inference(df, applied, recipe, qi, known or [],
-                                                 sensitive) if buys else None)
+                                                 sensitive) if buys else None,
+                     households=release_households(df, out, qi, household, weight, na, alpha))
 
 
 def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],

@@ -1,0 +1,328 @@
+"""Household risk on the pages (docs/measures.md, "Household risk"): with a household id the Risk
+page shows the household risk of each table beside the individual risk, the Protect page the
+release's household risk before → after and the household linkage attack beside the person-level
+one, and the report a "Household risk" section; without one nothing changes. Expected figures
+are the core's (:func:`~sdc_core.risk.household.household_risk`,
+:func:`~sdc_core.risk.household.household_linkage`) on the table the page measures, the
+composition uniques also counted here with loops over households, and the household risk
+combined here from the core's individual risks."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.examples import example
+from sdc_core.io import read_table
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.household import household_linkage, household_risk
+from tests.apptest import app_test, metrics
+from tests.conftest import plain
+from tests.hostile_text import IMAGE, LINK, leaks
+from ui.logic.households import (
+    PROTECT_TILES,
+    RISK_TILES,
+    HouseholdFigures,
+    household_attack_note,
+    household_figures,
+    household_note,
+    household_tiles,
+    original_households,
+    release_households,
+)
+from ui.logic.report import HOUSEHOLD_KEYS, build_report, household_section, household_table
+
+EXAMPLE = example("households")
+QI = list(EXAMPLE.roles.qi)
+HID = "hid"
+WEIGHT = EXAMPLE.roles.weight
+#: the recoding the Protect page's tests set: the two oldest age groups merged
+MERGE = ("agegroup", ["45-64", "65+"], "45+")
+TILES = ("Household risk", "Household re-identifications", "Households", "Mean household size",
+         "Households unique by composition")
+
+
+@pytest.fixture(scope="module")
+def households() -> pd.DataFrame:
+    return read_table(EXAMPLE.path)
+
+
+def loaded(page: str) -> AppTest:
+    """The dashboard on the whole-households example, switched to ``page``."""
+    at = app_test().run()
+    at.selectbox(key="example_pick").set_value("households")
+    next(b for b in at.button if b.label == "Load built-in data").click().run()
+    assert at.session_state["roles"].household == HID
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def recoded(at: AppTest) -> AppTest:
+    """The Protect page with two levels of a key merged (category recoding)."""
+    column, levels, new = MERGE
+    at.multiselect(key="w_p_recode_cols").set_value([column]).run()
+    at.multiselect(key=f"w_p_recode_groups_{column}_0_levels").set_value(levels).run()
+    at.text_input(key=f"w_p_recode_groups_{column}_0_label").set_value(new).run()
+    assert not at.exception
+    return at
+
+
+def released(at: AppTest, df: pd.DataFrame) -> pd.DataFrame:
+    """The table the page's settings make (its recipe applied by the core)."""
+    settings = at.session_state["protect"]
+    recipe = {"version": 1, "seed": settings.seed, "steps": settings.steps(QI)}
+    assert recipe["steps"]
+    return apply_recipe(parse_recipe(recipe), df).data
+
+
+def uniques_by_loops(df: pd.DataFrame, qi: list[str], household: str) -> int:
+    """Households whose multiset of members' key tuples no other household has, by loops."""
+    compositions = {}
+    for h, members in df.groupby(household, sort=False):
+        compositions[h] = tuple(sorted(tuple(str(v) for v in row)
+                                       for row in members[qi].itertuples(index=False)))
+    count = Counter(compositions.values())
+    return sum(1 for c in compositions.values() if count[c] == 1)
+
+
+def risk_by_loops(individual: np.ndarray, ids: pd.Series) -> float:
+    """Σ_i R_h(i) with R_h = 1 − Π_{j∈h}(1 − r_j), from the individual risks, by loops."""
+    product: dict[object, float] = {}
+    for r, h in zip(individual.tolist(), ids.tolist()):
+        product[h] = product.get(h, 1.0) * (1.0 - r)
+    return sum(1.0 - product[h] for h in ids.tolist())
+
+
+def shown_as(count: float, percent: float) -> str:
+    return f"{count:,} ({percent:.2f} %)"
+
+
+def test_the_risk_page_shows_the_cores_household_figures(households):
+    at = loaded("views/risk.py")
+    hr = household_risk(households, QI, HID, WEIGHT)
+    assert hr.expected_reidentifications == pytest.approx(
+        risk_by_loops(hr.individual, households[HID]), rel=1e-12)
+    n_households = households[HID].nunique()
+    uniques = uniques_by_loops(households, QI, HID)
+    assert 0 < uniques < n_households
+    shown = metrics(at)
+    assert not float(hr.expected_reidentifications).is_integer()
+    assert shown["Household risk"] == f"{hr.risk_percent:.2f} %"
+    assert shown["Household re-identifications"] == f"{hr.expected_reidentifications:,.2f}"
+    assert shown["Households"] == f"{n_households:,}"
+    assert shown["Mean household size"] == f"{len(households) / n_households:.2f}"
+    assert shown["Households unique by composition"] == shown_as(
+        uniques, 100 * uniques / n_households)
+    assert any(s.value == "Households" for s in at.subheader)
+    caption = " ".join(plain(c.value) for c in at.caption)
+    assert "R_h = 1 − Π_{j∈h}(1 − r_j)" in caption and "records sharing hid" in caption
+    assert not at.warning or not any("household" in w.value for w in at.warning)
+
+
+def test_without_a_household_nothing_is_added():
+    at = app_test().run()
+    at.switch_page("views/risk.py").run()
+    assert not at.exception and at.session_state["roles"].household is None
+    assert not set(TILES) & set(metrics(at))
+    assert not any(s.value == "Households" for s in at.subheader)
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    assert not {"Household risk", "Households re-identified"} & set(metrics(at))
+
+
+def test_the_protect_page_shows_the_household_risk_of_the_release(households):
+    at = recoded(loaded("views/protect.py"))
+    out = released(at, households)
+    assert set(out["agegroup"]) == set(households["agegroup"]) - set(MERGE[1]) | {MERGE[2]}
+    before, after = (household_risk(t, QI, HID, WEIGHT) for t in (households, out))
+    attack = household_linkage(households, out, QI, HID)
+    assert after.risk_percent < before.risk_percent
+    shown = {m.label: m for m in at.metric}
+    assert shown["Household risk"].value == f"{after.risk_percent:.2f} %"
+    assert shown["Household risk"].delta == \
+        f"{after.risk_percent - before.risk_percent:+.2f} points"
+    assert shown["Household re-identifications"].value == \
+        f"{after.expected_reidentifications:,.2f}"
+    # the attack: fewer households re-identified than the original's composition uniques
+    uniques = uniques_by_loops(households, QI, HID)
+    assert attack.reidentified < uniques
+    assert shown["Households re-identified"].value == shown_as(attack.reidentified,
+                                                               attack.reidentified_percent)
+    assert shown["Households re-identified"].delta.startswith(
+        f"{attack.reidentified - uniques:+,}")
+    assert shown["People in households re-identified"].value == shown_as(
+        attack.people_reidentified, attack.people_reidentified_percent)
+    assert "Linkage attack re-identifications" in shown  # beside the person-level attack
+    assert any(m.value == "**Households (after protection)**" for m in at.markdown)
+
+
+def test_the_risk_page_measures_the_release_as_the_protect_page_does(households):
+    at = recoded(loaded("views/protect.py"))
+    out = released(at, households)
+    at.switch_page("views/risk.py").run()
+    at.radio(key="w_risk_view").set_value("both").run()
+    assert not at.exception
+    values = [m.value for m in at.metric if m.label == "Household risk"]
+    expected = [household_risk(t, QI, HID, WEIGHT).risk_percent for t in (households, out)]
+    assert values == [f"{v:.2f} %" for v in expected]
+
+
+def reports(monkeypatch) -> dict:
+    """The Export page's download data, by widget key (the report is made on click)."""
+    import streamlit
+    made, download = {}, streamlit.download_button
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    return made
+
+
+def test_the_report_carries_the_household_figures(monkeypatch, households):
+    made = reports(monkeypatch)
+    at = recoded(loaded("views/protect.py"))
+    out = released(at, households)
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert "<h2>Household risk</h2>" in html and "<td>household id</td>" in html
+    before, after = (household_risk(t, QI, HID, WEIGHT) for t in (households, out))
+    attack = household_linkage(households, out, QI, HID)
+    unchanged = household_linkage(households, households, QI, HID)
+    for value in (before.risk_percent, after.risk_percent, before.expected_reidentifications,
+                  after.expected_reidentifications, attack.reidentified,
+                  attack.people_reidentified, attack.reidentified_percent,
+                  unchanged.reidentified, uniques_by_loops(households, QI, HID)):
+        assert f"<td>{float(value):.6g}</td>" in html
+
+
+def test_the_report_leaves_households_out_without_one(monkeypatch):
+    made = reports(monkeypatch)
+    at = app_test().run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert "Household risk" not in html and "household id" not in html
+
+
+def hostile_households() -> bytes:
+    """Ten households of four people, the household id under a column name that is Markdown."""
+    rows = [f"age,sex,{IMAGE}"] + [f"{20 + (i * 7) % 5},{'m' if i % 3 else 'f'},{LINK} {i // 4}"
+                                    for i in range(40)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_hostile_household_name_stays_text():
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(("h.csv", hostile_households(), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(["age", "sex"]).run()
+    at.selectbox(key="w_household").set_value(IMAGE).run()
+    assert not at.exception and at.session_state["roles"].household == IMAGE
+    for page in ("views/risk.py", "views/protect.py"):
+        at.switch_page(page).run()
+        assert not at.exception and not leaks(at), page
+    at.switch_page("views/risk.py").run()
+    assert metrics(at)["Households"] == "10"
+    caption = next(c.value for c in at.caption if "Household risk R_h" in c.value)
+    assert f"records sharing {IMAGE}" in plain(caption)  # shown as its characters
+    assert IMAGE not in caption  # never as Markdown
+
+
+def test_an_unreadable_household_id_is_a_warning():
+    at = loaded("views/data.py")
+    at.multiselect(key="w_qi").set_value([*QI, HID]).run()  # the household id also a key
+    for page in ("views/risk.py", "views/protect.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+        assert any("also a quasi-identifier" in plain(w.value) for w in at.warning), page
+    at.switch_page("views/data.py").run()
+    rows = ["hid,age,sex"] + [f"{'' if i == 3 else i // 2},{20 + i % 4},{'mf'[i % 2]}"
+                              for i in range(30)]
+    at.file_uploader(key="uploader").set_value(
+        ("blank.csv", ("\n".join(rows) + "\n").encode(), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(["age", "sex"]).run()
+    at.selectbox(key="w_household").set_value("hid").run()
+    at.switch_page("views/risk.py").run()
+    assert not at.exception
+    assert any("blank id" in plain(w.value) for w in at.warning)
+
+
+# -- the pure functions of ui/logic (no Streamlit) ----------------------------------------------
+
+SMALL = pd.DataFrame({"hh": [1, 1, 2, 2, 3, 4, 4], "sex": list("fmfmffm"),
+                      "age": [40, 40, 40, 40, 12, 40, 12]})
+#: household 4's second member aged like the others
+AGED = [40, 40, 40, 40, 12, 40, 40]
+
+
+def test_household_figures_are_the_cores_and_the_tiles_write_them():
+    released = SMALL.assign(age=AGED)
+    got = household_figures(SMALL, released, ["sex", "age"], "hh")
+    assert isinstance(got, HouseholdFigures)
+    hr = household_risk(released, ["sex", "age"], "hh")
+    assert got.risk.expected_reidentifications == hr.expected_reidentifications
+    # released compositions: {f40, m40} ×3, {f12}: one unique, household 3
+    assert got.uniques == uniques_by_loops(released, ["sex", "age"], "hh") == 1
+    # the attacker knows {f40, m40} ×2, {f12}, {f40, m12}: household 3 alone matches itself
+    # once; households 1 and 2 match three released households, household 4 none
+    assert (got.attack.reidentified, got.attack.people_reidentified) == (1, 1)
+    before = household_figures(SMALL, SMALL, ["sex", "age"], "hh")
+    assert before.uniques == uniques_by_loops(SMALL, ["sex", "age"], "hh") == 2
+    tiles = {t.key: t for t in household_tiles(got, before, PROTECT_TILES)}
+    assert list(tiles) == list(PROTECT_TILES)
+    assert tiles["household_linkage_reidentified"].value == "1 (25.00 %)"
+    assert tiles["household_linkage_reidentified"].delta == "-1 (was 2)"
+    assert tiles["household_risk_pct"].value == f"{hr.risk_percent:.2f} %"
+    assert tiles["household_risk_pct"].name == "Household risk"
+    plain_tiles = household_tiles(before)
+    assert [t.key for t in plain_tiles] == list(RISK_TILES)
+    assert all(t.delta is None for t in plain_tiles)
+    assert plain_tiles[3].value == "1.75"  # 7 records in 4 households
+
+
+def test_release_households_says_why_it_cannot_run():
+    assert release_households(SMALL, SMALL, ["sex"], None, None, "wildcard", 1.0) is None
+    said = release_households(SMALL, SMALL, ["sex", "hh"], "hh", None, "wildcard", 1.0)
+    assert isinstance(said, str) and "also a quasi-identifier" in said
+    blank = SMALL.astype({"hh": object}).assign(hh=[1, 1, None, 2, 3, 4, 4])
+    said = release_households(blank, blank, ["sex"], "hh", None, "wildcard", 1.0)
+    assert isinstance(said, str) and "blank" in said
+
+
+def test_the_section_escapes_names():
+    hostile = "<img src=x onerror=alert(1)>"
+    df = SMALL.rename(columns={"hh": hostile, "sex": "<b>sex</b>"})
+    before = household_figures(df, df, ["<b>sex</b>", "age"], hostile)
+    after = household_figures(df, df.assign(age=AGED), ["<b>sex</b>", "age"], hostile)
+    section = household_section(before, after)
+    assert "<img" not in section and "&lt;img src=x onerror=alert(1)&gt;" in section
+    table = household_table(before, after)
+    assert len(table) == len(HOUSEHOLD_KEYS)
+    assert table.set_index("measure").loc["households re-identified", "after"] == 1
+    html = build_report("t", "f" * 64, len(df), df.shape[1], {}, "{}", df.head(1), df.head(1),
+                        [], households=(before, after))
+    assert section in html and "<img" not in html
+    assert "Not computed for the release: the &lt;b&gt;" in household_section(
+        before, "the <b>reason</b>")
+
+
+def test_the_notes_say_the_figures_and_escape_the_name():
+    df = SMALL.rename(columns={"hh": IMAGE})
+    before = original_households(df, ["sex", "age"], IMAGE)
+    assert before.summary() == household_figures(df, df, ["sex", "age"], IMAGE).summary()
+    assert before.uniques == before.attack.reidentified == 2  # households 3 and 4
+    note = household_note(before)
+    assert IMAGE not in note and f"records sharing {IMAGE}" in plain(note)
+    assert "4 households of 1.75 records on average, 1 of one person" in note
+    after = household_figures(df, df.assign(age=AGED), ["sex", "age"], IMAGE)
+    said = household_attack_note(after, before)
+    assert "before protection 2 households, 3 people" in said
+    # p_h: 1/3 for households 1 and 2 (three released {f40, m40}), 1 for household 3
+    assert "Expected: 1.67 households, 2.33 people." in said
