@@ -16,9 +16,11 @@ hierarchy[0..l]. With L levels and H households (docs/methods.md, "Targeted reco
    its first record). The searches go in order: ``similar[0]``, ``similar[1]``, … among the
    households inside its area one level up (at the coarsest level there is none), then
    ``similar[0]``, ``similar[1]``, … anywhere outside its area; the first search with a
-   candidate gives the donor. A risky household may be another's donor. A household for which
-   no search finds a donor is tried again at the next finer level (it then leaves a smaller
-   area only); one with no donor at any level stays as it is.
+   candidate gives the donor. Each search looks first among the *calm* households (risky at no
+   level), and among all households only when no calm one is left a candidate: a risky
+   household is another's donor only when no calm one would do. A household for which no
+   search finds a donor is tried again at the next finer level (it then leaves a smaller area
+   only); one with no donor at any level stays as it is.
 3. **Random swaps.** T = ⌊swap_rate · H + ½⌋ households should have another household's
    geography. When the targeted swaps give S < T, ⌈(T − S)/2⌉ more pairs are made: households
    not swapped yet are sampled at the finest level, spread over its areas (each area's share of
@@ -28,6 +30,15 @@ hierarchy[0..l]. With L levels and H households (docs/methods.md, "Targeted reco
 4. **The exchange.** A household and its donor exchange their full hierarchy and their
    ``carry_along`` values: every member of each gets the other's first record's values. Each
    household is swapped at most once.
+
+**Raising k.** A targeted pair holds a risky household, and the random swaps stop at T or
+T + 1, so a release with R(k) the households risky at some level moves at most
+B(k) = max(2·|R(k)|, T + T mod 2) households. The risky sets nest (a class below k is below
+k + 1), so B grows with k. B(k) is reached whenever every risky household gets a calm donor and
+the random swaps find theirs; then no smaller k moved more than the release at k: raising k to
+such a k never swaps fewer households. Beyond that (calm donors running out, when a large
+share of households is risky) it is not guaranteed (docs/methods.md, "Targeted record
+swapping").
 
 Draws are keyed through :mod:`sdc_core.rng` by (seed, step, draw, household key), the household
 key being the household id (an integer as it is, anything else hashed), and every order used is
@@ -283,20 +294,22 @@ def record_swap(df: pd.DataFrame, columns: list[str] | None = None, hierarchy: A
     outside_parent = 0
     left = np.zeros(0, dtype=np.int64)
     swap_level = np.full(n_h, n_levels, dtype=np.int64)   # the level a household moved at
+    calm = first_risky == n_levels                  # risky at no level
     for lev in range(n_levels):
         todo = np.concatenate([left, np.flatnonzero(first_risky == lev)])
         todo = todo[~used[todo]]
         for s, (anywhere, j, group) in enumerate(_stages(lev, areas, profs)):
-            if not len(todo):
-                break
-            r, d = _match(todo, everyone, used, areas[lev], group, hkey, seed, step,
-                          _draw(PHASE_RISK, lev, s, 0, 0))
-            swap_level[r] = swap_level[d] = lev
-            pairs_r.append(r)
-            pairs_d.append(d)
-            by_profile[j] += len(r)
-            outside_parent += len(r) if anywhere and lev > 0 else 0
-            todo = todo[~used[todo]]
+            for second, pool in enumerate((calm, everyone)):   # a calm donor first
+                if not len(todo):
+                    break
+                r, d = _match(todo, pool, used, areas[lev], group, hkey, seed, step,
+                              _draw(PHASE_RISK, lev, s, second, 0))
+                swap_level[r] = swap_level[d] = lev
+                pairs_r.append(r)
+                pairs_d.append(d)
+                by_profile[j] += len(r)
+                outside_parent += len(r) if anywhere and lev > 0 else 0
+                todo = todo[~used[todo]]
         left = todo                                 # tried again one level finer
     targeted = int(used.sum())
     risky_swapped = {c: int((used & (first_risky == lev)).sum()) for lev, c in enumerate(levels)}

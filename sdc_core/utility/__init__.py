@@ -8,8 +8,10 @@
   tables) on both tables, compared term by term: CI overlap, standardised difference
 - :mod:`~sdc_core.utility.fidelity` — 1- and 2-way table fidelity (TVD, Hellinger, false
   zeros) and the propensity-score measure pMSE / S_pMSE
+- :mod:`~sdc_core.utility.cell_loss` — chosen tables compared cell by cell after record
+  swapping (sdcMicro's ``infoLoss``: absD, relabsD, abssqrtD, false zeros and non-zeros)
 
-The last two are imported by their module path (statsmodels takes over a second to load).
+The last three are imported by their module path (statsmodels takes over a second to load).
 
 The names of :mod:`~sdc_core.utility.distribution` are loaded on first use (it imports
 ``scipy.stats``, about a second), so ``from sdc_core.utility import il1`` stays light.

@@ -1,0 +1,76 @@
+"""Household risk and targeted record swapping at census scale: about 1M records in 400,000
+households of the generated household survey (``sdc_core.teaching_households.household_members``:
+4 regions of 2 to 4 districts, 12 in all; households of 1 to 7 people), target ≤ 5 s each.
+
+- ``household_risk`` (docs/measures.md, "Household risk") on the keys region, district,
+  agegroup, sex and hsize with the survey weight, against a bare
+  ``groupby(keys).transform("size")`` of the same keys in the same run;
+- a ``record_swap`` step through ``apply_recipe`` (docs/methods.md, "Targeted record
+  swapping"): hierarchy region > district, similar [[hsize, htype], [hsize]], swap rate 0.05,
+  k = 3, risk variables agegroup and sex, against ``groupby(region, district, agegroup,
+  sex).transform("size")``, the count its risk rule starts from. With agegroup and sex no
+  class of a district is below 3 and only the random swaps run, so a second swap takes the risk
+  variables age (single years), sex, relation and tenure, where many households are risky and
+  the targeted swaps run (same baseline, on those keys).
+
+Run: ``python -m bench.bench_households [households]``
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from bench.common import median_seconds, report
+from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.household import household_risk
+from sdc_core.teaching_households import household_members
+
+KEYS = ["region", "district", "agegroup", "sex", "hsize"]
+HIERARCHY = ["region", "district"]
+RISK = ["agegroup", "sex"]
+TARGET = 5.0
+STEP = {"method": "record_swap", "hierarchy": HIERARCHY, "similar": [["hsize", "htype"], ["hsize"]],
+        "swap_rate": 0.05, "k": 3, "risk_variables": RISK, "carry_along": []}
+
+
+def main(households: int) -> None:
+    start = time.perf_counter()
+    df = household_members(households, seed=1)
+    made = time.perf_counter() - start
+    print(f"{len(df):,} records in {households:,} households "
+          f"(generated in {made:.1f} s, not timed below)")
+    target = TARGET if households >= 400_000 else None
+
+    def size_of(keys: list[str]):
+        return lambda: df.groupby(keys, sort=False)["hid"].transform("size")
+
+    base = median_seconds(size_of(KEYS), repeat=5)
+    risk = median_seconds(lambda: household_risk(df, KEYS, "hid", weight="weight"), repeat=5)
+    print("  " + report("household_risk (5 keys, weighted)", risk,
+                        "groupby(keys).transform(size)", base, target))
+
+    recipe = parse_recipe({"seed": 1, "household": "hid", "steps": [STEP]})
+    base = median_seconds(size_of(HIERARCHY + RISK), repeat=5)
+    swap = median_seconds(lambda: apply_recipe(recipe, df), repeat=5)
+    info = apply_recipe(recipe, df).reports[0]
+    print("  " + report("record_swap (rate 0.05, k 3)", swap,
+                        "groupby(geo + risk).transform(size)", base, target))
+    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
+          f"(target {info['target_households']:,}; risky by level {info['risky_households']})")
+
+    rare = ["age", "sex", "relation", "tenure"]
+    recipe = parse_recipe({"seed": 1, "household": "hid",
+                           "steps": [STEP | {"risk_variables": rare}]})
+    base = median_seconds(size_of(HIERARCHY + rare), repeat=5)
+    swap = median_seconds(lambda: apply_recipe(recipe, df), repeat=5)
+    info = apply_recipe(recipe, df).reports[0]
+    print("  " + report("record_swap (k 3, 4 risk variables)", swap,
+                        "groupby(geo + risk).transform(size)", base, target))
+    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
+          f"(targeted {info['targeted_households']:,}; risky by level "
+          f"{info['risky_households']})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400_000)
