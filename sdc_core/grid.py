@@ -48,7 +48,11 @@ KEEP_MEASURES = {"mean_ci_overlap": "at_least", "ci_overlap_loss": "at_most",
 #: Dankar's estimate of the share of the population that is unique on the keys, in percent.
 POPULATION = "population_uniqueness_percent"
 PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reidentifications"}
-TARGET_MEASURES = LINKAGE + RISK + [POPULATION]
+#: A grid's household figures (with ``"household"``, docs/measures.md, "Household risk"): the
+#: household risk of the released keys and the household linkage attack.
+HOUSEHOLD = ["household_risk_pct", "household_expected_reidentifications",
+             "household_linkage_reidentified"]
+TARGET_MEASURES = LINKAGE + RISK + [POPULATION] + HOUSEHOLD
 #: Attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep"): True when
 #: the target names a ``column`` (its row figure is ``<measure>: <column>``), None when it may
 #: (``inference_gain`` without one: the mean gain over the sensitive columns).
@@ -69,7 +73,8 @@ MAX_SETTINGS_LIMIT = 10_000
 MAX_SEEDS = 100
 _GRID_KEYS = {"seeds", "seed", "numeric", "k", "known", "not_released", "pareto_risk",
               "il1_missing", "settings", "combine", "target", "search", "max_settings",
-              "analysis", "loss", "sampling_fraction", "population", "sensitive"}
+              "analysis", "loss", "sampling_fraction", "population", "sensitive",
+              "household"}
 _SETTING_KEYS = {"method", "column", "columns", "param", "values", "fixed"}
 
 
@@ -117,6 +122,7 @@ class Grid:
     sampling: dict[str, float] = field(default_factory=dict)
     sensitive: list[str] = field(default_factory=list)
     perturbed: list[str] = field(default_factory=list)
+    household: str | None = None
 
     @property
     def dimensions(self) -> list[Dimension]:
@@ -276,6 +282,8 @@ def _steps(s: dict[str, Any], where: str, df: pd.DataFrame) -> list[list[dict[st
         if not isinstance(s["columns"], list) or not s["columns"]:
             raise SdcInputError(f"{where}: columns must be a non-empty list of column names")
         targets = [{"column": c} for c in s["columns"]]
+    elif METHODS[s["method"]].extra.get("implied_columns") and "columns" not in s:
+        targets = [{}]  # its columns are some of its parameters' (record swapping's hierarchy)
     else:
         targets = [{"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}]
     return [[_checked(where, {"method": s["method"], **t, **s.get("fixed", {}), s["param"]: v},
@@ -304,7 +312,9 @@ def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
     on = [v for v in values if not (main and v == m.off)]
     made = dict(zip(on, _steps({**s, "values": on}, f"grid setting {i + 1}", df))) if on else {}
     steps = tuple(tuple(made[v]) if v in made else None for v in values)
-    columns = s["columns"] if "columns" in s else [s.get("column")]
+    first = next((st for sts in steps if sts for st in sts), None)
+    columns = s["columns"] if "columns" in s else (
+        first["columns"] if first is not None and "column" not in first else [s.get("column")])
     label = f"{s['method']} {'+'.join(map(str, columns))} {s['param']}"
     return Dimension(label, s["param"], tuple(values), steps, monotone=main)
 
@@ -372,10 +382,20 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     both = [c for c in sensitive if c in known]
     if both:
         raise SdcInputError(f"grid: {', '.join(both)}: a known column cannot also be sensitive")
+    household = _household(grid, df, known, sensitive)
     raw = _entries(grid.get("settings"))
+    needs = sorted({str(r["method"]) for r in raw if isinstance(r, dict)
+                    and r.get("method") in METHODS and METHODS[r["method"]].extra.get("household")})
+    if needs and household is None:
+        raise SdcInputError(f"grid: {', '.join(needs)} needs the household column: set the "
+                            'grid\'s "household"')
+    measure = grid.get("target", {}).get("measure") if isinstance(grid.get("target"), dict) \
+        else None
+    if measure in HOUSEHOLD and household is None:
+        raise SdcInputError(f'grid: the target {measure} needs the household column ("household")')
     shared = (seeds, base, numeric, k, known, pareto_risk, il1_missing, not_released)
     chosen: dict[str, Any] = {
-        "analysis": analysis, "loss": loss, "sensitive": sensitive,
+        "analysis": analysis, "loss": loss, "sensitive": sensitive, "household": household,
         "sampling": {k: grid[k] for k in ("sampling_fraction", "population") if k in grid}}
     if combine:
         order = sorted(range(len(raw)), key=lambda i: METHODS[raw[i]["method"]].order)
@@ -413,6 +433,27 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     target = _target(grid.get("target"), analysis, sensitive, perturbed)
     return Grid(settings, *shared, target=target, search=search, perturbed=perturbed,
                 **chosen)
+
+
+def _household(grid: dict[str, Any], df: pd.DataFrame, known: Sequence[str],
+               sensitive: Sequence[str]) -> str | None:
+    """The grid's household column: in the table, no blank id, not a known or sensitive
+    column (docs/utility.md, "Households in a sweep")."""
+    household = grid.get("household")
+    if household is None:
+        return None
+    if not isinstance(household, str):
+        raise SdcInputError("grid: household must be a column name")
+    from sdc_core.households import household_codes
+
+    try:
+        household_codes(df, household)
+    except SdcInputError as err:
+        raise SdcInputError(f"grid: {err}") from None
+    if household in known or household in sensitive:
+        raise SdcInputError(f"grid: {household}: the household column cannot also be a known "
+                            "or sensitive column")
+    return household
 
 
 def _is_attribute(figure: str) -> bool:

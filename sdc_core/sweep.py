@@ -98,6 +98,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.grid import (
     ATTRIBUTE_TARGETS,
     CLOSENESS_TARGETS,
+    HOUSEHOLD,
     KEEP_MEASURES,
     LINKAGE,
     LOSS,
@@ -166,7 +167,7 @@ class SweepContext:
                  il1_missing: str = "max", not_released: Sequence[str] = (),
                  analysis: AnalysisSpec | None = None,
                  sampling: dict[str, float] | None = None,
-                 sensitive: Sequence[str] = ()) -> None:
+                 sensitive: Sequence[str] = (), household: str | None = None) -> None:
         self.df, self.qi, self.numeric, self.k = df, list(qi), list(numeric), k
         self.na, self.alpha, self.known = na, alpha, list(known)
         self.not_released = list(not_released)
@@ -179,6 +180,14 @@ class SweepContext:
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
         self.attacked = df[self.qi + self.known]
         self._prefixes: OrderedDict[tuple[int, str], Changes] = OrderedDict()
+        self.household, self.plan = household, None
+        self.weight = weight
+        if household is not None:
+            from sdc_core.methods.households import household_plan
+
+            if household in self.qi:
+                raise SdcInputError(f"{household}: the household column cannot also be a key")
+            self.plan = household_plan(df, household)
         self.baseline_risk = self.risk(self.keys) | self.linkage(self.attacked, None)
         self.validity, self.validity_columns = None, []
         if analysis is not None:
@@ -203,6 +212,29 @@ class SweepContext:
         # t-closeness and the rest of a sensitive column that is not a key
         self.closed = [c for c in self.sensitive if c not in self.qi]
         self.baseline_closeness = self.closeness({}, force=True)
+        self.baseline_households = self.households({}, force=True)
+
+    def households(self, changed: dict[str, pd.Series], force: bool = False
+                   ) -> dict[str, float]:
+        """``household_risk_pct``, ``household_expected_reidentifications`` (household risk
+        of the released keys) and ``household_linkage_reidentified`` (the household linkage
+        attack) with the grid's household; none without one (docs/utility.md, "Households
+        in a sweep")."""
+        if self.household is None:
+            return {}
+        if not force and not any(c in self.qi for c in changed):
+            return dict(self.baseline_households)
+        from sdc_core.risk.household import household_linkage, household_risk
+
+        cols = list(dict.fromkeys([*self.qi, self.household]
+                                  + ([self.weight] if self.weight else [])))
+        release = self.df[cols].assign(**{c: v for c, v in changed.items() if c in cols})
+        risk = household_risk(release, self.qi, self.household, self.weight, self.na,
+                              self.alpha)
+        attack = household_linkage(self.df[cols], release, self.qi, self.household)
+        return {"household_risk_pct": risk.risk_percent,
+                "household_expected_reidentifications": risk.expected_reidentifications,
+                "household_linkage_reidentified": float(attack.reidentified)}
 
     def deniability(self, recipe: Recipe, matrices: dict[int, pd.DataFrame]
                     ) -> dict[str, float]:
@@ -386,9 +418,12 @@ class SweepContext:
             else Changes({}, [], {})
         step = steps[-1]
         cols = [step["column"]] if "column" in step else list(step["columns"])
-        frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
-                              if c in before or c in self.df.columns}, index=self.df.index)
-        done = run_step(frame, step, seed, len(steps) - 1, self.rid)
+        if self.household is None:
+            frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
+                                  if c in before or c in self.df.columns}, index=self.df.index)
+        else:  # a step on households reads the household column and its other parameters'
+            frame = self.df.assign(**before)
+        done = run_step(frame, step, seed, len(steps) - 1, self.rid, self.household, self.plan)
         out = Changes({**before, **{c: restore(self.df[c], done.values[c])
                                     for c in done.values.columns}}, reports + [done.info],
                       matrices if done.matrix is None else {**matrices,
@@ -402,7 +437,7 @@ class SweepContext:
         """The measures of the recipe ``steps`` run with ``seed`` on the original table."""
         if not steps:
             return self.baseline()
-        recipe = Recipe(seed=seed, steps=steps)
+        recipe = Recipe(seed=seed, steps=steps, household=self.household)
         changed, reports, matrices = self.changes(steps, seed)
         if len(changed) == 1:
             (column, values), = changed.items()
@@ -412,14 +447,15 @@ class SweepContext:
                                           reports)
         return measures | self.analyses(changed) | self.population(changed) \
             | self.deniability(recipe, matrices) | self.inference(changed, recipe, reports) \
-            | self.closeness(changed)
+            | self.closeness(changed) | self.households(changed)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
                 "IL1_categorical": 0.0, "IL1_overall": 0.0,
                 "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
                 **self.baseline_validity, **self.baseline_population,
-                **self.baseline_inference, **self.baseline_closeness}
+                **self.baseline_inference, **self.baseline_closeness,
+                **self.baseline_households}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
@@ -491,12 +527,15 @@ class SweepResult:
 
 
 def _row(setting: Setting, results: list[dict[str, float]], seed: int,
-         dims: list[Dimension] | None) -> dict[str, Any]:
+         dims: list[Dimension] | None, household: str | None = None) -> dict[str, Any]:
     frame = pd.DataFrame(results)
+    recipe: dict[str, Any] = {"seed": seed, "steps": setting.steps}
+    if household is not None:
+        recipe = {"seed": seed, "household": household, "steps": setting.steps}
     row = {"method": setting.method, "column": setting.column, "param_name": setting.param,
            "param_value": setting.value, **frame.mean().to_dict(), "n_seeds": len(results),
            "n_steps": len(setting.steps),
-           "recipe": json.dumps({"seed": seed, "steps": setting.steps}, ensure_ascii=False)}
+           "recipe": json.dumps(recipe, ensure_ascii=False)}
     if dims is not None:
         row |= {d.label: d.values[i] for d, i in zip(dims, setting.point)}
     if len(results) > 1:
@@ -557,7 +596,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         The grid: ``settings`` (each ``method``, ``column``, ``param``, ``values``, optional
         ``fixed``), and optionally ``seeds``, ``seed``, ``numeric``, ``k``, ``known``,
         ``not_released``, ``pareto_risk``, ``il1_missing``, ``combine``, ``target``, ``search``,
-        ``max_settings``, ``analysis``, ``loss``, ``sensitive``.
+        ``max_settings``, ``analysis``, ``loss``, ``sensitive``, ``household``.
     weight : str, optional
         A sampling-weight column (as in :func:`risk_profile`).
     na : {"wildcard", "category"}, default "wildcard"
@@ -599,7 +638,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                               for x in combinations(g.dimensions)]
     try:
         ctx = SweepContext(df, qi, g.numeric, g.k, weight, na, alpha, g.known, g.il1_missing,
-                           g.not_released, g.analysis, g.sampling, g.sensitive)
+                           g.not_released, g.analysis, g.sampling, g.sensitive, g.household)
     except SdcInputError as err:
         raise SdcInputError(f"grid: {err}") from None
     if g.target is not None and g.target.measure == POPULATION and ctx.population_size is None:
@@ -631,7 +670,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             done += 1
             if progress:
                 progress(done, total, label)
-        rows[i] = _row(s, results, g.seed, g.dims)
+        rows[i] = _row(s, results, g.seed, g.dims, g.household)
         return rows[i]
 
     pruned = g.dims is not None and g.target is not None and g.search == "pruned"
@@ -645,7 +684,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
             evaluate(i)
     base = {"method": "BASELINE", "column": "", "param_name": "", "param_value": np.nan,
             **ctx.baseline(), "n_seeds": 1, "n_steps": 0,
-            "recipe": json.dumps({"seed": g.seed, "steps": []})}
+            "recipe": json.dumps({"seed": g.seed, "steps": []}
+                                 | ({"household": g.household} if g.household else {}))}
     done_at = sorted(rows)
     table = pd.DataFrame([base] + [rows[i] for i in done_at])
     # a loss that could not be had (NaN: no analysis with intervals) ranks last
@@ -653,7 +693,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                                    table[g.loss].fillna(np.inf), table["suppressed_values"])
     validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
     attribute = attribute_columns(table, g.perturbed, g.sensitive)
-    extra = [LOSS] + validity + list(ctx.baseline_population) + attribute + [
+    households = list(ctx.baseline_households)
+    extra = [LOSS] + validity + list(ctx.baseline_population) + households + attribute + [
         d.label for d in g.dims or []] + ["n_steps"]
     if g.target is not None:
         met = table[g.target.measure] <= g.target.at_most
@@ -664,7 +705,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
     sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity + [POPULATION]
-               + attribute
+               + households + attribute
                if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
@@ -677,8 +718,8 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                        g.loss)
 
 
-__all__ = ["ATTRIBUTE_TARGETS", "COLUMNS", "KEEP_MEASURES", "LINKAGE", "LOSS", "LOSSES",
-           "MAX_SEEDS", "MAX_SETTINGS", "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION",
+__all__ = ["ATTRIBUTE_TARGETS", "COLUMNS", "HOUSEHOLD", "KEEP_MEASURES", "LINKAGE", "LOSS",
+           "LOSSES", "MAX_SEEDS", "MAX_SETTINGS", "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION",
            "PREFIXES_KEPT", "RISK", "SEARCHES", "TARGET_MEASURES", "UTILITY", "VALIDITY", "Grid",
            "Progress", "Setting", "SweepContext", "SweepResult", "attribute_columns",
            "combination_setting", "describe_setting", "pareto_front", "parse_grid", "run_sweep"]
