@@ -153,3 +153,16 @@ def test_the_attribute_grid_is_one_the_core_takes(actg):
     result = run_sweep(actg, QI, grid)
     assert {"epsilon: race", "epsilon_max", "inference_gain: treat"} <= set(result.table.columns)
     assert result.best is not None
+
+
+def test_a_household_id_reaches_the_grid_and_its_figures_are_offered():
+    grid = build_grid(SweepForm([band()], target="household_risk_pct", at_most=5),
+                      household="hid", **WHERE)
+    assert grid["household"] == "hid"
+    assert grid["target"] == {"measure": "household_risk_pct", "at_most": 5.0}
+    assert "household" not in build_grid(SweepForm([band()]), **WHERE)
+    offered = risk_labels(5, False, households=True)
+    for m in ("household_risk_pct", "household_expected_reidentifications",
+              "household_linkage_reidentified"):
+        assert offered[m] == label(m)
+        assert m not in risk_labels(5, False)

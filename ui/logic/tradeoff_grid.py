@@ -24,7 +24,7 @@ from typing import Any
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
-from sdc_core.sweep import KEEP_MEASURES, LOSS, POPULATION
+from sdc_core.sweep import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
 from ui.logic.text import number
 
@@ -130,13 +130,16 @@ RISK_MEASURES = ("linkage_reidentifications", "linkage_risk_percent",
                  "percent_k_le_threshold", "percent_below_k")
 
 
-def risk_labels(k: int, population: bool) -> dict[str, str]:
+def risk_labels(k: int, population: bool, households: bool = False) -> dict[str, str]:
     """The risk measures offered, by their labels with the threshold ``k``; with
     ``population`` (the file's sampling is known, or a weight is tagged) the population's
-    uniqueness too."""
+    uniqueness too, and with ``households`` (a household id is tagged) the household figures
+    (docs/utility.md, "Households in a sweep")."""
     out = {m: label(m, k) for m in RISK_MEASURES}
     if population:
         out[POPULATION] = label(POPULATION)
+    if households:
+        out |= {m: label(m) for m in HOUSEHOLD}
     return out
 
 
@@ -164,11 +167,13 @@ class SweepForm:
 def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
                not_released: list[str], analysis: dict[str, Any] | None = None,
                sampled: Mapping[str, float] | None = None,
-               sensitive: list[str] | None = None) -> dict[str, Any]:
+               sensitive: list[str] | None = None,
+               household: str | None = None) -> dict[str, Any]:
     """The grid :func:`sdc_core.sweep.run_sweep` takes for ``form``: the data set's
     ``numeric`` columns, the threshold ``k``, the columns an attacker also ``known``s and those
     ``not_released``, the benchmark ``analysis`` (every row gets its figures, whatever the
-    loss) and how the file was ``sampled`` (:func:`ui.state.sampling`). Raises
+    loss), how the file was ``sampled`` (:func:`ui.state.sampling`) and the ``household`` id
+    (record swapping, the household figures). Raises
     :class:`~sdc_core.errors.SdcInputError` for a form that makes no grid: no method with
     columns and values, an exhaustive search of more than :data:`EXHAUSTIVE_MAX`
     combinations, a figure to keep without a risk target."""
@@ -185,6 +190,8 @@ def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
              for key, v in (sampled or {}).items()}
     if sensitive:
         grid["sensitive"] = list(sensitive)
+    if household is not None:
+        grid["household"] = household
     if form.target == EVERY_CLASS:
         grid["target"] = {"measure": "percent_below_k", "at_most": 0.0}
     elif form.target == "inference_gain":
