@@ -11,7 +11,8 @@
 
 Step i draws its randomness from streams keyed by (seed, i, draw, record id) (:mod:`sdc_core.rng`);
 the record id is the row position unless ``record_id`` names an id column. ``household`` names
-the household id column, for the steps that work on households (record swapping). A recipe also
+the household id column: record swapping works on households, and every other step keeps the
+columns constant within households so (docs/methods.md, "Households"). A recipe also
 records the library version and the SHA-256 fingerprint of the table it was made on
 (:func:`fingerprint`); applying it to a different table gives a warning. Unknown keys, unknown
 methods, wrong types and out-of-range values are errors naming the step.
@@ -35,6 +36,12 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
 from sdc_core.methods.banding import read_bands
 from sdc_core.methods.common import TableResult
+from sdc_core.methods.households import (
+    HouseholdPlan,
+    household_plan,
+    needs_households,
+    run_per_household,
+)
 from sdc_core.version import __version__
 
 RECIPE_VERSION = 1
@@ -75,7 +82,8 @@ class Recipe:
     version : int, default 1
         The recipe format's version.
     household : str, optional
-        The household id column, for the steps that work on households (record swapping).
+        The household id column: record swapping needs it, and with it every step keeps
+        household-level columns constant within households (docs/methods.md, "Households").
 
     Examples
     --------
@@ -184,7 +192,8 @@ def make_recipe(steps: list[dict[str, Any]], seed: int, df: pd.DataFrame | None 
     description : str, optional
         A line on what the recipe is for.
     household : str, optional
-        The household id column (needed by record swapping steps).
+        The household id column (needed by record swapping steps; with it every step keeps
+        household-level columns constant within households).
 
     Returns
     -------
@@ -311,8 +320,9 @@ def parse_recipe(data: Any) -> Recipe:
 
     A recipe is a ``seed`` and a list of ``steps`` (dicts with a ``method``, its column and its
     parameters; ``docs/methods.md`` lists every method), and optionally the ``record_id`` column
-    that keys the random draws, the ``household`` column (which record swapping needs), the
-    library version, the input fingerprint and a description.
+    that keys the random draws, the ``household`` column (which record swapping needs, and with
+    which every step keeps households consistent), the library version, the input fingerprint
+    and a description.
 
     Parameters
     ----------
@@ -454,21 +464,51 @@ class StepOutput:
 
 
 def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-             rid: np.ndarray | None, household: str | None = None) -> StepOutput:
+             rid: np.ndarray | None, household: str | None = None,
+             plan: HouseholdPlan | None = None) -> StepOutput:
     """Run one validated step on ``df`` (not changed): its method's declared ``run`` on the
     column, or on the table and the columns; random methods get (seed, index, rid), methods
-    on households the ``household`` column's name."""
+    on households the ``household`` column's name. With a ``household``, the columns constant
+    within every household stay so (:mod:`sdc_core.methods.households`; ``plan``: the
+    households of the table the recipe started from, else of ``df``)."""
     spec = METHODS[step["method"]]
     where = f"step {index + 1} ({step['method']})"
     if spec.extra.get("household") and household is None:
         raise SdcInputError(f"{where}: needs the household column: set the recipe's "
                             'top-level "household" to it')
-    cols = [step["column"]] if spec.target == "column" else \
-        _implied_columns(step, spec) if spec.extra.get("implied_columns") else list(step["columns"])
+    cols = _step_columns(step, spec)
     unknown = [c for c in cols if c not in df.columns]
     if unknown:
         raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
                             else f"{where}: unknown column(s) {', '.join(map(str, unknown))}")
+
+    def run(frame: pd.DataFrame, part: dict[str, Any], ids: np.ndarray | None) -> StepOutput:
+        return _run_method(frame, part, spec, where, seed, index, ids, household)
+
+    if household is None or not needs_households(spec):
+        return run(df, step, rid)
+    if household in cols:
+        raise SdcInputError(f"{where}: '{household}' is the recipe's household column: steps "
+                            "keep it (a drop step leaves it out of the release)")
+    if plan is None:
+        plan = household_plan(df, household)
+    return run_per_household(df, step, cols, spec.release, plan, rid, run)
+
+
+def _step_columns(step: dict[str, Any], spec: Method) -> list[str]:
+    """The columns a step changes: its column, its columns, or those its method implies."""
+    if spec.target == "column":
+        return [step["column"]]
+    if spec.extra.get("implied_columns"):
+        return _implied_columns(step, spec)
+    return list(step["columns"])
+
+
+def _run_method(df: pd.DataFrame, step: dict[str, Any], spec: Method, where: str, seed: int,
+                index: int, rid: np.ndarray | None, household: str | None) -> StepOutput:
+    """The method's ``run`` on the step's columns of ``df`` (:func:`run_step`, without the
+    household handling)."""
+    cols = _step_columns(step, spec)
     args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
     if spec.random:
         args |= {"seed": seed, "step": index, "rid": rid}
@@ -507,7 +547,9 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     """Run every step in order on a copy of ``df`` (``df`` is not changed).
 
     Step i draws from streams keyed by (seed, i, draw, record id), so the same recipe on the
-    same table gives the same release.
+    same table gives the same release. With the recipe's ``household``, the columns constant
+    within every household of ``df`` stay so: a step on them runs on each household's first
+    record r and gives its value to every member (docs/methods.md, "Households").
 
     Parameters
     ----------
@@ -528,8 +570,9 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     ------
     SdcInputError
         When the ``record_id`` column is not in the table or is not unique and complete, the
-        ``household`` column is not in the table, or a step cannot run on the table (an unknown
-        column, a value it cannot take); the message names the step.
+        ``household`` column is not in the table or has a blank id, a step changes the
+        household column, or a step cannot run on the table (an unknown column, a value it
+        cannot take); the message names the step.
 
     Examples
     --------
@@ -564,10 +607,11 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
         rid = rng.record_ids(len(df))
     if recipe.household is not None and recipe.household not in df.columns:
         raise SdcInputError(f"recipe: household column '{recipe.household}' is not in the data")
+    plan = recipe_households(recipe, df)
     out = df
     reports, matrices = [], {}
     for i, step in enumerate(recipe.steps):
-        done = run_step(out, step, recipe.seed, i, rid, recipe.household)
+        done = run_step(out, step, recipe.seed, i, rid, recipe.household, plan)
         out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),
@@ -575,6 +619,40 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
         if done.matrix is not None:
             matrices[i + 1] = done.matrix
     return ApplyResult(out, reports, warnings, matrices)
+
+
+def recipe_households(recipe: Recipe, df: pd.DataFrame) -> HouseholdPlan | None:
+    """The households of ``df``, the table the recipe starts from, when the recipe names a
+    household column and has a step that keeps households consistent (docs/methods.md,
+    "Households"); None otherwise.
+
+    The columns kept constant within households are those constant within every household h
+    of ``df`` (|{c_i : i ∈ h}| = 1), whatever the steps before do.
+
+    Parameters
+    ----------
+    recipe : Recipe
+        The recipe.
+    df : pandas.DataFrame
+        The table it starts from.
+
+    Returns
+    -------
+    HouseholdPlan or None
+        The households (:func:`sdc_core.methods.households.household_plan`), or None.
+
+    Raises
+    ------
+    SdcInputError
+        When the household column is not in the table or has a blank id.
+    """
+    if recipe.household is None or not any(needs_households(METHODS[s["method"]])
+                                           for s in recipe.steps):
+        return None
+    try:
+        return household_plan(df, recipe.household)
+    except SdcInputError as err:
+        raise SdcInputError(f"recipe: {err}") from None
 
 
 def _replace(df: pd.DataFrame, done: StepOutput, original: pd.DataFrame) -> pd.DataFrame:

@@ -40,8 +40,9 @@ from sdc_core import rng
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import category_codes
+from sdc_core.methods.households import HouseholdPlan
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, Recipe, check_step, run_step
+from sdc_core.recipe import METHODS, Recipe, check_step, recipe_households, run_step
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
 MEANING = ("ε = {eps}: a respondent's answer is at most e^ε = {ratio} times likelier to have "
@@ -355,11 +356,12 @@ def _pairs_matrix(before: pd.Series, after: pd.Series) -> pd.DataFrame:
 
 
 def _step_output(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
-                 rid: np.ndarray | None, household: str | None = None
+                 rid: np.ndarray | None, household: str | None = None,
+                 plan: HouseholdPlan | None = None
                  ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The table after the step (as ``apply_recipe`` builds it: the new values restored to the
     original columns' kinds) and the step's own transition matrix (PRAM-like steps)."""
-    done = run_step(df, step, seed, index, rid, household)
+    done = run_step(df, step, seed, index, rid, household, plan)
     if done.dropped:
         return df.drop(columns=done.dropped), None
     out = df.copy()
@@ -493,13 +495,14 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
     skipped: dict[str, list[int]] = {c: [] for c in tracked}
     last = max(i for i, s in enumerate(recipe.steps)
                if set(_columns(s)) & set(tracked))
-    current = original
+    current, plan = original, recipe_households(recipe, original)  # the release's households
     for i, step in enumerate(recipe.steps[: last + 1]):
         spec = METHODS[step["method"]]
         cols = [c for c in _columns(step) if c in methods]
         modelled = spec.target == "column" and spec.release in MODELLED and bool(cols)
         before = current[cols[0]] if modelled else None
-        current, own = _step_output(current, step, recipe.seed, i, rid, recipe.household)
+        current, own = _step_output(current, step, recipe.seed, i, rid, recipe.household,
+                                    plan)
         for c in cols:
             if spec.release is Release.DROP:
                 methods.pop(c)
