@@ -236,6 +236,15 @@ def _add_compare(sub: _Subparsers) -> None:
                          help="a numeric value blanked by protection counts as the maximum "
                               "IL1 loss 1 (max, the default) or is left out (ignore, "
                               "sdcMicro's reading)")
+    compare.add_argument("--table", type=_column_list, action="append", default=[],
+                         metavar="A,B", dest="tables",
+                         help="a frequency table to compare cell by cell (absD, relabsD, "
+                              "abssqrtD, false zeros and non-zeros: docs/utility.md, \"Tables "
+                              "after record swapping\"); repeat for more tables")
+    compare.add_argument("--household", metavar="COLUMN",
+                         help="the household-id column: each household counts once in the "
+                              "--table tables, and with --qi the household linkage attack "
+                              "runs (JSON: household_linkage)")
     compare.add_argument("--analysis", type=Path, metavar="SPEC.json",
                          help="benchmark analyses to re-estimate on both tables (OLS, logit, "
                               "means, proportions, tables: docs/utility.md): adds their terms "
@@ -394,6 +403,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
         raise SdcInputError("--recipe, --known, --records and --sensitive go with --qi")
     if args.engine != "pandas":
+        if args.tables or args.household:
+            raise SdcInputError("--table and --household read both tables in memory: use the "
+                                "pandas engine")
         if args.analysis:
             raise SdcInputError("--analysis reads both tables in memory: use the pandas engine")
         if args.sensitive:
@@ -429,6 +441,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from sdc_core.utility.validity import Validity
 
         out.update(Validity(spec, original).compare(protected).to_json())
+    out.update(_households_and_tables(original, protected, args))
     out["release_notes"] = _release_notes(recipe, original)
     if args.json:
         dist = distribution_report(original, protected, numeric)
@@ -436,9 +449,42 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
     _print_compare(out, args, recipe)
+    _print_households_and_tables(out)
     if spec is not None:
         _print_validity(out)
     return 0
+
+
+def _print_households_and_tables(out: dict[str, Any]) -> None:
+    """The household linkage attack and the ``--table`` tables, a line each."""
+    if "household_linkage" in out:
+        h = out["household_linkage"]
+        print(f"household linkage attack: {h['household_linkage_reidentified']} of "
+              f"{h['households']} households re-identified "
+              f"({h['household_linkage_reidentified_percent']:.2f} %, "
+              f"{h['household_linkage_people']} people)")
+    for t in out.get("cell_loss", {}).get("tables", []):
+        print(f"table {' × '.join(map(str, t['columns']))} ({t['cells']} cells): "
+              + ", ".join(f"{measure_name(m)} {t[m]:.6g}" for m in
+                          ("absD", "relabsD", "abssqrtD", "false_zeros", "false_nonzeros")))
+
+
+def _households_and_tables(original: pd.DataFrame, protected: pd.DataFrame,
+                           args: argparse.Namespace) -> dict[str, Any]:
+    """``compare``'s ``cell_loss`` (the ``--table`` tables, households once each with
+    ``--household``) and, with ``--qi`` and ``--household``, the ``household_linkage``."""
+    out: dict[str, Any] = {}
+    if args.household is not None and args.qi is not None:
+        from sdc_core.risk.household import household_linkage
+
+        out["household_linkage"] = household_linkage(original, protected, args.qi,
+                                                     args.household).summary()
+    if args.tables:
+        from sdc_core.utility.cell_loss import cell_loss
+
+        out["cell_loss"] = cell_loss(original, protected, args.tables,
+                                     household=args.household).to_json()
+    return out
 
 
 #: Why ``compare`` has no ``attribute`` key without a recipe.

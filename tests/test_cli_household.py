@@ -124,3 +124,51 @@ def test_a_blank_household_id_on_duckdb_exits_2_with_one_line(tmp_path):
     out = run("risk", path, "--qi", KEYS, "--household", "ori_hid", "--engine", "duckdb")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "1 blank id" in out.stderr
+
+
+def test_compare_tables_and_the_household_attack_equal_the_core(tmp_path):
+    """``compare --table … --household`` gives the core's cell_loss (households once each)
+    and household_linkage of the same two tables, in JSON and a line each in the text."""
+    from sdc_core.recipe import apply_recipe, parse_recipe
+    from sdc_core.risk.household import household_linkage
+    from sdc_core.teaching_households import HOUSEHOLDS_PATH
+    from sdc_core.utility.cell_loss import cell_loss
+
+    df = pd.read_csv(HOUSEHOLDS_PATH)
+    recipe = parse_recipe({"seed": 3, "household": "hid", "steps": [{
+        "method": "record_swap", "hierarchy": ["region", "district"],
+        "similar": [["hsize", "htype"], ["hsize"]], "swap_rate": 0.1, "k": 3,
+        "risk_variables": ["agegroup", "sex"]}]})
+    released = apply_recipe(recipe, df).data
+    path = tmp_path / "released.csv"
+    released.to_csv(path, index=False)
+    keys = ["region", "district", "sex", "agegroup"]
+    args = ["compare", HOUSEHOLDS_PATH, path, "--qi", ",".join(keys), "--household", "hid",
+            "--table", "region,sex", "--table", "district,agegroup"]
+    out = run(*args, "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    want = cell_loss(df, pd.read_csv(path), [["region", "sex"], ["district", "agegroup"]],
+                     household="hid").to_json()
+    assert got["cell_loss"] == json.loads(json.dumps(want))
+    assert got["cell_loss"]["tables"][1]["absD"] > 0  # swapped districts moved
+    attack = household_linkage(df, pd.read_csv(path), keys, "hid").summary()
+    assert got["household_linkage"] == json.loads(json.dumps(attack))
+    text = run(*args)
+    assert text.returncode == 0
+    assert (f"household linkage attack: {attack['household_linkage_reidentified']} of 1200 "
+            "households re-identified") in text.stdout
+    assert "table district × agegroup (" in text.stdout
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--table", "region,nope"], "nope"),
+    (["--table", "region", "--engine", "duckdb"], "use the pandas engine"),
+    (["--table", ""], "expected comma-separated column names"),
+])
+def test_compare_tables_refusals_exit_2_with_one_line(extra, words):
+    from sdc_core.teaching_households import HOUSEHOLDS_PATH
+
+    out = run("compare", HOUSEHOLDS_PATH, HOUSEHOLDS_PATH, *extra)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert words in out.stderr

@@ -362,6 +362,11 @@ def test_pandas_only_steps_are_refused(data: dict[str, Path], tmp_path: Path) ->
             with pytest.raises(SdcInputError, match=words):
                 jobs.apply(engine, data["file"], parse_recipe({"seed": 1, "steps": [step]}),
                            tmp_path / "x.parquet")
+        with pytest.raises(SdcInputError, match="with a household runs on the pandas engine"):
+            jobs.apply(engine, data["file"], parse_recipe(
+                {"seed": 1, "household": "region",
+                 "steps": [{"method": "pram", "column": "sex", "p": 0.1}]}),
+                tmp_path / "x.parquet")
     finally:
         engine.close()
 

@@ -232,6 +232,9 @@ def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
 
     Consecutive batch steps that do not read a column an earlier one of them writes run in one
     pass over the table (their column figures are the same before and after the others)."""
+    if recipe.household is not None:
+        raise SdcInputError("a recipe with a household runs on the pandas engine only: keeping "
+                            "each household's columns consistent needs the whole table")
     for i, step in enumerate(recipe.steps):
         kernels.check_engine_step(i, step, engine.name)
     t = engine.scan(open_source(data), recipe.record_id)
