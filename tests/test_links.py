@@ -77,6 +77,11 @@ ACTG_STEPS = [
      "delta": 0.1},
     {"method": "randomized_response", "column": "homo", "keep_probability": 0.5},
 ]
+#: Record swapping on the whole-households example, whose household id (hid) the link's roles
+#: carry: the step as a recipe file holds it (its hierarchy, no columns)
+SWAP_STEP = {"method": "record_swap", "hierarchy": ["region", "district"],
+             "similar": [["hsize", "htype"], ["hsize"]], "swap_rate": 0.1, "k": 2,
+             "risk_variables": ["agegroup"], "carry_along": ["tenure"]}
 
 CASES = {
     "actg175 as it opens": LinkState("actg175"),
@@ -102,6 +107,9 @@ CASES = {
                             "randomized-response", True),
     "no data set: risk, lesson, view": LinkState(None, risk=RiskOptions(2, "category", 0.5),
                                                  lesson="counts", projector=True),
+    "households, record swapping with the data set's household id": LinkState(
+        "households", None, [{"method": "band", "column": "age", "width": 10}, SWAP_STEP],
+        seed=9),
 }
 
 
@@ -125,7 +133,9 @@ def roles_of(draw, key: str) -> Roles | None:
 
 @hs.composite
 def settings_of(draw, key: str) -> ProtectSettings:
-    """Protect page settings on the data set's columns (as the page holds them)."""
+    """Protect page settings on the data set's columns (as the page holds them). No record
+    swapping: its step needs a household id, which the drawn roles may not have, and donor
+    profiles of household columns; the named case above carries one."""
     numeric, levels = NUMERIC[key], LEVELS[key]
     categorical = list(levels)
     columns: dict[str, list[str]] = {}
@@ -268,6 +278,11 @@ BAD = {
             [{"method": "pram", "column": "race", "p": 0.1},
              {"method": "pram", "column": "gender", "p": 0.2}], 5)},
         "the Protect page uses one setting of p for all pram columns", LinkState("actg175")),
+    "record swapping without a household id": (
+        {"data": "household", "recipe": encode_recipe(
+            [{**SWAP_STEP, "hierarchy": ["region"], "similar": [["household_size"]],
+              "risk_variables": [], "carry_along": []}], 5)},
+        "step 1 (record_swap): needs the household column", LinkState("household")),
     "k = 0": ({"k": "0"}, "the threshold k '0' is not a whole number from 1 to 1000; k = 5 is "
               "used", LinkState()),
     "k = abc": ({"data": "household", "k": "abc"}, "the threshold k 'abc' is not a whole "

@@ -10,9 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from sdc_core.errors import SdcInputError
+from sdc_core.recipe import parse_recipe
 from sdc_core.sweep import run_sweep
 from tests.conformance import PAIRS, releases
-from ui.logic.protect import ProtectSettings, describe, from_steps
+from ui.logic.protect import (
+    ProtectSettings,
+    describe,
+    from_steps,
+    read_profiles,
+    recipe_household_note,
+)
+from ui.logic.workbench import recipe_json
 
 MERGE = {"method": "recode", "column": "race", "groups": {"any": [0, 1]}}
 
@@ -191,3 +199,134 @@ def test_parameters_at_their_defaults_open_and_are_shown_without_them():
 def test_a_recipe_the_page_cannot_show_is_refused_whole(steps, words):
     with pytest.raises(SdcInputError, match=re.escape(words)):
         from_steps(steps, 1, {"local_suppression": ["age", "race"]})
+
+
+# ---- record swapping: a step without columns (its hierarchy is the columns chosen) --------
+
+SWAP = {"method": "record_swap", "hierarchy": ["region", "district"],
+        "similar": [["hsize", "htype"], ["hsize"]], "swap_rate": 0.1, "k": 2,
+        "risk_variables": ["agegroup", "sex"], "carry_along": ["tenure"]}
+SWAP_OFFERED = {"record_swap": ["region", "district", "htype", "tenure"]}
+
+
+def test_a_record_swap_step_round_trips_without_columns():
+    """The page's step names its hierarchy, not the columns the method implies; the recipe's
+    step (as a file holds it, or as parsed, with its implied columns) opens as it is."""
+    settings = ProtectSettings({"record_swap": ["region", "district"]},
+                               {"record_swap": {k: v for k, v in SWAP.items()
+                                                if k not in ("method", "hierarchy")}}, 3)
+    assert settings.steps([]) == [SWAP]
+    parsed = parse_recipe({"seed": 3, "household": "hid", "steps": [SWAP]})
+    assert parsed.steps[0]["columns"] == ["region", "district", "tenure"]
+    for steps in ([SWAP], parsed.steps):
+        opened = from_steps(steps, 3, SWAP_OFFERED)
+        assert (opened.steps(["region"]), opened.seed) == ([SWAP], 3)
+        assert opened.columns["record_swap"] == ["region", "district"]
+    # the page's recipe applies as the recipe file does
+    assert parse_recipe({"seed": 3, "household": "hid", "steps": settings.steps([])}) == parsed
+
+
+def test_a_record_swap_step_at_the_default_rate_or_with_empty_lists_opens():
+    """A step may leave out swap_rate (0.05, on) and give empty risk variables: it opens,
+    and the page's step applies alike (the rate spelt out, the empty lists left out)."""
+    step = {"method": "record_swap", "hierarchy": ["region"], "similar": [["hsize"]],
+            "risk_variables": [], "carry_along": []}
+    shown = from_steps([step], 1, SWAP_OFFERED).steps([])
+    assert shown == [{"method": "record_swap", "hierarchy": ["region"], "swap_rate": 0.05,
+                      "similar": [["hsize"]]}]
+
+
+@pytest.mark.parametrize("step, words", [
+    ({**SWAP, "swap_rate": 0}, "with swap_rate = 0, record_swap is off on the Protect page"),
+    ({**SWAP, "hierarchy": ["region", "hid"]},
+     "offers record_swap on region, district, htype, tenure for the current roles, not on "
+     "region, hid"),
+])
+def test_a_record_swap_step_the_page_cannot_show_is_refused(step, words):
+    with pytest.raises(SdcInputError, match=re.escape(words)):
+        from_steps([step], 1, SWAP_OFFERED)
+
+
+def test_the_recipe_text_names_the_household_only_when_set():
+    steps = [{"method": "band", "column": "age", "width": 10}]
+    assert "household" not in json.loads(recipe_json(steps, 4))
+    assert recipe_json(steps, 4) == recipe_json(steps, 4, None)
+    assert json.loads(recipe_json([SWAP], 4, "hid")) == {"version": 1, "seed": 4,
+                                                         "steps": [SWAP], "household": "hid"}
+
+
+@pytest.mark.parametrize("household, swap, outcome", [
+    ("hid", True, None), ("hid", False, None),
+    (None, False, "this session's household id is not set, and the page applies"),
+    ("pid", False, "this session's household id is 'pid', and the page applies"),
+    (None, True, "step 1 (record_swap) swaps households by the recipe's household column "
+                 "'hid', and this session's household id is not set: set the household id "
+                 "on the Data page to 'hid'"),
+    ("pid", True, "this session's household id is 'pid': set the household id"),
+])
+def test_a_recipes_household_is_checked_against_the_sessions(household, swap, outcome):
+    steps = [SWAP] if swap else [{"method": "band", "column": "age", "width": 10}]
+    recipe = parse_recipe({"seed": 1, "household": "hid", "steps": steps})
+    if outcome is None:
+        assert recipe_household_note(recipe, household) is None
+    elif swap:
+        with pytest.raises(SdcInputError, match=re.escape(outcome)):
+            recipe_household_note(recipe, household)
+    else:
+        note = recipe_household_note(recipe, household)
+        assert note is not None and outcome in note and "'hid'" in note
+    # a recipe without a household: nothing to say
+    bare = parse_recipe({"seed": 1, "steps": [{"method": "band", "column": "age", "width": 5}]})
+    assert recipe_household_note(bare, household) is None
+
+
+COLUMNS = ["hid", "region", "hsize", "htype"]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("", None), ("   ", None), ('[["hsize", "htype"], ["hsize"]]', [["hsize", "htype"], ["hsize"]]),
+    ('[["htype"]]', [["htype"]]),
+])
+def test_donor_profiles_read(text, value):
+    assert read_profiles(text, COLUMNS) == value
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[["hsize"', "this is not JSON"),
+    ("hsize, htype", "this is not JSON"),
+    ('["hsize"]', "this is not a list of lists of column names"),
+    ("[[]]", "this is not a list of lists of column names"),
+    ("[]", "this is not a list of lists of column names"),
+    ('{"a": ["hsize"]}', "this is not a list of lists of column names"),
+    ('[["hsize", 1]]', "this is not a list of lists of column names"),
+    ("[" * 5000 + "]" * 5000, "this is not JSON"),  # deeper than the parser goes
+    ("[" * 3 + "]" * 3, "this is not a list of lists of column names"),
+    ("[" + ",".join(['["hsize"]'] * 101) + "]", "101 profiles are more than the 100"),
+    ("[" + "9" * 5000 + "]", "this is not JSON"),  # a number of more than 4,300 digits
+    ('[["' + "x" * 20_000 + '"]]', "20,006 characters is longer than the field takes (10,000)"),
+    ('[["![t](http://127.0.0.1:9/x.png)", "**b**"]]',
+     "the data has no column '![t](http://127.0.0.1:9/x.png)' and 1 more"),
+    ('[["' + "y" * 100 + '"]]', "the data has no column '" + "y" * 40 + "…'"),
+])
+def test_donor_profiles_that_do_not_read_say_why_without_the_text(text, words):
+    with pytest.raises(ValueError, match=re.escape(words)) as err:
+        read_profiles(text, COLUMNS)
+    assert len(str(err.value)) < 200  # a short reason, never the whole text
+
+
+def test_a_swap_without_donor_profiles_waits_for_them():
+    """Choosing the geography alone (the swap rate's default is on) makes no step until the
+    donor profiles are given, instead of a step the core refuses."""
+    from sdc_core.methods import registry
+    from ui.logic.protect import ProtectSettings, missing_required
+
+    m = registry()["record_swap"]
+    waiting = ProtectSettings(columns={"record_swap": ["region", "district"]},
+                              values={"record_swap": {"swap_rate": 0.1}})
+    assert waiting.steps([]) == []
+    assert missing_required(m, {"swap_rate": 0.1}) == ["similar"]
+    given = ProtectSettings(columns={"record_swap": ["region", "district"]},
+                            values={"record_swap": {"swap_rate": 0.1,
+                                                    "similar": [["hsize"]]}})
+    (step,) = given.steps([])
+    assert step["hierarchy"] == ["region", "district"] and step["similar"] == [["hsize"]]

@@ -73,9 +73,10 @@ def encode_recipe(steps: list[dict[str, Any]], seed: int) -> str:
     return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode().rstrip("=")
 
 
-def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
+def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[str, Any]], int]:
     """The steps and seed of an encoded recipe, checked as a recipe file is
-    (:func:`~sdc_core.recipe.parse_recipe`)."""
+    (:func:`~sdc_core.recipe.parse_recipe`) with the link's household id (the roles'), which
+    record swapping needs; the steps as a recipe file holds them."""
     unreadable = SdcInputError("the recipe in the link cannot be read (is the link complete?)")
     unpack = zlib.decompressobj()
     try:
@@ -93,8 +94,8 @@ def decode_recipe(text: str) -> tuple[list[dict[str, Any]], int]:
     if not isinstance(data, dict):
         raise unreadable
     recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),
-                           "steps": data.get("steps", [])})
-    return recipe.steps, recipe.seed
+                           "steps": data.get("steps", []), "household": household})
+    return recipe.to_dict()["steps"], recipe.seed
 
 
 def to_query(link: LinkState) -> dict[str, str]:
@@ -167,15 +168,16 @@ def _roles(params: Mapping[str, str], own: Roles, columns: Sequence[str],
                  ignore=chosen["ignore"], weight=one["weight"], household=one["household"])
 
 
-def _steps(text: str, columns: Sequence[str],
-           problems: list[str]) -> tuple[list[dict[str, Any]] | None, int]:
+def _steps(text: str, columns: Sequence[str], problems: list[str],
+           household: str | None = None) -> tuple[list[dict[str, Any]] | None, int]:
     try:
-        steps, seed = decode_recipe(text)
+        steps, seed = decode_recipe(text, household)
         from_steps(steps, seed)  # the Protect page can show it
     except SdcInputError as err:
         problems.append(f"{err}; the Protect page opens with no method on")
         return None, 42
-    named = [c for s in steps for c in ([s["column"]] if "column" in s else s["columns"])]
+    named = [c for s in steps for c in ([s["column"]] if "column" in s else s.get("columns")
+                                        or s.get("hierarchy", []))]
     missing = [c for c in dict.fromkeys(named) if c not in columns]
     if missing:
         problems.append(f"the recipe names the column {', '.join(map(repr, missing))}, which "
@@ -200,7 +202,8 @@ def read_link(params: Mapping[str, str],
         names = list(columns(key))
         roles = _roles(params, example(key).roles, names, problems)
         if "recipe" in params:
-            steps, seed = _steps(params["recipe"], names, problems)
+            steps, seed = _steps(params["recipe"], names, problems,
+                                 (roles or example(key).roles).household)
     lesson = params.get("lesson")
     if lesson is not None and lesson not in LESSONS:
         problems.append(f"there is no lesson '{lesson}'; the Lessons page opens at the first")

@@ -43,7 +43,7 @@ def protect_page_table(ds: Dataset, roles: Roles, opts: RiskOptions) -> Protecte
     steps = settings.steps(roles.qi)
     if not steps:
         return None
-    text = recipe_json(steps, settings.seed)
+    text = recipe_json(steps, settings.seed, roles.household)
     groups = column_groups(ds, roles)
     candidates = attacker_candidates(groups, roles)
     known = [c for c in state.known_columns(ds.df) if c in candidates]

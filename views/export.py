@@ -36,7 +36,7 @@ ctx = context("Export")
 ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
 settings = state.protect_settings()
 steps = settings.steps(roles.qi)
-text = recipe_json(steps, settings.seed)
+text = recipe_json(steps, settings.seed, roles.household)
 source = ds.source  # set when the data was read from a file on the server
 stem = ds.stem
 
@@ -145,7 +145,8 @@ def recipe_section() -> str:
     text."""
     st.subheader("Recipe", anchor=False)
     table_fingerprint = fingerprint_of(ds.dataset_id, df)
-    recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}"),
+    recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}",
+                                 household=roles.household),
                      input_fingerprint=table_fingerprint)
     recipe_text = recipe.to_json()
     st.download_button("Download the recipe (JSON)", recipe_text.encode(),

@@ -44,12 +44,16 @@ from ui.logic.households import (
 from ui.logic.metrics import PROTECT_RISK, MetricRow, figures, risk_rows, utility_rows
 from ui.logic.protect import (
     MAX_PAGE_SEED,
+    PROFILES_EXAMPLE,
     ProtectSettings,
+    chosen_param,
     describe,
     from_steps,
     full_step,
     page_methods,
+    read_profiles,
     read_recipe_file,
+    recipe_household_note,
     takes_whole,
 )
 from ui.logic.report import (
@@ -84,17 +88,22 @@ def recipe_loader() -> None:
             st.session_state["recipe_file_id"] = upload.file_id
             try:
                 recipe = read_recipe_file(upload.getvalue())
+                note = recipe_household_note(recipe, roles.household)  # refuses a swap's other id
                 state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
                                                       offered_columns(groups, roles)),
                                            reseed_widgets=True)
                 st.session_state["recipe_steps_to_check"] = recipe.steps
-                st.session_state["recipe_message"] = ("success", "Recipe loaded.")
+                st.session_state["recipe_message"] = (
+                    ("success", "Recipe loaded.") if note is None
+                    else ("warning", f"Recipe loaded. {md(note)}"))
             except SdcInputError as err:
                 st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
             st.rerun()
         kind, text = st.session_state.get("recipe_message", (None, None))
         if kind == "success":
             st.success(text, icon=":material/check:")
+        elif kind == "warning":
+            st.warning(text, icon=":material/warning:")
         elif kind == "error":
             st.error(text, icon=":material/error:")
 
@@ -177,6 +186,8 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
                               disabled=disabled) or None
     if p.type in ("list", "object"):
         return json_control(p, value, key, label, disabled)
+    if p.type == "column_lists":
+        return profiles_control(p, value, key, label, disabled)
     high = p.high(df[column]) if callable(p.high) else p.high
     kind: Callable[[float], float] = int if takes_whole(p) else float
     if high is None or p.default is None:  # a number field; empty is the default
@@ -231,12 +242,28 @@ def json_control(p: Param, value: Any, key: str, label: str, disabled: bool = Fa
         return None
 
 
+def profiles_control(p: Param, value: Any, key: str, label: str, disabled: bool = False) -> Any:
+    """A list of lists of column names (record swapping's donor profiles) as JSON text (empty:
+    none); text that does not read as such (:func:`~ui.logic.protect.read_profiles`) is said
+    so under the field and not applied."""
+    state.bind(key, "" if value is None else json.dumps(value, ensure_ascii=False))
+    text = st.text_input(label, key=key, help=p.help or None, disabled=disabled,
+                         placeholder=PROFILES_EXAMPLE)
+    try:
+        return read_profiles(text, [str(c) for c in df.columns])
+    except ValueError as err:
+        st.error(f"{label}: {md(err)}: not applied.", icon=":material/error:")
+        return None
+
+
 def method_params(m: Method, s: ProtectSettings, column: str | None = None,
-                  options: list[str] | None = None) -> dict[str, Any]:
+                  options: list[str] | None = None,
+                  param_options: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The controls of ``m`` (of ``column``'s, for a per-column method): those marked ``more``
     under an expander. A per-column method's ``main`` slider is keyed ``w_p_<method>_<column>``
     and its other controls ``w_p_<method>:<param>:<column>``; the others' controls
-    ``w_p_<method>_<param>``."""
+    ``w_p_<method>_<param>``. A list of columns offers ``options``, or its own
+    ``param_options[name]``."""
     def key(p: Param) -> str:
         if column is None:
             return f"w_p_{m.name}_{p.name}"
@@ -247,16 +274,19 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
         if key(p) not in st.session_state:
             return s.value(m, p.name, column)
         held = st.session_state[key(p)]
-        if p.type in ("list", "object"):
-            try:
+        try:
+            if p.type in ("list", "object"):
                 return read_json(p, held)
-            except ValueError:  # not applied
-                return None
+            if p.type == "column_lists":
+                return read_profiles(held)
+        except ValueError:  # not applied
+            return None
         return held
     now = {p.name: current(p) for p in m.controls}
 
     def control(p: Param) -> Any:
-        return param_control(m, p, s.value(m, p.name, column), key(p), column, options,
+        return param_control(m, p, s.value(m, p.name, column), key(p), column,
+                             (param_options or {}).get(p.name, options),
                              disabled=not m.applies(p.name, now))
     values = {p.name: control(p) for p in m.controls if not p.more}
     more = [p for p in m.controls if p.more]
@@ -336,15 +366,35 @@ def controls(s: ProtectSettings) -> ProtectSettings:
             held = [c for c in s.values.get(m.name, {}) if c in got]  # a recipe's order
             values[m.name] = {c: got[c] for c in held + [c for c in got if c not in held]}
             continue
+        if m.extra.get("household") and not roles.household:
+            st.markdown(f"**{i} · {m.label}**: {m.summary}")
+            st.caption("Set a household id on the Data page to swap households.")
+            continue
+        if chosen_param(m):
+            options = [c for c in options if c != roles.household]
         st.markdown(f"**{i} · {m.label}**: {m.summary}")
         if m.columns != "keys":
             chosen = [c for c in s.columns.get(m.name, []) if c in options]
             state.bind(f"w_p_{m.name}_cols", chosen if m.name in s.columns else
                        [c for c in method_defaults(m, groups, roles) if c in options])
-            columns[m.name] = st.multiselect(f"{m.label} columns", options,
-                                             key=f"w_p_{m.name}_cols")
-            if m.columns == "categorical":
+            chooses = chosen_param(m)
+            columns[m.name] = st.multiselect(
+                (m.param(chooses).label or chooses) if chooses else f"{m.label} columns",
+                options, key=f"w_p_{m.name}_cols",
+                help=(m.param(chooses).help or None) if chooses else None)
+            if m.columns == "categorical" and not chooses:
                 like_columns(m, columns[m.name], options)
+        if chosen_param(m):  # record swapping: its other columns, any but the geography's
+            others = [str(c) for c in df.columns
+                      if c != roles.household and c not in columns[m.name]]
+            values[m.name] = method_params(m, s, param_options={p.name: others
+                                                                for p in m.controls})
+            st.caption(f"The household id is {md(roles.household)}. Households are swapped "
+                       "while the swap rate is above 0: the k rule (households with a member "
+                       "whose risk-variable class in the area holds fewer than k records) "
+                       "applies only then. Swapping needs the hierarchy and the donor "
+                       f"profiles, e.g. {md(PROFILES_EXAMPLE)}.")
+            continue
         values[m.name] = method_params(m, s, options=list(roles.qi) if m.columns == "keys"
                                        else columns[m.name])
         if m.merge and m.target == "column":
@@ -649,7 +699,7 @@ def results_part(history: DeltaGenerator) -> None:
     settings = state.protect_settings()
     with history:
         history_buttons()
-    text = recipe_json(settings.steps(roles.qi), settings.seed)
+    text = recipe_json(settings.steps(roles.qi), settings.seed, roles.household)
     known = state.known_columns(df)
 
     def evaluated(recipe: str) -> Workbench:

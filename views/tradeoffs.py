@@ -51,12 +51,15 @@ ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
 groups = ctx.groups()
 
 #: One block per declared method with something to sweep: its ``main``, or parameters
-#: declared ``sweep`` (top and bottom codes)
-SWEPT = [m for m in page_methods() if m.main or swept_params(m)]
+#: declared ``sweep`` (top and bottom codes); not record swapping, whose steps need their
+#: hierarchy, donor profiles and the household id (the Protect page and recipes set them)
+SWEPT = [m for m in page_methods()
+         if (m.main or swept_params(m)) and not m.extra.get("household")]
 PARETO_LABELS = {p: name(PARETO_RISK[p]) for p in PARETO}
 #: The risk measures, with the population's when the file's sampling is known (the Risk page)
-#: or a weight is tagged
-RISK_LABELS = tradeoff_grid.risk_labels(opts.k, bool(state.sampling()) or roles.weight is not None)
+#: or a weight is tagged, and the household figures with a household id
+RISK_LABELS = tradeoff_grid.risk_labels(opts.k, bool(state.sampling()) or roles.weight is not None,
+                                        households=roles.household is not None)
 spec = state.analysis_spec()  # the benchmark analyses, None when there are none
 #: The losses a sweep ranks by (``sweep.LOSSES``), in the form and on the charts' axis
 LOSS_LABELS = {LOSS: name(LOSS), **{m: LABELS[m] for m in LOSSES[1:]}}
@@ -230,7 +233,7 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
         grid = tradeoff_grid.build_grid(
             form, numeric=groups.numeric, k=opts.k, known=ctx.known(),
             not_released=[c for c in roles.ignore if c in df.columns], analysis=spec,
-            sampled=state.sampling(), sensitive=SENSITIVE)
+            sampled=state.sampling(), sensitive=SENSITIVE, household=roles.household)
         state.set_sweep_running(True)  # still set on the next run if cancelled
         with running.container():
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",

@@ -389,12 +389,12 @@ RECORD_SWAP = Method(
     name="record_swap", label="Targeted record swapping", order=35, run=record_swap,
     release=Release.PERTURBATION, random=True, target="columns", columns="categorical",
     summary="of households between areas", main="swap_rate", off=0.0,
-    sweep_values="0.01, 0.05, 0.1", ui=False,
+    sweep_values="0.01, 0.05, 0.1",
     params=(
         Param("hierarchy", "columns", None, required=True, control=False,
               label="Geographic hierarchy, coarsest first",
               help="The area columns (region, district, …); a swap exchanges all of them."),
-        Param("similar", "column_lists", None, required=True, control=False,
+        Param("similar", "column_lists", None, required=True,
               label="Donor profiles",
               help="Household columns a donor must share, with fallbacks: [[\"hsize\", "
                    "\"htype\"], [\"hsize\"]]."),
@@ -405,10 +405,10 @@ RECORD_SWAP = Method(
               label="k threshold (0 = no risk rule)",
               help="A household with a member whose risk-variable class in its area has "
                    "fewer than k records is swapped out of that area."),
-        Param("risk_variables", "columns", None, control=False,
+        Param("risk_variables", "columns", None,
               label="Risk variables",
               help="The columns whose classes within an area the k rule counts."),
-        Param("carry_along", "columns", None, control=False,
+        Param("carry_along", "columns", None,
               label="Carried along",
               help="Household columns swapped together with the hierarchy.")),
     describe=_describe,

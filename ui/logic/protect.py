@@ -7,6 +7,7 @@ while its ``main`` parameter has its ``off`` value.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -15,12 +16,27 @@ from typing import Any
 from sdc_core.checks import check_json_size
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
+from sdc_core.methods.record_swap import MAX_PROFILES
 from sdc_core.recipe import Recipe, describe_steps, load_recipe
 
 
 def page_methods() -> list[Method]:
     """The methods the Protect page offers, in the order they apply."""
     return [m for m in registry().values() if m.ui]
+
+
+def chosen_param(m: Method) -> str | None:
+    """The parameter that holds the columns chosen for ``m`` on the page when its method
+    implies the columns a step changes from its parameters (record swapping: its
+    ``hierarchy``; the step then holds no ``columns``), else None."""
+    implied = m.extra.get("implied_columns")
+    return str(implied[0]) if implied else None
+
+
+def missing_required(m: Method, params: Mapping[str, Any]) -> list[str]:
+    """The required parameters a page step of ``m`` still lacks (record swapping's donor
+    profiles, before they are given): the step waits for them rather than failing."""
+    return [p.name for p in m.params if p.required and p.control and p.name not in params]
 
 
 @dataclass(frozen=True)
@@ -81,8 +97,8 @@ class ProtectSettings:
                         out.append({"method": m.name, "column": c, m.merge.name: merges[c]})
                     if on:
                         out.append({"method": m.name, "column": c, **params})
-            elif on and cols:
-                out.append({"method": m.name, "columns": cols, **params})
+            elif on and cols and not missing_required(m, params):
+                out.append({"method": m.name, chosen_param(m) or "columns": cols, **params})
         return out
 
 
@@ -171,8 +187,11 @@ def full_step(step: dict[str, Any]) -> dict[str, Any]:
     defaults = {p.name: p.default for p in m.params if p.type != "merge"}
     if m.merge and m.merge.name in step:  # a merge step holds its merge alone
         defaults = {}
+    if chosen_param(m):  # its columns follow from its parameters (a recipe file's step
+        step = {k: v for k, v in step.items() if k != "columns"}  # leaves them out)
+    empty = m.extra.get("may_be_empty", ())  # an empty list: as none
     return {k: v for k, v in (defaults | step).items() if v is not None
-            and (k not in defaults or m.applies(k, step))}
+            and not (k in empty and v == []) and (k not in defaults or m.applies(k, step))}
 
 
 def _check_round_trip(steps: list[dict[str, Any]], settings: ProtectSettings) -> None:
@@ -215,14 +234,17 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
     for i, step in enumerate(steps):
         m = methods.get(step["method"]) if "method" in step else None
         where = f"step {i + 1} ({step.get('method')})"
-        keys = set(step) - {"method", "column", "columns"}
+        chosen = chosen_param(m) if m is not None else None
+        keys = set(step) - {"method", "column", "columns", chosen}
         merge = m.merge.name if m is not None and m.merge else None
         if m is None or not (keys == {merge} or (
                 keys <= {p.name for p in m.controls}
-                and (m.main in keys or keys & set(m.switches) or (m.main is None and keys)))):
+                and (m.main in keys or keys & set(m.switches) or (m.main is None and keys)
+                     or (m.main is not None and m.param(m.main).default != m.off)))):
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
-        cols = [step["column"]] if m.target == "column" else list(step["columns"])
+        cols = ([step["column"]] if m.target == "column"
+                else list(step[chosen] if chosen else step["columns"]))
         if offered is not None and m.name in offered:
             allowed = list(offered[m.name])
             if cols != allowed if m.columns == "keys" else not set(cols) <= set(allowed):
@@ -238,7 +260,9 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
             what = f"{m.main} = {params[m.main]}" if m.main else "these settings"
             raise SdcInputError(f"{where}: with {what}, {m.name} is off on the Protect page; "
                                 "apply this recipe with the command line")
-        held = {k: v for k, v in params.items() if v != m.param(k).default or k == m.main}
+        empty = m.extra.get("may_be_empty", ())  # an empty list of columns: as none
+        held = {k: v for k, v in params.items()
+                if (v != m.param(k).default and not (k in empty and v == [])) or k == m.main}
         if m.per_column:
             if step["column"] in values.get(m.name, {}):
                 raise SdcInputError(f"{where}: a second {m.name} step on {step['column']}; the "
@@ -274,6 +298,69 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
 def describe(steps: list[dict[str, Any]], seed: int) -> str:
     """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
     return f"{describe_steps(steps)}; seed {seed}"
+
+
+def recipe_household_note(recipe: Recipe, household: str | None) -> str | None:
+    """What the Protect page says of a recipe's ``household`` beside the session's household
+    id ``household``: None when the recipe names none or the same column; a note when it names
+    another (the page applies the steps with the session's household id, which keeps the
+    columns constant within households). Raises :class:`~sdc_core.errors.SdcInputError` when
+    a step needs the recipe's household column itself (record swapping) and the session's is
+    another: the recipe is not loaded."""
+    wanted = recipe.household
+    if wanted is None or wanted == household:
+        return None
+    session = f"'{household}'" if household else "not set"
+    needing = [f"step {i + 1} ({s['method']})" for i, s in enumerate(recipe.steps)
+               if registry()[s["method"]].extra.get("household")]
+    if needing:
+        raise SdcInputError(f"{needing[0]} swaps households by the recipe's household column "
+                            f"'{wanted}', and this session's household id is {session}: set "
+                            f"the household id on the Data page to '{wanted}' to load it, or "
+                            "apply this recipe with the command line")
+    return (f"The recipe names the household column '{wanted}'; this session's household id "
+            f"is {session}, and the page applies the recipe's steps with the session's. Set "
+            f"the household id on the Data page to '{wanted}' to apply them as the recipe "
+            "does.")
+
+
+#: The longest text the donor profiles field reads: a list of lists of column names (a few
+#: hundred characters); longer text is refused before it is read.
+MAX_PROFILES_TEXT = 10_000
+#: How the donor profiles field is written
+PROFILES_EXAMPLE = '[["hsize", "htype"], ["hsize"]]'
+
+
+def read_profiles(text: str, columns: list[str] | None = None) -> list[list[str]] | None:
+    """The donor profiles (record swapping's ``similar``) in the page's text field: JSON, a
+    list of non-empty lists of column names, at most
+    :data:`~sdc_core.methods.record_swap.MAX_PROFILES` of them, each name one of ``columns``
+    (when given); None for an empty field. Raises ``ValueError`` with a short reason (no part
+    of the text) otherwise: text past :data:`MAX_PROFILES_TEXT` characters, text that is not
+    JSON (or nested deeper than the parser goes), another shape, an unknown column."""
+    text = text.strip()
+    if not text:
+        return None
+    if len(text) > MAX_PROFILES_TEXT:
+        raise ValueError(f"{len(text):,} characters is longer than the field takes "
+                         f"({MAX_PROFILES_TEXT:,}); the profiles are a few column names")
+    shape = f"a list of lists of column names, e.g. {PROFILES_EXAMPLE}"
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, too deep, a number of 4,300 digits
+        raise ValueError(f"this is not JSON; write {shape}") from None
+    if not isinstance(value, list) or not value or not all(
+            isinstance(p, list) and p and all(isinstance(c, str) for c in p) for p in value):
+        raise ValueError(f"this is not {shape}")
+    if len(value) > MAX_PROFILES:
+        raise ValueError(f"{len(value)} profiles are more than the {MAX_PROFILES} a step takes")
+    if columns is not None:
+        missing = [c for p in value for c in p if c not in columns]
+        if missing:
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            name = missing[0] if len(missing[0]) <= 40 else missing[0][:40] + "…"
+            raise ValueError(f"the data has no column '{name}'{more}")
+    return value
 
 
 def read_recipe_file(raw: bytes) -> Recipe:

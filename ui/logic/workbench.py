@@ -40,9 +40,15 @@ RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_r
 LINKAGE_KEYS = ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain")
 
 
-def recipe_json(steps: list[dict[str, Any]], seed: int) -> str:
-    """The canonical text of a recipe: the cache key of everything computed from it."""
-    return json.dumps({"version": 1, "seed": int(seed), "steps": steps}, sort_keys=True)
+def recipe_json(steps: list[dict[str, Any]], seed: int, household: str | None = None) -> str:
+    """The canonical text of a recipe: the cache key of everything computed from it. With a
+    ``household`` (the session's household id) the recipe names it: record swapping needs it,
+    and every step keeps the columns constant within households so (docs/methods.md,
+    "Households"); without one the text has no ``household`` key."""
+    recipe: dict[str, Any] = {"version": 1, "seed": int(seed), "steps": steps}
+    if household is not None:
+        recipe["household"] = household
+    return json.dumps(recipe, sort_keys=True)
 
 
 @dataclass(frozen=True)

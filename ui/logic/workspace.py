@@ -235,7 +235,10 @@ def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
     if not isinstance(about, dict):
         raise SdcInputError("data must be an object describing the data set")
     roles = _roles(data.get("roles", {}))
-    recipe = parse_recipe(data.get("recipe", {"seed": 42, "steps": []}))
+    saved = data.get("recipe", {"seed": 42, "steps": []})
+    if isinstance(saved, dict) and "household" not in saved:  # the roles' (record swapping
+        saved = {**saved, "household": roles.household}  # needs it)
+    recipe = parse_recipe(saved)
     settings = from_steps(recipe.steps, recipe.seed)
     known = _names(data.get("known", []), "known")
     named = [*roles.qi, *roles.sensitive, *roles.numeric, *roles.ignore,

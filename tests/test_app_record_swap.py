@@ -1,0 +1,260 @@
+"""Record swapping on the Protect page (docs/methods.md, "Targeted record swapping"): offered only
+with a household id; the page's settings release what the core makes of the same recipe (the
+Export page's files), the recipe downloaded there names the household column; a donor profile
+that does not read is said under its field and not applied, hostile text included; a recipe
+file's household column is checked against the session's."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.examples import example
+from sdc_core.io import read_table
+from sdc_core.methods import registry
+from sdc_core.recipe import apply_recipe, parse_recipe
+from tests.apptest import app_test
+from tests.conftest import plain
+from tests.hostile_text import IMAGE, LINK, leaks
+from ui.links import encode_recipe
+from ui.logic import workspace
+from ui.logic.session import RiskOptions
+
+EXAMPLE = example("households")
+HID = "hid"
+PROFILES = [["hsize", "htype"], ["hsize"]]
+#: the step the test's settings make: hierarchy region > district, the profiles, rate 0.1
+STEP = {"method": "record_swap", "hierarchy": ["region", "district"], "swap_rate": 0.1,
+        "similar": PROFILES}
+NOT_OFFERED = "Set a household id on the Data page to swap households."
+KEYS = ("w_p_record_swap_cols", "w_p_record_swap_similar", "w_p_record_swap_swap_rate",
+        "w_p_record_swap_k", "w_p_record_swap_risk_variables", "w_p_record_swap_carry_along")
+
+
+def keys(at: AppTest) -> set[str]:
+    """The keys of the page's controls."""
+    return {w.key for kind in (at.multiselect, at.text_input, at.slider) for w in kind}
+
+
+def loaded(example_name: str, page: str = "views/protect.py") -> AppTest:
+    """The dashboard on a built-in example, switched to ``page``."""
+    at = app_test().run()
+    at.selectbox(key="example_pick").set_value(example_name)
+    next(b for b in at.button if b.label == "Load built-in data").click().run()
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def swapping(at: AppTest, profiles: str = json.dumps(PROFILES)) -> AppTest:
+    """The Protect page with the test's record swapping set."""
+    at.multiselect(key="w_p_record_swap_cols").set_value(["region", "district"]).run()
+    at.text_input(key="w_p_record_swap_similar").set_value(profiles).run()
+    at.slider(key="w_p_record_swap_swap_rate").set_value(0.1).run()
+    assert not at.exception
+    return at
+
+
+def downloads(monkeypatch) -> dict:
+    """The download buttons' data, by widget key: of ``st.download_button`` and of a
+    column's (``col.download_button``)."""
+    import streamlit
+    from streamlit.delta_generator import DeltaGenerator
+    made, download, method = {}, streamlit.download_button, DeltaGenerator.download_button
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    def recording_method(self, label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return method(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording_method)
+    return made
+
+
+@pytest.fixture(scope="module")
+def households() -> pd.DataFrame:
+    return read_table(EXAMPLE.path)
+
+
+def test_the_controls_appear_only_with_a_household_id():
+    at = loaded("households")
+    assert at.session_state["roles"].household == HID
+    assert set(KEYS) <= keys(at)
+    assert NOT_OFFERED not in [plain(c.value) for c in at.caption]
+    # the geography: categorical columns, never the household id
+    assert {"region", "district"} <= set(at.multiselect(key=KEYS[0]).options)
+    assert HID not in at.multiselect(key=KEYS[0]).options
+    # the household id unset on the Data page: the method is not offered
+    at.switch_page("views/data.py").run()
+    at.selectbox(key="w_household").set_value(None).run()
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    assert at.session_state["roles"].household is None
+    assert not set(KEYS) & keys(at)
+    assert NOT_OFFERED in [plain(c.value) for c in at.caption]
+
+
+def test_not_offered_on_data_without_households():
+    at = loaded("actg175")
+    assert at.session_state["roles"].household is None
+    assert not set(KEYS) & keys(at)
+    assert NOT_OFFERED in [plain(c.value) for c in at.caption]
+
+
+def test_the_release_is_the_recipes_and_the_downloaded_recipe_names_the_household(
+        monkeypatch, households):
+    made = downloads(monkeypatch)
+    at = swapping(loaded("households"))
+    settings = at.session_state["protect"]
+    assert settings.steps(at.session_state["roles"].qi) == [STEP]
+    expected = apply_recipe(parse_recipe({"version": 1, "seed": settings.seed,
+                                          "household": HID, "steps": [STEP]}), households)
+    # the step's report line, as the method describes it
+    line = registry()["record_swap"].describe(expected.reports[0])
+    assert line in [plain(c.value) for c in at.caption]
+    # some households moved, each as a whole: every member keeps one region and district
+    moved = (expected.data[["region", "district"]] != households[["region", "district"]]).any(
+        axis=1)
+    assert moved.any()
+    assert (expected.data.groupby(HID)[["region", "district"]].nunique() == 1).all().all()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    got = pd.read_csv(io.BytesIO(made["dl_data.csv"]))
+    want = pd.read_csv(io.StringIO(expected.data.to_csv(index=False)))
+    pd.testing.assert_frame_equal(got, want)
+    recipe = json.loads(made["dl_recipe"])
+    assert recipe["household"] == HID and recipe["seed"] == settings.seed
+    assert recipe["steps"] == [STEP]
+
+
+def test_a_donor_profile_that_is_not_json_is_said_and_not_applied():
+    at = swapping(loaded("households"), '[["hsize", "htype"]')
+    said = [e for e in map(plain, (e.value for e in at.error)) if e.startswith("Donor profiles")]
+    assert said and "this is not JSON" in said[0] and said[0].endswith("not applied.")
+    steps = at.session_state["protect"].steps(at.session_state["roles"].qi)
+    # not applied: without donor profiles the swap waits for them (no step, no failure)
+    assert not any(st["method"] == "record_swap" for st in steps)
+    assert not any("These settings cannot be applied" in plain(w.value) for w in at.warning)
+
+
+@pytest.mark.parametrize("text, words", [
+    (json.dumps([[IMAGE, LINK], ["**bold**"]]), "the data has no column"),
+    (f"<img src=x onerror=alert(1)>{IMAGE}", "this is not JSON"),
+    ("[" * 3000 + "]" * 3000, "this is not JSON"),
+    ('[["' + "x" * 50_000 + '"]]', "is longer than the field takes (10,000)"),
+])
+def test_a_hostile_donor_profile_gets_a_clear_message(text, words):
+    at = swapping(loaded("households"), text)
+    said = [plain(e.value) for e in at.error if plain(e.value).startswith("Donor profiles")]
+    assert len(said) == 1 and words in said[0], said
+    assert len(said[0]) < 300  # the reason, not the text
+    assert not leaks(at)
+    assert "<img" not in " ".join(str(e.value) for e in at.error)
+
+
+def recipe_upload(at: AppTest, recipe: dict, name: str = "recipe.json") -> AppTest:
+    """Load ``recipe`` with the Protect page's "Load a recipe" (a file named ``name``: a new
+    name, a new file)."""
+    at.file_uploader(key="recipe_upload").set_value(
+        (name, json.dumps(recipe).encode(), "application/json")).run()
+    assert not at.exception
+    return at
+
+
+def test_a_recipe_with_the_sessions_household_loads_its_swap():
+    at = recipe_upload(loaded("households"),
+                       {"version": 1, "seed": 11, "household": HID, "steps": [STEP]})
+    assert any(plain(s.value) == "Recipe loaded." for s in at.success)
+    assert not at.warning  # no step left out
+    settings = at.session_state["protect"]
+    assert (settings.steps([]), settings.seed) == ([STEP], 11)
+    assert at.multiselect(key=KEYS[0]).value == ["region", "district"]
+    assert json.loads(at.text_input(key=KEYS[1]).value) == PROFILES
+
+
+def test_a_recipe_with_another_household_column_is_said():
+    at = loaded("households")
+    # a swap by another household column: not loaded, and why
+    recipe_upload(at, {"version": 1, "seed": 11, "household": "relation", "steps": [STEP]})
+    said = [plain(e.value) for e in at.error if "Recipe not loaded" in plain(e.value)]
+    assert said and "household column 'relation'" in said[0] and "'hid'" in said[0]
+    assert at.session_state["protect"].steps([]) == []
+    # other steps: loaded, with a warning that the session's household id applies
+    pram = {"method": "pram", "column": "sex", "p": 0.1}
+    recipe_upload(at, {"version": 1, "seed": 12, "household": "relation", "steps": [pram]},
+                  "other.json")
+    warned = [plain(w.value) for w in at.warning if "Recipe loaded." in plain(w.value)]
+    assert warned and "'relation'" in warned[0] and "'hid'" in warned[0]
+    assert at.session_state["protect"].steps([]) == [pram]
+
+
+def test_a_link_with_record_swapping_opens_it():
+    """A link carries the recipe's steps and the roles; the household id is the data set's
+    own (hid), so the swap opens on the Protect page as it was."""
+    at = app_test()
+    at.query_params["data"] = "households"
+    at.query_params["recipe"] = encode_recipe([STEP], 9)
+    at.run()
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    settings = at.session_state["protect"]
+    assert (settings.steps([]), settings.seed) == ([STEP], 9)
+    assert at.multiselect(key=KEYS[0]).value == ["region", "district"]
+
+
+def test_a_workspace_with_record_swapping_reads_back(households):
+    """A workspace file holds the roles (the household id) and the page's steps; it reads
+    back with the swap as it was."""
+    roles = EXAMPLE.roles
+    text = workspace.to_json("households", len(households), list(households.columns), "f" * 64,
+                             roles, [STEP], 13, RiskOptions(), [], {})
+    read = workspace.read(text, list(households.columns))
+    assert read.roles.household == HID
+    assert (read.settings.steps([]), read.settings.seed) == ([STEP], 13)
+
+
+def test_the_tradeoffs_sweep_carries_the_household_figures():
+    """With a household id the Trade-offs grid names it, offers the household figures as
+    risk measures and targets, and each row's figures are the core's on its own recipe."""
+    from sdc_core.names import label
+    from sdc_core.risk.household import household_linkage, household_risk
+    from sdc_core.teaching_households import HOUSEHOLDS_PATH
+
+    at = loaded("households")
+    at.switch_page("views/tradeoffs.py").run()
+    assert not at.exception
+    at.number_input(key="w_t_seeds").set_value(1)
+    for w in at.multiselect:
+        w.set_value(["sex"] if w.key == "w_t_pram_cols" else [])
+    at.text_input(key="w_t_band_values").set_value("")
+    at.text_input(key="w_t_pram_values").set_value("0.1, 0.3")
+    at.selectbox(key="w_t_target").set_value("household_linkage_reidentified")
+    at.number_input(key="w_t_at_most").set_value(450.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    sweep = at.session_state["sweep"]
+    assert sweep["grid"]["household"] == "hid"
+    table = sweep["result"].table
+    df = pd.read_csv(HOUSEHOLDS_PATH)
+    roles = at.session_state["roles"]
+    for _, row in table.iterrows():
+        recipe = parse_recipe(json.loads(row["recipe"]))
+        assert recipe.household == "hid"
+        release = apply_recipe(recipe, df).data
+        risk = household_risk(release, roles.qi, "hid", roles.weight)
+        assert row["household_risk_pct"] == pytest.approx(risk.risk_percent, rel=1e-12)
+        assert row["household_linkage_reidentified"] == household_linkage(
+            df, release, roles.qi, "hid").reidentified
+    offered = at.radio(key="w_t_risk").options
+    assert label("household_linkage_reidentified") in offered
+    assert label("household_risk_pct") in offered
+    met = table["household_linkage_reidentified"] <= 450
+    assert table["meets_target"].tolist() == met.tolist()
