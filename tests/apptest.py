@@ -146,3 +146,27 @@ def risk_page_with_age_banded(width: int) -> AppTest:
     at.switch_page("views/risk.py").run()
     assert not at.exception
     return at
+
+
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str | None, Any]:
+    """The data of every download button a page draws, by widget key, of ``st.download_button``
+    and of a container's or column's (``col.download_button``): what a click would download
+    (the Export page's report is made on click: its entry is the function that makes it)."""
+    import streamlit
+    from streamlit.delta_generator import DeltaGenerator
+
+    made: dict[str | None, Any] = {}
+    download, method = streamlit.download_button, DeltaGenerator.download_button
+
+    def recording(label: str, data: Any, *args: Any, **kwargs: Any) -> Any:
+        made[kwargs.get("key")] = data
+        return download(label, data, *args, **kwargs)
+
+    def recording_method(self: DeltaGenerator, label: str, data: Any, *args: Any,
+                         **kwargs: Any) -> Any:
+        made[kwargs.get("key")] = data
+        return method(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording_method)
+    return made

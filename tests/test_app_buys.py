@@ -13,7 +13,7 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.closeness import closeness_report
 from sdc_core.risk.deniability import recipe_deniability
 from sdc_core.risk.inference import attribute_inference
-from tests.apptest import app_on
+from tests.apptest import app_on, downloads
 from tests.conftest import plain
 from ui.logic.deniability_view import NOTHING_PERTURBED
 
@@ -79,24 +79,11 @@ def test_no_perturbed_column_says_so():
     assert NOTHING_PERTURBED in [plain(c.value) for c in at.caption]
 
 
-def report_data(monkeypatch) -> dict:
-    """The Export page's download data by widget key (the report is made on click)."""
-    import streamlit
-    made, download = {}, streamlit.download_button
-
-    def recording(label, data, *args, **kwargs):
-        made[kwargs.get("key")] = data
-        return download(label, data, *args, **kwargs)
-
-    monkeypatch.setattr(streamlit, "download_button", recording)
-    return made
-
-
 def test_the_report_carries_what_the_protect_page_shows(actg, monkeypatch):
     """With the example's sensitive column (treat) and PRAM on, the Export page's report holds
     the core's ε, guess accuracy and attack figures, and the closeness of the original and of
     the release, each under its name."""
-    made = report_data(monkeypatch)
+    made = downloads(monkeypatch)
     at = app_on("views/protect.py")
     at.slider(key="w_p_pram_p").set_value(0.2).run()
     assert not at.exception and not at.error

@@ -20,7 +20,7 @@ from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.household import household_linkage, household_risk
-from tests.apptest import app_test, metrics
+from tests.apptest import app_test, downloads, metrics
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
 from ui.logic.households import (
@@ -172,21 +172,8 @@ def test_the_risk_page_measures_the_release_as_the_protect_page_does(households)
     assert values == [f"{v:.2f} %" for v in expected]
 
 
-def reports(monkeypatch) -> dict:
-    """The Export page's download data, by widget key (the report is made on click)."""
-    import streamlit
-    made, download = {}, streamlit.download_button
-
-    def recording(label, data, *args, **kwargs):
-        made[kwargs.get("key")] = data
-        return download(label, data, *args, **kwargs)
-
-    monkeypatch.setattr(streamlit, "download_button", recording)
-    return made
-
-
 def test_the_report_carries_the_household_figures(monkeypatch, households):
-    made = reports(monkeypatch)
+    made = downloads(monkeypatch)
     at = recoded(loaded("views/protect.py"))
     out = released(at, households)
     at.switch_page("views/export.py").run()
@@ -204,7 +191,7 @@ def test_the_report_carries_the_household_figures(monkeypatch, households):
 
 
 def test_the_report_leaves_households_out_without_one(monkeypatch):
-    made = reports(monkeypatch)
+    made = downloads(monkeypatch)
     at = app_test().run()
     at.switch_page("views/export.py").run()
     assert not at.exception

@@ -14,7 +14,7 @@ from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from tests.apptest import app_test
+from tests.apptest import app_test, downloads
 from tests.conftest import plain
 from tests.hostile_text import leaks
 from ui.logic.report import (
@@ -115,21 +115,8 @@ def test_a_population_smaller_than_the_file_is_said_not_raised():
     assert any("leaves out the risk in the population" in w.value for w in at.warning)
 
 
-def reports(monkeypatch) -> dict:
-    """The Export page's download data, by widget key (the report is made on click)."""
-    import streamlit
-    made, download = {}, streamlit.download_button
-
-    def recording(label, data, *args, **kwargs):
-        made[kwargs.get("key")] = data
-        return download(label, data, *args, **kwargs)
-
-    monkeypatch.setattr(streamlit, "download_button", recording)
-    return made
-
-
 def test_the_report_has_the_pages_figures(monkeypatch):
-    made = reports(monkeypatch)
+    made = downloads(monkeypatch)
     df = read_table(EXAMPLE_PATH)
     at = protect_page(SAMPLED)
     at.slider(key="w_p_band_age").set_value(10).run()
@@ -166,7 +153,7 @@ def test_the_report_has_the_pages_figures(monkeypatch):
 
 
 def test_the_report_leaves_the_section_out_without_sampling(monkeypatch):
-    made = reports(monkeypatch)
+    made = downloads(monkeypatch)
     at = protect_page()
     at.switch_page("views/export.py").run()
     assert not at.exception
@@ -191,7 +178,7 @@ def test_the_section_escapes_names():
 
 
 def test_the_household_example_takes_n_from_the_weights(monkeypatch):
-    made = reports(monkeypatch)
+    made = downloads(monkeypatch)
     e = example("household")
     df = read_table(e.path)
     qi, weight = list(e.roles.qi), e.roles.weight

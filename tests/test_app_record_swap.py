@@ -17,7 +17,7 @@ from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.methods import registry
 from sdc_core.recipe import apply_recipe, parse_recipe
-from tests.apptest import app_test
+from tests.apptest import app_test, downloads
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
 from ui.links import encode_recipe
@@ -57,26 +57,6 @@ def swapping(at: AppTest, profiles: str = json.dumps(PROFILES)) -> AppTest:
     at.slider(key="w_p_record_swap_swap_rate").set_value(0.1).run()
     assert not at.exception
     return at
-
-
-def downloads(monkeypatch) -> dict:
-    """The download buttons' data, by widget key: of ``st.download_button`` and of a
-    column's (``col.download_button``)."""
-    import streamlit
-    from streamlit.delta_generator import DeltaGenerator
-    made, download, method = {}, streamlit.download_button, DeltaGenerator.download_button
-
-    def recording(label, data, *args, **kwargs):
-        made[kwargs.get("key")] = data
-        return download(label, data, *args, **kwargs)
-
-    def recording_method(self, label, data, *args, **kwargs):
-        made[kwargs.get("key")] = data
-        return method(self, label, data, *args, **kwargs)
-
-    monkeypatch.setattr(streamlit, "download_button", recording)
-    monkeypatch.setattr(DeltaGenerator, "download_button", recording_method)
-    return made
 
 
 @pytest.fixture(scope="module")
