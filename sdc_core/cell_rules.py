@@ -1,0 +1,196 @@
+"""Primary suppression rules for cross tables (docs/tables.md, "Primary rules").
+
+Each rule marks the sensitive (primary) cells of a :class:`~sdc_core.crosstab.CrossTable` —
+cells and margins alike — and says how much protection each needs: the audit
+(sdc_core/suppression_audit.py) requires the feasible interval [lo, hi] of a primary cell of value
+x to reach lo ≤ x − lower and hi ≥ x + upper.
+
+- threshold (counts): primary when 0 < n < t; in a count table the interval must reach 0 and t
+  (lower = n, upper = t − n); in a magnitude table (the rule on the number of contributors),
+  lower = upper = pct/100 · x.
+- dominance (n, k): primary when x₁ + … + x_n > k/100 · x; protection up to the total at which
+  the n largest would make exactly k %: upper = 100/k · (x₁ + … + x_n) − x, lower = min(x, upper).
+- p %: primary when x − x₁ − x₂ < p/100 · x₁; lower = min(x, p/100 · x₁), upper = p/100 · x₁.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sdc_core.checks import check_positive, check_whole
+from sdc_core.crosstab import CrossTable
+from sdc_core.errors import SdcInputError
+
+#: Seed 004's option threshold (sdc_core/tables.py, ``response_table``'s ``t``)
+DEFAULT_THRESHOLD = 5
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """The primary cells of a rule and the protection each needs (module docstring).
+
+    Parameters
+    ----------
+    rule : str
+        The rule and its parameters, e.g. ``"threshold:5"``.
+    primary : numpy.ndarray
+        True for a sensitive cell, one per row of the table's frame.
+    lower, upper : numpy.ndarray
+        The required lower and upper protection (0 where not primary), in the table's values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.cell_rules import threshold_rule
+    >>> r = threshold_rule(crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9}), ["a"]), t=5)
+    >>> r.primary.tolist(), r.lower.tolist(), r.upper.tolist()
+    ([True, False, False], [3.0, 0.0, 0.0], [2.0, 0.0, 0.0])
+    """
+
+    rule: str
+    primary: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def __or__(self, other: RuleResult) -> RuleResult:
+        """Both rules: primary under either, the larger protection of the two."""
+        return RuleResult(f"{self.rule}+{other.rule}", self.primary | other.primary,
+                          np.maximum(self.lower, other.lower),
+                          np.maximum(self.upper, other.upper))
+
+
+def _result(rule: str, primary: np.ndarray, lower: np.ndarray,
+            upper: np.ndarray) -> RuleResult:
+    return RuleResult(rule, primary, np.where(primary, lower, 0.0),
+                      np.where(primary, upper, 0.0))
+
+
+def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
+                   pct: float = 10.0) -> RuleResult:
+    """The threshold rule: a cell with 0 < n < t records is primary.
+
+    Count table: lower = n, upper = t − n (the interval must reach 0 and t). Magnitude table:
+    lower = upper = pct/100 · x, x the cell's sum.
+
+    Parameters
+    ----------
+    table : CrossTable
+        The table (:func:`~sdc_core.crosstab.crosstab`).
+    t : int, default 5
+        The threshold (seed 004's option threshold).
+    pct : float, default 10
+        A magnitude table's protection, in % of the cell's sum.
+
+    Returns
+    -------
+    RuleResult
+        The primary mask and the protection.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.cell_rules import threshold_rule
+    >>> t = crosstab(pd.DataFrame({"a": ["x"] * 2 + ["y"] * 7}), ["a"])
+    >>> threshold_rule(t, t=3).primary.tolist()
+    [True, False, False]
+    """
+    t = check_whole("t", t)
+    n = table.frame["count"].to_numpy(dtype=np.float64)
+    primary = (n > 0) & (n < t)
+    if table.sum_column is None:
+        return _result(f"threshold:{t}", primary, n, t - n)
+    share = check_positive("pct", pct) / 100.0
+    x = table.values
+    return _result(f"threshold:{t}", primary, share * x, share * x)
+
+
+def _tops(table: CrossTable, n: int) -> np.ndarray:
+    """The n largest contributions per cell (cells × n)."""
+    if table.sum_column is None:
+        raise SdcInputError("the dominance and p % rules take a magnitude table (a sum column)")
+    have = [c for c in table.frame.columns if c.startswith("x") and c[1:].isdigit()]
+    if len(have) < n:
+        raise SdcInputError(f"the rule needs the {n} largest contributions per cell; the table "
+                            f"keeps {len(have)} (crosstab's top)")
+    return table.frame[[f"x{j + 1}" for j in range(n)]].to_numpy(dtype=np.float64)
+
+
+def dominance_rule(table: CrossTable, n: int = 2, k: float = 85.0) -> RuleResult:
+    """The dominance (n, k) rule: a cell is primary when its n largest contributions exceed k %
+    of its total, x₁ + … + x_n > k/100 · x.
+
+    Protection: upper = 100/k · (x₁ + … + x_n) − x (how far the total must be able to rise for
+    the n largest to make no more than k %), lower = min(x, upper).
+
+    Parameters
+    ----------
+    table : CrossTable
+        A magnitude table keeping at least ``n`` contributions (``crosstab(..., top=n)``).
+    n : int, default 2
+        How many largest contributors.
+    k : float, default 85
+        The share in % (0 < k ≤ 100).
+
+    Returns
+    -------
+    RuleResult
+        The primary mask and the protection.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.cell_rules import dominance_rule
+    >>> df = pd.DataFrame({"a": ["x", "x", "x", "y", "y"], "y": [90, 5, 5, 50, 50]})
+    >>> dominance_rule(crosstab(df, ["a"], "y", top=1), n=1, k=80).primary.tolist()
+    [True, False, False]
+    """
+    n = check_whole("n", n)
+    k = float(k)
+    if not 0 < k <= 100:
+        raise SdcInputError(f"k must lie in (0, 100], not {k:g}")
+    top_sum = _tops(table, n).sum(axis=1)
+    x = table.values
+    primary = (x > 0) & (top_sum > k / 100.0 * x)
+    upper = np.maximum(100.0 / k * top_sum - x, 0.0)
+    return _result(f"dominance:{n},{k:g}", primary, np.minimum(x, upper), upper)
+
+
+def p_rule(table: CrossTable, p: float = 10.0) -> RuleResult:
+    """The p % rule: a cell is primary when x − x₁ − x₂ < p/100 · x₁ (the second-largest
+    contributor, subtracting its own x₂ from the total, would estimate x₁ within p %).
+
+    Protection: lower = min(x, p/100 · x₁), upper = p/100 · x₁ — at least p % of x₁ on each side
+    of the cell's value (more than the least amount p/100 · x₁ − (x − x₁ − x₂)).
+
+    Parameters
+    ----------
+    table : CrossTable
+        A magnitude table (``crosstab(..., sum_column=...)``).
+    p : float, default 10
+        The percentage (> 0).
+
+    Returns
+    -------
+    RuleResult
+        The primary mask and the protection.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.cell_rules import p_rule
+    >>> df = pd.DataFrame({"a": ["x", "x", "x", "y", "y", "y"], "y": [50, 45, 3, 20, 20, 20]})
+    >>> p_rule(crosstab(df, ["a"], "y"), p=10).primary.tolist()
+    [True, False, False]
+    """
+    share = check_positive("p", p) / 100.0
+    tops = _tops(table, 2)
+    x = table.values
+    primary = (tops[:, 0] > 0) & (x - tops[:, 0] - tops[:, 1] < share * tops[:, 0])
+    need = share * tops[:, 0]
+    return _result(f"p:{p:g}", primary, np.minimum(x, need), need)

@@ -1,0 +1,295 @@
+"""Cross tables with all their margins (docs/tables.md, "Building the table").
+
+A 1-, 2- or 3-way table of chosen columns: every combination of the columns' levels (empty cells
+included, count 0), every margin (a margin's label is :data:`TOTAL`) and the grand total, one row
+each in a tidy frame. A count table holds ``count`` per cell; a magnitude table also the ``sum``
+of a numeric column and what the primary rules need (sdc_core/cell_rules.py): the number of
+contributors and the ``top`` largest contributions x₁ ≥ x₂ ≥ … (columns ``x1``, ``x2``, …), so
+memory is bounded by cells × ``top``, never by the records.
+
+The table's additivity is kept as linear constraints for the audit: for a margin cell m and an
+axis d on which m is "Total", x_m − Σ_l x_(m with level l on d) = 0, one row of the sparse
+matrix :attr:`CrossTable.constraints` per (margin cell, axis).
+
+Levels are the values present, sorted, as text; a categorical column has all its categories, in
+their order, used or not. Blanks (a missing value in a table column) are left out by default
+(``blank_label=None``: the record is counted in no cell and no margin,
+:attr:`CrossTable.left_out` says how many); with a ``blank_label`` they are a level of their own
+with that label. Contributions must be non-negative (the rules assume it): a negative amount is
+refused; a missing amount contributes nothing (the record still counts in ``count``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from sdc_core.checks import check_whole, numeric_values
+from sdc_core.errors import SdcInputError
+
+#: The label of a margin on an axis
+TOTAL = "Total"
+#: The most cells (margins included) a table may have
+MAX_CELLS = 1_000_000
+#: The most table columns
+MAX_COLUMNS = 3
+
+
+@dataclass(frozen=True)
+class CrossTable:
+    """A cross table with its margins (module docstring); made by :func:`crosstab`.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The table's columns (1 to 3).
+    levels : tuple of tuple of str
+        Each column's levels (sorted, as text), without :data:`TOTAL`.
+    frame : pandas.DataFrame
+        One row per cell and per margin, in C order of the array of shape ``shape`` (the last
+        column varies fastest, ``Total`` after the levels): the columns' labels, ``count``,
+        ``margin`` (True for a margin or the grand total) and, for a magnitude table, ``sum``,
+        ``contributors`` and ``x1``…``x{top}`` (0 where the cell has fewer contributors).
+    constraints : scipy.sparse.csr_matrix
+        A with A·x = 0 for the table's values x (one row per margin cell and axis on which it is
+        "Total": +1 on the margin, −1 on each cell it adds up).
+    sum_column : str or None
+        The summed column of a magnitude table.
+    left_out : int
+        Records left out because of a blank in a table column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> df = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "v", "v"]})
+    >>> t = crosstab(df, ["a", "b"])
+    >>> t.frame[["a", "b", "count"]].values.tolist()[:3]
+    [['x', 'u', 1], ['x', 'v', 1], ['x', 'Total', 2]]
+    >>> t.shape, t.constraints.shape
+    ((3, 3), (6, 9))
+    """
+
+    columns: tuple[str, ...]
+    levels: tuple[tuple[str, ...], ...]
+    frame: pd.DataFrame
+    constraints: sparse.csr_matrix
+    sum_column: str | None = None
+    left_out: int = 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The number of levels plus one (the margin) per column."""
+        return tuple(len(lv) + 1 for lv in self.levels)
+
+    @property
+    def value_column(self) -> str:
+        """``sum`` for a magnitude table, else ``count``: the values the audit protects."""
+        return "sum" if self.sum_column is not None else "count"
+
+    @property
+    def values(self) -> np.ndarray:
+        """The protected values (``value_column``) as float64, one per row of ``frame``."""
+        return self.frame[self.value_column].to_numpy(dtype=np.float64)
+
+    @property
+    def margin(self) -> np.ndarray:
+        """True for a margin or the grand total."""
+        return self.frame["margin"].to_numpy(dtype=bool)
+
+
+def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = None,
+             blank_label: str | None = None, top: int = 2) -> CrossTable:
+    """The 1-, 2- or 3-way table of ``columns`` with all margins (module docstring).
+
+    n_c = #records in cell c; with ``sum_column`` y, s_c = Σ_{r ∈ c} y_r and x₁ ≥ x₂ ≥ … the
+    largest contributions y_r of the cell (kept up to ``top``). A margin is the sum of the cells
+    it covers (counts and sums); its contributions are the largest among all its records.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record (contributor).
+    columns : sequence of str
+        1 to 3 columns.
+    sum_column : str, optional
+        A numeric column of non-negative amounts: a magnitude table.
+    blank_label : str, optional
+        None (default): records with a blank in a table column are left out; else blanks are a
+        level with this label.
+    top : int, default 2
+        How many of the largest contributions to keep per cell (at least 2; the dominance rule
+        (n, k) needs n).
+
+    Returns
+    -------
+    CrossTable
+        The tidy frame and the constraints.
+
+    Raises
+    ------
+    SdcInputError
+        An unknown column, none or more than 3 columns, a column twice, a level labelled
+        "Total" (or the blank label), a sum column that is not numeric or holds a negative
+        amount, or more than :data:`MAX_CELLS` cells.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.crosstab import crosstab
+    >>> df = pd.DataFrame({"a": ["x", "x", "y"], "y": [5.0, 2.0, 7.0]})
+    >>> crosstab(df, ["a"], sum_column="y").frame[["a", "count", "sum", "x1", "x2"]]
+           a  count   sum   x1   x2
+    0      x      2   7.0  5.0  2.0
+    1      y      1   7.0  7.0  0.0
+    2  Total      3  14.0  7.0  5.0
+    """
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not 1 <= len(cols) <= MAX_COLUMNS:
+        raise SdcInputError(f"a table takes 1 to {MAX_COLUMNS} columns, not {len(cols)}")
+    if len(set(cols)) != len(cols):
+        raise SdcInputError(f"a table column is named twice: {', '.join(cols)}")
+    unknown = [c for c in cols if c not in df.columns]
+    if unknown:
+        raise SdcInputError(f"unknown table column(s): {', '.join(unknown)}")
+    top = max(2, check_whole("top", top))
+    keep = np.ones(len(df), dtype=bool)
+    codes, levels = [], []
+    for c in cols:
+        code, lv = _levels(df[c], blank_label)
+        codes.append(code)
+        levels.append(lv)
+        keep &= code >= 0
+    shape = tuple(len(lv) + 1 for lv in levels)
+    n_cells = int(np.prod(shape, dtype=np.int64))
+    if n_cells > MAX_CELLS:
+        raise SdcInputError(f"the table would have {n_cells:,} cells (margins included), more "
+                            f"than the {MAX_CELLS:,} allowed: choose columns with fewer levels")
+    amounts = None
+    if sum_column is not None:
+        if sum_column not in df.columns:
+            raise SdcInputError(f"unknown sum column '{sum_column}'")
+        amounts = numeric_values(df[sum_column], "a magnitude table")
+        if (amounts < 0).any():
+            raise SdcInputError(f"sum column '{sum_column}' holds negative amounts: the "
+                                "dominance and p % rules take non-negative contributions")
+    inner = tuple(s - 1 for s in shape)
+    flat = np.ravel_multi_index(tuple(c[keep] for c in codes), inner) if keep.any() else \
+        np.zeros(0, dtype=np.int64)
+    count = _with_margins(np.bincount(flat, minlength=int(np.prod(inner))).reshape(inner))
+    labels = _labels(levels, shape)
+    data: dict[str, object] = {c: lab for c, lab in zip(cols, labels)}
+    data["count"] = count.ravel()
+    data["margin"] = np.any([lab == TOTAL for lab in labels], axis=0) if labels else []
+    if amounts is not None:
+        y = amounts[keep]
+        present = ~np.isnan(y)
+        fl, yv = flat[present], y[present]
+        n_inner = int(np.prod(inner))
+        data["sum"] = _with_margins(np.bincount(fl, weights=yv, minlength=n_inner)
+                                    .reshape(inner)).ravel()
+        data["contributors"] = _with_margins(np.bincount(fl, minlength=n_inner)
+                                             .reshape(inner)).ravel()
+        tops = _top_contributions(fl, yv, inner, top)
+        for j in range(top):
+            data[f"x{j + 1}"] = tops[:, j]
+    frame = pd.DataFrame(data)
+    return CrossTable(tuple(cols), tuple(tuple(lv) for lv in levels), frame,
+                      margin_constraints(shape), sum_column, int((~keep).sum()))
+
+
+def _levels(s: pd.Series, blank_label: str | None) -> tuple[np.ndarray, list[str]]:
+    """Codes (−1 for a blank left out) and the sorted levels as text."""
+    blank = s.isna().to_numpy().copy()
+    if s.dtype == object or pd.api.types.is_string_dtype(s):
+        blank |= (s.astype(str).str.strip() == "").to_numpy()
+    if isinstance(s.dtype, pd.CategoricalDtype):  # every category, in its order, used or not
+        code = np.where(blank, -1, s.cat.codes.to_numpy())
+        lv = [str(u) for u in s.cat.categories]
+    else:
+        code, uniques = pd.factorize(s.where(~blank), sort=True)
+        lv = [str(u) for u in uniques]
+    if blank_label is not None and blank.any():
+        code = np.where(blank, len(lv), code)
+        lv.append(str(blank_label))
+    if TOTAL in lv:
+        raise SdcInputError(f"column '{s.name}' has a level '{TOTAL}', the label of a margin")
+    if len(set(lv)) != len(lv):
+        raise SdcInputError(f"column '{s.name}' has two levels with the same text (or a level "
+                            "equal to the blank label)")
+    return np.asarray(code, dtype=np.int64), lv
+
+
+def _with_margins(a: np.ndarray) -> np.ndarray:
+    """``a`` with one more entry per axis holding the sum over that axis (all margins)."""
+    for d in range(a.ndim):
+        a = np.concatenate([a, a.sum(axis=d, keepdims=True)], axis=d)
+    return a
+
+
+def _labels(levels: list[list[str]], shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Each column's label per cell of the full array (C order)."""
+    grids = np.indices(shape).reshape(len(shape), -1)
+    return [np.asarray(lv + [TOTAL], dtype=object)[g] for lv, g in zip(levels, grids)]
+
+
+def _top_contributions(flat: np.ndarray, y: np.ndarray, inner: tuple[int, ...],
+                       top: int) -> np.ndarray:
+    """The ``top`` largest contributions of every cell and margin (0 past the contributors):
+    one sort of the records by amount, then for each set of axes summed over, the first
+    ``top`` records of each group in that order."""
+    shape = tuple(s + 1 for s in inner)
+    out = np.zeros((int(np.prod(shape)), top))
+    order = np.argsort(-y, kind="stable")
+    ys = y[order]
+    coords = np.unravel_index(flat[order], inner) if len(flat) else [np.zeros(0, np.int64)] * \
+        len(inner)
+    for mask in range(2 ** len(inner)):
+        # axis d is "Total" when bit d of mask is set
+        full = [np.full(len(ys), inner[d]) if mask >> d & 1 else coords[d]
+                for d in range(len(inner))]
+        cell = np.ravel_multi_index(tuple(full), shape) if len(ys) else np.zeros(0, np.int64)
+        rank = pd.Series(cell).groupby(cell, sort=False).cumcount().to_numpy()
+        sel = rank < top
+        out[cell[sel], rank[sel]] = ys[sel]
+    return out
+
+
+def margin_constraints(shape: tuple[int, ...]) -> sparse.csr_matrix:
+    """The additivity of a table of ``shape`` (levels + 1 per axis, the last index the margin):
+    for every cell m whose index on axis d is the margin, x_m − Σ_l x_(m, l on d) = 0.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Levels plus one per axis.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        One row per (margin cell, axis), one column per cell (C order).
+
+    Examples
+    --------
+    >>> from sdc_core.crosstab import margin_constraints
+    >>> margin_constraints((3,)).toarray().tolist()
+    [[-1.0, -1.0, 1.0]]
+    """
+    idx = np.arange(int(np.prod(shape))).reshape(shape)
+    rows, cols, vals = [], [], []
+    n_rows = 0
+    for d, size in enumerate(shape):
+        m = np.take(idx, size - 1, axis=d).ravel()
+        members = np.moveaxis(np.take(idx, range(size - 1), axis=d), d, -1).reshape(len(m), -1)
+        eq = n_rows + np.arange(len(m))
+        rows += [eq, np.repeat(eq, members.shape[1])]
+        cols += [m, members.ravel()]
+        vals += [np.ones(len(m)), -np.ones(members.size)]
+        n_rows += len(m)
+    return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                     np.concatenate(cols))),
+                             shape=(n_rows, idx.size))
