@@ -272,10 +272,37 @@ def _add_sweep(sub: _Subparsers) -> None:
 
 def _add_tables(sub: _Subparsers) -> None:
     """``tables``: response counts with small-count suppression."""
-    tables = sub.add_parser("tables", help="answer counts with small-count suppression")
+    tables = sub.add_parser(
+        "tables", help="answer counts with small-count suppression; cross tables with margins",
+        description="With --question: seed 004's answer counts for an organiser. With --cross: "
+                    "the 1-, 2- or 3-way table of the columns with every margin (a margin's "
+                    "label is Total), published by suppression (a primary rule, secondary "
+                    "cells chosen so that no hidden cell can be worked out, and the audit of "
+                    "every hidden cell's interval), differential privacy (discrete Laplace "
+                    "counts, margins the sums of noisy cells) or the cell key method; one row "
+                    "per cell and margin with the value (blank when hidden) and its status "
+                    "(published, primary, secondary, perturbed): docs/tables.md.")
     tables.add_argument("data", help="one row per participant; an empty cell = no response")
-    tables.add_argument("--question", required=True, type=_column_list, action="extend",
+    tables.add_argument("--question", type=_column_list, action="extend", default=[],
                         help="question column(s), comma-separated or repeated")
+    tables.add_argument("--cross", type=_column_list, metavar="A,B[,C]",
+                        help="a cross table of 1 to 3 columns with its margins")
+    tables.add_argument("--sum", metavar="COLUMN",
+                        help="with --cross: the sum of this column per cell (a magnitude table)")
+    tables.add_argument("--rule", default=None, metavar="RULE",
+                        help="with --cross: the primary rule, threshold:T (counts; default "
+                             "threshold:5), dominance:N,K or p:P (sums; default p:10)")
+    tables.add_argument("--method", choices=["suppress", "dp", "ckm"], default="suppress",
+                        help="with --cross: suppression (default), differential privacy or the "
+                             "cell key method")
+    tables.add_argument("--epsilon", type=float, default=1.0,
+                        help="with --method dp: the privacy loss ε (default 1)")
+    tables.add_argument("--seed", type=int, default=0,
+                        help="with --method dp or ckm: the seed of the noise or the record keys")
+    tables.add_argument("--ckm-threshold", type=int, default=10,
+                        help="with --method ckm: a published count below this is blank (10)")
+    tables.add_argument("-o", "--output", type=Path, metavar="OUT.csv",
+                        help="with --cross: write the table (CSV, Excel or Parquet) here")
     tables.add_argument("--participants", type=int,
                         help="number of participants N (default: the number of rows)")
     tables.add_argument("--q", type=int, default=10,
@@ -801,6 +828,12 @@ def _write_text(path: Path, text: str) -> None:
 def _cmd_tables(args: argparse.Namespace) -> int:
     from sdc_core.tables import audit, response_table
 
+    if args.cross is not None:
+        if args.question or args.indicators:
+            raise SdcInputError("give --cross or --question/--indicators, not both")
+        return _cross_table(args)
+    if not args.question and not args.indicators:
+        raise SdcInputError("give --question (answer counts) or --cross (a cross table)")
     df = read_bounded(args.data)
     questions: list[str | list[str]] = list(args.question)
     if args.indicators:
@@ -824,6 +857,41 @@ def _cmd_tables(args: argparse.Namespace) -> int:
             print(f"  {o.option:<30} {o.display}")
         if p.nonresponse is not None:
             print(f"  {'(no response)':<30} {p.nonresponse.display}")
+    return 0
+
+
+def _cross_table(args: argparse.Namespace) -> int:
+    """``tables --cross``: the published cross table (docs/tables.md, "Publishing a table")."""
+    from sdc_core.io import WRITABLE_EXTENSIONS, write_table
+    from sdc_core.table_release import release_table
+
+    if args.output is None and not args.json:
+        raise SdcInputError("--cross writes a table: give -o OUT.csv (or --json)")
+    if args.output is not None and args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
+        raise SdcInputError(f"{args.output}: output must end in "
+                            f"{', '.join(WRITABLE_EXTENSIONS)}")
+    rule = args.rule or ("p:10" if args.sum else "threshold:5")
+    df = read_bounded(args.data)
+    made = release_table(df, args.cross, args.sum, args.method, rule, args.epsilon, args.seed,
+                         args.ckm_threshold)
+    cols = list(made.truth.columns)
+    out = made.frame[cols + [made.value, "status"]]
+    if args.output is not None:
+        write_table(out, args.output)
+    if args.json:
+        print(json.dumps(made.to_json(), indent=2, default=str))
+        return 0
+    hidden = int(out[made.value].isna().sum())
+    if made.method == "suppress":
+        what = f"rule {rule}, {hidden} cells hidden, audit " + (
+            "passed" if made.audit is not None and made.audit.passes else "FAILED")
+    elif made.method == "dp":
+        what = f"ε {args.epsilon:g}, discrete Laplace noise"
+    else:
+        what = f"the cell key method, counts below {args.ckm_threshold} blank"
+    print(f"{' × '.join(cols)}: {len(out)} cells and margins, {what}; "
+          f"absD {made.utility.absD:g} against the true table"
+          + (f"; wrote {args.output}" if args.output is not None else ""))
     return 0
 
 

@@ -1,0 +1,219 @@
+"""One published cross table, by suppression, differential privacy or the cell key method
+(docs/tables.md, "Publishing a table"): the one function the command line's ``tables --cross``,
+the Tables page and the report call, so they give the same cells under the same names.
+
+- ``suppress``: the table of :func:`sdc_core.crosstab.crosstab`, its primary cells by a rule
+  (``threshold:T`` for counts, ``dominance:N,K`` or ``p:P`` for a magnitude table;
+  :mod:`sdc_core.cell_rules`), secondary cells chosen and audited by
+  :func:`sdc_core.suppression_audit.secondary_suppression`; each hidden cell carries the
+  interval [lo, hi] the published table leaves it.
+- ``dp``: the cells' counts with discrete Laplace noise at ε (:func:`sdc_core.dp_tables.dp_counts`,
+  seeded), the margins the sums of the noisy cells; each figure carries its ±95 %
+  accuracy.
+- ``ckm``: the cell key method (:func:`sdc_core.cell_key.ckm_table`): record keys from the
+  seed, the default perturbation table (under ``threshold`` blank, the rest rounded to 5).
+
+Every release has one row per cell and per margin (a margin's label is ``Total``), in the
+order of the cross table, with the value (``count``, or ``sum`` for a magnitude table; missing
+when hidden) and its ``status``: published, primary, secondary or perturbed; and its utility
+against the true table (:func:`sdc_core.count_tables.compare_published`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core import rng
+from sdc_core.cell_key import ckm_table
+from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.count_tables import Comparison, compare_published
+from sdc_core.crosstab import CrossTable, crosstab
+from sdc_core.dp_tables import dp_counts
+from sdc_core.errors import SdcInputError
+from sdc_core.suppression_audit import AuditReport, secondary_suppression
+
+#: How a table may be published
+TABLE_METHODS = ("suppress", "dp", "ckm")
+#: The primary rules and how many parameters each takes
+RULES = {"threshold": 1, "dominance": 2, "p": 1}
+
+
+def parse_rule(text: str) -> tuple[str, tuple[float, ...]]:
+    """``threshold:5`` → ("threshold", (5,)); ``dominance:2,85``; ``p:10``."""
+    name, _, params = str(text).partition(":")
+    if name not in RULES:
+        raise SdcInputError(f"rule must be threshold:T, dominance:N,K or p:P, not {text!r}")
+    try:
+        values = tuple(float(v) for v in params.split(",")) if params else ()
+    except ValueError:
+        raise SdcInputError(f"rule {text!r}: its parameters must be numbers") from None
+    if len(values) != RULES[name] or not all(np.isfinite(values)):
+        raise SdcInputError(f"rule {name} takes {RULES[name]} number(s): "
+                            + {"threshold": "threshold:5", "dominance": "dominance:2,85",
+                               "p": "p:10"}[name])
+    return name, values
+
+
+def primary_cells(table: CrossTable, rule: str) -> RuleResult:
+    """The primary cells of ``rule`` (:func:`parse_rule`) on ``table``: the threshold rule on a
+    count table, the dominance and p % rules on a magnitude table."""
+    name, v = parse_rule(rule)
+    if name == "threshold":
+        if not float(v[0]).is_integer():
+            raise SdcInputError(f"the threshold must be a whole number, not {v[0]:g}")
+        return threshold_rule(table, int(v[0]))
+    if table.sum_column is None:
+        raise SdcInputError(f"the {name} rule reads contributions: give a column to sum")
+    if name == "dominance":
+        if not float(v[0]).is_integer():
+            raise SdcInputError(f"the dominance rule's n must be a whole number, not {v[0]:g}")
+        return dominance_rule(table, int(v[0]), v[1])
+    return p_rule(table, v[0])
+
+
+@dataclass(frozen=True)
+class TableRelease:
+    """A published table (module docstring).
+
+    ``frame``: the table's columns, ``count`` or ``sum`` (missing when hidden), ``status``,
+    ``margin``, and with ``suppress`` ``lo`` and ``hi`` (a hidden cell's audited interval),
+    with ``dp`` ``accuracy`` (±, 95 %). ``truth`` the true table; ``utility`` the published
+    cells against it; ``audit`` the audit of a suppressed table; ``epsilon`` of a DP table."""
+
+    method: str
+    truth: CrossTable
+    frame: pd.DataFrame
+    utility: Comparison
+    rule: str | None = None
+    audit: AuditReport | None = None
+    epsilon: float | None = None
+    suppression: str | None = None
+
+    @property
+    def value(self) -> str:
+        return self.truth.value_column
+
+    def hidden(self) -> pd.DataFrame:
+        """The hidden cells with their audited intervals (``suppress``)."""
+        if "lo" not in self.frame:
+            return self.frame.iloc[0:0]
+        return self.frame[self.frame[self.value].isna()]
+
+    def to_json(self) -> dict[str, Any]:
+        cols = list(self.truth.columns)
+        keep = cols + [self.value, "status"] + [c for c in ("accuracy",) if c in self.frame]
+        cells = self.frame[keep].astype(object).where(self.frame[keep].notna(), None)
+        out: dict[str, Any] = {
+            "method": self.method, "columns": cols, "value": self.value, "rule": self.rule,
+            "epsilon": self.epsilon, "suppression": self.suppression,
+            "cells": cells.to_dict(orient="records"), "utility": self.utility.to_json()}
+        if self.audit is not None:
+            out["audit_passes"] = self.audit.passes
+            out["hidden"] = [{**{c: r[c] for c in cols}, "lo": float(r["lo"]),
+                              "hi": float(r["hi"]), "status": r["status"]}
+                             for _, r in self.hidden().iterrows()]
+        return out
+
+
+def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None = None,
+                  method: str = "suppress", rule: str = "threshold:5",
+                  epsilon: float = 1.0, seed: int = 0, threshold: int = 10) -> TableRelease:
+    """Publish the cross table of ``columns`` (module docstring).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    columns : list of str
+        1 to 3 table columns.
+    sum_column : str, optional
+        Sum this column per cell (a magnitude table; ``suppress`` only).
+    method : {"suppress", "dp", "ckm"}
+    rule : str
+        The primary rule of ``suppress``: ``threshold:T``, ``dominance:N,K``, ``p:P``.
+    epsilon : float
+        ε of ``dp``.
+    seed : int
+        Seed of the DP noise or of the cell key method's record keys.
+    threshold : int
+        ``ckm``: a published count below it is blank.
+
+    Returns
+    -------
+    TableRelease
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": list("xxxyyyyyyyzzzzzzz"), "b": list("uvuuvuvuvuvuvuvuv")})
+    >>> r = release_table(df, ["a"], rule="threshold:4")
+    >>> r.frame["status"].tolist()
+    ['primary', 'secondary', 'published', 'published']
+    >>> r.hidden()[["a", "lo", "hi"]].values.tolist(), r.audit.passes
+    ([['x', 0.0, 10.0], ['y', 0.0, 10.0]], True)
+    """
+    if method not in TABLE_METHODS:
+        raise SdcInputError(f"method must be one of {', '.join(TABLE_METHODS)}, not {method!r}")
+    if sum_column is not None and method != "suppress":
+        raise SdcInputError("a table of sums is published by suppression (method suppress): "
+                            "DP and the cell key method here publish counts")
+    table = crosstab(df, columns, sum_column)
+    cols = list(table.columns)
+    value = table.value_column
+    truth_cells = table.frame.loc[~table.margin, cols + [value]].rename(columns={value: "count"})
+    if method == "suppress":
+        rules = primary_cells(table, rule)
+        done = secondary_suppression(table, rules)
+        frame = done.published(table)
+        frame["margin"] = table.margin
+        found = done.report.frame.set_index("cell")
+        frame["lo"] = found["lo"].reindex(range(len(frame))).to_numpy()
+        frame["hi"] = found["hi"].reindex(range(len(frame))).to_numpy()
+        published = frame.rename(columns={value: "count"})
+        return TableRelease("suppress", table, frame,
+                            compare_published(truth_cells, published, cols), rule,
+                            done.report, suppression=done.method)
+    if method == "dp":
+        made = dp_counts(truth_cells, epsilon=epsilon, seed=seed)
+        frame = _aligned(table, made.table, ["count", "accuracy", "status"])
+        return TableRelease("dp", table, frame,
+                            compare_published(truth_cells, frame, cols), epsilon=made.epsilon)
+    labelled, kept = _labelled_records(df, table)
+    # each record's key from its position in the whole file, as every other table of it
+    made_ckm = ckm_table(labelled, cols, seed=seed, threshold=threshold,
+                         ids=rng.record_ids(len(df))[kept])
+    frame = _aligned(table, made_ckm.table, ["count", "status"])
+    return TableRelease("ckm", table, frame, compare_published(truth_cells, frame, cols))
+
+
+def _aligned(table: CrossTable, made: pd.DataFrame, take: list[str]) -> pd.DataFrame:
+    """The rows of ``made`` (labels as text) in the cross table's order, with ``margin``."""
+    cols = list(table.columns)
+    left = table.frame[cols].astype(str)
+    right = made[cols + take].copy()
+    for c in cols:
+        right[c] = right[c].astype(str)
+    out = left.merge(right, on=cols, how="left", validate="one_to_one")
+    out["margin"] = table.margin
+    out["status"] = out["status"].fillna("published")
+    if "count" in take:
+        out["count"] = out["count"].astype("Float64")
+    return out
+
+
+def _labelled_records(df: pd.DataFrame, table: CrossTable) -> tuple[pd.DataFrame, np.ndarray]:
+    """The records as the cross table labels them (each level as text; a record with a blank
+    in a table column left out, as the table leaves it out), and which records are kept."""
+    out = {}
+    keep = np.ones(len(df), dtype=bool)
+    for c, levels in zip(table.columns, table.levels):
+        s = df[c]
+        text = s.astype(str).where(s.notna(), None)
+        ok = text.isin(levels).to_numpy()
+        keep &= ok
+        out[c] = text
+    return pd.DataFrame(out)[keep].reset_index(drop=True), keep

@@ -1,0 +1,151 @@
+"""Publishing a cross table (sdc_core/table_release.py, docs/tables.md "Publishing a table"):
+the three methods give one row per cell and margin in the cross table's order, the suppressed
+table passes its audit and its hidden cells carry the audit's intervals, the DP and cell-key
+tables are the core functions' own, and ``tables --cross`` writes exactly that table; hostile
+input is refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdc_core.crosstab import TOTAL, crosstab
+from sdc_core.errors import SdcInputError
+from sdc_core.suppression_audit import audit
+from sdc_core.table_release import parse_rule, release_table
+from sdc_core.teaching_households import HOUSEHOLDS_PATH
+from tests.cli_run import run
+
+
+@pytest.fixture(scope="module")
+def df() -> pd.DataFrame:
+    return pd.read_csv(HOUSEHOLDS_PATH)
+
+
+@pytest.mark.parametrize("method", ["suppress", "dp", "ckm"])
+def test_one_row_per_cell_and_margin_in_the_tables_order(df, method):
+    made = release_table(df, ["region", "agegroup", "sex"], method=method, rule="threshold:40")
+    table = crosstab(df, ["region", "agegroup", "sex"])
+    cols = list(table.columns)
+    assert made.frame[cols].astype(str).equals(table.frame[cols].astype(str))
+    assert set(made.frame["status"]) <= {"published", "primary", "secondary", "perturbed"}
+    shown = made.frame["count"].notna()
+    if method == "suppress":
+        same = made.frame.loc[shown, "count"].to_numpy(dtype=float)
+        assert (same == table.frame.loc[shown, "count"].to_numpy(dtype=float)).all()
+        assert (made.frame.loc[~shown, "status"].isin(["primary", "secondary"])).all()
+        assert made.audit is not None and made.audit.passes
+        direct = audit(table, ~shown.to_numpy(), None).frame
+        hidden = made.hidden()
+        assert hidden["lo"].tolist() == direct["lo"].tolist()
+        assert hidden["hi"].tolist() == direct["hi"].tolist()
+        # a hidden cell is never pinned by what is published
+        assert (hidden["hi"] > hidden["lo"]).all()
+    else:
+        assert (made.frame.loc[~shown, "status"] == "primary").all()
+    assert made.utility.cells + made.utility.blank == int((~table.margin).sum())
+
+
+def test_a_threshold_hides_small_cells_and_their_partners(df):
+    made = release_table(df, ["district", "tenure"], rule="threshold:20")
+    primary = made.frame["status"] == "primary"
+    counts = crosstab(df, ["district", "tenure"]).frame["count"]
+    assert ((counts[primary] > 0) & (counts[primary] < 20)).all()
+    assert (made.frame["status"] == "secondary").any()  # one hidden cell alone is recovered
+    # no published row or column of the table leaves exactly one hidden cell beside its total
+    frame = made.frame
+    for axis in ("district", "tenure"):
+        other = "tenure" if axis == "district" else "district"
+        for _, group in frame[frame[other] != TOTAL].groupby(axis):
+            inner = group[group[other] != TOTAL]
+            assert inner["count"].isna().sum() != 1
+
+
+def test_dp_is_seeded_and_its_margins_are_sums_of_noisy_cells(df):
+    a = release_table(df, ["region", "sex"], method="dp", epsilon=0.5, seed=7)
+    b = release_table(df, ["region", "sex"], method="dp", epsilon=0.5, seed=7)
+    c = release_table(df, ["region", "sex"], method="dp", epsilon=0.5, seed=8)
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert not a.frame["count"].equals(c.frame["count"])
+    assert a.epsilon == pytest.approx(0.5)
+    cells = a.frame[~a.frame["margin"]]
+    for region, group in cells.groupby("region"):
+        margin = a.frame[(a.frame["region"] == region) & (a.frame["sex"] == TOTAL)]
+        assert float(margin["count"].iloc[0]) == pytest.approx(float(group["count"].sum()))
+    assert (a.frame["accuracy"] > 0).all()
+
+
+def test_the_cell_key_method_is_consistent_across_tables(df):
+    """The same records give the same published count in any table: the one-way table of
+    region equals the region margins of region × agegroup."""
+    one = release_table(df, ["region"], method="ckm", seed=3)
+    two = release_table(df, ["region", "agegroup"], method="ckm", seed=3)
+    margins = two.frame[two.frame["agegroup"] == TOTAL].set_index("region")["count"]
+    own = one.frame.set_index("region")["count"]
+    assert own.astype(float).equals(margins.astype(float).reindex(own.index))
+    assert (one.frame["count"].dropna() % 5 == 0).all()  # the default ptable rounds to 5
+
+
+@pytest.mark.parametrize("rule, words", [
+    ("threshold", "takes 1 number"), ("threshold:x", "must be numbers"),
+    ("dominance:2", "takes 2 number"), ("median:3", "rule must be"),
+    ("threshold:2.5", "whole number"), ("p:nan", "takes 1 number"),
+])
+def test_bad_rules_are_refused(rule, words):
+    with pytest.raises(SdcInputError, match=words):
+        parse_rule(rule) if "2.5" not in rule else release_table(
+            pd.DataFrame({"a": list("xy")}), ["a"], rule=rule)
+
+
+def test_the_command_line_writes_the_published_table(df, tmp_path):
+    out = tmp_path / "t.csv"
+    done = run("tables", HOUSEHOLDS_PATH, "--cross", "district,tenure", "--rule", "threshold:20",
+               "-o", out)
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(out, keep_default_na=False, dtype=str)
+    assert list(written.columns) == ["district", "tenure", "count", "status"]
+    made = release_table(df, ["district", "tenure"], rule="threshold:20")
+    assert written["status"].tolist() == made.frame["status"].tolist()
+    blank = written["count"] == ""
+    assert blank.tolist() == made.frame["count"].isna().tolist()
+    assert (written.loc[written["district"] == TOTAL, "tenure"].tolist()
+            == ["owner", "renter", "social", TOTAL])
+    js = json.loads(run("tables", HOUSEHOLDS_PATH, "--cross", "district,tenure", "--rule",
+                        "threshold:20", "--json").stdout)
+    assert js["audit_passes"] is True
+    assert [h["lo"] for h in js["hidden"]] == made.hidden()["lo"].tolist()
+    assert len(js["hidden"]) == int(made.frame["count"].isna().sum())
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--cross", "region,nope", "-o", "x.csv"], "unknown table column"),
+    (["--cross", "region,sex,tenure,htype", "-o", "x.csv"], "1 to 3 columns"),
+    (["--cross", "region", "--sum", "sex", "-o", "x.csv"], "sex"),
+    (["--cross", "region", "--sum", "income", "--method", "dp", "-o", "x.csv"],
+     "published by suppression"),
+    (["--cross", "region", "--method", "dp", "--epsilon", "-1", "-o", "x.csv"], "epsilon"),
+    (["--cross", "region", "-o", "x.txt"], "output must end in"),
+    (["--cross", "region"], "give -o"),
+    (["--cross", "region", "--question", "sex", "-o", "x.csv"], "not both"),
+])
+def test_bad_cross_tables_exit_2_with_one_line(args, words, tmp_path):
+    fixed = [str(tmp_path / a) if a.startswith("x.") else a for a in args]
+    done = run("tables", HOUSEHOLDS_PATH, *fixed)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert words in done.stderr
+
+
+def test_hostile_labels_stay_data_in_the_csv(tmp_path):
+    df = pd.DataFrame({"<b>a</b>": ["=cmd|' /C calc'!A0", "+1", "x"] * 10,
+                       "b": ["u", "v"] * 15})
+    src = tmp_path / "h.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "t.csv"
+    done = run("tables", src, "--cross", "<b>a</b>,b", "-o", out)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "\n=cmd" not in text and "\n+1" not in text  # neutralised for spreadsheets
+    assert np.isfinite(pd.read_csv(out)["count"].dropna()).all()
