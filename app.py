@@ -40,7 +40,7 @@ def pages() -> None:
             st.Page("views/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
             st.Page("views/rr_lab.py", title="Randomized response lab",
                     icon=":material/casino:"),
-            st.Page("views/tables.py", title="Response tables", icon=":material/ballot:"),
+            st.Page("views/tables.py", title="Tables", icon=":material/ballot:"),
             st.Page("views/export.py", title="Export", icon=":material/download:"),
             st.Page("views/lessons.py", title="Lessons", icon=":material/school:"),
         ]).run()

@@ -1,7 +1,7 @@
 """What a visitor supplies, kept in its place (the audit of docs/deploying.md, "What user input
 can reach"): each test failed before its fix.
 
-- Markdown of cell values and column names on the Response tables page, in the Protect page's
+- Markdown of cell values and column names on the Tables page, in the Protect page's
   merge controls and in the sweep's progress text is shown as text, never as an image (which
   the browser would fetch) or a link.
 - Recipe files, workspace files and links built to hurt end with one line (an
@@ -106,7 +106,7 @@ def test_the_sweep_progress_text_quotes_the_setting_as_text(monkeypatch):
 
 @pytest.mark.parametrize("delimiter", [".;", "((", "|+"])
 def test_a_multi_select_delimiter_is_text_not_a_pattern(delimiter):
-    """A delimiter of two or three characters (the Response tables page takes up to three)
+    """A delimiter of two or three characters (the Tables page takes up to three)
     was a regular expression: ".;" split at any character before a ";", and "((" raised
     re.error."""
     from sdc_core.tables import question_counts

@@ -29,6 +29,7 @@ from sdc_core.risk.deniability import Deniability, recipe_deniability
 from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
+from sdc_core.table_release import TableRelease, release_table
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import workers
@@ -195,3 +196,15 @@ def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
     return workers.run_on(dataset_id, _df, attribute_inference, _applied.data, list(qi),
                           list(sensitive), parse_recipe(json.loads(recipe_json)), list(known),
                           reports=_applied.reports)
+
+
+@st.cache_data(max_entries=24, show_spinner=False)
+def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | None, method: str,
+                rule: str, epsilon: float, seed: int, threshold: int,
+                _df: pd.DataFrame) -> TableRelease:
+    """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
+    table"): :func:`sdc_core.table_release.release_table` of the data set, the command line's
+    table for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings
+    do not fit the data."""
+    return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
+                          rule, epsilon, seed, threshold)

@@ -57,7 +57,7 @@ _NOTICE = "resume_notice"
 KEPT = ("dataset", "roles", "protect", "protect_history", "sweep", "known", "risk_options",
         "whole_file_risk", "lesson", "lesson_values", "lessons_done", "projector",
         "chart_format", "suda_dis_fraction", "risk_view", "link_opened", "analyses",
-        "sampling")
+        "sampling", "cross_table")
 KEPT_PREFIX = "w_kept_"
 
 

@@ -34,6 +34,7 @@ _FREED = "dataset_freed"
 _SWEEP = "sweep"
 _SWEEP_RUNNING = "sweep_running"
 _CHART_FORMAT = "chart_format"
+_CROSS_TABLE = "cross_table"
 _KEPT_FORM = "w_kept_"  # the Trade-offs form's values between visits, one key a widget
 
 
@@ -463,3 +464,18 @@ def suda_dis_fraction() -> float:
 
 def set_suda_dis_fraction(fraction: float) -> None:
     st.session_state["suda_dis_fraction"] = float(fraction)
+
+
+def cross_table_settings(dataset_id: str | None = None) -> dict[str, Any] | None:
+    """The Tables page's last cross-table settings (:class:`ui.logic.cross_tables.
+    CrossSettings` as a dict, with the ``dataset_id`` they were made on); with ``dataset_id``,
+    only when they were made on that data set (the Export page's report takes them)."""
+    last = st.session_state.get(_CROSS_TABLE)
+    if last is not None and dataset_id is not None and last["dataset_id"] != dataset_id:
+        return None
+    return last
+
+
+def set_cross_table_settings(settings: dict[str, Any], dataset_id: str) -> None:
+    """Keep the cross-table settings last shown (:func:`cross_table_settings`)."""
+    st.session_state[_CROSS_TABLE] = {**settings, "dataset_id": dataset_id}

@@ -15,8 +15,10 @@ from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.methods.banding import release_note
 from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.risk import RiskProfile
+from sdc_core.table_release import TABLE_METHODS, TableRelease
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
+from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from
 from ui.logic.figures import class_size_histogram
 from ui.logic.households import HouseholdFigures
 from ui.logic.report import (
@@ -282,6 +284,7 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                        icon=":material/warning:")
             closeness = None
         households = household_figures(wb)
+        tables = published_tables()
         shown_roles: dict[str, object] = {
             "quasi-identifiers": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
             "numeric (utility)": numeric, "known to the attacker": known,
@@ -298,7 +301,7 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                          + step_notes(wb.applied.reports), validity=validity,
                          population=population, attackers=attackers,
                          buys=(wb.deniability, wb.inference), closeness=closeness,
-                         households=households)
+                         households=households, tables=tables)
         st.download_button("Download the report (HTML)",
                            lambda: report(report_figures()).encode("utf-8"),
                            file_name=f"{stem}_report.html", mime="text/html",
@@ -306,10 +309,33 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
         st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
                    "recipe, risk before and after (the released keys' measures and the linkage "
                    "attack; with a household id, the household risk; with how the file was "
-                   "sampled, the risk in the population), "
+                   "sampled, the risk in the population), the last cross table of the Tables "
+                   "page by each method, "
                    "information loss, whether the benchmark analyses hold, and the figures.")
     elif not roles.qi:
         st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
+
+
+def published_tables() -> tuple[CrossSettings, dict[str, TableRelease | str]] | None:
+    """The Tables page's last cross table of this data set, published by each method (the
+    page's cached calls: the same cells), for the report's "Published tables"; None when none
+    was shown."""
+    stored = state.cross_table_settings(ds.dataset_id)
+    if stored is None:
+        return None
+    settings = settings_from(stored)
+    releases: dict[str, TableRelease | str] = {}
+    try:
+        for method in TABLE_METHODS:
+            releases[method] = compute.cross_table(
+                ds.dataset_id, settings.columns, settings.sum_column, method, settings.rule,
+                settings.epsilon, settings.seed, settings.threshold, df
+            ) if method in settings.methods() else SUMS_REFUSED
+    except SdcInputError as err:
+        st.warning(f"The report leaves out the published tables: {md(err)}",
+                   icon=":material/warning:")
+        return None
+    return settings, releases
 
 
 def figures_section() -> None:

@@ -13,7 +13,7 @@ from tests.e2e.conftest import TABLE_LABEL, band_age, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ("Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
+PAGES = ("Risk", "Protect", "Trade-offs", "Randomized response lab", "Tables",
          "Export", "Lessons", "Data")
 CSV = ("age,sex,region\n" + "".join(f"{20 + i % 50},{'FM'[i % 2]},{i % 7}\n"
                                    for i in range(300))).encode()

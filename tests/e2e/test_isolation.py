@@ -33,7 +33,7 @@ pytestmark = pytest.mark.e2e
 #: Every page of the app (app.py's st.navigation) and the heading it shows.
 PAGES = {"Data": "Data", "Risk": "Disclosure risk", "Protect": "Protect",
          "Trade-offs": "Trade-offs", "Randomized response lab": "Randomized response lab",
-         "Response tables": "Response tables", "Export": "Export", "Lessons": "Lessons"}
+         "Tables": "Tables", "Export": "Export", "Lessons": "Lessons"}
 
 
 @dataclass
@@ -230,13 +230,13 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                     assert token in html, f"Data preview of {s.name} lacks {token!r}"
 
         for title in ("Risk", "Protect", "Trade-offs", "Randomized response lab",
-                      "Response tables", "Export", "Data"):
+                      "Tables", "Export", "Data"):
             go_all(sessions, title)
             for s in sessions:
                 check_isolated(s, others(s), title)
             for s in (a, b):
                 own = main_html(s)
-                if title in ("Risk", "Protect", "Trade-offs", "Response tables", "Data"):
+                if title in ("Risk", "Protect", "Trade-offs", "Tables", "Data"):
                     cols = [t for t in s.tokens if t.endswith(("_col", "_score", "_measure"))]
                     assert any(c in own for c in cols), f"{title} of {s.name} shows none of {cols}"
                 if title == "Export":
@@ -259,7 +259,7 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                         .to_be_visible(timeout=60_000)
                     wait_idle(s.page)
                     check_isolated(s, others(s), "Trade-offs after the sweep")
-            if title == "Response tables":
+            if title == "Tables":
                 for s in (a, b):
                     name, data = download(s.page, "Download the published table (CSV)")
                     check_no_tokens(data, others(s), f"{s.name}'s published table")

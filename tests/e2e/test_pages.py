@@ -11,7 +11,7 @@ from tests.e2e.conftest import band_age, choose, pick_options, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ["Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
+PAGES = ["Risk", "Protect", "Trade-offs", "Randomized response lab", "Tables",
          "Export", "Data"]
 
 
@@ -110,7 +110,7 @@ def test_whole_workflow_in_the_browser(page: Page, app_url: str, shots: Path):
         timeout=30_000)
     shot(page, shots, "rr_lab")
 
-    page.get_by_role("link", name="Response tables").click()
+    page.get_by_role("link", name="Tables", exact=True).click()
     page.get_by_text("Example: the pet survey").click()
     expect(page.get_by_text("Elephant 0–4; Penguin 0–4")).to_be_visible(timeout=30_000)
     shot(page, shots, "response_tables")

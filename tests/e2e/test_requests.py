@@ -11,7 +11,7 @@ from tests.e2e.conftest import wait_idle
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ("Risk", "Protect", "Trade-offs", "Randomized response lab", "Response tables",
+PAGES = ("Risk", "Protect", "Trade-offs", "Randomized response lab", "Tables",
          "Export", "Lessons", "Data")
 
 
@@ -83,7 +83,7 @@ def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str
 
 
 def test_response_table_options_from_the_data_stay_text(page: Page, app_url: str):
-    """The Response tables page names a hidden option (a cell value) in its audit: an option
+    """The Tables page names a hidden option (a cell value) in its audit: an option
     that is a Markdown image or link is shown as text, and nothing is fetched."""
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
@@ -95,7 +95,7 @@ def test_response_table_options_from_the_data_stay_text(page: Page, app_url: str
         {"name": "answers.csv", "mimeType": "text/csv",
          "buffer": ("\n".join(rows) + "\n").encode()})
     expect(page.get_by_test_id("stMetricValue").first).to_have_text("40", timeout=30_000)
-    page.get_by_role("link", name="Response tables", exact=True).click()
+    page.get_by_role("link", name="Tables", exact=True).click()
     wait_idle(page)  # q, the one categorical column, is chosen by default
     expect(page.get_by_text("Audit").first).to_be_visible(timeout=30_000)
     wait_idle(page)

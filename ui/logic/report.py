@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -22,6 +22,7 @@ from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.risk.population import ModelEstimate
 from sdc_core.risk.population_risk import LOGLINEAR_METHODS, PopulationRisk, Sampling
 from sdc_core.sweep import LOSS, SweepResult
+from sdc_core.table_release import TableRelease
 from sdc_core.utility.analysis import AnalysisResult
 from sdc_core.utility.fidelity import TableResult
 from sdc_core.utility.validity import (
@@ -32,6 +33,16 @@ from sdc_core.utility.validity import (
     term_holds,
     verdict_text,
     worst_term,
+)
+from ui.logic.cross_tables import (
+    METHOD_TITLES,
+    CrossSettings,
+    audit_text,
+    comparison_table,
+    settings_text,
+    shown_table,
+    status_counts,
+    table_title,
 )
 from ui.logic.deniability_view import (
     NO_SENSITIVE,
@@ -425,6 +436,30 @@ def closeness_section(before: dict[str, Closeness], after: dict[str, Closeness])
             f"δ-disclosure\".{html.escape(note)}</p>")
 
 
+def tables_section(settings: CrossSettings, releases: Mapping[str, TableRelease | str]) -> str:
+    """The cross table last shown on the Tables page, published by each method (docs/tables.md,
+    "Publishing a table"): the methods' utility and protection figures side by side
+    (:func:`~ui.logic.cross_tables.comparison_table`), why a method is not offered, the
+    suppressed table (``✕`` a hidden figure) and its audit's verdict or findings."""
+    e = html.escape
+    parts = [f"<h2>Published tables</h2><p>{e(table_title(settings))}: "
+             f"{e(settings_text(settings))}.</p>",
+             _table(comparison_table(releases, settings.threshold))]
+    refused = [m for m, made in releases.items() if not isinstance(made, TableRelease)]
+    for m in refused:
+        parts.append(f"<p class=\"small\">{e(METHOD_TITLES[m])}: {e(str(releases[m]))}</p>")
+    suppressed = releases.get("suppress")
+    if isinstance(suppressed, TableRelease):
+        shown = shown_table(suppressed)
+        pivot = len(settings.columns) == 2
+        passes, lines = audit_text(suppressed)
+        parts.append(f"<h3>The suppressed table</h3>"
+                     f"{shown.to_html(index=pivot, escape=True, border=0, classes='t')}"
+                     f"<p class=\"small\">✕ hidden · {e(status_counts(suppressed))}</p>")
+        parts += [f"<p>{'' if passes else 'Audit: '}{e(line)}</p>" for line in lines]
+    return "".join(parts)
+
+
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
 
@@ -464,7 +499,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  attackers: pd.DataFrame | None = None,
                  buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None,
                  closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None,
-                 households: tuple[HouseholdFigures, HouseholdFigures | str] | None = None
+                 households: tuple[HouseholdFigures, HouseholdFigures | str] | None = None,
+                 tables: tuple[CrossSettings, Mapping[str, TableRelease | str]] | None = None
                  ) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
@@ -476,7 +512,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     ``closeness``, ``closeness_report`` of the original and of the release, adds their
     t-closeness, β-likeness and δ-disclosure (:func:`closeness_section`); ``households``, the
     household figures of the original and of the release, adds their household risk and the
-    household linkage attack (:func:`household_section`)."""
+    household linkage attack (:func:`household_section`); ``tables``, the Tables page's last
+    cross-table settings and the table each method publishes (or why it is not offered), adds
+    them (:func:`tables_section`)."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -532,6 +570,7 @@ knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}
+{tables_section(*tables) if tables is not None else ""}
 <h2>Figures</h2>{''.join(parts)}
 </body></html>"""
 

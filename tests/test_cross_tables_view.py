@@ -1,0 +1,208 @@
+"""How the Tables page and the report show a published cross table (ui/logic/cross_tables.py):
+the pivot against counts made by plain loops, the utility and protection rows against the
+release's figures and against loops over its cells, the texts of a passing and a failing
+audit."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pandas as pd
+import pytest
+
+from sdc_core.crosstab import crosstab
+from sdc_core.names import count_text, label
+from sdc_core.suppression_audit import audit
+from sdc_core.table_release import parse_rule, release_table
+from ui.logic.cross_tables import (
+    HIDDEN,
+    SUMS_REFUSED,
+    CrossSettings,
+    audit_text,
+    cell_accuracy,
+    comparison_table,
+    hidden_count,
+    hidden_labels,
+    narrowest_interval,
+    protection_rows,
+    published_frame,
+    rule_text,
+    settings_from,
+    shown_table,
+    status_counts,
+    table_size,
+    table_title,
+    utility_rows,
+)
+
+
+@pytest.fixture(scope="module")
+def survey() -> pd.DataFrame:
+    """Three columns with some small cells (seeded)."""
+    rnd = random.Random(7)
+    rows = []
+    for _ in range(300):
+        a = rnd.choices(["n", "s", "e", "w"], weights=[10, 10, 3, 1])[0]
+        b = rnd.choices(["lo", "mid", "hi"], weights=[6, 3, 1])[0]
+        c = rnd.choice(["f", "m"])
+        rows.append({"region": a, "band": b, "sex": c, "income": rnd.randint(0, 900)})
+    return pd.DataFrame(rows)
+
+
+def loop_counts(df: pd.DataFrame, cols: list[str]) -> dict[tuple[str, ...], int]:
+    """Every cell and margin's count by plain loops (a margin's label "Total")."""
+    out: dict[tuple[str, ...], int] = {}
+    for _, row in df.iterrows():
+        labels = [str(row[c]) for c in cols]
+        for mask in range(2 ** len(cols)):
+            key = tuple("Total" if mask >> i & 1 else labels[i] for i in range(len(cols)))
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def test_a_two_way_pivot_holds_each_count_and_hides_what_is_hidden(survey):
+    made = release_table(survey, ["region", "band"], rule="threshold:8")
+    shown = shown_table(made)
+    counts = loop_counts(survey, ["region", "band"])
+    regions = sorted({str(v) for v in survey["region"]})
+    bands = sorted({str(v) for v in survey["band"]})
+    assert list(shown.index) == regions + ["Total"]
+    assert list(shown.columns) == bands + ["Total"]
+    assert shown.index.name == "region" and shown.columns.name == "band"
+    hidden = set(hidden_labels(made))
+    assert hidden  # the rule hides something here: the check below can fail
+    for r in shown.index:
+        for c in shown.columns:
+            want = HIDDEN if (r, c) in hidden else count_text(counts.get((r, c), 0))
+            assert shown.loc[r, c] == want, (r, c)
+    assert hidden_count(made) == len(hidden)
+    # the hidden labels are the rows with a missing count, as the release has them
+    frame = made.frame
+    assert hidden == {(str(a), str(b)) for a, b, v in
+                      zip(frame["region"], frame["band"], frame["count"]) if pd.isna(v)}
+
+
+def test_one_and_three_way_tables_are_tidy_with_their_status(survey):
+    for cols in (["region"], ["region", "band", "sex"]):
+        made = release_table(survey, cols, rule="threshold:5")
+        shown = shown_table(made)
+        assert list(shown.columns) == cols + ["count", "status"]
+        counts = loop_counts(survey, cols)
+        assert len(shown) == len(frame := made.frame)
+        for i, row in shown.iterrows():
+            key = tuple(row[c] for c in cols)
+            assert row["status"] == frame["status"].iloc[i]
+            if row["status"] in ("primary", "secondary"):
+                assert row["count"] == HIDDEN
+            else:
+                assert row["count"] == count_text(counts.get(key, 0))
+    tidy = shown_table(release_table(survey, ["region", "band"]), tidy=True)
+    assert list(tidy.columns) == ["region", "band", "count", "status"]
+
+
+def test_status_counts_add_up(survey):
+    made = release_table(survey, ["region", "band"], rule="threshold:8")
+    text = status_counts(made)
+    parts = dict(reversed(p.split(" ", 1)) for p in text.split(", "))
+    assert sum(int(v) for v in parts.values()) == len(made.frame)
+    assert int(parts["primary"]) == int((made.frame["status"] == "primary").sum()) > 0
+
+
+def test_utility_rows_are_the_release_figures_and_absD_by_loop(survey):
+    made = release_table(survey, ["region", "band"], method="dp", epsilon=0.5, seed=3)
+    rows = dict(zip(*utility_rows(made).to_dict("list").values()))
+    assert list(rows) == [label(k) for k in ("absD", "relabsD", "hellinger", "false_zeros",
+                                             "false_nonzeros", "blank")]
+    counts = loop_counts(survey, ["region", "band"])
+    cells = made.frame[~made.frame["margin"]]
+    absd = sum(abs(float(v) - counts.get((str(a), str(b)), 0))
+               for a, b, v in zip(cells["region"], cells["band"], cells["count"]))
+    assert absd > 0  # the noise changed something
+    assert rows[label("absD")] == count_text(absd)
+    assert rows[label("blank")] == "0"
+
+
+def test_protection_rows_of_each_method(survey):
+    sup = release_table(survey, ["region", "band"], rule="threshold:8")
+    widths = [float(h) - float(lo) for lo, h, v in
+              zip(sup.frame["lo"], sup.frame["hi"], sup.frame["count"]) if pd.isna(v)]
+    assert narrowest_interval(sup) == min(widths)
+    rows = dict(protection_rows(sup, 10).values.tolist())
+    assert rows["audit"] == "passes" and rows["rule"] == "threshold:8"
+    assert rows[label("narrowest_interval")] == count_text(min(widths))
+
+    dp = release_table(survey, ["region", "band"], method="dp", epsilon=2.0, seed=1)
+    accuracy = max(a for a, m in zip(dp.frame["accuracy"], dp.frame["margin"]) if not m)
+    assert cell_accuracy(dp) == accuracy
+    rows = dict(protection_rows(dp, 10).values.tolist())
+    assert rows["ε"] == "2" and rows[label("dp_accuracy")] == f"±{accuracy:.4g}"
+    assert cell_accuracy(sup) is None and narrowest_interval(dp) is None
+
+    ckm = release_table(survey, ["region", "band"], method="ckm", seed=1, threshold=12)
+    rows = dict(protection_rows(ckm, 12).values.tolist())
+    assert rows[label("perturbed")] == f"{ckm.utility.perturbed:.1%}"
+    assert rows["threshold"] == "counts below 12 blank"
+
+
+def test_a_passing_and_a_failing_audit_say_so():
+    df = pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9})
+    made = release_table(df, ["a"], rule="threshold:4")
+    passes, lines = audit_text(made)
+    assert passes and "at least 12 wide" in lines[0]  # x, y both in [0, 12]: the total 12
+    table = crosstab(df, ["a"])
+    failing = dataclasses.replace(made, audit=audit(table, [True, False, False]))
+    passes, lines = audit_text(failing)
+    assert not passes and lines == ["x: the published table pins it to 3"]
+    assert dict(protection_rows(failing, 10).values.tolist())["audit"] == \
+        "fails: 1 cells exposed"
+    nothing = release_table(df, ["a"], rule="threshold:1")
+    assert audit_text(nothing) == (True, ["Audit passed: no cell is hidden."])
+
+
+def test_the_published_frame_is_the_command_lines(survey):
+    made = release_table(survey, ["region", "band"], "income", rule="p:10")
+    out = published_frame(made)
+    assert list(out.columns) == ["region", "band", "sum", "status"]
+    assert len(out) == len(loop_counts(survey, ["region", "band"]))
+
+
+def test_a_table_of_sums_offers_suppression_alone(survey):
+    settings = CrossSettings(("region", "band"), "income", "p:10")
+    assert settings.methods() == ("suppress",)
+    made = release_table(survey, ["region", "band"], "income", rule="p:10")
+    table = comparison_table({"suppress": made, "dp": SUMS_REFUSED, "ckm": SUMS_REFUSED}, 10)
+    assert list(table.columns) == ["measure", "Suppression", "Differential privacy",
+                                   "Cell key method"]
+    assert set(table["Differential privacy"]) == {"not offered"}
+    assert table.loc[table["measure"] == "audit", "Suppression"].item() == "passes"
+    assert table_title(settings) == "sum of income by region × band"
+
+
+def test_the_comparison_has_every_methods_figures(survey):
+    releases = {m: release_table(survey, ["region", "band"], method=m, rule="threshold:8",
+                                 seed=2) for m in ("suppress", "dp", "ckm")}
+    table = comparison_table(releases, 10)
+    absd = table.loc[table["measure"] == label("absD")].iloc[0]
+    for m, title in (("suppress", "Suppression"), ("dp", "Differential privacy"),
+                     ("ckm", "Cell key method")):
+        assert absd[title] == count_text(releases[m].utility.absD)  # whole counts
+    assert table.loc[table["measure"] == "ε", "Suppression"].item() == "—"
+
+
+@pytest.mark.parametrize("kind, kwargs, want", [
+    ("threshold", {"threshold": 7}, ("threshold", (7.0,))),
+    ("dominance", {"n": 3, "k": 80.5}, ("dominance", (3.0, 80.5))),
+    ("p", {"p": 12.5}, ("p", (12.5,)))])
+def test_rule_text_is_read_back_by_the_core(kind, kwargs, want):
+    assert parse_rule(rule_text(kind, **kwargs)) == want
+
+
+def test_settings_survive_the_session_state():
+    s = CrossSettings(("a", "b", "c"), None, "threshold:3", 0.5, 9, 15)
+    assert settings_from({**s.to_dict(), "dataset_id": "x"}) == s
+
+
+def test_the_table_size_is_the_number_of_cells_and_margins(survey):
+    for cols in (["region"], ["region", "band"], ["region", "band", "sex"]):
+        assert table_size(survey, cols) == len(release_table(survey, cols).frame)

@@ -1,0 +1,267 @@
+"""How the Tables page, its downloads and the report show a published cross table (no
+Streamlit): the settings, the 2-way pivot with its margins, each method's utility and
+protection figures under their names (:mod:`sdc_core.names`) and the texts around them
+(docs/tables.md, "Publishing a table").
+
+The tables come from :func:`sdc_core.table_release.release_table`, one per method: suppression,
+differential privacy and the cell key method, for the same settings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from sdc_core.names import count_text, label
+from sdc_core.table_release import TABLE_METHODS, TableRelease
+
+#: Each method's heading, in :data:`~sdc_core.table_release.TABLE_METHODS`' order
+METHOD_TITLES = {"suppress": "Suppression", "dp": "Differential privacy",
+                 "ckm": "Cell key method"}
+#: How a hidden figure shows in a pivot
+HIDDEN = "✕"
+#: Why differential privacy and the cell key method are not offered for a table of sums
+SUMS_REFUSED = ("A table of sums is published by suppression only: differential privacy and "
+                "the cell key method here publish counts (one record changes a count by 1, "
+                "a sum by as much as its largest amount).")
+#: From this many cells and margins the page warns that suppression may take a while (a table
+#: of 40,000 took half a minute to suppress and audit)
+LARGE_TABLE = 10_000
+#: The utility figures of every method, by their keys in :mod:`sdc_core.names`
+UTILITY_KEYS = ("absD", "relabsD", "hellinger", "false_zeros", "false_nonzeros", "blank")
+
+
+@dataclass(frozen=True)
+class CrossSettings:
+    """The Tables page's cross-table settings: 1 to 3 ``columns``, an optional ``sum_column``,
+    the primary ``rule`` of suppression (``threshold:T``, ``dominance:N,K``, ``p:P``), the DP
+    ``epsilon``, the ``seed`` of the DP noise and of the cell keys, and the cell key method's
+    ``threshold`` (a published count below it is blank)."""
+
+    columns: tuple[str, ...]
+    sum_column: str | None = None
+    rule: str = "threshold:5"
+    epsilon: float = 1.0
+    seed: int = 0
+    threshold: int = 10
+
+    def methods(self) -> tuple[str, ...]:
+        """The methods offered: all three for counts, suppression alone for sums."""
+        return TABLE_METHODS if self.sum_column is None else ("suppress",)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def rule_text(kind: str, threshold: int = 5, n: int = 2, k: float = 85.0,
+              p: float = 10.0) -> str:
+    """The rule of :func:`sdc_core.table_release.parse_rule` from the page's fields:
+    ``threshold:T``, ``dominance:N,K`` or ``p:P`` (``kind`` "threshold", "dominance", "p")."""
+    if kind == "threshold":
+        return f"threshold:{int(threshold)}"
+    if kind == "dominance":
+        return f"dominance:{int(n)},{k:g}"
+    return f"p:{p:g}"
+
+
+def published_frame(release: TableRelease) -> pd.DataFrame:
+    """What is published and downloaded: one row per cell and margin, the table's columns,
+    ``count`` (or ``sum``; missing when hidden) and ``status`` (the command line's file)."""
+    cols = list(release.truth.columns)
+    return release.frame[cols + [release.value, "status"]]
+
+
+def _figure(v: object) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return HIDDEN
+    return count_text(float(v))  # type: ignore[arg-type]
+
+
+def shown_table(release: TableRelease, tidy: bool = False) -> pd.DataFrame:
+    """The table as the page shows it. A 2-way table as a pivot: a row per level of the first
+    column and ``Total``, a column per level of the second and ``Total``, each figure as text
+    (:data:`HIDDEN` when hidden); a 1- or 3-way table (or any, ``tidy``) tidy: the columns,
+    the figure as text and its status."""
+    cols = list(release.truth.columns)
+    frame = release.frame
+    text = [_figure(v) for v in frame[release.value].astype(object)]
+    if tidy or len(cols) != 2:
+        out = frame[cols].astype(str).copy()
+        out[release.value] = text
+        out["status"] = frame["status"].to_numpy()
+        return out.reset_index(drop=True)
+    rows = list(dict.fromkeys(frame[cols[0]].astype(str)))
+    heads = list(dict.fromkeys(frame[cols[1]].astype(str)))
+    cells = dict(zip(zip(frame[cols[0]].astype(str), frame[cols[1]].astype(str)), text))
+    out = pd.DataFrame([[cells.get((r, h), "") for h in heads] for r in rows],
+                       index=pd.Index(rows, name=str(cols[0])),
+                       columns=pd.Index(heads, name=str(cols[1])))
+    return out
+
+
+def hidden_labels(release: TableRelease) -> list[tuple[str, ...]]:
+    """The labels (as text) of every hidden cell and margin, in the table's order."""
+    cols = list(release.truth.columns)
+    frame = release.frame
+    hidden = frame[frame[release.value].isna()]
+    return [tuple(str(v) for v in row) for row in hidden[cols].itertuples(index=False)]
+
+
+def status_counts(release: TableRelease) -> str:
+    """How many cells and margins have each status: "12 published, 2 primary, 3 secondary"."""
+    counts = release.frame["status"].value_counts()
+    order = ["published", "primary", "secondary", "perturbed"]
+    return ", ".join(f"{int(counts[s])} {s}" for s in order if s in counts)
+
+
+def hidden_count(release: TableRelease) -> int:
+    """Cells and margins published blank."""
+    return int(release.frame[release.value].isna().sum())
+
+
+def narrowest_interval(release: TableRelease) -> float | None:
+    """min (hi − lo) over the hidden cells' audited intervals (suppression); None when nothing
+    is hidden or the table was not suppressed."""
+    hidden = release.hidden()
+    if hidden.empty or "lo" not in hidden:
+        return None
+    return float((hidden["hi"] - hidden["lo"]).min())
+
+
+def cell_accuracy(release: TableRelease) -> float | None:
+    """The ±95 % accuracy of a cell's DP count (the largest over the cells, margins left out);
+    None for another method."""
+    if "accuracy" not in release.frame:
+        return None
+    cells = release.frame.loc[~release.frame["margin"].astype(bool), "accuracy"]
+    return float(cells.max()) if len(cells) else None
+
+
+def utility_rows(release: TableRelease) -> pd.DataFrame:
+    """The utility of a published table against the true one: absD, relabsD, Hellinger
+    distance, false zeros, false non-zeros (over the cells published) and the cells hidden,
+    one row each (``measure``, ``value`` as text)."""
+    u = release.utility
+    values = {"absD": u.absD, "relabsD": u.relabsD, "hellinger": u.hellinger,
+              "false_zeros": u.false_zeros, "false_nonzeros": u.false_nonzeros,
+              "blank": u.blank}
+    return pd.DataFrame({"measure": [label(k) for k in UTILITY_KEYS],
+                         "value": [_value(values[k]) for k in UTILITY_KEYS]})
+
+
+def _value(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return count_text(v) if float(v).is_integer() else f"{v:.4g}"
+
+
+def protection_rows(release: TableRelease, threshold: int) -> pd.DataFrame:
+    """What protects the table, one row each (``measure``, ``value`` as text): suppression,
+    the audit's verdict and the narrowest hidden interval; differential privacy, ε and a
+    cell's ±95 % accuracy; the cell key method, the share of cells perturbed and its
+    ``threshold``."""
+    rows: list[tuple[str, str]]
+    if release.method == "suppress":
+        audit = release.audit
+        verdict = ("passes" if audit is None or audit.passes
+                   else f"fails: {audit.exposed_cells} cells exposed")
+        rows = [("audit", verdict), ("rule", str(release.rule)),
+                (label("narrowest_interval"), _value(narrowest_interval(release)))]
+    elif release.method == "dp":
+        rows = [("ε", _value(release.epsilon)), (label("dp_accuracy"),
+                                                 "±" + _value(cell_accuracy(release)))]
+    else:
+        rows = [(label("perturbed"), f"{release.utility.perturbed:.1%}"),
+                ("threshold", f"counts below {int(threshold)} blank")]
+    return pd.DataFrame(rows, columns=["measure", "value"])
+
+
+def audit_text(release: TableRelease) -> tuple[bool, list[str]]:
+    """Whether the suppressed table passes its audit, and the sentences to show: the
+    narrowest interval when it passes, the findings (one per exposed cell) when it fails."""
+    audit = release.audit
+    if audit is None:
+        return True, []
+    if not audit.passes:
+        return False, audit.findings(tuple(release.truth.columns))
+    narrow = narrowest_interval(release)
+    if narrow is None:
+        return True, ["Audit passed: no cell is hidden."]
+    return True, [f"Audit passed: every hidden cell can still be anything in an interval at "
+                  f"least {count_text(narrow)} wide given everything published."]
+
+
+def dp_text(release: TableRelease) -> str:
+    """What a DP table's ε and accuracy say."""
+    acc = cell_accuracy(release)
+    return (f"ε = {_value(release.epsilon)}: each count is within ±{_value(acc)} of the true "
+            "count with 95 % probability; the margins are sums of the noisy cells.")
+
+
+def ckm_text(release: TableRelease, threshold: int) -> str:
+    """What the cell key method did."""
+    return (f"{release.utility.perturbed:.1%} of the published cells differ from the true "
+            f"count; counts below {int(threshold)} are blank, the rest rounded to 5.")
+
+
+def comparison_table(releases: Mapping[str, TableRelease | str],
+                     threshold: int) -> pd.DataFrame:
+    """The three methods side by side (the report): a row per figure (utility, then
+    protection), a column per method; a method not offered shows why in every row."""
+    measures: list[str] = []
+    columns: dict[str, dict[str, str]] = {}
+    for method, made in releases.items():
+        col: dict[str, str] = {}
+        if isinstance(made, TableRelease):
+            for frame in (utility_rows(made), protection_rows(made, threshold)):
+                for m, v in zip(frame["measure"], frame["value"]):
+                    col[m] = v
+                    if m not in measures:
+                        measures.append(m)
+        columns[METHOD_TITLES[method]] = col
+    for method, made in releases.items():
+        if not isinstance(made, TableRelease):
+            columns[METHOD_TITLES[method]] = dict.fromkeys(measures, "not offered")
+    return pd.DataFrame({"measure": measures} | {
+        title: [col.get(m, "—") for m in measures] for title, col in columns.items()})
+
+
+def table_title(settings: CrossSettings) -> str:
+    """"sex × region" or "sum of income by sex × region"."""
+    what = " × ".join(settings.columns)
+    return f"sum of {settings.sum_column} by {what}" if settings.sum_column else what
+
+
+def file_name(stem: str, method: str, extension: str) -> str:
+    """The download's name: ``<stem>_table_<method><extension>``."""
+    return f"{stem}_table_{method}{extension}"
+
+
+def settings_from(stored: Mapping[str, Any]) -> CrossSettings:
+    """The settings :meth:`CrossSettings.to_dict` kept (other keys, the data set's id, left
+    out)."""
+    return CrossSettings(tuple(stored["columns"]), stored.get("sum_column"),
+                         str(stored["rule"]), float(stored["epsilon"]), int(stored["seed"]),
+                         int(stored["threshold"]))
+
+
+def settings_text(settings: CrossSettings) -> str:
+    """The settings in one line: "rule threshold:5; ε 1, seed 0; cell key threshold 10"."""
+    text = f"suppression's rule {settings.rule}"
+    if settings.sum_column is None:
+        text += (f"; DP ε {settings.epsilon:g}, seed {settings.seed}; cell key threshold "
+                 f"{settings.threshold}, seed {settings.seed}")
+    return text
+
+
+def table_size(df: pd.DataFrame, columns: tuple[str, ...] | list[str]) -> int:
+    """The cells and margins of the cross table of ``columns``: Π (levels_c + 1), a column's
+    levels its distinct values present (a record with a blank is left out of the table)."""
+    size = 1
+    for c in columns:
+        size *= int(df[c].nunique(dropna=True)) + 1
+    return size
