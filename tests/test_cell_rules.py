@@ -128,3 +128,30 @@ def test_rules_agree_with_their_definitions_cell_by_cell(rows, n, k, p):
         if pr.primary[i]:
             assert pr.upper[i] == pytest.approx(p / 100 * x1)
             assert pr.lower[i] == pytest.approx(min(total, p / 100 * x1))
+
+
+def p_for_dominance(k: float) -> float:
+    """The SDC handbook's (Hundepool et al.) p of the p % rule that replaces a (2, k)
+    dominance rule: p = 100 (100 − k) / k."""
+    return 100 * (100 - k) / k
+
+
+def test_the_handbooks_replacement_of_a_dominance_rule_by_a_p_rule():
+    """The handbook replaces a (2, 80) rule by p = 25 and a (2, 95) rule by p = 5.26; with
+    R = X − x₁ − x₂ the (2, k) rule reads R < (100 − k)/k · (x₁ + x₂) and that p % rule
+    R < (100 − k)/k · x₁, so every cell the p % rule finds, the dominance rule finds too."""
+    assert p_for_dominance(80) == pytest.approx(25)
+    assert round(p_for_dominance(95), 2) == 5.26
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 1000)), min_size=1, max_size=30),
+       st.sampled_from([70.0, 80.0, 85.0, 90.0, 95.0]))
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_the_replacing_p_rule_finds_no_cell_the_dominance_rule_misses(rows, k):
+    df = pd.DataFrame(rows, columns=["a", "y"]).astype({"y": float})
+    t = crosstab(df, ["a"], sum_column="y")
+    dom, pr = dominance_rule(t, n=2, k=k), p_rule(t, p=p_for_dominance(k))
+    assert not (pr.primary & ~dom.primary).any()
+    # and a cell with one contributor is sensitive under both
+    alone = (t.frame["contributors"].to_numpy() == 1) & (t.values > 0)
+    assert dom.primary[alone].all() and pr.primary[alone].all()
