@@ -23,6 +23,8 @@ from sdc_core.version import __version__
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sdc_core.differencing import DifferencingResult
+
 # Each command imports what it needs when it runs (pandas alone takes ~0.6 s to import), so
 # ``--help`` and bad arguments answer at once.
 
@@ -301,6 +303,9 @@ def _add_tables(sub: _Subparsers) -> None:
                         help="with --method dp or ckm: the seed of the noise or the record keys")
     tables.add_argument("--ckm-threshold", type=int, default=10,
                         help="with --method ckm: a published count below this is blank (10)")
+    tables.add_argument("--difference", metavar="COLUMN=L1,L2",
+                        help="with --cross: also publish the table with these levels of COLUMN "
+                             "merged and report what subtracting the two tells")
     tables.add_argument("-o", "--output", type=Path, metavar="OUT.csv",
                         help="with --cross: write the table (CSV, Excel or Parquet) here")
     tables.add_argument("--participants", type=int,
@@ -874,12 +879,16 @@ def _cross_table(args: argparse.Namespace) -> int:
     df = read_bounded(args.data)
     made = release_table(df, args.cross, args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold)
+    pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
     out = made.frame[cols + [made.value, "status"]]
     if args.output is not None:
         write_table(out, args.output)
     if args.json:
-        print(json.dumps(made.to_json(), indent=2, default=str))
+        made_json = made.to_json()
+        if pair is not None:
+            made_json["differencing"] = pair.to_json()
+        print(json.dumps(made_json, indent=2, default=str))
         return 0
     hidden = int(out[made.value].isna().sum())
     if made.method == "suppress":
@@ -892,7 +901,24 @@ def _cross_table(args: argparse.Namespace) -> int:
     print(f"{' × '.join(cols)}: {len(out)} cells and margins, {what}; "
           f"absD {made.utility.absD:g} against the true table"
           + (f"; wrote {args.output}" if args.output is not None else ""))
+    if pair is not None:
+        print(pair.summary())
     return 0
+
+
+def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: str) -> DifferencingResult:
+    """``--difference COLUMN=L1,L2``: the table and the same with the levels merged
+    (docs/tables.md, "Differencing between two tables")."""
+    from sdc_core.differencing import differencing_risk
+
+    column, eq, levels = str(args.difference).partition("=")
+    merged = [v.strip() for v in levels.split(",") if v.strip()]
+    if not eq or not column.strip() or len(merged) < 2:
+        raise SdcInputError("--difference takes COLUMN=L1,L2 (at least two levels to merge)")
+    if args.sum:
+        raise SdcInputError("--difference compares count tables: leave out --sum")
+    return differencing_risk(df, args.cross, column.strip(), merged, args.method, rule,
+                             args.epsilon, args.seed, args.ckm_threshold)
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
