@@ -178,3 +178,26 @@ def test_a_table_the_core_refuses_is_an_error_not_a_traceback():
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 3 and all("Total" in e and "margin" in e for e in errors)
+
+
+def test_differencing_and_dp_nonresponse_are_the_cores():
+    """The differencing part gives each method's summary of ``differencing_risk`` for the
+    levels chosen, and the DP column the non-response a reader works out from its counts."""
+    from sdc_core.differencing import differencing_risk
+
+    df = read_table(EXAMPLE_PATH)
+    at = cross_page(["race", "karnof"])
+    dp = method_block(at, "dp")
+    made = release_table(df, ["race", "karnof"], method="dp", rule="threshold:5")
+    cells = made.frame.loc[~made.frame["margin"], "count"].astype(float)
+    derived = max(0.0, len(df) - float(cells.sum()))
+    assert any(f"= {derived:,.0f} (true {made.truth.left_out:,})" in plain(c.value)
+               for c in dp.caption)
+    at.selectbox(key="w_tables_diff_column").set_value("karnof").run()
+    at.multiselect(key="w_tables_diff_levels_karnof").set_value(["70", "80"]).run()
+    assert not at.exception and not at.error
+    shown = " ".join(plain(c.value) for c in at.caption)
+    for method in ("suppress", "dp", "ckm"):
+        want = differencing_risk(df, ["race", "karnof"], "karnof", ["70", "80"], method,
+                                 "threshold:5").summary()
+        assert want in shown, method

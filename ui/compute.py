@@ -21,6 +21,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from sdc_core.differencing import DifferencingResult, differencing_risk
 from sdc_core.households import household_level_columns
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
@@ -196,6 +197,17 @@ def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
     return workers.run_on(dataset_id, _df, attribute_inference, _applied.data, list(qi),
                           list(sensitive), parse_recipe(json.loads(recipe_json)), list(known),
                           reports=_applied.reports)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged: tuple[str, ...],
+                 method: str, rule: str, epsilon: float, seed: int, threshold: int,
+                 _df: pd.DataFrame) -> DifferencingResult:
+    """The table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
+    published by ``method``: what subtracting them gives away (docs/tables.md, "Differencing
+    between two tables")."""
+    return workers.run_on(dataset_id, _df, differencing_risk, list(columns), column,
+                          list(merged), method, rule, epsilon, seed, threshold)
 
 
 @st.cache_data(max_entries=24, show_spinner=False)

@@ -25,6 +25,7 @@ from ui.logic.cross_tables import (
     ckm_text,
     dp_text,
     file_name,
+    nonresponse_text,
     protection_rows,
     published_frame,
     rule_text,
@@ -48,6 +49,10 @@ st.caption("Tables a steward may publish. **Answer counts** for a survey organis
            "sums, published by suppression, differential privacy and the cell key method side "
            "by side, with what each costs and protects.")
 kind = st.radio("Table", [ANSWERS, CROSS], horizontal=True, key="w_tables_kind")
+
+
+#: The most levels the differencing part offers to merge
+MAX_DIFF_LEVELS = 200
 
 
 def answer_counts() -> None:
@@ -211,6 +216,7 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
                 st.error(f"Audit: {md(line)}", icon=":material/gpp_bad:")
     elif method == "dp":
         st.caption(dp_text(made))
+        st.caption(nonresponse_text(made, len(ds.df)))
     else:
         st.caption(ckm_text(made, settings.threshold))
     st.markdown("**Utility** (against the true table)")
@@ -234,6 +240,38 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
     return True
 
 
+def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
+    """What subtracting this table from the same table with levels merged gives away, by each
+    method (docs/tables.md, "Differencing between two tables")."""
+    with st.expander("Differencing: the same table published with levels merged",
+                     icon=":material/difference:"):
+        st.caption("A second table of the same data that merges some levels of a column (two "
+                   "age groups, say) lets a reader subtract: a cell hidden in one table may "
+                   "follow from the other. Choose the levels the second table merges.")
+        column = st.selectbox("Column", list(settings.columns), key="w_tables_diff_column",
+                              format_func=str)
+        levels = sorted(ds.df[column].dropna().astype(str).unique())[:MAX_DIFF_LEVELS]
+        merged = st.multiselect("Levels merged in the second table", levels,
+                                key=f"w_tables_diff_levels_{column}")
+        if len(merged) < 2:
+            st.info("Choose two or more levels to merge.", icon=":material/info:")
+            return
+        for method, col in zip(TABLE_METHODS, st.columns(3)):
+            if method not in settings.methods():
+                continue
+            with col:
+                st.markdown(f"**{METHOD_TITLES[method]}**")
+                try:
+                    result = compute.differencing(ds.dataset_id, settings.columns, column,
+                                                  tuple(merged), method, settings.rule,
+                                                  settings.epsilon, settings.seed,
+                                                  settings.threshold, ds.df)
+                except SdcInputError as err:
+                    st.error(md(err), icon=":material/error:")
+                    continue
+                st.caption(md(result.summary()))
+
+
 def cross_tables() -> None:
     """The cross table of the current data set, by the three methods side by side."""
     ds = state.ensure_dataset()
@@ -251,6 +289,7 @@ def cross_tables() -> None:
             shown.append(method_column(ds, settings, method))
     if shown[0]:  # the report's "Published tables" section (Export page)
         state.set_cross_table_settings(settings.to_dict(), ds.dataset_id)
+    differencing_part(ds, settings)
     st.caption("Each download has one row per cell and per margin (a margin's label is "
                "\"Total\"): the table's columns, the count (or sum; blank when hidden) and its "
                "status (published, primary, secondary, perturbed), as `python -m sdc_core "

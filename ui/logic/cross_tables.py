@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdc_core.dp_tables import nonresponse
 from sdc_core.names import count_text, label
 from sdc_core.table_release import TABLE_METHODS, TableRelease
 
@@ -200,6 +201,18 @@ def dp_text(release: TableRelease) -> str:
     acc = cell_accuracy(release)
     return (f"ε = {_value(release.epsilon)}: each count is within ±{_value(acc)} of the true "
             "count with 95 % probability; the margins are sums of the noisy cells.")
+
+
+def nonresponse_text(release: TableRelease, records: int) -> str:
+    """The records with a blank in a table column (non-response), as a reader of the DP table
+    works them out: N − the published grand total, at least 0 (post-processing of published
+    counts: no further privacy cost; :func:`sdc_core.dp_tables.nonresponse`), beside the true
+    number."""
+    frame = release.frame
+    cells = frame.loc[~frame["margin"].astype(bool), "count"].astype(float).to_numpy()
+    derived = nonresponse(records, list(cells))
+    return (f"Non-response (records with a blank in a table column) from the published counts: "
+            f"{records:,} − Σ cells = {derived:,.0f} (true {release.truth.left_out:,}).")
 
 
 def ckm_text(release: TableRelease, threshold: int) -> str:
