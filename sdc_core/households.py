@@ -59,17 +59,27 @@ def household_level_columns(df: pd.DataFrame, household: str) -> list[str]:
     ['region']
     """
     codes, _ = household_codes(df, household)
-    out = []
+    return [c for c, overall in constant_within(df, household, codes).items() if not overall]
+
+
+def constant_within(df: pd.DataFrame, household: str, codes: np.ndarray) -> dict[str, bool]:
+    """The columns (other than ``household``) constant within every household (a blank a
+    value of its own), in the table's order, each with whether it is constant over the whole
+    table too; ``codes`` the households of :func:`household_codes`."""
+    out: dict[str, bool] = {}
     for c in df.columns:
         if c == household:
             continue
         values, _ = pd.factorize(df[c], use_na_sentinel=False)
-        if len(values) == 0 or values.min() == values.max():
+        if len(values) == 0:
+            continue
+        if values.min() == values.max():
+            out[c] = True
             continue
         first = np.full(codes.max() + 1, -1, dtype=np.int64)
         first[codes[::-1]] = values[::-1]  # each household's value on its first record
         if (first[codes] == values).all():
-            out.append(c)
+            out[c] = False
     return out
 
 

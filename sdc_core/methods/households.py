@@ -34,7 +34,7 @@ import pandas as pd
 
 from sdc_core.classes import class_sizes
 from sdc_core.columns import blank
-from sdc_core.households import household_codes, household_level_columns
+from sdc_core.households import constant_within, household_codes
 from sdc_core.methods.common import resolve_ids
 from sdc_core.methods.spec import Method, Release
 
@@ -109,12 +109,7 @@ def household_plan(df: pd.DataFrame, household: str) -> HouseholdPlan:
     """
     codes, n = household_codes(df, household)
     first = np.unique(codes, return_index=True)[1] if n else np.zeros(0, dtype=np.int64)
-    level = set(household_level_columns(df, household)) if n else set()
-    for c in df.columns:
-        if c != household and c not in level:
-            values, _ = pd.factorize(df[c], use_na_sentinel=False)
-            if len(values) and values.max() == 0:
-                level.add(c)
+    level = set(constant_within(df, household, codes)) if n else set()
     return HouseholdPlan(household, codes, first.astype(np.int64), frozenset(level))
 
 
