@@ -1035,15 +1035,12 @@ def _cmd_risk(args: argparse.Namespace) -> int:
 def _household(df: pd.DataFrame, args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
     """The household figures of ``risk --household`` (docs/measures.md, "Household risk") and
     the household risk of each record."""
-    from sdc_core.risk.household import composition_uniques, household_risk
+    from sdc_core.risk.household import composition_uniques, household_risk, risk_json
 
     hr = household_risk(df, args.qi, args.household, args.weight, args.na, args.alpha)
     uniques = composition_uniques(df, args.qi, args.household)
-    return {"household": args.household, "households": hr.n_households,
-            "household_expected_reidentifications": hr.expected_reidentifications,
-            "household_risk_pct": hr.risk_percent,
-            "household_composition_uniques": uniques,
-            "household_composition_unique_percent": 100.0 * uniques / hr.n_households}, hr.risk
+    return risk_json(args.household, hr.n_households, hr.expected_reidentifications, len(df),
+                     uniques), hr.risk
 
 
 def _population(df: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any] | None:

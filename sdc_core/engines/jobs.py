@@ -171,7 +171,7 @@ def _household(engine: Engine, t: Any, qi: list[str], household: str, table: pd.
     household's risk 1 − Π(1 − r_i) over its members, as the pandas path computes them; and
     the household risk per household id (to attach to the records)."""
     from sdc_core.households import household_codes
-    from sdc_core.risk.household import combine_household_risk, composition_uniques
+    from sdc_core.risk.household import combine_household_risk, composition_uniques, risk_json
 
     pairs = engine.group_counts(t, [household, *qi])
     classes = table[qi].assign(__class_risk=risk_c)
@@ -186,12 +186,7 @@ def _household(engine: Engine, t: Any, qi: list[str], household: str, table: pd.
     first = np.unique(code, return_index=True)[1]
     per_household = pd.DataFrame({household: people[household].to_numpy()[first],
                                   "__r_hh": risk_h})
-    return {"household": household, "households": n_households,
-            "household_expected_reidentifications": total,
-            "household_risk_pct": 100.0 * total / len(people),
-            "household_composition_uniques": uniques,
-            "household_composition_unique_percent": 100.0 * uniques / n_households
-            }, per_household
+    return risk_json(household, n_households, total, len(people), uniques), per_household
 
 
 def _check_weights(engine: Engine, t: Any, weight: str) -> None:

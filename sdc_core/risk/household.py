@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -212,6 +213,18 @@ class HouseholdLinkage:
                 "household_composition_uniques": self.composition_uniques,
                 "household_composition_unique_percent": self.composition_unique_percent,
                 "household_composition_unique_people": self.composition_unique_people}
+
+
+def risk_json(household: str, n_households: int, expected: float, n_records: int,
+              uniques: int) -> dict[str, Any]:
+    """``risk --household``'s figures under their JSON names, the same on every engine:
+    the households, Σ_i R_h(i) and it in % of the records, and the households unique by
+    composition (count and % of the households)."""
+    return {"household": household, "households": n_households,
+            "household_expected_reidentifications": expected,
+            "household_risk_pct": 100.0 * expected / n_records,
+            "household_composition_uniques": uniques,
+            "household_composition_unique_percent": 100.0 * uniques / n_households}
 
 
 def combine_household_risk(individual: np.ndarray, code: np.ndarray,
