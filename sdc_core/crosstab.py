@@ -160,7 +160,7 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     keep = np.ones(len(df), dtype=bool)
     codes, levels = [], []
     for c in cols:
-        code, lv = _levels(df[c], blank_label)
+        code, lv = level_codes(df[c], blank_label)
         codes.append(code)
         levels.append(lv)
         keep &= code >= 0
@@ -202,8 +202,9 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
                       margin_constraints(shape), sum_column, int((~keep).sum()))
 
 
-def _levels(s: pd.Series, blank_label: str | None) -> tuple[np.ndarray, list[str]]:
-    """Codes (−1 for a blank left out) and the sorted levels as text."""
+def level_codes(s: pd.Series, blank_label: str | None) -> tuple[np.ndarray, list[str]]:
+    """Each record's level in a table column, as :func:`crosstab` reads it: codes (−1 for a
+    blank left out) and the sorted levels as text."""
     blank = s.isna().to_numpy().copy()
     if s.dtype == object or pd.api.types.is_string_dtype(s):
         blank |= (s.astype(str).str.strip() == "").to_numpy()

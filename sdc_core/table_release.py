@@ -31,7 +31,7 @@ from sdc_core import rng
 from sdc_core.cell_key import ckm_table
 from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
 from sdc_core.count_tables import Comparison, compare_published
-from sdc_core.crosstab import CrossTable, crosstab
+from sdc_core.crosstab import CrossTable, crosstab, level_codes
 from sdc_core.dp_tables import dp_counts
 from sdc_core.errors import SdcInputError
 from sdc_core.suppression_audit import AuditReport, secondary_suppression
@@ -191,29 +191,31 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
 
 
 def _aligned(table: CrossTable, made: pd.DataFrame, take: list[str]) -> pd.DataFrame:
-    """The rows of ``made`` (labels as text) in the cross table's order, with ``margin``."""
+    """The rows of ``made`` (labels as text) in the cross table's order, with ``margin``. A
+    cell ``made`` lacks (a level only records left out hold: no record falls in it) is an
+    empty cell: its count 0 is published as it is, as the methods publish a true 0."""
     cols = list(table.columns)
     left = table.frame[cols].astype(str)
     right = made[cols + take].copy()
     for c in cols:
         right[c] = right[c].astype(str)
-    out = left.merge(right, on=cols, how="left", validate="one_to_one")
+    out = left.merge(right, on=cols, how="left", validate="one_to_one", indicator=True)
+    empty = (out.pop("_merge") == "left_only").to_numpy()
     out["margin"] = table.margin
-    out["status"] = out["status"].fillna("published")
-    if "count" in take:
-        out["count"] = out["count"].astype("Float64")
+    out.loc[empty, "status"] = "published"
+    out["count"] = out["count"].astype("Float64")
+    out.loc[empty, "count"] = 0.0
     return out
 
 
 def _labelled_records(df: pd.DataFrame, table: CrossTable) -> tuple[pd.DataFrame, np.ndarray]:
-    """The records as the cross table labels them (each level as text; a record with a blank
-    in a table column left out, as the table leaves it out), and which records are kept."""
+    """The records as the cross table labels them (its levels' text, :func:`sdc_core.crosstab.
+    level_codes`; a record with a blank in a table column left out, as the table leaves it
+    out), and which records are kept."""
     out = {}
     keep = np.ones(len(df), dtype=bool)
-    for c, levels in zip(table.columns, table.levels):
-        s = df[c]
-        text = s.astype(str).where(s.notna(), None)
-        ok = text.isin(levels).to_numpy()
-        keep &= ok
-        out[c] = text
+    for c in table.columns:
+        codes, levels = level_codes(df[c], None)
+        keep &= codes >= 0
+        out[c] = np.asarray(levels + [""], dtype=object)[codes]  # −1: the blank, left out
     return pd.DataFrame(out)[keep].reset_index(drop=True), keep

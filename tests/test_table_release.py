@@ -149,3 +149,20 @@ def test_hostile_labels_stay_data_in_the_csv(tmp_path):
     text = out.read_text()
     assert "\n=cmd" not in text and "\n+1" not in text  # neutralised for spreadsheets
     assert np.isfinite(pd.read_csv(out)["count"].dropna()).all()
+
+
+def test_the_cell_key_method_reads_levels_as_the_cross_table_does():
+    """Dates (and any kind whose text differs between a value and its column) label the
+    records as the cross table labels its levels, so every record is counted; a level only
+    records left out hold (a blank in the other column) is an empty cell, published 0."""
+    df = pd.DataFrame({"d": pd.to_datetime(["2020-01-01"] * 30 + ["2021-01-01"] * 20
+                                           + ["2022-01-01"] * 3),
+                       "s": ["a", "b"] * 25 + [None] * 3})
+    made = release_table(df, ["d", "s"], method="ckm", threshold=0)
+    truth = made.truth.frame["count"].to_numpy(dtype=float)
+    got = made.frame["count"].to_numpy(dtype=float)
+    assert not np.isnan(got).any()
+    assert got[-1] == 50  # the grand total: every record with no blank (a multiple of 5)
+    empty = made.frame["d"].astype(str).str.startswith("2022")
+    assert (truth[empty.to_numpy()] == 0).all() and (got[empty.to_numpy()] == 0).all()
+    assert (made.frame.loc[empty, "status"] == "published").all()
