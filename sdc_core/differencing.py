@@ -33,7 +33,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from sdc_core.count_tables import Differencing, differencing
-from sdc_core.crosstab import TOTAL
+from sdc_core.crosstab import TOTAL, level_codes
 from sdc_core.errors import SdcInputError
 from sdc_core.table_release import TABLE_METHODS, TableRelease, primary_cells, release_table
 
@@ -106,19 +106,23 @@ class DifferencingResult:
 
 
 def _coarse_column(s: pd.Series, merged: list[str], label: str) -> pd.Series:
-    """``s`` with the levels ``merged`` (as text) replaced by ``label``; a categorical column
-    keeps its categories' order, the merged one where the first of them stood."""
-    hit = s.notna().to_numpy() & s.astype(str).isin(merged).to_numpy()
+    """``s`` as the cross table labels it (its levels' text, :func:`sdc_core.crosstab.
+    level_codes`) with the levels ``merged`` replaced by ``label``; a blank stays blank; a
+    categorical column keeps its categories' order, the merged one where the first of them
+    stood."""
+    codes, levels = level_codes(s, None)
+    text = pd.Series(np.asarray(levels + [None], dtype=object)[codes], index=s.index,
+                     name=s.name)  # −1: a blank, None
+    hit = text.isin(merged).to_numpy()
+    coarse = text.where(~hit, label)
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats: list[str] = []
         for c in (str(c) for c in s.cat.categories):
             name = label if c in merged else c
             if name not in cats:
                 cats.append(name)
-        text = s.astype(object).where(s.isna(), s.astype(str))
-        return pd.Series(pd.Categorical(text.where(~hit, label), categories=cats),
-                         index=s.index, name=s.name)
-    return s.astype(object).where(~hit, label)
+        return pd.Series(pd.Categorical(coarse, categories=cats), index=s.index, name=s.name)
+    return coarse
 
 
 def cover_matrix(fine: TableRelease, coarse: TableRelease, column: str,

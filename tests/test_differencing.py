@@ -192,3 +192,16 @@ def test_the_command_line_adds_the_pair_to_its_json(tmp_path):
     for bad in ("age=b", "age", "age=b,zz", "nope=b,c"):
         done = run("tables", data, "--cross", "region,age", "--difference", bad, "--json")
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, bad
+
+
+def test_a_date_column_merges_as_its_text_does():
+    """The levels merged are the cross table's level text; a date column gives what the same
+    dates written as that text give, for every method."""
+    days = ["2020-01-01"] * 30 + ["2021-01-01"] * 20 + ["2022-01-01"] * 4
+    dates = pd.DataFrame({"d": pd.to_datetime(days), "s": ["a", "b"] * 27})
+    texts = dates.assign(d=[f"{d} 00:00:00" for d in days])
+    merged = ["2021-01-01 00:00:00", "2022-01-01 00:00:00"]
+    for method in ("suppress", "dp", "ckm"):
+        a = differencing_risk(dates, ["d", "s"], "d", merged, method).to_json()
+        b = differencing_risk(texts, ["d", "s"], "d", merged, method).to_json()
+        assert a == b, method

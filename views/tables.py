@@ -5,6 +5,7 @@ side (docs/tables.md)."""
 import pandas as pd
 import streamlit as st
 
+from sdc_core.crosstab import level_codes
 from sdc_core.errors import SdcInputError
 from sdc_core.io import table_bytes
 from sdc_core.table_release import TABLE_METHODS
@@ -250,7 +251,10 @@ def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
                    "follow from the other. Choose the levels the second table merges.")
         column = st.selectbox("Column", list(settings.columns), key="w_tables_diff_column",
                               format_func=str)
-        levels = sorted(ds.df[column].dropna().astype(str).unique())[:MAX_DIFF_LEVELS]
+        try:
+            levels = level_codes(ds.df[column], None)[1][:MAX_DIFF_LEVELS]  # the table's text
+        except SdcInputError:  # the column cannot make a table: the methods above say why
+            return
         merged = st.multiselect("Levels merged in the second table", levels,
                                 key=f"w_tables_diff_levels_{column}")
         if len(merged) < 2:
