@@ -20,7 +20,6 @@ from sdc_core.risk.population import (
     fit_snb,
     histogram,
     population_uniqueness,
-    table_population_uniqueness,
     uniqueness_curve,
 )
 
@@ -282,7 +281,7 @@ def test_class_histogram_missing_value_is_a_category():
                        "b": [1, 1, 2, 2, 3, 3, np.nan]})
     h = class_histogram(df, ["a", "b"])
     assert h.to_json() == {"1": 1, "2": 3}
-    r = table_population_uniqueness(df, ["a", "b"], 0.5)
+    r = population_uniqueness(h, 0.5)
     assert r.sample_uniques == 1 and r.sample_size == 7
 
 

@@ -369,16 +369,6 @@ def _alpha_sums(d: _PitmanData, alpha: float) -> float:
     return float(np.dot(d.counts, digamma(d.sizes - alpha) - digamma(1.0 - alpha)))
 
 
-def _score(d: _PitmanData, theta: float, alpha: float) -> tuple[float, float]:
-    s, t = _class_sums(d, theta, alpha)
-    return s - _record_sums(d, theta), t - _alpha_sums(d, alpha)
-
-
-def pitman_score(hist: ClassHistogram, theta: float, alpha: float) -> tuple[float, float]:
-    """(∂ℓ/∂θ, ∂ℓ/∂α) of Pitman's log-likelihood (module docstring) at (θ, α), 0 < α < 1."""
-    return _score(_PitmanData.of(histogram(hist)), theta, alpha)
-
-
 def _newton(f: Callable[[float], tuple[float, float]], x: float, lo: float, hi: float,
             xtol: float, rtol: float, first: tuple[float, float] | None = None,
             pole: float | None = None, maxiter: int = 500) -> float:
@@ -440,8 +430,8 @@ def _ewens_theta(d: _PitmanData) -> float:
 
 def _theta_of_alpha(d: _PitmanData, alpha: float, start: float) -> float:
     """The root θ(α) of ∂ℓ/∂θ in (−α, ∞) (it exists when 2 ≤ u < n), by :func:`_newton` from
-    ``start`` with the slope ∂²ℓ/∂θ² (:func:`_theta_curvature`). ∂ℓ/∂θ is computed exactly as
-    in :func:`pitman_score`; ∂ℓ/∂α is not needed here."""
+    ``start`` with the slope ∂²ℓ/∂θ² (:func:`_theta_curvature`). ∂ℓ/∂θ is the first of Pitman's
+    score equations (module docstring); ∂ℓ/∂α is not needed here."""
     def g(t: float) -> tuple[float, float]:
         return _class_sums(d, t, alpha)[0] - _record_sums(d, t), _theta_curvature(d, t, alpha)[0]
 
@@ -729,13 +719,6 @@ def dankar_estimate(hist: ClassHistogram | Mapping[int, int]
         sfit = fit_snb(h, f)
         snb = _estimate(snb_count(sfit), big_n, sfit.reason, sfit.parameters())
     return dankar_choice(f, s1, zay, pit, snb)
-
-
-def table_population_uniqueness(df: pd.DataFrame, keys: Sequence[str],
-                                sampling_fraction: float | None = None,
-                                population_size: float | None = None) -> PopulationUniqueness:
-    """:func:`population_uniqueness` of the histogram of ``df`` on ``keys``."""
-    return population_uniqueness(class_histogram(df, keys), sampling_fraction, population_size)
 
 
 @dataclass(frozen=True)

@@ -332,9 +332,6 @@ class Ledger:
         with self._lock:
             return self._freed.pop(session, None)
 
-    def was_freed(self, session: str) -> bool:
-        with self._lock:
-            return session in self._freed
 
 
 #: The server's one ledger.

@@ -104,24 +104,11 @@ def shown_table(release: TableRelease, tidy: bool = False) -> pd.DataFrame:
     return out
 
 
-def hidden_labels(release: TableRelease) -> list[tuple[str, ...]]:
-    """The labels (as text) of every hidden cell and margin, in the table's order."""
-    cols = list(release.truth.columns)
-    frame = release.frame
-    hidden = frame[frame[release.value].isna()]
-    return [tuple(str(v) for v in row) for row in hidden[cols].itertuples(index=False)]
-
-
 def status_counts(release: TableRelease) -> str:
     """How many cells and margins have each status: "12 published, 2 primary, 3 secondary"."""
     counts = release.frame["status"].value_counts()
     order = ["published", "primary", "secondary", "perturbed"]
     return ", ".join(f"{int(counts[s])} {s}" for s in order if s in counts)
-
-
-def hidden_count(release: TableRelease) -> int:
-    """Cells and margins published blank."""
-    return int(release.frame[release.value].isna().sum())
 
 
 def narrowest_interval(release: TableRelease) -> float | None:
