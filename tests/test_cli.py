@@ -1,4 +1,6 @@
-"""The command-line contract of docs/cli.md (run as a real subprocess)."""
+"""The command-line contract of docs/cli.md: through tests/cli_run.py (``main`` in this
+process), and as a real subprocess where only a new process shows it (the entry point, the
+modules loaded at start)."""
 
 import json
 import subprocess
@@ -12,7 +14,7 @@ from sdc_core.io import EXAMPLE_PATH
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from tests.cli_run import run
+from tests.cli_run import run, run_process
 from tests.conftest import ROOT
 
 
@@ -44,6 +46,23 @@ def test_risk_text_output_and_records(tmp_path, francdat):
     p = risk_profile(francdat, ["Key1", "Key2", "Key3", "Key4"], weight="w")
     np.testing.assert_array_equal(written["fk"], p.fk)
     np.testing.assert_allclose(written["risk"], p.risk, rtol=1e-12)
+
+
+@pytest.mark.parametrize("args", [
+    ["risk", EXAMPLE_PATH, "--qi", "age,gender,race", "--json"],
+    ["risk", EXAMPLE_PATH, "--qi", "age,nope"],  # bad input: exit 2, one line
+    ["risk", EXAMPLE_PATH, "--k", "x"],  # argparse's own error: exit 2
+    ["apply", EXAMPLE_PATH, "--recipe", ROOT / "tests/data/does-not-exist.json", "-o", "x.csv"],
+    ["--help"],
+    ["--version"],
+], ids=["risk", "bad-column", "argparse", "missing-recipe", "help", "version"])
+def test_in_process_runs_give_what_the_subprocess_gives(args):
+    """tests/cli_run.py's in-process :func:`run` is ``python -m sdc_core``: the same exit code,
+    output and error, success or failure."""
+    here, there = run(*args), run_process(*args)
+    assert (here.returncode, here.stdout, here.stderr) == (
+        there.returncode, there.stdout, there.stderr)
+    assert here.stdout or here.stderr  # something to compare
 
 
 def imported_modules(*args):

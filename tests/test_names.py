@@ -4,8 +4,6 @@ the report and the command line call a figure by the same name."""
 
 import json
 import re
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -18,6 +16,7 @@ from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep import run_sweep
 from sdc_core.utility import validity
 from tests.apptest import app_test
+from tests.cli_run import run as cli_run
 from tests.conftest import ROOT
 
 QI = ["age", "gender", "race"]
@@ -38,8 +37,7 @@ NOT_MEASURES = {"attribute_contributions", "per_column", "pitman_parameters", "s
 
 
 def run(*args: object) -> str:
-    out = subprocess.run([sys.executable, "-m", "sdc_core", *map(str, args)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = cli_run(*args)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

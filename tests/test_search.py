@@ -3,8 +3,6 @@ their recipes, the pruned search finds what trying everything finds, budget and 
 
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -21,6 +19,7 @@ from sdc_core.risk.linkage import linkage_attack
 from sdc_core.search import Dimension, Target, pruned_search, violations
 from sdc_core.sweep import LOSS, run_sweep
 from sdc_core.utility import eigenvalue_similarity, il1
+from tests.cli_run import run
 from tests.conftest import ROOT
 
 QI = ["age", "gender", "race"]
@@ -249,9 +248,8 @@ def test_no_setting_meets_the_target(actg):
     assert not result.table["best"].any() and not result.table["meets_target"].iloc[1:].any()
 
 
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "sdc_core", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True)
+def cli(*args):
+    return run(*args)
 
 
 def test_cli_prints_and_writes_the_best_recipe(tmp_path, actg):

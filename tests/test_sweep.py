@@ -1,8 +1,6 @@
 """Sweeps: Table S4-A of seed 003, agreement with a full recomputation, the Pareto front."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,6 +12,7 @@ from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep import COLUMNS, pareto_front, parse_grid, run_sweep
 from sdc_core.utility import eigenvalue_similarity, il1
+from tests.cli_run import run
 from tests.conftest import ROOT
 from tests.sweep_grid import GRID, NUMERIC, QI
 
@@ -167,9 +166,7 @@ def test_cli_sweep_and_compare(tmp_path):
     grid.write_text(json.dumps(GRID))
     out = tmp_path / "table.csv"
     data = ROOT / "sdc_core" / "data" / "actg175.csv"
-    res = subprocess.run([sys.executable, "-m", "sdc_core", "sweep", str(data), "--qi",
-                          "age,gender,race", "--grid", str(grid), "-o", str(out)],
-                         cwd=ROOT, capture_output=True, text=True)
+    res = run("sweep", data, "--qi", "age,gender,race", "--grid", grid, "-o", out)
     assert res.returncode == 0, res.stderr
     assert "sweep: 33/33" in res.stderr  # progress on stderr
     table = pd.read_csv(out)
@@ -177,17 +174,12 @@ def test_cli_sweep_and_compare(tmp_path):
     protected = tmp_path / "p.csv"
     recipe = tmp_path / "r.json"
     recipe.write_text('{"seed": 1, "steps": [{"method": "band", "column": "age", "width": 10}]}')
-    subprocess.run([sys.executable, "-m", "sdc_core", "apply", str(data), "--recipe",
-                    str(recipe), "-o", str(protected)], cwd=ROOT, check=True,
-                   capture_output=True)
-    res = subprocess.run([sys.executable, "-m", "sdc_core", "compare", str(data), str(protected),
-                          "--numeric", ",".join(NUMERIC), "--json"], cwd=ROOT,
-                         capture_output=True, text=True)
+    assert run("apply", data, "--recipe", recipe, "-o", protected).returncode == 0
+    res = run("compare", data, protected, "--numeric", ",".join(NUMERIC), "--json")
     assert res.returncode == 0, res.stderr
     r = json.loads(res.stdout)
     assert round(r["IL1_overall"], 7) == 0.0438571
     assert round(r["eigenvalue_similarity_percent"], 6) == 99.746829
     assert r["changed_columns"] == ["age"]
-    res = subprocess.run([sys.executable, "-m", "sdc_core", "compare", str(data), str(out)],
-                         cwd=ROOT, capture_output=True, text=True)
+    res = run("compare", data, out)
     assert res.returncode == 2 and "differ in length" in res.stderr

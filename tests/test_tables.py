@@ -1,8 +1,6 @@
 """Response tables (seed 004): thresholds, the non-response interval, multi-select, the audit."""
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -15,7 +13,7 @@ from sdc_core.tables import (
     question_counts,
     response_table,
 )
-from tests.conftest import ROOT
+from tests.cli_run import run
 
 
 def answers(counts: dict[str, int], participants: int) -> pd.DataFrame:
@@ -117,16 +115,14 @@ def test_cli_tables_json(tmp_path):
     data = tmp_path / "survey.csv"
     answers({"Cat": 42, "Dog": 33, "Elephant": 2, "Penguin": 4, "Dolphin": 9}, 100) \
         .rename(columns={"answer": "pet"}).to_csv(data, index=False)
-    out = subprocess.run([sys.executable, "-m", "sdc_core", "tables", str(data), "--question",
-                          "pet", "--json"], cwd=ROOT, capture_output=True, text=True)
+    out = run("tables", data, "--question", "pet", "--json")
     assert out.returncode == 0, out.stderr
     q = json.loads(out.stdout)["questions"][0]
     assert q["question"] == "pet" and q["shown"] is True
     assert q["nonresponse"] == {"low": 8, "high": 16, "display": "between 8 and 16"}
     opts = {o["option"]: (o["count"], o["display"]) for o in q["options"]}
     assert opts["Elephant"] == (None, "less than 5") and opts["Cat"] == (42, "42")
-    bad = subprocess.run([sys.executable, "-m", "sdc_core", "tables", str(data), "--question",
-                          "nope"], cwd=ROOT, capture_output=True, text=True)
+    bad = run("tables", data, "--question", "nope")
     assert bad.returncode == 2 and "unknown question column 'nope'" in bad.stderr
 
 
