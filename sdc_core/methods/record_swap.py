@@ -53,6 +53,7 @@ makes at least one pair); the others propose again, up to :data:`MAX_ROUNDS` rou
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -115,6 +116,11 @@ def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _check_params(df: pd.DataFrame, hierarchy: Any, similar: Any, swap_rate: Any, k: Any,
                   risk_variables: Any, carry_along: Any, household: Any
                   ) -> tuple[list[str], list[list[str]], float, int, list[str], list[str]]:
+    """The step's parameters checked against ``df``: (hierarchy, profiles of ``similar``,
+    swap_rate, k, risk_variables, carry_along), or an :class:`SdcInputError` naming the first
+    bad one. The household column must be in the data and neither in the hierarchy nor carried
+    along, swap_rate a number in [0, 1], k a whole number ≥ 0, ``similar`` 1 to
+    :data:`MAX_PROFILES` non-empty lists of columns."""
     if household is None:
         raise SdcInputError('record swapping needs the household column: set the recipe\'s '
                             'top-level "household" to the column of household ids')
@@ -209,6 +215,249 @@ def _stages(level: int, areas: list[np.ndarray], profiles: list[np.ndarray]
     return out
 
 
+def _stratified_sample(free: np.ndarray, area: np.ndarray, hkey: np.ndarray, need: int,
+                       key: int) -> np.ndarray:
+    """``need`` households of ``free`` spread over their areas (step 3): with u_h uniform in
+    [0, 1) keyed by ``key`` and the household key, the i-th household (i = 0, 1, …, by u) of
+    the m_a free households of area a gets the position (i + u_h) / m_a, and the ``need``
+    smallest positions are taken (ties by household key), so each area's share of the sample
+    is its share of the free households."""
+    u = rng.uniform(hkey[free], key)
+    a = area[free]
+    order = np.lexsort((u, a))
+    sa = a[order]
+    start = np.searchsorted(sa, sa, side="left")
+    size = np.searchsorted(sa, sa, side="right") - start
+    spread = (np.arange(len(free)) - start + u[order]) / size   # stratified positions
+    return free[order[np.lexsort((hkey[free[order]], spread))[:need]]]
+
+
+# --------------------------------------------------------------------------- the households
+
+@dataclass(frozen=True)
+class _Households:
+    """The households of the data, coded 0…H−1 in order of first appearance: ``hcode`` the
+    household of each record, ``first`` the first record of each household, ``hkey`` its draw
+    key (the household id, :func:`sdc_core.rng.ids_from_column`), ``record_areas`` each
+    record's area code level by level (level l: the values of hierarchy[0..l]), ``areas`` the
+    same per household, and ``profiles`` each household's code of each profile of
+    ``similar`` (the values of its first record)."""
+
+    hcode: np.ndarray
+    first: np.ndarray
+    hkey: np.ndarray
+    record_areas: list[np.ndarray]
+    areas: list[np.ndarray]
+    profiles: list[np.ndarray]
+
+    @property
+    def size(self) -> int:
+        """H, the number of households."""
+        return len(self.hkey)
+
+
+def _household_codes(df: pd.DataFrame, household: str
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hcode, first, hkey) of :class:`_Households`: each record's household code in order of
+    first appearance, each household's first record and its draw key; a blank household id
+    is an :class:`SdcInputError`."""
+    ids = df[household]
+    blanks = int(ids.isna().sum())
+    if blanks:
+        raise SdcInputError(f"record swapping: the household column '{household}' has {blanks} "
+                            "blank value(s); every record needs a household")
+    hcode, found = pd.factorize(ids, sort=False)    # codes in order of first appearance
+    hcode = np.asarray(hcode, dtype=np.int64)
+    first = np.flatnonzero(~pd.Series(hcode).duplicated().to_numpy())
+    hkey = rng.ids_from_column(np.asarray(found))
+    return hcode, first, hkey
+
+
+def _record_areas(df: pd.DataFrame, household: str, levels: list[str], hcode: np.ndarray,
+                  first: np.ndarray) -> list[np.ndarray]:
+    """Each record's area code level by level: area_0 = the code of hierarchy[0],
+    area_l = the code of the pair (area_{l−1}, hierarchy[l]), codes in the sorted order of
+    the values; a household whose members differ in a hierarchy column is an
+    :class:`SdcInputError`."""
+    geo = []
+    for c in levels:
+        codes = _codes(df[c])
+        bad = np.flatnonzero(codes != codes[first][hcode])
+        if len(bad):
+            raise SdcInputError(f"record swapping: household {shown(df[household].iloc[bad[0]])}"
+                                f" has members in different areas of '{c}'; the hierarchy must "
+                                "be the same for every member of a household")
+        geo.append(codes)
+    area_rec = [geo[0]]
+    for codes in geo[1:]:
+        area_rec.append(_pair(area_rec[-1], codes))
+    return area_rec
+
+
+def _profile_codes(df: pd.DataFrame, profiles: list[list[str]], first: np.ndarray
+                   ) -> list[np.ndarray]:
+    """Each household's code of each profile of ``similar``: the code of the tuple of its
+    first record's values of the profile's columns (folded pair by pair with :func:`_pair`),
+    so two households share a code exactly when they share those values."""
+    profs = []
+    for cols in profiles:
+        prof = np.zeros(len(first), dtype=np.int64)
+        for c in cols:
+            prof = _pair(prof, _codes(df[c].iloc[first]))
+        profs.append(prof)
+    return profs
+
+
+def _households(df: pd.DataFrame, household: str, levels: list[str],
+                profiles: list[list[str]]) -> _Households:
+    """The :class:`_Households` of ``df``, checked: every record has a household and every
+    member of a household lies in the same areas."""
+    hcode, first, hkey = _household_codes(df, household)
+    area_rec = _record_areas(df, household, levels, hcode, first)
+    areas = [a[first] for a in area_rec]            # per household, level by level
+    return _Households(hcode, first, hkey, area_rec, areas, _profile_codes(df, profiles, first))
+
+
+# --------------------------------------------------------------------------- the steps
+
+def _risky_levels(df: pd.DataFrame, h: _Households, levels: list[str], risk_vars: list[str],
+                  k: int) -> tuple[np.ndarray, dict[str, int]]:
+    """Step 1: each household's coarsest level where it is risky (L when none) and the count
+    of risky households per level. At level l a record's class count is
+    c_l(i) = |{j : area_l(j) = area_l(i), x_j = x_i}| (x: the ``risk_variables`` values); a
+    household is risky at l when some member has c_l(i) < k; with k = 0 none is."""
+    n_levels = len(levels)
+    first_risky = np.full(h.size, n_levels, dtype=np.int64)
+    if k <= 0:
+        return first_risky, {c: 0 for c in levels}
+    risky_counts = {}
+    x = np.zeros(len(df), dtype=np.int64)
+    for c in risk_vars:
+        x = _pair(x, _codes(df[c]))
+    for lev in range(n_levels):
+        cell = _pair(h.record_areas[lev], x)
+        small = np.bincount(cell)[cell] < k
+        risky_h = np.bincount(h.hcode[small], minlength=h.size) > 0
+        risky_counts[levels[lev]] = int(risky_h.sum())
+        first_risky[risky_h & (first_risky == n_levels)] = lev
+    return first_risky, risky_counts
+
+
+class _Swapping:
+    """Steps 2 to 4 on the households ``h``, one method per step (module docstring). The
+    state the steps share: ``used`` (households swapped already), ``swap_level`` (the level
+    each moved at; L: not moved), the pairs made (``pairs_r`` recipients, ``pairs_d`` donors,
+    ``made`` their number) and the figures of the report, ``by_profile`` (pairs per profile of
+    ``similar``) and ``outside_parent`` (pairs found outside the area one level up)."""
+
+    def __init__(self, h: _Households, levels: list[str], first_risky: np.ndarray,
+                 n_profiles: int, seed: int, step: int) -> None:
+        """Nothing swapped yet; ``first_risky`` is each household's level from step 1."""
+        self.h, self.levels, self.first_risky = h, levels, first_risky
+        self.seed, self.step = seed, step
+        self.n_levels = len(levels)
+        self.used = np.zeros(h.size, dtype=bool)
+        self.swap_level = np.full(h.size, self.n_levels, dtype=np.int64)
+        self.pairs_r: list[np.ndarray] = []
+        self.pairs_d: list[np.ndarray] = []
+        self.made = 0
+        self.by_profile = [0] * n_profiles
+        self.outside_parent = 0
+
+    def search(self, todo: np.ndarray, level: int, pools: tuple[tuple[np.ndarray, int], ...],
+               phase: int) -> np.ndarray:
+        """The donor searches of ``level`` (:func:`_stages`) for the households ``todo``, in
+        order, each among the ``pools`` in turn, until every household has a donor outside
+        its area at ``level``; a pool comes with the sample number of its draws, which are
+        _draw(phase, level, search, sample, 0). Returns the households left without one."""
+        for s, (anywhere, j, group) in enumerate(_stages(level, self.h.areas, self.h.profiles)):
+            for pool, fill in pools:
+                if not len(todo):
+                    return todo
+                r, d = _match(todo, pool, self.used, self.h.areas[level], group, self.h.hkey,
+                              self.seed, self.step, _draw(phase, level, s, fill, 0))
+                self.swap_level[r] = self.swap_level[d] = level
+                self.pairs_r.append(r)
+                self.pairs_d.append(d)
+                self.made += len(r)
+                self.by_profile[j] += len(r)
+                self.outside_parent += len(r) if anywhere and level > 0 else 0
+                todo = todo[~self.used[todo]]
+        return todo
+
+    def targeted(self) -> tuple[int, dict[str, int], int]:
+        """Step 2: level by level from the coarsest, the households first risky there and
+        those left without a donor one level coarser look for a donor outside their area,
+        a calm one (risky at no level: draws of sample 0) before any (sample 1). Returns the
+        households swapped, the risky ones swapped per level, and the risky ones left."""
+        everyone = np.ones(self.h.size, dtype=bool)
+        calm = self.first_risky == self.n_levels    # risky at no level
+        left = np.zeros(0, dtype=np.int64)
+        for lev in range(self.n_levels):
+            todo = np.concatenate([left, np.flatnonzero(self.first_risky == lev)])
+            todo = todo[~self.used[todo]]
+            left = self.search(todo, lev, ((calm, 0), (everyone, 1)), PHASE_RISK)
+        risky_swapped = {c: int((self.used & (self.first_risky == lev)).sum())
+                         for lev, c in enumerate(self.levels)}
+        without = int(((self.first_risky < self.n_levels) & ~self.used).sum())
+        return int(self.used.sum()), risky_swapped, without
+
+    def random(self, rate: float) -> tuple[int, int]:
+        """Step 3: T = ⌊rate · H + ½⌋; while fewer than T households are swapped, a sample of
+        ⌈(T − S)/2⌉ households not swapped yet (:func:`_stratified_sample`) looks for donors
+        at the finest level, at most :data:`MAX_FILLS` samples; a household that finds none is
+        not sampled again. Returns T and the pairs made."""
+        target = int(np.floor(rate * self.h.size + 0.5))
+        need = max(0, -(-(target - int(self.used.sum())) // 2))
+        finest = self.n_levels - 1
+        failed = np.zeros(self.h.size, dtype=bool)
+        random_pairs = 0
+        for fill in range(MAX_FILLS):
+            if need <= 0:
+                break
+            free = np.flatnonzero(~self.used & ~failed)
+            if len(free) < 2:
+                break
+            chosen = _stratified_sample(
+                free, self.h.areas[finest], self.h.hkey, need,
+                rng.key(self.seed, self.step, _draw(PHASE_SAMPLE, 0, 0, fill, 0)))
+            pool = ~self.used & ~failed
+            pool[chosen] = False
+            before = self.made
+            todo = self.search(chosen, finest, ((pool, fill),), PHASE_RANDOM)
+            random_pairs += self.made - before
+            need -= self.made - before
+            failed[todo] = True
+        return target, random_pairs
+
+    def partners(self) -> np.ndarray:
+        """Each household's partner of step 4 (itself when it was not swapped)."""
+        partner = np.arange(self.h.size)
+        if self.pairs_r:
+            r, d = np.concatenate(self.pairs_r), np.concatenate(self.pairs_d)
+            partner[r], partner[d] = d, r
+        return partner
+
+    def moved_finer(self) -> int:
+        """The risky households that moved only at a finer level than their first risky
+        one: first_risky(h) < swap_level(h) < L."""
+        return int(((self.first_risky < self.swap_level)
+                    & (self.swap_level < self.n_levels)).sum())
+
+
+def _exchange(df: pd.DataFrame, changed: list[str], h: _Households, partner: np.ndarray
+              ) -> tuple[pd.DataFrame, int]:
+    """Step 4: every member of a household with a partner p takes the values of ``changed``
+    of p's first record, value(i) = value(first(partner(hcode(i)))); the others keep theirs.
+    Returns the new columns (``df``'s index and dtypes) and the number of records changed."""
+    moved = partner[h.hcode] != h.hcode
+    source = np.arange(len(df))
+    source[moved] = h.first[partner[h.hcode[moved]]]
+    values = pd.DataFrame({c: pd.Series(df[c].array.take(source), index=df.index, name=c)
+                           for c in changed}, index=df.index)
+    return values, int(moved.sum())
+
+
 def record_swap(df: pd.DataFrame, columns: list[str] | None = None, hierarchy: Any = None,
                 similar: Any = None, swap_rate: float = 0.05, k: int = 3,
                 risk_variables: Any = None, carry_along: Any = None,
@@ -237,147 +486,29 @@ def record_swap(df: pd.DataFrame, columns: list[str] | None = None, hierarchy: A
         raise SdcInputError(f"record swapping changes its hierarchy and carry_along columns "
                             f"({', '.join(changed)}), not {', '.join(map(str, columns))}")
     assert household is not None
-    ids = df[household]
-    blanks = int(ids.isna().sum())
-    if blanks:
-        raise SdcInputError(f"record swapping: the household column '{household}' has {blanks} "
-                            "blank value(s); every record needs a household")
-    n = len(df)
-    hcode, found = pd.factorize(ids, sort=False)    # codes in order of first appearance
-    hcode = np.asarray(hcode, dtype=np.int64)
-    n_h = len(found)
-    first = np.flatnonzero(~pd.Series(hcode).duplicated().to_numpy())
-    hkey = rng.ids_from_column(np.asarray(found))
-    geo = []
-    for c in levels:
-        codes = _codes(df[c])
-        bad = np.flatnonzero(codes != codes[first][hcode])
-        if len(bad):
-            raise SdcInputError(f"record swapping: household {shown(ids.iloc[bad[0]])} has "
-                                f"members in different areas of '{c}'; the hierarchy must be "
-                                "the same for every member of a household")
-        geo.append(codes)
-    area_rec = [geo[0]]
-    for codes in geo[1:]:
-        area_rec.append(_pair(area_rec[-1], codes))
-    areas = [a[first] for a in area_rec]            # per household, level by level
-    profs = []
-    for cols in profiles:
-        prof = np.zeros(n_h, dtype=np.int64)
-        for c in cols:
-            prof = _pair(prof, _codes(df[c].iloc[first]))
-        profs.append(prof)
-
-    # 1. risk per level; a household is swapped at the coarsest level where it is risky
-    n_levels = len(levels)
-    first_risky = np.full(n_h, n_levels, dtype=np.int64)
-    risky_counts = {}
-    if k > 0:
-        x = np.zeros(n, dtype=np.int64)
-        for c in risky_vars:
-            x = _pair(x, _codes(df[c]))
-        for lev in range(n_levels):
-            cell = _pair(area_rec[lev], x)
-            small = np.bincount(cell)[cell] < k
-            risky_h = np.bincount(hcode[small], minlength=n_h) > 0
-            risky_counts[levels[lev]] = int(risky_h.sum())
-            first_risky[risky_h & (first_risky == n_levels)] = lev
-    else:
-        risky_counts = {c: 0 for c in levels}
-
-    # 2. targeted swaps, coarsest level first
-    used = np.zeros(n_h, dtype=bool)
-    everyone = np.ones(n_h, dtype=bool)
-    pairs_r: list[np.ndarray] = []
-    pairs_d: list[np.ndarray] = []
-    by_profile = [0] * len(profiles)
-    outside_parent = 0
-    left = np.zeros(0, dtype=np.int64)
-    swap_level = np.full(n_h, n_levels, dtype=np.int64)   # the level a household moved at
-    calm = first_risky == n_levels                  # risky at no level
-    for lev in range(n_levels):
-        todo = np.concatenate([left, np.flatnonzero(first_risky == lev)])
-        todo = todo[~used[todo]]
-        for s, (anywhere, j, group) in enumerate(_stages(lev, areas, profs)):
-            for second, pool in enumerate((calm, everyone)):   # a calm donor first
-                if not len(todo):
-                    break
-                r, d = _match(todo, pool, used, areas[lev], group, hkey, seed, step,
-                              _draw(PHASE_RISK, lev, s, second, 0))
-                swap_level[r] = swap_level[d] = lev
-                pairs_r.append(r)
-                pairs_d.append(d)
-                by_profile[j] += len(r)
-                outside_parent += len(r) if anywhere and lev > 0 else 0
-                todo = todo[~used[todo]]
-        left = todo                                 # tried again one level finer
-    targeted = int(used.sum())
-    risky_swapped = {c: int((used & (first_risky == lev)).sum()) for lev, c in enumerate(levels)}
-    without = int(((first_risky < n_levels) & ~used).sum())
-
-    # 3. random swaps at the finest level, until T households are swapped
-    target = int(np.floor(rate * n_h + 0.5))
-    need = max(0, -(-(target - int(used.sum())) // 2))
-    finest = n_levels - 1
-    failed = np.zeros(n_h, dtype=bool)
-    random_pairs = 0
-    for fill in range(MAX_FILLS):
-        if need <= 0:
-            break
-        free = np.flatnonzero(~used & ~failed)
-        if len(free) < 2:
-            break
-        u = rng.uniform(hkey[free], rng.key(seed, step, _draw(PHASE_SAMPLE, 0, 0, fill, 0)))
-        a = areas[finest][free]
-        order = np.lexsort((u, a))
-        sa = a[order]
-        start = np.searchsorted(sa, sa, side="left")
-        size = np.searchsorted(sa, sa, side="right") - start
-        spread = (np.arange(len(free)) - start + u[order]) / size   # stratified positions
-        chosen = free[order[np.lexsort((hkey[free[order]], spread))[:need]]]
-        pool = ~used & ~failed
-        pool[chosen] = False
-        todo = chosen
-        for s, (anywhere, j, group) in enumerate(_stages(finest, areas, profs)):
-            if not len(todo):
-                break
-            r, d = _match(todo, pool, used, areas[finest], group, hkey, seed, step,
-                          _draw(PHASE_RANDOM, finest, s, fill, 0))
-            swap_level[r] = swap_level[d] = finest
-            pairs_r.append(r)
-            pairs_d.append(d)
-            by_profile[j] += len(r)
-            outside_parent += len(r) if anywhere and finest > 0 else 0
-            random_pairs += len(r)
-            need -= len(r)
-            todo = todo[~used[todo]]
-        failed[todo] = True
-
-    # 4. the exchange: each household takes its partner's first record's values
-    partner = np.arange(n_h)
-    if pairs_r:
-        r, d = np.concatenate(pairs_r), np.concatenate(pairs_d)
-        partner[r], partner[d] = d, r
-    moved = partner[hcode] != hcode
-    source = np.arange(n)
-    source[moved] = first[partner[hcode[moved]]]
-    values = pd.DataFrame({c: pd.Series(df[c].array.take(source), index=df.index, name=c)
-                           for c in changed}, index=df.index)
+    h = _households(df, household, levels, profiles)
+    first_risky, risky_counts = _risky_levels(df, h, levels, risky_vars, k)      # 1.
+    swaps = _Swapping(h, levels, first_risky, len(profiles), seed, step)
+    targeted, risky_swapped, without = swaps.targeted()                          # 2.
+    target, random_pairs = swaps.random(rate)                                    # 3.
+    partner = swaps.partners()                                                   # 4.
+    values, records_changed = _exchange(df, changed, h, partner)
+    n_h = h.size
     swapped = int((partner != np.arange(n_h)).sum())
     info: dict[str, object] = {
         "households": n_h, "target_households": target, "households_swapped": swapped,
-        "swapped_share": swapped / n_h if n_h else 0.0, "records_changed": int(moved.sum()),
+        "swapped_share": swapped / n_h if n_h else 0.0, "records_changed": records_changed,
         "risky_households": risky_counts, "risky_swapped": risky_swapped,
-        "risky_without_donor": without,
-        "risky_moved_finer": int(((first_risky < swap_level) & (swap_level < n_levels)).sum()),
-        "targeted_households": targeted,
-        "random_households": 2 * random_pairs,
-        "donors_by_similar": by_profile, "donors_outside_parent": outside_parent,
+        "risky_without_donor": without, "risky_moved_finer": swaps.moved_finer(),
+        "targeted_households": targeted, "random_households": 2 * random_pairs,
+        "donors_by_similar": swaps.by_profile, "donors_outside_parent": swaps.outside_parent,
         "k": k, "swap_rate": rate}
     return TableResult(values, info)
 
 
 def _describe(r: dict[str, Any]) -> str:
+    """The one-line summary of a report ``r`` of :func:`record_swap` (households swapped, target,
+    risky households by level, risky ones left without a donor)."""
     risky = ", ".join(f"{c} {v}" for c, v in r["risky_households"].items())
     return (f"Record swapping: {r['households_swapped']} of {r['households']} households "
             f"({100 * r['swapped_share']:.1f} %) took another household's geography (target "
