@@ -25,7 +25,7 @@ def buys_table(at) -> pd.DataFrame:
 
 
 def applied_recipe(at):
-    return parse_recipe(json.loads(at.session_state["protect_last_applied"][1]))
+    return parse_recipe(json.loads(at.session_state["protect_last_applied"].recipe))
 
 
 def test_pram_row_carries_the_core_epsilon_and_moves_with_p(actg):

@@ -2,7 +2,10 @@
 
 Everything the pages share lives in ``st.session_state`` under the keys below, as plain values
 (not widget keys, which Streamlit deletes when their page is not shown); the values' types are
-defined in :mod:`ui.logic.session` (no Streamlit). Uploaded data stays in memory: nothing here
+defined in :mod:`ui.logic.session` (no Streamlit). A page never names ``st.session_state``: it
+goes through the accessors here, and through the widget helpers (:func:`bind`, :func:`widget`,
+:func:`has_widget`, :func:`set_widget`, :func:`forget_widgets`) for its own widgets' keys
+(docs/architecture.md, "Where state lives"). Uploaded data stays in memory: nothing here
 writes to disk.
 """
 
@@ -23,7 +26,16 @@ from ui.infra import memory, warmup
 from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here
 from ui.logic import workspace
 from ui.logic.protect import ProtectSettings
-from ui.logic.session import Dataset, History, RiskOptions, ServerFile, Table, content_id
+from ui.logic.session import (
+    Applied,
+    Dataset,
+    History,
+    Notice,
+    RiskOptions,
+    ServerFile,
+    Table,
+    content_id,
+)
 
 _DATASET = "dataset"
 _ROLES = "roles"
@@ -36,6 +48,11 @@ _SWEEP_RUNNING = "sweep_running"
 _CHART_FORMAT = "chart_format"
 _CROSS_TABLE = "cross_table"
 _KEPT_FORM = "w_kept_"  # the Trade-offs form's values between visits, one key a widget
+#: The prefix of the pages' widget keys (and of the counts of their repeated rows): a new data
+#: set or workspace drops them, and they re-seed from it (:func:`bind`)
+WIDGET_PREFIX = "w_"
+_RECIPE_STEPS = "recipe_steps_to_check"
+_LAST_APPLIED = "protect_last_applied"
 
 
 def session_id() -> str:
@@ -168,8 +185,7 @@ def _install(ds: Dataset, roles: Roles) -> None:
     st.session_state.pop(_SWEEP, None)
     st.session_state.pop("known", None)
     st.session_state.pop(_WHOLE_FILE_RISK, None)
-    for key in [k for k in st.session_state if str(k).startswith("w_")]:
-        del st.session_state[key]  # widgets re-seed from the new data set's roles
+    forget_widgets(prefix=WIDGET_PREFIX)  # widgets re-seed from the new data set's roles
 
 
 def analysis_spec() -> dict[str, Any] | None:
@@ -231,6 +247,42 @@ def add_one(key: str) -> None:
     st.session_state[key] = st.session_state.get(key, 0) + 1
 
 
+def count(key: str) -> int:
+    """What :func:`add_one` counted under ``key`` from its seed (:func:`bind`; none: 0)."""
+    return int(st.session_state.get(key, 0))
+
+
+_REQUIRED: Any = object()
+
+
+def widget(key: str, default: Any = _REQUIRED) -> Any:
+    """The value of the widget keyed ``key`` (drawn by the page, or the one whose callback
+    runs); ``default`` when it holds none (not drawn yet, or dropped with its page), and
+    without ``default`` a ``KeyError`` then."""
+    if default is _REQUIRED:
+        return st.session_state[key]
+    return st.session_state.get(key, default)
+
+
+def has_widget(key: str) -> bool:
+    """Whether the widget keyed ``key`` holds a value (seeded, or set by the user)."""
+    return key in st.session_state
+
+
+def set_widget(key: str, value: object) -> None:
+    """Set the value of the widget keyed ``key``: before it is drawn in the run, or in a
+    callback (after it is drawn Streamlit refuses the change)."""
+    st.session_state[key] = value
+
+
+def forget_widgets(*keys: str, prefix: str | None = None) -> None:
+    """Drop the values of the widgets keyed ``keys``, and of every one whose key starts with
+    ``prefix``: each re-seeds when it is drawn next (:func:`bind`)."""
+    under = [] if prefix is None else [k for k in st.session_state if str(k).startswith(prefix)]
+    for key in [*keys, *under]:
+        st.session_state.pop(key, None)
+
+
 def risk_options() -> RiskOptions:
     return st.session_state.get("risk_options", RiskOptions())
 
@@ -269,8 +321,7 @@ def protect_history() -> History:
 
 
 def _reseed_protect_widgets() -> None:
-    for key in [k for k in st.session_state if str(k).startswith("w_p_")]:
-        del st.session_state[key]
+    forget_widgets(prefix=f"{WIDGET_PREFIX}p_")
 
 
 def set_protect_settings(p: ProtectSettings, reseed_widgets: bool = False,
@@ -380,8 +431,7 @@ def open_workspace(text: str | bytes) -> str | None:
     one it was saved with, if it does."""
     ds = ensure_dataset()
     ws = workspace.read(text, list(ds.df.columns))
-    for key in [k for k in st.session_state if str(k).startswith("w_")]:
-        del st.session_state[key]  # widgets (and the kept Trade-offs form) re-seed from it
+    forget_widgets(prefix=WIDGET_PREFIX)  # widgets (and the kept Trade-offs form) re-seed from it
     set_roles(ws.roles)
     set_protect_settings(ws.settings, reseed_widgets=True)
     set_risk_options(ws.risk)
@@ -395,8 +445,9 @@ def open_workspace(text: str | bytes) -> str | None:
     return workspace.difference(ws.data, ds.name, len(ds.df), ds.dataset_id)
 
 
-# The values pages share, each read and written here only (docs/architecture.md: where state
-# lives); a widget's own key, read on the page that draws it, stays with the page.
+# The values pages share, or keep from one run to the next, each read and written here only
+# (docs/architecture.md, "Where state lives"); a page's own widgets it reads and sets by their
+# keys, through the widget helpers above (bind, widget, has_widget, set_widget, forget_widgets).
 
 
 def sweep(dataset_id: str | None = None) -> dict[str, Any] | None:
@@ -479,3 +530,86 @@ def cross_table_settings(dataset_id: str | None = None) -> dict[str, Any] | None
 def set_cross_table_settings(settings: dict[str, Any], dataset_id: str) -> None:
     """Keep the cross-table settings last shown (:func:`cross_table_settings`)."""
     st.session_state[_CROSS_TABLE] = {**settings, "dataset_id": dataset_id}
+
+
+def _new(key: str, value: object) -> bool:
+    """Whether ``value`` differs from the one last kept under ``key``; if it does, it is kept."""
+    if st.session_state.get(key) == value:
+        return False
+    st.session_state[key] = value
+    return True
+
+
+def new_upload(slot: str, file_id: str) -> bool:
+    """Whether the file in the uploader ``slot`` ("upload": the Data page's table, "workspace",
+    "recipe") is not the one it last handled (a rerun shows the same file again); if it is
+    not, it is now (:func:`upload_handled`)."""
+    return _new(f"{slot}_file_id", file_id)
+
+
+def upload_handled(slot: str, file_id: str | None) -> None:
+    """Take ``file_id`` as the file the uploader ``slot`` last handled (None: none), so that
+    :func:`new_upload` does not take it up (a data set loaded otherwise replaces its file's)."""
+    st.session_state[f"{slot}_file_id"] = file_id
+
+
+def set_notice(slot: str, kind: str, text: str) -> None:
+    """Keep a message for a part of a page (``slot``) to show after a rerun: ``kind``
+    "success", "warning" or "error", ``text`` Markdown (the user's text already escaped)."""
+    st.session_state[f"{slot}_message"] = Notice(kind, text)
+
+
+def notice(slot: str) -> Notice | None:
+    """The message kept for ``slot`` (:func:`set_notice`), shown on every run until another
+    replaces it."""
+    return st.session_state.get(f"{slot}_message")
+
+
+def take_notice(slot: str) -> Notice | None:
+    """The message kept for ``slot`` (:func:`set_notice`), shown once: the next run has none."""
+    return st.session_state.pop(f"{slot}_message", None)
+
+
+def set_recipe_steps_to_check(steps: list[dict[str, Any]]) -> None:
+    """The steps of a recipe file just loaded into the Protect settings: the page says which
+    of them it has no control for (:func:`take_recipe_steps_to_check`)."""
+    st.session_state[_RECIPE_STEPS] = list(steps)
+
+
+def take_recipe_steps_to_check() -> list[dict[str, Any]] | None:
+    """The steps of the recipe file loaded last, once (None: none since)."""
+    return st.session_state.pop(_RECIPE_STEPS, None)
+
+
+def last_applied(dataset_id: str) -> str | None:
+    """The recipe of the last Protect settings whose results the page drew, if they were
+    applied to the data set ``dataset_id`` (settings that do not apply fall back to them)."""
+    last: Applied | None = st.session_state.get(_LAST_APPLIED)
+    return last.recipe if last is not None and last.dataset_id == dataset_id else None
+
+
+def set_last_applied(dataset_id: str, recipe: str) -> None:
+    """The Protect page drew the results of ``recipe`` on the data set ``dataset_id``."""
+    st.session_state[_LAST_APPLIED] = Applied(dataset_id, recipe)
+
+
+def suda_requested(release: str, key: tuple) -> bool:
+    """Whether SUDA2 of the Risk page's ``release`` (the suffix of its widgets' keys) was
+    asked for on ``key`` (the data set and the quasi-identifiers), as a slow run is."""
+    return st.session_state.get(f"suda_requested{release}") == key
+
+
+def request_suda(release: str, key: tuple) -> None:
+    """Ask for SUDA2 of ``release`` on ``key`` (:func:`suda_requested`)."""
+    st.session_state[f"suda_requested{release}"] = key
+
+
+def new_click(chart: str, row: int) -> bool:
+    """Whether ``row`` is not the row of the last click on the chart keyed ``chart`` handled
+    (a rerun reports the same selection again); if it is not, it is now."""
+    return _new(f"{chart}_clicked", row)
+
+
+def forget_click(chart: str) -> None:
+    """Forget the last click on the chart keyed ``chart`` handled (its chart is redrawn)."""
+    st.session_state.pop(f"{chart}_clicked", None)

@@ -33,10 +33,9 @@ pick = right.selectbox("Built-in data set", list(EXAMPLES), key="example_pick",
                             "teaching.")
 if right.button("Load built-in data", icon=":material/science:", width="stretch"):
     state.load_example(pick)
-    st.session_state["upload_file_id"] = uploaded.file_id if uploaded else None
+    state.upload_handled("upload", uploaded.file_id if uploaded else None)
 
-if uploaded is not None and uploaded.file_id != st.session_state.get("upload_file_id"):
-    st.session_state["upload_file_id"] = uploaded.file_id
+if uploaded is not None and state.new_upload("upload", uploaded.file_id):
     upload.start(uploaded.getvalue(), uploaded.name)
 if upload.error() and uploaded is not None:
     st.error(f"The file was not loaded: {md(upload.error())}", icon=":material/error:")
@@ -59,8 +58,8 @@ if root is not None:
         # "w_" widgets after these were drawn
         current = state.server_file()
         opened_file = current.path.name + "/" * current.path.is_dir() if current else None
-        if st.session_state.get("srv_pick") not in found:
-            st.session_state.pop("srv_pick", None)  # gone from the directory since
+        if state.widget("srv_pick", None) not in found:
+            state.forget_widgets("srv_pick")  # gone from the directory since
         state.bind("srv_pick",
                    opened_file if opened_file in found else (found[0] if found else None))
         state.bind("srv_path", "")
@@ -78,7 +77,7 @@ if root is not None:
         if (b.button("Open the file", icon=":material/folder_open:", key="srv_open",
                      width="stretch")
                 and server_files.open_file(root, typed.strip() or pick or "", int(seed))):
-            st.session_state["upload_file_id"] = uploaded.file_id if uploaded else None
+            state.upload_handled("upload", uploaded.file_id if uploaded else None)
 
 ds = state.ensure_dataset()
 df = ds.df
@@ -109,23 +108,22 @@ with st.expander("Workspace: save your work, or go on with it another day",
                        on_click="ignore", icon=":material/download:", key="dl_workspace")
     # no "w_" prefix: opening a workspace clears the "w_" widgets
     opened_ws = st.file_uploader("Open a workspace (JSON)", type=["json"], key="workspace_upload")
-    if opened_ws is not None and opened_ws.file_id != st.session_state.get("workspace_file_id"):
-        st.session_state["workspace_file_id"] = opened_ws.file_id
+    if opened_ws is not None and state.new_upload("workspace", opened_ws.file_id):
         try:
             other = state.open_workspace(opened_ws.getvalue())  # measured before decoded
         except SdcInputError as err:
-            st.session_state["workspace_message"] = (
-                "error", f"The workspace was not opened, nothing of it is applied: {md(err)}")
+            state.set_notice("workspace", "error", "The workspace was not opened, nothing of "
+                             f"it is applied: {md(err)}")
         else:
-            st.session_state["workspace_message"] = (
-                "success", "Workspace opened: roles, recipe, risk settings and the Trade-offs "
-                "form are as saved." + (f" Note: {md(other)}." if other else ""))
+            state.set_notice("workspace", "success", "Workspace opened: roles, recipe, risk "
+                             "settings and the Trade-offs form are as saved."
+                             + (f" Note: {md(other)}." if other else ""))
         st.rerun()
-    kind, text = st.session_state.pop("workspace_message", (None, None))
-    if kind == "success":
-        st.success(text, icon=":material/check:")
-    elif kind == "error":
-        st.error(text, icon=":material/error:")
+    opened_notice = state.take_notice("workspace")
+    if opened_notice is not None and opened_notice.kind == "success":
+        st.success(opened_notice.text, icon=":material/check:")
+    elif opened_notice is not None and opened_notice.kind == "error":
+        st.error(opened_notice.text, icon=":material/error:")
 
 # the Columns and Preview tabs are drawn once chosen: tagging a role reruns the page, and their
 # tables are not redrawn for it
@@ -184,8 +182,8 @@ with roles_tab:
     if st.button("Reset to suggested roles", icon=":material/auto_fix_high:"):
         state.set_roles(example(ds.example).roles if ds.example
                         else suggest_roles(df, ds.kinds))
-        for key in ("w_qi", "w_sensitive", "w_weight", "w_numeric", "w_ignore", "w_household"):
-            del st.session_state[key]
+        state.forget_widgets("w_qi", "w_sensitive", "w_weight", "w_numeric", "w_ignore",
+                             "w_household")
         st.rerun()
 
 if columns_tab.open:

@@ -39,8 +39,7 @@ def reset(lesson: str) -> None:
     prefix = f"w_l_{lesson}_"
     for key in [k for k in values if k.startswith(prefix)]:
         del values[key]
-    for key in [k for k in st.session_state if str(k).startswith(prefix)]:
-        del st.session_state[key]
+    state.forget_widgets(prefix=prefix)
     done.discard(lesson)
 
 

@@ -84,28 +84,28 @@ def recipe_loader() -> None:
         upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
                                   help="A recipe exported from the Export page (or written by "
                                        "hand).")
-        if upload is not None and upload.file_id != st.session_state.get("recipe_file_id"):
-            st.session_state["recipe_file_id"] = upload.file_id
+        if upload is not None and state.new_upload("recipe", upload.file_id):
             try:
                 recipe = read_recipe_file(upload.getvalue())
                 note = recipe_household_note(recipe, roles.household)  # refuses a swap's other id
                 state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
                                                       offered_columns(groups, roles)),
                                            reseed_widgets=True)
-                st.session_state["recipe_steps_to_check"] = recipe.steps
-                st.session_state["recipe_message"] = (
-                    ("success", "Recipe loaded.") if note is None
-                    else ("warning", f"Recipe loaded. {md(note)}"))
+                state.set_recipe_steps_to_check(recipe.steps)
+                if note is None:
+                    state.set_notice("recipe", "success", "Recipe loaded.")
+                else:
+                    state.set_notice("recipe", "warning", f"Recipe loaded. {md(note)}")
             except SdcInputError as err:
-                st.session_state["recipe_message"] = ("error", f"Recipe not loaded: {md(err)}")
+                state.set_notice("recipe", "error", f"Recipe not loaded: {md(err)}")
             st.rerun()
-        kind, text = st.session_state.get("recipe_message", (None, None))
-        if kind == "success":
-            st.success(text, icon=":material/check:")
-        elif kind == "warning":
-            st.warning(text, icon=":material/warning:")
-        elif kind == "error":
-            st.error(text, icon=":material/error:")
+        loaded = state.notice("recipe")
+        if loaded is not None and loaded.kind == "success":
+            st.success(loaded.text, icon=":material/check:")
+        elif loaded is not None and loaded.kind == "warning":
+            st.warning(loaded.text, icon=":material/warning:")
+        elif loaded is not None and loaded.kind == "error":
+            st.error(loaded.text, icon=":material/error:")
 
 
 def attacker_controls() -> None:
@@ -124,8 +124,6 @@ RESULTS = "protect_results"
 #: The key of the fragment of the whole workbench, controls and results: what changes the
 #: controls themselves (columns chosen, undo) reruns it.
 WORKBENCH = "protect_workbench"
-#: The session key of the last settings whose results the page drew: (data set, recipe text)
-LAST_APPLIED = "protect_last_applied"
 
 
 @guarded
@@ -133,7 +131,7 @@ def moved(m: Method, p: Param, column: str | None, key: str) -> None:
     """A value control's callback: the settings take its new value (an emptied number field:
     the default) and only the results are drawn again; the controls too when the value
     decides whether another control applies (PRAM's invariant form disables its p)."""
-    value = st.session_state[key]
+    value = state.widget(key)
     settings = state.protect_settings().with_value(m, p.name, column,
                                                    p.default if value is None else value)
     state.set_protect_settings(settings, source=key)
@@ -144,7 +142,7 @@ def moved(m: Method, p: Param, column: str | None, key: str) -> None:
 def seed_moved() -> None:
     """The seed field's callback (as :func:`moved`)."""
     state.set_protect_settings(replace(state.protect_settings(),
-                                       seed=int(st.session_state["w_p_seed"])),
+                                       seed=int(state.widget("w_p_seed"))),
                                source="w_p_seed")
     st.rerun(RESULTS)
 
@@ -192,7 +190,7 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
     kind: Callable[[float], float] = int if takes_whole(p) else float
     if high is None or p.default is None:  # a number field; empty is the default
         state.bind(key, None if value is None else kind(value))
-        seeded = st.session_state[key]
+        seeded = state.widget(key)
         got = st.number_input(
             label, None if p.low is None else kind(p.low),
             None if high is None else max(kind(high), kind(high) if seeded is None else seeded),
@@ -204,7 +202,7 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
     state.bind(key, kind(value))
     # a setting past the slider's end (a band wider than half the data's range, PRAM p 0.9 from
     # a recipe, a link or a sweep) widens the slider instead of being cut to its end
-    high = max(kind(high), st.session_state[key])
+    high = max(kind(high), state.widget(key))
     return st.slider(label, kind(p.low), high, step=kind(p.step or 1), key=key,
                      help=help_text, **fast)
 
@@ -271,9 +269,9 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
 
     def current(p: Param) -> Any:
         """The control's value as the user left it: its widget's, else the settings'."""
-        if key(p) not in st.session_state:
+        if not state.has_widget(key(p)):
             return s.value(m, p.name, column)
-        held = st.session_state[key(p)]
+        held = state.widget(key(p))
         try:
             if p.type in ("list", "object"):
                 return read_json(p, held)
@@ -308,7 +306,7 @@ def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
     state.bind(f"{key}_n", max(1, len(rows)))
     st.markdown((p.label or p.name).format(column=md(column)), help=p.help or None)
     merged: dict[str, list[Any]] = {}
-    for j in range(st.session_state[f"{key}_n"]):
+    for j in range(state.count(f"{key}_n")):
         label, members = rows[j] if j < len(rows) else ("", [])
         wanted = {as_text(v) for v in members}
         state.bind(f"{key}_{j}_levels", [v for v in levels if as_text(v) in wanted])
@@ -330,7 +328,7 @@ def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
 @guarded
 def add_columns(key: str, more: list[str]) -> None:
     """The callback of :func:`like_columns`' button: ``more`` join the method's columns."""
-    st.session_state[key] = [*st.session_state[key], *more]
+    state.set_widget(key, [*state.widget(key), *more])
 
 
 def like_columns(m: Method, chosen: list[str], options: list[str]) -> None:
@@ -712,10 +710,9 @@ def results_part(history: DeltaGenerator) -> None:
     except SdcInputError as err:
         # a setting not complete yet (invariant PRAM before its θ is typed) leaves the results
         # of the last settings that applied in place, under a note, rather than a blank column
-        last = st.session_state.get(LAST_APPLIED)
+        last = state.last_applied(ds.dataset_id)
         try:
-            fallback = (evaluated(last[1]) if last is not None and last[0] == ds.dataset_id
-                        else None)
+            fallback = evaluated(last) if last is not None else None
         except SdcInputError:  # nor do the last ones now (other roles)
             fallback = None
         if fallback is None:
@@ -724,15 +721,15 @@ def results_part(history: DeltaGenerator) -> None:
                 recipe_box(text)
             return
         assert last is not None  # the fallback was measured from the last settings
-        recipe = json.loads(last[1])
+        recipe = json.loads(last)
         st.warning(f"These settings cannot be applied: {md(err)}. The figures below are "
                    "those of the last settings that could be "
                    f"({md(describe(recipe['steps'], recipe['seed']))}).",
                    icon=":material/pending:")
-        results(fallback, last[1], known, text)
+        results(fallback, last, known, text)
         state.settle_protect()
         return
-    st.session_state[LAST_APPLIED] = (ds.dataset_id, text)
+    state.set_last_applied(ds.dataset_id, text)
     results(wb, text, known)
     state.settle_protect()
 
@@ -749,7 +746,7 @@ def workbench() -> None:
         attacker_controls()
     state.set_protect_settings(settings)
     steps = settings.steps(roles.qi)
-    loaded = st.session_state.pop("recipe_steps_to_check", None)
+    loaded = state.take_recipe_steps_to_check()
     shown = [full_step(s) for s in steps]
     lost = [s for s in (loaded or []) if full_step(s) not in shown]
     if lost:

@@ -237,15 +237,14 @@ def in_population(r: Release, narrow: bool) -> None:
 def special_uniques(r: Release, narrow: bool) -> None:
     """SUDA2's special uniques of ``r``: at once when quick, else on request."""
     suda_key = (r.dataset_id, tuple(roles.qi))
-    requested = f"suda_requested{r.key}"
     expected = suda_cache.expected_seconds(r.p.n_classes, len(roles.qi))
-    if expected > suda_cache.AUTO_SECONDS and st.session_state.get(requested) != suda_key:
+    if expected > suda_cache.AUTO_SECONDS and not state.suda_requested(r.key, suda_key):
         st.info(f"SUDA2 looks at up to 2^{len(roles.qi)} − 1 = {2 ** len(roles.qi) - 1:,} "
                 f"subsets of the {len(roles.qi)} quasi-identifiers: up to about "
                 f"{expected:,.0f} s on this table, so it runs on request.",
                 icon=":material/hourglass:")
         if st.button("Compute SUDA2", key=f"risk_suda_go{r.key}", icon=":material/play_arrow:"):
-            st.session_state[requested] = suda_key
+            state.request_suda(r.key, suda_key)
             st.rerun()
         return
     try:
@@ -519,7 +518,7 @@ def dis_fraction() -> float:
         key="w_risk_dis_fraction",
         help="The share of the population in the file (sdcMicro's DisFraction, default 0.01). "
              "It changes the DIS score only.")
-    fraction = float(st.session_state["w_risk_dis_fraction"])
+    fraction = float(state.widget("w_risk_dis_fraction"))
     state.set_suda_dis_fraction(fraction)
     return fraction
 

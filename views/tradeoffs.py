@@ -144,7 +144,7 @@ def sweep_form() -> tuple[SweepForm, bool]:
         submitted = st.form_submit_button("Run the sweep", icon=":material/play_arrow:",
                                           type="primary")
     for key in FORM_KEYS:
-        state.keep_form_value(key, st.session_state[key])  # for the next visit
+        state.keep_form_value(key, state.widget(key))  # for the next visit
     return form, submitted
 
 
@@ -247,8 +247,8 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
         # bar, which stops the sweep
         result = workers.run(run_sweep, df, list(roles.qi), grid, roles.weight, opts.na,
                              opts.alpha, progress=progress)
-        for key in ("t_clicked", "t_scatter"):  # a click on the last sweep's chart
-            st.session_state.pop(key, None)
+        state.forget_click("t_scatter")  # a click on the last sweep's chart
+        state.forget_widgets("t_scatter")
         state.set_sweep(result, grid, ds.dataset_id, list(roles.qi))
     except (SdcInputError, workers.WorkerLost) as err:
         notices.error(md(err), icon=":material/error:")
@@ -276,9 +276,8 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
     ids = [int(i[0] if isinstance(i, list) else i) for i in ids if i is not None]
     row = next((i for i in ids if i in table.index and table.at[i, "method"] != "BASELINE"),
                None)
-    if row is None or row == st.session_state.get("t_clicked"):
+    if row is None or not state.new_click("t_scatter", row):
         return None
-    st.session_state["t_clicked"] = row
     return row
 
 
@@ -338,11 +337,11 @@ def show_sweep(sweep: dict) -> None:
         best_setting(table, sweep)
     risk_labels = RISK_LABELS | attribute_labels(list(table.columns))
     choices = list(risk_labels)
-    if st.session_state.get("w_t_risk") not in choices:
-        st.session_state.pop("w_t_risk", None)  # an attribute figure this sweep lacks
-    if g.get("target") and "w_t_risk" not in st.session_state \
+    if state.widget("w_t_risk", None) not in choices:
+        state.forget_widgets("w_t_risk")  # an attribute figure this sweep lacks
+    if g.get("target") and not state.has_widget("w_t_risk") \
             and target_figure(g["target"]) in choices:
-        st.session_state["w_t_risk"] = target_figure(g["target"])  # the target's axis first
+        state.set_widget("w_t_risk", target_figure(g["target"]))  # the target's axis first
     risk_choice = st.radio("Risk measure", choices, horizontal=True, key="w_t_risk",
                            format_func=risk_labels.get,
                            help="The linkage attack is what an attacker who knows the true "

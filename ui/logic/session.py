@@ -1,5 +1,6 @@
 """What a session holds, as plain values: the data set and where it came from, the risk
-options, the Protect page's undo history. :mod:`ui.state` keeps them in Streamlit's session
+options, the Protect page's undo history, the notices a page keeps across a rerun, the last
+settings the Protect page applied. :mod:`ui.state` keeps them in Streamlit's session
 state; this module only defines them (no Streamlit), so that pure code (:mod:`ui.logic`,
 workers, tests) can build and read them."""
 
@@ -101,3 +102,21 @@ class History:
     source: str | None = None
     at: float = 0.0
     drawn: bool = False
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A message a page keeps for one of its parts across a rerun (``kind``: "success",
+    "warning" or "error"; ``text`` is Markdown, any text from the user already escaped)."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The last Protect settings whose results the page drew: the data set they were applied
+    to and their recipe (:func:`ui.logic.workbench.recipe_json`)."""
+
+    dataset_id: str
+    recipe: str
