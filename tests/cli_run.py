@@ -5,10 +5,10 @@ compare a page or a result with what the command prints.
 error, and returns what ``python -m sdc_core`` would: ``python -m sdc_core`` is
 ``raise SystemExit(main())`` (``sdc_core/__main__.py``), and argparse's own errors end in
 ``SystemExit(2)``, caught here. It saves a new interpreter and its imports for each call,
-which made the unit tier a third slower (219 s against 165 s on the 2-core machine). :func:`run_process`
-is the real subprocess, for what only a new process shows (the entry point, what is imported
-at start, an environment variable read once); tests/test_cli.py checks that both give the
-same exit code, output and error."""
+which made the unit tier a third slower (219 s against 165 s on the 2-core machine).
+:func:`run_process` is the real subprocess, for what only a new process shows (the entry
+point, what is imported at start, an environment variable read once); tests/test_cli.py checks
+that both give the same exit code, output and error."""
 
 from __future__ import annotations
 
