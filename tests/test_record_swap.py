@@ -412,6 +412,13 @@ def _blank_household(df):
     return df
 
 
+def _spaces_household(df):
+    """A household id of spaces only: no household, as every household measure reads it."""
+    df["hid"] = df["hid"].astype(str)
+    df.loc[3, "hid"] = "   "
+    return df
+
+
 def _split_household(df):
     h = df.loc[df["hsize"] >= 2, "hid"].iloc[0]
     df.loc[df.index[df["hid"] == h][0], "district"] = 99
@@ -428,7 +435,8 @@ def _split_household(df):
     ({"carry_along": ["district"]}, None, "carry_along column.*district are in the hierarchy"),
     ({"carry_along": ["hid"]}, None, "household column 'hid' cannot be swapped"),
     ({"hierarchy": ["region", "region"]}, None, "hierarchy names a column twice"),
-    ({}, _blank_household, "household column 'hid' has 1 blank value"),
+    ({}, _blank_household, "household column 'hid' has 1 blank id"),
+    ({}, _spaces_household, "household column 'hid' has 1 blank id"),
     ({}, _split_household, "has members in different areas of 'district'"),
 ])
 def test_hostile_input_is_refused_in_one_readable_line(changes, edit, message):

@@ -62,6 +62,7 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.checks import shown
 from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes
 from sdc_core.methods.common import TableResult
 from sdc_core.methods.spec import Method, Param, Release
 
@@ -259,17 +260,12 @@ class _Households:
 def _household_codes(df: pd.DataFrame, household: str
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(hcode, first, hkey) of :class:`_Households`: each record's household code in order of
-    first appearance, each household's first record and its draw key; a blank household id
-    is an :class:`SdcInputError`."""
-    ids = df[household]
-    blanks = int(ids.isna().sum())
-    if blanks:
-        raise SdcInputError(f"record swapping: the household column '{household}' has {blanks} "
-                            "blank value(s); every record needs a household")
-    hcode, found = pd.factorize(ids, sort=False)    # codes in order of first appearance
-    hcode = np.asarray(hcode, dtype=np.int64)
+    first appearance (:func:`sdc_core.households.household_codes`, which refuses a blank id as
+    every household measure does), each household's first record and its draw key (from the
+    household's id)."""
+    hcode, _ = household_codes(df, household)
     first = np.flatnonzero(~pd.Series(hcode).duplicated().to_numpy())
-    hkey = rng.ids_from_column(np.asarray(found))
+    hkey = rng.ids_from_column(np.asarray(df[household].to_numpy()[first]))
     return hcode, first, hkey
 
 
