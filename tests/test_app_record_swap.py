@@ -17,6 +17,7 @@ from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.methods import registry
 from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.risk.household import household_linkage
 from tests.apptest import app_test, downloads
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
@@ -80,6 +81,9 @@ def test_the_controls_appear_only_with_a_household_id():
     assert at.session_state["roles"].household is None
     assert not set(KEYS) & keys(at)
     assert NOT_OFFERED in [plain(c.value) for c in at.caption]
+    at.switch_page("views/tradeoffs.py").run()  # nor on the Trade-offs form
+    assert not at.exception and "w_t_record_swap_values" not in keys(at)
+    assert "w_t_pram_values" in keys(at)  # the form is drawn: the check above can fail
 
 
 def test_not_offered_on_data_without_households():
@@ -238,3 +242,45 @@ def test_the_tradeoffs_sweep_carries_the_household_figures():
     assert label("household_risk_pct") in offered
     met = table["household_linkage_reidentified"] <= 450
     assert table["meets_target"].tolist() == met.tolist()
+
+
+def test_the_tradeoffs_form_sweeps_the_swap_rate_with_the_protect_pages_settings(households):
+    """Record swapping on the Trade-offs form: waiting for the Protect page's geography and
+    donor profiles, then each rate a setting whose recipe is the Protect page's step at that
+    rate, and whose figures are the core's on that recipe."""
+    at = loaded("households", "views/tradeoffs.py")
+    field = at.text_input(key="w_t_record_swap_values")
+    assert field.disabled  # nothing set on the Protect page yet
+    assert any("geography and donor profiles on the Protect page" in plain(c.value)
+               for c in at.caption)
+    at.switch_page("views/protect.py").run()
+    swapping(at)
+    at.switch_page("views/tradeoffs.py").run()
+    assert not at.exception and not at.text_input(key="w_t_record_swap_values").disabled
+    assert any("hierarchy: [\"region\", \"district\"]" in plain(c.value) for c in at.caption)
+    at.number_input(key="w_t_seeds").set_value(1)
+    for w in at.multiselect:
+        w.set_value([])
+    for key in ("w_t_band_values", "w_t_pram_values"):
+        at.text_input(key=key).set_value("")
+    at.text_input(key="w_t_record_swap_values").set_value("0.05, 0.2")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    sweep = at.session_state["sweep"]
+    fixed = {"hierarchy": ["region", "district"], "similar": PROFILES}
+    assert sweep["grid"]["settings"] == [
+        {"method": "record_swap", "param": "swap_rate", "values": [0.05, 0.2], "fixed": fixed}]
+    table = sweep["result"].table
+    rows = table[table["method"] == "record_swap"]
+    assert len(rows) == 2
+    roles = at.session_state["roles"]
+    for rate, (_, row) in zip([0.05, 0.2], rows.iterrows()):
+        recipe = parse_recipe(json.loads(row["recipe"]))
+        assert recipe.household == HID
+        (step,) = recipe.steps
+        assert {k: step[k] for k in STEP} == {**STEP, "swap_rate": rate}
+        applied = apply_recipe(recipe, households)
+        assert row["household_linkage_reidentified"] == household_linkage(
+            households, applied.data, roles.qi, HID).reidentified
+    # swapping more households re-identifies fewer of them
+    assert rows["household_linkage_reidentified"].is_monotonic_decreasing

@@ -1,12 +1,17 @@
 """The Trade-offs form as a sweep grid (ui.logic.tradeoff_grid.build_grid), without Streamlit:
 what the page sends to run_sweep, and what it refuses."""
 
+import json
+
+import pandas as pd
 import pytest
 
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import registry
 from sdc_core.names import label
 from sdc_core.sweep import POPULATION, run_sweep
+from sdc_core.teaching_households import HOUSEHOLDS_PATH
+from ui.logic.protect import ProtectSettings
 from ui.logic.tradeoff_grid import (
     EVERY_CLASS,
     EXHAUSTIVE_MAX,
@@ -15,6 +20,7 @@ from ui.logic.tradeoff_grid import (
     analysis_labels,
     attribute_labels,
     build_grid,
+    household_fixed,
     other_form,
     risk_labels,
     sweep_heading,
@@ -166,3 +172,53 @@ def test_a_household_id_reaches_the_grid_and_its_figures_are_offered():
               "household_linkage_reidentified"):
         assert offered[m] == label(m)
         assert m not in risk_labels(5, False)
+
+
+SWAP = M["record_swap"]
+PROFILES = [["hsize", "htype"], ["hsize"]]
+
+
+def test_record_swapping_waits_for_the_protect_pages_geography_and_profiles():
+    assert household_fixed(SWAP, ProtectSettings()) is None
+    no_profiles = ProtectSettings(columns={"record_swap": ["region", "district"]})
+    assert household_fixed(SWAP, no_profiles) is None
+    no_geography = ProtectSettings(values={"record_swap": {"similar": PROFILES}})
+    assert household_fixed(SWAP, no_geography) is None
+
+
+def test_record_swapping_keeps_the_protect_pages_settings_but_its_rate():
+    settings = ProtectSettings(
+        columns={"record_swap": ["region", "district"]},
+        values={"record_swap": {"similar": PROFILES, "swap_rate": 0.0, "k": 5,
+                                "carry_along": ["tenure"]}})
+    fixed = household_fixed(SWAP, settings)
+    # the rate is what the sweep moves (even off on the Protect page); k and the carried
+    # columns differ from their defaults, so they are kept
+    assert fixed == {"hierarchy": ["region", "district"], "similar": PROFILES, "k": 5,
+                     "carry_along": ["tenure"]}
+    choice = MethodChoice(SWAP, [], "0.05, 0.2", fixed=fixed)
+    grid = build_grid(SweepForm([choice]), household="hid", **WHERE)
+    assert grid["settings"] == [{"method": "record_swap", "param": "swap_rate",
+                                 "values": [0.05, 0.2], "fixed": fixed}]
+    combined = build_grid(SweepForm([choice, band()], combine=True), household="hid", **WHERE)
+    assert combined["settings"][0]["values"] == [0.0, 0.05, 0.2]  # also tried off
+    empty = MethodChoice(SWAP, [], "", fixed=fixed)
+    assert build_grid(SweepForm([empty, band()]), household="hid", **WHERE)["settings"] == \
+        build_grid(SweepForm([band()]), household="hid", **WHERE)["settings"]
+
+
+def test_the_record_swapping_grid_is_one_the_core_takes():
+    df = pd.read_csv(HOUSEHOLDS_PATH)
+    fixed = household_fixed(SWAP, ProtectSettings(
+        columns={"record_swap": ["region", "district"]},
+        values={"record_swap": {"similar": PROFILES}}))
+    assert fixed is not None
+    recode = MethodChoice(M["recode"], ["agegroup"], "400")
+    form = SweepForm([recode, MethodChoice(SWAP, [], "0.1", fixed=fixed)], seeds=1,
+                     combine=True)
+    grid = build_grid(form, numeric=["age", "income"], k=3, known=[], not_released=[],
+                      household="hid")
+    table = run_sweep(df, ["region", "district", "hsize", "sex", "agegroup"], grid).table
+    steps = [[s["method"] for s in json.loads(r)["steps"]] for r in table["recipe"]]
+    assert ["recode", "record_swap"] in steps and ["record_swap"] in steps
+    assert table["household_linkage_reidentified"].notna().all()

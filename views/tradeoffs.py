@@ -52,9 +52,12 @@ groups = ctx.groups()
 
 #: One block per declared method with something to sweep: its ``main``, or parameters
 #: declared ``sweep`` (top and bottom codes); not record swapping, whose steps need their
-#: hierarchy, donor profiles and the household id (the Protect page and recipes set them)
+#: hierarchy, donor profiles and the household id (:func:`household_block`)
 SWEPT = [m for m in page_methods()
          if (m.main or swept_params(m)) and not m.extra.get("household")]
+#: The methods on households (record swapping): their ``main`` swept, their other parameters
+#: as the Protect page holds them (:func:`ui.logic.tradeoff_grid.household_fixed`)
+ON_HOUSEHOLDS = [m for m in page_methods() if m.main and m.extra.get("household")]
 PARETO_LABELS = {p: name(PARETO_RISK[p]) for p in PARETO}
 #: The risk measures, with the population's when the file's sampling is known (the Risk page)
 #: or a weight is tagged, and the household figures with a household id
@@ -132,6 +135,26 @@ def method_block(m: Method) -> MethodChoice:
     return MethodChoice(m, chosen, text, own, swept)
 
 
+def household_block(m: Method) -> MethodChoice:
+    """A method on households' part of the form (with a household id): its ``main`` values,
+    its other parameters those the Protect page holds, or why it cannot be swept yet."""
+    fixed = tradeoff_grid.household_fixed(m, state.protect_settings())
+    st.markdown(f"**{m.label}** ({m.main})")
+    keep(f"w_t_{m.name}_values", "")
+    text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
+                         disabled=fixed is None, placeholder=f"e.g. {m.sweep_values}",
+                         help=f"Each value is a setting: the households given another's "
+                              f"geography, as a share of all (household id "
+                              f"{md(roles.household or '')}). Empty: not swept.")
+    if fixed is None:
+        st.caption("Set its geography and donor profiles on the Protect page first: the sweep "
+                   "takes them, and its other settings, from there.")
+        return MethodChoice(m, [])
+    st.caption("With the Protect page's " + "; ".join(
+        f"{name}: {md(json.dumps(v, ensure_ascii=False))}" for name, v in fixed.items()) + ".")
+    return MethodChoice(m, [], text, fixed=fixed)
+
+
 def sweep_form() -> tuple[SweepForm, bool]:
     """The form, seeded from its last visit: what it holds, and whether it was submitted."""
     with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
@@ -140,6 +163,10 @@ def sweep_form() -> tuple[SweepForm, bool]:
         for i, m in enumerate(SWEPT):
             with cols[i % 3]:
                 methods.append(method_block(m))
+        if roles.household is not None:
+            for i, m in enumerate(ON_HOUSEHOLDS, start=len(SWEPT)):
+                with cols[i % 3]:
+                    methods.append(household_block(m))
         form = sweep_options(methods)
         submitted = st.form_submit_button("Run the sweep", icon=":material/play_arrow:",
                                           type="primary")

@@ -11,6 +11,10 @@ and bottom codes: :class:`sdc_core.methods.Param`) is swept too:
   of the method per column;
 - for a method without ``main`` (top and bottom coding): each such parameter is a setting of
   its own on each column; combined, every combination codes at one of its values.
+
+A method on households (record swapping) sweeps its ``main`` (the swap rate) with its other
+parameters fixed as the Protect page holds them (:func:`household_fixed`): its geography, donor
+profiles, k, risk variables and carried columns.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from sdc_core.methods import Method
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
 from sdc_core.sweep import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
+from ui.logic.protect import ProtectSettings, chosen_param, missing_required, step_params
 from ui.logic.text import number
 
 #: The most combinations the page's exhaustive search evaluates (a larger combined grid uses
@@ -37,13 +42,31 @@ EXHAUSTIVE_MAX = 200
 class MethodChoice:
     """One method's part of the form: its columns, its ``main`` values (text), a per-column
     method's own values per column (text; empty: the method's), and the values (text) of its
-    other swept parameters."""
+    other swept parameters; for a method on households, the parameters ``fixed`` beside its
+    ``main`` (:func:`household_fixed`)."""
 
     method: Method
     columns: list[str]
     values: str = ""
     own: dict[str, str] = field(default_factory=dict)
     swept: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+def household_fixed(m: Method, settings: ProtectSettings) -> dict[str, Any] | None:
+    """The parameters a sweep of the household method ``m`` keeps fixed beside its ``main``:
+    the Protect page's ``settings`` for it (record swapping: the hierarchy chosen as its
+    columns, the donor profiles and the controls away from their defaults), or None while the
+    page lacks one it requires (no hierarchy, no donor profiles)."""
+    held = {k: v for k, v in settings.values.get(m.name, {}).items() if k != m.main}
+    params = {k: v for k, v in step_params(m, held).items() if k != m.main}
+    columns = list(settings.columns.get(m.name, []))
+    implied = chosen_param(m)
+    if implied is not None:
+        params = {implied: columns, **params}
+    if not columns or missing_required(m, params):
+        return None
+    return params
 
 
 def swept_params(m: Method) -> list[str]:
@@ -92,6 +115,12 @@ def grid_settings(choices: list[MethodChoice], combine: bool) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     for c in choices:
         m = c.method
+        if c.fixed:  # a method on households: its main swept, the rest as on the Protect page
+            rates = with_off(m, parse_values(c.values, m.label), combine)
+            if rates:
+                out.append({"method": m.name, "param": m.main, "values": rates,
+                            "fixed": dict(c.fixed)})
+            continue
         swept = {p: parse_values(c.swept[p], f"{m.label} {p}")
                  for p in swept_params(m) if c.swept.get(p, "").strip()}
         if m.main is None:
