@@ -34,6 +34,7 @@ from ui.logic.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
 from ui.logic.session import Dataset
 from ui.logic.text import md
 from ui.logic.workbench import Workbench
+from ui.page import show_notice
 
 #: Up to this many rows the propensity model is fitted on every move by default (it takes
 #: 0.1–0.35 s on 100k rows).
@@ -42,7 +43,7 @@ PMSE_ROWS = 50_000
 KIND_LABELS = {"ols": "linear regression (OLS)", "logit": "logistic regression (logit)",
                "mean": "mean", "proportion": "shares of the levels", "table": "table of shares"}
 FORMULA_EXAMPLE = "y ~ x + C(group)"
-_MESSAGE = "analyses_message"  # the last change's outcome, shown once
+_NOTICE = "analyses"  # the last change's outcome, shown once (ui.state.set_notice)
 _PMSE = "analyses_pmse"  # the toggle's choice per data set, kept off the page
 
 
@@ -102,7 +103,7 @@ def _keep(data: object, ds: Dataset, done: str) -> None:
 def _say(kind: str, text: str) -> None:
     """Show the outcome of a change (``kind`` "success" or "error") once, in the editor, which
     stays open to show it."""
-    st.session_state[_MESSAGE] = (kind, text)
+    state.set_notice(_NOTICE, kind, md(text))
     st.session_state["w_an_editor"] = True
 
 
@@ -260,11 +261,7 @@ def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
     if not box.open:
         return
     with box:
-        kind, text = st.session_state.pop(_MESSAGE, (None, None))
-        if kind == "error":
-            st.error(md(text), icon=":material/error:")
-        elif kind == "success":
-            st.success(md(text), icon=":material/check:")
+        show_notice(state.take_notice(_NOTICE))
         if spec is not None:
             _listing(ds, spec)
         _add_fields(ds)

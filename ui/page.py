@@ -17,7 +17,7 @@ from sdc_core.roles import Roles
 from ui import guard, links, resume, state, upload
 from ui.infra import memory, workers
 from ui.logic.groups import ColumnGroups, column_groups
-from ui.logic.session import Dataset, RiskOptions
+from ui.logic.session import Dataset, Notice, RiskOptions
 from ui.logic.text import column_label, md
 from ui.sidebar import render_sidebar
 
@@ -108,6 +108,17 @@ def metric_slots(n: int, per_row: int, main: list[int]) -> list[DeltaGenerator]:
     more = st.expander("More measures", icon=":material/add_chart:")
     rest = iter(rows(n - len(main), more.columns))
     return [next(front) if i in main else next(rest) for i in range(n)]
+
+
+def show_notice(notice: Notice | None) -> None:
+    """Show a message a part of a page kept across a rerun (:func:`ui.state.set_notice`), as
+    its kind: success, warning or error."""
+    if notice is None:
+        return
+    say, icon = {"success": (st.success, ":material/check:"),
+                 "warning": (st.warning, ":material/warning:"),
+                 "error": (st.error, ":material/error:")}[notice.kind]
+    say(notice.text, icon=icon)
 
 
 def page_failed(err: Exception) -> None:

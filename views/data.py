@@ -10,7 +10,7 @@ from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
 from ui.logic.households import household_caption
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
-from ui.page import table_columns
+from ui.page import show_notice, table_columns
 from ui.sidebar import render_sidebar
 
 st.title("Data")
@@ -119,11 +119,7 @@ with st.expander("Workspace: save your work, or go on with it another day",
                              "settings and the Trade-offs form are as saved."
                              + (f" Note: {md(other)}." if other else ""))
         st.rerun()
-    opened_notice = state.take_notice("workspace")
-    if opened_notice is not None and opened_notice.kind == "success":
-        st.success(opened_notice.text, icon=":material/check:")
-    elif opened_notice is not None and opened_notice.kind == "error":
-        st.error(opened_notice.text, icon=":material/error:")
+    show_notice(state.take_notice("workspace"))
 
 # the Columns and Preview tabs are drawn once chosen: tagging a role reruns the page, and their
 # tables are not redrawn for it

@@ -68,7 +68,7 @@ from ui.logic.report import (
 )
 from ui.logic.text import md, md_list, number
 from ui.logic.workbench import Workbench, recipe_json
-from ui.page import context, guarded_part, metric_slots
+from ui.page import context, guarded_part, metric_slots, show_notice
 from ui.release import attacker_candidates
 from ui.sidebar import render_sidebar
 
@@ -99,13 +99,7 @@ def recipe_loader() -> None:
             except SdcInputError as err:
                 state.set_notice("recipe", "error", f"Recipe not loaded: {md(err)}")
             st.rerun()
-        loaded = state.notice("recipe")
-        if loaded is not None and loaded.kind == "success":
-            st.success(loaded.text, icon=":material/check:")
-        elif loaded is not None and loaded.kind == "warning":
-            st.warning(loaded.text, icon=":material/warning:")
-        elif loaded is not None and loaded.kind == "error":
-            st.error(loaded.text, icon=":material/error:")
+        show_notice(state.notice("recipe"))
 
 
 def attacker_controls() -> None:
