@@ -58,7 +58,7 @@ def household_fixed(m: Method, settings: ProtectSettings) -> dict[str, Any] | No
     the Protect page's ``settings`` for it (record swapping: the hierarchy chosen as its
     columns, the donor profiles and the controls away from their defaults), or None while the
     page lacks one it requires (no hierarchy, no donor profiles)."""
-    held = {k: v for k, v in settings.values.get(m.name, {}).items() if k != m.main}
+    held = settings.values.get(m.name, {})
     params = {k: v for k, v in step_params(m, held).items() if k != m.main}
     columns = list(settings.columns.get(m.name, []))
     implied = chosen_param(m)
