@@ -46,11 +46,12 @@ def run(*args: object) -> subprocess.CompletedProcess:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
-            except SystemExit as stop:
-                code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None
-                                                                     else 1)
-                if stop.code is not None and not isinstance(stop.code, int):
+            except SystemExit as stop:  # as the interpreter ends on it
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
                     print(stop.code, file=sys.stderr)
+                    code = 1
     finally:
         os.chdir(cwd)
     return subprocess.CompletedProcess(["sdc_core", *argv], code, out.text(), err.text())

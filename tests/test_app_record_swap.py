@@ -60,6 +60,18 @@ def swapping(at: AppTest, profiles: str = json.dumps(PROFILES)) -> AppTest:
     return at
 
 
+def one_method(at: AppTest, values_key: str, values: str,
+               columns: dict[str, list[str]] | None = None) -> None:
+    """The Trade-offs form with one seed and one method swept: ``values`` in ``values_key``,
+    the other methods' columns and values emptied (``columns``: the column fields to set)."""
+    at.number_input(key="w_t_seeds").set_value(1)
+    for w in at.multiselect:
+        w.set_value((columns or {}).get(w.key, []))
+    for key in ("w_t_band_values", "w_t_pram_values"):
+        at.text_input(key=key).set_value("")
+    at.text_input(key=values_key).set_value(values)
+
+
 @pytest.fixture(scope="module")
 def households() -> pd.DataFrame:
     return read_table(EXAMPLE.path)
@@ -215,11 +227,7 @@ def test_the_tradeoffs_sweep_carries_the_household_figures():
     at = loaded("households")
     at.switch_page("views/tradeoffs.py").run()
     assert not at.exception
-    at.number_input(key="w_t_seeds").set_value(1)
-    for w in at.multiselect:
-        w.set_value(["sex"] if w.key == "w_t_pram_cols" else [])
-    at.text_input(key="w_t_band_values").set_value("")
-    at.text_input(key="w_t_pram_values").set_value("0.1, 0.3")
+    one_method(at, "w_t_pram_values", "0.1, 0.3", {"w_t_pram_cols": ["sex"]})
     at.selectbox(key="w_t_target").set_value("household_linkage_reidentified")
     at.number_input(key="w_t_at_most").set_value(450.0)
     at.button[0].click().run()
@@ -258,12 +266,7 @@ def test_the_tradeoffs_form_sweeps_the_swap_rate_with_the_protect_pages_settings
     at.switch_page("views/tradeoffs.py").run()
     assert not at.exception and not at.text_input(key="w_t_record_swap_values").disabled
     assert any("hierarchy: [\"region\", \"district\"]" in plain(c.value) for c in at.caption)
-    at.number_input(key="w_t_seeds").set_value(1)
-    for w in at.multiselect:
-        w.set_value([])
-    for key in ("w_t_band_values", "w_t_pram_values"):
-        at.text_input(key=key).set_value("")
-    at.text_input(key="w_t_record_swap_values").set_value("0.05, 0.2")
+    one_method(at, "w_t_record_swap_values", "0.05, 0.2")
     at.button[0].click().run()
     assert not at.exception and not at.error
     sweep = at.session_state["sweep"]
