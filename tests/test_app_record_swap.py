@@ -287,3 +287,30 @@ def test_the_tradeoffs_form_sweeps_the_swap_rate_with_the_protect_pages_settings
             households, applied.data, roles.qi, HID).reidentified
     # swapping more households re-identifies fewer of them
     assert rows["household_linkage_reidentified"].is_monotonic_decreasing
+
+
+@pytest.mark.parametrize("text, words", [
+    ("__import__('os').system('touch /tmp/x')", "values must be numbers"),
+    (f"0.1, {IMAGE} **bold**", "values must be numbers"),
+    ("<script>alert(1)</script>", "values must be numbers"),
+    ("[" * 3000 + "0.1" + "]" * 3000, "values must be numbers"),
+    ("nan, inf", "values must be finite numbers"),
+    ("1e400", "values must be finite numbers"),
+    ("5", "swap_rate must be a number in [0, 1]"),
+    ("0.1, " * 20_000, "20,000 settings asked for, more than max_settings"),
+])
+def test_hostile_swap_rates_on_the_tradeoffs_form_get_one_clear_message(text, words):
+    """The rates field of the Trade-offs form: code, Markdown and HTML, deep brackets,
+    non-finite numbers, a rate past what the method takes and a huge list are each refused
+    in one short message, and nothing runs."""
+    at = loaded("households", "views/protect.py")
+    swapping(at)
+    at.switch_page("views/tradeoffs.py").run()
+    one_method(at, "w_t_record_swap_values", text)
+    at.button[0].click().run()
+    assert not at.exception
+    said = [plain(e.value) for e in at.error]
+    assert len(said) == 1 and words in said[0], said
+    assert len(said[0]) < 400  # the reason, not the text
+    assert not leaks(at) and "<script" not in said[0]
+    assert "sweep" not in at.session_state  # no sweep ran
