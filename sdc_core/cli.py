@@ -429,7 +429,7 @@ def _read_json(path: Path, what: str) -> object:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.columns import read_like
     from sdc_core.io import Kind, infer_kinds
-    from sdc_core.recipe import load_recipe
+    from sdc_core.recipe import apply_recipe, load_recipe
     from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
 
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
@@ -461,10 +461,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                               "dropped_columns": result.dropped,
                               "changed_columns": result.changed,
                               "per_column": result.per_column}
+    # what each step did, read once by every attack (the recodings as the release resolved them)
+    reports = apply_recipe(recipe, original).reports if recipe is not None and (
+        args.qi is not None) else None
     if args.qi is not None:
         from sdc_core.risk.linkage import linkage_attack
 
-        attack = linkage_attack(original, protected, args.qi, recipe, args.known)
+        attack = linkage_attack(original, protected, args.qi, recipe, args.known, reports)
         out.update(attack.summary())
         if args.records is not None:
             _write_records(attack.records(), args.records)
@@ -473,7 +476,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from sdc_core.utility.validity import Validity
 
         out.update(Validity(spec, original).compare(protected).to_json())
-    out.update(_households_and_tables(original, protected, args))
+    out.update(_households_and_tables(original, protected, args, recipe, reports))
     out["release_notes"] = _release_notes(recipe, original)
     if args.json:
         dist = distribution_report(original, protected, numeric)
@@ -502,15 +505,19 @@ def _print_households_and_tables(out: dict[str, Any]) -> None:
 
 
 def _households_and_tables(original: pd.DataFrame, protected: pd.DataFrame,
-                           args: argparse.Namespace) -> dict[str, Any]:
+                           args: argparse.Namespace, recipe: Any,
+                           reports: list[dict[str, Any]] | None) -> dict[str, Any]:
     """``compare``'s ``cell_loss`` (the ``--table`` tables, households once each with
-    ``--household``) and, with ``--qi`` and ``--household``, the ``household_linkage``."""
+    ``--household``) and, with ``--qi`` and ``--household``, the ``household_linkage`` (the
+    attacker of the linkage attack: the ``recipe``'s public recodings, as its steps'
+    ``reports`` resolved them, and the ``--known`` columns)."""
     out: dict[str, Any] = {}
     if args.household is not None and args.qi is not None:
         from sdc_core.risk.household import household_linkage
 
         out["household_linkage"] = household_linkage(original, protected, args.qi,
-                                                     args.household).summary()
+                                                     args.household, recipe, args.known,
+                                                     reports).summary()
     if args.tables:
         from sdc_core.utility.cell_loss import cell_loss
 

@@ -139,8 +139,9 @@ MEASURES: dict[str, Measure] = {
     "household_composition_unique_percent": _M("households unique by composition", "%",
                                                "100 · composition uniques / households"),
     "household_linkage_reidentified": _M("households re-identified", "count",
-                                         "|{h : p_h = 1}|, p_h = 1/M_h when the released h "
-                                         "has h's composition, else 0"),
+                                         "|{h : p_h = 1}|, p_h = 1/|M_h| when the released h "
+                                         "is among the best matches M_h of h's composition "
+                                         "(the recipe's public recodings applied), else 0"),
     "household_linkage_reidentified_percent": _M("households re-identified", "%",
                                                  "100 · |{h : p_h = 1}| / households"),
     "household_linkage_people": _M("people in households re-identified", "count",

@@ -214,24 +214,27 @@ class SweepContext:
         self.baseline_closeness = self.closeness({}, force=True)
         self.baseline_households = self.households({}, force=True)
 
-    def households(self, changed: dict[str, pd.Series], force: bool = False
+    def households(self, changed: dict[str, pd.Series], recipe: Recipe | None = None,
+                   reports: Sequence[dict[str, Any]] | None = None, force: bool = False
                    ) -> dict[str, float]:
         """``household_risk_pct``, ``household_expected_reidentifications`` (household risk
         of the released keys) and ``household_linkage_reidentified`` (the household linkage
-        attack) with the grid's household; none without one (docs/utility.md, "Households
-        in a sweep")."""
+        attack, with the ``recipe``'s public recodings as its steps' ``reports`` resolved
+        them, and the known columns) with the grid's household; none without one
+        (docs/utility.md, "Households in a sweep")."""
         if self.household is None:
             return {}
-        if not force and not any(c in self.qi for c in changed):
+        if not force and not any(c in self.attacked for c in changed):
             return dict(self.baseline_households)
         from sdc_core.risk.household import household_linkage, household_risk
 
-        cols = list(dict.fromkeys([*self.qi, self.household]
+        cols = list(dict.fromkeys([*self.qi, *self.known, self.household]
                                   + ([self.weight] if self.weight else [])))
         release = self.df[cols].assign(**{c: v for c, v in changed.items() if c in cols})
         risk = household_risk(release, self.qi, self.household, self.weight, self.na,
                               self.alpha)
-        attack = household_linkage(self.df[cols], release, self.qi, self.household)
+        attack = household_linkage(self.df[cols], release, self.qi, self.household, recipe,
+                                   self.known, reports)
         return {"household_risk_pct": risk.risk_percent,
                 "household_expected_reidentifications": risk.expected_reidentifications,
                 "household_linkage_reidentified": float(attack.reidentified)}
@@ -447,7 +450,7 @@ class SweepContext:
                                           reports)
         return measures | self.analyses(changed) | self.population(changed) \
             | self.deniability(recipe, matrices) | self.inference(changed, recipe, reports) \
-            | self.closeness(changed) | self.households(changed)
+            | self.closeness(changed) | self.households(changed, recipe, reports)
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,

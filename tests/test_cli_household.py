@@ -152,7 +152,7 @@ def test_compare_tables_and_the_household_attack_equal_the_core(tmp_path):
                      household="hid").to_json()
     assert got["cell_loss"] == json.loads(json.dumps(want))
     assert got["cell_loss"]["tables"][1]["absD"] > 0  # swapped districts moved
-    attack = household_linkage(df, pd.read_csv(path), keys, "hid").summary()
+    attack = household_linkage(df, pd.read_csv(path), keys, "hid").summary()  # no --recipe
     assert got["household_linkage"] == json.loads(json.dumps(attack))
     text = run(*args)
     assert text.returncode == 0

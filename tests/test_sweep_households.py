@@ -44,7 +44,7 @@ def test_every_row_equals_the_core_on_its_own_recipe(df):
         applied = apply_recipe(recipe, df)
         release = applied.data
         risk = household_risk(release, QI, "hid", "weight")
-        attack = household_linkage(df, release, QI, "hid")
+        attack = household_linkage(df, release, QI, "hid", recipe, reports=applied.reports)
         assert row["household_risk_pct"] == pytest.approx(risk.risk_percent, rel=1e-12)
         assert row["household_expected_reidentifications"] == pytest.approx(
             risk.expected_reidentifications, rel=1e-12)

@@ -36,6 +36,7 @@ households of each size s laid out as rows of s keys, and the rows given dense l
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +48,9 @@ from sdc_core.classes import class_sizes
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.keys import check_columns, combine_codes, densify
+from sdc_core.recipe import Recipe
 from sdc_core.risk.individual import individual_risk
+from sdc_core.risk.linkage import attack_input, tie_threshold
 
 
 @dataclass(frozen=True)
@@ -394,13 +397,19 @@ def composition_uniques(df: pd.DataFrame, qi: Sequence[str], household: str) -> 
 
 
 def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
-                      household: str) -> HouseholdLinkage:
+                      household: str, recipe: Recipe | None = None, known: Sequence[str] = (),
+                      reports: Sequence[dict[str, Any]] | None = None) -> HouseholdLinkage:
     """The household linkage attack: households re-identified by their composition.
 
-    The attacker knows every member's quasi-identifiers in ``original`` and matches the
-    multiset of them exactly against each released household's; M_h released households match
-    household h, and p_h = 1/M_h when the released h is one of them, else 0. Re-identified:
-    p_h = 1 (docs/measures.md, "Household risk").
+    The attacker starts from what the person-level attack starts from
+    (:func:`~sdc_core.risk.linkage.attack_input`): every member's true quasi-identifiers (and
+    ``known`` columns) with the recipe's public recodings applied. A released household g is a
+    candidate for household h when the members of the two can be paired one to one, each pair
+    agreeing on every exact column (a blank on either side agreeing with anything); its
+    distance is the smallest, over such pairings, of √(Σ over the pairs of d²), d the
+    person-level attack's distance on the distance columns. M_h = the candidates at the
+    smallest distance (ties all count), p_h = 1/|M_h| when the released h is one of them,
+    else 0. Re-identified: p_h = 1 (docs/measures.md, "Household risk").
 
     Parameters
     ----------
@@ -408,11 +417,20 @@ def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
         The true values, one row per person.
     released : pandas.DataFrame
         The release: the same rows in the same order with the same household ids, key values
-        possibly changed or blank.
+        possibly recoded, perturbed or blank.
     qi : sequence of str
         The quasi-identifiers the attacker knows for every member.
     household : str
         The household-id column (not a quasi-identifier; no blank ids).
+    recipe : Recipe, optional
+        The recipe that made the release: its public recodings, which the attacker applies to
+        the true values, and its numeric perturbations, whose columns are compared by
+        distance. Without it the released values are compared with the true ones as they are.
+    known : sequence of str, optional
+        Other columns the attacker knows for every member, compared by distance.
+    reports : sequence of dict, optional
+        The reports of :func:`~sdc_core.recipe.apply_recipe` for this release (the recodings
+        as the release resolved them); without them the recipe is run on ``original``.
 
     Returns
     -------
@@ -430,7 +448,7 @@ def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core import household_linkage
+    >>> from sdc_core import apply_recipe, household_linkage, parse_recipe
     >>> original = pd.DataFrame({"hh": [1, 1, 2, 2, 3], "sex": ["f", "m", "f", "m", "f"],
     ...                          "age": [40, 40, 40, 12, 40]})
     >>> attack = household_linkage(original, original, ["sex", "age"], "hh")
@@ -440,6 +458,16 @@ def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
     >>> attack = household_linkage(original, released, ["sex", "age"], "hh")
     >>> attack.reidentified, attack.people_reidentified, attack.expected_people
     (1, 1, 2.0)
+
+    Banding does not hide a household from an attacker who bands the true ages too:
+
+    >>> recipe = parse_recipe({"seed": 1, "steps": [
+    ...     {"method": "band", "column": "age", "width": 50}]})
+    >>> banded = apply_recipe(recipe, original).data
+    >>> banded["age"].tolist()
+    ['0–49', '0–49', '0–49', '0–49', '0–49']
+    >>> household_linkage(original, banded, ["sex", "age"], "hh", recipe).matches.tolist()
+    [2, 2, 1]
     """
     if len(original) == 0:
         raise SdcInputError("the table has no records")
@@ -455,17 +483,14 @@ def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
     if not np.array_equal(joint[: len(original)], joint[len(original):]):
         raise SdcInputError(f"the release does not keep the original's household ids "
                             f"('{household}') row by row: the attack needs the same households")
-    key_o, key_r = record_keys([original, released], cols)
-    labels = composition_labels(np.concatenate([code, code + n_households]), 2 * n_households,
-                                np.concatenate([key_o, key_r]))
-    lab_o, lab_r = labels[:n_households], labels[n_households:]
-    count_o = np.bincount(lab_o, minlength=len(labels))
-    count_r = np.bincount(lab_r, minlength=len(labels))
-    matches = count_r[lab_o]
-    p_link = np.where(lab_r == lab_o, 1.0 / np.maximum(matches, 1), 0.0)
+    view = attack_input(original, released, cols, recipe, known, reports)
+    matches, p_link = composition_matches(code, n_households, view.y_codes, view.z_codes,
+                                          view.y_num, view.z_num)
+    (key,) = record_keys([original], cols)
+    own = composition_labels(code, n_households, key)
+    unique = np.bincount(own)[own] == 1
     size = np.bincount(code, minlength=n_households)
     certain = p_link == 1.0
-    unique = count_o[lab_o] == 1
     n, h = len(original), n_households
     return HouseholdLinkage(
         household=household, qi=tuple(cols), n_records=n, n_households=h,
@@ -476,6 +501,138 @@ def household_linkage(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
         composition_uniques=int(unique.sum()),
         composition_unique_percent=100.0 * float(unique.sum()) / h,
         composition_unique_people=int(size[unique].sum()), matches=matches, p_link=p_link)
+
+
+def composition_matches(code: np.ndarray, n_households: int, y_codes: np.ndarray,
+                        z_codes: np.ndarray, y_num: np.ndarray, z_num: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """|M_h| and p_h of every household (:func:`household_linkage`), from each record's
+    household ``code`` (the same on both sides) and the attacker's and released values of
+    :class:`~sdc_core.risk.linkage.AttackInput` (exact columns as joint codes, −1 blank;
+    distance columns as numbers, NaN blank).
+
+    Households are first grouped by their composition on the exact columns no record leaves
+    blank on either side (a pairing must keep it, so only households of one group can be
+    candidates of each other). Without blanks or distance columns the groups are the answer:
+    M_h are the released households of h's composition. Otherwise, in every group holding a
+    blank or with distance columns, each pair of households is tried: the members that may be
+    paired (every exact column equal or blank on one side), then the cheapest one-to-one
+    pairing of them by Σ d² (every pairing of up to :data:`PERMUTED` members at once, the
+    Hungarian algorithm for larger households)."""
+    h = n_households
+    both = np.concatenate([y_codes, z_codes])
+    households = np.concatenate([code, code + h])
+    full = composition_labels(households, 2 * h, _row_key(both))
+    blank = both < 0
+    if not blank.any() and y_num.shape[1] == 0:
+        return _by_label(full[:h], full[h:])
+    solid = ~blank.any(axis=0)
+    group = composition_labels(households, 2 * h, _row_key(both[:, solid]))
+    matches, p_link = _by_label(full[:h], full[h:])
+    has_blank = np.bincount(households, weights=blank.any(axis=1), minlength=2 * h) > 0
+    tried = np.unique(group) if y_num.shape[1] else np.unique(group[has_blank])
+    if len(tried) == 0:
+        return matches, p_link
+    order = np.argsort(code, kind="stable")
+    start = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=h))])
+    for g in tried:
+        attackers = np.flatnonzero(group[:h] == g)
+        candidates = np.flatnonzero(group[h:] == g)
+        if len(attackers) == 0 or len(candidates) == 0:
+            matches[attackers] = 0
+            p_link[attackers] = 0.0
+            continue
+        s = int(start[attackers[0] + 1] - start[attackers[0]])
+        y_rows = order[start[attackers][:, None] + np.arange(s)]
+        z_rows = order[start[candidates][:, None] + np.arange(s)]
+        m, p = _pair_households(y_codes[y_rows], z_codes[z_rows], y_num[y_rows], z_num[z_rows],
+                                np.searchsorted(candidates, attackers), candidates, attackers)
+        matches[attackers], p_link[attackers] = m, p
+    return matches, p_link
+
+
+#: Households of up to this many members are paired by trying all their pairings at once.
+PERMUTED = 6
+#: The most elements of one array of the pairwise comparison (chunks keep memory bounded).
+_CHUNK = 1 << 22
+
+
+def _by_label(lab_y: np.ndarray, lab_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """M_h and p_h when candidates are the released households with h's label."""
+    count = np.bincount(lab_z, minlength=int(max(lab_y.max(), lab_z.max())) + 1)
+    matches = count[lab_y]
+    return matches, np.where(lab_z == lab_y, 1.0 / np.maximum(matches, 1), 0.0)
+
+
+def _row_key(codes: np.ndarray) -> np.ndarray:
+    """One integer per row of ``codes`` (−1 a value of its own), equal for equal rows."""
+    if codes.shape[1] == 0:
+        return np.zeros(len(codes), dtype=np.int64)
+    shifted = [codes[:, j] + 1 for j in range(codes.shape[1])]
+    return combine_codes(shifted, [int(c.max()) + 1 for c in shifted])[0]
+
+
+def _pair_households(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
+                     z_num: np.ndarray, own_index: np.ndarray, candidates: np.ndarray,
+                     attackers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|M_h| and p_h of the attacker households ``y_*`` (a, s, ·) against the released ones
+    ``z_*`` (b, s, ·) of one group: the candidates are the released households whose members
+    pair one to one with h's, each pair equal or blank on every exact column; the distance of
+    a candidate is the smallest √(Σ d²) over such pairings; M_h those within the tie of the
+    nearest. ``own_index``: where each attacker household's own release is among ``z``
+    (``candidates[own_index] == attackers`` when it is in the group)."""
+    a, s = y_codes.shape[:2]
+    b = len(z_codes)
+    mine = (own_index < b) & (candidates[np.minimum(own_index, b - 1)] == attackers)
+    matches, p_link = np.zeros(a, dtype=np.int64), np.zeros(a)
+    per_row = max(1, b * s * s * max(1, y_codes.shape[2], y_num.shape[2]))
+    step = max(1, _CHUNK // per_row)
+    for lo in range(0, a, step):
+        hi = min(a, lo + step)
+        yc, zc = y_codes[lo:hi, None, :, None, :], z_codes[None, :, None, :, :]
+        compat = ((yc == zc) | (yc < 0) | (zc < 0)).all(axis=-1)  # (c, b, s, s)
+        diff = y_num[lo:hi, None, :, None, :] - z_num[None, :, None, :, :]
+        d2 = np.nansum(diff * diff, axis=-1) if y_num.shape[2] else np.zeros(compat.shape)
+        possible = compat.any(axis=3).all(axis=2) & compat.any(axis=2).all(axis=2)
+        ia, ib = np.nonzero(possible)
+        cost = np.where(compat[ia, ib], d2[ia, ib], np.inf)
+        dist = np.sqrt(_cheapest_pairing(cost))
+        nearest = np.full(hi - lo, np.inf)
+        np.minimum.at(nearest, ia, dist)
+        tie = tie_threshold(nearest)
+        best = np.isfinite(dist) & (dist <= tie[ia])
+        matches[lo:hi] = np.bincount(ia[best], minlength=hi - lo)
+        own = best & (ib == own_index[lo + ia]) & mine[lo + ia]
+        found = np.zeros(hi - lo, dtype=bool)
+        found[ia[own]] = True
+        p_link[lo:hi] = np.where(found, 1.0 / np.maximum(matches[lo:hi], 1), 0.0)
+    return matches, p_link
+
+
+def _cheapest_pairing(cost: np.ndarray) -> np.ndarray:
+    """min over permutations π of Σ_i cost[k, i, π(i)] for every k of ``cost`` (k, s, s);
+    ∞ where every pairing uses an ∞ (a pair that may not be made)."""
+    k, s = cost.shape[:2]
+    if k == 0:
+        return np.empty(0)
+    if s <= PERMUTED:
+        perms = np.array(list(itertools.permutations(range(s))))
+        out = np.empty(k)
+        step = max(1, _CHUNK // (len(perms) * s))
+        for lo in range(0, k, step):
+            part = cost[lo:lo + step][:, np.arange(s)[None, :], perms]  # (c, s!, s)
+            out[lo:lo + step] = part.sum(axis=2).min(axis=1)
+        return out
+    from scipy.optimize import linear_sum_assignment
+
+    out = np.empty(k)
+    for j in range(k):
+        c = cost[j]
+        finite = np.isfinite(c)
+        big = float(c[finite].sum()) + 1.0 if finite.any() else 1.0
+        rows, cols = linear_sum_assignment(np.where(finite, c, big * s))
+        out[j] = c[rows, cols].sum() if finite[rows, cols].all() else np.inf
+    return out
 
 
 def _check_keys(df: pd.DataFrame, qi: Sequence[str]) -> list[str]:

@@ -360,6 +360,42 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
                             f"{len(original)}: they must be aligned row by row")
     if len(original) == 0:
         raise SdcInputError("the table has no records")
+    view = attack_input(original, protected, qi, recipe, known, reports)
+    attacks = link(view.y_codes, view.z_codes, view.y_num, view.z_num)
+    drisk = interval_disclosure(
+        np.column_stack([_as_float(original[c], c) for c in view.distance]),
+        np.column_stack([_as_float(protected[c], c) for c in view.distance])) \
+        if view.distance else None
+    return LinkageResult(view.exact, view.distance, attacks, drisk)
+
+
+@dataclass(frozen=True)
+class AttackInput:
+    """What every linkage attack starts from (module docstring): the exact columns E and the
+    distance columns N, the attacker's values y = D(x) and the released ones z on E as joint
+    integer codes (n, |E|; −1 missing), and on N as numbers divided by the original column's
+    standard deviation (n, |N|; NaN missing). Row i of y is person i, row i of z their
+    release."""
+
+    exact: tuple[str, ...]
+    distance: tuple[str, ...]
+    y_codes: np.ndarray = field(repr=False)
+    z_codes: np.ndarray = field(repr=False)
+    y_num: np.ndarray = field(repr=False)
+    z_num: np.ndarray = field(repr=False)
+
+
+def attack_input(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence[str],
+                 recipe: Recipe | None = None, known: Sequence[str] = (),
+                 reports: Sequence[dict[str, Any]] | None = None) -> AttackInput:
+    """The attacker's view of ``protected``, the one that the person-level attack
+    (:func:`linkage_attack`) and the household attack
+    (:func:`sdc_core.risk.household.household_linkage`) both read (docs/measures.md, "Risk
+    after protection: the linkage attack"): the true values of the quasi-identifiers ``qi``
+    and ``known`` columns with the recipe's public recodings applied as the release resolved
+    them (``reports``; without them the recipe is run on ``original``), the columns a numeric
+    perturbation touched (and the known ones) compared by distance, the others exactly. Both
+    tables have the same rows in the same order (the caller checks)."""
     qi, known = check_roles(original, qi, known)
     exact, distance = attack_columns(qi, known, list(protected.columns), recipe)
     if recipe is not None and reports is None:
@@ -377,11 +413,7 @@ def linkage_attack(original: pd.DataFrame, protected: pd.DataFrame, qi: Sequence
         else np.empty((len(y), 0))
     z_num = np.column_stack([_as_float(protected[c], c) for c in distance]) / scale \
         if distance else np.empty((len(y), 0))
-    attacks = link(y_codes, z_codes, y_num, z_num)
-    drisk = interval_disclosure(
-        np.column_stack([_as_float(original[c], c) for c in distance]),
-        np.column_stack([_as_float(protected[c], c) for c in distance])) if distance else None
-    return LinkageResult(tuple(exact), tuple(distance), attacks, drisk)
+    return AttackInput(tuple(exact), tuple(distance), y_codes, z_codes, y_num, z_num)
 
 
 def joint_codes(y: pd.DataFrame, z: pd.DataFrame,

@@ -15,6 +15,7 @@ import pandas as pd
 
 from sdc_core.errors import SdcInputError
 from sdc_core.names import count_text, tile
+from sdc_core.recipe import Recipe
 from sdc_core.risk.household import (
     HouseholdLinkage,
     HouseholdRisk,
@@ -60,13 +61,17 @@ class HouseholdFigures:
 
 def household_figures(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
                       household: str, weight: str | None = None, na: str = "wildcard",
-                      alpha: float = 1.0) -> HouseholdFigures:
+                      alpha: float = 1.0, recipe: Recipe | None = None,
+                      known: Sequence[str] = (),
+                      reports: Sequence[dict[str, Any]] | None = None) -> HouseholdFigures:
     """The household figures of ``released`` (the original itself, or a release of it that
     keeps its records, order and household ids): R_h = 1 − Π_{j∈h}(1 − r_j) with r_j the
     individual risk of ``released``'s keys (``weight``, ``na``, ``alpha`` as the risk profile
     reads them), the households unique by composition in ``released``, and the household
-    linkage attack with the composition of every household of ``original`` known
-    (docs/measures.md, "Household risk").
+    linkage attack with the composition of every household of ``original`` known, seen as the
+    person-level attack sees it: the ``recipe``'s public recodings applied as the release
+    resolved them (``reports``), its numeric perturbations and the ``known`` columns matched by
+    distance (docs/measures.md, "Household risk").
 
     Parameters
     ----------
@@ -78,6 +83,9 @@ def household_figures(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
         The household-id column.
     weight, na, alpha
         As :func:`~sdc_core.risk.household.household_risk` takes them.
+    recipe, known, reports
+        As :func:`~sdc_core.risk.household.household_linkage` takes them (none for the
+        original).
 
     Returns
     -------
@@ -91,7 +99,7 @@ def household_figures(original: pd.DataFrame, released: pd.DataFrame, qi: Sequen
         does not keep the original's households.
     """
     risk = household_risk(released, qi, household, weight, na, alpha)
-    attack = household_linkage(original, released, qi, household)
+    attack = household_linkage(original, released, qi, household, recipe, known, reports)
     uniques = (attack.composition_uniques if released is original
                else composition_uniques(released, qi, household))
     return HouseholdFigures(risk, uniques, attack)
@@ -107,13 +115,17 @@ def original_households(df: pd.DataFrame, qi: Sequence[str], household: str,
 
 def release_households(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
                        household: str | None, weight: str | None, na: str,
-                       alpha: float) -> HouseholdFigures | str | None:
-    """:func:`household_figures` of a release for the Protect page's workbench: None when no
-    household is set, the reason (text) when they cannot be computed."""
+                       alpha: float, recipe: Recipe | None = None, known: Sequence[str] = (),
+                       reports: Sequence[dict[str, Any]] | None = None
+                       ) -> HouseholdFigures | str | None:
+    """:func:`household_figures` of a release for the Protect page's workbench (made by
+    ``recipe``, its steps' ``reports``; the attacker also knows the ``known`` columns): None
+    when no household is set, the reason (text) when they cannot be computed."""
     if not household or not qi:
         return None
     try:
-        return household_figures(original, released, qi, household, weight, na, alpha)
+        return household_figures(original, released, qi, household, weight, na, alpha,
+                                 recipe, known, reports)
     except SdcInputError as err:
         return str(err)
 
@@ -149,10 +161,14 @@ HOUSEHOLD_HELP = {
                                      "attacker who knows every member's keys finds them. In "
                                      "brackets: in % of the households.",
     "household_linkage_reidentified": "The household linkage attack: the attacker knows every "
-                                      "member's true keys and matches the household's "
-                                      "composition against the released households'; "
-                                      "re-identified when exactly one matches, itself. In "
-                                      "brackets: in % of the households.",
+                                      "member's true keys, applies the recipe's public "
+                                      "recodings (banding, top/bottom coding, recoding) to "
+                                      "them as the person-level attack does, and matches the "
+                                      "household's composition against the released "
+                                      "households' (a blank matches any value, perturbed "
+                                      "numbers by the nearest); re-identified when exactly "
+                                      "one matches, itself. In brackets: in % of the "
+                                      "households.",
     "household_linkage_people": "The people in the households the household linkage attack "
                                 "re-identifies. In brackets: in % of the records.",
 }
@@ -212,9 +228,11 @@ def household_attack_note(after: HouseholdFigures, before: HouseholdFigures) -> 
     text, no column name in it)."""
     was = before.attack
     return ("The household linkage attack: the attacker knows every member's true keys, so "
-            "the household's composition, and matches it against the released households' "
-            "compositions; a household is re-identified when exactly one released household "
-            f"matches, itself (before protection {was.reidentified:,} households, "
-            f"{was.people_reidentified:,} people: those unique by composition). Expected: "
+            "the household's composition, applies the recipe's public recodings to them (as "
+            "the person-level attack does: a banded age is banded by the attacker too) and "
+            "matches the composition against the released households' compositions; a "
+            "household is re-identified when exactly one released household matches, itself "
+            f"(before protection {was.reidentified:,} households, "
+            f"{was.people_reidentified:,} people). Expected: "
             f"{count_text(after.attack.expected_reidentified)} households, "
             f"{count_text(after.attack.expected_people)} people.")

@@ -275,10 +275,13 @@ HOUSEHOLD_NOTE = (
     "individual risk of the keys: the chance that some member, and with them the household, is "
     "re-identified (sdcMicro's measure_risk with a household id); household risk = 100 · Σ_i "
     "R_h(i) / n. A household's composition is the multiset of its members' key values. The "
-    "household linkage attack: the attacker knows every member's true keys and matches the "
-    "composition against the released households'; a household is re-identified when exactly "
-    "one released household matches, itself (before protection: the households unique by "
-    "composition). docs/measures.md, \"Household risk\".")
+    "household linkage attack: the attacker knows every member's true keys, applies the "
+    "recipe's public recodings to them (banding, top/bottom coding, recoding), as the "
+    "person-level linkage attack does, and matches the composition against the released "
+    "households' (a blank matching any value, perturbed numbers by the nearest); a household is "
+    "re-identified when exactly one released household matches, itself (before protection: the "
+    "households unique by composition, when no key is blank). docs/measures.md, \"Household "
+    "risk\".")
 
 
 def household_table(before: HouseholdFigures, after: HouseholdFigures) -> pd.DataFrame:

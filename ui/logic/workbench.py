@@ -150,7 +150,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                      if buys else (),
                      inference=release_inference(df, applied, recipe, qi, known or [],
                                                  sensitive) if buys else None,
-                     households=release_households(df, out, qi, household, weight, na, alpha))
+                     households=release_households(df, out, qi, household, weight, na, alpha,
+                                                recipe, known or [], applied.reports))
 
 
 def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],
