@@ -186,7 +186,7 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     if unknown:
         raise SdcInputError(f"unknown table column(s): {', '.join(unknown)}")
     top = max(2, check_whole("top", top))
-    units = _unit_codes(df, unit, cols, sum_column)
+    units = unit_codes(df, unit, cols, sum_column)
     keep = np.ones(len(df), dtype=bool)
     codes, levels = [], []
     for c in cols:
@@ -238,9 +238,12 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
                       margin_constraints(shape), sum_column, int((~keep).sum()), unit)
 
 
-def _unit_codes(df: pd.DataFrame, unit: str | None, columns: list[str],
-                sum_column: str | None) -> np.ndarray | None:
-    """Each record's person (household) as an integer code, or None without a ``unit``."""
+def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
+               sum_column: str | None = None) -> np.ndarray | None:
+    """Each record's person (household) as an integer code (:func:`sdc_core.households.
+    household_codes`), or None without a ``unit``; refused (one sentence) when ``unit`` is not a
+    column name of ``df``, is one of the table's ``columns`` or its ``sum_column``, or has a
+    blank id."""
     if unit is None:
         return None
     if not isinstance(unit, str) or not unit.strip():

@@ -38,7 +38,7 @@ from sdc_core import rng
 from sdc_core.cell_key import ckm_table
 from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
 from sdc_core.count_tables import Comparison, compare_published
-from sdc_core.crosstab import CrossTable, crosstab, level_codes
+from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
@@ -233,7 +233,7 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
                                 "without one, each record is its own unit (c = 1)")
         c, dropped, bounded = 1, 0, truth_cells
         if household is not None:
-            units, _ = household_codes(df, household)
+            units, _ = household_codes(df, household)  # checked by the table already
             c = default_contributions(units) if max_contributions is None \
                 else int(max_contributions)
             keep = bound_contributions(units, c, seed)
@@ -257,6 +257,16 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         frame.loc[few, "status"] = "primary"
     frame["unit"] = unit_text(household)
     return TableRelease("ckm", table, frame, compare_published(truth_cells, frame, cols))
+
+
+def unit_bound(df: pd.DataFrame, household: str, columns: list[str],
+               sum_column: str | None = None) -> int:
+    """Check ``household`` as the unit of protection of the table of ``columns`` (refused as
+    :func:`release_table` refuses it) and give DP's default bound on the records per person,
+    :func:`sdc_core.dp_tables.default_contributions` (the Tables page offers it)."""
+    codes = unit_codes(df, household, columns, sum_column)
+    assert codes is not None  # a household was given
+    return default_contributions(codes)
 
 
 def _cell_counts(df: pd.DataFrame, table: CrossTable, keep: np.ndarray) -> np.ndarray:
