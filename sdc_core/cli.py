@@ -306,8 +306,7 @@ def _add_tables(sub: _Subparsers) -> None:
     tables.add_argument("--household", metavar="COLUMN",
                         help="with --cross: the household or person id; the rules count "
                              "distinct ids, not records, DP bounds each person's records and "
-                             "the cell key method gives a person one key (docs/tables.md, "
-                             "\"The unit of protection\")")
+                             "the cell key method gives a person one key (docs/tables.md)")
     tables.add_argument("--max-contributions", type=int, metavar="C",
                         help="with --method dp and --household: keep at most C records per "
                              "person, the noise scaled to C (default: the 95th percentile of "

@@ -405,3 +405,45 @@ def test_a_blank_id_on_the_command_line_says_how_many(tmp_path):
     done = run("tables", src, "--cross", "a,b", "--household", "pid", "--json")
     assert done.returncode == 2 and "2 blank id(s)" in done.stderr
     assert run("tables", src, "--question", "a", "--household", "pid").returncode == 2
+
+
+def test_the_worked_example_of_the_docs(rwm):
+    """docs/tables.md, "The unit of protection": the figures of its worked example, each from
+    its definition (counts by groupby, the accuracy by the discrete Laplace formula, the
+    records dropped and the blank cells by loops over persons and cells)."""
+    sizes = rwm.groupby("id").size()
+    assert sizes.value_counts().sort_index().to_dict() == {1: 1150, 2: 982, 3: 1085, 4: 1310,
+                                                          5: 1600}
+    made = release_table(rwm, ["educ", "female"], household="id")
+    assert made.frame["status"].value_counts().to_dict() == {"published": 54, "primary": 3,
+                                                             "secondary": 3}
+    primary = made.audit.frame[made.audit.frame["primary"]]
+    assert primary[["value", "persons", "lo", "hi"]].values.tolist() == [
+        [13, 3, 0, 13], [5, 1, 0, 19], [18, 4, 0, 32]]
+
+    def accuracy(s: float, alpha: float = 0.05) -> float:  # P(|X| ≥ a) = 2e^(−a/s)/(1 + e^(−1/s))
+        return s * math.log(2 / (alpha * (1 + math.exp(-1 / s))))
+
+    for household, bound, dropped in ((None, None, 0), ("id", None, 0), ("id", 3, 4510)):
+        dp = release_table(rwm, ["female", "year"], method="dp", household=household,
+                           max_contributions=bound)
+        c = dp.max_contributions
+        if household is not None:  # without an id nothing is dropped: each record its own
+            assert dp.records_dropped == int((sizes - c).clip(lower=0).sum())
+        assert dp.records_dropped == dropped
+        cells = dp.frame.loc[~dp.frame["margin"].to_numpy(dtype=bool), "accuracy"]
+        assert cells.max() == pytest.approx(accuracy(c / 1.0), abs=1e-9)
+    assert round(accuracy(5.0), 2) == 15.45 and round(accuracy(3.0), 2) == 9.45
+
+    # the cell key method publishes a count below 10 (an empty cell's 0 too) blank, and with
+    # the person id a cell of fewer than 10 persons: every cell and margin, counted here
+    educ, female = rwm["educ"].astype(str), rwm["female"].astype(str)
+    by_record = by_person = 0
+    for e, f in itertools.product([*sorted(set(educ)), TOTAL], [*sorted(set(female)), TOTAL]):
+        ids = rwm["id"][((educ == e) | (e == TOTAL)) & ((female == f) | (f == TOTAL))]
+        by_record += len(ids) < 10
+        by_person += len(ids) < 10 or ids.nunique() < 10
+    assert (by_record, by_person) == (4, 12)
+    for household, blank in ((None, by_record), ("id", by_person)):
+        ckm = release_table(rwm, ["educ", "female"], method="ckm", household=household)
+        assert int((ckm.frame["status"] == "primary").sum()) == blank
