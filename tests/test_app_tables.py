@@ -493,3 +493,23 @@ def test_a_link_on_an_uploaded_file_carries_no_table_settings():
     at.radio(key="w_tables_kind").set_value(CROSS).run()
     [link] = [c.value for c in at.sidebar.code]
     assert "tables=" not in link and "w_tables" not in link
+
+
+def test_the_tables_settings_round_trip_through_a_link_and_only_on_built_in_data():
+    kept = {"w_tables_kind": CROSS, "w_tables_cross": ["region", "hsize"], "w_tables_eps": 0.5,
+            "w_tables_diff_levels_hsize": ["6", "7"], "w_tables_unit": "record"}
+    state_ = links.LinkState("households", tables=kept)
+    query = links.to_query(state_)
+    assert set(query) == {"data", "tables"} and query["tables"].isascii()
+    assert links.read_link(query, links.example_columns) == (state_, [])
+    assert "tables" not in links.to_query(links.LinkState(None, tables=kept))
+
+
+def test_the_report_says_whom_the_published_tables_protect(monkeypatch):
+    made = downloads(monkeypatch)
+    at = households_cross(["region", "hsize"])
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert "suppression&#x27;s rule threshold:5 on distinct hid; DP ε 1 per person" in html
+    assert "<td>distinct hid</td>" in html and "<td>1 per person</td>" in html
