@@ -276,13 +276,15 @@ def _cells_by_mask(flat: np.ndarray, inner: tuple[int, ...]) -> list[np.ndarray]
 
 
 def _distinct_per_cell(flat: np.ndarray, units: np.ndarray, inner: tuple[int, ...]) -> np.ndarray:
-    """#{u_r : r in cell} for every cell and margin (C order of the full array)."""
+    """#{u_r : r in cell} for every cell and margin (C order of the full array): the sorted
+    (cell, person) keys, each new key one more person of its cell."""
     n_full = int(np.prod(tuple(s + 1 for s in inner)))
     out = np.zeros(n_full, dtype=np.int64)
     n_units = int(units.max()) + 1 if len(units) else 1
     for cell in _cells_by_mask(flat, inner):
-        pairs = np.unique(cell * n_units + units)
-        out += np.bincount(pairs // n_units, minlength=n_full)
+        keys = np.sort(cell * n_units + units)
+        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
+        out += np.bincount(keys[first] // n_units, minlength=n_full)
     return out
 
 
@@ -290,18 +292,27 @@ def _per_person_contributions(flat: np.ndarray, units: np.ndarray, y: np.ndarray
                               inner: tuple[int, ...], top: int
                               ) -> tuple[np.ndarray, np.ndarray]:
     """For every cell and margin: the number of persons with an amount there, and the ``top``
-    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person)."""
+    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The records
+    sorted by (cell, person) give each pair's sum; the pairs sorted by cell, then by sum
+    (largest first), give each cell's ranks."""
     n_full = int(np.prod(tuple(s + 1 for s in inner)))
     persons = np.zeros(n_full, dtype=np.int64)
     tops = np.zeros((n_full, top))
-    n_units = int(units.max()) + 1 if len(units) else 1
+    if len(units) == 0:
+        return persons, tops
+    n_units = int(units.max()) + 1
     for cell in _cells_by_mask(flat, inner):
-        pairs, inverse = np.unique(cell * n_units + units, return_inverse=True)
-        sums = np.bincount(inverse, weights=y, minlength=len(pairs))
-        where = pairs // n_units
+        keys = cell * n_units + units
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        sums = np.add.reduceat(y[order], starts)
+        where = keys[starts] // n_units
         persons += np.bincount(where, minlength=n_full)
-        order = np.lexsort((-sums, where))  # by cell, then largest sum first
-        where, sums = where[order], sums[order]
+        by_sum = np.empty(len(sums), dtype=np.int64)
+        by_sum[np.argsort(-sums)] = np.arange(len(sums))  # 0 for the largest sum
+        ranked = np.argsort(where * len(sums) + by_sum)  # by cell, then largest sum first
+        where, sums = where[ranked], sums[ranked]
         rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
         sel = rank < top
         tops[where[sel], rank[sel]] = sums[sel]
