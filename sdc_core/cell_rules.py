@@ -5,12 +5,15 @@ cells and margins alike — and says how much protection each needs: the audit
 (sdc_core/suppression_audit.py) requires the feasible interval [lo, hi] of a primary cell of value
 x to reach lo ≤ x − lower and hi ≥ x + upper.
 
-- threshold (counts): primary when 0 < n < t; in a count table the interval must reach 0 and t
-  (lower = n, upper = t − n); in a magnitude table (the rule on the number of contributors),
-  lower = upper = pct/100 · x.
+- threshold (counts): primary when 0 < m < t, m the cell's contributors (its records, or with a
+  household id its distinct persons); in a count table of n records the interval must reach 0
+  and t (lower = n, upper = max(t − n, 0)); in a magnitude table lower = upper = pct/100 · x.
 - dominance (n, k): primary when x₁ + … + x_n > k/100 · x; protection up to the total at which
   the n largest would make exactly k %: upper = 100/k · (x₁ + … + x_n) − x, lower = min(x, upper).
 - p %: primary when x − x₁ − x₂ < p/100 · x₁; lower = min(x, p/100 · x₁), upper = p/100 · x₁.
+
+With a household id the contributions x₁ ≥ x₂ ≥ … are per-person sums
+(:func:`sdc_core.crosstab.crosstab`'s ``unit``; docs/tables.md, "The unit of protection").
 """
 
 from __future__ import annotations
@@ -70,9 +73,12 @@ def _result(rule: str, primary: np.ndarray, lower: np.ndarray,
 
 def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
                    pct: float = 10.0) -> RuleResult:
-    """The threshold rule: a cell with 0 < n < t records is primary.
+    """The threshold rule: a cell with 0 < m < t contributors is primary, m its records, or
+    with a household id (the table's ``unit``) its distinct persons.
 
-    Count table: lower = n, upper = t − n (the interval must reach 0 and t). Magnitude table:
+    Count table of n records: lower = n, upper = max(t − n, 0) (the interval must reach 0 and
+    t; a reader who knows a cell's records knows its persons lie in [1, n] when n > 0, so the
+    records' interval reaching 0 and t is what lets the persons be 0 or t). Magnitude table:
     lower = upper = pct/100 · x, x the cell's sum.
 
     Parameters
@@ -99,10 +105,11 @@ def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
     [True, False, False]
     """
     t = check_whole("t", t)
-    n = table.frame["count"].to_numpy(dtype=np.float64)
-    primary = (n > 0) & (n < t)
+    m = table.contributors
+    primary = (m > 0) & (m < t)
     if table.sum_column is None:
-        return _result(f"threshold:{t}", primary, n, t - n)
+        n = table.frame["count"].to_numpy(dtype=np.float64)
+        return _result(f"threshold:{t}", primary, n, np.maximum(t - n, 0.0))
     share = check_positive("pct", pct) / 100.0
     x = table.values
     return _result(f"threshold:{t}", primary, share * x, share * x)

@@ -303,6 +303,14 @@ def _add_tables(sub: _Subparsers) -> None:
                         help="with --method dp or ckm: the seed of the noise or the record keys")
     tables.add_argument("--ckm-threshold", type=int, default=10,
                         help="with --method ckm: a published count below this is blank (10)")
+    tables.add_argument("--household", metavar="COLUMN",
+                        help="with --cross: the household or person id; the rules count "
+                             "distinct ids, not records, DP bounds each person's records and "
+                             "the cell key method gives a person one key (docs/tables.md)")
+    tables.add_argument("--max-contributions", type=int, metavar="C",
+                        help="with --method dp and --household: keep at most C records per "
+                             "person, the noise scaled to C (default: the 95th percentile of "
+                             "records per person)")
     tables.add_argument("--difference", metavar="COLUMN=L1,L2",
                         help="with --cross: also publish the table with these levels of COLUMN "
                              "merged and report what subtracting the two tells")
@@ -844,6 +852,8 @@ def _cmd_tables(args: argparse.Namespace) -> int:
         if args.question or args.indicators:
             raise SdcInputError("give --cross or --question/--indicators, not both")
         return _cross_table(args)
+    if args.household is not None or args.max_contributions is not None:
+        raise SdcInputError("--household and --max-contributions go with --cross")
     if not args.question and not args.indicators:
         raise SdcInputError("give --question (answer counts) or --cross (a cross table)")
     df = read_bounded(args.data)
@@ -875,20 +885,23 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 def _cross_table(args: argparse.Namespace) -> int:
     """``tables --cross``: the published cross table (docs/tables.md, "Publishing a table")."""
     from sdc_core.io import WRITABLE_EXTENSIONS, write_table
-    from sdc_core.table_release import release_table
+    from sdc_core.table_release import release_table, unit_text
 
     if args.output is None and not args.json:
         raise SdcInputError("--cross writes a table: give -o OUT.csv (or --json)")
     if args.output is not None and args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
         raise SdcInputError(f"{args.output}: output must end in "
                             f"{', '.join(WRITABLE_EXTENSIONS)}")
+    if args.max_contributions is not None and (args.method != "dp" or args.household is None):
+        raise SdcInputError("--max-contributions goes with --method dp and --household (without "
+                            "a household id each record is its own unit)")
     rule = args.rule or ("p:10" if args.sum else "threshold:5")
     df = read_bounded(args.data)
     made = release_table(df, args.cross, args.sum, args.method, rule, args.epsilon, args.seed,
-                         args.ckm_threshold)
+                         args.ckm_threshold, args.household, args.max_contributions)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
-    out = made.frame[cols + [made.value, "status"]]
+    out = made.frame[cols + [made.value, "status", "unit"]]
     if args.output is not None:
         write_table(out, args.output)
     if args.json:
@@ -899,12 +912,17 @@ def _cross_table(args: argparse.Namespace) -> int:
         return 0
     hidden = int(out[made.value].isna().sum())
     if made.method == "suppress":
-        what = f"rule {rule}, {hidden} cells hidden, audit " + (
+        what = f"rule {rule} on {unit_text(made.household)}, {hidden} cells hidden, audit " + (
             "passed" if made.audit is not None and made.audit.passes else "FAILED")
     elif made.method == "dp":
-        what = f"ε {args.epsilon:g}, discrete Laplace noise"
+        what = f"ε {args.epsilon:g} per {made.unit}, discrete Laplace noise" + (
+            f", at most {made.max_contributions} records per person ({made.records_dropped} "
+            "dropped)" if made.household is not None else
+            " (a person with k records: up to k·ε; give --household to protect persons)")
     else:
-        what = f"the cell key method, counts below {args.ckm_threshold} blank"
+        what = f"the cell key method, counts below {args.ckm_threshold} blank" + (
+            f", one key per {made.household} and cells of fewer persons blank"
+            if made.household is not None else "")
     print(f"{' × '.join(cols)}: {len(out)} cells and margins, {what}; "
           f"absD {made.utility.absD:g} against the true table"
           + (f"; wrote {args.output}" if args.output is not None else ""))
@@ -925,7 +943,9 @@ def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: str) -> Differ
     if args.sum:
         raise SdcInputError("--difference compares count tables: leave out --sum")
     return differencing_risk(df, args.cross, column.strip(), merged, args.method, rule,
-                             args.epsilon, args.seed, args.ckm_threshold)
+                             args.epsilon, args.seed, args.ckm_threshold,
+                             household=args.household,
+                             max_contributions=args.max_contributions)
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:

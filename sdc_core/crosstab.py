@@ -7,6 +7,14 @@ of a numeric column and what the primary rules need (sdc_core/cell_rules.py): th
 contributors and the ``top`` largest contributions x₁ ≥ x₂ ≥ … (columns ``x1``, ``x2``, …), so
 memory is bounded by cells × ``top``, never by the records.
 
+**The unit of protection** (docs/tables.md, "The unit of protection"). By default every record is
+a contributor of its own. With a ``unit`` column (the household or person id), the contributors
+are its distinct values: ``persons`` holds the distinct ids with a record in each cell and margin
+(a margin counts a person once, however many of its cells the person falls in, so ``persons`` of
+a margin is not the sum of its cells'), ``contributors`` those with an amount, and x₁ ≥ x₂ ≥ …
+are the largest *per-person sums* of the amounts in the cell (a person's records in a cell add
+up to one contribution). ``count`` and ``sum`` stay the records' count and sum.
+
 The table's additivity is kept as linear constraints for the audit: for a margin cell m and an
 axis d on which m is "Total", x_m − Σ_l x_(m with level l on d) = 0, one row of the sparse
 matrix :attr:`CrossTable.constraints` per (margin cell, axis).
@@ -28,8 +36,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from sdc_core.checks import check_whole, numeric_values
+from sdc_core.checks import check_whole, numeric_values, shown
 from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes
 
 #: The label of a margin on an axis
 TOTAL = "Total"
@@ -53,7 +62,8 @@ class CrossTable:
         One row per cell and per margin, in C order of the array of shape ``shape`` (the last
         column varies fastest, ``Total`` after the levels): the columns' labels, ``count``,
         ``margin`` (True for a margin or the grand total) and, for a magnitude table, ``sum``,
-        ``contributors`` and ``x1``…``x{top}`` (0 where the cell has fewer contributors).
+        ``contributors`` and ``x1``…``x{top}`` (0 where the cell has fewer contributors); with a
+        ``unit``, ``persons`` (the distinct ids with a record in the cell).
     constraints : scipy.sparse.csr_matrix
         A with A·x = 0 for the table's values x (one row per margin cell and axis on which it is
         "Total": +1 on the margin, −1 on each cell it adds up).
@@ -61,6 +71,9 @@ class CrossTable:
         The summed column of a magnitude table.
     left_out : int
         Records left out because of a blank in a table column.
+    unit : str or None
+        The column whose distinct values are the contributors (the household or person id);
+        None: every record is a contributor of its own.
 
     Examples
     --------
@@ -80,6 +93,7 @@ class CrossTable:
     constraints: sparse.csr_matrix
     sum_column: str | None = None
     left_out: int = 0
+    unit: str | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -101,14 +115,25 @@ class CrossTable:
         """True for a margin or the grand total."""
         return self.frame["margin"].to_numpy(dtype=bool)
 
+    @property
+    def contributors(self) -> np.ndarray:
+        """The contributors of each cell and margin, as the threshold rule counts them: the
+        distinct ids of ``unit`` with a record there (``persons``), else the records
+        (``count``)."""
+        column = "persons" if self.unit is not None else "count"
+        return self.frame[column].to_numpy(dtype=np.float64)
+
 
 def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = None,
-             blank_label: str | None = None, top: int = 2) -> CrossTable:
+             blank_label: str | None = None, top: int = 2,
+             unit: str | None = None) -> CrossTable:
     """The 1-, 2- or 3-way table of ``columns`` with all margins (module docstring).
 
     n_c = #records in cell c; with ``sum_column`` y, s_c = Σ_{r ∈ c} y_r and x₁ ≥ x₂ ≥ … the
     largest contributions y_r of the cell (kept up to ``top``). A margin is the sum of the cells
     it covers (counts and sums); its contributions are the largest among all its records.
+    With ``unit`` u: persons_c = #{u_r : r ∈ c} and the contributions are the per-person sums
+    y_(c,p) = Σ_{r ∈ c, u_r = p} y_r, for a margin over all its records.
 
     Parameters
     ----------
@@ -124,6 +149,9 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     top : int, default 2
         How many of the largest contributions to keep per cell (at least 2; the dominance rule
         (n, k) needs n).
+    unit : str, optional
+        The household or person id: its distinct values are the contributors (read by
+        :func:`sdc_core.households.household_codes`, which refuses a blank id).
 
     Returns
     -------
@@ -135,7 +163,8 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     SdcInputError
         An unknown column, none or more than 3 columns, a column twice, a level labelled
         "Total" (or the blank label), a sum column that is not numeric or holds a negative
-        amount, or more than :data:`MAX_CELLS` cells.
+        amount, more than :data:`MAX_CELLS` cells, or a ``unit`` column that is absent, has a
+        blank id, or is a table column or the sum column.
 
     Examples
     --------
@@ -157,6 +186,7 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     if unknown:
         raise SdcInputError(f"unknown table column(s): {', '.join(unknown)}")
     top = max(2, check_whole("top", top))
+    units = unit_codes(df, unit, cols, sum_column)
     keep = np.ones(len(df), dtype=bool)
     codes, levels = [], []
     for c in cols:
@@ -194,12 +224,99 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
                                     .reshape(inner)).ravel()
         data["contributors"] = _with_margins(np.bincount(fl, minlength=n_inner)
                                              .reshape(inner)).ravel()
-        tops = _top_contributions(fl, yv, inner, top)
+        if units is None:
+            tops = _top_contributions(fl, yv, inner, top)
+        else:
+            data["contributors"], tops = _per_person_contributions(fl, units[keep][present], yv,
+                                                                   inner, top)
         for j in range(top):
             data[f"x{j + 1}"] = tops[:, j]
+    if units is not None:
+        data["persons"] = _distinct_per_cell(flat, units[keep], inner)
     frame = pd.DataFrame(data)
     return CrossTable(tuple(cols), tuple(tuple(lv) for lv in levels), frame,
-                      margin_constraints(shape), sum_column, int((~keep).sum()))
+                      margin_constraints(shape), sum_column, int((~keep).sum()), unit)
+
+
+def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
+               sum_column: str | None = None) -> np.ndarray | None:
+    """Each record's person (household) as an integer code (:func:`sdc_core.households.
+    household_codes`), or None without a ``unit``; refused (one sentence) when ``unit`` is not a
+    column name of ``df``, is one of the table's ``columns`` or its ``sum_column``, or has a
+    blank id."""
+    if unit is None:
+        return None
+    if not isinstance(unit, str) or not unit.strip():
+        raise SdcInputError(f"the household column must be a column name, not {shown(unit)}")
+    if unit not in df.columns:
+        raise SdcInputError(f"there is no household column {shown(unit)} in the table")
+    if unit in columns:
+        raise SdcInputError(f"the household column {shown(unit)} is also a table column: the "
+                            "table would put every person in a cell of their own id")
+    if unit == sum_column:
+        raise SdcInputError(f"the household column {shown(unit)} is also the column summed")
+    codes, _ = household_codes(df, unit)
+    return codes
+
+
+def _cells_by_mask(flat: np.ndarray, inner: tuple[int, ...]) -> list[np.ndarray]:
+    """Each record's cell in the full array (margins included) for every set of axes summed
+    over (bit d of the list's index set: axis d is "Total"); each cell and margin belongs to
+    exactly one set."""
+    shape = tuple(s + 1 for s in inner)
+    if len(flat) == 0:
+        return [np.zeros(0, dtype=np.int64)] * 2 ** len(inner)
+    coords = np.unravel_index(flat, inner)
+    out = []
+    for mask in range(2 ** len(inner)):
+        full = [np.full(len(flat), inner[d]) if mask >> d & 1 else coords[d]
+                for d in range(len(inner))]
+        out.append(np.ravel_multi_index(tuple(full), shape))
+    return out
+
+
+def _distinct_per_cell(flat: np.ndarray, units: np.ndarray, inner: tuple[int, ...]) -> np.ndarray:
+    """#{u_r : r in cell} for every cell and margin (C order of the full array): the sorted
+    (cell, person) keys, each new key one more person of its cell."""
+    n_full = int(np.prod(tuple(s + 1 for s in inner)))
+    out = np.zeros(n_full, dtype=np.int64)
+    n_units = int(units.max()) + 1 if len(units) else 1
+    for cell in _cells_by_mask(flat, inner):
+        keys = np.sort(cell * n_units + units)
+        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
+        out += np.bincount(keys[first] // n_units, minlength=n_full)
+    return out
+
+
+def _per_person_contributions(flat: np.ndarray, units: np.ndarray, y: np.ndarray,
+                              inner: tuple[int, ...], top: int
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """For every cell and margin: the number of persons with an amount there, and the ``top``
+    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The records
+    sorted by (cell, person) give each pair's sum; the pairs sorted by cell, then by sum
+    (largest first), give each cell's ranks."""
+    n_full = int(np.prod(tuple(s + 1 for s in inner)))
+    persons = np.zeros(n_full, dtype=np.int64)
+    tops = np.zeros((n_full, top))
+    if len(units) == 0:
+        return persons, tops
+    n_units = int(units.max()) + 1
+    for cell in _cells_by_mask(flat, inner):
+        keys = cell * n_units + units
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        sums = np.add.reduceat(y[order], starts)
+        where = keys[starts] // n_units
+        persons += np.bincount(where, minlength=n_full)
+        by_sum = np.empty(len(sums), dtype=np.int64)
+        by_sum[np.argsort(-sums)] = np.arange(len(sums))  # 0 for the largest sum
+        ranked = np.argsort(where * len(sums) + by_sum)  # by cell, then largest sum first
+        where, sums = where[ranked], sums[ranked]
+        rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
+        sel = rank < top
+        tops[where[sel], rank[sel]] = sums[sel]
+    return persons, tops
 
 
 def level_codes(s: pd.Series, blank_label: str | None) -> tuple[np.ndarray, list[str]]:

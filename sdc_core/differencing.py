@@ -75,7 +75,8 @@ class DifferencingResult:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "method": self.method, "columns": list(self.columns), "column": self.column,
-            "merged": list(self.merged), "label": self.label, "summary": self.summary()}
+            "merged": list(self.merged), "label": self.label, "household": self.fine.household,
+            "summary": self.summary()}
         if self.method == "suppress":
             out["rule"] = self.fine.rule
             out["fine_audit_passes"] = bool(self.fine.audit.passes) \
@@ -235,8 +236,9 @@ def _check(df: pd.DataFrame, columns: list[str], column: str, merged: list[str])
 
 def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged: list[str],
                       method: str = "suppress", rule: str = "threshold:5", epsilon: float = 1.0,
-                      seed: int = 0, threshold: int = 10,
-                      integer: bool = False) -> DifferencingResult:
+                      seed: int = 0, threshold: int = 10, integer: bool = False,
+                      household: str | None = None,
+                      max_contributions: int | None = None) -> DifferencingResult:
     """Publish the table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
     and measure what subtracting one from the other tells (module docstring).
 
@@ -259,6 +261,8 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         As :func:`sdc_core.table_release.release_table`, the same for both tables.
     integer : bool, default False
         ``suppress``: whole-number intervals by integer programming.
+    household, max_contributions
+        The unit of protection, as :func:`sdc_core.table_release.release_table`.
 
     Returns
     -------
@@ -283,7 +287,8 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         raise SdcInputError(f"method must be one of {', '.join(TABLE_METHODS)}, not {method!r}")
     merged = [str(m) for m in merged]
     label = JOIN.join(merged)
-    fine = release_table(df, cols, None, method, rule, epsilon, seed, threshold)
+    fine = release_table(df, cols, None, method, rule, epsilon, seed, threshold, household,
+                         max_contributions)
     levels = fine.truth.levels[cols.index(column)]
     missing = [m for m in merged if m not in levels]
     if missing:
@@ -293,7 +298,8 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         raise SdcInputError(f"column {column!r} already has a level {label!r}")
     data = df.copy()
     data[column] = _coarse_column(df[column], merged, label)
-    coarse = release_table(data, cols, None, method, rule, epsilon, seed, threshold)
+    coarse = release_table(data, cols, None, method, rule, epsilon, seed, threshold, household,
+                           max_contributions)
     if method != "suppress":
         truth = fine.truth.frame.loc[~fine.truth.margin, cols + ["count"]]
         counts = differencing(truth, fine.frame, coarse.frame, column,

@@ -1,12 +1,16 @@
 """Differentially private counts of a table (docs/tables.md, "Differential privacy counts").
 
 The cells (the full grid of the keys' levels, empty cells included: which cells exist must not
-depend on the data) get independent discrete Laplace noise of scale s = Δ₁/ε (Δ₁ = 1: adding or
-removing one person changes one cell by one) or discrete Gaussian noise (zero-concentrated DP,
-ρ = Δ₂²/(2σ²), Δ₂ = 1). The margins are sums of the noisy cells (post-processing: no further
-privacy cost); each published figure is then clipped at 0. OpenDP builds the measurement and
-states its privacy (``map(1)``) and each cell's ±95 % accuracy; a margin of m cells has the
-accuracy of a sum of m independent noises, computed here by convolving the noise distribution.
+depend on the data) get independent discrete Laplace noise of scale s = Δ₁/ε or discrete
+Gaussian noise (zero-concentrated DP, ρ = Δ₂²/(2σ²)). A person who contributes at most c records
+(``max_contributions``; c = 1 when every record is a person of its own) changes the vector of
+cell counts by at most c in L1 and in L2 (all c records in one cell), so Δ₁ = Δ₂ = c; with a
+household id the records beyond c of a person are dropped first (:func:`bound_contributions`;
+docs/tables.md, "The unit of protection"). The margins are sums of the noisy cells
+(post-processing: no further privacy cost); each published figure is then clipped at 0. OpenDP
+builds the measurement and states its privacy (``map(c)``) and each cell's ±95 % accuracy; a
+margin of m cells has the accuracy of a sum of m independent noises, computed here by convolving
+the noise distribution.
 With a seed the noise is drawn with the same distribution from numpy's seeded generator, so a
 page and the command line agree; OpenDP's own sampler (used when no seed is given) is not
 seedable.
@@ -24,12 +28,19 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
+from sdc_core.checks import shown
 from sdc_core.count_tables import full_grid, with_margins
 from sdc_core.errors import SdcInputError
 
 #: Largest grid of the convolution of :func:`sum_accuracy` (beyond it: the normal limit).
 MAX_GRID = 1 << 22
 MECHANISMS = ("laplace", "gaussian")
+#: The most records per person a steward may let into a DP table
+MAX_CONTRIBUTIONS = 10_000
+#: The default bound c keeps whole the persons at or below this quantile of records per person
+CONTRIBUTION_QUANTILE = 0.95
+#: The stream (:func:`sdc_core.rng.key`) that orders a person's records when some are dropped
+BOUND_STEP = 45
 
 
 def _opendp() -> Any:
@@ -155,7 +166,8 @@ class DpTable:
     """A DP count table (module docstring): ``table`` holds the key columns, ``count`` (the
     published count), ``accuracy`` (±, at 1 − ``alpha``), ``cells`` (how many noisy cells the
     figure sums), ``margin`` and ``status``; ``epsilon`` the privacy loss of the whole table
-    (for the Gaussian mechanism at ``delta``), ``rho`` its zCDP (Gaussian only)."""
+    (for the Gaussian mechanism at ``delta``), ``rho`` its zCDP (Gaussian only), both for a
+    person of at most ``max_contributions`` records."""
 
     table: pd.DataFrame
     keys: tuple[Hashable, ...]
@@ -167,25 +179,30 @@ class DpTable:
     delta: float | None = None
     seed: int | None = None
     clipped: bool = True
+    max_contributions: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "epsilon": self.epsilon, "rho": self.rho,
                 "delta": self.delta, "scale": self.scale, "alpha": self.alpha,
                 "seed": self.seed, "clipped": self.clipped,
+                "max_contributions": self.max_contributions,
                 "cells": self.table.astype(object).where(self.table.notna(), None)
                 .to_dict(orient="records")}
 
 
 def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
               alpha: float = 0.05, seed: int | None = None, clip: bool = True,
-              rho: float | None = None, delta: float = 1e-6) -> DpTable:
+              rho: float | None = None, delta: float = 1e-6,
+              max_contributions: int = 1) -> DpTable:
     """Differentially private counts of a table's cells, and its margins as their sums.
 
-    Laplace: noise ~ discrete Laplace(s), s = Δ₁/ε with Δ₁ = 1 (one person adds or removes
-    one record, in one cell); OpenDP's ``make_laplace`` on the vector of cell counts
-    (L1 distance) states ε = ``map(1)``. Gaussian: noise ~ discrete Gaussian(σ),
-    σ = Δ₂/√(2ρ), ρ-zCDP (OpenDP's ``make_gaussian``, L2 distance), reported also as
-    (ε, δ)-DP by OpenDP's conversion. Each cell's accuracy a is OpenDP's
+    Laplace: noise ~ discrete Laplace(s), s = Δ₁/ε with Δ₁ = c, the most records one person
+    adds (``max_contributions``; each record falls in one cell, so removing the person moves
+    the vector of counts by at most c in L1); OpenDP's ``make_laplace`` on the vector of cell
+    counts (L1 distance) states ε = ``map(c)``. Gaussian: noise ~ discrete Gaussian(σ),
+    σ = Δ₂/√(2ρ) with Δ₂ = c (the c records in one cell: the largest L2 change), ρ-zCDP
+    (OpenDP's ``make_gaussian``, L2 distance, ρ = ``map(c)``), reported also as (ε, δ)-DP by
+    OpenDP's conversion. Each cell's accuracy a is OpenDP's
     ``discrete_laplacian_scale_to_accuracy(s, α)`` (or the Gaussian one):
     P(|noise| ≥ a) ≤ α; a margin M = Σ of m noisy cells has :func:`sum_accuracy`.
     Published: max(0, figure) when ``clip`` (which only moves a figure toward the true,
@@ -210,6 +227,9 @@ def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
         zCDP budget of the Gaussian mechanism (10⁻⁶ ≤ ρ ≤ 100; default ε²/2).
     delta : float
         The δ at which a Gaussian table's ε is reported.
+    max_contributions : int, default 1
+        c, the most records of one person in ``table`` (:func:`bound_contributions` keeps it
+        so); 1 when every record is a person of its own.
 
     Returns
     -------
@@ -229,26 +249,27 @@ def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
                              or not 0 <= int(seed) <= rng.MAX_SEED):
         raise SdcInputError(f"seed must be a whole number from 0 to 2^64 − 1, not {seed!r}")
+    bound = check_contributions(max_contributions)
     cells = full_grid(table)
     keys = [c for c in cells.columns if c != "count"]
     dp = _opendp()
     true = cells["count"].to_numpy(dtype=np.int64)
     if mechanism == "laplace":
         epsilon = _positive("epsilon", epsilon, 100.0, 0.001)
-        scale = 1.0 / epsilon
+        scale = bound / epsilon
         meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=dp.i64)),
                                  dp.l1_distance(T=dp.i64), scale=scale)
-        stated_eps, out_rho, out_delta = float(meas.map(1)), None, None
+        stated_eps, out_rho, out_delta = float(meas.map(bound)), None, None
         acc = float(dp.discrete_laplacian_scale_to_accuracy(scale, alpha))
     else:
         out_rho = _positive("rho", rho if rho is not None else _positive(
             "epsilon", epsilon, 100.0, 0.001) ** 2 / 2, 100.0, 1e-6)
         out_delta = _positive("delta", delta, 0.1)
-        scale = 1.0 / math.sqrt(2.0 * out_rho)
+        scale = bound / math.sqrt(2.0 * out_rho)
         meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)),
                                   dp.l2_distance(T=dp.i64), scale=scale)
-        out_rho = float(meas.map(1))
-        stated_eps = float(dp.c.make_zCDP_to_approxDP(meas).map(1).epsilon(out_delta))
+        out_rho = float(meas.map(bound))
+        stated_eps = float(dp.c.make_zCDP_to_approxDP(meas).map(bound).epsilon(out_delta))
         acc = float(dp.discrete_gaussian_scale_to_accuracy(scale, alpha))
     if seed is None:
         noisy = np.asarray(meas([int(v) for v in true]), dtype=np.int64)
@@ -267,7 +288,82 @@ def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
     full["status"] = "perturbed"
     return DpTable(full[keys + ["count", "accuracy", "cells", "margin", "status"]],
                    tuple(keys), mechanism, stated_eps, scale, alpha, out_rho, out_delta,
-                   None if seed is None else int(seed), bool(clip))
+                   None if seed is None else int(seed), bool(clip), bound)
+
+
+def check_contributions(c: Any) -> int:
+    """``c`` as a whole number of records from 1 to :data:`MAX_CONTRIBUTIONS`, else a readable
+    refusal."""
+    if isinstance(c, bool) or not isinstance(c, int | np.integer) \
+            or not 1 <= int(c) <= MAX_CONTRIBUTIONS:
+        raise SdcInputError(f"the most records per person must be a whole number from 1 to "
+                            f"{MAX_CONTRIBUTIONS:,}, not {shown(c)}")
+    return int(c)
+
+
+def default_contributions(units: np.ndarray) -> int:
+    """The default bound c: the :data:`CONTRIBUTION_QUANTILE` quantile of the records per
+    person (a number of records some person has, ``method="higher"``), so that at least 95 %
+    of the persons keep every record. It is read from the data, so it is not itself private:
+    a steward who knows the design (the waves of a panel) sets c from it instead.
+
+    Parameters
+    ----------
+    units : numpy.ndarray
+        Each record's person as a code 0 … P − 1 (:func:`sdc_core.households.household_codes`).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> default_contributions(np.array([0] * 5 + [1, 2, 3] * 2 + list(range(4, 40))))
+    2
+    """
+    sizes = np.bincount(np.asarray(units, dtype=np.int64))
+    sizes = sizes[sizes > 0]
+    if len(sizes) == 0:
+        return 1
+    c = int(np.quantile(sizes, CONTRIBUTION_QUANTILE, method="higher"))
+    return min(max(c, 1), MAX_CONTRIBUTIONS)
+
+
+def bound_contributions(units: np.ndarray, c: int, seed: int) -> np.ndarray:
+    """Which records to keep so that no person has more than ``c``: each person's records in
+    a random order from ``seed`` (the counter-based draw u64(r, K) at the record's position r,
+    K = ``rng.key(seed, BOUND_STEP, 0)``), the first c of them kept. A person's kept records
+    depend on their own records only (the transformation is stable: adding or removing one
+    person changes no one else's), and no year or wave of a panel is favoured.
+
+    Parameters
+    ----------
+    units : numpy.ndarray
+        Each record's person as a code 0 … P − 1.
+    c : int
+        The most records per person.
+    seed : int
+
+    Returns
+    -------
+    numpy.ndarray
+        True for a record kept.
+
+    Examples
+    --------
+    >>> keep = bound_contributions(np.array([0, 0, 0, 1, 2, 2]), 2, seed=1)
+    >>> int(keep.sum()), int(keep[:3].sum())
+    (5, 2)
+    """
+    c = check_contributions(c)
+    units = np.asarray(units, dtype=np.int64)
+    draw = rng.u64(rng.record_ids(len(units)), rng.key(int(seed), BOUND_STEP, 0))
+    order = np.lexsort((draw, units))  # by person, then the random order
+    sorted_units = units[order]
+    rank = np.arange(len(units)) - np.searchsorted(sorted_units, sorted_units, side="left")
+    keep = np.zeros(len(units), dtype=bool)
+    keep[order[rank < c]] = True
+    return keep
 
 
 def nonresponse(total: float, counts: Sequence[float]) -> float:

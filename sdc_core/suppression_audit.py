@@ -11,7 +11,11 @@ constraint holding two of them), and each group is solved alone. A primary cell 
 protected when lo ≤ x − lower and hi ≥ x + upper (sdc_core/cell_rules.py); its exposure is
 by how much either bound falls short; with ``rules`` only primary cells can be exposed (every
 suppressed cell still says whether it is pinned). Without ``rules`` a suppressed cell is exposed
-when it is pinned (lo = hi). The relaxation is exact for 1- and 2-way tables (their constraint
+when it is pinned (lo = hi). With a household id (the table's ``unit``) the rules count persons
+and the report also gives each hidden cell's ``persons`` and the range of persons a reader can
+infer, [0 when lo = 0 else 1, hi] (a person has at least one record in a cell they fall in, and
+no more persons than records): the threshold rule's protection in records (lo ≤ 0, hi ≥ t) is
+that range reaching 0 and t. The relaxation is exact for 1- and 2-way tables (their constraint
 matrices are totally unimodular: the LP's bounds are whole numbers); for a 3-way table
 ``integer=True`` gives the integer interval (``scipy.optimize.milp``), which can be narrower.
 The programmes are solved in units of the table's largest value (HiGHS's tolerances are
@@ -77,7 +81,10 @@ class AuditReport:
         One row per suppressed cell: ``cell`` (its row in the table's frame), the labels,
         ``value``, ``lo``, ``hi``, ``primary``, ``lower`` and ``upper`` (required),
         ``short_low`` = max(0, lo − (value − lower)), ``short_high`` = max(0, value + upper −
-        hi), ``pinned`` (lo = hi) and ``exposed``.
+        hi), ``pinned`` (lo = hi) and ``exposed``; with a household id also ``persons`` and, in
+        a count table, the range ``persons_lo``, ``persons_hi`` a reader can infer.
+    unit : str or None
+        The household column whose distinct values the rules counted (None: the records).
 
     Examples
     --------
@@ -91,6 +98,7 @@ class AuditReport:
     """
 
     frame: pd.DataFrame
+    unit: str | None = None
 
     @property
     def passes(self) -> bool:
@@ -194,7 +202,11 @@ def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None
     frame = frame.assign(value=v, lo=lo, hi=hi, primary=primary[idx], lower=need_lo[idx],
                          upper=need_hi[idx], short_low=short_low, short_high=short_high,
                          pinned=pinned, exposed=exposed)
-    return AuditReport(frame)
+    if table.unit is not None:
+        frame["persons"] = table.contributors[idx]
+        if table.sum_column is None:  # the records' interval bounds the persons'
+            frame["persons_lo"], frame["persons_hi"] = np.where(lo <= 0, 0.0, 1.0), hi
+    return AuditReport(frame, table.unit)
 
 
 def _intervals(a: sparse.csr_matrix, x: np.ndarray, s: np.ndarray, b_lo: np.ndarray,
@@ -385,7 +397,7 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     # every other interval stays as it was
     known = report.frame["pinned"].to_numpy() & ~report.frame["primary"].to_numpy()
     s[report.frame["cell"].to_numpy()[known]] = False
-    report = AuditReport(report.frame[~known].reset_index(drop=True))
+    report = AuditReport(report.frame[~known].reset_index(drop=True), report.unit)
     status = np.where(primary, "primary", np.where(s, "secondary", "published"))
     return SuppressionResult(status.astype(object), used, report)
 

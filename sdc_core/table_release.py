@@ -13,6 +13,13 @@ the Tables page and the report call, so they give the same cells under the same 
 - ``ckm``: the cell key method (:func:`sdc_core.cell_key.ckm_table`): record keys from the
   seed, the default perturbation table (under ``threshold`` blank, the rest rounded to 5).
 
+With a household id (``household``) the unit of protection is the person (or household) the id
+names, not the record (docs/tables.md, "The unit of protection"): the published values stay the
+records' counts (or sums), the threshold rule counts each cell's distinct persons, the dominance
+and p % rules rank per-person sums, DP keeps at most c records per person and scales its noise
+to c (ε per person), and the cell key method gives every record of a person the person's key
+and blanks a cell of fewer persons than its threshold.
+
 Every release has one row per cell and per margin (a margin's label is ``Total``), in the
 order of the cross table, with the value (``count``, or ``sum`` for a magnitude table; missing
 when hidden) and its ``status``: published, primary, secondary or perturbed; and its utility
@@ -31,15 +38,24 @@ from sdc_core import rng
 from sdc_core.cell_key import ckm_table
 from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
 from sdc_core.count_tables import Comparison, compare_published
-from sdc_core.crosstab import CrossTable, crosstab, level_codes
-from sdc_core.dp_tables import dp_counts
+from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
+from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes
 from sdc_core.suppression_audit import AuditReport, secondary_suppression
 
 #: How a table may be published
 TABLE_METHODS = ("suppress", "dp", "ckm")
 #: The primary rules and how many parameters each takes
 RULES = {"threshold": 1, "dominance": 2, "p": 1}
+#: What each published figure protects: every record, or the person a household id names
+UNITS = ("record", "person")
+
+
+def unit_text(household: str | None) -> str:
+    """Whom the rules counted, as the downloads' ``unit`` column says it: "records" or
+    "distinct <household column>"."""
+    return "records" if household is None else f"distinct {household}"
 
 
 def parse_rule(text: str) -> tuple[str, tuple[float, ...]]:
@@ -80,9 +96,11 @@ class TableRelease:
     """A published table (module docstring).
 
     ``frame``: the table's columns, ``count`` or ``sum`` (missing when hidden), ``status``,
-    ``margin``, and with ``suppress`` ``lo`` and ``hi`` (a hidden cell's audited interval),
-    with ``dp`` ``accuracy`` (±, 95 %). ``truth`` the true table; ``utility`` the published
-    cells against it; ``audit`` the audit of a suppressed table; ``epsilon`` of a DP table."""
+    ``margin``, ``unit`` (:func:`unit_text`), and with ``suppress`` ``lo`` and ``hi`` (a
+    hidden cell's audited interval), with ``dp`` ``accuracy`` (±, 95 %). ``truth`` the true
+    table (its ``unit`` the household column, or None); ``utility`` the published cells against
+    it; ``audit`` the audit of a suppressed table; ``epsilon`` of a DP table, per person of at
+    most ``max_contributions`` records (``records_dropped`` left out to keep that bound)."""
 
     method: str
     truth: CrossTable
@@ -92,10 +110,22 @@ class TableRelease:
     audit: AuditReport | None = None
     epsilon: float | None = None
     suppression: str | None = None
+    max_contributions: int | None = None
+    records_dropped: int | None = None
 
     @property
     def value(self) -> str:
         return self.truth.value_column
+
+    @property
+    def household(self) -> str | None:
+        """The household column whose distinct values the figures protect (None: records)."""
+        return self.truth.unit
+
+    @property
+    def unit(self) -> str:
+        """"person" with a household id, else "record" (:data:`UNITS`)."""
+        return UNITS[self.household is not None]
 
     def hidden(self) -> pd.DataFrame:
         """The hidden cells with their audited intervals (``suppress``)."""
@@ -110,18 +140,29 @@ class TableRelease:
         out: dict[str, Any] = {
             "method": self.method, "columns": cols, "value": self.value, "rule": self.rule,
             "epsilon": self.epsilon, "suppression": self.suppression,
+            "household": self.household, "unit": self.unit,
             "cells": cells.to_dict(orient="records"), "utility": self.utility.to_json()}
+        if self.method == "dp":
+            out.update(epsilon_unit=self.unit, max_contributions=self.max_contributions,
+                       records_dropped=self.records_dropped)
         if self.audit is not None:
             out["audit_passes"] = self.audit.passes
             out["hidden"] = [{**{c: r[c] for c in cols}, "lo": float(r["lo"]),
                               "hi": float(r["hi"]), "status": r["status"]}
                              for _, r in self.hidden().iterrows()]
+            if "persons_lo" in self.audit.frame:  # the persons a reader can infer
+                found = self.audit.frame.set_index("cell")
+                for entry, cell in zip(out["hidden"], self.hidden().index):
+                    entry["persons_lo"] = float(found.at[cell, "persons_lo"])
+                    entry["persons_hi"] = float(found.at[cell, "persons_hi"])
         return out
 
 
 def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None = None,
                   method: str = "suppress", rule: str = "threshold:5",
-                  epsilon: float = 1.0, seed: int = 0, threshold: int = 10) -> TableRelease:
+                  epsilon: float = 1.0, seed: int = 0, threshold: int = 10,
+                  household: str | None = None,
+                  max_contributions: int | None = None) -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -138,9 +179,17 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     epsilon : float
         ε of ``dp``.
     seed : int
-        Seed of the DP noise or of the cell key method's record keys.
+        Seed of the DP noise (and of which records of a person DP keeps) or of the cell key
+        method's record keys.
     threshold : int
-        ``ckm``: a published count below it is blank.
+        ``ckm``: a published count below it is blank (with ``household``, also a cell of fewer
+        persons).
+    household : str, optional
+        The household or person id: the unit of protection (module docstring).
+    max_contributions : int, optional
+        ``dp`` with ``household``: c, the most records kept per person (default
+        :func:`sdc_core.dp_tables.default_contributions`); without ``household`` it must be
+        1 or absent (every record is its own unit).
 
     Returns
     -------
@@ -161,7 +210,7 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     if sum_column is not None and method != "suppress":
         raise SdcInputError("a table of sums is published by suppression (method suppress): "
                             "DP and the cell key method here publish counts")
-    table = crosstab(df, columns, sum_column)
+    table = crosstab(df, columns, sum_column, unit=household)
     cols = list(table.columns)
     value = table.value_column
     truth_cells = table.frame.loc[~table.margin, cols + [value]].rename(columns={value: "count"})
@@ -174,20 +223,64 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         frame["lo"] = found["lo"].reindex(range(len(frame))).to_numpy()
         frame["hi"] = found["hi"].reindex(range(len(frame))).to_numpy()
         published = frame.rename(columns={value: "count"})
+        frame["unit"] = unit_text(household)
         return TableRelease("suppress", table, frame,
                             compare_published(truth_cells, published, cols), rule,
                             done.report, suppression=done.method)
     if method == "dp":
-        made = dp_counts(truth_cells, epsilon=epsilon, seed=seed)
+        if household is None and max_contributions not in (None, 1):
+            raise SdcInputError("a bound on the records per person needs a household id: "
+                                "without one, each record is its own unit (c = 1)")
+        c, dropped, bounded = 1, 0, truth_cells
+        if household is not None:
+            units, _ = household_codes(df, household)  # checked by the table already
+            c = default_contributions(units) if max_contributions is None \
+                else int(max_contributions)
+            keep = bound_contributions(units, c, seed)
+            dropped = int((~keep).sum())
+            bounded = truth_cells.assign(count=_cell_counts(df, table, keep))
+        made = dp_counts(bounded, epsilon=epsilon, seed=seed, max_contributions=c)
         frame = _aligned(table, made.table, ["count", "accuracy", "status"])
-        return TableRelease("dp", table, frame,
-                            compare_published(truth_cells, frame, cols), epsilon=made.epsilon)
+        frame["unit"] = unit_text(household)
+        return TableRelease("dp", table, frame, compare_published(truth_cells, frame, cols),
+                            epsilon=made.epsilon, max_contributions=c, records_dropped=dropped)
     labelled, kept = _labelled_records(df, table)
-    # each record's key from its position in the whole file, as every other table of it
-    made_ckm = ckm_table(labelled, cols, seed=seed, threshold=threshold,
-                         ids=rng.record_ids(len(df))[kept])
+    # each record's key from its position in the whole file, as every other table of it; with
+    # a household id, every record of a person the person's key, drawn from its id
+    ids = rng.record_ids(len(df)) if household is None else \
+        rng.ids_from_column(df[household].to_numpy())
+    made_ckm = ckm_table(labelled, cols, seed=seed, threshold=threshold, ids=ids[kept])
     frame = _aligned(table, made_ckm.table, ["count", "status"])
+    if household is not None:  # a cell of fewer persons than the threshold is blank too
+        few = (table.contributors > 0) & (table.contributors < threshold)
+        frame.loc[few, "count"] = pd.NA
+        frame.loc[few, "status"] = "primary"
+    frame["unit"] = unit_text(household)
     return TableRelease("ckm", table, frame, compare_published(truth_cells, frame, cols))
+
+
+def unit_bound(df: pd.DataFrame, household: str, columns: list[str],
+               sum_column: str | None = None) -> int:
+    """Check ``household`` as the unit of protection of the table of ``columns`` (refused as
+    :func:`release_table` refuses it) and give DP's default bound on the records per person,
+    :func:`sdc_core.dp_tables.default_contributions` (the Tables page offers it)."""
+    codes = unit_codes(df, household, columns, sum_column)
+    assert codes is not None  # a household was given
+    return default_contributions(codes)
+
+
+def _cell_counts(df: pd.DataFrame, table: CrossTable, keep: np.ndarray) -> np.ndarray:
+    """The records kept (``keep``) in each cell of ``table`` (margins left out, in the
+    table's order), by the table's own levels: a level only dropped records hold stays a cell,
+    with count 0 (which cells exist does not depend on the records)."""
+    codes = []
+    for c in table.columns:
+        code, _ = level_codes(df[c], None)
+        codes.append(code)
+        keep = keep & (code >= 0)
+    inner = tuple(len(lv) for lv in table.levels)
+    flat = np.ravel_multi_index(tuple(code[keep] for code in codes), inner)
+    return np.bincount(flat, minlength=int(np.prod(inner)))
 
 
 def _aligned(table: CrossTable, made: pd.DataFrame, take: list[str]) -> pd.DataFrame:

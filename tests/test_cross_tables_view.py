@@ -21,12 +21,15 @@ from ui.logic.cross_tables import (
     CrossSettings,
     audit_text,
     cell_accuracy,
+    ckm_text,
     comparison_table,
+    dp_text,
     narrowest_interval,
     protection_rows,
     published_frame,
     rule_text,
     settings_from,
+    settings_text,
     shown_table,
     status_counts,
     table_size,
@@ -132,7 +135,8 @@ def test_protection_rows_of_each_method(survey):
     accuracy = max(a for a, m in zip(dp.frame["accuracy"], dp.frame["margin"]) if not m)
     assert cell_accuracy(dp) == accuracy
     rows = dict(protection_rows(dp, 10).values.tolist())
-    assert rows["ε"] == "2" and rows[label("dp_accuracy")] == f"±{accuracy:.4g}"
+    assert rows["ε"] == "2 per record" and rows[label("dp_accuracy")] == f"±{accuracy:.4g}"
+    assert rows["unit"] == "records" and "records per person" not in rows
     assert cell_accuracy(sup) is None and narrowest_interval(dp) is None
 
     ckm = release_table(survey, ["region", "band"], method="ckm", seed=1, threshold=12)
@@ -159,8 +163,9 @@ def test_a_passing_and_a_failing_audit_say_so():
 def test_the_published_frame_is_the_command_lines(survey):
     made = release_table(survey, ["region", "band"], "income", rule="p:10")
     out = published_frame(made)
-    assert list(out.columns) == ["region", "band", "sum", "status"]
+    assert list(out.columns) == ["region", "band", "sum", "status", "unit"]
     assert len(out) == len(loop_counts(survey, ["region", "band"]))
+    assert set(out["unit"]) == {"records"}
 
 
 def test_a_table_of_sums_offers_suppression_alone(survey):
@@ -197,6 +202,37 @@ def test_rule_text_is_read_back_by_the_core(kind, kwargs, want):
 def test_settings_survive_the_session_state():
     s = CrossSettings(("a", "b", "c"), None, "threshold:3", 0.5, 9, 15)
     assert settings_from({**s.to_dict(), "dataset_id": "x"}) == s
+    with_id = CrossSettings(("a",), None, "threshold:3", 0.5, 9, 15, "hid", 4)
+    assert settings_from({**with_id.to_dict(), "dataset_id": "x"}) == with_id
+    assert settings_text(with_id) == ("suppression's rule threshold:3 on distinct hid; DP ε 0.5 "
+                                      "per person, seed 9, at most 4 records per person; cell "
+                                      "key threshold 15, seed 9")
+    assert "on records; DP ε 0.5 per record" in settings_text(s)
+
+
+def test_with_a_household_id_every_method_says_whom_it_protects(survey):
+    """Persons of three records each: the protection rows, the texts and the download name
+    the household column, and DP says ε is per person with its bound and the records
+    dropped, counted here by a loop over persons."""
+    df = survey.assign(pid=[i // 3 for i in range(len(survey))])
+    sup = release_table(df, ["region", "band"], rule="threshold:8", household="pid")
+    rows = dict(protection_rows(sup, 10).values.tolist())
+    assert rows["unit"] == "distinct pid" and set(published_frame(sup)["unit"]) == {
+        "distinct pid"}
+    assert "counted distinct pid" in audit_text(sup)[1][0]
+    dp = release_table(df, ["region", "band"], method="dp", household="pid",
+                       max_contributions=2, seed=1)
+    dropped = sum(max(0, n - 2) for n in df.groupby("pid").size())
+    rows = dict(protection_rows(dp, 10).values.tolist())
+    assert rows["ε"] == "1 per person" and rows["records per person"] == "at most 2"
+    assert rows["records dropped"] == count_text(dropped) and dropped == 100
+    assert "ε is per person (distinct pid)" in dp_text(dp) and "100 dropped" in dp_text(dp)
+    plain_dp = release_table(df, ["region", "band"], method="dp", seed=1)
+    assert "ε is per record: a person with k records" in dp_text(plain_dp)
+    ckm = release_table(df, ["region", "band"], method="ckm", household="pid")
+    assert "fewer than 10 persons" in dict(protection_rows(ckm, 10).values.tolist())[
+        "threshold"]
+    assert "the person's key" in ckm_text(ckm, 10)
 
 
 def test_the_table_size_is_the_number_of_cells_and_margins(survey):

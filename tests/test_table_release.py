@@ -106,7 +106,8 @@ def test_the_command_line_writes_the_published_table(df, tmp_path):
                "-o", out)
     assert done.returncode == 0, done.stderr
     written = pd.read_csv(out, keep_default_na=False, dtype=str)
-    assert list(written.columns) == ["district", "tenure", "count", "status"]
+    assert list(written.columns) == ["district", "tenure", "count", "status", "unit"]
+    assert set(written["unit"]) == {"records"}
     made = release_table(df, ["district", "tenure"], rule="threshold:20")
     assert written["status"].tolist() == made.frame["status"].tolist()
     blank = written["count"] == ""

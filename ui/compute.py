@@ -31,6 +31,7 @@ from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.table_release import TableRelease, release_table
+from sdc_core.table_release import unit_bound as unit_bound_of
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import workers
@@ -202,21 +203,33 @@ def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
 @st.cache_data(max_entries=16, show_spinner=False)
 def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged: tuple[str, ...],
                  method: str, rule: str, epsilon: float, seed: int, threshold: int,
+                 household: str | None, max_contributions: int | None,
                  _df: pd.DataFrame) -> DifferencingResult:
     """The table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
     published by ``method``: what subtracting them gives away (docs/tables.md, "Differencing
     between two tables")."""
     return workers.run_on(dataset_id, _df, differencing_risk, list(columns), column,
-                          list(merged), method, rule, epsilon, seed, threshold)
+                          list(merged), method, rule, epsilon, seed, threshold,
+                          household=household, max_contributions=max_contributions)
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
 def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | None, method: str,
-                rule: str, epsilon: float, seed: int, threshold: int,
-                _df: pd.DataFrame) -> TableRelease:
+                rule: str, epsilon: float, seed: int, threshold: int, household: str | None,
+                max_contributions: int | None, _df: pd.DataFrame) -> TableRelease:
     """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
-    table"): :func:`sdc_core.table_release.release_table` of the data set, the command line's
-    table for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings
-    do not fit the data."""
+    table"), protecting the persons of ``household`` (None: the records):
+    :func:`sdc_core.table_release.release_table` of the data set, the command line's table
+    for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings do not
+    fit the data."""
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
-                          rule, epsilon, seed, threshold)
+                          rule, epsilon, seed, threshold, household, max_contributions)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def unit_bound(dataset_id: str, household: str, columns: tuple[str, ...],
+               sum_column: str | None, _df: pd.DataFrame) -> int:
+    """DP's default records per person with the household id ``household`` as the table's unit
+    (:func:`sdc_core.table_release.unit_bound`); an :class:`~sdc_core.errors.SdcInputError`
+    when the id cannot be that unit (absent, blank ids, a table column or the sum)."""
+    return unit_bound_of(_df, household, list(columns), sum_column)

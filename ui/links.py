@@ -8,14 +8,16 @@ data set, its roles, a recipe, the risk settings, a lesson and the view, e.g.
   ``household``: only the roles that differ from the data set's own;
 - ``recipe``: the Protect page's settings, the recipe ``{"seed", "steps"}`` as compact JSON,
   zlib-compressed, in URL-safe base64 without padding;
+- ``tables``: the Tables page's settings (by widget key, :data:`ui.logic.cross_tables.
+  TABLE_FIELDS`), packed as ``recipe`` is;
 - ``k``, ``na``, ``alpha``: the risk settings that differ from the defaults;
 - ``lesson``: a lesson of the Lessons page; ``view=projector``: the projector view.
 
 The page is the address's path. A link never carries uploaded data: for an uploaded table or a
-file on the server it holds no data set, roles nor recipe (their column names and merge labels
-come from the data), only the lesson, the risk settings and the view. A session reads its
-address once, on its first run; a name that is missing (a data set, a column, a lesson) or a
-value that cannot be read is reported, and the default is used instead.
+file on the server it holds no data set, roles, recipe nor Tables settings (their column names
+and merge labels come from the data), only the lesson, the risk settings and the view. A session
+reads its address once, on its first run; a name that is missing (a data set, a column, a
+lesson) or a value that cannot be read is reported, and the default is used instead.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from ui.logic.groups import column_groups, offered_columns
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import from_steps
 from ui.logic.session import RiskOptions
+from ui.logic.workspace import TABLES_PREFIX, tables_fields
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).
-KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "household", "recipe", "k",
-        "na", "alpha", "lesson", "view")
+KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "household", "recipe",
+        "tables", "k", "na", "alpha", "lesson", "view")
 _LISTS = ("qi", "sensitive", "numeric", "ignore")
 #: The roles held by one column (or none)
 _ONE = ("weight", "household")
@@ -65,19 +68,20 @@ class LinkState:
     risk: RiskOptions = field(default_factory=RiskOptions)
     lesson: str | None = None
     projector: bool = False
+    #: the Tables page's settings by widget key (None: none kept)
+    tables: dict[str, Any] | None = None
 
 
-def encode_recipe(steps: list[dict[str, Any]], seed: int) -> str:
-    text = json.dumps({"seed": int(seed), "steps": steps}, separators=(",", ":"),
-                      sort_keys=True, ensure_ascii=False)
+def _pack(data: dict[str, Any]) -> str:
+    """``data`` as compact JSON, zlib-compressed, in URL-safe base64 without padding."""
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode().rstrip("=")
 
 
-def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[str, Any]], int]:
-    """The steps and seed of an encoded recipe, checked as a recipe file is
-    (:func:`~sdc_core.recipe.parse_recipe`) with the link's household id (the roles'), which
-    record swapping needs; the steps as a recipe file holds them."""
-    unreadable = SdcInputError("the recipe in the link cannot be read (is the link complete?)")
+def _unpack(text: str, what: str) -> dict[str, Any]:
+    """The object :func:`_pack` made, read with at most :data:`_MAX_RECIPE` bytes unpacked;
+    an :class:`SdcInputError` naming ``what`` when it cannot be read."""
+    unreadable = SdcInputError(f"the {what} in the link cannot be read (is the link complete?)")
     unpack = zlib.decompressobj()
     try:
         raw = unpack.decompress(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)),
@@ -85,7 +89,7 @@ def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[st
     except (binascii.Error, zlib.error, ValueError):
         raise unreadable from None
     if unpack.unconsumed_tail:
-        raise SdcInputError(f"the recipe in the link unpacks to more than {_MAX_RECIPE:,} "
+        raise SdcInputError(f"the {what} in the link unpacks to more than {_MAX_RECIPE:,} "
                             "bytes")
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -93,6 +97,18 @@ def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[st
         raise unreadable from None  # parser goes, or a number of more than 4,300 digits
     if not isinstance(data, dict):
         raise unreadable
+    return data
+
+
+def encode_recipe(steps: list[dict[str, Any]], seed: int) -> str:
+    return _pack({"seed": int(seed), "steps": steps})
+
+
+def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    """The steps and seed of an encoded recipe, checked as a recipe file is
+    (:func:`~sdc_core.recipe.parse_recipe`) with the link's household id (the roles'), which
+    record swapping needs; the steps as a recipe file holds them."""
+    data = _unpack(text, "recipe")
     recipe = parse_recipe({"version": 1, "seed": data.get("seed", 42),
                            "steps": data.get("steps", []), "household": household})
     return recipe.to_dict()["steps"], recipe.seed
@@ -113,6 +129,8 @@ def to_query(link: LinkState) -> dict[str, str]:
                     query[name] = getattr(link.roles, name) or ""
         if link.steps:
             query["recipe"] = encode_recipe(link.steps, link.seed)
+        if link.tables:
+            query["tables"] = _pack(link.tables)
     default = RiskOptions()
     for f in fields(RiskOptions):
         value = getattr(link.risk, f.name)
@@ -186,13 +204,24 @@ def _steps(text: str, columns: Sequence[str], problems: list[str],
     return steps, seed
 
 
+def _tables(text: str, problems: list[str]) -> dict[str, Any] | None:
+    """The Tables page's settings of a link, checked as a workspace file's are
+    (:func:`ui.logic.workspace.tables_fields`); None, with the problem, when they cannot be
+    used."""
+    try:
+        return tables_fields(_unpack(text, "Tables page's settings"), "the link's tables")
+    except SdcInputError as err:
+        problems.append(f"{err}; the Tables page opens with its defaults")
+        return None
+
+
 def read_link(params: Mapping[str, str],
               columns: Callable[[str], Sequence[str]]) -> tuple[LinkState, list[str]]:
     """The state a link's parameters describe, and what in them could not be used (each a
     sentence). ``columns(key)`` gives the column names of a built-in data set."""
     problems: list[str] = []
     key = params.get("data")
-    roles, steps, seed = None, None, 42
+    roles, steps, seed, tables = None, None, 42, None
     if key is not None and key not in EXAMPLES:
         problems.append(f"there is no built-in data set '{key}' (there are "
                         f"{', '.join(EXAMPLES)}); the default data set is open, with its own "
@@ -204,6 +233,8 @@ def read_link(params: Mapping[str, str],
         if "recipe" in params:
             steps, seed = _steps(params["recipe"], names, problems,
                                  (roles or example(key).roles).household)
+        if "tables" in params:
+            tables = _tables(params["tables"], problems)
     lesson = params.get("lesson")
     if lesson is not None and lesson not in LESSONS:
         problems.append(f"there is no lesson '{lesson}'; the Lessons page opens at the first")
@@ -213,7 +244,7 @@ def read_link(params: Mapping[str, str],
         problems.append(f"there is no view '{view}' (there is projector); the usual view is "
                         "used")
     return LinkState(key, roles, steps, seed, _risk(params, problems), lesson,
-                     view == "projector"), problems
+                     view == "projector", tables or None), problems
 
 
 def example_columns(key: str) -> list[str]:
@@ -243,6 +274,8 @@ def open_link() -> bool:
             found.append(f"{err}; the Protect page opens with no method on")
         else:
             state.set_protect_settings(settings, reseed_widgets=True)
+    for widget_key, value in (link.tables or {}).items():
+        state.keep_form_value(widget_key, value)
     state.set_risk_options(link.risk)
     state.set_lesson(link.lesson)
     state.set_projector(link.projector)
@@ -261,8 +294,10 @@ def current() -> LinkState:
     built_in = ds.example if ds is not None else None
     settings = state.protect_settings()
     steps = settings.steps(state.roles().qi) if built_in else None
+    tables = state.kept_form_values(TABLES_PREFIX) if built_in else None
     return LinkState(built_in, state.roles() if built_in else None, steps or None,
-                     settings.seed, state.risk_options(), state.lesson(), state.projector())
+                     settings.seed, state.risk_options(), state.lesson(), state.projector(),
+                     tables or None)
 
 
 def address(query: Mapping[str, str]) -> str:

@@ -4,9 +4,10 @@ Every browser session gets a random token (128 bits from :mod:`secrets`), which 
 carries as ``?resume=…``. The server keeps, in this process's memory only, which session holds
 each token and a reference to that session's state. A new session whose address carries the
 token of a session that is no longer connected takes that session's work over: its data set,
-roles, Protect settings (with their undo history), risk settings, sweep results, Trade-offs form
-and lessons. That is a reload (F5), or a reconnection after Streamlit gave the old connection
-up. The data set is not copied: the session's entry in the memory ledger moves with it.
+roles, Protect settings (with their undo history), risk settings, sweep results, the kept
+widget values of the Trade-offs form and the Tables page, and lessons. That is a reload (F5),
+or a reconnection after Streamlit gave the old connection up. The data set is not copied: the
+session's entry in the memory ledger moves with it.
 
 A token is bound to its session and to the browser that made it:
 
@@ -53,7 +54,8 @@ PARAM = "resume"
 _TOKEN = "resume_token"
 _NOTICE = "resume_notice"
 #: The session state that moves to a session taking another's work over: the plain values of
-#: :mod:`ui.state` and the pages (widgets re-seed from them), and the Trade-offs form.
+#: :mod:`ui.state` and the pages (widgets re-seed from them), and the kept widget values of the
+#: Trade-offs form and the Tables page (:data:`KEPT_PREFIX`).
 KEPT = ("dataset", "roles", "protect", "protect_history", "sweep", "known", "risk_options",
         "whole_file_risk", "lesson", "lesson_values", "lessons_done", "projector",
         "chart_format", "suda_dis_fraction", "risk_view", "link_opened", "analyses",

@@ -95,9 +95,9 @@ def share_link(built_in: str | None) -> None:
                 wrap_lines=True)
         if built_in:
             st.caption(f"Opens this page with {md(built_in)}, its roles, the Protect page's "
-                       "settings, the risk settings, the lesson and the view, in a new session "
-                       "of its own: project it, and a class lands in the same place. The link "
-                       "holds settings, not data.")
+                       "settings, the Tables page's settings, the risk settings, the lesson "
+                       "and the view, in a new session of its own: project it, and a class "
+                       "lands in the same place. The link holds settings, not data.")
         else:
             st.caption("Your data set is your own file, so the link does not carry it, nor its "
                        "roles or settings (they name its columns). It opens this page with the "

@@ -47,7 +47,7 @@ _SWEEP = "sweep"
 _SWEEP_RUNNING = "sweep_running"
 _CHART_FORMAT = "chart_format"
 _CROSS_TABLE = "cross_table"
-_KEPT_FORM = "w_kept_"  # the Trade-offs form's values between visits, one key a widget
+_KEPT_FORM = "w_kept_"  # kept widget values between visits (Trade-offs form, Tables page)
 #: The prefix of the pages' widget keys (and of the counts of their repeated rows): a new data
 #: set or workspace drops them, and they re-seed from it (:func:`bind`)
 WIDGET_PREFIX = "w_"
@@ -418,11 +418,11 @@ def workspace_text() -> str:
     """The workspace file of this session's work (:mod:`ui.logic.workspace`)."""
     ds = ensure_dataset()
     settings = protect_settings()
-    form = {str(k)[len(_KEPT_FORM):]: v for k, v in st.session_state.items()
-            if str(k).startswith(_KEPT_FORM)}
     return workspace.to_json(ds.name, len(ds.df), list(ds.df.columns), ds.dataset_id, roles(),
                              settings.steps(roles().qi), settings.seed, risk_options(),
-                             known_columns(ds.df), form, analysis_spec(), sampling())
+                             known_columns(ds.df), kept_form_values(workspace.FORM_PREFIX),
+                             analysis_spec(), sampling(),
+                             kept_form_values(workspace.TABLES_PREFIX))
 
 
 def open_workspace(text: str | bytes) -> str | None:
@@ -436,8 +436,8 @@ def open_workspace(text: str | bytes) -> str | None:
     set_protect_settings(ws.settings, reseed_widgets=True)
     set_risk_options(ws.risk)
     set_known_columns(ws.known)
-    for key, value in ws.tradeoffs.items():
-        st.session_state[f"{_KEPT_FORM}{key}"] = value
+    for key, value in {**ws.tradeoffs, **ws.tables}.items():
+        keep_form_value(key, value)
     if ws.analyses is not None:
         set_analysis_spec(ws.analyses)
     set_sampling(ws.sampling)
@@ -487,14 +487,23 @@ def set_chart_format(fmt: str) -> None:
 
 
 def kept_form_value(key: str, default: Any) -> Any:
-    """What the Trade-offs form's widget ``key`` held when the page was last shown (a page
-    change drops a widget's state; a workspace file sets it), else ``default``."""
+    """What the widget ``key`` of a page that keeps its settings (the Trade-offs form, the
+    Tables page) held when the page was last shown (a page change drops a widget's state; a
+    workspace file or a link sets it), else ``default``."""
     return st.session_state.get(f"{_KEPT_FORM}{key}", default)
 
 
 def keep_form_value(key: str, value: Any) -> None:
-    """Keep a Trade-offs form widget's value for the next visit and the workspace file."""
+    """Keep a widget's value (:func:`kept_form_value`) for the next visit, a reload, the
+    workspace file and a link."""
     st.session_state[f"{_KEPT_FORM}{key}"] = value
+
+
+def kept_form_values(prefix: str) -> dict[str, Any]:
+    """The kept values (:func:`keep_form_value`) of the widgets whose keys start with
+    ``prefix``, by widget key."""
+    return {str(k)[len(_KEPT_FORM):]: v for k, v in st.session_state.items()
+            if str(k).startswith(_KEPT_FORM + prefix)}
 
 
 def risk_view() -> str:

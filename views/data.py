@@ -101,8 +101,9 @@ elif source:
 with st.expander("Workspace: save your work, or go on with it another day",
                  icon=":material/work_history:"):
     st.caption("A workspace file holds the roles, the Protect page's recipe, the risk settings, "
-               "the attacker's known columns and the Trade-offs form (grid and target): no "
-               "record of the data. Open it with the same data set to go on where you left.")
+               "the attacker's known columns, the Trade-offs form (grid and target) and the "
+               "Tables page's settings: no record of the data. Open it with the same data set "
+               "to go on where you left.")
     st.download_button("Download the workspace (JSON)", state.workspace_text(),
                        file_name=f"{ds.stem}_workspace.json", mime="application/json",
                        on_click="ignore", icon=":material/download:", key="dl_workspace")
@@ -116,7 +117,7 @@ with st.expander("Workspace: save your work, or go on with it another day",
                              f"it is applied: {md(err)}")
         else:
             state.set_notice("workspace", "success", "Workspace opened: roles, recipe, risk "
-                             "settings and the Trade-offs form are as saved."
+                             "settings, the Trade-offs form and the Tables page are as saved."
                              + (f" Note: {md(other)}." if other else ""))
         st.rerun()
     show_notice(state.take_notice("workspace"))

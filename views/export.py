@@ -329,7 +329,8 @@ def published_tables() -> tuple[CrossSettings, dict[str, TableRelease | str]] | 
         for method in TABLE_METHODS:
             releases[method] = compute.cross_table(
                 ds.dataset_id, settings.columns, settings.sum_column, method, settings.rule,
-                settings.epsilon, settings.seed, settings.threshold, df
+                settings.epsilon, settings.seed, settings.threshold, settings.household,
+                settings.max_contributions, df
             ) if method in settings.methods() else SUMS_REFUSED
     except SdcInputError as err:
         st.warning(f"The report leaves out the published tables: {md(err)}",

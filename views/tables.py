@@ -1,11 +1,16 @@
 """Tables: answer counts for a survey organiser with small counts suppressed, and cross tables
 with margins published by suppression, differential privacy and the cell key method side by
-side (docs/tables.md)."""
+side (docs/tables.md). With a household id tagged on the Data page, a cross table protects the
+person the id names, by default. Every setting is kept between visits, in a reload, the
+workspace file and a link (docs/tables.md, "On the Tables page")."""
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from sdc_core.crosstab import level_codes
+from sdc_core.dp_tables import MAX_CONTRIBUTIONS
 from sdc_core.errors import SdcInputError
 from sdc_core.io import table_bytes
 from sdc_core.table_release import TABLE_METHODS
@@ -18,9 +23,18 @@ from sdc_core.tables import (
 )
 from ui import compute, state
 from ui.logic.cross_tables import (
+    DOMINANCE_N,
+    EPSILONS,
     LARGE_TABLE,
     METHOD_TITLES,
+    PARTICIPANTS,
+    PARTS,
+    PERCENTS,
+    SEEDS,
+    SOURCES,
     SUMS_REFUSED,
+    THRESHOLDS,
+    UNITS,
     CrossSettings,
     audit_text,
     ckm_text,
@@ -40,7 +54,25 @@ from ui.logic.session import Dataset
 from ui.logic.text import md
 from ui.sidebar import render_sidebar
 
-ANSWERS, CROSS = "Answer counts", "Cross table with margins"
+ANSWERS, CROSS = PARTS
+#: The widgets of this run whose values are kept for the next visit (:func:`keep`)
+KEPT: list[str] = []
+
+
+def keep(key: str, default: Any, options: list | None = None,
+         choices: list | None = None) -> None:
+    """Seed the widget ``key`` with what it held when this page was last shown (a page change
+    drops a widget's state; a reload, a workspace file or a link brings it back), else
+    ``default``; kept columns or levels no longer offered (``options``) are left out, and a
+    kept choice not among ``choices`` gives way to the default."""
+    value = state.kept_form_value(key, default)
+    if options is not None:
+        value = [v for v in value if v in options]
+    if choices is not None and value not in choices:
+        value = default
+    state.bind(key, value)
+    KEPT.append(key)
+
 
 st.title("Tables")
 st.caption("Tables a steward may publish. **Answer counts** for a survey organiser: a question "
@@ -49,7 +81,8 @@ st.caption("Tables a steward may publish. **Answer counts** for a survey organis
            "only from what is shown. **Cross tables with margins** of 1 to 3 columns, counts or "
            "sums, published by suppression, differential privacy and the cell key method side "
            "by side, with what each costs and protects.")
-kind = st.radio("Table", [ANSWERS, CROSS], horizontal=True, key="w_tables_kind")
+keep("w_tables_kind", ANSWERS, choices=list(PARTS))
+kind = st.radio("Table", list(PARTS), horizontal=True, key="w_tables_kind")
 
 
 #: The most levels the differencing part offers to merge
@@ -58,28 +91,35 @@ MAX_DIFF_LEVELS = 200
 
 def answer_counts() -> None:
     """Seed 004's answer counts, their audit and the download."""
-    source = st.radio("Data", ["Current data set", "Example: the pet survey (100 participants)"],
-                      horizontal=True, key="w_tables_source")
+    keep("w_tables_source", SOURCES[0], choices=list(SOURCES))
+    source = st.radio("Data", list(SOURCES), horizontal=True, key="w_tables_source")
     ds = state.ensure_dataset()
-    df = ds.df if source == "Current data set" else pet_survey()
+    df = ds.df if source == SOURCES[0] else pet_survey()
 
     c1, c2, c3, c4 = st.columns(4)
-    q = c1.number_input("Question threshold Q", 1, 1000, 10, key="w_tables_q",
+    keep("w_tables_q", 10)
+    q = c1.number_input("Question threshold Q", *THRESHOLDS, key="w_tables_q",
                         help="Hide a question with fewer responses than this.")
-    t = c2.number_input("Option threshold T", 1, 1000, 5, key="w_tables_t",
+    keep("w_tables_t", 5)
+    t = c2.number_input("Option threshold T", *THRESHOLDS, key="w_tables_t",
                         help="Show an option's count only when at least this many chose it.")
-    n = c3.number_input("Participants N", len(df), 10_000_000, len(df), key=f"w_tables_n_{len(df)}",
+    n_key = f"w_tables_n_{len(df)}"
+    keep(n_key, len(df))
+    state.set_widget(n_key, max(len(df), int(state.widget(n_key))))  # at least the rows
+    n = c3.number_input("Participants N", len(df), PARTICIPANTS[1], key=n_key,
                         help="Everyone invited to answer; defaults to the number of rows.")
+    keep("w_tables_multi", False)
     multi = c4.toggle("Multi-select cells", key="w_tables_multi",
                       help="Each cell lists the chosen options, separated by the delimiter.")
-    delimiter = c4.text_input("Delimiter", ";", key="w_tables_delim", max_chars=3,
+    keep("w_tables_delim", ";")
+    delimiter = c4.text_input("Delimiter", key="w_tables_delim", max_chars=3,
                               disabled=not multi)
 
-    default = ["favourite animal"] if source != "Current data set" else [
+    default = ["favourite animal"] if source != SOURCES[0] else [
         c for c, k in ds.kinds.items() if k.value == "categorical"][:2]
-    questions = st.multiselect("Question columns", list(df.columns),
-                               default=[c for c in default if c in df.columns],
-                               key=f"w_tables_questions_{source[:7]}")
+    questions_key = f"w_tables_questions_{source[:7]}"
+    keep(questions_key, [c for c in default if c in df.columns], options=list(df.columns))
+    questions = st.multiselect("Question columns", list(df.columns), key=questions_key)
     if not questions:
         st.info("Choose at least one question column.", icon=":material/info:")
 
@@ -136,55 +176,121 @@ def answer_counts() -> None:
 
 
 def cross_settings(ds: Dataset) -> CrossSettings | None:
-    """The cross table's controls; None until a column is chosen."""
+    """The cross table's controls; None until a column is chosen (or while the household id
+    cannot be the table's unit: then an error says why)."""
     df = ds.df
     kinds = {c: k.value for c, k in ds.kinds.items()}
-    categorical = [c for c in df.columns if kinds.get(c) == "categorical"]
-    numeric = [c for c in df.columns if kinds.get(c) == "numeric"]
+    tagged = state.roles().household
+    household_id = tagged if tagged in df.columns else None
+    categorical = [c for c in df.columns if kinds.get(c) == "categorical" and c != household_id]
+    numeric = [c for c in df.columns if kinds.get(c) == "numeric" and c != household_id]
     c1, c2 = st.columns([3, 2])
-    columns = c1.multiselect("Table columns (1 to 3)", list(df.columns),
-                             default=categorical[:2], max_selections=3, key="w_tables_cross",
+    keep("w_tables_cross", categorical[:2], options=list(df.columns))
+    columns = c1.multiselect("Table columns (1 to 3)", list(df.columns), max_selections=3,
+                             key="w_tables_cross",
                              help="The first column's levels are the rows of a 2-way table, "
                                   "the second's its columns; every margin and the grand "
                                   "total are published too.")
+    keep("w_tables_cross_sum", None, choices=[None, *numeric])
     sum_column = c2.selectbox("Sum of", [None, *numeric], key="w_tables_cross_sum",
                               format_func=lambda c: "— (count the records)" if c is None
                               else str(c),
-                              help="A magnitude table: the sum of this column per cell.")
+                              help="A magnitude table: the sum of this column per cell (an id "
+                                   "is never summed).")
+    household = unit_choice(household_id)
     r1, r2, r3, r4, r5 = st.columns(5)
     if sum_column is None:
-        t = r1.number_input("Threshold T", 1, 1000, 5, key="w_tables_cross_t",
-                            help="Suppression's primary rule: a count below T is hidden.")
+        keep("w_tables_cross_t", 5)
+        t = r1.number_input("Threshold T", *THRESHOLDS, key="w_tables_cross_t",
+                            help="Suppression's primary rule: a cell of fewer than T "
+                                 "contributors (records, or with a household id persons) is "
+                                 "hidden.")
         rule = rule_text("threshold", threshold=int(t))
     else:
+        keep("w_tables_cross_rule", "p", choices=["p", "dominance"])
         which = r1.radio("Primary rule", ["p", "dominance"], key="w_tables_cross_rule",
                          format_func={"p": "p %", "dominance": "dominance (n, k)"}.get,
                          help="p %: a cell is hidden when the second-largest contributor "
                               "could estimate the largest's amount within p %. Dominance: "
                               "when the n largest contributors hold more than k % of the "
-                              "cell's sum.")
+                              "cell's sum. With a household id a contributor is a person, "
+                              "the amounts of their records in the cell added up.")
         if which == "p":
-            p = r2.number_input("p (%)", 0.1, 100.0, 10.0, key="w_tables_cross_p")
+            keep("w_tables_cross_p", 10.0)
+            p = r2.number_input("p (%)", *PERCENTS, key="w_tables_cross_p")
             rule = rule_text("p", p=float(p))
         else:
-            n = r2.number_input("n", 1, 10, 2, key="w_tables_cross_n")
-            k = r2.number_input("k (%)", 1.0, 100.0, 85.0, key="w_tables_cross_k")
+            keep("w_tables_cross_n", 2)
+            n = r2.number_input("n", *DOMINANCE_N, key="w_tables_cross_n")
+            keep("w_tables_cross_k", 85.0)
+            k = r2.number_input("k (%)", 1.0, 100.0, key="w_tables_cross_k")
             rule = rule_text("dominance", n=int(n), k=float(k))
     counts_only = sum_column is not None
-    eps = r3.number_input("DP ε", 0.01, 100.0, 1.0, 0.1, key="w_tables_eps",
+    keep("w_tables_eps", 1.0)
+    eps = r3.number_input("DP ε", *EPSILONS, step=0.1, key="w_tables_eps",
                           disabled=counts_only,
-                          help="Differential privacy: the privacy loss of each published "
-                               "count; smaller is more private and noisier.")
-    seed = r4.number_input("Seed", 0, 2**31 - 1, 0, key="w_tables_seed", disabled=counts_only,
-                           help="Of the DP noise and of the cell key method's record keys.")
-    threshold = r5.number_input("Cell key threshold", 1, 1000, 10, key="w_tables_ckm_t",
+                          help="Differential privacy: the privacy loss of the table, per "
+                               "person with a household id, else per record; smaller is more "
+                               "private and noisier.")
+    keep("w_tables_seed", 0)
+    seed = r4.number_input("Seed", *SEEDS, key="w_tables_seed", disabled=counts_only,
+                           help="Of the DP noise (and of which records of a person DP keeps) "
+                                "and of the cell key method's record keys.")
+    keep("w_tables_ckm_t", 10)
+    threshold = r5.number_input("Cell key threshold", *THRESHOLDS, key="w_tables_ckm_t",
                                 disabled=counts_only,
                                 help="The cell key method: a published count below it is "
-                                     "blank, the rest rounded to 5.")
+                                     "blank, the rest rounded to 5; with a household id a cell "
+                                     "of fewer persons is blank too.")
     if not columns:
         st.info("Choose 1 to 3 table columns.", icon=":material/info:")
         return None
-    return CrossSettings(tuple(columns), sum_column, rule, float(eps), int(seed), int(threshold))
+    bound = None
+    if household is not None:
+        try:
+            default_bound = compute.unit_bound(ds.dataset_id, household, tuple(columns),
+                                               sum_column, df)
+        except SdcInputError as err:
+            st.error(md(err), icon=":material/error:")
+            return None
+        if not counts_only:
+            keep("w_tables_max_c", default_bound)
+            bound = int(r3.number_input(
+                "DP: records per person at most", 1, MAX_CONTRIBUTIONS, key="w_tables_max_c",
+                help=f"DP keeps at most this many records of each person (the others "
+                     f"dropped, chosen by the seed) and scales its noise to it, so that ε is "
+                     f"per person. The default, {default_bound}, is the 95th percentile of "
+                     "records per person: it keeps at least 95 % of the persons whole. It is "
+                     "read from the data, so set it from the design (the waves of a panel) "
+                     "when you know it."))
+    return CrossSettings(tuple(columns), sum_column, rule, float(eps), int(seed), int(threshold),
+                         household, bound)
+
+
+def unit_choice(household_id: str | None) -> str | None:
+    """Whom the figures protect: with a household id tagged on the Data page, each person (by
+    default) or each record, as the steward chooses; the household column, or None for the
+    records."""
+    if household_id is None:
+        st.caption("No household or person id is tagged on the Data page: every record counts "
+                   "as a contributor of its own, and DP's ε is per record. A person with "
+                   "several records (a panel, repeated visits) is protected only when the id "
+                   "is tagged.")
+        return None
+    keep("w_tables_unit", UNITS[0], choices=list(UNITS))
+    unit = st.radio("Protect", list(UNITS), horizontal=True, key="w_tables_unit",
+                    format_func={"person": f"each person (distinct {md(household_id)})",
+                                 "record": "each record"}.get,
+                    help="Each person: the threshold counts the distinct ids in a cell, the "
+                         "dominance and p % rules add up a person's amounts, DP bounds each "
+                         "person's records and the cell key method gives a person one key. "
+                         "Each record: every record counts as a contributor of its own.")
+    st.caption(f"Household id **{md(household_id)}** (tagged on the Data page). "
+               + ("The published values are still record counts (or sums); the rules count "
+                  "persons." if unit == "person" else
+                  "Counted by records, a cell of one person's several records can be "
+                  "published as if it were several people."))
+    return household_id if unit == "person" else None
 
 
 def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
@@ -197,7 +303,8 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
         with st.spinner("Publishing the table…"):
             made = compute.cross_table(ds.dataset_id, settings.columns, settings.sum_column, method,
                                        settings.rule, settings.epsilon, settings.seed,
-                                       settings.threshold, ds.df)
+                                       settings.threshold, settings.household,
+                                       settings.max_contributions, ds.df)
     except SdcInputError as err:
         st.error(md(err), icon=":material/error:")
         return False
@@ -216,10 +323,10 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
             else:
                 st.error(f"Audit: {md(line)}", icon=":material/gpp_bad:")
     elif method == "dp":
-        st.caption(dp_text(made))
+        st.caption(md(dp_text(made)))
         st.caption(nonresponse_text(made, len(ds.df)))
     else:
-        st.caption(ckm_text(made, settings.threshold))
+        st.caption(md(ckm_text(made, settings.threshold)))
     st.markdown("**Utility** (against the true table)")
     st.dataframe(utility_rows(made), hide_index=True, width="stretch")
     st.markdown("**Protection**")
@@ -249,14 +356,16 @@ def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
         st.caption("A second table of the same data that merges some levels of a column (two "
                    "age groups, say) lets a reader subtract: a cell hidden in one table may "
                    "follow from the other. Choose the levels the second table merges.")
+        keep("w_tables_diff_column", settings.columns[0], choices=list(settings.columns))
         column = st.selectbox("Column", list(settings.columns), key="w_tables_diff_column",
                               format_func=str)
         try:
             levels = level_codes(ds.df[column], None)[1][:MAX_DIFF_LEVELS]  # the table's text
         except SdcInputError:  # the column cannot make a table: the methods above say why
             return
-        merged = st.multiselect("Levels merged in the second table", levels,
-                                key=f"w_tables_diff_levels_{column}")
+        levels_key = f"w_tables_diff_levels_{column}"
+        keep(levels_key, [], options=levels)
+        merged = st.multiselect("Levels merged in the second table", levels, key=levels_key)
         if len(merged) < 2:
             st.info("Choose two or more levels to merge.", icon=":material/info:")
             return
@@ -269,7 +378,8 @@ def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
                     result = compute.differencing(ds.dataset_id, settings.columns, column,
                                                   tuple(merged), method, settings.rule,
                                                   settings.epsilon, settings.seed,
-                                                  settings.threshold, ds.df)
+                                                  settings.threshold, settings.household,
+                                                  settings.max_contributions, ds.df)
                 except SdcInputError as err:
                     st.error(md(err), icon=":material/error:")
                     continue
@@ -295,15 +405,18 @@ def cross_tables() -> None:
         state.set_cross_table_settings(settings.to_dict(), ds.dataset_id)
     differencing_part(ds, settings)
     st.caption("Each download has one row per cell and per margin (a margin's label is "
-               "\"Total\"): the table's columns, the count (or sum; blank when hidden) and its "
-               "status (published, primary, secondary, perturbed), as `python -m sdc_core "
-               "tables DATA --cross A,B -o OUT.csv` writes it. The report on the Export page "
-               "holds the last cross table shown here.")
+               "\"Total\"): the table's columns, the count (or sum; blank when hidden), its "
+               "status (published, primary, secondary, perturbed) and the unit the rules "
+               "counted (records, or distinct ids of the household column), as `python -m "
+               "sdc_core tables DATA --cross A,B [--household ID] -o OUT.csv` writes it. The "
+               "report on the Export page holds the last cross table shown here.")
 
 
 if kind == ANSWERS:
     answer_counts()
 else:
     cross_tables()
+for widget_key in KEPT:  # for the next visit, a reload, the workspace file and a link
+    state.keep_form_value(widget_key, state.widget(widget_key))
 
 render_sidebar()

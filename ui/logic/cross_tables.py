@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from sdc_core.dp_tables import nonresponse
+from sdc_core.dp_tables import MAX_CONTRIBUTIONS, nonresponse
 from sdc_core.names import count_text, label
-from sdc_core.table_release import TABLE_METHODS, TableRelease
+from sdc_core.table_release import TABLE_METHODS, TableRelease, unit_text
 
 #: Each method's heading, in :data:`~sdc_core.table_release.TABLE_METHODS`' order
 METHOD_TITLES = {"suppress": "Suppression", "dp": "Differential privacy",
@@ -35,13 +35,58 @@ LARGE_TABLE = 10_000
 #: The utility figures of every method, by their keys in :mod:`sdc_core.names`
 UTILITY_KEYS = ("absD", "relabsD", "hellinger", "false_zeros", "false_nonzeros", "blank")
 
+#: The Tables page's two parts, and the two sources of its answer counts (its radios' options)
+PARTS = ("Answer counts", "Cross table with margins")
+SOURCES = ("Current data set", "Example: the pet survey (100 participants)")
+#: Whom a cross table protects when the Data page tags a household id: each person (the id's
+#: distinct values), or each record
+UNITS = ("person", "record")
+#: The Tables page's thresholds, counts and ε: the range each field takes
+THRESHOLDS, SEEDS, EPSILONS = (1, 1000), (0, 2**31 - 1), (0.01, 100.0)
+PERCENTS, DOMINANCE_N, PARTICIPANTS = (0.1, 100.0), (1, 10), (1, 10_000_000)
+#: The Tables page's widgets whose values are kept between visits, in a reload, a workspace file
+#: and a link (docs/tables.md, "On the Tables page"): what each may hold, as
+#: :func:`ui.logic.workspace.tables_fields` checks a file's or a link's values before a widget
+#: draws them (a kind and its limits, as :func:`ui.logic.workspace.fits` reads them)
+TABLE_FIELDS: dict[str, tuple[str, Any]] = {
+    "w_tables_kind": ("choice", PARTS), "w_tables_source": ("choice", SOURCES),
+    "w_tables_q": ("whole", THRESHOLDS), "w_tables_t": ("whole", THRESHOLDS),
+    "w_tables_multi": ("flag", None), "w_tables_delim": ("text", 3),
+    "w_tables_cross": ("columns", None), "w_tables_cross_sum": ("name", None),
+    "w_tables_cross_t": ("whole", THRESHOLDS),
+    "w_tables_cross_rule": ("choice", ("p", "dominance")),
+    "w_tables_cross_p": ("number", PERCENTS), "w_tables_cross_n": ("whole", DOMINANCE_N),
+    "w_tables_cross_k": ("number", (1.0, 100.0)), "w_tables_eps": ("number", EPSILONS),
+    "w_tables_seed": ("whole", SEEDS), "w_tables_ckm_t": ("whole", THRESHOLDS),
+    "w_tables_unit": ("choice", UNITS), "w_tables_max_c": ("whole", (1, MAX_CONTRIBUTIONS)),
+    "w_tables_diff_column": ("name", None),
+}
+#: Kept widgets whose key ends in a name: the participants N (per number of rows), the question
+#: columns (per source) and the levels merged (per column)
+TABLE_FIELD_PREFIXES: dict[str, tuple[str, Any]] = {
+    "w_tables_n_": ("whole", PARTICIPANTS), "w_tables_questions_": ("columns", None),
+    "w_tables_diff_levels_": ("texts", None)}
+
+
+def table_field(key: str) -> tuple[str, Any] | None:
+    """What the Tables page's kept widget ``key`` may hold (:data:`TABLE_FIELDS`), None when
+    it is not one."""
+    if key in TABLE_FIELDS:
+        return TABLE_FIELDS[key]
+    for prefix, kind in TABLE_FIELD_PREFIXES.items():
+        if key.startswith(prefix):
+            return kind
+    return None
+
 
 @dataclass(frozen=True)
 class CrossSettings:
     """The Tables page's cross-table settings: 1 to 3 ``columns``, an optional ``sum_column``,
     the primary ``rule`` of suppression (``threshold:T``, ``dominance:N,K``, ``p:P``), the DP
-    ``epsilon``, the ``seed`` of the DP noise and of the cell keys, and the cell key method's
-    ``threshold`` (a published count below it is blank)."""
+    ``epsilon``, the ``seed`` of the DP noise and of the cell keys, the cell key method's
+    ``threshold`` (a published count below it is blank), the ``household`` id whose persons
+    the figures protect (None: the records) and DP's ``max_contributions`` per person (None:
+    the default of :func:`sdc_core.dp_tables.default_contributions`)."""
 
     columns: tuple[str, ...]
     sum_column: str | None = None
@@ -49,6 +94,8 @@ class CrossSettings:
     epsilon: float = 1.0
     seed: int = 0
     threshold: int = 10
+    household: str | None = None
+    max_contributions: int | None = None
 
     def methods(self) -> tuple[str, ...]:
         """The methods offered: all three for counts, suppression alone for sums."""
@@ -71,9 +118,10 @@ def rule_text(kind: str, threshold: int = 5, n: int = 2, k: float = 85.0,
 
 def published_frame(release: TableRelease) -> pd.DataFrame:
     """What is published and downloaded: one row per cell and margin, the table's columns,
-    ``count`` (or ``sum``; missing when hidden) and ``status`` (the command line's file)."""
+    ``count`` (or ``sum``; missing when hidden), ``status`` and ``unit`` (whom the rules
+    counted; the command line's file)."""
     cols = list(release.truth.columns)
-    return release.frame[cols + [release.value, "status"]]
+    return release.frame[cols + [release.value, "status", "unit"]]
 
 
 def _figure(v: object) -> str:
@@ -148,23 +196,30 @@ def _value(v: float | None) -> str:
 
 
 def protection_rows(release: TableRelease, threshold: int) -> pd.DataFrame:
-    """What protects the table, one row each (``measure``, ``value`` as text): suppression,
-    the audit's verdict and the narrowest hidden interval; differential privacy, ε and a
-    cell's ±95 % accuracy; the cell key method, the share of cells perturbed and its
+    """What protects the table, one row each (``measure``, ``value`` as text): whom the rules
+    count (``unit``: records, or the household id's distinct persons); suppression, the
+    audit's verdict and the narrowest hidden interval; differential privacy, ε (per record or
+    per person), a cell's ±95 % accuracy and, with a household id, the records kept per
+    person and those dropped; the cell key method, the share of cells perturbed and its
     ``threshold``."""
-    rows: list[tuple[str, str]]
+    rows: list[tuple[str, str]] = [("unit", unit_text(release.household))]
     if release.method == "suppress":
         audit = release.audit
         verdict = ("passes" if audit is None or audit.passes
                    else f"fails: {audit.exposed_cells} cells exposed")
-        rows = [("audit", verdict), ("rule", str(release.rule)),
-                (label("narrowest_interval"), _value(narrowest_interval(release)))]
+        rows += [("audit", verdict), ("rule", str(release.rule)),
+                 (label("narrowest_interval"), _value(narrowest_interval(release)))]
     elif release.method == "dp":
-        rows = [("ε", _value(release.epsilon)), (label("dp_accuracy"),
-                                                 "±" + _value(cell_accuracy(release)))]
+        rows += [("ε", f"{_value(release.epsilon)} per {release.unit}"),
+                 (label("dp_accuracy"), "±" + _value(cell_accuracy(release)))]
+        if release.household is not None:
+            rows += [("records per person", f"at most {release.max_contributions}"),
+                     ("records dropped", _value(release.records_dropped))]
     else:
-        rows = [(label("perturbed"), f"{release.utility.perturbed:.1%}"),
-                ("threshold", f"counts below {int(threshold)} blank")]
+        blank = f"counts below {int(threshold)} blank"
+        if release.household is not None:
+            blank += f", and cells of fewer than {int(threshold)} persons"
+        rows += [(label("perturbed"), f"{release.utility.perturbed:.1%}"), ("threshold", blank)]
     return pd.DataFrame(rows, columns=["measure", "value"])
 
 
@@ -177,17 +232,26 @@ def audit_text(release: TableRelease) -> tuple[bool, list[str]]:
     if not audit.passes:
         return False, audit.findings(tuple(release.truth.columns))
     narrow = narrowest_interval(release)
+    counted = (f" The rule counted distinct {release.household}: a cell of one person's "
+               "several records is as small as that one person." if release.household else "")
     if narrow is None:
-        return True, ["Audit passed: no cell is hidden."]
+        return True, ["Audit passed: no cell is hidden." + counted]
     return True, [f"Audit passed: every hidden cell can still be anything in an interval at "
-                  f"least {count_text(narrow)} wide given everything published."]
+                  f"least {count_text(narrow)} wide given everything published." + counted]
 
 
 def dp_text(release: TableRelease) -> str:
-    """What a DP table's ε and accuracy say."""
+    """What a DP table's ε and accuracy say, and for whom ε holds: per person with a household
+    id (its records beyond c dropped), else plainly per record."""
     acc = cell_accuracy(release)
-    return (f"ε = {_value(release.epsilon)}: each count is within ±{_value(acc)} of the true "
-            "count with 95 % probability; the margins are sums of the noisy cells.")
+    head = (f"ε = {_value(release.epsilon)}: each count is within ±{_value(acc)} of the true "
+            "count with 95 % probability; the margins are sums of the noisy cells. ")
+    if release.household is None:
+        return head + ("ε is per record: a person with k records in the table has up to k·ε. "
+                       "Tag a household or person id on the Data page to protect persons.")
+    return head + (f"ε is per person (distinct {release.household}): each keeps at most "
+                   f"{release.max_contributions} records ({_value(release.records_dropped)} "
+                   f"dropped), and the noise is scaled to {release.max_contributions}.")
 
 
 def nonresponse_text(release: TableRelease, records: int) -> str:
@@ -204,8 +268,13 @@ def nonresponse_text(release: TableRelease, records: int) -> str:
 
 def ckm_text(release: TableRelease, threshold: int) -> str:
     """What the cell key method did."""
-    return (f"{release.utility.perturbed:.1%} of the published cells differ from the true "
+    text = (f"{release.utility.perturbed:.1%} of the published cells differ from the true "
             f"count; counts below {int(threshold)} are blank, the rest rounded to 5.")
+    if release.household is not None:
+        text += (f" Every record of a person has the person's key (distinct "
+                 f"{release.household}), and a cell of fewer than {int(threshold)} persons is "
+                 "blank.")
+    return text
 
 
 def comparison_table(releases: Mapping[str, TableRelease | str],
@@ -244,17 +313,23 @@ def file_name(stem: str, method: str, extension: str) -> str:
 def settings_from(stored: Mapping[str, Any]) -> CrossSettings:
     """The settings :meth:`CrossSettings.to_dict` kept (other keys, the data set's id, left
     out)."""
+    bound = stored.get("max_contributions")
     return CrossSettings(tuple(stored["columns"]), stored.get("sum_column"),
                          str(stored["rule"]), float(stored["epsilon"]), int(stored["seed"]),
-                         int(stored["threshold"]))
+                         int(stored["threshold"]), stored.get("household"),
+                         None if bound is None else int(bound))
 
 
 def settings_text(settings: CrossSettings) -> str:
-    """The settings in one line: "rule threshold:5; ε 1, seed 0; cell key threshold 10"."""
-    text = f"suppression's rule {settings.rule}"
+    """The settings in one line: "rule threshold:5; ε 1, seed 0; cell key threshold 10", and
+    whom they protect: "on records" or "on distinct hid"."""
+    text = f"suppression's rule {settings.rule} on {unit_text(settings.household)}"
     if settings.sum_column is None:
-        text += (f"; DP ε {settings.epsilon:g}, seed {settings.seed}; cell key threshold "
-                 f"{settings.threshold}, seed {settings.seed}")
+        per = "record" if settings.household is None else "person"
+        text += f"; DP ε {settings.epsilon:g} per {per}, seed {settings.seed}"
+        if settings.household is not None and settings.max_contributions is not None:
+            text += f", at most {settings.max_contributions} records per person"
+        text += f"; cell key threshold {settings.threshold}, seed {settings.seed}"
     return text
 
 

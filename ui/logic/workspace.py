@@ -12,13 +12,14 @@ It is JSON (pure Python here; the Data and Export pages offer it):
  "risk": {"k": 5, "na": "wildcard", "alpha": 1.0},
  "known": […],
  "tradeoffs": {"w_t_band_values": "5, 10", "w_t_target": "every_class", …},
+ "tables": {"w_tables_kind": "Cross table with margins", "w_tables_cross": ["sex", "age"], …},
  "analyses": {"confidence": 0.95, "analyses": […]}}
 ```
 
 It holds no value of any record: the data set's name, size, column names and fingerprint (the
 content hash the sidebar shows), the roles, the Protect page's recipe, the risk settings, the
-columns the attacker is assumed to know, the Trade-offs form (grid and target) and the benchmark
-analyses (their spec, as ``compare --analysis`` reads it). Like a recipe,
+columns the attacker is assumed to know, the Trade-offs form (grid and target), the Tables page's
+settings and the benchmark analyses (their spec, as ``compare --analysis`` reads it). Like a recipe,
 a merge of levels names the levels it merges.
 
 Opening it with a data set applies all of it or nothing: a column it names that the data set
@@ -30,7 +31,7 @@ is allowed when it has the columns, and said.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +40,15 @@ from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
 from sdc_core.roles import Roles
 from sdc_core.utility.analysis import parse_spec
+from ui.logic.cross_tables import table_field
 from ui.logic.protect import ProtectSettings, from_steps
 from ui.logic.session import RiskOptions
 
 VERSION = 1
 #: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).
 FORM_PREFIX = "w_t_"
+#: The Tables page's fields a workspace keeps (:data:`ui.logic.cross_tables.TABLE_FIELDS`).
+TABLES_PREFIX = "w_tables_"
 _ROLE_LISTS = ("qi", "sensitive", "numeric", "ignore")
 _NA = ("wildcard", "category")
 
@@ -64,12 +68,15 @@ class Workspace:
     analyses: dict[str, Any] | None = None
     #: how the data set was sampled: {"sampling_fraction": f}, {"population_size": N} or {}
     sampling: dict[str, float] = field(default_factory=dict)
+    #: the Tables page's settings, by widget key
+    tables: dict[str, Any] = field(default_factory=dict)
 
 
 def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, roles: Roles,
             steps: list[dict[str, Any]], seed: int, risk: RiskOptions, known: Sequence[str],
             tradeoffs: dict[str, Any], analyses: dict[str, Any] | None = None,
-            sampling: dict[str, float] | None = None) -> str:
+            sampling: dict[str, float] | None = None,
+            tables: dict[str, Any] | None = None) -> str:
     """The workspace file of this work (see the module docstring)."""
     return json.dumps({
         "workspace": VERSION,
@@ -82,6 +89,8 @@ def to_json(name: str, records: int, columns: Sequence[str], fingerprint: str, r
         "risk": {"k": risk.k, "na": risk.na, "alpha": risk.alpha},
         "known": list(known),
         "tradeoffs": {k: v for k, v in sorted(tradeoffs.items()) if k.startswith(FORM_PREFIX)},
+        **({"tables": {k: v for k, v in sorted(tables.items()) if k.startswith(TABLES_PREFIX)}}
+           if tables else {}),
         **({"analyses": analyses} if analyses is not None else {}),
         **({"sampling": sampling} if sampling else {}),
     }, indent=2, ensure_ascii=False, default=str) + "\n"
@@ -159,37 +168,66 @@ _MAX_FIELD_TEXT = 1000
 _MAX_AMOUNT = 2**53 - 1
 
 
-def _form(data: Any) -> dict[str, Any]:
-    """The Trade-offs form's fields, each checked against what its widget can draw: a
-    method's columns a list of names, its values text, the fixed fields of
-    :data:`_FORM_FIELDS` (a value the page cannot draw broke it on every visit)."""
+def _form_field(key: str) -> tuple[str, Any] | None:
+    """What the Trade-offs form's field ``key`` may hold: a fixed field of
+    :data:`_FORM_FIELDS`, a method's columns (a list of names) or its values (text)."""
+    return _FORM_FIELDS.get(key, ("columns", None) if key.endswith("_cols") else
+                            ("text", None) if "_values" in key else None)
+
+
+def _fields(data: Any, section: str, page: str, prefix: str,
+            field_of: Callable[[str], tuple[str, Any] | None]) -> dict[str, Any]:
+    """The fields of a page's form (``section`` of the file), each checked against what its
+    widget can draw (:func:`fits`; a value the page cannot draw broke it on every visit)."""
     if not isinstance(data, dict):
-        raise SdcInputError("tradeoffs must be an object of the Trade-offs form's fields")
+        raise SdcInputError(f"{section} must be an object of the {page}'s fields")
     for key, value in data.items():
-        where = f"tradeoffs: {key!r}"
-        if not isinstance(key, str) or not key.startswith(FORM_PREFIX):
-            raise SdcInputError(f"{where} is not a field of the Trade-offs form")
-        kind, limits = _FORM_FIELDS.get(key, ("columns", None) if key.endswith("_cols") else
-                                        ("text", None) if "_values" in key else (None, None))
+        where = f"{section}: {shown(key)}"
+        kind = field_of(key) if isinstance(key, str) and key.startswith(prefix) else None
         if kind is None:
-            raise SdcInputError(f"{where} is not a field of the Trade-offs form")
-        if not _fits(kind, limits, value):
-            raise SdcInputError(f"{where} must be {_WANTED[kind].format(*limits or ())}, "
-                                f"not {shown(value)}")
+            raise SdcInputError(f"{where} is not a field of the {page}")
+        if not fits(*kind, value):
+            raise SdcInputError(f"{where} must be {wanted(*kind)}, not {shown(value)}")
     return dict(data)
+
+
+def _form(data: Any) -> dict[str, Any]:
+    """The Trade-offs form's fields (:func:`_form_field`), checked."""
+    return _fields(data, "tradeoffs", "Trade-offs form", FORM_PREFIX, _form_field)
+
+
+def tables_fields(data: Any, section: str = "tables") -> dict[str, Any]:
+    """The Tables page's settings by widget key, each checked against what its widget can
+    draw (:func:`ui.logic.cross_tables.table_field`); ``section`` names them in a refusal (a
+    link's ``tables`` too)."""
+    return _fields(data, section, "Tables page", TABLES_PREFIX, table_field)
 
 
 _WANTED = {"whole": "a whole number from {0} to {1}", "choice": "one of {0}, {1}",
            "flag": "true or false", "name": "a name or null",
            "amount": "a number from 0 to 2^53 − 1", "columns": "a list of column names",
-           "text": f"text of at most {_MAX_FIELD_TEXT} characters"}
+           "text": "text of at most {0} characters", "number": "a number from {0:g} to {1:g}",
+           "texts": "a list of texts"}
 
 
-def _fits(kind: str, limits: Any, value: Any) -> bool:
+def wanted(kind: str, limits: Any) -> str:
+    """What a field of ``kind`` must hold, in words."""
+    if kind == "text":
+        limits = (limits or _MAX_FIELD_TEXT,)
+    return _WANTED[kind].format(*limits or ())
+
+
+def fits(kind: str, limits: Any, value: Any) -> bool:
+    """Whether ``value`` is what a field of ``kind`` and ``limits`` may hold: a whole number
+    or a number in the range ``limits``, one of the choices ``limits``, True/False, a name or
+    null, an amount ≥ 0, a list of names, text of at most ``limits`` (default 1000)
+    characters, a list of texts."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "whole":
         return isinstance(value, int) and not isinstance(value, bool) \
             and limits[0] <= value <= limits[1]
+    if kind == "number":
+        return number and limits[0] <= value <= limits[1]
     if kind == "choice":
         return value in limits and isinstance(value, str)
     if kind == "flag":
@@ -198,9 +236,9 @@ def _fits(kind: str, limits: Any, value: Any) -> bool:
         return value is None or (isinstance(value, str) and len(value) <= 100)
     if kind == "amount":
         return number and 0 <= value <= _MAX_AMOUNT
-    if kind == "columns":
+    if kind in ("columns", "texts"):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return isinstance(value, str) and len(value) <= _MAX_FIELD_TEXT
+    return isinstance(value, str) and len(value) <= (limits or _MAX_FIELD_TEXT)
 
 
 def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
@@ -228,7 +266,7 @@ def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
         raise SdcInputError(f"workspace version {data['workspace']!r} is not supported "
                             f"(expected {VERSION})")
     unknown = set(data) - {"workspace", "data", "roles", "recipe", "risk", "known", "tradeoffs",
-                           "analyses", "sampling"}
+                           "analyses", "sampling", "tables"}
     if unknown:
         raise SdcInputError(f"unknown key(s) {', '.join(sorted(unknown))}")
     about = data.get("data", {})
@@ -257,7 +295,7 @@ def read(text: str | bytes, columns: Sequence[str]) -> Workspace:
                             f"{', '.join(missing)}")
     return Workspace(about, roles, settings, _risk(data.get("risk", {})), known,
                      _form(data.get("tradeoffs", {})), analyses,
-                     _sampling(data.get("sampling", {})))
+                     _sampling(data.get("sampling", {})), tables_fields(data.get("tables", {})))
 
 
 def difference(saved: dict[str, Any], name: str, records: int, fingerprint: str) -> str | None:
