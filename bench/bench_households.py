@@ -11,7 +11,11 @@ households of the generated household survey (``sdc_core.teaching_households.hou
   sex).transform("size")``, the count its risk rule starts from. With agegroup and sex no
   class of a district is below 3 and only the random swaps run, so a second swap takes the risk
   variables age (single years), sex, relation and tenure, where many households are risky and
-  the targeted swaps run (same baseline, on those keys).
+  the targeted swaps run (same baseline, on those keys);
+- the household linkage attack (docs/measures.md, "Household risk") on the keys region,
+  district, age, sex and hsize after age banded by 5 (compositions compared by label), after
+  local suppression to k = 3 with age banded by 10 (blank patterns) and after noise on age (the
+  k-d tree), each against ``household_risk`` of the same keys in the same run.
 
 Run: ``python -m bench.bench_households [households]``
 """
@@ -23,7 +27,7 @@ import time
 
 from bench.common import median_seconds, report
 from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.risk.household import household_risk
+from sdc_core.risk.household import household_linkage, household_risk
 from sdc_core.teaching_households import household_members
 
 KEYS = ["region", "district", "agegroup", "sex", "hsize"]
@@ -70,6 +74,24 @@ def main(households: int) -> None:
     print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
           f"(targeted {info['targeted_households']:,}; risky by level "
           f"{info['risky_households']})")
+
+    attacked = ["region", "district", "age", "sex", "hsize"]
+    base = median_seconds(lambda: household_risk(df, attacked, "hid"), repeat=3)
+    for name, steps in (
+            ("band age 5", [{"method": "band", "column": "age", "width": 5}]),
+            ("band age 10, local suppression k 3",
+             [{"method": "band", "column": "age", "width": 10},
+              {"method": "local_suppression", "columns": attacked, "k": 3}]),
+            ("noise on age", [{"method": "noise", "columns": ["age"], "p": 10}])):
+        recipe = parse_recipe({"seed": 1, "steps": steps})
+        applied = apply_recipe(recipe, df)
+        seconds = median_seconds(lambda r=recipe, a=applied: household_linkage(
+            df, a.data, attacked, "hid", r, reports=a.reports), repeat=3)
+        found = household_linkage(df, applied.data, attacked, "hid", recipe,
+                                  reports=applied.reports).reidentified
+        print("  " + report(f"household linkage attack after {name}", seconds,
+                            "household_risk of the same keys", base, target))
+        print(f"  {found:,} of {households:,} households re-identified")
 
 
 if __name__ == "__main__":

@@ -198,3 +198,39 @@ def test_compare_and_a_sweep_row_give_the_cores_figure(sample, tmp_path):
         assert row["household_linkage_reidentified"] == want.reidentified > 0
     # no banding of age alone hides every person: none of the rows meets "≤ 0"
     assert not table["meets_target"].any()
+
+
+@pytest.mark.parametrize("name", ["rank swap age", "noise on age"])
+def test_the_k_d_tree_keeps_every_nearest_household(sample, name, monkeypatch):
+    """With distance columns and many pairs of one composition the pairs are narrowed down by
+    a k-d tree over sorted values; forced on the panel (every pair count above the limit, one
+    neighbour asked first) it gives the reference's figures still."""
+    import sdc_core.risk.household as module
+
+    monkeypatch.setattr(module, "_PAIRS", 0)
+    monkeypatch.setattr(module, "_FIRST", 1)
+    recipe = recipe_of(*RECIPES[name])
+    applied = apply_recipe(recipe, sample)
+    released = applied.data.copy()
+    # a few blank numbers, which the tree leaves to the pairwise comparison
+    released.loc[released.index[::97], "age"] = np.nan
+    attack = household_linkage(sample, released, QI, PERSON, recipe, reports=applied.reports)
+    check(attack, reference(sample, released, recipe, QI, PERSON))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=panels(), data=st.data())
+def test_the_k_d_tree_equals_the_reference_on_random_releases(df, data):
+    import sdc_core.risk.household as module
+
+    n = len(df)
+    released = df.copy()
+    released["x"] = df["x"] + data.draw(st.lists(st.sampled_from([0.0, 0.5, -1.0, 2.0]),
+                                                 min_size=n, max_size=n))
+    saved = module._PAIRS, module._FIRST
+    module._PAIRS, module._FIRST = 0, 1
+    try:
+        attack = household_linkage(df, released, ["a"], "hh", known=["x"])
+    finally:
+        module._PAIRS, module._FIRST = saved
+    check(attack, brute_household_linkage(df, released, "hh", ["a"], ["x"], scale_from=df))

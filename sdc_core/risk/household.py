@@ -511,50 +511,217 @@ def composition_matches(code: np.ndarray, n_households: int, y_codes: np.ndarray
     :class:`~sdc_core.risk.linkage.AttackInput` (exact columns as joint codes, −1 blank;
     distance columns as numbers, NaN blank).
 
-    Households are first grouped by their composition on the exact columns no record leaves
-    blank on either side (a pairing must keep it, so only households of one group can be
-    candidates of each other). Without blanks or distance columns the groups are the answer:
-    M_h are the released households of h's composition. Otherwise, in every group holding a
-    blank or with distance columns, each pair of households is tried: the members that may be
-    paired (every exact column equal or blank on one side), then the cheapest one-to-one
-    pairing of them by Σ d² (every pairing of up to :data:`PERMUTED` members at once, the
-    Hungarian algorithm for larger households)."""
+    Without blanks or distance columns M_h are the released households with h's composition.
+    Otherwise every household gets its *blank pattern*, the exact columns some member leaves
+    blank; a released household g of pattern Q can be a candidate of h, of pattern P, only
+    when the two compositions are equal on the columns outside P ∪ Q (a pairing keeps them),
+    so for every pair of patterns the households are labelled by that composition and only
+    equal labels are tried: the members that may be paired (every exact column equal or
+    blank on one side), then the cheapest one-to-one pairing by Σ d². With distance columns
+    and many such pairs, the pairs tried are found with a k-d tree over each household's
+    values sorted within every distance column (their Euclidean distance never exceeds the
+    household distance, since sorting pairs each column at its cheapest): its few nearest
+    give each household an attainable distance, then only the households within it are
+    tried."""
     h = n_households
     both = np.concatenate([y_codes, z_codes])
     households = np.concatenate([code, code + h])
-    full = composition_labels(households, 2 * h, _row_key(both))
     blank = both < 0
     if not blank.any() and y_num.shape[1] == 0:
+        full = composition_labels(households, 2 * h, _row_key(both))
         return _by_label(full[:h], full[h:])
-    solid = ~blank.any(axis=0)
-    group = composition_labels(households, 2 * h, _row_key(both[:, solid]))
-    matches, p_link = _by_label(full[:h], full[h:])
-    has_blank = np.bincount(households, weights=blank.any(axis=1), minlength=2 * h) > 0
-    tried = np.unique(group) if y_num.shape[1] else np.unique(group[has_blank])
-    if len(tried) == 0:
-        return matches, p_link
-    order = np.argsort(code, kind="stable")
-    start = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=h))])
-    for g in tried:
-        attackers = np.flatnonzero(group[:h] == g)
-        candidates = np.flatnonzero(group[h:] == g)
-        if len(attackers) == 0 or len(candidates) == 0:
-            matches[attackers] = 0
-            p_link[attackers] = 0.0
-            continue
-        s = int(start[attackers[0] + 1] - start[attackers[0]])
-        y_rows = order[start[attackers][:, None] + np.arange(s)]
-        z_rows = order[start[candidates][:, None] + np.arange(s)]
-        m, p = _pair_households(y_codes[y_rows], z_codes[z_rows], y_num[y_rows], z_num[z_rows],
-                                np.searchsorted(candidates, attackers), candidates, attackers)
-        matches[attackers], p_link[attackers] = m, p
-    return matches, p_link
+    m = _Members(code, h, y_codes, z_codes, y_num, z_num)
+    bits = (blank.astype(np.int64) << np.arange(both.shape[1], dtype=np.int64)).sum(axis=1)
+    pattern = np.zeros(2 * h, dtype=np.int64)
+    np.bitwise_or.at(pattern, households, bits)
+    counted, own_counted = np.zeros(h, dtype=np.int64), np.zeros(h, dtype=bool)
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for p in np.unique(pattern[:h]):
+        attackers = np.flatnonzero(pattern[:h] == p)
+        for q in np.unique(pattern[h:]):
+            candidates = np.flatnonzero(pattern[h:] == q)
+            keep = [c for c in range(both.shape[1]) if not (int(p) | int(q)) >> c & 1]
+            lab_a, lab_b = m.labels(keep, attackers, candidates)
+            if p == 0 and q == 0 and y_num.shape[1] == 0:  # equal labels: equal compositions
+                count = np.bincount(lab_b, minlength=int(max(lab_a.max(), lab_b.max())) + 1)
+                counted[attackers] += count[lab_a]
+                own = np.full(h, -1)
+                own[candidates] = lab_b
+                own_counted[attackers] |= own[attackers] == lab_a
+                continue
+            found.extend(m.nearest(attackers, candidates, lab_a, lab_b))
+    a_all, b_all, d_all = (np.concatenate(x) for x in zip(*found)) if found else \
+        (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0))
+    ok = np.isfinite(d_all)
+    a_all, b_all, d_all = a_all[ok], b_all[ok], d_all[ok]
+    nearest = np.full(h, np.inf)
+    np.minimum.at(nearest, a_all, d_all)
+    best = d_all <= tie_threshold(nearest[a_all])
+    matches = counted + np.bincount(a_all[best], minlength=h)
+    own_found = own_counted.copy()
+    own_found[a_all[best & (a_all == b_all)]] = True
+    return matches, np.where(own_found, 1.0 / np.maximum(matches, 1), 0.0)
 
 
 #: Households of up to this many members are paired by trying all their pairings at once.
 PERMUTED = 6
 #: The most elements of one array of the pairwise comparison (chunks keep memory bounded).
 _CHUNK = 1 << 22
+#: Above this many pairs of equal labels, the pairs with distance columns are narrowed down
+#: with the k-d tree first.
+_PAIRS = 50_000
+#: Nearest households asked of the k-d tree for an attainable distance.
+_FIRST = 4
+
+
+class _Members:
+    """The records of every household laid out for the pairwise comparison."""
+
+    def __init__(self, code: np.ndarray, n_households: int, y_codes: np.ndarray,
+                 z_codes: np.ndarray, y_num: np.ndarray, z_num: np.ndarray) -> None:
+        self.size = np.bincount(code, minlength=n_households)
+        self.order = np.argsort(code, kind="stable")
+        self.start = np.concatenate([[0], np.cumsum(self.size)])
+        self.y_codes, self.z_codes, self.y_num, self.z_num = y_codes, z_codes, y_num, z_num
+        self.gap = np.zeros(n_households, dtype=bool)  # a blank number on either side
+        if y_num.shape[1]:
+            np.logical_or.at(self.gap, code,
+                             np.isnan(y_num).any(axis=1) | np.isnan(z_num).any(axis=1))
+
+    def rows(self, households: np.ndarray, s: int) -> np.ndarray:
+        """The record rows of ``households`` (all of size ``s``), (len, s)."""
+        return self.order[self.start[households][:, None] + np.arange(s)]
+
+    def records(self, households: np.ndarray) -> np.ndarray:
+        """The record rows of ``households``, household after household."""
+        size = self.size[households]
+        offset = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+        return self.order[np.repeat(self.start[households], size) + offset]
+
+    def labels(self, keep: list[int], attackers: np.ndarray, candidates: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels of the attacker households' compositions and of the released households'
+        on the exact columns ``keep`` (equal labels: equal compositions there, so equal
+        sizes)."""
+        parts = [self.records(hs) for hs in (attackers, candidates)]
+        owner = [np.repeat(np.arange(len(hs)), self.size[hs]) for hs in (attackers, candidates)]
+        codes = np.concatenate([self.y_codes[parts[0]][:, keep],
+                                self.z_codes[parts[1]][:, keep]])
+        label = composition_labels(np.concatenate([owner[0], owner[1] + len(attackers)]),
+                                   len(attackers) + len(candidates), _row_key(codes))
+        return label[:len(attackers)], label[len(attackers):]
+
+    def distances(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The household distance of every pair (a[k], b[k]) of households of one size: the
+        cheapest allowed pairing's √(Σ d²), ∞ when no pairing is allowed."""
+        out = np.full(len(a), np.inf)
+        for s in np.unique(self.size[a]):
+            s = int(s)
+            which = np.flatnonzero(self.size[a] == s)
+            per_pair = s * s * max(1, self.y_codes.shape[1], self.y_num.shape[1])
+            step = max(1, _CHUNK // per_pair)
+            for lo in range(0, len(which), step):
+                part = which[lo:lo + step]
+                ra, rb = self.rows(a[part], s), self.rows(b[part], s)
+                yc, zc = self.y_codes[ra][:, :, None, :], self.z_codes[rb][:, None, :, :]
+                compat = ((yc == zc) | (yc < 0) | (zc < 0)).all(axis=-1)  # (c, s, s)
+                if self.y_num.shape[1]:
+                    diff = self.y_num[ra][:, :, None, :] - self.z_num[rb][:, None, :, :]
+                    d2 = np.nansum(diff * diff, axis=-1)
+                else:
+                    d2 = np.zeros(compat.shape)
+                possible = np.flatnonzero(compat.any(axis=2).all(axis=1)
+                                          & compat.any(axis=1).all(axis=1))
+                cost = np.where(compat[possible], d2[possible], np.inf)
+                out[part[possible]] = np.sqrt(_cheapest_pairing(cost))
+        return out
+
+    def nearest(self, attackers: np.ndarray, candidates: np.ndarray, lab_a: np.ndarray,
+                lab_b: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(a, b, distance) of the pairs of equal labels, every pair that may be among the
+        nearest of its attacker household: all of them, or with distance columns and more
+        than :data:`_PAIRS` pairs, those the k-d tree keeps."""
+        if self.y_num.shape[1] == 0 or _join_size(lab_a, lab_b) <= _PAIRS:
+            ia, ib = _join(lab_a, lab_b)
+            a, b = attackers[ia], candidates[ib]
+            return [(a, b, self.distances(a, b))]
+        out = []
+        # a blank number on either side: every pair of the label is tried
+        ga, gb = self.gap[attackers], self.gap[candidates]
+        for sa, sb in ((ga, np.ones_like(gb)), (~ga, gb)):
+            if sa.any() and sb.any():
+                ia, ib = _join(lab_a[sa], lab_b[sb])
+                a, b = attackers[sa][ia], candidates[sb][ib]
+                out.append((a, b, self.distances(a, b)))
+        for s in np.unique(self.size[attackers[~ga]]):
+            ka, kb = ~ga & (self.size[attackers] == s), ~gb & (self.size[candidates] == s)
+            if ka.any() and kb.any():
+                out.extend(self._by_tree(attackers[ka], candidates[kb], lab_a[ka], lab_b[kb],
+                                         int(s)))
+        return out
+
+    def _sorted_values(self, households: np.ndarray, s: int, num: np.ndarray) -> np.ndarray:
+        """Each household's values sorted within every distance column, (len, s · |N|)."""
+        values = np.sort(num[self.rows(households, s)], axis=1)  # (len, s, |N|)
+        return values.transpose(0, 2, 1).reshape(len(households), -1)
+
+    def _by_tree(self, attackers: np.ndarray, candidates: np.ndarray, lab_a: np.ndarray,
+                 lab_b: np.ndarray, s: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`nearest` of households of size ``s`` with no blank number, by the k-d tree
+        (:class:`scipy.spatial.cKDTree`) over their sorted values, the label an extra
+        coordinate spaced wider than any distance between two households."""
+        from scipy.spatial import cKDTree
+
+        ya = self._sorted_values(attackers, s, self.y_num)
+        zb = self._sorted_values(candidates, s, self.z_num)
+        width = 4.0 * (np.abs(np.concatenate([ya.ravel(), zb.ravel()])).max() + 1.0) \
+            * np.sqrt(ya.shape[1]) + 1.0
+        tree = cKDTree(np.column_stack([lab_b * width, zb]))
+        points = np.column_stack([lab_a * width, ya])
+        k = min(_FIRST, len(candidates))
+        _, idx = tree.query(points, k=k)
+        ia = np.repeat(np.arange(len(attackers)), k)
+        ib = idx.reshape(-1)
+        same = lab_a[ia] == lab_b[ib]
+        ia, ib = ia[same], ib[same]
+        d = self.distances(attackers[ia], candidates[ib])
+        reach = np.full(len(attackers), np.inf)
+        np.minimum.at(reach, ia, d)
+        out = []
+        lost = ~np.isfinite(reach)  # none of the nearest pairs allowed: all of the label tried
+        if lost.any():
+            ja, jb = _join(lab_a[lost], lab_b)
+            a, b = attackers[np.flatnonzero(lost)[ja]], candidates[jb]
+            out.append((a, b, self.distances(a, b)))
+        held = np.flatnonzero(~lost)
+        if len(held) == 0:
+            return out
+        radius = tie_threshold(reach[held]) * (1 + 1e-9) + 1e-12
+        near = tree.query_ball_point(points[held], r=radius)
+        ia = np.repeat(held, [len(x) for x in near])
+        ib = np.concatenate([np.asarray(x, dtype=np.int64) for x in near])
+        same = lab_a[ia] == lab_b[ib]
+        a, b = attackers[ia[same]], candidates[ib[same]]
+        out.append((a, b, self.distances(a, b)))
+        return out
+
+
+def _join_size(lab_a: np.ndarray, lab_b: np.ndarray) -> int:
+    """The number of pairs (i, j) with lab_a[i] == lab_b[j]."""
+    sorted_b = np.sort(lab_b)
+    return int((np.searchsorted(sorted_b, lab_a, "right")
+                - np.searchsorted(sorted_b, lab_a, "left")).sum())
+
+
+def _join(lab_a: np.ndarray, lab_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i, j) with lab_a[i] == lab_b[j]."""
+    order = np.argsort(lab_b, kind="stable")
+    sorted_b = lab_b[order]
+    lo = np.searchsorted(sorted_b, lab_a, "left")
+    count = np.searchsorted(sorted_b, lab_a, "right") - lo
+    ia = np.repeat(np.arange(len(lab_a)), count)
+    offset = np.arange(len(ia)) - np.repeat(np.cumsum(count) - count, count)
+    return ia, order[np.repeat(lo, count) + offset]
 
 
 def _by_label(lab_y: np.ndarray, lab_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -570,43 +737,6 @@ def _row_key(codes: np.ndarray) -> np.ndarray:
         return np.zeros(len(codes), dtype=np.int64)
     shifted = [codes[:, j] + 1 for j in range(codes.shape[1])]
     return combine_codes(shifted, [int(c.max()) + 1 for c in shifted])[0]
-
-
-def _pair_households(y_codes: np.ndarray, z_codes: np.ndarray, y_num: np.ndarray,
-                     z_num: np.ndarray, own_index: np.ndarray, candidates: np.ndarray,
-                     attackers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """|M_h| and p_h of the attacker households ``y_*`` (a, s, ·) against the released ones
-    ``z_*`` (b, s, ·) of one group: the candidates are the released households whose members
-    pair one to one with h's, each pair equal or blank on every exact column; the distance of
-    a candidate is the smallest √(Σ d²) over such pairings; M_h those within the tie of the
-    nearest. ``own_index``: where each attacker household's own release is among ``z``
-    (``candidates[own_index] == attackers`` when it is in the group)."""
-    a, s = y_codes.shape[:2]
-    b = len(z_codes)
-    mine = (own_index < b) & (candidates[np.minimum(own_index, b - 1)] == attackers)
-    matches, p_link = np.zeros(a, dtype=np.int64), np.zeros(a)
-    per_row = max(1, b * s * s * max(1, y_codes.shape[2], y_num.shape[2]))
-    step = max(1, _CHUNK // per_row)
-    for lo in range(0, a, step):
-        hi = min(a, lo + step)
-        yc, zc = y_codes[lo:hi, None, :, None, :], z_codes[None, :, None, :, :]
-        compat = ((yc == zc) | (yc < 0) | (zc < 0)).all(axis=-1)  # (c, b, s, s)
-        diff = y_num[lo:hi, None, :, None, :] - z_num[None, :, None, :, :]
-        d2 = np.nansum(diff * diff, axis=-1) if y_num.shape[2] else np.zeros(compat.shape)
-        possible = compat.any(axis=3).all(axis=2) & compat.any(axis=2).all(axis=2)
-        ia, ib = np.nonzero(possible)
-        cost = np.where(compat[ia, ib], d2[ia, ib], np.inf)
-        dist = np.sqrt(_cheapest_pairing(cost))
-        nearest = np.full(hi - lo, np.inf)
-        np.minimum.at(nearest, ia, dist)
-        tie = tie_threshold(nearest)
-        best = np.isfinite(dist) & (dist <= tie[ia])
-        matches[lo:hi] = np.bincount(ia[best], minlength=hi - lo)
-        own = best & (ib == own_index[lo + ia]) & mine[lo + ia]
-        found = np.zeros(hi - lo, dtype=bool)
-        found[ia[own]] = True
-        p_link[lo:hi] = np.where(found, 1.0 / np.maximum(matches[lo:hi], 1), 0.0)
-    return matches, p_link
 
 
 def _cheapest_pairing(cost: np.ndarray) -> np.ndarray:
