@@ -14,6 +14,7 @@ gives one value per household and, over households, the transition of PRAM recor
 from __future__ import annotations
 
 import doctest
+import json
 import math
 
 import numpy as np
@@ -26,6 +27,7 @@ from sdc_core import households as households_module
 from sdc_core import roles as roles_module
 from sdc_core.errors import SdcInputError
 from sdc_core.households import constant_shares, nearly_constant
+from sdc_core.names import MEASURES
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.roles import structure_columns
@@ -354,3 +356,71 @@ def test_the_command_line_refuses_a_wrong_per_household_in_one_line(tmp_path):
         assert out.returncode == 2 and "Traceback" not in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
         assert "per_household must be true or false" in out.stderr
+
+
+# -- one truth: compare --json and a sweep row give the core's figures ----------------------
+
+HOUSEHOLD_KEYS = ("household_guess_accuracy", "household_epsilon", "household_max_records",
+                  "household_majority_accuracy", "household_bayes_accuracy",
+                  "household_constant_share", "per_household", "household_meaning",
+                  "household_warning")
+
+
+def test_compare_json_gives_the_core_s_household_figures(tmp_path):
+    panel = PANEL[["id", "year", "age", "female", "married", "kids", "educ"]]
+    data, out, recipe_path = tmp_path / "d.csv", tmp_path / "p.csv", tmp_path / "r.json"
+    panel.to_csv(data, index=False)
+    recipe, applied = pram_flip(panel, "married", 0.2, SEED, "id")
+    recipe_path.write_text(recipe.to_json())
+    assert cli_run("apply", data, "--recipe", recipe_path, "-o", out).returncode == 0
+    qi = "age,female,married,educ,kids,year"
+    got = cli_run("compare", data, out, "--qi", qi, "--recipe", recipe_path, "--json")
+    assert got.returncode == 0, got.stderr
+    (row,) = json.loads(got.stdout)["attribute"]
+    (d,) = household_figures(recipe_deniability(recipe, panel), recipe, panel, applied.data,
+                             "id")
+    want = d.to_json()
+    assert {k: row[k] for k in HOUSEHOLD_KEYS} == {k: want[k] for k in HOUSEHOLD_KEYS}
+
+    numbers = {k for k in row if k.startswith("household_")
+               and isinstance(row[k], float | int) and not isinstance(row[k], bool)}
+    assert numbers and numbers <= set(MEASURES)
+    text = cli_run("compare", data, out, "--qi", qi, "--recipe", recipe_path)
+    assert want["household_meaning"] in text.stdout
+    # no household anywhere: no household figure
+    plain = parse_recipe({"seed": SEED, "steps": recipe.to_dict()["steps"]})
+    recipe_path.write_text(plain.to_json())
+    bare = cli_run("compare", data, out, "--qi", qi, "--recipe", recipe_path, "--json")
+    assert "household_epsilon" not in json.loads(bare.stdout)["attribute"][0]
+    # a household named at compare time only: read as drawn record by record
+    named = cli_run("compare", data, out, "--qi", qi, "--recipe", recipe_path, "--json",
+                    "--household", "id")
+    (row,) = json.loads(named.stdout)["attribute"]
+    assert row["household_epsilon"] == pytest.approx(5 * math.log(4))
+
+
+def test_a_sweep_row_gives_the_core_s_household_figures():
+    from sdc_core.sweep import run_sweep
+
+    panel = PANEL[["id", "year", "age", "female", "married", "kids"]]
+    qi = ["age", "female", "married", "kids", "year"]
+    grid = {"household": "id", "seed": SEED, "numeric": ["age"], "settings": [
+        {"method": "pram", "column": "married", "param": "p", "values": [0.2]},
+        {"method": "pram", "column": "married", "param": "p", "values": [0.2],
+         "fixed": {"per_household": True}}]}
+    table = run_sweep(panel, qi, grid).table
+    for _, row in table.iloc[1:].iterrows():
+        recipe = parse_recipe(json.loads(row["recipe"]))
+        applied = apply_recipe(recipe, panel)
+        (d,) = household_figures(recipe_deniability(recipe, panel), recipe, panel,
+                                 applied.data, "id")
+        assert row["household_guess_accuracy: married"] == pytest.approx(
+            d.household.guess_accuracy, abs=1e-12)
+        assert row["household_epsilon: married"] == pytest.approx(d.household.epsilon)
+    once = table.iloc[2]
+    assert once["household_epsilon: married"] == pytest.approx(math.log(4))
+    assert table.iloc[1]["household_epsilon: married"] == pytest.approx(5 * math.log(4))
+    # without the grid's household: refused in one line
+    with pytest.raises(SdcInputError, match=r'^grid setting 2: per_household needs the '
+                                            r'household column: set the grid\'s "household"$'):
+        run_sweep(panel, qi, {k: v for k, v in grid.items() if k != "household"})
