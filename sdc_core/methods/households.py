@@ -16,6 +16,11 @@ whole table) stays constant within every household of the release:
   run on the households as above, the others on the persons, with the same step index (so a
   person-level column gets the draws it gets alone).
 
+A step of PRAM, relabeling or randomized response with ``per_household: true`` runs on the
+households as a step on household-level columns does, whatever its column (docs/methods.md,
+"One draw per household"): the records whose value differs from their household's first
+record's are released from the first record's value (``household_overridden``).
+
 Banding and top/bottom coding are value by value: run on the households they give every record
 the value it gets on the persons. Record swapping works on households itself; dropping a column
 needs nothing.
@@ -219,8 +224,8 @@ def run_per_household(df: pd.DataFrame, step: dict[str, Any], columns: Sequence[
     info = {**done.info, **mixed, "household_step": own.info}
     for key, part in own.info.items():  # per-column figures of both parts side by side
         if isinstance(part, dict) and isinstance(done.info.get(key), dict):
-            whole = {**part, **done.info[key]}
-            info[key] = {c: whole[c] for c in map(str, columns) if c in whole}
+            both = {**part, **done.info[key]}
+            info[key] = {c: both[c] for c in map(str, columns) if c in both}
     return replace(done, values=values, info=info)
 
 
