@@ -27,11 +27,23 @@ from sdc_core import households as households_module
 from sdc_core import roles as roles_module
 from sdc_core.errors import SdcInputError
 from sdc_core.households import constant_shares, nearly_constant
-from sdc_core.names import MEASURES
+from sdc_core.io import infer_kinds
+from sdc_core.methods import registry
+from sdc_core.names import MEASURES, label
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.deniability import household_figures, recipe_deniability
-from sdc_core.roles import structure_columns
+from sdc_core.roles import Roles, structure_columns
+from sdc_core.sweep import run_sweep
 from tests.cli_run import run as cli_run
+from ui.logic.deniability_view import (
+    DRAWN,
+    deniability_table,
+    household_summary,
+    household_warnings,
+    nearly_constant_note,
+)
+from ui.logic.groups import column_groups, method_defaults
+from ui.logic.session import Dataset, Table
 
 SEED = 20240601
 
@@ -400,8 +412,6 @@ def test_compare_json_gives_the_core_s_household_figures(tmp_path):
 
 
 def test_a_sweep_row_gives_the_core_s_household_figures():
-    from sdc_core.sweep import run_sweep
-
     panel = PANEL[["id", "year", "age", "female", "married", "kids"]]
     qi = ["age", "female", "married", "kids", "year"]
     grid = {"household": "id", "seed": SEED, "numeric": ["age"], "settings": [
@@ -424,3 +434,59 @@ def test_a_sweep_row_gives_the_core_s_household_figures():
     with pytest.raises(SdcInputError, match=r'^grid setting 2: per_household needs the '
                                             r'household column: set the grid\'s "household"$'):
         run_sweep(panel, qi, {k: v for k, v in grid.items() if k != "household"})
+
+
+def test_the_worked_example_of_the_docs():
+    """docs/measures.md, "Deniability with a household id": A holds three records of 1, B two
+    of 0; A releases 1, 0, 1 and B 0, 1. The vote takes 1 for A and, B tied, the value of
+    larger π (1) for B: 3 of 5 right; the Bayes guess the same; m = 3, ε_h = 3 ln 4."""
+    df = pd.DataFrame({"hid": ["A", "A", "A", "B", "B"], "married": [1, 1, 1, 0, 0]})
+    released = df.assign(married=[1, 0, 1, 0, 1])
+    recipe = parse_recipe({"seed": 1, "steps": [
+        {"method": "pram", "column": "married", "p": 0.2}]})
+    (d,) = household_figures(recipe_deniability(recipe, df), recipe, df, released, "hid")
+    h = d.household
+    assert (h.majority_accuracy, h.bayes_accuracy, h.max_records) == (0.6, 0.6, 3)
+    assert h.epsilon == pytest.approx(3 * math.log(4)) and math.exp(h.epsilon) == \
+        pytest.approx(64)
+    assert "3 × 1.386 = 4.159" in h.meaning
+
+
+@pytest.mark.parametrize("household", ["id", None])
+def test_method_defaults_leave_out_the_structure_of_rwm5yr(household):
+    """The issue's keys (age, female, married, educ, kids, year): PRAM starts on the
+    categorical ones but the wave ``year``; banding on age (and educ), not on a wave."""
+    ds = Dataset(Table(PANEL), "rwm5yr", "rwm5yr", infer_kinds(PANEL))
+    roles = Roles(qi=["age", "female", "married", "educ", "kids", "year"],
+                  numeric=["age", "educ"], household=household)
+    groups = column_groups(ds, roles)
+    pram = method_defaults(registry()["pram"], groups, roles)
+    assert pram == ["female", "married", "kids"]
+    assert "year" in groups.categorical and "year" in groups.structure
+    assert method_defaults(registry()["band"], groups, roles) == ["age", "educ"]
+    # a wave under another name is found by its shape when the person id is set
+    renamed = PANEL.rename(columns={"year": "w"})
+    ds = Dataset(Table(renamed), "rwm5yr-w", "rwm5yr-w", infer_kinds(renamed))
+    roles = Roles(qi=["age", "female", "married", "w"], household=household)
+    pram = method_defaults(registry()["pram"], column_groups(ds, roles), roles)
+    assert ("w" in pram) == (household is None)
+
+
+def test_the_views_say_what_the_household_id_gives_away():
+    recipe, applied = pram_flip(PANEL, "self", 0.1, SEED, "id")
+    figures = household_figures(recipe_deniability(recipe, PANEL), recipe, PANEL, applied.data,
+                                "id")
+    table = deniability_table(figures)
+    assert table[label("household_guess_accuracy")].tolist() == [
+        figures[0].household.guess_accuracy]
+    assert table[label("household_epsilon")].tolist() == [figures[0].household.epsilon]
+    assert table[DRAWN].tolist() == ["per record"]
+    assert figures[0].household.meaning in household_summary(figures)
+    (warning,) = household_warnings(figures)
+    assert warning.startswith("self is constant within 95.5 % of the households")
+    assert label("household_epsilon") not in deniability_table(
+        recipe_deniability(recipe, PANEL)).columns
+    assert household_summary(recipe_deniability(recipe, PANEL)) is None
+    note = nearly_constant_note("id", nearly_constant(PANEL, "id"))
+    assert "self (95.5 %)" in note and "married" not in note
+    assert nearly_constant_note("id", {}).startswith("No column is nearly constant")
