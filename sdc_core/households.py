@@ -5,7 +5,10 @@ has a household id's structure (:func:`sdc_core.roles.suggest_household` adds th
 A column is **household-level** when every household holds a single value of it (a blank a
 value of its own), and it takes more than one value over the table: region, household size,
 tenure, a household weight. The household id itself is left out. A person id over the waves
-of a panel is the same kind of cluster.
+of a panel is the same kind of cluster. A column is **nearly constant** when at least
+:data:`NEARLY_CONSTANT` of the households of two or more records hold a single value of it, but
+not all (docs/measures.md, "Deniability with a household id"): a person's marital status or
+education over the waves.
 """
 
 from __future__ import annotations
