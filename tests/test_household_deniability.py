@@ -43,7 +43,9 @@ from ui.logic.deniability_view import (
     nearly_constant_note,
 )
 from ui.logic.groups import column_groups, method_defaults
+from ui.logic.protect import ProtectSettings
 from ui.logic.session import Dataset, Table
+from ui.logic.tradeoff_grid import MethodChoice, grid_settings, household_held
 
 SEED = 20240601
 
@@ -70,11 +72,15 @@ def blank(v) -> bool:
     return v is None or (not isinstance(v, str) and bool(pd.isna(v)))
 
 
-def flip(levels: list[str], p: float) -> dict[str, dict[str, float]]:
-    """PRAM's flip matrix by its definition: 1 − p on the diagonal, p/(K − 1) elsewhere."""
-    k = len(levels)
-    return {i: {j: (1 - p if i == j else p / (k - 1)) if k > 1 else 1.0 for j in levels}
-            for i in levels}
+def flip(levels: list[str], p: float, drawn: list[str] | None = None
+         ) -> dict[str, dict[str, float]]:
+    """PRAM's flip matrix by its definition: 1 − p on the diagonal, p/(K − 1) elsewhere, over
+    the ``drawn`` levels (default: all), the K levels the step saw; a level it never saw is
+    released as it is."""
+    drawn = levels if drawn is None else drawn
+    k = len(drawn)
+    return {i: {j: ((1 - p if i == j else p / (k - 1)) if k > 1 else 1.0) if i in drawn
+                else float(i == j) for j in levels} for i in levels}
 
 
 def sorted_levels(s: pd.Series) -> list[str]:
@@ -267,7 +273,10 @@ def test_household_figures_equal_the_loop_on_generated_tables(df, p, seed, once)
     h = d.household
     levels = sorted_levels(df["x"])
     constant = constant_shares(df, "hid", ["x"]).get("x", 1.0) == 1.0
-    ref = reference(df["x"], applied.data["x"], df["hid"], flip(levels, p),
+    # drawn once per household, the step runs on each household's first record: its flip is
+    # over the levels the first records hold
+    heads = sorted_levels(df.drop_duplicates("hid")["x"]) if once or constant else levels
+    ref = reference(df["x"], applied.data["x"], df["hid"], flip(levels, p, heads),
                     once=once or constant)
     assert h.majority_accuracy == pytest.approx(ref["majority"], abs=1e-12)
     assert h.bayes_accuracy == pytest.approx(ref["bayes"], abs=1e-12)
@@ -490,3 +499,21 @@ def test_the_views_say_what_the_household_id_gives_away():
     note = nearly_constant_note("id", nearly_constant(PANEL, "id"))
     assert "self (95.5 %)" in note and "married" not in note
     assert nearly_constant_note("id", {}).startswith("No column is nearly constant")
+
+
+def test_the_trade_offs_form_draws_as_the_protect_page():
+    """With a household id and the Protect page's One draw per household on, the Trade-offs
+    form's PRAM settings keep ``per_household``; without a household id they do not."""
+    pram = registry()["pram"]
+    on = ProtectSettings(columns={"pram": ["married"]},
+                         values={"pram": {"p": 0.2, "per_household": True}})
+    assert household_held(pram, on, "id") == {"per_household": True}
+    assert household_held(pram, on, None) == {}
+    assert household_held(pram, ProtectSettings(), "id") == {}
+    choice = MethodChoice(pram, ["married"], "0.1, 0.2", held=household_held(pram, on, "id"))
+    (setting,) = grid_settings([choice], combine=False)
+    assert setting["fixed"] == {"per_household": True} and setting["values"] == [0.1, 0.2]
+    table = run_sweep(PANEL[["id", "married", "age"]], ["age", "married"],
+                      {"household": "id", "seed": SEED, "settings": [setting]}).table
+    assert table["household_epsilon: married"].iloc[1:].tolist() == pytest.approx(
+        table["epsilon: married"].iloc[1:].tolist())
