@@ -43,7 +43,7 @@ from ui.logic.deniability_view import (
     nearly_constant_note,
 )
 from ui.logic.groups import column_groups, method_defaults
-from ui.logic.protect import ProtectSettings
+from ui.logic.protect import ProtectSettings, from_steps, recipe_household_note
 from ui.logic.session import Dataset, Table
 from ui.logic.tradeoff_grid import MethodChoice, grid_settings, household_held
 
@@ -517,3 +517,19 @@ def test_the_trade_offs_form_draws_as_the_protect_page():
                       {"household": "id", "seed": SEED, "settings": [setting]}).table
     assert table["household_epsilon: married"].iloc[1:].tolist() == pytest.approx(
         table["epsilon: married"].iloc[1:].tolist())
+
+
+def test_a_recipe_drawn_once_per_household_needs_the_session_s_household_id():
+    """The Protect page would draw such a step record by record without a household id: the
+    recipe is not loaded, and the message says what to set; with another household id it
+    loads with the note every recipe of another household gets."""
+    recipe = parse_recipe({"seed": 1, "household": "id", "steps": [
+        {"method": "pram", "column": "married", "p": 0.2, "per_household": True}]})
+    with pytest.raises(SdcInputError, match=r"^step 1 \(pram\) draws once per household of "
+                                            r"the recipe's household column 'id', and this "
+                                            r"session has no household id: set"):
+        recipe_household_note(recipe, None)
+    assert "'hid'" in recipe_household_note(recipe, "hid")
+    assert recipe_household_note(recipe, "id") is None
+    settings = from_steps(recipe.steps, recipe.seed)
+    assert settings.steps([]) == recipe.steps  # the page holds the step as it is
