@@ -41,13 +41,16 @@ _HOUSEHOLD_NAME = re.compile(
     r"ori_?hid|fam_?id|family_?id|dwelling_?id|hhold)(_|$)")
 
 _WEIGHT_NAME = re.compile(r"^(\w*_)?(weight|wgt|w)$", re.IGNORECASE)
-#: Names that usually hold a panel's wave or a time, as whole words (a name that is also a
-#: key's, ``birth_year`` or ``age_years``, is a key's).
+#: Names that usually hold a panel's wave or a time: ending with such a word (``year``,
+#: ``survey_year``, ``sample.yr``; not ``time_to_work``, a measure). A name that is also a
+#: key's, ``birth_year``, is a key's.
 _TIME_NAME = re.compile(r"(^|_)(year|years|yr|wave|waves|time|period|month|quarter|week|date|"
-                        r"visit|round|occasion|timepoint)(_|$)")
-#: Names that usually hold a record's or a person's id, as whole words.
+                        r"visit|round|occasion|timepoint)$")
+#: Names that usually hold a record's, a person's or a household's id, as whole words.
 _ID_NAME = re.compile(r"(^|_)(id|ids|pid|pidnum|persid|person_?id|pers_?id|patient_?id|"
-                      r"subject_?id|respondent_?id|resp_?id|record_?id|row_?id)(_|$)")
+                      r"subject_?id|respondent_?id|resp_?id|record_?id|row_?id|hid|hhid|"
+                      r"hh_?(id|no|num|nr)|household_?(id|no|num|nr|number|code)|ori_?hid|"
+                      r"fam_?id|family_?id|dwelling_?id)(_|$)")
 
 
 def name_words(name: object) -> str:
@@ -107,11 +110,13 @@ def structure_columns(df: pd.DataFrame, columns: Sequence[str], household: str |
     with the reason: no method picks them by default (docs/methods.md, "Defaults").
 
     - the household id itself;
-    - an id column: inferred an identifier (a distinct value on nearly every record), or named
-      like one (``id``, ``pid``, ``person_id``, ``hh_id``, …);
-    - a date (its kind), or a column named like a wave or a time (``year``, ``wave``,
-      ``time``, ``period``, ``month``, ``visit``, …) unless the name is also a key's
-      (``birth_year``: :func:`looks_like_key`);
+    - an id column: inferred an identifier (a distinct value on nearly every record) that is
+      text or a dense numbering (whole numbers spanning fewer than twice as many values as
+      the column holds: not an income in whole euros), or named like one (``id``, ``pid``,
+      ``person_id``, ``hh_id``, …) unless the name is also a key's (``household_size``);
+    - a date (its kind), or a column whose name ends like a wave or a time (``year``,
+      ``survey_year``, ``wave``, ``time``, ``period``, ``month``, ``visit``, …) unless the name
+      is also a key's (``birth_year``: :func:`looks_like_key`);
     - with a ``household``: a wave, a column that holds a different value on every record of
       each household of two or more records, over no more levels than the largest household
       has records (1984 … 1988 for persons of up to five yearly records; an age that grows with
@@ -151,9 +156,9 @@ def structure_columns(df: pd.DataFrame, columns: Sequence[str], household: str |
         words = name_words(c)
         if c == household:
             out[c] = "the household id"
-        elif kinds.get(c) is Kind.IDENTIFIER:
+        elif kinds.get(c) is Kind.IDENTIFIER and _numbering(df[c]):
             out[c] = "an id column: a distinct value on nearly every record"
-        elif _ID_NAME.search(words) or _HOUSEHOLD_NAME.search(words):
+        elif _ID_NAME.search(words) and not looks_like_key(c):
             out[c] = "named like an id"
         elif kinds.get(c) is Kind.DATE:
             out[c] = "a date"
@@ -162,6 +167,16 @@ def structure_columns(df: pd.DataFrame, columns: Sequence[str], household: str |
         elif codes is not None and _is_wave(df[c], codes, sizes):
             out[c] = "a wave: a different value on every record of a household"
     return out
+
+
+def _numbering(s: pd.Series) -> bool:
+    """Whether an identifier-kind column reads as a numbering rather than a measure with a
+    distinct value on most records (an income in whole euros): text, or whole numbers that
+    span at most twice as many values as the column holds."""
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return True
+    present = s.dropna()
+    return len(present) > 0 and float(present.max()) - float(present.min()) < 2 * len(present)
 
 
 def _household_sizes(df: pd.DataFrame, household: str | None

@@ -533,3 +533,23 @@ def test_a_recipe_drawn_once_per_household_needs_the_session_s_household_id():
     assert recipe_household_note(recipe, "id") is None
     settings = from_steps(recipe.steps, recipe.seed)
     assert settings.steps([]) == recipe.steps  # the page holds the step as it is
+
+
+def test_structure_names_are_whole_words_and_leave_keys_and_measures_alone():
+    """By name: an id (unless the name is a key's), a name ending like a wave or a time; not
+    a measure that starts with "time", not a key named with a year, not a household's size or
+    weight, not an income that is distinct on every record."""
+    df = pd.DataFrame({"time_to_work": [5, 20, 35], "survey_year": [1, 2, 3],
+                       "sample.yr": [1, 2, 3], "birth_year": [1950, 1960, 1970],
+                       "household_size": [1, 2, 3], "hh_id": [1, 2, 3], "pidnum": [7, 8, 9],
+                       "household_weights": [1.5, 2.5, 3.5], "Wave": [1, 2, 3]})
+    assert structure_columns(df, list(df.columns)) == {
+        "survey_year": "named like a wave or a time", "sample.yr": "named like a wave or a time",
+        "hh_id": "named like an id", "pidnum": "named like an id",
+        "Wave": "named like a wave or a time"}
+    n = 40
+    ids = pd.DataFrame({"code": [f"P{i:04d}" for i in range(n)], "seq": range(1, n + 1),
+                        "income": [1000 + 137 * i for i in range(n)]})
+    assert structure_columns(ids, ["code", "seq", "income"]) == {
+        "code": "an id column: a distinct value on nearly every record",
+        "seq": "an id column: a distinct value on nearly every record"}
