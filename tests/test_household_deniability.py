@@ -553,3 +553,18 @@ def test_structure_names_are_whole_words_and_leave_keys_and_measures_alone():
     assert structure_columns(ids, ["code", "seq", "income"]) == {
         "code": "an id column: a distinct value on nearly every record",
         "seq": "an id column: a distinct value on nearly every record"}
+
+
+def test_households_in_blocks_give_the_same_figures(monkeypatch):
+    """A column of many levels in many households is guessed a block of households at a time:
+    blocks of one or two households give the figures of one block."""
+    from sdc_core.risk import deniability as den
+
+    recipe, applied = pram_flip(PANEL, "kids", 0.3, SEED, "id")
+    whole = household_figures(recipe_deniability(recipe, PANEL), recipe, PANEL, applied.data,
+                              "id")[0].household
+    for cells in (1, 5):
+        monkeypatch.setattr(den, "BLOCK_CELLS", cells)
+        blocked = household_figures(recipe_deniability(recipe, PANEL), recipe, PANEL,
+                                    applied.data, "id")[0].household
+        assert blocked == whole

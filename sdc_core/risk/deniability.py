@@ -783,33 +783,18 @@ def _constant_columns(recipe: Recipe, original: pd.DataFrame, household: str,
     return {c for c in columns if shares.get(c, 1.0) == 1.0}
 
 
+#: The most cells (households × levels) one block of :func:`_guesses` holds at once.
+BLOCK_CELLS = 2_000_000
+
+
 def _household_guess(d: Deniability, x: pd.Series, y: pd.Series, codes: np.ndarray, n: int,
                      once: bool, household: str, original: pd.DataFrame) -> HouseholdGuess:
     """The household figures of one column (:func:`household_figures`)."""
     true_levels = [str(v) for v in d.matrix.index]
-    released_levels = [str(v) for v in d.matrix.columns]
     pi = d.prior.reindex(true_levels, fill_value=0.0).to_numpy(dtype=np.float64)
     x_code = _codes_in(x, true_levels)
-    y_code = _codes_in(y, released_levels)
-    voted = y_code >= 0
-    counts = np.zeros((n, len(released_levels)), dtype=np.float64)
-    np.add.at(counts, (codes[voted], y_code[voted]), 1.0)
-    if once:
-        counts = np.minimum(counts, 1.0)
-    # the majority vote: a released level read as the true level of the same name
-    as_true = np.array([true_levels.index(k) if k in true_levels else -1
-                        for k in released_levels], dtype=np.int64)
-    votes = np.zeros((n, len(true_levels)), dtype=np.float64)
-    readable = as_true >= 0
-    votes[:, as_true[readable]] += counts[:, readable]
-    majority = _pick(votes, pi)
-    # the Bayes guess of a value constant within the household
-    p = d.matrix.to_numpy(dtype=np.float64)
-    log_p = np.log(np.where(p > 0, p, 1.0))
-    score = counts @ log_p.T + np.log(np.where(pi > 0, pi, 1.0))
-    ruled_out = ((counts > 0).astype(np.float64) @ (p <= 0).T > 0) | (pi <= 0)[None, :]
-    score[ruled_out] = -np.inf
-    bayes = _pick(score, pi)
+    y_code = _codes_in(y, [str(v) for v in d.matrix.columns])
+    majority, bayes = _guesses(d.matrix, pi, codes, n, y_code, once)
     present = x_code >= 0
     m = int(np.bincount(codes[present], minlength=n).max(initial=0))
     share = constant_shares(original[[household, d.column]], household, [d.column])
@@ -821,6 +806,44 @@ def _household_guess(d: Deniability, x: pd.Series, y: pd.Series, codes: np.ndarr
         bayes_accuracy=_hits(bayes, x_code, codes, present),
         constant_share=share.get(str(d.column)), column=str(d.column),
         record_accuracy=d.guess_accuracy, record_epsilon=d.epsilon)
+
+
+def _guesses(matrix: pd.DataFrame, pi: np.ndarray, codes: np.ndarray, n: int,
+             y_code: np.ndarray, once: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each household's majority-vote and Bayes guess (a true level's position), from the
+    released levels ``y_code`` (−1: no vote), households taken in blocks of at most
+    :data:`BLOCK_CELLS` cells (a column of many levels in many households)."""
+    true_levels = [str(v) for v in matrix.index]
+    released_levels = [str(v) for v in matrix.columns]
+    where = {k: i for i, k in enumerate(true_levels)}
+    # the majority vote reads a released level as the true level of the same name
+    as_true = np.array([where.get(k, -1) for k in released_levels], dtype=np.int64)
+    readable = as_true >= 0
+    p = matrix.to_numpy(dtype=np.float64)
+    log_p = np.log(np.where(p > 0, p, 1.0))
+    log_pi = np.log(np.where(pi > 0, pi, 1.0))
+    voted = np.flatnonzero(y_code >= 0)
+    voted = voted[np.argsort(codes[voted], kind="stable")]  # by household
+    owner = codes[voted]
+    majority = np.empty(n, dtype=np.int64)
+    bayes = np.empty(n, dtype=np.int64)
+    step = max(1, BLOCK_CELLS // max(len(released_levels), len(true_levels), 1))
+    for start in range(0, max(n, 1), step):
+        stop = min(start + step, n)
+        lo, hi = np.searchsorted(owner, [start, stop])
+        counts = np.zeros((stop - start, len(released_levels)), dtype=np.float64)
+        np.add.at(counts, (owner[lo:hi] - start, y_code[voted[lo:hi]]), 1.0)
+        if once:  # the household's records repeat one draw: each value counts once
+            counts = np.minimum(counts, 1.0)
+        votes = np.zeros((stop - start, len(true_levels)), dtype=np.float64)
+        votes[:, as_true[readable]] = counts[:, readable]
+        majority[start:stop] = _pick(votes, pi)
+        # the Bayes guess of a value constant within the household
+        score = counts @ log_p.T + log_pi
+        ruled_out = ((counts > 0).astype(np.float64) @ (p <= 0).T > 0) | (pi <= 0)[None, :]
+        score[ruled_out] = -np.inf
+        bayes[start:stop] = _pick(score, pi)
+    return majority, bayes
 
 
 def _codes_in(s: pd.Series, levels: Sequence[str]) -> np.ndarray:
