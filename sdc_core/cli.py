@@ -203,7 +203,10 @@ def _add_compare(sub: _Subparsers) -> None:
                     "column a PRAM, relabeling or randomized response step perturbs: the "
                     "local-DP ε (null when infinite: no deniability), the attacker's "
                     "best-guess accuracy for the true value and its baseline (guess the "
-                    "commonest), and the posterior. With --sensitive it adds, per sensitive "
+                    "commonest), and the posterior; with --household (or the recipe's "
+                    "household) also what all of a household's released records give away: "
+                    "household_guess_accuracy and the composed household_epsilon. With "
+                    "--sensitive it adds, per sensitive "
                     "column, the attribute-inference attack (JSON: inference; the same "
                     "attacker as the linkage attack guesses the column's true value: "
                     "accuracy against the baseline of the release with the column "
@@ -543,15 +546,21 @@ def _what_perturbation_buys(original: pd.DataFrame, protected: pd.DataFrame,
                             args: argparse.Namespace, recipe: Any) -> dict[str, Any]:
     """``compare``'s attribute-disclosure figures (docs/measures.md, "Deniability: what
     perturbation buys", "The attribute-inference attack", "t-closeness, β-likeness and
-    δ-disclosure"): ``attribute`` (with a recipe; else ``attribute_note`` says why not),
-    and with ``--sensitive`` ``inference`` and the release's ``closeness``."""
+    δ-disclosure"): ``attribute`` (with a recipe; else ``attribute_note`` says why not; with
+    ``--household``, or the recipe's household, each column's household figures of
+    "Deniability with a household id"), and with ``--sensitive`` ``inference`` and the
+    release's ``closeness``."""
     out: dict[str, Any] = {}
     if recipe is None:
         out["attribute_note"] = NO_RECIPE_ATTRIBUTE
     else:
-        from sdc_core.risk.deniability import recipe_deniability
+        from sdc_core.risk.deniability import household_figures, recipe_deniability
 
-        out["attribute"] = [d.to_json() for d in recipe_deniability(recipe, original)]
+        figures = recipe_deniability(recipe, original)
+        household = args.household or recipe.household
+        if household is not None and figures:  # what the household id gives away
+            figures = household_figures(figures, recipe, original, protected, household)
+        out["attribute"] = [d.to_json() for d in figures]
     if args.sensitive:
         from sdc_core.risk.inference import attribute_inference
 
@@ -669,6 +678,10 @@ def _print_perturbation(out: dict[str, Any]) -> None:
             print(f"  {d['column']} ({d['method']}): {d['meaning']}; "
                   f"{measure_name('guess_accuracy')} {_share(d['guess_accuracy'])} vs "
                   f"{measure_name('baseline')} {_share(d['baseline'])}")
+            if "household_meaning" in d:
+                print(f"    {d['household_meaning']}")
+            if d.get("household_warning"):
+                print(f"    warning: {d['household_warning']}")
     if "inference" in out:
         i = out["inference"]
         print(f"attribute-inference attack (the linkage attack's attacker guesses each "

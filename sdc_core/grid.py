@@ -389,6 +389,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     if needs and household is None:
         raise SdcInputError(f"grid: {', '.join(needs)} needs the household column: set the "
                             'grid\'s "household"')
+    if household is None:
+        _refuse_household_params(raw)
     measure = grid.get("target", {}).get("measure") if isinstance(grid.get("target"), dict) \
         else None
     if measure in HOUSEHOLD and household is None:
@@ -433,6 +435,19 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     target = _target(grid.get("target"), analysis, sensitive, perturbed)
     return Grid(settings, *shared, target=target, search=search, perturbed=perturbed,
                 **chosen)
+
+
+def _refuse_household_params(raw: list[dict[str, Any]]) -> None:
+    """An error when a setting of a grid without a household sets a parameter that applies
+    only with one (``per_household``), fixed or swept."""
+    for i, s in enumerate(raw):
+        spec = METHODS[s["method"]]
+        for name in spec.household_params:
+            fixed = s.get("fixed", {}).get(name)
+            swept = s["param"] == name and any(v is True for v in s["values"])
+            if fixed is True or swept:
+                raise SdcInputError(f"grid setting {i + 1}: {name} needs the household "
+                                    'column: set the grid\'s "household"')
 
 
 def _household(grid: dict[str, Any], df: pd.DataFrame, known: Sequence[str],

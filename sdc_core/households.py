@@ -5,7 +5,10 @@ has a household id's structure (:func:`sdc_core.roles.suggest_household` adds th
 A column is **household-level** when every household holds a single value of it (a blank a
 value of its own), and it takes more than one value over the table: region, household size,
 tenure, a household weight. The household id itself is left out. A person id over the waves
-of a panel is the same kind of cluster.
+of a panel is the same kind of cluster. A column is **nearly constant** when at least
+:data:`NEARLY_CONSTANT` of the households of two or more records hold a single value of it, but
+not all (docs/measures.md, "Deniability with a household id"): a person's marital status or
+education over the waves.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ SHARED_SHARE = 0.3
 
 #: ... and its households have at most this many members on average.
 MAX_MEAN_SIZE = 20.0
+
+#: A column is **nearly constant** within households when at least this share of the
+#: households of two or more records hold a single value of it, and not all of them do
+#: (docs/measures.md, "Deniability with a household id").
+NEARLY_CONSTANT = 0.95
 
 
 def household_codes(df: pd.DataFrame, household: str,
@@ -81,6 +89,91 @@ def constant_within(df: pd.DataFrame, household: str, codes: np.ndarray) -> dict
         if (first[codes] == values).all():
             out[c] = False
     return out
+
+
+def constant_shares(df: pd.DataFrame, household: str,
+                    columns: Sequence[str] | None = None) -> dict[str, float]:
+    """The share of households constant in each column: among the households of two or more
+    records, those in which every record holds the same value (a blank a value of its own).
+
+    share_c = |{h : |h| ≥ 2, |{c_i : i ∈ h}| = 1}| / |{h : |h| ≥ 2}|. A household of one
+    record is constant in every column and says nothing of it, so it is left out; with no
+    household of two records or more there is no share (an empty dict).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table of persons.
+    household : str
+        The household id column (complete).
+    columns : sequence of str, optional
+        The columns to measure (default: every column but ``household``).
+
+    Returns
+    -------
+    dict of str to float
+        The share per column, in the order asked (1.0: constant within every household).
+
+    Raises
+    ------
+    SdcInputError
+        When ``household`` is not in the table or has a blank id.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": [1, 1, 2, 2, 3], "married": [1, 1, 0, 1, 0],
+    ...                    "female": [0, 0, 1, 1, 1]})
+    >>> constant_shares(df, "id")
+    {'married': 0.5, 'female': 1.0}
+    """
+    codes, n = household_codes(df, household)
+    sizes = np.bincount(codes, minlength=n)
+    several = sizes >= 2
+    if not several.any():
+        return {}
+    wanted = [c for c in (df.columns if columns is None else columns) if c != household]
+    out: dict[str, float] = {}
+    for c in wanted:
+        values, uniq = pd.factorize(df[c], use_na_sentinel=False)
+        pairs = np.unique(codes * max(len(uniq), 1) + values)  # each (household, value) once
+        distinct = np.bincount(pairs // max(len(uniq), 1), minlength=n)
+        out[str(c)] = float((distinct[several] == 1).mean())
+    return out
+
+
+def nearly_constant(df: pd.DataFrame, household: str, columns: Sequence[str] | None = None,
+                    threshold: float = NEARLY_CONSTANT) -> dict[str, float]:
+    """The columns constant within at least ``threshold`` of the households of two or more
+    records but not within all of them (:func:`constant_shares`), with their share: a
+    person's attribute that changes for a few persons (marital status over a panel's waves).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table of persons.
+    household : str
+        The household id column (complete).
+    columns : sequence of str, optional
+        The columns to look at (default: every column but ``household``).
+    threshold : float, default :data:`NEARLY_CONSTANT`
+        The least share of households constant.
+
+    Returns
+    -------
+    dict of str to float
+        The nearly constant columns and their shares, in the order asked.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": [1, 1, 2, 2, 3, 3], "married": [1, 1, 0, 1, 0, 0],
+    ...                    "female": [0, 0, 1, 1, 1, 1]})
+    >>> nearly_constant(df, "id", threshold=0.6)
+    {'married': 0.6666666666666666}
+    """
+    return {c: v for c, v in constant_shares(df, household, columns).items()
+            if threshold <= v < 1.0}
 
 
 def looks_like_household(df: pd.DataFrame, column: str) -> bool:

@@ -172,6 +172,24 @@ MEASURES: dict[str, Measure] = {
     "baseline": _M("best-guess baseline", "share 0–1", "max_i π_i, the commonest true value"),
     "epsilon_max": _M("largest local-DP ε", "index",
                       "max over the perturbed columns of ε; ∞: one has no deniability"),
+    # ... with a household id: what all of a household's released records give away
+    "household_guess_accuracy": _M("household best-guess accuracy", "share 0–1",
+                                   "max of the majority vote's and the Bayes guess's accuracy "
+                                   "from all of a household's released values"),
+    "household_majority_accuracy": _M("household majority-vote accuracy", "share 0–1",
+                                      "mean over the records of [x_i = the most frequent "
+                                      "released value of its household]"),
+    "household_bayes_accuracy": _M("household Bayes-guess accuracy", "share 0–1",
+                                   "mean over the records of [x_i = argmax_j π_j Π_{l∈h} "
+                                   "P(y_l|j)]"),
+    "household_epsilon": _M("household local-DP ε", "index",
+                            "m · ε, m the most records of one household; ε when drawn once "
+                            "per household"),
+    "household_max_records": _M("most records of one household", "count",
+                                "max_h |{i ∈ h : x_i present}|"),
+    "household_constant_share": _M("households constant", "share 0–1",
+                                   "households of two or more records holding one value / "
+                                   "households of two or more records"),
     # information loss
     "IL1_release": _M("IL1 release", "share 0–1", "(1/|C|) Σ_{c∈C} IL1_c"),
     "IL1_overall": _M("IL1 overall", "share 0–1",

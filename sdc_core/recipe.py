@@ -378,13 +378,45 @@ def parse_recipe(data: Any) -> Recipe:
         raise SdcInputError("recipe: household must be a column name or null")
     checked = [check_step(i, s) for i, s in enumerate(steps)]
     for i, step in enumerate(checked):
-        if household is None and METHODS[step["method"]].extra.get("household"):
-            raise SdcInputError(f"step {i + 1} ({step['method']}): needs the household column: "
-                                'set the recipe\'s top-level "household" to it')
+        missing = None if household is not None else without_household(step)
+        if missing:
+            raise SdcInputError(f"step {i + 1} ({step['method']}): {missing}: set the "
+                                'recipe\'s top-level "household" to it')
     return Recipe(seed=seed, steps=checked, record_id=record_id, household=household,
                   sdc_core_version=str(data.get("sdc_core_version", __version__)),
                   input_fingerprint=data.get("input_fingerprint"),
                   description=data.get("description"))
+
+
+def without_household(step: dict[str, Any]) -> str | None:
+    """What a validated step needs of a household column it lacks, in words, or None: a method
+    on households (record swapping) needs one, and so does a parameter that applies only with
+    one (:attr:`~sdc_core.methods.spec.Param.household`: ``per_household: true``).
+
+    Parameters
+    ----------
+    step : dict
+        A validated step.
+
+    Returns
+    -------
+    str or None
+        "needs the household column", or "per_household needs the household column"; None
+        when the step runs without one.
+
+    Examples
+    --------
+    >>> without_household({"method": "pram", "column": "married", "p": 0.2,
+    ...                    "per_household": True})
+    'per_household needs the household column'
+    >>> without_household({"method": "pram", "column": "married", "p": 0.2}) is None
+    True
+    """
+    spec = METHODS[step["method"]]
+    if spec.extra.get("household"):
+        return "needs the household column"
+    wanted = [name for name in spec.household_params if step.get(name)]
+    return f"{wanted[0]} needs the household column" if wanted else None
 
 
 def describe_steps(steps: list[dict[str, Any]]) -> str:
@@ -469,13 +501,15 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     """Run one validated step on ``df`` (not changed): its method's declared ``run`` on the
     column, or on the table and the columns; random methods get (seed, index, rid), methods
     on households the ``household`` column's name. With a ``household``, the columns constant
-    within every household stay so (:mod:`sdc_core.methods.households`; ``plan``: the
+    within every household stay so, and a step with ``per_household: true`` runs on one record
+    per household whatever its column (:mod:`sdc_core.methods.households`; ``plan``: the
     households of the table the recipe started from, else of ``df``)."""
     spec = METHODS[step["method"]]
     where = f"step {index + 1} ({step['method']})"
-    if spec.extra.get("household") and household is None:
-        raise SdcInputError(f"{where}: needs the household column: set the recipe's "
-                            'top-level "household" to it')
+    missing = None if household is not None else without_household(step)
+    if missing:
+        raise SdcInputError(f"{where}: {missing}: set the recipe's top-level \"household\" "
+                            "to it")
     cols = _step_columns(step, spec)
     unknown = [c for c in cols if c not in df.columns]
     if unknown:
@@ -492,7 +526,8 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
                             "keep it (a drop step leaves it out of the release)")
     if plan is None:
         plan = household_plan(df, household)
-    return run_per_household(df, step, cols, spec.release, plan, rid, run)
+    whole = any(step.get(name) for name in spec.household_params)  # one draw per household
+    return run_per_household(df, step, cols, spec.release, plan, rid, run, whole)
 
 
 def _step_columns(step: dict[str, Any], spec: Method) -> list[str]:
@@ -509,7 +544,8 @@ def _run_method(df: pd.DataFrame, step: dict[str, Any], spec: Method, where: str
     """The method's ``run`` on the step's columns of ``df`` (:func:`run_step`, without the
     household handling)."""
     cols = _step_columns(step, spec)
-    args = {k: v for k, v in step.items() if k not in ("method", "column", "columns")}
+    read = ("method", "column", "columns", *spec.household_params)  # the recipe reads these
+    args = {k: v for k, v in step.items() if k not in read}
     if spec.random:
         args |= {"seed": seed, "step": index, "rid": rid}
     if spec.extra.get("household"):

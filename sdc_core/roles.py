@@ -4,11 +4,14 @@ utility measures, and columns not released. Suggestions come from the inferred k
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-from sdc_core.households import looks_like_household
+from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes, looks_like_household
 from sdc_core.io import Kind, infer_kinds
 
 #: Words (and common abbreviations) of column names that usually are quasi-identifiers:
@@ -38,6 +41,16 @@ _HOUSEHOLD_NAME = re.compile(
     r"ori_?hid|fam_?id|family_?id|dwelling_?id|hhold)(_|$)")
 
 _WEIGHT_NAME = re.compile(r"^(\w*_)?(weight|wgt|w)$", re.IGNORECASE)
+#: Names that usually hold a panel's wave or a time: ending with such a word (``year``,
+#: ``survey_year``, ``sample.yr``; not ``time_to_work``, a measure). A name that is also a
+#: key's, ``birth_year``, is a key's.
+_TIME_NAME = re.compile(r"(^|_)(year|years|yr|wave|waves|time|period|month|quarter|week|date|"
+                        r"visit|round|occasion|timepoint)$")
+#: Names that usually hold a record's, a person's or a household's id, as whole words.
+_ID_NAME = re.compile(r"(^|_)(id|ids|pid|pidnum|persid|person_?id|pers_?id|patient_?id|"
+                      r"subject_?id|respondent_?id|resp_?id|record_?id|row_?id|hid|hhid|"
+                      r"hh_?(id|no|num|nr)|household_?(id|no|num|nr|number|code)|ori_?hid|"
+                      r"fam_?id|family_?id|dwelling_?id)(_|$)")
 
 
 def name_words(name: object) -> str:
@@ -89,6 +102,104 @@ EXAMPLE_ROLES = Roles(
     numeric=["age", "wtkg", "preanti", "cd40", "cd420", "cd496", "cd80", "cd820", "days",
              "karnof"],
     ignore=["pidnum"])
+
+
+def structure_columns(df: pd.DataFrame, columns: Sequence[str], household: str | None = None,
+                      kinds: Mapping[str, Kind] | None = None) -> dict[str, str]:
+    """The ``columns`` that hold the table's structure rather than a person's attribute, each
+    with the reason: no method picks them by default (docs/methods.md, "Defaults").
+
+    - the household id itself;
+    - an id column: inferred an identifier (a distinct value on nearly every record) that is
+      text or a dense numbering (whole numbers spanning fewer than twice as many values as
+      the column holds: not an income in whole euros), or named like one (``id``, ``pid``,
+      ``person_id``, ``hh_id``, …) unless the name is also a key's (``household_size``);
+    - a date (its kind), or a column whose name ends like a wave or a time (``year``,
+      ``survey_year``, ``wave``, ``time``, ``period``, ``month``, ``visit``, …) unless the name
+      is also a key's (``birth_year``: :func:`looks_like_key`);
+    - with a ``household``: a wave, a column that holds a different value on every record of
+      each household of two or more records, over no more levels than the largest household
+      has records (1984 … 1988 for persons of up to five yearly records; an age that grows with
+      the waves takes more levels and stays).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    columns : sequence of str
+        The columns to look at.
+    household : str, optional
+        The household (or person) id column.
+    kinds : mapping of str to Kind, optional
+        The columns' inferred kinds (default: :func:`sdc_core.io.infer_kinds` of them).
+
+    Returns
+    -------
+    dict of str to str
+        The structure columns among ``columns`` and why, in their order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": [1, 1, 2, 2, 2], "w": [1, 2, 1, 2, 3],
+    ...                    "age": [30, 31, 50, 51, 52], "married": [1, 1, 0, 0, 1]})
+    >>> structure_columns(df, ["w", "age", "married"], household="id")
+    {'w': 'a wave: a different value on every record of a household'}
+    >>> list(structure_columns(df.rename(columns={"w": "year"}), ["year", "age"]))
+    ['year']
+    """
+    wanted = [c for c in columns if c in df.columns]
+    kinds = kinds if kinds is not None else infer_kinds(df[wanted])
+    codes, sizes = _household_sizes(df, household)
+    out: dict[str, str] = {}
+    for c in wanted:
+        words = name_words(c)
+        if c == household:
+            out[c] = "the household id"
+        elif kinds.get(c) is Kind.IDENTIFIER and _numbering(df[c]):
+            out[c] = "an id column: a distinct value on nearly every record"
+        elif _ID_NAME.search(words) and not looks_like_key(c):
+            out[c] = "named like an id"
+        elif kinds.get(c) is Kind.DATE:
+            out[c] = "a date"
+        elif _TIME_NAME.search(words) and not looks_like_key(c):
+            out[c] = "named like a wave or a time"
+        elif codes is not None and _is_wave(df[c], codes, sizes):
+            out[c] = "a wave: a different value on every record of a household"
+    return out
+
+
+def _numbering(s: pd.Series) -> bool:
+    """Whether an identifier-kind column reads as a numbering rather than a measure with a
+    distinct value on most records (an income in whole euros): text, or whole numbers that
+    span at most twice as many values as the column holds."""
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return True
+    present = s.dropna()
+    return len(present) > 0 and float(present.max()) - float(present.min()) < 2 * len(present)
+
+
+def _household_sizes(df: pd.DataFrame, household: str | None
+                     ) -> tuple[np.ndarray | None, np.ndarray]:
+    """Each record's household and the households' sizes; (None, empty) without a usable
+    household id (none, not in the table, a blank id)."""
+    if household is None or household not in df.columns:
+        return None, np.zeros(0, dtype=np.int64)
+    try:
+        codes, n = household_codes(df, household)
+    except SdcInputError:
+        return None, np.zeros(0, dtype=np.int64)
+    return codes, np.bincount(codes, minlength=n)
+
+
+def _is_wave(s: pd.Series, codes: np.ndarray, sizes: np.ndarray) -> bool:
+    """Whether ``s`` holds a different present value on every record of each household of two
+    or more records, over at most as many levels as the largest household has records."""
+    values, levels = pd.factorize(s)  # a blank: -1
+    if not (sizes >= 2).any() or len(levels) > sizes.max() or (values < 0).any():
+        return False
+    pairs = np.unique(codes * len(levels) + values)
+    return len(pairs) == len(values)
 
 
 def suggest_household(df: pd.DataFrame) -> str | None:

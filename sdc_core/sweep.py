@@ -46,7 +46,9 @@ the Protect page shows.
 
 Attribute disclosure. A row also carries, for every column its recipe perturbs (PRAM,
 relabeling, randomized response), ``epsilon: COL`` and ``guess_accuracy: COL``
-(:func:`sdc_core.risk.deniability.recipe_deniability`) and ``epsilon_max``, their largest ε;
+(:func:`sdc_core.risk.deniability.recipe_deniability`) and ``epsilon_max``, their largest ε
+(with ``"household"``, also ``household_guess_accuracy: COL`` and ``household_epsilon: COL``,
+:func:`sdc_core.risk.deniability.household_figures`);
 with ``"sensitive": [...]``, ``inference_accuracy: COL`` and ``inference_gain: COL`` per
 sensitive column and the mean ``inference_gain``
 (:func:`sdc_core.risk.inference.attribute_inference`, with ``known``), and ``t_closeness: COL``,
@@ -123,7 +125,7 @@ from sdc_core.methods.banding import measured, read_bands
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step
 from sdc_core.risk.closeness import closeness
-from sdc_core.risk.deniability import recipe_deniability
+from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
@@ -239,11 +241,13 @@ class SweepContext:
                 "household_expected_reidentifications": risk.expected_reidentifications,
                 "household_linkage_reidentified": float(attack.reidentified)}
 
-    def deniability(self, recipe: Recipe, matrices: dict[int, pd.DataFrame]
-                    ) -> dict[str, float]:
+    def deniability(self, recipe: Recipe, matrices: dict[int, pd.DataFrame],
+                    changed: dict[str, pd.Series] | None = None) -> dict[str, float]:
         """``epsilon: <c>``, ``guess_accuracy: <c>`` per column the recipe perturbs
         (:func:`recipe_deniability`, from the step ``matrices`` the run held) and
-        ``epsilon_max``, their largest ε; none when it perturbs no column (docs/utility.md,
+        ``epsilon_max``, their largest ε; with the grid's household, also
+        ``household_guess_accuracy: <c>`` and ``household_epsilon: <c>`` from the ``changed``
+        columns (:func:`household_figures`); none when it perturbs no column (docs/utility.md,
         "Attribute disclosure in a sweep")."""
         if not any(METHODS[s["method"]].release is Release.PERTURBATION for s in recipe.steps):
             return {}
@@ -252,9 +256,18 @@ class SweepContext:
         touched = list(dict.fromkeys(c for s in recipe.steps for c in (
             [s["column"]] if "column" in s else s.get("columns", []))))
         touched += [recipe.household] if recipe.household else []  # record swapping's
-        for d in recipe_deniability(recipe, self.df[touched], matrices=matrices):
+        figures = recipe_deniability(recipe, self.df[touched], matrices=matrices)
+        if self.household is not None and figures:
+            original = self.df[touched]
+            released = original.assign(**{c: v for c, v in (changed or {}).items()
+                                          if c in original.columns})
+            figures = household_figures(figures, recipe, original, released, self.household)
+        for d in figures:
             out |= {f"epsilon: {d.column}": d.epsilon,
                     f"guess_accuracy: {d.column}": d.guess_accuracy}
+            if d.household is not None:
+                out |= {f"household_guess_accuracy: {d.column}": d.household.guess_accuracy,
+                        f"household_epsilon: {d.column}": d.household.epsilon}
         if out:
             out["epsilon_max"] = max(v for c, v in out.items() if c.startswith("epsilon: "))
         return out
@@ -449,7 +462,8 @@ class SweepContext:
             measures = self.table_setting(self.df.assign(**changed), recipe, list(changed),
                                           reports)
         return measures | self.analyses(changed) | self.population(changed) \
-            | self.deniability(recipe, matrices) | self.inference(changed, recipe, reports) \
+            | self.deniability(recipe, matrices, changed) \
+            | self.inference(changed, recipe, reports) \
             | self.closeness(changed) | self.households(changed, recipe, reports)
 
     def baseline(self) -> dict[str, float]:
@@ -547,11 +561,14 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
 
 
 def attribute_columns(table: pd.DataFrame, perturbed: Sequence[str],
-                      sensitive: Sequence[str]) -> list[str]:
+                      sensitive: Sequence[str], household: bool = False) -> list[str]:
     """The attribute-disclosure columns of a sweep's table, in order: ε and guess accuracy per
-    perturbed column, ``epsilon_max``, then accuracy and gain per sensitive column and the mean
-    gain; only those the grid asked for (a perturbing setting, a sensitive column)."""
-    names = [f"{m}: {c}" for c in perturbed for m in ("epsilon", "guess_accuracy")]
+    perturbed column (with a ``household``, the household guess accuracy and ε too),
+    ``epsilon_max``, then accuracy and gain per sensitive column and the mean gain; only those
+    the grid asked for (a perturbing setting, a sensitive column)."""
+    per = ("epsilon", "guess_accuracy") + (("household_guess_accuracy", "household_epsilon")
+                                           if household else ())
+    names = [f"{m}: {c}" for c in perturbed for m in per]
     names += ["epsilon_max"] if perturbed else []
     names += [f"{m}: {c}" for c in sensitive for m in ("inference_accuracy", "inference_gain")]
     names += ["inference_gain"] if sensitive else []
@@ -695,7 +712,7 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
     table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
                                    table[g.loss].fillna(np.inf), table["suppressed_values"])
     validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
-    attribute = attribute_columns(table, g.perturbed, g.sensitive)
+    attribute = attribute_columns(table, g.perturbed, g.sensitive, g.household is not None)
     households = list(ctx.baseline_households)
     extra = [LOSS] + validity + list(ctx.baseline_population) + households + attribute + [
         d.label for d in g.dims or []] + ["n_steps"]

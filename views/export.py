@@ -301,7 +301,8 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                          + step_notes(wb.applied.reports), validity=validity,
                          population=population, attackers=attackers,
                          buys=(wb.deniability, wb.inference), closeness=closeness,
-                         households=households, tables=tables)
+                         households=households, tables=tables,
+                         nearly_constant=nearly_constant())
         st.download_button("Download the report (HTML)",
                            lambda: report(report_figures()).encode("utf-8"),
                            file_name=f"{stem}_report.html", mime="text/html",
@@ -314,6 +315,18 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                    "information loss, whether the benchmark analyses hold, and the figures.")
     elif not roles.qi:
         st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
+
+
+def nearly_constant() -> tuple[str, dict[str, float]] | None:
+    """The household id and the columns nearly constant within its households, for the
+    report (the Protect page's call: the same columns); None without a household id or when
+    it cannot be read (the household section says why)."""
+    if not roles.household:
+        return None
+    try:
+        return roles.household, compute.nearly_constant_columns(ds.dataset_id, roles.household, df)
+    except SdcInputError:
+        return None
 
 
 def published_tables() -> tuple[CrossSettings, dict[str, TableRelease | str]] | None:

@@ -23,9 +23,12 @@ from ui.logic.deniability_view import (
     NOTHING_PERTURBED,
     deniability_table,
     detail_note,
+    household_summary,
+    household_warnings,
     inference_note,
     inference_table,
     matrix_table,
+    nearly_constant_note,
     posterior_table,
 )
 from ui.logic.figures import heatmap
@@ -277,9 +280,11 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
     now = {p.name: current(p) for p in m.controls}
 
     def control(p: Param) -> Any:
-        return param_control(m, p, s.value(m, p.name, column), key(p), column,
-                             (param_options or {}).get(p.name, options),
-                             disabled=not m.applies(p.name, now))
+        alone = p.household and not roles.household  # one draw per household: none set
+        got = param_control(m, p, s.value(m, p.name, column), key(p), column,
+                            (param_options or {}).get(p.name, options),
+                            disabled=alone or not m.applies(p.name, now))
+        return p.default if alone else got
     values = {p.name: control(p) for p in m.controls if not p.more}
     more = [p for p in m.controls if p.more]
     if more:
@@ -540,10 +545,19 @@ def buys(wb: Workbench) -> None:
                          label("epsilon"): st.column_config.NumberColumn(format="%.3f"),
                          label("guess_accuracy"): st.column_config.NumberColumn(format="%.4f"),
                          label("baseline"): st.column_config.NumberColumn(format="%.4f"),
-                         GAIN: st.column_config.NumberColumn(format="%.2f")})
+                         GAIN: st.column_config.NumberColumn(format="%.2f"),
+                         label("household_guess_accuracy"):
+                             st.column_config.NumberColumn(format="%.4f"),
+                         label("household_epsilon"):
+                             st.column_config.NumberColumn(format="%.3f")})
         st.caption("Per perturbed column: the local-DP ε of its transition matrix (∞: no "
                    "deniability), and the chance that an attacker who sees the released value "
                    "guesses the true one, against guessing the commonest true value.")
+        summary = household_summary(wb.deniability)
+        if summary:
+            st.caption(md(summary))
+        for warning in household_warnings(wb.deniability):
+            st.warning(md(warning), icon=":material/warning:")
         fold = st.expander("Posterior and transition matrix of a perturbed column",
                            icon=":material/grid_on:", key="p_buys_detail", on_change="rerun")
         if fold.open:
@@ -556,6 +570,13 @@ def buys(wb: Workbench) -> None:
                 st.dataframe(posterior_table(d).round(4))
                 st.markdown("P(released value | true value)")
                 st.dataframe(matrix_table(d).round(4))
+    if roles.household:
+        try:
+            nearly = compute.nearly_constant_columns(ds.dataset_id, roles.household, df)
+        except SdcInputError:  # a blank id: the household figures say so
+            pass
+        else:
+            st.caption(md(nearly_constant_note(roles.household, nearly)))
     if wb.inference is None:
         st.caption(NO_SENSITIVE)
     elif isinstance(wb.inference, str):

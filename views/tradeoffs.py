@@ -123,6 +123,9 @@ def method_block(m: Method) -> MethodChoice:
             + (f"Each value is tried with every {m.main} value above (combined: one "
                "value)." if m.main else "Each value is a setting of each column "
                "(combined: every combination codes at one of them)."))
+    held = tradeoff_grid.household_held(m, state.protect_settings(), roles.household)
+    if held:
+        st.caption("Drawn once per household, as on the Protect page.")
     own: dict[str, str] = {}  # a per-column method's own values (empty: those above)
     if m.per_column and options:
         with st.expander(f"{m.label} values per column"):
@@ -132,7 +135,7 @@ def method_block(m: Method) -> MethodChoice:
                     f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
                     placeholder="the values above",
                     help=f"Used when {md(c)} is among the {m.label.lower()} columns.")
-    return MethodChoice(m, chosen, text, own, swept)
+    return MethodChoice(m, chosen, text, own, swept, held=held)
 
 
 def household_block(m: Method) -> MethodChoice:

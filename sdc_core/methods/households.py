@@ -16,6 +16,11 @@ whole table) stays constant within every household of the release:
   run on the households as above, the others on the persons, with the same step index (so a
   person-level column gets the draws it gets alone).
 
+A step of PRAM, relabeling or randomized response with ``per_household: true`` runs on the
+households as a step on household-level columns does, whatever its column (docs/methods.md,
+"One draw per household"): the records whose value differs from their household's first
+record's are released from the first record's value (``household_overridden``).
+
 Banding and top/bottom coding are value by value: run on the households they give every record
 the value it gets on the persons. Record swapping works on households itself; dropping a column
 needs nothing.
@@ -153,9 +158,10 @@ def spread(values: pd.DataFrame, plan: HouseholdPlan, index: pd.Index) -> pd.Dat
 
 def run_per_household(df: pd.DataFrame, step: dict[str, Any], columns: Sequence[str],
                       release: Release, plan: HouseholdPlan, rid: np.ndarray | None,
-                      run: Runner) -> StepOutput:
+                      run: Runner, whole: bool = False) -> StepOutput:
     """Run a step so that the columns of ``plan.level`` stay constant within households
-    (module docstring).
+    (module docstring); with ``whole`` (a step's ``per_household: true``) every column of the
+    step is run on the households so.
 
     Parameters
     ----------
@@ -174,15 +180,19 @@ def run_per_household(df: pd.DataFrame, step: dict[str, Any], columns: Sequence[
         The record ids (None: the row positions).
     run : callable
         ``run(frame, step, rid)`` runs the method on a frame.
+    whole : bool, default False
+        Run every column of the step on the households, constant within them or not (one draw
+        per household: the records whose value differs from their household's first record's
+        are released from the first record's, and counted as ``household_overridden``).
 
     Returns
     -------
     StepOutput
         The step's new values for every record, with ``per_household: true`` and
-        ``households`` (all its columns household-level), or ``household_columns`` and
-        ``households`` (mixed).
+        ``households`` (all its columns household-level, or ``whole``), or
+        ``household_columns`` and ``households`` (mixed).
     """
-    level = [c for c in columns if c in plan.level]
+    level = [c for c in columns if whole or c in plan.level]
     if not level:
         return run(df, step, rid)
     if len(plan.codes) != len(df):
@@ -193,6 +203,8 @@ def run_per_household(df: pd.DataFrame, step: dict[str, Any], columns: Sequence[
         done = run(heads, step, ids[plan.first])
         values = spread(done.values, plan, df.index)
         info = {**done.info, "per_household": True, "households": plan.count}
+        if whole:
+            info["household_overridden"] = overridden(df, list(columns), plan)
         if release is Release.SUPPRESSION:
             info |= _suppressed(df, values, columns)
         return replace(done, values=values, info=info)
@@ -212,9 +224,35 @@ def run_per_household(df: pd.DataFrame, step: dict[str, Any], columns: Sequence[
     info = {**done.info, **mixed, "household_step": own.info}
     for key, part in own.info.items():  # per-column figures of both parts side by side
         if isinstance(part, dict) and isinstance(done.info.get(key), dict):
-            whole = {**part, **done.info[key]}
-            info[key] = {c: whole[c] for c in map(str, columns) if c in whole}
+            both = {**part, **done.info[key]}
+            info[key] = {c: both[c] for c in map(str, columns) if c in both}
     return replace(done, values=values, info=info)
+
+
+def overridden(df: pd.DataFrame, columns: Sequence[str], plan: HouseholdPlan) -> int:
+    """The values of ``columns`` that differ from their household's first record's (a blank a
+    value of its own): what a step run once per household releases from another record's
+    value than their own.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The step's input (the records of ``plan``, in its order).
+    columns : sequence of str
+        The step's columns.
+    plan : HouseholdPlan
+        The households.
+
+    Returns
+    -------
+    int
+        Σ over the columns of the records i with c_i ≠ c_first(h(i)).
+    """
+    total = 0
+    for c in columns:
+        values, _ = pd.factorize(df[c], use_na_sentinel=False)
+        total += int((values != values[plan.first][plan.codes]).sum())
+    return total
 
 
 def _blank_households(before: pd.DataFrame, after: pd.DataFrame, level: Sequence[str],

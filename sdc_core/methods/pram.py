@@ -30,7 +30,7 @@ from sdc_core.methods.common import (
     from_codes,
     resolve_ids,
 )
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
 DRAW_FLIP, DRAW_VALUE = 0, 1
 
@@ -144,7 +144,8 @@ PRAM = Method(
                   help="The probability that the flip matrix keeps a value, in (0, 1]."),
             Param("matrix", "object", None, more=True, label="Transition matrix (JSON)",
                   help='{"from": {"to": probability}}, each row summing to 1, over the '
-                       "column's categories; p is not used.")),
+                       "column's categories; p is not used."),
+            per_household_param()),
     switches=("invariant", "matrix"),
     describe=lambda r: f"PRAM of {r['column']}: expected changed share "
                        f"{r['expected_changed_share']:.3f}, realised {r['changed_share']:.3f}.")

@@ -24,7 +24,7 @@ from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
 DRAW_KEEP, DRAW_VALUE = 0, 1
 Z95 = 1.959963984540054
@@ -156,5 +156,6 @@ RANDOMIZED_RESPONSE = Method(
                        "(q = ½ with two answers: the coin flip)."),
             Param("categories", "list", None, more=True, label="Answer categories",
                   help="The answers a replacement is drawn from, separated by commas, text "
-                       "in quotes: \"yes\", \"no\" (empty: the column's own categories).")),
+                       "in quotes: \"yes\", \"no\" (empty: the column's own categories)."),
+            per_household_param()),
     describe=lambda r: f"Randomized response on {r['column']}: ε = {r['epsilon']:.3f}.")

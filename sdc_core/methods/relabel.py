@@ -24,7 +24,7 @@ from sdc_core.methods.common import (
     from_codes,
     resolve_ids,
 )
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
 DRAW_REDRAW, DRAW_VALUE = 0, 1
 
@@ -67,7 +67,8 @@ RELABEL = Method(
                   required=True,
                   label="Relabeling probability α",
                   help="With probability α a value is redrawn from the column's distribution: "
-                       "expected changed share α(1 − Σp²)."),),
+                       "expected changed share α(1 − Σp²)."),
+            per_household_param()),
     describe=lambda r: f"Relabeling {r['column']}: expected changed share α(1 − Σp²) = "
                        f"{r['expected_changed_share']:.4f}, realised {r['changed_share']:.4f} "
                        f"({r['redrawn_share']:.4f} redrawn).")

@@ -63,7 +63,10 @@ class Param:
     defaults, makes this one not apply (PRAM's p beside its invariant and matrix forms): the
     Protect page disables such a control and its step leaves the parameter out. ``sweep``:
     whether the Trade-offs page offers to sweep it besides the method's ``main`` (a band's
-    origin, top and bottom codes): its values field starts empty.
+    origin, top and bottom codes): its values field starts empty. ``household``: whether it
+    applies only with a household id (the recipe's, the page's): a recipe step that sets it
+    without one is refused, the Protect page disables its control, and the recipe reads it
+    rather than the method (:data:`PER_HOUSEHOLD`).
     """
 
     name: str
@@ -82,10 +85,30 @@ class Param:
     needs: str | None = None
     unused_with: tuple[str, ...] = ()
     sweep: bool = False
+    household: bool = False
 
     def __post_init__(self) -> None:
         if self.type not in PARAM_TYPES:
             raise ValueError(f"parameter {self.name}: type must be one of {PARAM_TYPES}")
+
+
+#: The parameter of a method on categories that draws once per household
+#: (docs/methods.md, "One draw per household").
+PER_HOUSEHOLD = "per_household"
+
+
+def per_household_param() -> Param:
+    """The parameter :data:`PER_HOUSEHOLD` of PRAM, random relabeling and randomized response:
+    with a household id, the step runs on each household's first record and every record of
+    the household gets its new value (docs/methods.md, "One draw per household")."""
+    return Param(PER_HOUSEHOLD, "bool", False, more=True, household=True,
+                 label="One draw per household",
+                 help="Needs a household id. Each household's first record is perturbed once "
+                      "and every record of the household gets its new value, so the household "
+                      "id cannot undo the perturbation by a majority of the household's "
+                      "records. For an attribute constant, or nearly so, within a household: "
+                      "a record whose value differs from its household's first record is "
+                      "released from the first record's value.")
 
 
 @dataclass(frozen=True)
@@ -173,6 +196,11 @@ class Method:
             return values.get(other, self.param(other).default)
         return (p.needs is None or bool(held(p.needs))) and all(
             held(other) in (None, self.param(other).default) for other in p.unused_with)
+
+    @property
+    def household_params(self) -> tuple[str, ...]:
+        """The parameters that apply only with a household id (:attr:`Param.household`)."""
+        return tuple(p.name for p in self.params if p.household)
 
     def governs(self, name: str) -> bool:
         """Whether parameter ``name`` decides whether another one applies."""

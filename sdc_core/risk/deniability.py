@@ -24,13 +24,21 @@ the figures (their number is reported as ``n_blank``).
 
 Levels are named as the methods' own matrices name them (``str`` of the value), so the matrix of
 a PRAM, relabeling or randomized response step is the table the method itself returns.
+
+With a household (or person) id released beside the records (docs/measures.md, "Deniability
+with a household id"), :func:`household_figures` adds what all of a household's records give
+away together (:class:`HouseholdGuess`): the best of two attackers' accuracy when they guess
+every member's true value from all of its household's released values (the majority vote, and
+the Bayes guess for a value constant within the household), and the composed bound
+ε_h = m·ε (m the most records with a value in one household), or ε itself when the column was
+drawn once per household.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,9 +47,10 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
+from sdc_core.households import NEARLY_CONSTANT, constant_shares, household_codes
 from sdc_core.methods.common import category_codes
 from sdc_core.methods.households import HouseholdPlan
-from sdc_core.methods.spec import Release
+from sdc_core.methods.spec import PER_HOUSEHOLD, Release
 from sdc_core.recipe import METHODS, Recipe, check_step, recipe_households, run_step
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
@@ -52,6 +61,130 @@ NO_DENIABILITY = ("ε = ∞: no deniability; some released value rules a true an
                   "release can prove what a respondent did not answer")
 #: The release kinds with a transition matrix of their own (value by value).
 MODELLED = (Release.PERTURBATION, Release.RECODING)
+
+
+#: The household attackers of :class:`HouseholdGuess`, by their key in JSON.
+HOUSEHOLD_ATTACKERS = {"majority": "majority vote", "bayes": "Bayes guess"}
+
+
+@dataclass(frozen=True)
+class HouseholdGuess:
+    """What a household id released beside a perturbed column gives away (docs/measures.md,
+    "Deniability with a household id").
+
+    Parameters
+    ----------
+    household : str
+        The household (or person) id column.
+    households : int
+        The households with a present true value of the column.
+    max_records : int
+        m, the most records with a present true value in one household.
+    per_household : bool
+        Whether every step on the column drew once per household (``per_household: true``,
+        or a column constant within every household, which a recipe with this household keeps
+        so): a household's records then carry one draw.
+    epsilon : float
+        The composed bound ε_h: ε when drawn once per household, else m·ε (``math.inf``: none).
+    majority_accuracy : float
+        The share of the records with a true value whose household's most frequent released
+        value is that value (ties: the value commonest in π, then the first in the column's
+        order; a household with no released value: the commonest in π).
+    bayes_accuracy : float
+        The same share for the Bayes guess argmax_i π_i·Π_{j∈h} P(y_j|i) of a value constant
+        within the household (ties as the majority vote's).
+    constant_share : float or None
+        The share of the households of two or more records constant in the column in the
+        original (None: no such household).
+    column : str
+        The column.
+    record_accuracy : float
+        The best-guess accuracy from one record (:attr:`Deniability.guess_accuracy`).
+    record_epsilon : float
+        The per-record ε.
+    """
+
+    household: str
+    households: int
+    max_records: int
+    per_household: bool
+    epsilon: float
+    majority_accuracy: float
+    bayes_accuracy: float
+    constant_share: float | None
+    column: str = ""
+    record_accuracy: float = math.nan
+    record_epsilon: float = math.nan
+
+    @property
+    def attacker(self) -> str:
+        """The key of the attacker with the higher accuracy (the majority vote on a tie)."""
+        return "majority" if self.majority_accuracy >= self.bayes_accuracy else "bayes"
+
+    @property
+    def guess_accuracy(self) -> float:
+        """The household best-guess accuracy: the better of the two attackers'."""
+        return max(self.majority_accuracy, self.bayes_accuracy)
+
+    @property
+    def undone(self) -> bool:
+        """Whether the column is perturbed record by record although it is constant, or nearly
+        so, within the households (a share ≥ :data:`NEARLY_CONSTANT`): the household id
+        undoes part of the perturbation."""
+        return (not self.per_household and self.constant_share is not None
+                and self.constant_share >= NEARLY_CONSTANT)
+
+    @property
+    def meaning(self) -> str:
+        """What the household id gives away, in a sentence or two."""
+        eps = _eps_text(self.record_epsilon)
+        told = (f"With {self.household} released, an attacker who reads all of a household's "
+                f"records ({HOUSEHOLD_ATTACKERS[self.attacker]}) guesses {self.column} right "
+                f"for {_pct(self.guess_accuracy)} of the records, against "
+                f"{_pct(self.record_accuracy)} from one record. ")
+        if self.per_household:
+            return told + (f"Each household carries one draw, so a person's ε is the "
+                           f"record's, {eps}.")
+        return told + (f"Drawn record by record, a household of up to {self.max_records} "
+                       f"records composes to ε = {self.max_records} × {eps} = "
+                       f"{_eps_text(self.epsilon)}.")
+
+    @property
+    def warning(self) -> str | None:
+        """When :attr:`undone`: that the household id undoes part of the perturbation."""
+        if not self.undone:
+            return None
+        assert self.constant_share is not None
+        return (f"{self.column} is constant within {_pct(self.constant_share)} of the "
+                "households of two or more records and is perturbed record by record: the "
+                f"household id {self.household} undoes part of the perturbation. Draw it once "
+                "per household (per_household) to keep a person's ε the record's.")
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures under their JSON keys; an infinite ε and a missing share are null."""
+        return {"household": self.household, "households": int(self.households),
+                "household_max_records": int(self.max_records),
+                "per_household": bool(self.per_household),
+                "household_epsilon": float(self.epsilon) if math.isfinite(self.epsilon)
+                else None,
+                "household_guess_accuracy": _number(self.guess_accuracy),
+                "household_guess_attacker": HOUSEHOLD_ATTACKERS[self.attacker],
+                "household_majority_accuracy": _number(self.majority_accuracy),
+                "household_bayes_accuracy": _number(self.bayes_accuracy),
+                "household_constant_share": self.constant_share,
+                "household_meaning": self.meaning, "household_warning": self.warning}
+
+
+def _number(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.1f} %" if math.isfinite(v) else "n/a"
+
+
+def _eps_text(eps: float) -> str:
+    return f"{eps:.4g}" if math.isfinite(eps) else "∞"
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +220,9 @@ class Deniability:
     not_modelled : tuple of int
         Steps that also touch the column without a per-value transition (local suppression):
         left out of the matrix.
+    household : HouseholdGuess, optional
+        With a household id: what all of a household's released records give away
+        (:func:`household_figures`).
 
     Examples
     --------
@@ -113,6 +249,7 @@ class Deniability:
     unreachable: tuple[str, ...] = ()
     steps: tuple[int, ...] = ()
     not_modelled: tuple[int, ...] = ()
+    household: HouseholdGuess | None = None
 
     @property
     def deniable(self) -> bool:
@@ -127,15 +264,18 @@ class Deniability:
     def to_json(self) -> dict[str, Any]:
         """The figures as JSON values: plain floats; ``epsilon`` is ``None`` (JSON null) when
         it is infinite (no deniability; ``deniable`` says so too). The matrix and the posterior
-        are {true level: {released level: probability}}."""
-        return {"column": self.column, "method": self.method,
-                "epsilon": float(self.epsilon) if self.deniable else None,
-                "deniable": self.deniable, "meaning": self.meaning,
-                "guess_accuracy": float(self.guess_accuracy), "baseline": float(self.baseline),
-                "n_blank": int(self.n_blank), "unreachable": list(self.unreachable),
-                "steps": list(self.steps), "not_modelled": list(self.not_modelled),
-                "prior": {str(k): float(v) for k, v in self.prior.items()},
-                "matrix": _nested(self.matrix), "posterior": _nested(self.posterior)}
+        are {true level: {released level: probability}}; with household figures, their keys
+        (:meth:`HouseholdGuess.to_json`) come before them."""
+        out = {"column": self.column, "method": self.method,
+               "epsilon": float(self.epsilon) if self.deniable else None,
+               "deniable": self.deniable, "meaning": self.meaning,
+               "guess_accuracy": float(self.guess_accuracy), "baseline": float(self.baseline),
+               "n_blank": int(self.n_blank), "unreachable": list(self.unreachable),
+               "steps": list(self.steps), "not_modelled": list(self.not_modelled)}
+        if self.household is not None:
+            out |= self.household.to_json()
+        return out | {"prior": {str(k): float(v) for k, v in self.prior.items()},
+                      "matrix": _nested(self.matrix), "posterior": _nested(self.posterior)}
 
 
 def _nested(table: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -554,3 +694,188 @@ def _held_matrices(recipe: Recipe, original: pd.DataFrame, held: Mapping[int, pd
 
 def _columns(step: dict[str, Any]) -> list[str]:
     return [step["column"]] if "column" in step else list(step.get("columns", []))
+
+
+def household_figures(figures: Sequence[Deniability], recipe: Recipe, original: pd.DataFrame,
+                      released: pd.DataFrame, household: str) -> list[Deniability]:
+    """The figures with what the household id gives away added to each (docs/measures.md,
+    "Deniability with a household id"; :class:`HouseholdGuess`).
+
+    For each perturbed column c, with P its transition matrix and π its distribution (the
+    figures'), x_i the true and y_i the released value of record i, and h(i) its household:
+
+    - the **majority vote** guesses every member of h the value most frequent among the
+      released values of h; the **Bayes guess** the true level i of largest
+      log π_i + Σ_{j∈h} log P(y_j|i), the best guess of a value constant within h from records
+      perturbed independently. Both break ties by the larger π_i, then the first level in the
+      column's order; a household without a released value gets the commonest level of π. When
+      the column was drawn once per household, each distinct released value of a household
+      counts once (its records carry one draw). A released value with no column in P (a blank,
+      a value a later step wrote) gives no vote.
+    - the accuracy of each is the share of the records with a true value x_i equal to their
+      household's guess; ``household_guess_accuracy`` is the larger of the two.
+    - ε_h = m·ε with m = max_h |{i ∈ h : x_i present}| (m records each ε-deniable compose to
+      m·ε), or ε when every step on c drew once per household (the recipe names the same
+      household, and the steps set ``per_household`` or c is constant within every household
+      of the original, which the recipe keeps so).
+
+    Parameters
+    ----------
+    figures : sequence of Deniability
+        The per-record figures (:func:`recipe_deniability` of ``recipe`` on ``original``).
+    recipe : Recipe
+        The recipe that made the release.
+    original, released : pandas.DataFrame
+        The true and the released table, rows aligned; ``original`` holds ``household``.
+    household : str
+        The household (or person) id column.
+
+    Returns
+    -------
+    list of Deniability
+        The figures, each with its :attr:`Deniability.household`.
+
+    Raises
+    ------
+    SdcInputError
+        When the household column is not in the original, has a blank id, or the tables'
+        rows differ in number.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.recipe import apply_recipe, parse_recipe
+    >>> df = pd.DataFrame({"id": [1, 1, 1, 2, 2, 2], "married": [1, 1, 1, 0, 0, 0]})
+    >>> recipe = parse_recipe({"seed": 3, "steps": [
+    ...     {"method": "pram", "column": "married", "p": 0.2}]})
+    >>> out = apply_recipe(recipe, df).data
+    >>> (d,) = household_figures(recipe_deniability(recipe, df), recipe, df, out, "id")
+    >>> d.household.max_records, round(d.household.epsilon, 4)  # 3 × ln 4
+    (3, 4.1589)
+    """
+    if len(original) != len(released):
+        raise SdcInputError(f"the release has {len(released)} rows and the original "
+                            f"{len(original)}: a household's records cannot be matched")
+    codes, n = household_codes(original, household)
+    plan_level = _constant_columns(recipe, original, household, [d.column for d in figures])
+    out = []
+    for d in figures:
+        if d.column not in released.columns:
+            out.append(d)
+            continue
+        drawn = [recipe.steps[i - 1] for i in d.steps
+                 if METHODS[recipe.steps[i - 1]["method"]].release is Release.PERTURBATION]
+        once = recipe.household == household and (d.column in plan_level or bool(drawn) and all(
+            s.get(PER_HOUSEHOLD) for s in drawn))
+        out.append(replace(d, household=_household_guess(d, original[d.column],
+                                                         released[d.column], codes, n, once,
+                                                         household, original)))
+    return out
+
+
+def _constant_columns(recipe: Recipe, original: pd.DataFrame, household: str,
+                      columns: Sequence[str]) -> set[str]:
+    """Which of ``columns`` a recipe with the household ``household`` runs on the households
+    at every step: those constant within every household of the original."""
+    if recipe.household != household:
+        return set()
+    shares = constant_shares(original[[household, *columns]], household, columns)
+    return {c for c in columns if shares.get(c, 1.0) == 1.0}
+
+
+#: The most cells (households × levels) one block of :func:`_guesses` holds at once.
+BLOCK_CELLS = 2_000_000
+
+
+def _household_guess(d: Deniability, x: pd.Series, y: pd.Series, codes: np.ndarray, n: int,
+                     once: bool, household: str, original: pd.DataFrame) -> HouseholdGuess:
+    """The household figures of one column (:func:`household_figures`)."""
+    true_levels = [str(v) for v in d.matrix.index]
+    pi = d.prior.reindex(true_levels, fill_value=0.0).to_numpy(dtype=np.float64)
+    x_code = _codes_in(x, true_levels)
+    y_code = _codes_in(y, [str(v) for v in d.matrix.columns])
+    majority, bayes = _guesses(d.matrix, pi, codes, n, y_code, once)
+    present = x_code >= 0
+    m = int(np.bincount(codes[present], minlength=n).max(initial=0))
+    share = constant_shares(original[[household, d.column]], household, [d.column])
+    eps = d.epsilon if once else _times(max(m, 1), d.epsilon)
+    return HouseholdGuess(
+        household=household, households=int(len(np.unique(codes[present]))), max_records=m,
+        per_household=once, epsilon=eps,
+        majority_accuracy=_hits(majority, x_code, codes, present),
+        bayes_accuracy=_hits(bayes, x_code, codes, present),
+        constant_share=share.get(str(d.column)), column=str(d.column),
+        record_accuracy=d.guess_accuracy, record_epsilon=d.epsilon)
+
+
+def _guesses(matrix: pd.DataFrame, pi: np.ndarray, codes: np.ndarray, n: int,
+             y_code: np.ndarray, once: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each household's majority-vote and Bayes guess (a true level's position), from the
+    released levels ``y_code`` (−1: no vote), households taken in blocks of at most
+    :data:`BLOCK_CELLS` cells (a column of many levels in many households)."""
+    true_levels = [str(v) for v in matrix.index]
+    released_levels = [str(v) for v in matrix.columns]
+    where = {k: i for i, k in enumerate(true_levels)}
+    # the majority vote reads a released level as the true level of the same name
+    as_true = np.array([where.get(k, -1) for k in released_levels], dtype=np.int64)
+    readable = as_true >= 0
+    p = matrix.to_numpy(dtype=np.float64)
+    log_p = np.log(np.where(p > 0, p, 1.0))
+    log_pi = np.log(np.where(pi > 0, pi, 1.0))
+    voted = np.flatnonzero(y_code >= 0)
+    voted = voted[np.argsort(codes[voted], kind="stable")]  # by household
+    owner = codes[voted]
+    majority = np.empty(n, dtype=np.int64)
+    bayes = np.empty(n, dtype=np.int64)
+    step = max(1, BLOCK_CELLS // max(len(released_levels), len(true_levels), 1))
+    for start in range(0, max(n, 1), step):
+        stop = min(start + step, n)
+        lo, hi = np.searchsorted(owner, [start, stop])
+        counts = np.zeros((stop - start, len(released_levels)), dtype=np.float64)
+        np.add.at(counts, (owner[lo:hi] - start, y_code[voted[lo:hi]]), 1.0)
+        if once:  # the household's records repeat one draw: each value counts once
+            counts = np.minimum(counts, 1.0)
+        votes = np.zeros((stop - start, len(true_levels)), dtype=np.float64)
+        votes[:, as_true[readable]] = counts[:, readable]
+        majority[start:stop] = _pick(votes, pi)
+        # the Bayes guess of a value constant within the household
+        score = counts @ log_p.T + log_pi
+        ruled_out = ((counts > 0).astype(np.float64) @ (p <= 0).T > 0) | (pi <= 0)[None, :]
+        score[ruled_out] = -np.inf
+        bayes[start:stop] = _pick(score, pi)
+    return majority, bayes
+
+
+def _codes_in(s: pd.Series, levels: Sequence[str]) -> np.ndarray:
+    """Each value's position in ``levels`` (named as the matrices name them, ``str`` of the
+    value); −1 for a blank or a value not among them."""
+    codes, found = category_codes(s)
+    where = {k: i for i, k in enumerate(levels)}
+    lookup = np.array([where.get(str(v), -1) for v in found], dtype=np.int64)
+    return np.where(codes >= 0, lookup[np.maximum(codes, 0)] if len(lookup) else -1, -1)
+
+
+def _pick(score: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Each household's guess: the level of highest score; within 1e-9 of it (a tie), the
+    level of larger π, then the first; a household whose every level is ruled out (−∞) or
+    with no level at all gets the commonest level of π."""
+    if score.shape[1] == 0:
+        return np.full(score.shape[0], -1, dtype=np.int64)
+    best = score.max(axis=1, keepdims=True)
+    finite = np.isfinite(best[:, 0])
+    tied = np.isfinite(score) & (score >= best - 1e-9 * np.maximum(1.0, np.abs(best)))
+    tied[~finite] = True  # nothing possible: the prior alone
+    return np.argmax(np.where(tied, pi[None, :], -1.0), axis=1)
+
+
+def _hits(guess: np.ndarray, x_code: np.ndarray, codes: np.ndarray,
+          present: np.ndarray) -> float:
+    """The share of the records with a true value that their household's guess gets right."""
+    if not present.any():
+        return math.nan
+    return float((guess[codes[present]] == x_code[present]).mean())
+
+
+def _times(m: int, eps: float) -> float:
+    """m·ε for m ≥ 1 records (∞ stays ∞)."""
+    return math.inf if not math.isfinite(eps) else m * eps

@@ -10,10 +10,11 @@ column at a time."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from sdc_core.households import NEARLY_CONSTANT
 from sdc_core.names import label
 from sdc_core.risk.deniability import Deniability
 from sdc_core.risk.inference import InferenceResult
@@ -22,6 +23,8 @@ from sdc_core.risk.inference import InferenceResult
 MEANING = "what ε means"
 #: The heading of the column of the best guess's gain over the baseline.
 GAIN = "gain over baseline (points)"
+#: The heading of the column that says how a column was drawn, with a household id.
+DRAWN = "drawn"
 #: What the part says when no column is perturbed at random.
 NOTHING_PERTURBED = ("No column is perturbed at random (PRAM, random relabeling, randomized "
                      "response), so the release gives no respondent deniability: a released "
@@ -52,9 +55,11 @@ def epsilon_words(epsilon: float) -> str:
 
 def deniability_table(figures: Sequence[Deniability]) -> pd.DataFrame:
     """One row per perturbed column: the column, the method(s) composed, ε (``inf`` for none),
-    the best-guess accuracy, its baseline, the gain in points (100 · (accuracy − baseline)) and
-    what ε means, the figures of :func:`~sdc_core.risk.deniability.recipe_deniability`
-    unchanged.
+    the best-guess accuracy, its baseline, the gain in points (100 · (accuracy − baseline)),
+    with a household id the household best-guess accuracy and the household ε (docs/measures.md,
+    "Deniability with a household id"), and what ε means, the figures of
+    :func:`~sdc_core.risk.deniability.recipe_deniability` and
+    :func:`~sdc_core.risk.deniability.household_figures` unchanged.
 
     Examples
     --------
@@ -65,15 +70,72 @@ def deniability_table(figures: Sequence[Deniability]) -> pd.DataFrame:
     >>> t.iloc[0].tolist()[:2], round(float(t.iloc[0]["local-DP ε"]), 4)
     (['x', 'pram'], 1.0986)
     """
-    return pd.DataFrame({
+    columns: dict[str, list] = {
         "column": [str(d.column) for d in figures],
         "method": [d.method for d in figures],
         label("epsilon"): [float(d.epsilon) for d in figures],
         label("guess_accuracy"): [float(d.guess_accuracy) for d in figures],
         label("baseline"): [float(d.baseline) for d in figures],
-        GAIN: [100.0 * (d.guess_accuracy - d.baseline) for d in figures],
-        MEANING: [epsilon_words(d.epsilon) for d in figures],  # last: the widest
-    })
+        GAIN: [100.0 * (d.guess_accuracy - d.baseline) for d in figures]}
+    if any(d.household is not None for d in figures):
+        columns |= {
+            label("household_guess_accuracy"): [
+                math.nan if d.household is None else float(d.household.guess_accuracy)
+                for d in figures],
+            label("household_epsilon"): [
+                math.nan if d.household is None else float(d.household.epsilon)
+                for d in figures],
+            DRAWN: ["" if d.household is None else
+                    "once per household" if d.household.per_household else "per record"
+                    for d in figures]}
+    return pd.DataFrame(columns | {MEANING: [epsilon_words(d.epsilon) for d in figures]})
+
+
+def household_summary(figures: Sequence[Deniability]) -> str | None:
+    """What the household id gives away, in words (docs/measures.md, "Deniability with a
+    household id"): what the two household columns of :func:`deniability_table` are, then
+    :attr:`~sdc_core.risk.deniability.HouseholdGuess.meaning` of the column where the
+    household's records add most to one record's guess; None without household figures."""
+    held = [d.household for d in figures if d.household is not None]
+    if not held:
+        return None
+    top = max(held, key=lambda h: h.guess_accuracy - h.record_accuracy)
+    return (f"The household id {top.household} is released with the records, so an attacker "
+            f"can read all of a household's records together. {label('household_guess_accuracy')}"
+            ": the share of the records whose true value the better of two guesses from all "
+            "of their household's released values gets right (the majority vote; the Bayes "
+            f"guess of a value constant within the household). {label('household_epsilon')}: "
+            "the bound for all of a household's records, m × ε for m records drawn one by "
+            "one, ε for a column drawn once per household. " + top.meaning)
+
+
+def household_warnings(figures: Sequence[Deniability]) -> list[str]:
+    """A warning per column perturbed record by record although it is constant, or nearly so,
+    within the households (:attr:`~sdc_core.risk.deniability.HouseholdGuess.warning`)."""
+    return [d.household.warning for d in figures
+            if d.household is not None and d.household.warning]
+
+
+def nearly_constant_note(household: str, shares: Mapping[str, float]) -> str:
+    """Which columns are nearly constant within the households (at least
+    :data:`~sdc_core.households.NEARLY_CONSTANT` of the households of two or more records
+    constant, not all: :func:`~sdc_core.households.nearly_constant`), with their shares, in
+    a sentence; what to do with them.
+
+    Examples
+    --------
+    >>> nearly_constant_note("id", {"educ": 0.9835})
+    'Nearly constant within the households of id (at least 95 % of the households of two or more records hold one value): educ (98.4 %). Perturb such a column once per household (One draw per household): record by record, the household id undoes part of the perturbation.'
+    """  # noqa: E501
+    if not shares:
+        return (f"No column is nearly constant within the households of {household} (at least "
+                f"{100 * NEARLY_CONSTANT:.0f} % of the households of two or more records "
+                "holding one value, not all).")
+    listed = ", ".join(f"{c} ({100 * v:.1f} %)" for c, v in shares.items())
+    return (f"Nearly constant within the households of {household} (at least "
+            f"{100 * NEARLY_CONSTANT:.0f} % of the households of two or more records hold one "
+            f"value): {listed}. Perturb such a column once per household (One draw per "
+            "household): record by record, the household id undoes part of the perturbation.")
 
 
 def posterior_table(d: Deniability) -> pd.DataFrame:
@@ -93,9 +155,11 @@ def matrix_table(d: Deniability) -> pd.DataFrame:
 
 
 def detail_note(d: Deniability) -> str:
-    """What the figures of one column are made of: the full meaning of its ε, the steps
-    composed, those left out and the blanks."""
+    """What the figures of one column are made of: the full meaning of its ε, what the
+    household id gives away (with one), the steps composed, those left out and the blanks."""
     parts = [d.meaning + "."]
+    if d.household is not None:
+        parts.append(d.household.meaning)
     if d.steps:
         parts.append("Steps composed: " + ", ".join(map(str, d.steps)) + ".")
     if d.not_modelled:

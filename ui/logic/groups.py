@@ -3,14 +3,14 @@ and the roles (pure Python: links, pages and tests ask the same functions)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from sdc_core.columns import canonical, is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
-from sdc_core.roles import Roles
+from sdc_core.roles import Roles, structure_columns
 from ui.logic.protect import page_methods
 from ui.logic.session import Dataset
 
@@ -18,12 +18,15 @@ from ui.logic.session import Dataset
 @dataclass(frozen=True)
 class ColumnGroups:
     """Released columns by use: ``numeric`` (tagged for utility), ``categorical`` (kind),
-    ``numbers`` (any numeric dtype), ``banded`` (numeric quasi-identifiers that are not codes)."""
+    ``numbers`` (any numeric dtype), ``banded`` (numeric quasi-identifiers that are not codes);
+    ``structure``, the quasi-identifiers that hold the table's structure (an id, a wave, a
+    date: :func:`sdc_core.roles.structure_columns`), each with why, which no default picks."""
 
     numeric: list[str]
     categorical: list[str]
     numbers: list[str]
     banded: list[str]
+    structure: dict[str, str] = field(default_factory=dict)
 
 
 def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
@@ -34,7 +37,8 @@ def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
         categorical=[c for c, k in ds.kinds.items()
                      if k is Kind.CATEGORICAL and c not in roles.ignore],
         numbers=numbers,
-        banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
+        banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL],
+        structure=structure_columns(df, list(roles.qi), roles.household, ds.kinds))
 
 
 def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
@@ -44,10 +48,16 @@ def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
 
 
 def method_defaults(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
-    """The columns a method starts with, by its declared default."""
+    """The columns a method starts with, by its declared default, never the household id nor
+    a column of the table's structure (``groups.structure``: an id, a wave, a date;
+    docs/methods.md, "Defaults")."""
     if m.default_columns == "categorical_keys":
-        return [c for c in roles.qi if c in groups.categorical]
-    return groups.banded if m.default_columns == "numeric_keys" else []
+        chosen = [c for c in roles.qi if c in groups.categorical]
+    elif m.default_columns == "numeric_keys":
+        chosen = groups.banded
+    else:
+        return []
+    return [c for c in chosen if c not in groups.structure and c != roles.household]
 
 
 def offered_columns(groups: ColumnGroups, roles: Roles) -> dict[str, list[str]]:

@@ -306,7 +306,8 @@ def recipe_household_note(recipe: Recipe, household: str | None) -> str | None:
     another (the page applies the steps with the session's household id, which keeps the
     columns constant within households). Raises :class:`~sdc_core.errors.SdcInputError` when
     a step needs the recipe's household column itself (record swapping) and the session's is
-    another: the recipe is not loaded."""
+    another, or a step draws once per household (``per_household``) and the session has no
+    household id: the recipe is not loaded."""
     wanted = recipe.household
     if wanted is None or wanted == household:
         return None
@@ -316,6 +317,13 @@ def recipe_household_note(recipe: Recipe, household: str | None) -> str | None:
     if needing:
         raise SdcInputError(f"{needing[0]} swaps households by the recipe's household column "
                             f"'{wanted}', and this session's household id is {session}: set "
+                            f"the household id on the Data page to '{wanted}' to load it, or "
+                            "apply this recipe with the command line")
+    once = [f"step {i + 1} ({s['method']})" for i, s in enumerate(recipe.steps)
+            if any(s.get(name) for name in registry()[s["method"]].household_params)]
+    if once and household is None:  # the page would draw it record by record
+        raise SdcInputError(f"{once[0]} draws once per household of the recipe's household "
+                            f"column '{wanted}', and this session has no household id: set "
                             f"the household id on the Data page to '{wanted}' to load it, or "
                             "apply this recipe with the command line")
     return (f"The recipe names the household column '{wanted}'; this session's household id "

@@ -49,8 +49,11 @@ from ui.logic.deniability_view import (
     NOTHING_PERTURBED,
     deniability_table,
     detail_note,
+    household_summary,
+    household_warnings,
     inference_note,
     inference_table,
+    nearly_constant_note,
     posterior_table,
 )
 from ui.logic.figures import tradeoff_scatter
@@ -377,23 +380,33 @@ def validity_section(report: ValidityReport) -> str:
     return "".join(parts)
 
 
-def buys_section(figures: Sequence[Deniability], inference: InferenceResult | str | None
-                 ) -> str:
-    """What the protection buys (docs/measures.md, "Deniability: what perturbation buys" and
-    "The attribute-inference attack"): the Protect page's table, a row per perturbed column
-    (:func:`~ui.logic.deniability_view.deniability_table`), each column's posterior behind a
-    disclosure, and the attribute-inference attack per sensitive column."""
+def buys_section(figures: Sequence[Deniability], inference: InferenceResult | str | None,
+                 nearly: tuple[str, Mapping[str, float]] | None = None) -> str:
+    """What the protection buys (docs/measures.md, "Deniability: what perturbation buys",
+    "Deniability with a household id" and "The attribute-inference attack"): the Protect
+    page's table, a row per perturbed column
+    (:func:`~ui.logic.deniability_view.deniability_table`), with a household id what the
+    household id gives away and the warnings of the Protect page, each column's posterior
+    behind a disclosure, the columns nearly constant within the households (``nearly``: the
+    household id and :func:`~sdc_core.households.nearly_constant`), and the
+    attribute-inference attack per sensitive column."""
     e = html.escape
     parts = ["<h2>What this buys</h2>"]
     if not figures:
         parts.append(f"<p class=\"small\">{e(NOTHING_PERTURBED)}</p>")
     else:
         parts.append(_table(deniability_table(figures)))
+        summary = household_summary(figures)
+        if summary:
+            parts.append(f"<p class=\"small\">{e(summary)}</p>")
+        parts += [f"<p><strong>Warning:</strong> {e(w)}</p>" for w in household_warnings(figures)]
         for d in figures:
             parts.append(f"<details><summary>Posterior of {e(str(d.column))}: P(true value | "
                          f"released value)</summary><p class=\"small\">{e(detail_note(d))}</p>"
                          f"{posterior_table(d).to_html(escape=True, border=0, classes='t', float_format='{:.4f}'.format)}"  # noqa: E501
                          "</details>")
+    if nearly is not None:
+        parts.append(f"<p class=\"small\">{e(nearly_constant_note(*nearly))}</p>")
     if inference is None:
         parts.append(f"<p class=\"small\">{e(NO_SENSITIVE)}</p>")
     elif isinstance(inference, str):
@@ -503,8 +516,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  buys: tuple[Sequence[Deniability], InferenceResult | str | None] | None = None,
                  closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None,
                  households: tuple[HouseholdFigures, HouseholdFigures | str] | None = None,
-                 tables: tuple[CrossSettings, Mapping[str, TableRelease | str]] | None = None
-                 ) -> str:
+                 tables: tuple[CrossSettings, Mapping[str, TableRelease | str]] | None = None,
+                 nearly_constant: tuple[str, Mapping[str, float]] | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
     ``validity``, when given, adds whether the benchmark analyses hold; ``population``, the
@@ -517,7 +530,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     household figures of the original and of the release, adds their household risk and the
     household linkage attack (:func:`household_section`); ``tables``, the Tables page's last
     cross-table settings and the table each method publishes (or why it is not offered), adds
-    them (:func:`tables_section`)."""
+    them (:func:`tables_section`); ``nearly_constant``, the household id and the columns nearly
+    constant within its households, says which they are under what the protection buys."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -569,7 +583,7 @@ knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {household_section(*households) if households is not None else ""}
 {population_section(*population) if population is not None else ""}
 {closeness_section(*closeness) if closeness is not None else ""}
-{buys_section(*buys) if buys is not None else ""}
+{buys_section(*buys, nearly=nearly_constant) if buys is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}

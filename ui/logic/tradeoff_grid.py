@@ -43,7 +43,8 @@ class MethodChoice:
     """One method's part of the form: its columns, its ``main`` values (text), a per-column
     method's own values per column (text; empty: the method's), and the values (text) of its
     other swept parameters; for a method on households, the parameters ``fixed`` beside its
-    ``main`` (:func:`household_fixed`)."""
+    ``main`` (:func:`household_fixed`); ``held``, parameters every step of the method keeps
+    as the Protect page holds them (its one draw per household: :func:`household_held`)."""
 
     method: Method
     columns: list[str]
@@ -51,6 +52,17 @@ class MethodChoice:
     own: dict[str, str] = field(default_factory=dict)
     swept: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, Any] = field(default_factory=dict)
+    held: dict[str, Any] = field(default_factory=dict)
+
+
+def household_held(m: Method, settings: ProtectSettings, household: str | None
+                   ) -> dict[str, Any]:
+    """The parameters of ``m`` that apply only with a household id (``per_household``,
+    docs/methods.md, "One draw per household") that the Protect page's ``settings`` switch on,
+    when a ``household`` id is set: a sweep of ``m`` draws as the page does."""
+    if household is None:
+        return {}
+    return {name: True for name in m.household_params if settings.value(m, name) is True}
 
 
 def household_fixed(m: Method, settings: ProtectSettings) -> dict[str, Any] | None:
@@ -138,7 +150,7 @@ def grid_settings(choices: list[MethodChoice], combine: bool) -> list[dict[str, 
                                 f"its {m.main} values: give those too")
         names = list(swept)
         for values in itertools.product(*swept.values()):
-            out += _main_settings(c, combine, dict(zip(names, values)))
+            out += _main_settings(c, combine, {**c.held, **dict(zip(names, values))})
     return out
 
 

@@ -22,6 +22,7 @@ from sdc_core.recipe import ApplyResult, Recipe, apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.deniability import (
     Deniability,
+    household_figures,
     recipe_deniability,
 )
 from sdc_core.risk.inference import InferenceResult, attribute_inference
@@ -68,7 +69,8 @@ class Workbench:
     #: cannot be estimated
     population: PopulationRisk | str | None = None
     #: what the perturbation buys (docs/measures.md, "Deniability: what perturbation buys"):
-    #: one entry per perturbed column, as :func:`recipe_deniability` gives them
+    #: one entry per perturbed column, as :func:`recipe_deniability` gives them, with a
+    #: household id also what the household's records give away (:func:`household_figures`)
     deniability: tuple[Deniability, ...] = ()
     #: the attribute-inference attack on the release (docs/measures.md, "The
     #: attribute-inference attack") for the sensitive columns asked for: None when none was,
@@ -125,8 +127,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
     columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
     eigenvalue similarity; and what the perturbation buys (``buys``): the deniability of every
-    perturbed column (:func:`~sdc_core.risk.deniability.recipe_deniability` from the step matrices
-    the apply holds) and, for the ``sensitive`` columns, the
+    perturbed column (:func:`release_deniability`: with a ``household``, per household too)
+    and, for the ``sensitive`` columns, the
     attribute-inference attack by the linkage attack's attacker (:func:`release_inference`);
     with a ``household`` id column, the release's household risk R_h = 1 − Π_{j∈h}(1 − r_j)
     and the household linkage attack on it
@@ -146,12 +148,28 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                      | {"fk": after.fk} | attack.summary(),
                      {**loss.summary(), "eigenvalue_similarity_percent": similarity,
                       "per_column": loss.per_column}, loss.changed, loss, list(numeric),
-                     deniability=tuple(recipe_deniability(recipe, df, matrices=applied.matrices))
+                     deniability=release_deniability(df, applied, recipe, household)
                      if buys else (),
                      inference=release_inference(df, applied, recipe, qi, known or [],
                                                  sensitive) if buys else None,
                      households=release_households(df, out, qi, household, weight, na, alpha,
                                                 recipe, known or [], applied.reports))
+
+
+def release_deniability(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe,
+                        household: str | None) -> tuple[Deniability, ...]:
+    """The deniability of every column the recipe perturbs (:func:`recipe_deniability`, from
+    the step matrices the apply holds) and, with a ``household`` id, what all of a
+    household's released records give away (:func:`household_figures`, docs/measures.md,
+    "Deniability with a household id"); a household id that cannot be read (a blank id) adds
+    nothing here: the household figures say why."""
+    figures = recipe_deniability(recipe, df, matrices=applied.matrices)
+    if household is None or not figures:
+        return tuple(figures)
+    try:
+        return tuple(household_figures(figures, recipe, df, applied.data, household))
+    except SdcInputError:
+        return tuple(figures)
 
 
 def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],
