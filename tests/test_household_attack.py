@@ -234,3 +234,22 @@ def test_the_k_d_tree_equals_the_reference_on_random_releases(df, data):
     finally:
         module._PAIRS, module._FIRST = saved
     check(attack, brute_household_linkage(df, released, "hh", ["a"], ["x"], scale_from=df))
+
+
+@pytest.mark.parametrize("ids", [
+    [2**63 - 1, 2**63 - 1, -2**63, -2**63, 0],
+    [1e308, 1e308, -1e308, -1e308, 5e-324],
+    ["x" * 100_000, "x" * 100_000, "y" * 100_000, "y" * 100_000, "z"],
+    ["**a**", "**a**", "<script>alert(1)</script>", "<script>alert(1)</script>", "[l](u)"],
+])
+def test_hostile_household_ids_are_labels(ids):
+    """Ids at the ends of their type, huge text, Markdown and HTML are only labels: the
+    attack groups the same records whatever the ids say."""
+    df = pd.DataFrame({"hh": ids, "sex": ["f", "m", "f", "m", "f"], "age": [40, 40, 40, 12, 40]})
+    plain = df.assign(hh=[1, 1, 2, 2, 3])
+    recipe = recipe_of({"method": "band", "column": "age", "width": 50})
+    for table in (df, plain):
+        applied = apply_recipe(recipe, table)
+        attack = household_linkage(table, applied.data, ["sex", "age"], "hh", recipe,
+                                   reports=applied.reports)
+        assert attack.matches.tolist() == [2, 2, 1]
