@@ -39,6 +39,15 @@ _HOUSEHOLD_NAME = re.compile(
 
 _WEIGHT_NAME = re.compile(r"^(\w*_)?(weight|wgt|w)$", re.IGNORECASE)
 
+#: Words (and common abbreviations) of column names that name an area a record lives in: the
+#: geography record swapping exchanges (docs/methods.md, "Targeted record swapping"). A wave
+#: (``year``) or a yes/no column is never one.
+_GEOGRAPHY_NAME = re.compile(
+    r"(^|_)(region[a-z0-9]*|district[a-z0-9]*|state|province|county|municipality|municipio|"
+    r"gemeinde|kreis|bundesland|canton|commune|prefecture|parish|ward|city|town|village|"
+    r"country|zip[a-z0-9]*|zcta|post_?code|postal(_?code)?|plz|area|zone|geo[a-z0-9]*|"
+    r"location|locality|nuts\d*|lsoa|msoa|tract)(_|$)")
+
 
 def name_words(name: object) -> str:
     """A column name as lower-case words joined by ``_``: words split at any other character
@@ -53,6 +62,20 @@ def looks_like_key(name: object) -> bool:
     demographic, household, work or place word (:data:`_QI_WORDS`) and none a measurement's."""
     words = name_words(name)
     return bool(_QI_NAME.search(words)) and not _MEASURE_NAME.search(words)
+
+
+def looks_like_geography(name: object) -> bool:
+    """Whether a column named ``name`` usually holds an area: one of its words is a place word
+    (:data:`_GEOGRAPHY_NAME`: region, district, municipality, zip, …) and none a
+    measurement's (``region_population`` is a number about an area, not one).
+
+    Examples
+    --------
+    >>> [looks_like_geography(c) for c in ("region", "DistrictCode", "year", "female")]
+    [True, True, False, False]
+    """
+    words = name_words(name)
+    return bool(_GEOGRAPHY_NAME.search(words)) and not _MEASURE_NAME.search(words)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from sdc_core.io import read_table
-from sdc_core.roles import looks_like_key, name_words, suggest_roles
+from sdc_core.roles import looks_like_geography, looks_like_key, name_words, suggest_roles
 from tests.conftest import SHARED_DATA
 
 
@@ -62,3 +62,16 @@ def test_sdcmicro_testdata_suggests_the_demographics_not_the_measurements():
 def test_actg175_suggests_age_gender_and_race():
     df = read_table(SHARED_DATA / "actg175.csv")
     assert suggest_roles(df).qi == ["age", "race", "gender"]
+
+
+@pytest.mark.parametrize("name", ["region", "district", "DistrictCode", "municipality", "zip",
+                                  "post_code", "Bundesland", "county_name", "geo_unit", "area"])
+def test_area_names_look_like_a_geography(name):
+    assert looks_like_geography(name)
+
+
+@pytest.mark.parametrize("name", ["year", "wave", "female", "married", "kids", "id", "educ",
+                                  "region_population", "area_km2_share", "stage", "statement"])
+def test_waves_yes_no_columns_and_measures_about_areas_do_not(name):
+    """Issue 50: the panel's year and female were offered as record swapping's geography."""
+    assert not looks_like_geography(name)

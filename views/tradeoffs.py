@@ -18,7 +18,7 @@ from ui import charts, state
 from ui.infra import workers
 from ui.logic import tradeoff_grid
 from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
-from ui.logic.groups import method_columns, method_defaults, offered_columns
+from ui.logic.groups import NO_GEOGRAPHY, method_columns, method_defaults, offered_columns
 from ui.logic.protect import from_steps, page_methods
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.logic.text import column_label, md, md_list
@@ -147,8 +147,12 @@ def household_block(m: Method) -> MethodChoice:
                               f"geography, as a share of all (household id "
                               f"{md(roles.household or '')}). Empty: not swept.")
     if fixed is None:
-        st.caption("Set its geography and donor profiles on the Protect page first: the sweep "
-                   "takes them, and its other settings, from there.")
+        if not state.protect_settings().columns.get(m.name) and not ctx.geography():
+            st.caption(f"{NO_GEOGRAPHY} If a column is an area, mark it as geography on the "
+                       "Protect page (record swapping) to sweep the swap rate.")
+        else:
+            st.caption("Set its geography and donor profiles on the Protect page first: the "
+                       "sweep takes them, and its other settings, from there.")
         return MethodChoice(m, [])
     st.caption("With the Protect page's " + "; ".join(
         f"{name}: {md(json.dumps(v, ensure_ascii=False))}" for name, v in fixed.items()) + ".")

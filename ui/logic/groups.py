@@ -10,7 +10,7 @@ import pandas as pd
 from sdc_core.columns import canonical, is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
-from sdc_core.roles import Roles
+from sdc_core.roles import Roles, looks_like_geography
 from ui.logic.protect import page_methods
 from ui.logic.session import Dataset
 
@@ -67,3 +67,35 @@ def same_levels(levels: dict[str, frozenset[str]], column: str) -> list[str]:
     """The columns with exactly the levels of ``column`` (itself included), in their order:
     the 25 items of a survey, each scored 1–6."""
     return [c for c, held in levels.items() if held == levels[column]]
+
+
+#: The fewest levels a column suggested as a geography holds: a yes/no column is no area.
+GEOGRAPHY_MIN_LEVELS = 3
+
+#: What record swapping says when the table has no geography column (Protect and Trade-offs).
+NO_GEOGRAPHY = (
+    "This table has no geography column: no categorical column is named like an area (region, "
+    "district, municipality, zip code, …) with one value per household and more than two "
+    "values. Record swapping exchanges the areas of households, so it needs one; a wave "
+    "(year) or a yes/no column is not an area.")
+
+
+def geography_suggestions(df: pd.DataFrame, categorical: list[str], household: str | None,
+                          constant: list[str]) -> list[str]:
+    """The columns record swapping suggests as its geography: of the ``categorical`` columns,
+    those named like an area (:func:`sdc_core.roles.looks_like_geography`), constant within
+    every household (``constant``, the household-level columns: a swap exchanges a whole
+    household's area) and with at least :data:`GEOGRAPHY_MIN_LEVELS` values; never the
+    ``household`` id. Any other column is a geography only when the steward marks it so."""
+    held = set(constant)
+    return [c for c in categorical
+            if c != household and c in held and looks_like_geography(c)
+            and df[c].nunique() >= GEOGRAPHY_MIN_LEVELS]
+
+
+def geography_options(suggested: list[str], chosen: list[str], others: list[str],
+                      marking: bool) -> list[str]:
+    """The columns the geography picker offers: the ``suggested`` ones, those ``chosen``
+    already (a recipe's hierarchy) and, while the steward marks columns as geography
+    (``marking``), every other categorical column of ``others``; in that order, once each."""
+    return list(dict.fromkeys([*suggested, *chosen, *(others if marking else [])]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,6 +24,34 @@ from sdc_core.recipe import Recipe, describe_steps, load_recipe
 def page_methods() -> list[Method]:
     """The methods the Protect page offers, in the order they apply."""
     return [m for m in registry().values() if m.ui]
+
+
+#: The start of a recipe's error: the step's number and method ("step 2 (record_swap): ").
+_STEP_PREFIX = re.compile(r"step (\d+) \(([a-z_]+)\): ")
+
+
+def in_words(message: str, steps: list[dict[str, Any]]) -> str:
+    """A recipe's error as the Protect page speaks of its settings: the method by its label
+    (and column), not by a step number the page does not show, and without the method's own
+    repeated name: "step 2 (record_swap): record swapping: household 1 …" becomes
+    "Targeted record swapping: household 1 …". Other messages are unchanged.
+
+    Examples
+    --------
+    >>> in_words("step 1 (band): width must be > 0", [{"method": "band", "column": "age"}])
+    'Banding of age: width must be > 0'
+    """
+    found = _STEP_PREFIX.match(message)
+    method = registry().get(found.group(2)) if found else None
+    if found is None or method is None:
+        return message
+    i, rest = int(found.group(1)) - 1, message[found.end():]
+    step = steps[i] if 0 <= i < len(steps) and steps[i].get("method") == method.name else {}
+    lead, said, tail = rest.partition(": ")
+    if said and lead.lower() in method.label.lower():
+        rest = tail
+    column = step.get("column")
+    return f"{method.label}{f' of {column}' if column is not None else ''}: {rest}"
 
 
 def chosen_param(m: Method) -> str | None:
