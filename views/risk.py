@@ -21,7 +21,7 @@ from ui.logic.groups import column_groups
 from ui.logic.households import RISK_TILES, HouseholdFigures, household_note, household_tiles
 from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
-from ui.logic.session import RiskOptions
+from ui.logic.session import RISK_VIEWS, RiskOptions
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
 from ui.page import context, metric_slots, table_columns
@@ -36,8 +36,8 @@ if ds.source is not None and ds.source.is_sample:
             "of unique and small-class records are higher; the Data page computes the risk of "
             "the whole file.", icon=":material/filter_alt:")
 
-VIEWS = {"original": "Original data", "protected": "Protected data (Protect page's settings)",
-         "both": "Both, side by side"}
+VIEWS = dict(zip(RISK_VIEWS, ("Original data", "Protected data (Protect page's settings)",
+                              "Both, side by side"), strict=True))
 
 
 @dataclass(frozen=True)
