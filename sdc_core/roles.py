@@ -4,10 +4,12 @@ utility measures, and columns not released. Suggestions come from the inferred k
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from sdc_core.columns import is_number
 from sdc_core.households import looks_like_household
 from sdc_core.io import Kind, infer_kinds
 
@@ -142,3 +144,50 @@ def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Rol
                if k is Kind.NUMERIC and c not in weights and c != household]
     return Roles(qi=qi, numeric=numeric, ignore=ignore, weight=weights[0] if weights else None,
                  household=household)
+
+
+#: The most column names a message about two tables' columns lists of each kind.
+NAMES_LISTED = 5
+
+
+def _names(columns: Sequence[object]) -> str:
+    """Column names for a message: the first :data:`NAMES_LISTED`, then how many more."""
+    shown = ", ".join(map(str, columns[:NAMES_LISTED]))
+    more = len(columns) - NAMES_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def carry_roles(roles: Roles, before: Sequence[object], df: pd.DataFrame
+                ) -> tuple[Roles | None, list[str]]:
+    """The roles a table with the columns ``before`` had, for ``df``: the same table in
+    another file (a CSV saved again as Parquet or Excel).
+
+    Returns
+    -------
+    (Roles or None, list of str)
+        None when the column names are not the same (not the same table), with why: the
+        columns missing and the new ones. Else the roles whose columns still fit them, and why
+        each other one was dropped: the weight and the numeric columns must hold numbers,
+        which a file that reads them as text does not give.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": ["30", "41"], "sex": ["m", "f"]})
+    >>> kept, why = carry_roles(Roles(qi=["sex"], numeric=["age"]), ["sex", "age"], df)
+    >>> kept.qi, kept.numeric, why
+    (['sex'], [], ['age: a numeric column for utility holds numbers; this file reads it as text'])
+    >>> carry_roles(Roles(qi=["sex"]), ["sex", "id"], df)[1]
+    ['its columns are not those of the table before (not in it: id; new: age)']
+    """
+    missing = [c for c in before if c not in df.columns]
+    new = [c for c in df.columns if c not in list(before)]
+    if missing or new:
+        parts = ([f"not in it: {_names(missing)}"] if missing else []) + (
+            [f"new: {_names(new)}"] if new else [])
+        return None, [f"its columns are not those of the table before ({'; '.join(parts)})"]
+    text = [c for c in dict.fromkeys([*roles.numeric, *([roles.weight] if roles.weight else [])])
+            if not is_number(df[c])]
+    why = [f"{c}: " + ("the weight" if c == roles.weight else "a numeric column for utility")
+           + " holds numbers; this file reads it as text" for c in text]
+    return replace(roles, numeric=[c for c in roles.numeric if c not in text],
+                   weight=None if roles.weight in text else roles.weight), why

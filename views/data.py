@@ -39,6 +39,7 @@ if uploaded is not None and state.new_upload("upload", uploaded.file_id):
     upload.start(uploaded.getvalue(), uploaded.name)
 if upload.error() and uploaded is not None:
     st.error(f"The file was not loaded: {md(upload.error())}", icon=":material/error:")
+show_notice(state.take_notice("roles"))
 
 root = server_files.data_dir()  # only when the operator sets SDC_DATA_DIR
 if root is not None:
