@@ -91,6 +91,14 @@ class Roles:
     #: household; None: every record is a household of its own
     household: str | None = None
 
+    def __post_init__(self) -> None:
+        """An id is never a measure: the household id is left out of the numeric columns for
+        utility, whoever tags it (the Data page, a link, a workspace, a column first tagged
+        numeric and then as the household id)."""
+        if self.household is not None and self.household in self.numeric:
+            object.__setattr__(self, "numeric",
+                               [c for c in self.numeric if c != self.household])
+
     def problems(self) -> list[str]:
         """Contradictions a user should fix (a column in two exclusive roles)."""
         out = []

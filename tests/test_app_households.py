@@ -313,3 +313,42 @@ def test_the_notes_say_the_figures_and_escape_the_name():
     assert "before protection 2 households, 3 people" in said
     # p_h: 1/3 for households 1 and 2 (three released {f40, m40}), 1 for household 3
     assert "Expected: 1.67 households, 2.33 people." in said
+
+
+# -- an id is never a measure (issue 50) -------------------------------------------------------
+
+def test_the_panels_person_id_is_no_numeric_column_once_it_is_the_household_id():
+    """COUNT/rwm5yr: the suggestions take its person id for a numeric column (an integer
+    column); tagged as the household id, it leaves the utility columns and is offered as a
+    measure nowhere: not for utility, not to a method on numbers, not as a column the attacker
+    knows, not as a table's sum nor as a column an analysis estimates."""
+    from tests import rwm5yr
+
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(rwm5yr.persons(500)), "text/csv")).run()
+    assert "id" in at.session_state["roles"].numeric  # before: an integer column, a measure
+    at.multiselect(key="w_qi").set_value(rwm5yr.KEYS).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    assert not at.exception
+    roles = at.session_state["roles"]
+    assert roles.household == "id" and "id" not in roles.numeric
+    assert roles.numeric == ["docvis", "hospvis", "age", "hhninc", "educ"]  # the others kept
+    assert "id" not in at.multiselect(key="w_numeric").options
+    assert "id" not in at.multiselect(key="w_numeric").value
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    offering = [w.key for w in at.multiselect if "id" in w.options]
+    assert offering == [], offering
+    assert {"w_p_noise_cols", "w_p_known"} <= {w.key for w in at.multiselect}  # drawn
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value("Cross table with margins").run()
+    assert "id" not in at.selectbox(key="w_tables_cross_sum").options
+    assert "docvis" in at.selectbox(key="w_tables_cross_sum").options
+    at.switch_page("views/protect.py").run()
+    at.session_state["w_an_editor"] = True
+    at.run()
+    at.selectbox(key="w_an_kind").set_value("mean").run()
+    assert "id" not in at.selectbox(key="w_an_column").options
+    assert "id" not in at.selectbox(key="w_an_weight").options
+    assert "id" in at.selectbox(key="w_an_by").options  # a grouping, not a measure

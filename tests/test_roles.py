@@ -92,3 +92,10 @@ def test_roles_carry_to_the_same_columns_and_drop_a_weight_read_as_text():
     assert carry_roles(roles, many, df)[1] == [
         "its columns are not those of the table before (not in it: c0, c1, c2, c3, c4 and 3 "
         "more; new: hid, age, w, inc)"]
+
+
+def test_the_household_id_is_never_a_numeric_column():
+    """Issue 50: tagged numeric first (an integer column), then as the household id."""
+    roles = Roles(qi=["age"], numeric=["id", "age", "income"], household="id")
+    assert roles.numeric == ["age", "income"]
+    assert Roles(numeric=["id", "age"]).numeric == ["id", "age"]  # no household id: a number

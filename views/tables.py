@@ -36,6 +36,7 @@ from ui.logic.cross_tables import (
     table_title,
     utility_rows,
 )
+from ui.logic.groups import measure_columns
 from ui.logic.session import Dataset
 from ui.logic.text import md
 from ui.sidebar import render_sidebar
@@ -140,7 +141,7 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
     df = ds.df
     kinds = {c: k.value for c, k in ds.kinds.items()}
     categorical = [c for c in df.columns if kinds.get(c) == "categorical"]
-    numeric = [c for c in df.columns if kinds.get(c) == "numeric"]
+    numeric = measure_columns(ds, state.roles())  # never the household id
     c1, c2 = st.columns([3, 2])
     columns = c1.multiselect("Table columns (1 to 3)", list(df.columns),
                              default=categorical[:2], max_selections=3, key="w_tables_cross",

@@ -27,14 +27,29 @@ class ColumnGroups:
 
 
 def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
+    """The groups of ``ds``'s columns under ``roles``; the household id is never among the
+    numbers (an id is not a measure: no method, attacker or utility figure takes it)."""
     df = ds.df
-    numbers = [c for c in df.columns if is_number(df[c]) and c not in roles.ignore]
+    numbers = [c for c in df.columns
+               if is_number(df[c]) and c not in roles.ignore and c != roles.household]
     return ColumnGroups(
         numeric=[c for c in roles.numeric if c in df.columns],
         categorical=[c for c, k in ds.kinds.items()
                      if k is Kind.CATEGORICAL and c not in roles.ignore],
         numbers=numbers,
         banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL])
+
+
+def measure_columns(ds: Dataset, roles: Roles) -> list[str]:
+    """The columns a page offers as a measure to sum or estimate (the numeric kind), never
+    the household id."""
+    return [c for c, k in ds.kinds.items() if k is Kind.NUMERIC and c != roles.household]
+
+
+def utility_options(df: pd.DataFrame, household: str | None) -> list[str]:
+    """The columns the Data page offers as numeric columns for utility: every number but the
+    household id."""
+    return [c for c in df.columns if is_number(df[c]) and c != household]
 
 
 def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
