@@ -405,3 +405,21 @@ def test_record_swapping_says_values_as_plain_text_on_the_panel():
     assert (f"'year' is not one area per household: household {first} has records with "
             f"year {years[0]} and {years[1]}") in text
     assert "np." not in text
+
+
+def test_the_notice_of_a_replaced_recipe_names_both_and_keeps_names_as_text():
+    """Issue 50: what "Open the best on the Protect page" replaced, said with Undo at hand;
+    a merge label or column in Markdown stays text."""
+    from tests.hostile_text import IMAGE
+    from ui.logic.protect import replaced_notice
+
+    mine = [{"method": "recode", "column": "race", "groups": {IMAGE: [0, 1]}}]
+    best = [{"method": "band", "column": "age", "width": 10}]
+    kind, text = replaced_notice(mine, 7, best, 3, "the sweep's best setting")
+    assert kind == "warning"
+    assert text.startswith("Opened the sweep's best setting: it replaced the whole recipe")
+    assert "band age width=10; seed 3" in text.replace("\\", "")
+    assert "![" not in text and "](" not in text and text.endswith("brings the previous "
+                                                                   "recipe back.")
+    assert replaced_notice([], 42, best, 3, "x")[0] == "success"
+    assert "nothing was replaced" in replaced_notice(best, 3, best, 3, "x")[1]

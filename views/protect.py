@@ -781,6 +781,7 @@ def workbench() -> None:
         results_part(history)
 
 
+show_notice(state.take_notice("opened"))  # a setting opened from the Trade-offs page
 recipe_loader()
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "
            f"{md_list(numeric)}. Methods apply in the order shown; every move recomputes "

@@ -19,7 +19,7 @@ from ui.infra import workers
 from ui.logic import tradeoff_grid
 from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
 from ui.logic.groups import NO_GEOGRAPHY, method_columns, method_defaults, offered_columns
-from ui.logic.protect import from_steps, page_methods
+from ui.logic.protect import from_steps, page_methods, replaced_notice
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.logic.text import column_label, md, md_list
 from ui.logic.tradeoff_grid import (
@@ -287,8 +287,10 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
     state.set_sweep_running(False)
 
 
-def open_on_protect(table: pd.DataFrame, row: int) -> None:
-    """Put a row's recipe on the Protect page and go there (or say why it cannot)."""
+def open_on_protect(table: pd.DataFrame, row: int,
+                    source: str = "this setting of the sweep") -> None:
+    """Put a row's recipe on the Protect page and go there (or say why it cannot); a notice
+    there says what it replaced, with Undo at hand (``source``: what was opened)."""
     recipe = json.loads(table.at[row, "recipe"])
     try:
         settings = from_steps(recipe["steps"], int(recipe["seed"]),
@@ -297,7 +299,11 @@ def open_on_protect(table: pd.DataFrame, row: int) -> None:
         st.error(f"This setting cannot be shown on the Protect page: {md(err)}. Download its "
                  "recipe and apply it with the command line.", icon=":material/error:")
         return
+    before = state.protect_settings()
+    kind, text = replaced_notice(before.steps(roles.qi), before.seed, settings.steps(roles.qi),
+                                 settings.seed, source)
     state.set_protect_settings(settings, reseed_widgets=True)
+    state.set_notice("opened", kind, text)
     st.switch_page("views/protect.py")
 
 
@@ -346,7 +352,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
                icon=":material/star:")
     a, b = st.columns(2)
     if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
-        open_on_protect(table, best)
+        open_on_protect(table, best, "the sweep's best setting")
     recipe = json.loads(row["recipe"])
     b.download_button("Download its recipe (JSON)",
                       json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),

@@ -19,6 +19,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.record_swap import MAX_PROFILES
 from sdc_core.recipe import Recipe, describe_steps, load_recipe
+from ui.logic.text import md
 
 
 def page_methods() -> list[Method]:
@@ -327,6 +328,26 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
 def describe(steps: list[dict[str, Any]], seed: int) -> str:
     """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
     return f"{describe_steps(steps)}; seed {seed}"
+
+
+def replaced_notice(before: list[dict[str, Any]], before_seed: int,
+                    after: list[dict[str, Any]], after_seed: int, source: str
+                    ) -> tuple[str, str]:
+    """What the Protect page says when a setting from elsewhere (``source``: "the sweep's best
+    setting") replaces its whole recipe, as (kind, Markdown) of a notice
+    (:func:`ui.state.set_notice`): what was replaced and by what, and that Undo brings it back;
+    a success when nothing was on or the recipe is the same. The steps' column names and values
+    escaped."""
+    was, now = describe(before, before_seed), describe(after, after_seed)
+    if (before, before_seed) == (after, after_seed):
+        return ("success", f"Opened {source}: it is the recipe the page had ({md(now)}); "
+                           "nothing was replaced.")
+    if not before:
+        return ("success", f"Opened {source}: {md(now)}. No method was on before "
+                           f"(seed {before_seed}); Undo goes back to that.")
+    return ("warning", f"Opened {source}: it replaced the whole recipe of this page, which "
+                       f"was {md(was)}, by {md(now)}. Undo, above the controls, brings the "
+                       "previous recipe back.")
 
 
 def recipe_household_note(recipe: Recipe, household: str | None) -> str | None:
