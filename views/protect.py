@@ -590,7 +590,7 @@ def buys(wb: Workbench) -> None:
         st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
     else:
         # a row per sensitive column, few: a plain table (no Tab stop of its own)
-        st.table(inference_table(wb.inference).set_index("column"))
+        st.table(inference_table(wb.inference).set_index("column").style.format(na_rep="—"))
         st.caption(md(inference_note(wb.inference)))
 
 
