@@ -17,6 +17,7 @@ from tests.conformance import METHODS as CONFORMANCE_METHODS
 from tests.conformance import draw_step as conformance_step
 from tests.conftest import plain
 from tests.hostile_files import HOSTILE
+from ui.logic.metrics import loss_text
 from ui.logic.protect import describe
 
 
@@ -504,7 +505,7 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
     # one headline loss: the Protect page shows the sweep row's, over the same columns
-    assert metrics(at)["IL1 release (information loss)"] == f"{best['IL1_release']:.4g}"
+    assert metrics(at)["IL1 release (information loss)"] == loss_text(best["IL1_release"])
 
 
 def test_opening_the_best_says_what_it_replaced_and_one_undo_brings_it_back():

@@ -19,6 +19,7 @@ from ui.infra import workers
 from ui.logic import tradeoff_grid
 from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
 from ui.logic.groups import NO_GEOGRAPHY, method_columns, method_defaults, offered_columns
+from ui.logic.metrics import loss_text
 from ui.logic.protect import from_steps, page_methods, replaced_notice
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.logic.text import column_label, md, md_list
@@ -345,7 +346,7 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
         figures.append(f"{md(LABELS[loss])} {row[loss]:.4g}")
-    figures += [f"{column_label(LOSS)} {row[LOSS]:.4g}",
+    figures += [f"{column_label(LOSS)} {loss_text(row[LOSS])}",  # as the Protect page's tile
                 f"{int(row['suppressed_values'])} suppressed values"]
     st.success(f"**Cheapest setting under {md(goal)}** (by {md(LOSS_LABELS[loss])}): "
                f"{md(setting_labels(table)[best])} — {', '.join(figures)}.",
