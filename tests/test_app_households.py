@@ -352,3 +352,30 @@ def test_the_panels_person_id_is_no_numeric_column_once_it_is_the_household_id()
     assert "id" not in at.selectbox(key="w_an_column").options
     assert "id" not in at.selectbox(key="w_an_weight").options
     assert "id" in at.selectbox(key="w_an_by").options  # a grouping, not a measure
+
+
+def test_a_blank_household_id_is_said_with_the_records_that_have_one():
+    """Issue 50: the warning counted the blank ids but did not say where they are. On the panel
+    COUNT/rwm5yr with three person ids blanked, the Data page names the records, numbered as a
+    reader counts them (the first record 1), and a table with many names the first few."""
+    from tests import rwm5yr
+
+    df = rwm5yr.persons(200).astype({"id": "Int64"})
+    blanks = [3, 10, 150]
+    df.loc[blanks, "id"] = pd.NA
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    assert not at.exception
+    said = [plain(w.value) for w in at.warning if "blank id" in plain(w.value)]
+    assert said == ["Household id: household column 'id' has 3 blank id(s), in records 4, 11 "
+                    "and 151 (counting the first record as 1): every record needs the id of "
+                    "its household"]
+    df.loc[:20, "id"] = pd.NA  # 21 more at the top: the first five and how many more
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr_2.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    said = [plain(w.value) for w in at.warning if "blank id" in plain(w.value)]
+    assert len(said) == 1 and ("has 22 blank id(s), in records 1, 2, 3, 4, 5 and 17 more "
+                               "(counting the first record as 1)") in said[0], said

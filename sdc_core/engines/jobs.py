@@ -179,7 +179,8 @@ def _household(engine: Engine, t: Any, qi: list[str], household: str, table: pd.
     # one row per record again (the engines' counts are of distinct tuples)
     people = merged.loc[merged.index.repeat(merged["__n"].to_numpy(dtype=np.int64))]
     people = people.reset_index(drop=True)
-    code, n_households = household_codes(people, household, qi)
+    code, n_households = household_codes(people, household, qi, records=False)  # counts:
+    # their rows are no records of the file
     risk_h = combine_household_risk(people["__class_risk"].to_numpy(), code, n_households)
     total = float(risk_h[code].sum())
     uniques = composition_uniques(people[[household, *qi]], qi, household)
