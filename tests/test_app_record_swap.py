@@ -265,7 +265,8 @@ def test_the_tradeoffs_form_sweeps_the_swap_rate_with_the_protect_pages_settings
     swapping(at)
     at.switch_page("views/tradeoffs.py").run()
     assert not at.exception and not at.text_input(key="w_t_record_swap_values").disabled
-    assert any("hierarchy: [\"region\", \"district\"]" in plain(c.value) for c in at.caption)
+    assert any("Geographic hierarchy, coarsest first: region, district; Donor profiles: hsize "
+               "+ htype, then hsize" in plain(c.value) for c in at.caption)  # in words
     one_method(at, "w_t_record_swap_values", "0.05, 0.2")
     at.button[0].click().run()
     assert not at.exception and not at.error

@@ -155,8 +155,7 @@ def household_block(m: Method) -> MethodChoice:
             st.caption("Set its geography and donor profiles on the Protect page first: the "
                        "sweep takes them, and its other settings, from there.")
         return MethodChoice(m, [])
-    st.caption("With the Protect page's " + "; ".join(
-        f"{name}: {md(json.dumps(v, ensure_ascii=False))}" for name, v in fixed.items()) + ".")
+    st.caption(f"With the Protect page's {tradeoff_grid.fixed_text(m, fixed)}.")
     return MethodChoice(m, [], text, fixed=fixed)
 
 
