@@ -73,7 +73,16 @@ def check_json_size(size: int, what: str) -> None:
 
 
 def shown(value: object) -> str:
-    """A value for a one-line message: its ``repr``, at most 40 characters."""
+    """A value for a one-line message: its ``repr``, at most 40 characters; a NumPy scalar as
+    the plain value it holds (``1``, not ``np.int64(1)``).
+
+    Examples
+    --------
+    >>> shown(np.int64(1)), shown("a"), shown(np.float64(0.5))
+    ('1', "'a'", '0.5')
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 40 else text[:39] + "…"
 

@@ -460,7 +460,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     original, protected = read_bounded(args.original), read_bounded(args.protected)
     protected = read_like(protected, original)
     numeric = args.numeric if args.numeric is not None else [
-        c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC]
+        c for c, k in infer_kinds(original).items()
+        if k is Kind.NUMERIC and c != args.household]  # an id is not a measure
+    if args.household is not None and args.household in numeric:
+        raise SdcInputError(f"--numeric names {args.household}, the household id "
+                            "(--household): an id is not a measure; leave it out")
     result = il1(original, protected, numeric, missing=args.il1_missing,
                  not_released=args.not_released)
     numeric = [c for c in numeric if c in protected.columns]  # a dropped column has no

@@ -344,7 +344,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     budget = _whole(grid, "max_settings", MAX_SETTINGS, 1, MAX_SETTINGS_LIMIT)
     k = check_k(grid.get("k", 5))
     numeric = _column_names(grid, "numeric", df) if grid.get("numeric") is not None else [
-        c for c, kind in infer_kinds(df).items() if kind is Kind.NUMERIC]
+        c for c, kind in infer_kinds(df).items()
+        if kind is Kind.NUMERIC and c != grid.get("household")]  # an id is not a measure
     known = _column_names(grid, "known", df) if "known" in grid else []
     not_released = _column_names(grid, "not_released", df) if "not_released" in grid else []
     pareto_risk = grid.get("pareto_risk", "linkage")
@@ -382,7 +383,7 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
     both = [c for c in sensitive if c in known]
     if both:
         raise SdcInputError(f"grid: {', '.join(both)}: a known column cannot also be sensitive")
-    household = _household(grid, df, known, sensitive)
+    household = _household(grid, df, known, sensitive, numeric)
     raw = _entries(grid.get("settings"))
     needs = sorted({str(r["method"]) for r in raw if isinstance(r, dict)
                     and r.get("method") in METHODS and METHODS[r["method"]].extra.get("household")})
@@ -451,9 +452,9 @@ def _refuse_household_params(raw: list[dict[str, Any]]) -> None:
 
 
 def _household(grid: dict[str, Any], df: pd.DataFrame, known: Sequence[str],
-               sensitive: Sequence[str]) -> str | None:
-    """The grid's household column: in the table, no blank id, not a known or sensitive
-    column (docs/utility.md, "Households in a sweep")."""
+               sensitive: Sequence[str], numeric: Sequence[str]) -> str | None:
+    """The grid's household column: in the table, no blank id, not a known, sensitive or
+    numeric column (docs/utility.md, "Households in a sweep")."""
     household = grid.get("household")
     if household is None:
         return None
@@ -468,6 +469,9 @@ def _household(grid: dict[str, Any], df: pd.DataFrame, known: Sequence[str],
     if household in known or household in sensitive:
         raise SdcInputError(f"grid: {household}: the household column cannot also be a known "
                             "or sensitive column")
+    if household in numeric:
+        raise SdcInputError(f"grid: {household}: the household column is an id, not a "
+                            "measure: leave it out of numeric")
     return household
 
 

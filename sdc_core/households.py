@@ -33,12 +33,14 @@ MAX_MEAN_SIZE = 20.0
 NEARLY_CONSTANT = 0.95
 
 
-def household_codes(df: pd.DataFrame, household: str,
-                    qi: Sequence[str] = ()) -> tuple[np.ndarray, int]:
+def household_codes(df: pd.DataFrame, household: str, qi: Sequence[str] = (),
+                    records: bool = True) -> tuple[np.ndarray, int]:
     """Each row's household as an integer (order of first appearance) and the number of
     households; an :class:`SdcInputError` when the column is absent, is a quasi-identifier or
     has a blank id (missing, or text of spaces only: a record with no household would be a
-    household of its own by accident)."""
+    household of its own by accident), saying which records have one (the first few by their
+    number, the first record 1) when the rows of ``df`` are the table's records in order
+    (``records``; an engine's counts are not)."""
     check_columns(df, [household], "household")
     if household in list(qi):
         raise SdcInputError(f"the household column '{household}' is also a quasi-identifier: "
@@ -49,9 +51,35 @@ def household_codes(df: pd.DataFrame, household: str,
     if s.dtype == object or isinstance(s.dtype, pd.StringDtype):
         blank |= s.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
     if blank.any():
+        where = f", {_records_text(np.flatnonzero(blank))}" if records else ""
         raise SdcInputError(f"household column '{household}' has {int(blank.sum())} blank "
-                            "id(s): every record needs the id of its household")
+                            f"id(s){where}: every record needs the id of its household")
     return code.astype(np.int64, copy=False), len(uniq)
+
+
+#: The most records a message lists by number.
+RECORDS_LISTED = 5
+
+
+def _records_text(positions: np.ndarray) -> str:
+    """Records by their number as a reader counts them (the first record 1, a file's header
+    not counted), the first :data:`RECORDS_LISTED` and how many more.
+
+    Examples
+    --------
+    >>> _records_text(np.array([3]))
+    'in record 4 (counting the first record as 1)'
+    >>> _records_text(np.array([3, 16, 29]))
+    'in records 4, 17 and 30 (counting the first record as 1)'
+    >>> _records_text(np.arange(8))
+    'in records 1, 2, 3, 4, 5 and 3 more (counting the first record as 1)'
+    """
+    numbers = [f"{p + 1:,}" for p in positions[:RECORDS_LISTED]]
+    more = len(positions) - len(numbers)
+    listed = (f"record {numbers[0]}" if len(numbers) == 1 else
+              f"records {', '.join(numbers)} and {more:,} more" if more else
+              f"records {', '.join(numbers[:-1])} and {numbers[-1]}")
+    return f"in {listed} (counting the first record as 1)"
 
 
 def household_level_columns(df: pd.DataFrame, household: str) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,7 @@ from sdc_core.checks import parse_json, shown
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
-from sdc_core.methods.banding import read_bands
+from sdc_core.methods.banding import read_bands, recipe_labels, whole_number_columns
 from sdc_core.methods.common import TableResult
 from sdc_core.methods.households import (
     HouseholdPlan,
@@ -646,7 +646,7 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     plan = recipe_households(recipe, df)
     out = df
     reports, matrices = [], {}
-    for i, step in enumerate(recipe.steps):
+    for i, step in enumerate(recipe_labels(recipe.steps, whole_number_columns(df))):
         done = run_step(out, step, recipe.seed, i, rid, recipe.household, plan)
         out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
         reports.append({"step": i + 1, "method": step["method"],
@@ -655,6 +655,14 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
         if done.matrix is not None:
             matrices[i + 1] = done.matrix
     return ApplyResult(out, reports, warnings, matrices)
+
+
+def labelled(recipe: Recipe, df: pd.DataFrame) -> Recipe:
+    """``recipe`` as it runs on ``df``: its band steps written alike
+    (:func:`sdc_core.methods.banding.recipe_labels`), as :func:`apply_recipe` runs them, for
+    the code that repeats some of its steps (the attacks, the deniability)."""
+    steps = recipe_labels(recipe.steps, whole_number_columns(df))
+    return recipe if steps == recipe.steps else replace(recipe, steps=steps)
 
 
 def recipe_households(recipe: Recipe, df: pd.DataFrame) -> HouseholdPlan | None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from sdc_core.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes, looks_like_household
 from sdc_core.io import Kind, infer_kinds
@@ -52,6 +53,15 @@ _ID_NAME = re.compile(r"(^|_)(id|ids|pid|pidnum|persid|person_?id|pers_?id|patie
                       r"hh_?(id|no|num|nr)|household_?(id|no|num|nr|number|code)|ori_?hid|"
                       r"fam_?id|family_?id|dwelling_?id)(_|$)")
 
+#: Words (and common abbreviations) of column names that name an area a record lives in: the
+#: geography record swapping exchanges (docs/methods.md, "Targeted record swapping"). A wave
+#: (``year``) or a yes/no column is never one.
+_GEOGRAPHY_NAME = re.compile(
+    r"(^|_)(region[a-z0-9]*|district[a-z0-9]*|state|province|county|municipality|municipio|"
+    r"gemeinde|kreis|bundesland|canton|commune|prefecture|parish|ward|city|town|village|"
+    r"country|zip[a-z0-9]*|zcta|post_?code|postal(_?code)?|plz|area|zone|geo[a-z0-9]*|"
+    r"location|locality|nuts\d*|lsoa|msoa|tract)(_|$)")
+
 
 def name_words(name: object) -> str:
     """A column name as lower-case words joined by ``_``: words split at any other character
@@ -68,6 +78,20 @@ def looks_like_key(name: object) -> bool:
     return bool(_QI_NAME.search(words)) and not _MEASURE_NAME.search(words)
 
 
+def looks_like_geography(name: object) -> bool:
+    """Whether a column named ``name`` usually holds an area: one of its words is a place word
+    (:data:`_GEOGRAPHY_NAME`: region, district, municipality, zip, …) and none a
+    measurement's (``region_population`` is a number about an area, not one).
+
+    Examples
+    --------
+    >>> [looks_like_geography(c) for c in ("region", "DistrictCode", "year", "female")]
+    [True, True, False, False]
+    """
+    words = name_words(name)
+    return bool(_GEOGRAPHY_NAME.search(words)) and not _MEASURE_NAME.search(words)
+
+
 @dataclass(frozen=True)
 class Roles:
     qi: list[str] = field(default_factory=list)
@@ -78,6 +102,14 @@ class Roles:
     #: the household id (docs/measures.md, "Household risk"): records that share it are one
     #: household; None: every record is a household of its own
     household: str | None = None
+
+    def __post_init__(self) -> None:
+        """An id is never a measure: the household id is left out of the numeric columns for
+        utility, whoever tags it (the Data page, a link, a workspace, a column first tagged
+        numeric and then as the household id)."""
+        if self.household is not None and self.household in self.numeric:
+            object.__setattr__(self, "numeric",
+                               [c for c in self.numeric if c != self.household])
 
     def problems(self) -> list[str]:
         """Contradictions a user should fix (a column in two exclusive roles)."""
@@ -230,3 +262,50 @@ def suggest_roles(df: pd.DataFrame, kinds: dict[str, Kind] | None = None) -> Rol
                if k is Kind.NUMERIC and c not in weights and c != household]
     return Roles(qi=qi, numeric=numeric, ignore=ignore, weight=weights[0] if weights else None,
                  household=household)
+
+
+#: The most column names a message about two tables' columns lists of each kind.
+NAMES_LISTED = 5
+
+
+def _names(columns: Sequence[object]) -> str:
+    """Column names for a message: the first :data:`NAMES_LISTED`, then how many more."""
+    shown = ", ".join(map(str, columns[:NAMES_LISTED]))
+    more = len(columns) - NAMES_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def carry_roles(roles: Roles, before: Sequence[object], df: pd.DataFrame
+                ) -> tuple[Roles | None, list[str]]:
+    """The roles a table with the columns ``before`` had, for ``df``: the same table in
+    another file (a CSV saved again as Parquet or Excel).
+
+    Returns
+    -------
+    (Roles or None, list of str)
+        None when the column names are not the same (not the same table), with why: the
+        columns missing and the new ones. Else the roles whose columns still fit them, and why
+        each other one was dropped: the weight and the numeric columns must hold numbers,
+        which a file that reads them as text does not give.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": ["30", "41"], "sex": ["m", "f"]})
+    >>> kept, why = carry_roles(Roles(qi=["sex"], numeric=["age"]), ["sex", "age"], df)
+    >>> kept.qi, kept.numeric, why
+    (['sex'], [], ['age: a numeric column for utility holds numbers; this file reads it as text'])
+    >>> carry_roles(Roles(qi=["sex"]), ["sex", "id"], df)[1]
+    ['its columns are not those of the table before (not in it: id; new: age)']
+    """
+    missing = [c for c in before if c not in df.columns]
+    new = [c for c in df.columns if c not in list(before)]
+    if missing or new:
+        parts = ([f"not in it: {_names(missing)}"] if missing else []) + (
+            [f"new: {_names(new)}"] if new else [])
+        return None, [f"its columns are not those of the table before ({'; '.join(parts)})"]
+    text = [c for c in dict.fromkeys([*roles.numeric, *([roles.weight] if roles.weight else [])])
+            if not is_number(df[c])]
+    why = [f"{c}: " + ("the weight" if c == roles.weight else "a numeric column for utility")
+           + " holds numbers; this file reads it as text" for c in text]
+    return replace(roles, numeric=[c for c in roles.numeric if c not in text],
+                   weight=None if roles.weight in text else roles.weight), why

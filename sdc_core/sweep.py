@@ -121,7 +121,7 @@ from sdc_core.grid import (
     parse_grid,
 )
 from sdc_core.keys import encode_keys
-from sdc_core.methods.banding import measured, read_bands
+from sdc_core.methods.banding import measured, read_bands, recipe_labels, whole_number_columns
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step
 from sdc_core.risk.closeness import closeness
@@ -178,6 +178,7 @@ class SweepContext:
         self.keys = encode_keys(df, qi, na)
         self.w = check_weights(df, weight)
         self.rid = rng.record_ids(len(df))
+        self.whole = whole_number_columns(df)
         self.r0 = correlation_matrix(df, self.numeric)
         self.lam0 = np.sort(np.linalg.eigvalsh(self.r0))[::-1] if self.numeric else np.array([])
         self.attacked = df[self.qi + self.known]
@@ -453,6 +454,7 @@ class SweepContext:
         """The measures of the recipe ``steps`` run with ``seed`` on the original table."""
         if not steps:
             return self.baseline()
+        steps = recipe_labels(steps, self.whole)  # its bands written as apply_recipe writes them
         recipe = Recipe(seed=seed, steps=steps, household=self.household)
         changed, reports, matrices = self.changes(steps, seed)
         if len(changed) == 1:

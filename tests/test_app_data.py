@@ -164,3 +164,95 @@ def test_a_household_id_that_is_also_a_key_is_flagged(at):
     at.selectbox(key="w_household").set_value("cd496").run()  # 797 blanks
     assert not at.exception
     assert any("'cd496' has 797 blank id(s)" in plain(w.value) for w in at.warning)
+
+
+# -- the same table in another file (issue 50) -------------------------------------------------
+
+def parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def tagged_panel(at, df: pd.DataFrame):
+    """The panel COUNT/rwm5yr uploaded as CSV, its keys, person id and numeric columns tagged
+    (roles no suggestion gives: the steward's own)."""
+    from tests import rwm5yr
+
+    at.file_uploader[0].set_value(("rwm5yr.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(rwm5yr.KEYS).run()
+    at.multiselect(key="w_sensitive").set_value(["outwork"]).run()
+    at.multiselect(key="w_numeric").set_value(["docvis", "hhninc"]).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    assert not at.exception
+    return at.session_state["roles"]
+
+
+def test_the_same_table_in_another_format_keeps_its_roles_and_says_so(at):
+    from tests import rwm5yr
+
+    df = rwm5yr.persons(400)
+    tagged = tagged_panel(at, df)
+    at.file_uploader[0].set_value(("rwm5yr.parquet", parquet(df), "application/octet-stream")
+                                  ).run()
+    assert not at.exception and not at.error
+    assert plain(at.subheader[0].value) == "rwm5yr.parquet"
+    assert at.session_state["roles"] == tagged
+    assert at.multiselect(key="w_qi").value == rwm5yr.KEYS  # the widgets show them
+    assert at.selectbox(key="w_household").value == rwm5yr.ID
+    said = [plain(s.value) for s in at.success]
+    assert any("The roles of rwm5yr.csv are kept: rwm5yr.parquet has the same columns" in s
+               for s in said), said
+
+
+def test_a_column_now_read_as_text_loses_its_numeric_role_and_that_is_said(at):
+    from tests import rwm5yr
+
+    df = rwm5yr.persons(400)
+    tagged = tagged_panel(at, df)
+    text = df.assign(hhninc=df["hhninc"].map(lambda v: f"{v:.2f} DM"))
+    at.file_uploader[0].set_value(("rwm5yr.parquet", parquet(text), "application/octet-stream")
+                                  ).run()
+    assert not at.exception
+    roles = at.session_state["roles"]
+    assert roles.numeric == ["docvis"] and roles.qi == tagged.qi and roles.household == "id"
+    said = [plain(w.value) for w in at.warning]
+    assert any("are kept" in w and "Not kept: hhninc: a numeric column for utility holds "
+               "numbers; this file reads it as text" in w for w in said), said
+
+
+def test_another_version_of_the_table_says_why_its_roles_are_suggested_afresh(at):
+    from tests import rwm5yr
+
+    df = rwm5yr.persons(400)
+    tagged_panel(at, df)
+    fewer = df.drop(columns=["kids"]).rename(columns={"educ": "education"})
+    at.file_uploader[0].set_value(("rwm5yr_v2.parquet", parquet(fewer),
+                                   "application/octet-stream")).run()
+    assert not at.exception
+    said = [plain(w.value) for w in at.warning if "suggested afresh" in plain(w.value)]
+    assert said == ["The roles of rwm5yr_v2.parquet are suggested afresh, not kept from "
+                    "rwm5yr.csv: its columns are not those of the table before (not in it: "
+                    "kids, educ; new: education)."]
+    assert at.session_state["roles"].household is None  # suggested: id is not named like one
+
+
+def test_an_unrelated_table_gets_suggested_roles_without_a_word(at):
+    df = pd.DataFrame({"age": [20 + i % 12 for i in range(30)], "sex": ["F", "M"] * 15})
+    at.file_uploader[0].set_value(("other.csv", df.to_csv(index=False).encode(), "text/csv")
+                                  ).run()
+    assert not at.exception
+    assert not [w for w in (*at.warning, *at.success) if "roles" in plain(w.value)]
+
+
+def test_a_hostile_file_name_in_the_roles_notice_stays_text(at):
+    from tests.hostile_text import IMAGE, leaks
+
+    df = pd.DataFrame({"age": [20 + i % 12 for i in range(30)], "sex": ["F", "M"] * 15})
+    at.file_uploader[0].set_value((f"{IMAGE}.csv", df.to_csv(index=False).encode(), "text/csv")
+                                  ).run()
+    at.file_uploader[0].set_value((f"**bold**{IMAGE}.parquet", parquet(df),
+                                   "application/octet-stream")).run()
+    assert not at.exception
+    assert any("are kept" in plain(s.value) for s in at.success)
+    assert not leaks(at)

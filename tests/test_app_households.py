@@ -377,3 +377,69 @@ def test_the_pages_and_the_report_give_a_banded_panel_the_reference_figure(monke
     assert not at.exception
     html = made["dl_report"]().decode()
     assert f"<td>{float(found):.6g}</td>" in html and f"<td>{float(people):.6g}</td>" in html
+
+
+# -- an id is never a measure (issue 50) -------------------------------------------------------
+
+def test_the_panels_person_id_is_no_numeric_column_once_it_is_the_household_id():
+    """COUNT/rwm5yr: the suggestions take its person id for a numeric column (an integer
+    column); tagged as the household id, it leaves the utility columns and is offered as a
+    measure nowhere: not for utility, not to a method on numbers, not as a column the attacker
+    knows, not as a table's sum nor as a column an analysis estimates."""
+    from tests import rwm5yr
+
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(rwm5yr.persons(500)), "text/csv")).run()
+    assert "id" in at.session_state["roles"].numeric  # before: an integer column, a measure
+    at.multiselect(key="w_qi").set_value(rwm5yr.KEYS).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    assert not at.exception
+    roles = at.session_state["roles"]
+    assert roles.household == "id" and "id" not in roles.numeric
+    assert roles.numeric == ["docvis", "hospvis", "age", "hhninc", "educ"]  # the others kept
+    assert "id" not in at.multiselect(key="w_numeric").options
+    assert "id" not in at.multiselect(key="w_numeric").value
+    at.switch_page("views/protect.py").run()
+    assert not at.exception
+    offering = [w.key for w in at.multiselect if "id" in w.options]
+    assert offering == [], offering
+    assert {"w_p_noise_cols", "w_p_known"} <= {w.key for w in at.multiselect}  # drawn
+    at.switch_page("views/tables.py").run()
+    at.radio(key="w_tables_kind").set_value("Cross table with margins").run()
+    assert "id" not in at.selectbox(key="w_tables_cross_sum").options
+    assert "docvis" in at.selectbox(key="w_tables_cross_sum").options
+    at.switch_page("views/protect.py").run()
+    at.session_state["w_an_editor"] = True
+    at.run()
+    at.selectbox(key="w_an_kind").set_value("mean").run()
+    assert "id" not in at.selectbox(key="w_an_column").options
+    assert "id" not in at.selectbox(key="w_an_weight").options
+    assert "id" in at.selectbox(key="w_an_by").options  # a grouping, not a measure
+
+
+def test_a_blank_household_id_is_said_with_the_records_that_have_one():
+    """Issue 50: the warning counted the blank ids but did not say where they are. On the panel
+    COUNT/rwm5yr with three person ids blanked, the Data page names the records, numbered as a
+    reader counts them (the first record 1), and a table with many names the first few."""
+    from tests import rwm5yr
+
+    df = rwm5yr.persons(200).astype({"id": "Int64"})
+    blanks = [3, 10, 150]
+    df.loc[blanks, "id"] = pd.NA
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    assert not at.exception
+    said = [plain(w.value) for w in at.warning if "blank id" in plain(w.value)]
+    assert said == ["Household id: household column 'id' has 3 blank id(s), in records 4, 11 "
+                    "and 151 (counting the first record as 1): every record needs the id of "
+                    "its household"]
+    df.loc[:20, "id"] = pd.NA  # 21 more at the top: the first five and how many more
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr_2.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    said = [plain(w.value) for w in at.warning if "blank id" in plain(w.value)]
+    assert len(said) == 1 and ("has 22 blank id(s), in records 1, 2, 3, 4, 5 and 17 more "
+                               "(counting the first record as 1)") in said[0], said

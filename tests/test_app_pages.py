@@ -17,6 +17,8 @@ from tests.conformance import METHODS as CONFORMANCE_METHODS
 from tests.conformance import draw_step as conformance_step
 from tests.conftest import plain
 from tests.hostile_files import HOSTILE
+from ui.logic.metrics import loss_text
+from ui.logic.protect import describe
 
 
 def decoded(values: list | dict) -> np.ndarray:
@@ -503,7 +505,53 @@ def test_tradeoffs_finds_the_cheapest_combination_under_a_target():
     recipe = at.session_state["sweep"]["result"].table.loc[best.name, "recipe"]
     assert json.loads(at.main.code[0].value)["steps"] == json.loads(recipe)["steps"]
     # one headline loss: the Protect page shows the sweep row's, over the same columns
-    assert metrics(at)["IL1 release (information loss)"] == f"{best['IL1_release']:.4g}"
+    assert metrics(at)["IL1 release (information loss)"] == loss_text(best["IL1_release"])
+
+
+def test_opening_the_best_says_what_it_replaced_and_one_undo_brings_it_back():
+    """Issue 50: "Open the best on the Protect page" replaced the whole recipe without a word.
+    The Protect page now names the recipe it replaced and the one opened, and one Undo gives
+    the previous recipe back (Redo the opened one)."""
+    at = app_on("views/protect.py")
+    at.slider(key="w_p_band_age").set_value(20).run()
+    at.multiselect(key="w_p_pram_cols").set_value(["race"]).run()
+    at.slider(key="w_p_pram_p").set_value(0.3).run()
+    at.number_input(key="w_p_seed").set_value(7).run()
+    qi = at.session_state["roles"].qi
+    mine = at.session_state["protect"].steps(qi), at.session_state["protect"].seed
+    assert mine == ([{"method": "band", "column": "age", "width": 20},
+                     {"method": "pram", "column": "race", "p": 0.3}], 7)
+    at.switch_page("views/tradeoffs.py").run()
+    at.number_input(key="w_t_seeds").set_value(1)
+    at.text_input(key="w_t_band_values").set_value("5, 10")
+    at.text_input(key="w_t_pram_values").set_value("")
+    at.selectbox(key="w_t_target").set_value("linkage_risk_percent")
+    at.number_input(key="w_t_at_most").set_value(100.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.session_state["sweep"]["result"].table
+    best = json.loads(table[table["best"]].iloc[0]["recipe"])
+    at.button(key="t_open_best").click().run()
+    assert at.title[0].value == "Protect" and not at.exception
+    opened = at.session_state["protect"]
+    assert (opened.steps(qi), opened.seed) == (best["steps"], best["seed"])
+    said = [plain(w.value) for w in at.warning if "Opened the sweep's best setting" in
+            plain(w.value)]
+    assert said == [
+        "Opened the sweep's best setting: it replaced the whole recipe of this page, which was "
+        "band age width=20; pram race p=0.3; seed 7, by "
+        f"{describe(best['steps'], best['seed'])}. Undo, above the controls, brings the "
+        "previous recipe back."]
+    at.switch_page("views/protect.py").run()  # (AppTest's next run goes back to the page
+    # it was on: the click that switched pages does not move it)
+    assert not [w for w in at.warning if "Opened the sweep" in plain(w.value)]  # said once
+    at.button(key="p_undo").click().run()
+    back = at.session_state["protect"]
+    assert (back.steps(qi), back.seed) == mine
+    assert at.slider(key="w_p_band_age").value == 20  # the controls show it
+    at.button(key="p_redo").click().run()
+    again = at.session_state["protect"]
+    assert (again.steps(qi), again.seed) == (best["steps"], best["seed"])
 
 
 def test_tradeoffs_target_every_class_at_least_k():

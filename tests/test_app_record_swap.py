@@ -265,7 +265,8 @@ def test_the_tradeoffs_form_sweeps_the_swap_rate_with_the_protect_pages_settings
     swapping(at)
     at.switch_page("views/tradeoffs.py").run()
     assert not at.exception and not at.text_input(key="w_t_record_swap_values").disabled
-    assert any("hierarchy: [\"region\", \"district\"]" in plain(c.value) for c in at.caption)
+    assert any("Geographic hierarchy, coarsest first: region, district; Donor profiles: hsize "
+               "+ htype, then hsize" in plain(c.value) for c in at.caption)  # in words
     one_method(at, "w_t_record_swap_values", "0.05, 0.2")
     at.button[0].click().run()
     assert not at.exception and not at.error
@@ -314,3 +315,83 @@ def test_hostile_swap_rates_on_the_tradeoffs_form_get_one_clear_message(text, wo
     assert len(said[0]) < 400  # the reason, not the text
     assert not leaks(at) and "<script" not in said[0]
     assert "sweep" not in at.session_state  # no sweep ran
+
+
+# -- a table with no area (issue 50) -----------------------------------------------------------
+
+def panel_loaded(page: str = "views/protect.py") -> AppTest:
+    """The real panel COUNT/rwm5yr uploaded, its keys and its person id as the household id
+    tagged, switched to ``page``."""
+    from tests import rwm5yr
+
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(rwm5yr.panel()), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(rwm5yr.KEYS).run()
+    at.selectbox(key="w_household").set_value(rwm5yr.ID).run()
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def test_the_geography_is_offered_only_as_areas_on_the_whole_households():
+    """The whole households: region and district, not every categorical column (sex,
+    relation, …); the others only once the steward marks columns as geography."""
+    at = loaded("households")
+    assert at.multiselect(key=KEYS[0]).options == ["region", "district"]
+    assert not any(plain(i.value).startswith("This table has no geography") for i in at.info)
+    at.checkbox(key="w_p_record_swap_mark").check().run()
+    assert {"sex", "relation"} <= set(at.multiselect(key=KEYS[0]).options)
+
+
+def test_a_panel_without_an_area_says_so_and_swaps_only_a_column_marked_as_geography():
+    """COUNT/rwm5yr: no column is an area. The page says so plainly and offers no geography
+    (its year and female were offered); marked by the steward, the wave is refused in words:
+    the household and its values as plain text, the method by its name, no step number."""
+    from ui.logic.groups import NO_GEOGRAPHY
+
+    at = panel_loaded()
+    assert NO_GEOGRAPHY in [plain(i.value) for i in at.info]
+    assert KEYS[0] not in keys(at)  # no picker: nothing is an area
+    assert not any(s["method"] == "record_swap"
+                   for s in at.session_state["protect"].steps(at.session_state["roles"].qi))
+    at.switch_page("views/tradeoffs.py").run()  # the Trade-offs block says the same
+    assert any(plain(c.value).startswith(NO_GEOGRAPHY) for c in at.caption)
+    assert at.text_input(key="w_t_record_swap_values").disabled
+    at.switch_page("views/protect.py").run()
+    at.checkbox(key="w_p_record_swap_mark").check().run()
+    assert {"year", "female"} <= set(at.multiselect(key=KEYS[0]).options)
+    at.multiselect(key=KEYS[0]).set_value(["year"]).run()
+    at.text_input(key="w_p_record_swap_similar").set_value('[["female"]]').run()
+    at.slider(key="w_p_record_swap_swap_rate").set_value(0.1).run()
+    assert not at.exception
+    said = [plain(m.value) for m in (*at.error, *at.warning)
+            if "cannot be applied" in plain(m.value)]
+    assert len(said) == 1, said
+    assert ("These settings cannot be applied: Targeted record swapping: 'year' is not one area "
+            "per household: household 1 has records with year 1984 and 1985") in said[0]
+    assert "np." not in said[0] and "step " not in said[0] and "record_swap" not in said[0]
+
+
+def test_a_hostile_column_marked_as_geography_is_refused_as_text():
+    """A column named in Markdown and HTML, marked as geography though it changes within a
+    household: the refusal names it and its values as text."""
+    name = f"{IMAGE}<b>x</b>"
+    rows = [f"hid,age,sex,{name}"] + [
+        f"{i // 3},{20 + i % 5},{'mf'[i % 2]},{LINK if i % 3 else 'a'}" for i in range(60)]
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("h.csv", ("\n".join(rows) + "\n").encode(), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(["age", "sex"]).run()
+    at.selectbox(key="w_household").set_value("hid").run()
+    at.switch_page("views/protect.py").run()
+    at.checkbox(key="w_p_record_swap_mark").check().run()
+    at.multiselect(key=KEYS[0]).set_value([name]).run()
+    at.text_input(key="w_p_record_swap_similar").set_value('[["sex"]]').run()
+    at.slider(key="w_p_record_swap_swap_rate").set_value(0.1).run()
+    assert not at.exception
+    said = [plain(m.value) for m in (*at.error, *at.warning)
+            if "cannot be applied" in plain(m.value)]
+    assert len(said) == 1 and f"'{name}' is not one area per household" in said[0], said
+    assert not leaks(at)
+    assert "<b>" not in " ".join(str(m.value) for m in (*at.error, *at.warning))

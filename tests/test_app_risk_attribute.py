@@ -89,3 +89,37 @@ def test_a_release_leaving_the_sensitive_column_alone_has_no_note():
     assert not any("read the released (perturbed) values" in i.value for i in at.info)
     assert not any("inference_accuracy" in d.value.columns for d in at.dataframe)
     assert label("t_closeness") == "t-closeness"
+
+
+def test_the_l_diversity_tile_is_no_change_and_shows_no_arrow():
+    """Issue 50: the tile's note (the share of records in classes with l = 1) was drawn as a
+    change, with an arrow up; on the panel COUNT/rwm5yr, as on both views of the Risk page,
+    it is a reading of the tile: the figures the core gives, no arrow."""
+    from streamlit.proto.Metric_pb2 import Metric as MetricProto
+
+    from sdc_core.risk import risk_profile, sensitive_report
+    from tests import rwm5yr
+    from tests.apptest import app_test
+
+    df = rwm5yr.persons(300)
+    at = app_test().run()
+    at.file_uploader(key="uploader").set_value(
+        ("rwm5yr.csv", rwm5yr.csv_bytes(df), "text/csv")).run()
+    at.multiselect(key="w_qi").set_value(rwm5yr.KEYS).run()
+    at.multiselect(key="w_sensitive").set_value(["outwork"]).run()
+    at.switch_page("views/risk.py").run()
+    assert not at.exception
+    ldiv = sensitive_report(df, risk_profile(df, rwm5yr.KEYS), ["outwork"],
+                            list(df.columns))[0]["outwork"]
+    [tile] = [m for m in at.metric if m.label == "l-diversity of outwork"]
+    assert tile.value == f"min l = {ldiv.min_l}"
+    assert tile.delta == f"{ldiv.percent_l_eq_1:.2f} % of records in classes with l = 1"
+    assert tile.proto.direction == MetricProto.MetricDirection.NONE
+    at.switch_page("views/protect.py").run()
+    at.slider(key="w_p_band_age").set_value(10).run()
+    at.switch_page("views/risk.py").run()
+    at.radio(key="w_risk_view").set_value("both").run()
+    assert not at.exception
+    tiles = [m for m in at.metric if m.label == "l-diversity of outwork"]
+    assert len(tiles) == 2 and all(t.proto.direction == MetricProto.MetricDirection.NONE
+                                   for t in tiles)

@@ -292,8 +292,9 @@ def test_compare_reads_bands_of_dates_and_numbers_alike_on_every_engine(tmp_path
             {"method": "band", "column": "d", "width": 30, "label": label},
             {"method": "band", "column": "age", "width": 10, "label": label}]}),
             read_table(src)).data
-        if label == "auto":
-            assert out["d"].iloc[0].startswith("[2020-") and "–" in out["age"].dropna().iloc[0]
+        if label == "auto":  # one recipe writes its bands one way: intervals, dates beside
+            assert out["d"].iloc[0].startswith("[2020-")
+            assert out["age"].dropna().str.fullmatch(r"\[\d+, \d+\)").all()
         path = tmp_path / f"{label}.parquet"
         path.write_bytes(table_bytes(out, ".parquet"))
         for engine in ("pandas", "duckdb"):
@@ -306,3 +307,61 @@ def test_compare_reads_bands_of_dates_and_numbers_alike_on_every_engine(tmp_path
     assert all(f[0] == pytest.approx(figures[0][0], rel=1e-12) and
                f[1] == pytest.approx(figures[0][1], rel=1e-12) for f in figures)
     assert 0 < figures[0][0]["age"] < 0.1 and figures[0][0]["d"] > 0.5
+
+
+
+# -- one recipe, one way of writing bands (issue 50) ---------------------------------------------
+
+def _bands(s: pd.Series) -> str:
+    """How a column's present values write bands: "range", "interval" or "other"."""
+    text = s.dropna().astype(str)
+    if text.str.fullmatch(r"-?\d+–-?\d+").all():
+        return "range"
+    if text.str.fullmatch(r"\[[^,]+, [^)]+\)").all():
+        return "interval"
+    return "other"
+
+
+def test_ages_and_years_of_schooling_banded_together_are_written_alike(tmp_path):
+    """The panel COUNT/rwm5yr: age (whole numbers) banded beside educ (years of schooling with
+    halves) gave "50–59" beside "[15, 18)" in one release. Now both are intervals, on pandas
+    and DuckDB, in the attacker's view as in the release, and a recipe of whole-number columns
+    keeps its ranges."""
+    from sdc_core.risk import risk_profile
+    from sdc_core.risk.linkage import attacker_view, linkage_attack
+    from tests.rwm5yr import KEYS, persons
+
+    df = persons(1500)
+    both = parse_recipe({"seed": 1, "steps": [{"method": "band", "column": "age", "width": 10},
+                                              {"method": "band", "column": "educ", "width": 3}]})
+    result = apply_recipe(both, df)
+    out = result.data
+    assert (_bands(out["age"]), _bands(out["educ"])) == ("interval", "interval")
+    assert "[50, 60)" in set(out["age"]) and "[15, 18)" in set(out["educ"])
+    assert [r["label"] for r in result.reports] == ["interval", "interval"]
+    alone = apply_recipe(parse_recipe({"seed": 1, "steps": both.steps[:1]}), df).data
+    assert _bands(alone["age"]) == "range" and "50–59" in set(alone["age"])
+    ages = parse_recipe({"seed": 1, "steps": [both.steps[0], {"method": "band",
+                                                               "column": "kids", "width": 2}]})
+    assert _bands(apply_recipe(ages, df).data["kids"]) == "range"  # whole numbers: ranges
+    # the attacker repeats the recodings as the release wrote them: a public recoding hides
+    # nothing from them, so they re-identify what the released keys suggest
+    view = attacker_view(df, ["age", "educ"], both)
+    assert view["age"].tolist() == out["age"].tolist()
+    assert view["educ"].tolist() == out["educ"].tolist()
+    attack = linkage_attack(df, out, KEYS, both)
+    assert attack.linkage_reidentifications == pytest.approx(
+        risk_profile(out, KEYS).expected_reidentifications, rel=1e-12)
+    # DuckDB writes them as pandas does
+    src = tmp_path / "panel.csv"
+    df.to_csv(src, index=False)
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(both.to_json())
+    for engine in ("pandas", "duckdb"):
+        written = tmp_path / f"{engine}.csv"
+        with redirect_stdout(io.StringIO()):
+            assert main(["apply", str(src), "--recipe", str(recipe), "-o", str(written),
+                         "--engine", engine]) == 0
+        got = pd.read_csv(written)
+        assert got["age"].tolist() == out["age"].tolist(), engine
+        assert got["educ"].tolist() == out["educ"].tolist(), engine

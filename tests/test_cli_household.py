@@ -172,3 +172,21 @@ def test_compare_tables_refusals_exit_2_with_one_line(extra, words):
     out = run("compare", HOUSEHOLDS_PATH, HOUSEHOLDS_PATH, *extra)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert words in out.stderr
+
+
+def test_compare_leaves_the_household_id_out_of_its_numeric_columns():
+    """Issue 50: ``compare --household`` measured the household id's IL1 like a measure's;
+    named in --numeric, it is refused in one line."""
+    from sdc_core.teaching_households import HOUSEHOLDS_PATH
+
+    out = run("compare", HOUSEHOLDS_PATH, HOUSEHOLDS_PATH, "--household", "hid", "--json")
+    assert out.returncode == 0, out.stderr
+    numeric = json.loads(out.stdout)["numeric"]
+    assert "hid" not in numeric and "income" in numeric
+    plain = json.loads(run("compare", HOUSEHOLDS_PATH, HOUSEHOLDS_PATH, "--json").stdout)
+    assert "hid" in plain["numeric"] and [c for c in plain["numeric"] if c != "hid"] == numeric
+    out = run("compare", HOUSEHOLDS_PATH, HOUSEHOLDS_PATH, "--household", "hid",
+              "--numeric", "income,hid")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "--numeric names hid, the household id (--household): an id is not a measure" \
+        in out.stderr

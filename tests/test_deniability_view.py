@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -150,3 +151,29 @@ def test_the_report_carries_the_section_when_given():
     with_buys = build_report(*args, buys=(wb.deniability, wb.inference))
     assert buys_section(wb.deniability, wb.inference) in with_buys
     assert "What this buys" not in build_report(*args)
+
+
+def test_cap_of_a_numeric_sensitive_column_is_a_dash_never_none():
+    """Issue 50: on the panel COUNT/rwm5yr, the report's attribute-inference table showed
+    "None" for the CAP of a numeric sensitive column (income). CAP belongs to a categorical
+    column; a numeric one has none, shown "—" and said why."""
+    from tests.rwm5yr import KEYS, persons
+    from ui.logic.deniability_view import NO_CAP, inference_note
+
+    df = persons(300)
+    release = apply_recipe(parse_recipe({"seed": 1, "steps": [
+        {"method": "band", "column": "age", "width": 10}]}), df).data
+    cap = label("inference_cap")
+    for sensitive in (["hhninc"], ["outwork", "hhninc"]):
+        result = attribute_inference(df, release, KEYS, sensitive)
+        table = inference_table(result)
+        assert table[cap].dtype == float
+        for c, value in zip(result.columns, table[cap], strict=True):
+            assert (c.cap is None and math.isnan(value)) or value == c.cap
+        html = buys_section([], result)
+        rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(
+            r"<tr>(.*?)</tr>", html, re.S)]
+        caps = [row[5] for row in rows if row]
+        assert caps[-1] == "—" and "None" not in html and "NaN" not in html, caps
+        assert NO_CAP in inference_note(result)
+    assert result.columns[0].cap is not None  # outwork, categorical: its figure

@@ -108,6 +108,23 @@ def test_blank_or_missing_household_ids_are_refused():
         household_codes(pd.DataFrame({"hid": ["a", "  ", "a"]}), "hid")
 
 
+def test_a_blank_household_id_is_said_with_its_records():
+    """Issue 50: which records have no household id, numbered from 1 as a reader counts."""
+    ids = ["a", "", "a", None, "b", " ", "b", None, None]
+    with pytest.raises(SdcInputError) as err:
+        household_codes(pd.DataFrame({"hid": ids}), "hid")
+    assert str(err.value) == ("household column 'hid' has 5 blank id(s), in records 2, 4, 6, 8 "
+                              "and 9 (counting the first record as 1): every record needs the "
+                              "id of its household")
+    with pytest.raises(SdcInputError) as err:
+        household_codes(pd.DataFrame({"hid": [None] * 7}), "hid")
+    assert "in records 1, 2, 3, 4, 5 and 2 more (counting" in str(err.value)
+    with pytest.raises(SdcInputError) as err:  # an engine's counts: no record numbers
+        household_codes(pd.DataFrame({"hid": ["a", None]}), "hid", records=False)
+    assert str(err.value) == ("household column 'hid' has 1 blank id(s): every record needs "
+                              "the id of its household")
+
+
 def test_the_role_cannot_be_another_role():
     assert Roles(qi=["age"], household="hid").problems() == []
     for roles in (Roles(qi=["hid"], household="hid"), Roles(sensitive=["hid"], household="hid"),

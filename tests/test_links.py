@@ -21,10 +21,18 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
 from tests.apptest import app_test, keep_the_whole_page
 from tests.conftest import plain
-from ui.links import LinkState, decode_recipe, encode_recipe, example_columns, read_link, to_query
+from ui.links import (
+    OWN_DATA,
+    LinkState,
+    decode_recipe,
+    encode_recipe,
+    example_columns,
+    read_link,
+    to_query,
+)
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.logic.session import RiskOptions
+from ui.logic.session import RISK_VIEWS, RiskOptions
 
 COLUMNS = {key: example_columns(key) for key in EXAMPLES}
 #: Per built-in data set: numeric columns, and categorical ones with some of their levels.
@@ -37,7 +45,7 @@ LEVELS: dict[str, dict[str, list[Any]]] = {
                   "sex": ["female", "male"], "occupation": ["clerk", "craft", "retired"]},
     "households": {"district": ["Old Town", "Bayview", "Grange"],
                    "relation": ["head", "child"], "tenure": ["owner", "social"]}}
-RISK_KEYS = {"k", "na", "alpha", "lesson", "view"}
+RISK_KEYS = {"k", "na", "alpha", "risk_view", "lesson", "view"}
 WARNING = "The link names something that is not here: "
 
 
@@ -187,8 +195,10 @@ def link_states(draw, built_in: bool = True) -> LinkState:
                  | hs.floats(0, 1).map(lambda x: round(x, 4)))
     risk = RiskOptions(draw(hs.integers(1, 1000)), draw(hs.sampled_from(["wildcard",
                                                                           "category"])), alpha)
+    own = None if built_in else draw(hs.none() | hs.sampled_from(list(OWN_DATA)))
     return LinkState(key, roles, steps, seed, risk,
-                     draw(hs.none() | hs.sampled_from(list(LESSONS))), draw(hs.booleans()))
+                     draw(hs.none() | hs.sampled_from(list(LESSONS))), draw(hs.booleans()),
+                     draw(hs.sampled_from(RISK_VIEWS)), own)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -204,8 +214,10 @@ def test_without_a_built_in_data_set_only_risk_lesson_and_view(state, key, data)
     state = replace(state, roles=data.draw(roles_of(key)),
                     steps=data.draw(settings_of(key)).steps(["age"]) or None)
     query = to_query(state)
-    assert set(query) <= RISK_KEYS
-    assert round_trip(state) == (canonical(state), [])
+    assert set(query) <= RISK_KEYS | {"data"}
+    assert query.get("data") == state.own  # data of the sender's own, never named
+    said = [f"this link was made on {OWN_DATA[state.own]}"] if state.own else []
+    assert round_trip(state) == (canonical(state), said)
 
 
 def test_defaults_are_left_out():
@@ -242,9 +254,25 @@ UNREADABLE = "the recipe in the link cannot be read (is the link complete?)"
 BAD = {
     "unknown data set": (
         {"data": "census", "qi": "nope", "recipe": "garbage", "k": "3", "lesson": "coarsen"},
-        "there is no built-in data set 'census' (there are actg175, household, households); the "
-        "default data set is open, with its own roles and no method on",
+        "there is no built-in data set 'census' (there are actg175, household, households); a "
+        "link carries only these, never uploaded data: the default data set is open, with its "
+        "own roles and no method on; for a file of your own, load it on the Data page",
         LinkState(risk=RiskOptions(k=3), lesson="coarsen")),
+    "a link made on an uploaded file": (
+        {"data": "upload", "qi": "age", "k": "3", "risk_view": "both"},
+        "this link was made on the sender's own uploaded file, which a link never carries "
+        "(uploaded data stays in the session it was loaded into); the built-in example is open "
+        "instead: to see what the sender saw, get the same file from them and load it on the "
+        "Data page",
+        LinkState(risk=RiskOptions(k=3), risk_view="both", own="upload")),
+    "a link made on a file on the server": (
+        {"data": "server_file"},
+        "open the same file under \"Open a file on the server\" on the Data page",
+        LinkState(own="server_file")),
+    "unknown Risk page view": (
+        {"data": "household", "risk_view": "**both**"},
+        "the Risk page has no view '**both**' (there are original, protected, both); it "
+        "measures the original", LinkState("household")),
     "a key the data set lacks": (
         {"data": "household", "qi": "region,pidnum", "k": "2"},
         "the data set has no column 'pidnum'; its own roles are used",
@@ -367,7 +395,9 @@ def observed(at: AppTest) -> dict[str, Any]:
     protect, roles = ss["protect"], ss["roles"]
     return {"example": ss["dataset"].example, "roles": roles, "steps": protect.steps(roles.qi),
             "seed": protect.seed, "risk": ss["risk_options"], "lesson": ss["lesson"],
-            "projector": ss["projector"]}
+            "projector": ss["projector"],
+            # AppTest's session state has no get()
+            "risk_view": ss["risk_view"] if "risk_view" in ss else "original"}  # noqa: SIM401
 
 
 @pytest.fixture(scope="module")
@@ -397,6 +427,7 @@ def made_session_a() -> tuple[dict[str, Any], str]:
     at.switch_page("views/risk.py").run()
     at.number_input(key="w_risk_k").set_value(3)
     at.radio(key="w_risk_na").set_value("category").run()
+    at.radio(key="w_risk_view").set_value("both").run()
     at.switch_page("views/lessons.py").run()
     at.radio(key="w_lesson").set_value("coarsen").run()
     at.toggle(key="w_projector").set_value(True).run()
@@ -417,8 +448,9 @@ def test_session_a_changed_what_it_meant_to(session_a):
     assert state["seed"] == 2024
     assert state["risk"] == RiskOptions(3, "category", 1.0)
     assert state["lesson"] == "coarsen" and state["projector"] is True
+    assert state["risk_view"] == "both"
     query = dict(parse_qsl(link[1:]))
-    assert set(query) == {"data", "qi", "recipe", "k", "na", "lesson", "view"}
+    assert set(query) == {"data", "qi", "recipe", "k", "na", "risk_view", "lesson", "view"}
     assert query["qi"] == "region,age,sex" and "," in link  # commas left readable
 
 
@@ -440,9 +472,10 @@ def test_the_link_opens_the_same_state_in_a_fresh_session(session_a, page):
             "Islands", "North Coast"]
         assert at.text_input(key="w_p_recode_groups_region_0_label").value == "Küste & Nord=1"
         assert at.number_input(key="w_p_seed").value == 2024
-    else:
+    else:  # the Risk page measures both tables, as the sender's did (issue 50)
         assert at.number_input(key="w_risk_k").value == 3
         assert at.radio(key="w_risk_na").value == "category"
+        assert at.radio(key="w_risk_view").value == "both"
     at.run()  # the next run keeps the state (the link is read once)
     assert observed(at) == state
 
@@ -497,12 +530,22 @@ def test_a_link_never_carries_an_uploaded_file():
     at.number_input(key="w_risk_k").set_value(4).run()
     assert not at.exception
     link = sidebar_link(at)
-    assert link == "?k=4"
-    assert set(dict(parse_qsl(link[1:]))) <= RISK_KEYS
+    assert link == "?data=upload&k=4"
     for secret in [*names, "zqParish", "zq_secret_register", "zq", "1013"]:
         assert secret not in link
-    captions = " ".join(c.value for c in at.sidebar.caption)
-    assert "does not carry it" in captions and "holds settings, not data" not in captions
+    # said when the link is made, and to the recipient, with what they must load (issue 50)
+    captions = " ".join(plain(c.value) for c in at.sidebar.caption)
+    assert "uploaded data cannot travel in a link" in captions
+    assert "they must load the same file on the Data page" in captions
+    assert "holds settings, not data" not in captions
+    got = opened_with(link, "views/risk.py")
+    assert not got.exception
+    said = [plain(w.value) for w in got.warning if w.value.startswith(WARNING)]
+    assert len(said) == 1 and "made on the sender's own uploaded file" in said[0]
+    assert "load it on the Data page" in said[0]
+    assert got.session_state["dataset"].example == DEFAULT_EXAMPLE
+    assert got.session_state["risk_options"].k == 4
+    assert sidebar_link(got) == f"?data={DEFAULT_EXAMPLE}&k=4"  # its own link: the example
 
 
 def test_a_link_left_open_across_a_server_restart_opens_its_state_without_the_notice():

@@ -98,3 +98,16 @@ def test_every_measure_is_named_by_the_core():
                 *metrics.UTILITY, "drisk_percent"):
         assert key in MEASURES
     assert set(COUNT_AND_PERCENT) >= {"linkage_reidentifications", "expected_reidentifications"}
+
+
+def test_every_il1_tile_is_written_alike():
+    """Issue 50: the headline tile read "0" beside the others' "0.0000" (and "0.5" beside
+    "0.5000"): one format for every IL1 figure, four decimals, four significant digits below
+    0.01."""
+    base = {"released": ["a", "b"], "eigenvalue_similarity_percent": 100.0}
+    zero = metrics.utility_rows({**base, "IL1_release": 0.0, "IL1_overall": 0.0,
+                                 "IL1_numeric": 0.0, "IL1_categorical": 0.0})
+    assert [r.value for r in zero[:4]] == ["0.0000"] * 4
+    some = metrics.utility_rows({**base, "IL1_release": 0.5, "IL1_overall": 0.5,
+                                 "IL1_numeric": 0.00168681, "IL1_categorical": 0.0438571})
+    assert [r.value for r in some[:4]] == ["0.5000", "0.5000", "0.001687", "0.0439"]

@@ -330,3 +330,96 @@ def test_a_swap_without_donor_profiles_waits_for_them():
                                                     "similar": [["hsize"]]}})
     (step,) = given.steps([])
     assert step["hierarchy"] == ["region", "district"] and step["similar"] == [["hsize"]]
+
+
+# -- record swapping's geography (issue 50) -----------------------------------------------------
+
+def _suggested(df: pd.DataFrame, household: str) -> list[str]:
+    from sdc_core.households import household_level_columns
+    from sdc_core.io import Kind, infer_kinds
+    from ui.logic.groups import geography_suggestions
+
+    categorical = [c for c, k in infer_kinds(df).items() if k is Kind.CATEGORICAL]
+    return geography_suggestions(df, categorical, household,
+                                 household_level_columns(df, household))
+
+
+def test_the_panel_has_no_geography_and_its_wave_and_yes_no_columns_are_not_one():
+    """COUNT/rwm5yr, id the household id: year and female were offered as the geography."""
+    from tests.rwm5yr import ID, panel
+
+    df = panel()
+    assert _suggested(df, ID) == []
+
+
+def test_the_whole_households_suggest_their_region_and_district_only():
+    from sdc_core.examples import example
+    from sdc_core.io import read_table
+
+    df = read_table(example("households").path)
+    assert _suggested(df, "hid") == ["region", "district"]
+    # a yes/no area, or one not constant within households, is not suggested
+    df["zone"] = df["hid"] % 2
+    df["city"] = np.arange(len(df)) % 7
+    assert _suggested(df, "hid") == ["region", "district"]
+
+
+def test_the_geography_picker_offers_other_columns_only_while_marking():
+    from ui.logic.groups import geography_options
+
+    assert geography_options([], [], ["year", "female"], False) == []
+    assert geography_options([], ["year"], ["year", "female"], False) == ["year"]
+    assert geography_options(["region"], [], ["region", "sex"], True) == ["region", "sex"]
+
+
+@pytest.mark.parametrize("message, steps, said", [
+    ("step 2 (record_swap): record swapping: household 1 has records with year 1984 and 1985",
+     [{"method": "band", "column": "age"}, {"method": "record_swap"}],
+     "Targeted record swapping: household 1 has records with year 1984 and 1985"),
+    ("step 1 (band): width must be > 0", [{"method": "band", "column": "**age**"}],
+     "Banding of **age**: width must be > 0"),
+    ("recipe: household column 'hid' is not in the data", [],
+     "recipe: household column 'hid' is not in the data"),
+    ("step 9 (nope): odd", [], "step 9 (nope): odd"),
+])
+def test_a_settings_error_names_the_method_not_a_step_number(message, steps, said):
+    from ui.logic.protect import in_words
+
+    assert in_words(message, steps) == said
+
+
+def test_record_swapping_says_values_as_plain_text_on_the_panel():
+    """A wave chosen as the geography: the household and its values in words, not np.int64."""
+    from tests.rwm5yr import ID, persons
+
+    df = persons(50)
+    recipe = parse_recipe({"version": 1, "seed": 1, "household": ID, "steps": [
+        {"method": "record_swap", "hierarchy": ["year"], "similar": [["female"]]}]})
+    from sdc_core.recipe import apply_recipe
+
+    with pytest.raises(SdcInputError) as err:
+        apply_recipe(recipe, df)
+    text = str(err.value)
+    first = df[ID].iloc[0]
+    years = df.loc[df[ID] == first, "year"].tolist()
+    assert (f"'year' is not one area per household: household {first} has records with "
+            f"year {years[0]} and {years[1]}") in text
+    assert "np." not in text
+
+
+def test_the_notice_of_a_replaced_recipe_names_both_and_keeps_names_as_text():
+    """Issue 50: what "Open the best on the Protect page" replaced, said with Undo at hand;
+    a merge label or column in Markdown stays text."""
+    from tests.hostile_text import IMAGE
+    from ui.logic.protect import replaced_notice
+
+    mine = [{"method": "recode", "column": "race", "groups": {IMAGE: [0, 1]}}]
+    best = [{"method": "band", "column": "age", "width": 10}]
+    kind, text = replaced_notice(mine, 7, best, 3, "the sweep's best setting")
+    assert kind == "warning"
+    assert text.startswith("Opened the sweep's best setting: it replaced the whole recipe")
+    assert "band age width=10; seed 3" in text.replace("\\", "")
+    assert "![" not in text and "](" not in text and text.endswith("brings the previous "
+                                                                   "recipe back.")
+    assert replaced_notice([], 42, best, 3, "x")[0] == "success"
+    assert "nothing was replaced" in replaced_notice(best, 3, best, 3, "x")[1]

@@ -427,7 +427,8 @@ def _split_household(df):
 
 @pytest.mark.parametrize("changes, edit, message", [
     ({"hierarchy": ["region", "county"]}, None, r"unknown column\(s\) county"),
-    ({"similar": [["hsize", "rooms"]]}, None, r"similar\[0\] names column.*rooms"),
+    ({"similar": [["hsize"], ["hsize", "rooms"]]}, None,
+     r"donor profile 2 of similar names column.*rooms"),
     ({"swap_rate": 1.5}, None, r"swap_rate must be a number in \[0, 1\], not 1.5"),
     ({"swap_rate": -0.1}, None, r"swap_rate must be a number in \[0, 1\]"),
     ({"k": -1}, None, "k must be a whole number ≥ 0"),
@@ -437,7 +438,8 @@ def _split_household(df):
     ({"hierarchy": ["region", "region"]}, None, "hierarchy names a column twice"),
     ({}, _blank_household, "household column 'hid' has 1 blank id"),
     ({}, _spaces_household, "household column 'hid' has 1 blank id"),
-    ({}, _split_household, "has members in different areas of 'district'"),
+    ({}, _split_household, r"'district' is not one area per household: household \d+ has "
+                           r"records with district \d+ and \d+; a geography column holds"),
 ])
 def test_hostile_input_is_refused_in_one_readable_line(changes, edit, message):
     df = generated(households=40)
@@ -446,6 +448,7 @@ def test_hostile_input_is_refused_in_one_readable_line(changes, edit, message):
     with pytest.raises(SdcInputError, match=message) as err:
         apply_recipe(recipe(**changes), df)
     assert "\n" not in str(err.value) and str(err.value).startswith("step 1 (record_swap): ")
+    assert "np." not in str(err.value)  # values as plain text (issue 50)
 
 
 def test_a_household_column_that_is_not_there_is_refused():

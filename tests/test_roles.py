@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from sdc_core.io import read_table
-from sdc_core.roles import looks_like_key, name_words, suggest_roles
+from sdc_core.roles import Roles, looks_like_geography, looks_like_key, name_words, suggest_roles
 from tests.conftest import SHARED_DATA
 
 
@@ -62,3 +62,40 @@ def test_sdcmicro_testdata_suggests_the_demographics_not_the_measurements():
 def test_actg175_suggests_age_gender_and_race():
     df = read_table(SHARED_DATA / "actg175.csv")
     assert suggest_roles(df).qi == ["age", "race", "gender"]
+
+
+@pytest.mark.parametrize("name", ["region", "district", "DistrictCode", "municipality", "zip",
+                                  "post_code", "Bundesland", "county_name", "geo_unit", "area"])
+def test_area_names_look_like_a_geography(name):
+    assert looks_like_geography(name)
+
+
+@pytest.mark.parametrize("name", ["year", "wave", "female", "married", "kids", "id", "educ",
+                                  "region_population", "area_km2_share", "stage", "statement"])
+def test_waves_yes_no_columns_and_measures_about_areas_do_not(name):
+    """Issue 50: the panel's year and female were offered as record swapping's geography."""
+    assert not looks_like_geography(name)
+
+
+def test_roles_carry_to_the_same_columns_and_drop_a_weight_read_as_text():
+    """Issue 50: the same table in another file kept no role."""
+    from sdc_core.roles import carry_roles
+
+    roles = Roles(qi=["age"], weight="w", numeric=["age", "inc"], household="hid")
+    df = pd.DataFrame({"hid": [1, 1], "age": [30, 41], "w": ["1.5", "2"], "inc": [1.0, 2.0]})
+    kept, why = carry_roles(roles, ["age", "w", "inc", "hid"], df)  # another column order
+    assert kept == Roles(qi=["age"], weight=None, numeric=["age", "inc"], household="hid")
+    assert why == ["w: the weight holds numbers; this file reads it as text"]
+    same, none = carry_roles(roles, list(df.columns), df.assign(w=[1.5, 2.0]))
+    assert (same, none) == (roles, [])
+    many = [f"c{i}" for i in range(8)]
+    assert carry_roles(roles, many, df)[1] == [
+        "its columns are not those of the table before (not in it: c0, c1, c2, c3, c4 and 3 "
+        "more; new: hid, age, w, inc)"]
+
+
+def test_the_household_id_is_never_a_numeric_column():
+    """Issue 50: tagged numeric first (an integer column), then as the household id."""
+    roles = Roles(qi=["age"], numeric=["id", "age", "income"], household="id")
+    assert roles.numeric == ["age", "income"]
+    assert Roles(numeric=["id", "age"]).numeric == ["id", "age"]  # no household id: a number

@@ -83,6 +83,8 @@ def test_without_a_household_the_rows_are_as_before(df):
     ({"household": ["hid"]}, "household must be a column name"),
     ({"household": "nope"}, "nope"),
     ({"household": "income", "known": ["income"]}, "cannot also be a known"),
+    ({"household": "hid", "numeric": ["age", "hid"]}, "hid: the household column is an id, "
+     "not a measure: leave it out of numeric"),
     ({"household": None}, "record_swap needs the household column"),
 ])
 def test_bad_grids_are_refused_in_one_line(df, change, words):
@@ -103,3 +105,15 @@ def test_household_targets_and_blank_ids_are_refused(df):
         run_sweep(blank, QI, grid())
     with pytest.raises(SdcInputError, match="cannot also be a key"):
         run_sweep(df, [*QI, "hid"], grid())
+
+
+def test_the_household_id_is_no_default_numeric_column(df):
+    """Issue 50: the household id, an integer column, was a numeric column of the sweep's
+    IL1 and eigenvalues unless the grid named others."""
+    from sdc_core.grid import parse_grid
+
+    settings = [{"method": "pram", "column": "sex", "param": "p", "values": [0.1]}]
+    with_id = parse_grid({"settings": settings}, df).numeric
+    assert "hid" in with_id  # without a household id it is a number like any other
+    assert parse_grid({"household": "hid", "settings": settings}, df).numeric == [
+        c for c in with_id if c != "hid"]

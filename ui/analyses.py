@@ -197,8 +197,10 @@ def _listing(ds: Dataset, spec: dict[str, Any]) -> None:
 
 
 def _add_fields(ds: Dataset) -> None:
-    """The "Add an analysis" fields: a kind, a name and the kind's own fields."""
+    """The "Add an analysis" fields: a kind, a name and the kind's own fields; the column
+    estimated and the weight never the household id (an id is not a measure)."""
     columns = [str(c) for c in ds.df.columns]
+    measures = [c for c in columns if c != state.roles().household]
     st.markdown("**Add an analysis**")
     kind = st.selectbox("Kind of analysis", list(KINDS), key="w_an_kind",
                         format_func=KIND_LABELS.__getitem__)
@@ -212,11 +214,11 @@ def _add_fields(ds: Dataset) -> None:
     elif kind == "table":
         st.multiselect("Columns of the table", columns, key="w_an_columns")
     else:
-        st.selectbox("Column estimated", columns, key="w_an_column")
+        st.selectbox("Column estimated", measures, key="w_an_column")
         left, right = st.columns(2)
         left.selectbox("By (optional)", columns, index=None, key="w_an_by", placeholder="none",
                        help="Estimate it in each group of this column.")
-        right.selectbox("Weight (optional)", columns, index=None, key="w_an_weight",
+        right.selectbox("Weight (optional)", measures, index=None, key="w_an_weight",
                         placeholder="none")
     st.button("Add the analysis", key="w_an_add", icon=":material/add:", on_click=_add,
               args=(ds,))

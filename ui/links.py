@@ -11,13 +11,17 @@ data set, its roles, a recipe, the risk settings, a lesson and the view, e.g.
 - ``tables``: the Tables page's settings (by widget key, :data:`ui.logic.cross_tables.
   TABLE_FIELDS`), packed as ``recipe`` is;
 - ``k``, ``na``, ``alpha``: the risk settings that differ from the defaults;
+- ``risk_view``: what the Risk page measures, when it is not the original (``protected``,
+  ``both``);
 - ``lesson``: a lesson of the Lessons page; ``view=projector``: the projector view.
 
 The page is the address's path. A link never carries uploaded data: for an uploaded table or a
 file on the server it holds no data set, roles, recipe nor Tables settings (their column names
-and merge labels come from the data), only the lesson, the risk settings and the view. A session
-reads its address once, on its first run; a name that is missing (a data set, a column, a
-lesson) or a value that cannot be read is reported, and the default is used instead.
+and merge labels come from the data), only ``data=upload`` or ``data=server_file`` (which name
+no file), the lesson, the risk settings, the Risk page's view and the view; the recipient is
+told that the data could not travel with the link and what to load. A session reads its
+address once, on its first run; a name that is missing (a data set, a column, a lesson) or a
+value that cannot be read is reported, and the default is used instead.
 """
 
 from __future__ import annotations
@@ -42,12 +46,23 @@ from ui import state
 from ui.logic.groups import column_groups, offered_columns
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import from_steps
-from ui.logic.session import RiskOptions
+from ui.logic.session import RISK_VIEWS, RiskOptions
 from ui.logic.workspace import TABLES_PREFIX, tables_fields
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).
 KEYS = ("data", "qi", "sensitive", "numeric", "ignore", "weight", "household", "recipe",
-        "tables", "k", "na", "alpha", "lesson", "view")
+        "tables", "k", "na", "alpha", "risk_view", "lesson", "view")
+#: What ``data`` says of a data set of the sender's own, which the link does not carry: what
+#: the recipient must load to see what the sender saw.
+OWN_DATA = {
+    "upload": "the sender's own uploaded file, which a link never carries (uploaded data stays "
+              "in the session it was loaded into); the built-in example is open instead: to "
+              "see what the sender saw, get the same file from them and load it on the Data "
+              "page (the link's risk settings, lesson and view are applied here)",
+    "server_file": "a file the sender opened on the server, which a link does not carry; the "
+                   "built-in example is open instead: to see what the sender saw, open the "
+                   "same file under \"Open a file on the server\" on the Data page (the link's "
+                   "risk settings, lesson and view are applied here)"}
 _LISTS = ("qi", "sensitive", "numeric", "ignore")
 #: The roles held by one column (or none)
 _ONE = ("weight", "household")
@@ -70,6 +85,10 @@ class LinkState:
     projector: bool = False
     #: the Tables page's settings by widget key (None: none kept)
     tables: dict[str, Any] | None = None
+    #: what the Risk page measures (:data:`~ui.logic.session.RISK_VIEWS`)
+    risk_view: str = "original"
+    #: with no ``example``, the kind of data of the sender's own (a key of :data:`OWN_DATA`)
+    own: str | None = None
 
 
 def _pack(data: dict[str, Any]) -> str:
@@ -117,6 +136,8 @@ def decode_recipe(text: str, household: str | None = None) -> tuple[list[dict[st
 def to_query(link: LinkState) -> dict[str, str]:
     """The query parameters of ``link``: only what differs from the defaults."""
     query: dict[str, str] = {}
+    if link.example is None and link.own is not None:
+        query["data"] = link.own
     if link.example is not None:
         query["data"] = link.example
         own = example(link.example).roles
@@ -136,6 +157,8 @@ def to_query(link: LinkState) -> dict[str, str]:
         value = getattr(link.risk, f.name)
         if value != getattr(default, f.name):
             query[f.name] = str(value)
+    if link.risk_view != "original":
+        query["risk_view"] = link.risk_view
     if link.lesson is not None:
         query["lesson"] = link.lesson
     if link.projector:
@@ -221,11 +244,16 @@ def read_link(params: Mapping[str, str],
     sentence). ``columns(key)`` gives the column names of a built-in data set."""
     problems: list[str] = []
     key = params.get("data")
-    roles, steps, seed, tables = None, None, 42, None
-    if key is not None and key not in EXAMPLES:
+    roles, steps, seed, tables, own = None, None, 42, None, None
+    if key in OWN_DATA:
+        own = key
+        problems.append(f"this link was made on {OWN_DATA[key]}")
+        key = None
+    elif key is not None and key not in EXAMPLES:
         problems.append(f"there is no built-in data set '{key}' (there are "
-                        f"{', '.join(EXAMPLES)}); the default data set is open, with its own "
-                        "roles and no method on")
+                        f"{', '.join(EXAMPLES)}); a link carries only these, never uploaded "
+                        "data: the default data set is open, with its own roles and no method "
+                        "on; for a file of your own, load it on the Data page")
         key = None
     if key is not None:
         names = list(columns(key))
@@ -243,8 +271,13 @@ def read_link(params: Mapping[str, str],
     if view not in (None, "projector"):
         problems.append(f"there is no view '{view}' (there is projector); the usual view is "
                         "used")
+    risk_view = params.get("risk_view", "original")
+    if risk_view not in RISK_VIEWS:
+        problems.append(f"the Risk page has no view '{risk_view}' (there are "
+                        f"{', '.join(RISK_VIEWS)}); it measures the original")
+        risk_view = "original"
     return LinkState(key, roles, steps, seed, _risk(params, problems), lesson,
-                     view == "projector", tables or None), problems
+                     view == "projector", tables or None, risk_view, own), problems
 
 
 def example_columns(key: str) -> list[str]:
@@ -277,6 +310,7 @@ def open_link() -> bool:
     for widget_key, value in (link.tables or {}).items():
         state.keep_form_value(widget_key, value)
     state.set_risk_options(link.risk)
+    state.set_risk_view(link.risk_view)
     state.set_lesson(link.lesson)
     state.set_projector(link.projector)
     st.session_state[_PROBLEMS] = found
@@ -292,12 +326,13 @@ def current() -> LinkState:
     """The session's state, as a link can carry it."""
     ds = state.current_dataset()
     built_in = ds.example if ds is not None else None
+    own = None if ds is None or built_in else "server_file" if ds.source else "upload"
     settings = state.protect_settings()
     steps = settings.steps(state.roles().qi) if built_in else None
     tables = state.kept_form_values(TABLES_PREFIX) if built_in else None
     return LinkState(built_in, state.roles() if built_in else None, steps or None,
                      settings.seed, state.risk_options(), state.lesson(), state.projector(),
-                     tables or None)
+                     tables or None, state.risk_view(), own)
 
 
 def address(query: Mapping[str, str]) -> str:

@@ -13,10 +13,11 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
-from ui import guard, links, resume, state, upload
+from ui import compute, guard, links, resume, state, upload
 from ui.infra import memory, workers
-from ui.logic.groups import ColumnGroups, column_groups
+from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
 from ui.logic.session import Dataset, Notice, RiskOptions
 from ui.logic.text import column_label, md
 from ui.sidebar import render_sidebar
@@ -200,6 +201,19 @@ class PageContext:
     def groups(self) -> ColumnGroups:
         """The columns each method may take (:func:`ui.logic.groups.column_groups`)."""
         return column_groups(self.ds, self.roles)
+
+    def geography(self) -> list[str]:
+        """The columns record swapping suggests as its geography
+        (:func:`ui.logic.groups.geography_suggestions`); none without a household id, or when
+        the household id has a blank (the pages say so)."""
+        household = self.roles.household
+        if household is None:
+            return []
+        try:
+            constant = compute.household_level(self.ds.dataset_id, household, self.df)
+        except SdcInputError:
+            return []
+        return geography_suggestions(self.df, self.groups().categorical, household, constant)
 
     def known(self) -> list[str]:
         """The extra columns the linkage attack assumes known, as they are now

@@ -95,10 +95,14 @@ def share_link(built_in: str | None) -> None:
                 wrap_lines=True)
         if built_in:
             st.caption(f"Opens this page with {md(built_in)}, its roles, the Protect page's "
-                       "settings, the Tables page's settings, the risk settings, the lesson "
-                       "and the view, in a new session of its own: project it, and a class "
-                       "lands in the same place. The link holds settings, not data.")
+                       "settings, the Tables page's settings, the risk settings, the Risk "
+                       "page's view, the lesson and the view, in a new session of its own: "
+                       "project it, and a class lands in the same place. The link holds "
+                       "settings, not data.")
         else:
-            st.caption("Your data set is your own file, so the link does not carry it, nor its "
-                       "roles or settings (they name its columns). It opens this page with the "
-                       "risk settings, the lesson and the view, and the built-in example.")
+            st.caption("Your data set is your own file: uploaded data cannot travel in a link, "
+                       "nor can its roles or settings (they name its columns). The link opens "
+                       "this page on the built-in example with the risk settings, the Risk "
+                       "page's view, the lesson and the view, and tells the recipient that it "
+                       "was made on a file of yours: they must load the same file on the Data "
+                       "page themselves (send it another way, if they may have it).")

@@ -21,7 +21,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdc_core.examples import DEFAULT_EXAMPLE, example
 from sdc_core.io import Kind, infer_kinds, read_table
-from sdc_core.roles import Roles
+from sdc_core.roles import Roles, carry_roles
 from ui.infra import memory, warmup
 from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here
 from ui.logic import workspace
@@ -127,9 +127,19 @@ def keep_alive() -> list[str]:
 def install(df: pd.DataFrame, name: str, dataset_id: str, kinds: dict[str, Kind],
             suggested: Roles, source: ServerFile | None = None) -> Dataset:
     """Make an uploaded table (or one read from a file on the server, ``source``) the current
-    data set, with the suggested roles."""
+    data set: with the roles of the data set before when it is the same table in another file
+    (the same column names, :func:`sdc_core.roles.carry_roles`), else with the ``suggested``
+    roles; the notice ``roles`` says which, and why (:func:`ui.logic.workspace.carried_notice`).
+    """
+    before, held = current_dataset(), roles()
+    columns = list(before.df.columns) if before is not None else []
+    carried, why = carry_roles(held, columns, df) if before is not None else (None, [])
     ds = Dataset(Table(df), name, dataset_id, kinds, source=source)
-    _install(ds, suggested)
+    _install(ds, carried or suggested)
+    said = workspace.carried_notice(before.name, name, columns, list(df.columns),
+                                    carried is not None, why) if before is not None else None
+    if said is not None:
+        set_notice("roles", said.kind, said.text)
     return ds
 
 

@@ -8,6 +8,7 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
+from ui.logic.groups import utility_options
 from ui.logic.households import household_caption
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 from ui.page import show_notice, table_columns
@@ -39,6 +40,7 @@ if uploaded is not None and state.new_upload("upload", uploaded.file_id):
     upload.start(uploaded.getvalue(), uploaded.name)
 if upload.error() and uploaded is not None:
     st.error(f"The file was not loaded: {md(upload.error())}", icon=":material/error:")
+show_notice(state.take_notice("roles"))
 
 root = server_files.data_dir()  # only when the operator sets SDC_DATA_DIR
 if root is not None:
@@ -135,6 +137,11 @@ with roles_tab:
     state.bind("w_sensitive", r.sensitive)
     state.bind("w_weight", r.weight)
     state.bind("w_numeric", r.numeric)
+    # the household id as tagged now (drawn below): never a numeric column for utility
+    tagged = state.widget("w_household", r.household)
+    utility_cols = utility_options(df, tagged)
+    if tagged in state.widget("w_numeric"):
+        state.set_widget("w_numeric", [c for c in state.widget("w_numeric") if c != tagged])
     state.bind("w_ignore", r.ignore)
     state.bind("w_household", r.household)
     a, b = st.columns(2)
@@ -150,8 +157,10 @@ with roles_tab:
                          placeholder="none: the table is the whole population",
                          help="Survey weight: estimates population class sizes F_k for "
                               "sdcMicro's individual risk.")
-    numeric = b.multiselect("Numeric columns for utility", numeric_cols, key="w_numeric",
-                            help="Used for information loss (IL1) and correlation structure.")
+    numeric = b.multiselect("Numeric columns for utility", utility_cols, key="w_numeric",
+                            help="Used for information loss (IL1) and correlation structure. "
+                                 "The household id is an id, not a measure: never one of "
+                                 "them.")
     ignore = a.multiselect("Not released", columns, key="w_ignore",
                            help="Direct identifiers and anything dropped from the release.")
     household = b.selectbox("Household id", [None] + columns, key="w_household",

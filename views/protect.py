@@ -33,6 +33,8 @@ from ui.logic.deniability_view import (
 )
 from ui.logic.figures import heatmap
 from ui.logic.groups import (
+    NO_GEOGRAPHY,
+    geography_options,
     method_columns,
     method_defaults,
     offered_columns,
@@ -53,6 +55,7 @@ from ui.logic.protect import (
     describe,
     from_steps,
     full_step,
+    in_words,
     page_methods,
     read_profiles,
     read_recipe_file,
@@ -349,6 +352,39 @@ def like_columns(m: Method, chosen: list[str], options: list[str]) -> None:
                        f"{md_list(more)}.")
 
 
+def swapping_controls(m: Method, s: ProtectSettings, i: int, categorical: list[str]
+                      ) -> tuple[list[str], dict[str, Any]] | None:
+    """Record swapping's controls: its geography, the columns suggested as areas
+    (:meth:`ui.page.PageContext.geography`) and any other categorical column only once the
+    steward marks columns as geography, then its other parameters; None (said plainly) while
+    the table has no geography and none is marked."""
+    st.markdown(f"**{i} · {m.label}**: {m.summary}")
+    suggested = ctx.geography()
+    held = [c for c in s.columns.get(m.name, []) if c in categorical]
+    if not suggested:
+        st.info(NO_GEOGRAPHY, icon=":material/location_off:")
+    state.bind(f"w_p_{m.name}_mark", any(c not in suggested for c in held))
+    marking = st.checkbox("Mark other columns as geography", key=f"w_p_{m.name}_mark",
+                          help="Offer every categorical column as an area of the hierarchy: "
+                               "tick it only for a column that is one (the region, district "
+                               "or municipality a household lives in).")
+    options = geography_options(suggested, held, categorical, marking)
+    if not options:
+        return None
+    chooses = m.param(str(chosen_param(m)))
+    state.bind(f"w_p_{m.name}_cols", held)
+    hierarchy = st.multiselect(chooses.label or chooses.name, options, key=f"w_p_{m.name}_cols",
+                               help=chooses.help or None, placeholder="Areas, coarsest first")
+    others = [str(c) for c in df.columns if c != roles.household and c not in hierarchy]
+    values = method_params(m, s, param_options={p.name: others for p in m.controls})
+    st.caption(f"The household id is {md(roles.household)}. Households are swapped "
+               "while the swap rate is above 0: the k rule (households with a member "
+               "whose risk-variable class in the area holds fewer than k records) "
+               "applies only then. Swapping needs the hierarchy and the donor "
+               f"profiles, e.g. {md(PROFILES_EXAMPLE)}.")
+    return hierarchy, values
+
+
 def controls(s: ProtectSettings) -> ProtectSettings:
     """One block of controls per declared method, in the order they are applied."""
     columns: dict[str, list[str]] = {}
@@ -367,8 +403,11 @@ def controls(s: ProtectSettings) -> ProtectSettings:
             st.markdown(f"**{i} · {m.label}**: {m.summary}")
             st.caption("Set a household id on the Data page to swap households.")
             continue
-        if chosen_param(m):
-            options = [c for c in options if c != roles.household]
+        if chosen_param(m):  # record swapping: on a geography only
+            swap = swapping_controls(m, s, i, [c for c in options if c != roles.household])
+            if swap is not None:
+                columns[m.name], values[m.name] = swap
+            continue
         st.markdown(f"**{i} · {m.label}**: {m.summary}")
         if m.columns != "keys":
             chosen = [c for c in s.columns.get(m.name, []) if c in options]
@@ -381,17 +420,6 @@ def controls(s: ProtectSettings) -> ProtectSettings:
                 help=(m.param(chooses).help or None) if chooses else None)
             if m.columns == "categorical" and not chooses:
                 like_columns(m, columns[m.name], options)
-        if chosen_param(m):  # record swapping: its other columns, any but the geography's
-            others = [str(c) for c in df.columns
-                      if c != roles.household and c not in columns[m.name]]
-            values[m.name] = method_params(m, s, param_options={p.name: others
-                                                                for p in m.controls})
-            st.caption(f"The household id is {md(roles.household)}. Households are swapped "
-                       "while the swap rate is above 0: the k rule (households with a member "
-                       "whose risk-variable class in the area holds fewer than k records) "
-                       "applies only then. Swapping needs the hierarchy and the donor "
-                       f"profiles, e.g. {md(PROFILES_EXAMPLE)}.")
-            continue
         values[m.name] = method_params(m, s, options=list(roles.qi) if m.columns == "keys"
                                        else columns[m.name])
         if m.merge and m.target == "column":
@@ -583,7 +611,7 @@ def buys(wb: Workbench) -> None:
         st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
     else:
         # a row per sensitive column, few: a plain table (no Tab stop of its own)
-        st.table(inference_table(wb.inference).set_index("column"))
+        st.table(inference_table(wb.inference).set_index("column").style.format(na_rep="—"))
         st.caption(md(inference_note(wb.inference)))
 
 
@@ -722,7 +750,8 @@ def results_part(history: DeltaGenerator) -> None:
                                  roles.household)
     try:
         wb = evaluated(text)
-    except SdcInputError as err:
+    except SdcInputError as failed:
+        err = in_words(str(failed), settings.steps(roles.qi))
         # a setting not complete yet (invariant PRAM before its θ is typed) leaves the results
         # of the last settings that applied in place, under a note, rather than a blank column
         last = state.last_applied(ds.dataset_id)
@@ -773,6 +802,7 @@ def workbench() -> None:
         results_part(history)
 
 
+show_notice(state.take_notice("opened"))  # a setting opened from the Trade-offs page
 recipe_loader()
 st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "
            f"{md_list(numeric)}. Methods apply in the order shown; every move recomputes "

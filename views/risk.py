@@ -21,7 +21,8 @@ from ui.logic.groups import column_groups
 from ui.logic.households import RISK_TILES, HouseholdFigures, household_note, household_tiles
 from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
-from ui.logic.session import RiskOptions
+from ui.logic.risk_tables import ldiversity_tile
+from ui.logic.session import RISK_VIEWS, RiskOptions
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
 from ui.page import context, metric_slots, table_columns
@@ -36,8 +37,8 @@ if ds.source is not None and ds.source.is_sample:
             "of unique and small-class records are higher; the Data page computes the risk of "
             "the whole file.", icon=":material/filter_alt:")
 
-VIEWS = {"original": "Original data", "protected": "Protected data (Protect page's settings)",
-         "both": "Both, side by side"}
+VIEWS = dict(zip(RISK_VIEWS, ("Original data", "Protected data (Protect page's settings)",
+                              "Both, side by side"), strict=True))
 
 
 @dataclass(frozen=True)
@@ -318,12 +319,9 @@ def sensitive(r: Release, narrow: bool) -> None:
     """l-diversity of the sensitive columns and the released columns that give them away."""
     cols = places(min(len(r.ldiv), 4), narrow)
     for i, (s, v) in enumerate(r.ldiv.items()):
-        was = original.ldiv[s] if r is not original else None
+        value, note = ldiversity_tile(v, original.ldiv[s] if r is not original else None)
         cols[i % len(cols)].metric(
-            f"l-diversity of {md(s)}", f"{name('min_l')} = {v.min_l}",
-            f"{v.percent_l_eq_1:.2f} % of records in classes with l = 1"
-            + (f" (was min l = {was.min_l}, {was.percent_l_eq_1:.2f} %)" if was else ""),
-            delta_color="off",
+            f"l-diversity of {md(s)}", value, note, delta_color="off", delta_arrow="off",
             help="l = number of distinct values of the sensitive column in a class; l = 1 "
                  "means everyone in the class shares it, so knowing the keys discloses it. "
                  "Classes whose sensitive values are all missing release none and are counted "

@@ -50,6 +50,7 @@ from ui.logic.cross_tables import (
     table_title,
     utility_rows,
 )
+from ui.logic.groups import measure_columns
 from ui.logic.session import Dataset
 from ui.logic.text import md
 from ui.sidebar import render_sidebar
@@ -183,7 +184,7 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
     tagged = state.roles().household
     household_id = tagged if tagged in df.columns else None
     categorical = [c for c in df.columns if kinds.get(c) == "categorical" and c != household_id]
-    numeric = [c for c in df.columns if kinds.get(c) == "numeric" and c != household_id]
+    numeric = measure_columns(ds, state.roles())  # never the household id
     c1, c2 = st.columns([3, 2])
     keep("w_tables_cross", categorical[:2], options=list(df.columns))
     columns = c1.multiselect("Table columns (1 to 3)", list(df.columns), max_selections=3,

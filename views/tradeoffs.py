@@ -18,8 +18,9 @@ from ui import charts, state
 from ui.infra import workers
 from ui.logic import tradeoff_grid
 from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
-from ui.logic.groups import method_columns, method_defaults, offered_columns
-from ui.logic.protect import from_steps, page_methods
+from ui.logic.groups import NO_GEOGRAPHY, method_columns, method_defaults, offered_columns
+from ui.logic.metrics import loss_text
+from ui.logic.protect import from_steps, page_methods, replaced_notice
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
 from ui.logic.text import column_label, md, md_list
 from ui.logic.tradeoff_grid import (
@@ -150,11 +151,14 @@ def household_block(m: Method) -> MethodChoice:
                               f"geography, as a share of all (household id "
                               f"{md(roles.household or '')}). Empty: not swept.")
     if fixed is None:
-        st.caption("Set its geography and donor profiles on the Protect page first: the sweep "
-                   "takes them, and its other settings, from there.")
+        if not state.protect_settings().columns.get(m.name) and not ctx.geography():
+            st.caption(f"{NO_GEOGRAPHY} If a column is an area, mark it as geography on the "
+                       "Protect page (record swapping) to sweep the swap rate.")
+        else:
+            st.caption("Set its geography and donor profiles on the Protect page first: the "
+                       "sweep takes them, and its other settings, from there.")
         return MethodChoice(m, [])
-    st.caption("With the Protect page's " + "; ".join(
-        f"{name}: {md(json.dumps(v, ensure_ascii=False))}" for name, v in fixed.items()) + ".")
+    st.caption(f"With the Protect page's {tradeoff_grid.fixed_text(m, fixed)}.")
     return MethodChoice(m, [], text, fixed=fixed)
 
 
@@ -286,8 +290,10 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
     state.set_sweep_running(False)
 
 
-def open_on_protect(table: pd.DataFrame, row: int) -> None:
-    """Put a row's recipe on the Protect page and go there (or say why it cannot)."""
+def open_on_protect(table: pd.DataFrame, row: int,
+                    source: str = "this setting of the sweep") -> None:
+    """Put a row's recipe on the Protect page and go there (or say why it cannot); a notice
+    there says what it replaced, with Undo at hand (``source``: what was opened)."""
     recipe = json.loads(table.at[row, "recipe"])
     try:
         settings = from_steps(recipe["steps"], int(recipe["seed"]),
@@ -296,7 +302,11 @@ def open_on_protect(table: pd.DataFrame, row: int) -> None:
         st.error(f"This setting cannot be shown on the Protect page: {md(err)}. Download its "
                  "recipe and apply it with the command line.", icon=":material/error:")
         return
+    before = state.protect_settings()
+    kind, text = replaced_notice(before.steps(roles.qi), before.seed, settings.steps(roles.qi),
+                                 settings.seed, source)
     state.set_protect_settings(settings, reseed_widgets=True)
+    state.set_notice("opened", kind, text)
     st.switch_page("views/protect.py")
 
 
@@ -338,14 +348,14 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
         figures.append(f"{md(LABELS[loss])} {row[loss]:.4g}")
-    figures += [f"{column_label(LOSS)} {row[LOSS]:.4g}",
+    figures += [f"{column_label(LOSS)} {loss_text(row[LOSS])}",  # as the Protect page's tile
                 f"{int(row['suppressed_values'])} suppressed values"]
     st.success(f"**Cheapest setting under {md(goal)}** (by {md(LOSS_LABELS[loss])}): "
                f"{md(setting_labels(table)[best])} — {', '.join(figures)}.",
                icon=":material/star:")
     a, b = st.columns(2)
     if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
-        open_on_protect(table, best)
+        open_on_protect(table, best, "the sweep's best setting")
     recipe = json.loads(row["recipe"])
     b.download_button("Download its recipe (JSON)",
                       json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),

@@ -16,6 +16,7 @@ the same numpy code as the pandas reference (docs/engines.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
 from sdc_core.io import Kind, number_kind
 from sdc_core.keys import check_columns, encode_keys
-from sdc_core.methods.banding import Bands, auto_label, read_bands, top_bottom_thresholds
+from sdc_core.methods.banding import (
+    Bands,
+    auto_label,
+    read_bands,
+    recipe_labels,
+    top_bottom_thresholds,
+)
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
 from sdc_core.recipe import METHODS, Recipe
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
@@ -179,7 +186,8 @@ def _household(engine: Engine, t: Any, qi: list[str], household: str, table: pd.
     # one row per record again (the engines' counts are of distinct tuples)
     people = merged.loc[merged.index.repeat(merged["__n"].to_numpy(dtype=np.int64))]
     people = people.reset_index(drop=True)
-    code, n_households = household_codes(people, household, qi)
+    code, n_households = household_codes(people, household, qi, records=False)  # counts:
+    # their rows are no records of the file
     risk_h = combine_household_risk(people["__class_risk"].to_numpy(), code, n_households)
     total = float(risk_h[code].sum())
     uniques = composition_uniques(people[[household, *qi]], qi, household)
@@ -233,7 +241,8 @@ def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
     for i, step in enumerate(recipe.steps):
         kernels.check_engine_step(i, step, engine.name)
     t = engine.scan(open_source(data), recipe.record_id)
-    steps = list(enumerate(recipe.steps))
+    kinds = engine.columns(t)  # its bands written alike, as the pandas reference writes them
+    steps = list(enumerate(recipe_labels(recipe.steps, lambda c: kinds.get(c) == "int")))
     while steps:
         group = [steps.pop(0)]
         if group[0][1]["method"] in WHOLE_TABLE_STEPS:
@@ -507,6 +516,9 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
             f"the linkage attack compares {', '.join(map(str, distance))} by distance (a "
             "perturbed number or a known column); nearest-neighbour matching runs on the "
             "pandas engine only")
+    if recipe is not None:  # its bands written as the release writes them
+        recipe = replace(recipe, steps=recipe_labels(recipe.steps,
+                                                     lambda c: ka.get(c) == "int"))
     for i, step in public_recodings(recipe, exact):  # none without a recipe
         assert recipe is not None
         kernels.check_engine_step(i, step, engine.name)

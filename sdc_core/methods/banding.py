@@ -17,6 +17,12 @@ b_0 < b_1 < … < b_m instead, in the band [b_i, b_{i+1}) that holds it (values 
 - ``range``: the text "a–c", c = b − 1, the last whole number of the band ("15–19"), for
   whole-number columns and whole edges.
 
+One recipe writes its bands one way: when its ``auto`` band steps would give range labels to
+one column and interval labels to another (ages beside years of schooling with halves), every
+one of them writes interval labels ("[50, 60)" beside "[15, 18)", not "50–59"), wherever the
+recipe runs (:func:`recipe_labels`, applied by the recipe, the attacks, the deniability, the
+sweeps and the engines).
+
 Edges are written as whole numbers when they are whole (below 10^15), else with 12 significant
 digits. Measures that need numbers (IL1, the eigenvalues, distributions, the analyses, pMSE)
 read a column of band labels back as its band midpoints (a + b)/2, the value ``midpoint``
@@ -180,6 +186,45 @@ def auto_label(integer: bool, bands: Bands) -> str:
     (``integer``: integer storage, or an engine's integer column) with whole band edges, else
     ``interval``."""
     return "range" if integer and _whole_bands(bands) else "interval"
+
+
+def recipe_labels(steps: Sequence[dict], integer: Callable[[str], bool]) -> list[dict]:
+    """A recipe's steps with its band steps written alike (module docstring): when its band
+    steps labelled ``auto`` would write range labels ("50–59") beside interval labels
+    ("[15, 18)") — a whole-number column banded beside a column of fractions or dates — each
+    of them is given ``interval``, so that a release, and every view of it, reads its bands
+    one way. ``integer(column)``: whether the column the recipe starts from is a whole-number
+    one (integer storage; an engine's integer column). Other steps, band steps with a label
+    of their own, and a recipe whose auto labels agree are unchanged (a band step that cannot
+    run says why when it runs).
+
+    Examples
+    --------
+    >>> steps = [{"method": "band", "column": "age", "width": 10},
+    ...          {"method": "band", "column": "educ", "width": 3}]
+    >>> [s.get("label") for s in recipe_labels(steps, lambda c: c == "age")]
+    ['interval', 'interval']
+    >>> recipe_labels(steps, lambda c: True) == steps
+    True
+    """
+    auto = [i for i, s in enumerate(steps)
+            if s.get("method") == "band" and s.get("label", "auto") == "auto"]
+    forms = set()
+    for i in auto:
+        s = steps[i]
+        try:
+            bands = Bands.of(s.get("width"), s.get("origin", 0.0), s.get("breaks"))
+        except SdcInputError:
+            return list(steps)
+        forms.add(auto_label(integer(s["column"]), bands))
+    if len(forms) < 2:
+        return list(steps)
+    return [s | {"label": "interval"} if i in auto else s for i, s in enumerate(steps)]
+
+
+def whole_number_columns(df: pd.DataFrame) -> Callable[[str], bool]:
+    """``integer`` of :func:`recipe_labels` for a table: its columns of integer storage."""
+    return lambda c: c in df.columns and storage(df[c]) == "integer"
 
 
 def _band_codes(bands: Bands, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

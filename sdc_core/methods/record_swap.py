@@ -135,7 +135,8 @@ def _check_params(df: pd.DataFrame, hierarchy: Any, similar: Any, swap_rate: Any
                             f"{shown(similar)}")
     if len(similar) > MAX_PROFILES:
         raise SdcInputError(f"record swapping: similar lists at most {MAX_PROFILES} profiles")
-    profiles = [_column_list(f"similar[{j}]", p, df) for j, p in enumerate(similar)]
+    profiles = [_column_list(f"donor profile {j + 1} of similar", p, df)
+                for j, p in enumerate(similar)]
     if isinstance(swap_rate, bool) or not isinstance(swap_rate, int | float) \
             or not 0.0 <= float(swap_rate) <= 1.0:
         raise SdcInputError(f"record swapping: swap_rate must be a number in [0, 1], not "
@@ -280,9 +281,12 @@ def _record_areas(df: pd.DataFrame, household: str, levels: list[str], hcode: np
         codes = _codes(df[c])
         bad = np.flatnonzero(codes != codes[first][hcode])
         if len(bad):
-            raise SdcInputError(f"record swapping: household {shown(df[household].iloc[bad[0]])}"
-                                f" has members in different areas of '{c}'; the hierarchy must "
-                                "be the same for every member of a household")
+            i = bad[0]
+            raise SdcInputError(
+                f"record swapping: '{c}' is not one area per household: household "
+                f"{shown(df[household].iloc[i])} has records with {c} "
+                f"{shown(df[c].iloc[first[hcode[i]]])} and {shown(df[c].iloc[i])}; a geography "
+                "column holds the same value for every member of a household")
         geo.append(codes)
     area_rec = [geo[0]]
     for codes in geo[1:]:

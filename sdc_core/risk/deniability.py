@@ -51,7 +51,14 @@ from sdc_core.households import NEARLY_CONSTANT, constant_shares, household_code
 from sdc_core.methods.common import category_codes
 from sdc_core.methods.households import HouseholdPlan
 from sdc_core.methods.spec import PER_HOUSEHOLD, Release
-from sdc_core.recipe import METHODS, Recipe, check_step, recipe_households, run_step
+from sdc_core.recipe import (
+    METHODS,
+    Recipe,
+    check_step,
+    labelled,
+    recipe_households,
+    run_step,
+)
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
 MEANING = ("ε = {eps}: a respondent's answer is at most e^ε = {ratio} times likelier to have "
@@ -612,6 +619,7 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
     [('q1', 'relabel', 3.8286, 0.938)]
     """
     kinds = {Release.PERTURBATION} | ({Release.RECODING} if recodings else set())
+    recipe = labelled(recipe, original)  # its bands written as the release writes them
     tracked: list[str] = []
     for step in recipe.steps:
         spec = METHODS[step["method"]]

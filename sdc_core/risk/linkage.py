@@ -83,7 +83,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, Recipe, apply_recipe, run_column_step
+from sdc_core.recipe import METHODS, Recipe, apply_recipe, labelled, run_column_step
 
 if TYPE_CHECKING:
     from scipy.spatial import cKDTree
@@ -281,8 +281,10 @@ def attacker_view(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe
     """y = D(x) on ``columns``: the recipe's public recodings applied, in order, to the true
     values; with the steps' ``reports``, each as the release resolved it
     (:func:`resolved_recoding`). Each result is read in the original column's kind where its
-    values allow, as in the release (:func:`sdc_core.columns.restore`)."""
+    values allow, as in the release (:func:`sdc_core.columns.restore`); the band steps written
+    as the release writes them (:func:`sdc_core.recipe.labelled`)."""
     y = original[list(columns)].copy()
+    recipe = labelled(recipe, original) if recipe is not None else None
     for i, step in public_recodings(recipe, list(columns)):  # none without a recipe
         assert recipe is not None
         if reports is not None:

@@ -36,6 +36,11 @@ NO_SENSITIVE = ("Tag sensitive columns on the Data page to see the attribute-inf
                 "the release, against the same attacker with the column withheld.")
 
 
+#: What "—" stands for in the CAP column of the attribute-inference table.
+NO_CAP = ("CAP is a figure of a categorical column (the share of the matching records that "
+          "carry the true value): — for a numeric one.")
+
+
 def epsilon_words(epsilon: float) -> str:
     """ε in words, short: "∞: no deniability", or "any answer at most e^ε = 3 times likelier"
     (the full sentence is :attr:`Deniability.meaning`).
@@ -179,9 +184,14 @@ def inference_table(result: InferenceResult) -> pd.DataFrame:
     keys = ("inference_accuracy", "inference_baseline", "inference_gain", "inference_cap",
             "inference_n")
     rows = [c.summary() for c in result.columns]
-    return pd.DataFrame({"column": [str(r["column"]) for r in rows],
-                         "kind": [r["kind"] for r in rows]}
-                        | {label(k): [r[k] for r in rows] for k in keys})
+    table = pd.DataFrame({"column": [str(r["column"]) for r in rows],
+                          "kind": [r["kind"] for r in rows]}
+                         | {label(k): [r[k] for r in rows] for k in keys})
+    # CAP is a figure of a categorical column only: a numeric one has none (NaN, shown "—"),
+    # never the text "None" of a column of Python values
+    cap = label("inference_cap")
+    table[cap] = pd.to_numeric(table[cap], errors="coerce").astype(float)
+    return table
 
 
 def inference_note(result: InferenceResult) -> str:
@@ -192,4 +202,5 @@ def inference_note(result: InferenceResult) -> str:
             "person's keys" + (f" and {', '.join(map(str, result.distance))}"
                                if result.distance else "")
             + " and guesses the commonest released value among the best candidates (numeric: "
-            "their mean, a hit within the interval).")
+            "their mean, a hit within the interval)."
+            + (f" {NO_CAP}" if any(c.cap is None for c in result.columns) else ""))

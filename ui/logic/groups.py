@@ -10,7 +10,7 @@ import pandas as pd
 from sdc_core.columns import canonical, is_number
 from sdc_core.io import Kind
 from sdc_core.methods import Method
-from sdc_core.roles import Roles, structure_columns
+from sdc_core.roles import Roles, looks_like_geography, structure_columns
 from ui.logic.protect import page_methods
 from ui.logic.session import Dataset
 
@@ -30,8 +30,11 @@ class ColumnGroups:
 
 
 def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
+    """The groups of ``ds``'s columns under ``roles``; the household id is never among the
+    numbers (an id is not a measure: no method, attacker or utility figure takes it)."""
     df = ds.df
-    numbers = [c for c in df.columns if is_number(df[c]) and c not in roles.ignore]
+    numbers = [c for c in df.columns
+               if is_number(df[c]) and c not in roles.ignore and c != roles.household]
     return ColumnGroups(
         numeric=[c for c in roles.numeric if c in df.columns],
         categorical=[c for c, k in ds.kinds.items()
@@ -39,6 +42,18 @@ def column_groups(ds: Dataset, roles: Roles) -> ColumnGroups:
         numbers=numbers,
         banded=[c for c in roles.qi if c in numbers and ds.kinds[c] is not Kind.CATEGORICAL],
         structure=structure_columns(df, list(roles.qi), roles.household, ds.kinds))
+
+
+def measure_columns(ds: Dataset, roles: Roles) -> list[str]:
+    """The columns a page offers as a measure to sum or estimate (the numeric kind), never
+    the household id."""
+    return [c for c, k in ds.kinds.items() if k is Kind.NUMERIC and c != roles.household]
+
+
+def utility_options(df: pd.DataFrame, household: str | None) -> list[str]:
+    """The columns the Data page offers as numeric columns for utility: every number but the
+    household id."""
+    return [c for c in df.columns if is_number(df[c]) and c != household]
 
 
 def method_columns(m: Method, groups: ColumnGroups, roles: Roles) -> list[str]:
@@ -77,3 +92,35 @@ def same_levels(levels: dict[str, frozenset[str]], column: str) -> list[str]:
     """The columns with exactly the levels of ``column`` (itself included), in their order:
     the 25 items of a survey, each scored 1–6."""
     return [c for c, held in levels.items() if held == levels[column]]
+
+
+#: The fewest levels a column suggested as a geography holds: a yes/no column is no area.
+GEOGRAPHY_MIN_LEVELS = 3
+
+#: What record swapping says when the table has no geography column (Protect and Trade-offs).
+NO_GEOGRAPHY = (
+    "This table has no geography column: no categorical column is named like an area (region, "
+    "district, municipality, zip code, …) with one value per household and more than two "
+    "values. Record swapping exchanges the areas of households, so it needs one; a wave "
+    "(year) or a yes/no column is not an area.")
+
+
+def geography_suggestions(df: pd.DataFrame, categorical: list[str], household: str | None,
+                          constant: list[str]) -> list[str]:
+    """The columns record swapping suggests as its geography: of the ``categorical`` columns,
+    those named like an area (:func:`sdc_core.roles.looks_like_geography`), constant within
+    every household (``constant``, the household-level columns: a swap exchanges a whole
+    household's area) and with at least :data:`GEOGRAPHY_MIN_LEVELS` values; never the
+    ``household`` id. Any other column is a geography only when the steward marks it so."""
+    held = set(constant)
+    return [c for c in categorical
+            if c != household and c in held and looks_like_geography(c)
+            and df[c].nunique() >= GEOGRAPHY_MIN_LEVELS]
+
+
+def geography_options(suggested: list[str], chosen: list[str], others: list[str],
+                      marking: bool) -> list[str]:
+    """The columns the geography picker offers: the ``suggested`` ones, those ``chosen``
+    already (a recipe's hierarchy) and, while the steward marks columns as geography
+    (``marking``), every other categorical column of ``others``; in that order, once each."""
+    return list(dict.fromkeys([*suggested, *chosen, *(others if marking else [])]))

@@ -9,6 +9,7 @@ tile shows (``delta`` None when nothing changed or there is no figure before).""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -172,9 +173,25 @@ def risk_rows(after: Mapping[str, Any], before: Mapping[str, Any] | None, k: int
             for key in keys]
 
 
+def loss_text(value: float) -> str:
+    """An IL1 figure as every tile writes it, the headline and the others alike: four decimals,
+    and four significant digits below 0.01 (the headline, a mean over every released column,
+    is often that small).
+
+    Examples
+    --------
+    >>> [loss_text(v) for v in (0.0, 0.0438571, 0.00168681, 0.5)]
+    ['0.0000', '0.0439', '0.001687', '0.5000']
+    """
+    if value == 0 or not math.isfinite(value) or abs(value) >= 0.01:
+        return f"{value:.4f}"
+    return f"{value:.{3 - math.floor(math.log10(abs(value)))}f}"
+
+
 #: How each information-loss figure is written, and what it is.
-_UTILITY_FORMAT = {"IL1_release": "{:.4g}", "IL1_overall": "{:.4f}", "IL1_numeric": "{:.4f}",
-                   "IL1_categorical": "{:.4f}", "eigenvalue_similarity_percent": "{:.3f} %"}
+_UTILITY_FORMAT: dict[str, Callable[[float], str]] = {
+    "IL1_release": loss_text, "IL1_overall": loss_text, "IL1_numeric": loss_text,
+    "IL1_categorical": loss_text, "eigenvalue_similarity_percent": "{:.3f} %".format}
 _UTILITY_HELP = {
     "IL1_overall": "The mean of the numeric and categorical IL1 of the changed columns. A mean "
                    "over the changed columns only, it falls when a cheap step on another "
@@ -198,7 +215,7 @@ def utility_rows(utility: Mapping[str, Any]) -> list[MetricRow]:
         rows.append(MetricRow(
             key, RELEASE_LOSS_LABEL if headline else tile(key),
             f"{RELEASE_LOSS_LABEL}: mean over the {n} released columns" if headline
-            else label(key), utility[key], None, _UTILITY_FORMAT[key].format(utility[key]),
+            else label(key), utility[key], None, _UTILITY_FORMAT[key](utility[key]),
             None, release_loss_help(n) + " " + IL1_READING if headline else _UTILITY_HELP[key],
             "off"))
     return rows

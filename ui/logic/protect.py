@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -18,11 +19,40 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.record_swap import MAX_PROFILES
 from sdc_core.recipe import Recipe, describe_steps, load_recipe
+from ui.logic.text import md
 
 
 def page_methods() -> list[Method]:
     """The methods the Protect page offers, in the order they apply."""
     return [m for m in registry().values() if m.ui]
+
+
+#: The start of a recipe's error: the step's number and method ("step 2 (record_swap): ").
+_STEP_PREFIX = re.compile(r"step (\d+) \(([a-z_]+)\): ")
+
+
+def in_words(message: str, steps: list[dict[str, Any]]) -> str:
+    """A recipe's error as the Protect page speaks of its settings: the method by its label
+    (and column), not by a step number the page does not show, and without the method's own
+    repeated name: "step 2 (record_swap): record swapping: household 1 …" becomes
+    "Targeted record swapping: household 1 …". Other messages are unchanged.
+
+    Examples
+    --------
+    >>> in_words("step 1 (band): width must be > 0", [{"method": "band", "column": "age"}])
+    'Banding of age: width must be > 0'
+    """
+    found = _STEP_PREFIX.match(message)
+    method = registry().get(found.group(2)) if found else None
+    if found is None or method is None:
+        return message
+    i, rest = int(found.group(1)) - 1, message[found.end():]
+    step = steps[i] if 0 <= i < len(steps) and steps[i].get("method") == method.name else {}
+    lead, said, tail = rest.partition(": ")
+    if said and lead.lower() in method.label.lower():
+        rest = tail
+    column = step.get("column")
+    return f"{method.label}{f' of {column}' if column is not None else ''}: {rest}"
 
 
 def chosen_param(m: Method) -> str | None:
@@ -298,6 +328,26 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
 def describe(steps: list[dict[str, Any]], seed: int) -> str:
     """The steps in one line for a caption: "band age width=10; pram race p=0.05; seed 42"."""
     return f"{describe_steps(steps)}; seed {seed}"
+
+
+def replaced_notice(before: list[dict[str, Any]], before_seed: int,
+                    after: list[dict[str, Any]], after_seed: int, source: str
+                    ) -> tuple[str, str]:
+    """What the Protect page says when a setting from elsewhere (``source``: "the sweep's best
+    setting") replaces its whole recipe, as (kind, Markdown) of a notice
+    (:func:`ui.state.set_notice`): what was replaced and by what, and that Undo brings it back;
+    a success when nothing was on or the recipe is the same. The steps' column names and values
+    escaped."""
+    was, now = describe(before, before_seed), describe(after, after_seed)
+    if (before, before_seed) == (after, after_seed):
+        return ("success", f"Opened {source}: it is the recipe the page had ({md(now)}); "
+                           "nothing was replaced.")
+    if not before:
+        return ("success", f"Opened {source}: {md(now)}. No method was on before "
+                           f"(seed {before_seed}); Undo goes back to that.")
+    return ("warning", f"Opened {source}: it replaced the whole recipe of this page, which "
+                       f"was {md(was)}, by {md(now)}. Undo, above the controls, brings the "
+                       "previous recipe back.")
 
 
 def recipe_household_note(recipe: Recipe, household: str | None) -> str | None:

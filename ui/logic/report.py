@@ -477,7 +477,10 @@ def tables_section(settings: CrossSettings, releases: Mapping[str, TableRelease 
 
 
 def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=True, border=0, classes="t", float_format="{:.6g}".format)
+    """A table of the report: its text escaped, numbers to six significant digits, and a
+    figure that does not exist (None, NaN: CAP of a numeric column) as "—"."""
+    return df.to_html(index=False, escape=True, border=0, classes="t", na_rep="—",
+                      float_format="{:.6g}".format)
 
 
 #: The room above the sweep's plot for its title of three lines, and the title's distance

@@ -80,6 +80,10 @@ def content_id(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
+#: What the Risk page measures: the original table, the protected one, or both side by side.
+RISK_VIEWS = ("original", "protected", "both")
+
+
 @dataclass(frozen=True)
 class RiskOptions:
     """How risk is measured: threshold k, missing keys as wildcards or a category, alpha."""

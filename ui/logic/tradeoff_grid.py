@@ -31,7 +31,7 @@ from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
 from sdc_core.sweep import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
 from ui.logic.protect import ProtectSettings, chosen_param, missing_required, step_params
-from ui.logic.text import number
+from ui.logic.text import md, number
 
 #: The most combinations the page's exhaustive search evaluates (a larger combined grid uses
 #: the pruned search, or the command line's ``"search": "exhaustive"``).
@@ -79,6 +79,31 @@ def household_fixed(m: Method, settings: ProtectSettings) -> dict[str, Any] | No
     if not columns or missing_required(m, params):
         return None
     return params
+
+
+def fixed_text(m: Method, fixed: Mapping[str, Any]) -> str:
+    """The parameters a household method's sweep keeps fixed, in words for the form: each
+    under its label, a list of columns as the columns, donor profiles as their columns joined
+    by "+", one after the other ("hsize + htype, then hsize"), a number as it is. Markdown,
+    the columns escaped.
+
+    Examples
+    --------
+    >>> from sdc_core.methods import registry
+    >>> text = fixed_text(registry()["record_swap"], {
+    ...     "hierarchy": ["region", "district"], "similar": [["hsize", "htype"], ["hsize"]]})
+    >>> for part in text.replace("\\\\", "").split("; "):
+    ...     print(part)
+    Geographic hierarchy, coarsest first: region, district
+    Donor profiles: hsize + htype, then hsize
+    """
+    def value(v: Any) -> str:
+        if isinstance(v, list) and v and all(isinstance(p, list) for p in v):
+            return ", then ".join(" + ".join(map(str, p)) for p in v)
+        if isinstance(v, list):
+            return ", ".join(map(str, v)) or "none"
+        return str(v)
+    return "; ".join(f"{m.param(k).label or k}: {md(value(v))}" for k, v in fixed.items())
 
 
 def swept_params(m: Method) -> list[str]:

@@ -42,7 +42,8 @@ from sdc_core.roles import Roles
 from sdc_core.utility.analysis import parse_spec
 from ui.logic.cross_tables import table_field
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.logic.session import RiskOptions
+from ui.logic.session import Notice, RiskOptions
+from ui.logic.text import md
 
 VERSION = 1
 #: The Trade-offs form's fields a workspace keeps (:func:`views.tradeoffs.keep`).
@@ -306,3 +307,23 @@ def difference(saved: dict[str, Any], name: str, records: int, fingerprint: str)
     return (f"it was saved with {saved.get('name', 'another data set')} "
             f"({saved.get('records', '?')} records); the open data set is {name} "
             f"({records:,} records), a different file with the columns it names")
+
+
+def carried_notice(before: str, name: str, before_columns: Sequence[object],
+                   columns: Sequence[object], kept: bool, why: Sequence[str]) -> Notice | None:
+    """What the Data page says of the roles when a table (``name``, ``columns``) replaces
+    another (``before``, ``before_columns``): kept (:func:`sdc_core.roles.carry_roles`), with
+    the roles dropped and why; or, not kept though at least half of the columns before are
+    there (another version of the same table), why not. Nothing for an unrelated table, whose
+    roles are suggested as for any first upload. Markdown, names escaped."""
+    if kept:
+        text = (f"The roles of {md(before)} are kept: {md(name)} has the same columns, so it "
+                "is read as the same table in another file.")
+        if not why:
+            return Notice("success", text)
+        return Notice("warning", f"{text} Not kept: {md('; '.join(why))}.")
+    shared = sum(c in set(columns) for c in before_columns)
+    if not before_columns or shared < len(before_columns) / 2:
+        return None
+    return Notice("warning", f"The roles of {md(name)} are suggested afresh, not kept from "
+                             f"{md(before)}: {md('; '.join(why))}.")
