@@ -503,6 +503,21 @@ def kept_form_value(key: str, default: Any) -> Any:
     return st.session_state.get(f"{_KEPT_FORM}{key}", default)
 
 
+def seed_kept(key: str, default: Any, options: list | None = None,
+              choices: list | None = None) -> None:
+    """Seed the widget ``key`` of a page that keeps its settings with what it held when the
+    page was last shown (:func:`kept_form_value`: a page change drops a widget's state; a
+    reload, a workspace file or a link brings it back), else ``default``; a multiselect's kept
+    columns or levels no longer offered (``options``) are left out, and a kept choice not among
+    ``choices`` gives way to the default."""
+    value = kept_form_value(key, default)
+    if options is not None:
+        value = [v for v in value if v in options]
+    if choices is not None and value not in choices:
+        value = default
+    bind(key, value)
+
+
 def keep_form_value(key: str, value: Any) -> None:
     """Keep a widget's value (:func:`kept_form_value`) for the next visit, a reload, the
     workspace file and a link."""

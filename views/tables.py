@@ -62,16 +62,9 @@ KEPT: list[str] = []
 
 def keep(key: str, default: Any, options: list | None = None,
          choices: list | None = None) -> None:
-    """Seed the widget ``key`` with what it held when this page was last shown (a page change
-    drops a widget's state; a reload, a workspace file or a link brings it back), else
-    ``default``; kept columns or levels no longer offered (``options``) are left out, and a
-    kept choice not among ``choices`` gives way to the default."""
-    value = state.kept_form_value(key, default)
-    if options is not None:
-        value = [v for v in value if v in options]
-    if choices is not None and value not in choices:
-        value = default
-    state.bind(key, value)
+    """Seed the widget ``key`` with its kept value (:func:`ui.state.seed_kept`) and note it
+    among the widgets this page keeps."""
+    state.seed_kept(key, default, options, choices)
     KEPT.append(key)
 
 

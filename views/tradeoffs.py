@@ -82,16 +82,9 @@ FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
 
 def keep(key: str, default: object, options: list | None = None,
          choices: list | None = None) -> None:
-    """Seed the form's widget ``key`` with what it held when this page was last shown (a
-    page change drops a widget's state), else ``default``; a multiselect's kept columns that
-    the data set no longer offers are left out, and a kept choice not among ``choices`` (a
-    workspace file's) gives way to the default."""
-    value = state.kept_form_value(key, default)
-    if options is not None:
-        value = [v for v in value if v in options]
-    if choices is not None and value not in choices:
-        value = default
-    state.bind(key, value)
+    """Seed the widget ``key`` with its kept value (:func:`ui.state.seed_kept`) and note it
+    among the widgets this page keeps."""
+    state.seed_kept(key, default, options, choices)
     FORM_KEYS.append(key)
 
 
