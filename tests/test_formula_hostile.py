@@ -250,7 +250,8 @@ def test_the_command_line_refuses_it(p: Payload, tmp_path, sandbox, capsys):
 
 #: Payloads run through a real ``python -m sdc_core`` (a second each).
 SUBPROCESS = ["import-in-I", "treatment-open", "np-testing-os", "fullwidth-np-log",
-              "chars-100000", "null-byte", "escape-in-name", "chain-plus-600"]
+              "chars-100000", "null-byte", "escape-in-name", "chain-plus-600",
+              "leading-zero-in-I"]
 
 
 @pytest.mark.parametrize("p", cases(SUBPROCESS))
