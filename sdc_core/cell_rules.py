@@ -18,16 +18,45 @@ With a household id the contributions x₁ ≥ x₂ ≥ … are per-person sums
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from sdc_core.checks import check_positive, check_whole
+from sdc_core.checks import shown
 from sdc_core.crosstab import CrossTable
 from sdc_core.errors import SdcInputError
 
 #: Seed 004's option threshold (sdc_core/tables.py, ``response_table``'s ``t``)
 DEFAULT_THRESHOLD = 5
+
+#: The numbers the rules take (docs/tables.md, "Primary rules"), as the Tables page's fields
+#: do: the threshold t and the dominance rule's n whole numbers, its k, the p of the p % rule
+#: and a magnitude table's threshold protection pct percentages. Within them no protection
+#: (100/k · x, p/100 · x₁) leaves the numbers a sum column may reach (crosstab's MAX_TOTAL).
+T_RANGE = (1, 1000)
+N_RANGE = (1, 10)
+K_RANGE = (1.0, 100.0)
+P_RANGE = (0.1, 100.0)
+
+
+def check_parameter(name: str, value: object, bounds: tuple[float, float],
+                    whole: bool = False) -> float:
+    """``value``, a number within ``bounds`` (a whole one with ``whole``), or an
+    :class:`SdcInputError` of one line naming ``name``: text, True/False, infinity and NaN
+    are refused like a number out of range."""
+    low, high = bounds
+    what = f"a whole number from {low:,} to {high:,}" if whole else \
+        f"a number from {low:g} to {high:g}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SdcInputError(f"{name} must be {what}, not {shown(value)}")
+    try:
+        v = float(value)
+    except OverflowError:  # a whole number past float's range
+        raise SdcInputError(f"{name} must be {what}, not {shown(value)}") from None
+    if not low <= v <= high or (whole and not v.is_integer()):  # NaN is never within
+        raise SdcInputError(f"{name} must be {what}, not {v:g}")
+    return v
 
 
 @dataclass(frozen=True)
@@ -86,9 +115,9 @@ def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
     table : CrossTable
         The table (:func:`~sdc_core.crosstab.crosstab`).
     t : int, default 5
-        The threshold (seed 004's option threshold).
+        The threshold (seed 004's option threshold), a whole number in :data:`T_RANGE`.
     pct : float, default 10
-        A magnitude table's protection, in % of the cell's sum.
+        A magnitude table's protection, in % of the cell's sum (:data:`P_RANGE`).
 
     Returns
     -------
@@ -104,13 +133,13 @@ def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
     >>> threshold_rule(t, t=3).primary.tolist()
     [True, False, False]
     """
-    t = check_whole("t", t)
+    t = int(check_parameter("t", t, T_RANGE, whole=True))
     m = table.contributors
     primary = (m > 0) & (m < t)
     if table.sum_column is None:
         n = table.frame["count"].to_numpy(dtype=np.float64)
         return _result(f"threshold:{t}", primary, n, np.maximum(t - n, 0.0))
-    share = check_positive("pct", pct) / 100.0
+    share = check_parameter("pct", pct, P_RANGE) / 100.0
     x = table.values
     return _result(f"threshold:{t}", primary, share * x, share * x)
 
@@ -138,9 +167,9 @@ def dominance_rule(table: CrossTable, n: int = 2, k: float = 85.0) -> RuleResult
     table : CrossTable
         A magnitude table keeping at least ``n`` contributions (``crosstab(..., top=n)``).
     n : int, default 2
-        How many largest contributors.
+        How many largest contributors, a whole number in :data:`N_RANGE`.
     k : float, default 85
-        The share in % (0 < k ≤ 100).
+        The share in % (1 ≤ k ≤ 100, :data:`K_RANGE`).
 
     Returns
     -------
@@ -156,10 +185,8 @@ def dominance_rule(table: CrossTable, n: int = 2, k: float = 85.0) -> RuleResult
     >>> dominance_rule(crosstab(df, ["a"], "y", top=1), n=1, k=80).primary.tolist()
     [True, False, False]
     """
-    n = check_whole("n", n)
-    k = float(k)
-    if not 0 < k <= 100:
-        raise SdcInputError(f"k must lie in (0, 100], not {k:g}")
+    n = int(check_parameter("n", n, N_RANGE, whole=True))
+    k = check_parameter("k", k, K_RANGE)
     top_sum = _tops(table, n).sum(axis=1)
     x = table.values
     primary = (x > 0) & (top_sum > k / 100.0 * x)
@@ -179,7 +206,7 @@ def p_rule(table: CrossTable, p: float = 10.0) -> RuleResult:
     table : CrossTable
         A magnitude table (``crosstab(..., sum_column=...)``).
     p : float, default 10
-        The percentage (> 0).
+        The percentage (0.1 ≤ p ≤ 100, :data:`P_RANGE`).
 
     Returns
     -------
@@ -195,7 +222,8 @@ def p_rule(table: CrossTable, p: float = 10.0) -> RuleResult:
     >>> p_rule(crosstab(df, ["a"], "y"), p=10).primary.tolist()
     [True, False, False]
     """
-    share = check_positive("p", p) / 100.0
+    p = check_parameter("p", p, P_RANGE)
+    share = p / 100.0
     tops = _tops(table, 2)
     x = table.values
     primary = (tops[:, 0] > 0) & (x - tops[:, 0] - tops[:, 1] < share * tops[:, 0])

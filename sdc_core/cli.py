@@ -173,7 +173,8 @@ def _add_apply(sub: _Subparsers) -> None:
     apply.add_argument("-o", "--output", required=True, type=Path,
                        help="output file: .csv, .parquet or .xlsx")
     apply.add_argument("--no-neutralize", action="store_true",
-                       help="keep text cells that begin with = + - @ as they are (CSV/Excel)")
+                       help="keep text cells that begin with = + - @ and direction controls "
+                            "(U+202E) as they are (CSV/Excel)")
     _add_engine_options(apply)
     apply.set_defaults(func=_cmd_apply)
 

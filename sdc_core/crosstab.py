@@ -44,6 +44,10 @@ from sdc_core.households import household_codes
 TOTAL = "Total"
 #: The most cells (margins included) a table may have
 MAX_CELLS = 1_000_000
+#: The most a sum column's amounts may add up to: 2^53, below which float64 holds every whole
+#: sum exactly; the rules' protections (at most 100 times a cell's sum) and the comparisons'
+#: whole numbers then stay far from overflowing
+MAX_TOTAL = 2**53
 #: The most table columns
 MAX_COLUMNS = 3
 
@@ -207,6 +211,11 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
         if (amounts < 0).any():
             raise SdcInputError(f"sum column '{sum_column}' holds negative amounts: the "
                                 "dominance and p % rules take non-negative contributions")
+        if np.nanmax(amounts, initial=0.0) > MAX_TOTAL or np.nansum(amounts) > MAX_TOTAL:
+            raise SdcInputError(f"sum column '{sum_column}' holds amounts adding up to more "
+                                f"than 2^53 ({MAX_TOTAL:,}): the rules, the audit and the "
+                                "comparison of tables count with exact sums; give the amounts "
+                                "in larger units (thousands, millions)")
     inner = tuple(s - 1 for s in shape)
     flat = np.ravel_multi_index(tuple(c[keep] for c in codes), inner) if keep.any() else \
         np.zeros(0, dtype=np.int64)

@@ -434,6 +434,36 @@ def _risky(s: pd.Series) -> np.ndarray:
     return _text_test(s, lambda v: v.startswith(FORMULA_START))
 
 
+#: Unicode's explicit direction controls: the Arabic letter mark, the left-to-right and
+#: right-to-left marks, embeddings, overrides and isolates. Text holding one is shown in
+#: another order than it is stored (``invoice\u202efdp.exe`` reads "invoiceexe.pdf").
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+
+
+def neutralize_bidi(text: str) -> str:
+    """``text`` with each direction control (:data:`BIDI_CONTROLS`) written as its escape, the
+    six visible characters ``\\u202e``: a name or value is shown, and written to a CSV or Excel
+    file, in the order it is stored (docs/deploying.md, "What user input can reach")."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _has_bidi(s: pd.Series) -> np.ndarray:
+    return _text_test(s, lambda v: bool(_BIDI.search(v)))
+
+
+def _neutralize_text(df: pd.DataFrame) -> pd.DataFrame:
+    """The neutralisation of a CSV or Excel file: direction controls in text cells and column
+    names escaped (:func:`neutralize_bidi`), then :func:`neutralize_formulas`."""
+    out = df.copy()
+    for c in out.columns:
+        if _has_bidi(out[c]).any():
+            out[c] = out[c].astype(object).map(
+                lambda v: neutralize_bidi(v) if isinstance(v, str) else v)
+    out.columns = [neutralize_bidi(c) if isinstance(c, str) else c for c in out.columns]
+    return neutralize_formulas(out)
+
+
 def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
     """Text cells and column names that begin with = + - @ (or tab, carriage return) get a
     leading apostrophe, so a spreadsheet shows them as text instead of running them; a category
@@ -485,7 +515,8 @@ def _zoned_as_text(df: pd.DataFrame) -> pd.DataFrame:
 
 def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> list[str]:
     """What writing ``df`` in this format changes, one sentence each: formula-like text
-    neutralised (CSV, Excel), control characters escaped (Excel)."""
+    neutralised and direction controls escaped (CSV, Excel), control characters escaped
+    (Excel)."""
     ext = extension.lower() if extension.startswith(".") else "." + extension.lower()
     notes = []
     if neutralize and ext in (".csv", ".xlsx"):
@@ -495,6 +526,12 @@ def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> l
             notes.append(f"{cells:,} cell(s) and {names} column name(s) that begin with = + - @ "
                          "(or a tab) are written with a leading apostrophe, so a spreadsheet "
                          "shows them as text")
+        cells = int(sum(_has_bidi(df[c]).sum() for c in df.columns))
+        names = sum(isinstance(c, str) and bool(_BIDI.search(c)) for c in df.columns)
+        if cells or names:
+            notes.append(f"{cells:,} cell(s) and {names} column name(s) hold direction controls "
+                         "(U+202E and the like, which show text in another order than it is "
+                         "stored): they are written as \\u202e")
     if ext == ".xlsx":
         cells = int(sum(_text_test(df[c], lambda v: bool(_CONTROL.search(v))).sum()
                         for c in df.columns))
@@ -510,14 +547,15 @@ def export_notes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> l
 
 
 def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> bytes:
-    """The table as a file's bytes: CSV (formula cells neutralised unless ``neutralize`` is
-    False), Parquet or Excel. Deterministic: the same table gives the same bytes."""
+    """The table as a file's bytes: CSV (formula cells and direction controls neutralised
+    unless ``neutralize`` is False), Parquet or Excel (the same, control characters escaped).
+    Deterministic: the same table gives the same bytes."""
     ext = extension.lower() if extension.startswith(".") else "." + extension.lower()
     if ext not in WRITABLE_EXTENSIONS:
         raise SdcInputError(f"cannot write '{ext}'; expected one of "
                             f"{', '.join(WRITABLE_EXTENSIONS)}")
     if ext == ".csv":
-        data = neutralize_formulas(df) if neutralize else df
+        data = _neutralize_text(df) if neutralize else df
         return data.to_csv(index=False, lineterminator="\n").encode("utf-8")
     buf = io.BytesIO()
     if ext == ".parquet":
@@ -526,7 +564,7 @@ def table_bytes(df: pd.DataFrame, extension: str, neutralize: bool = True) -> by
     if len(df) > EXCEL_MAX_ROWS:
         raise SdcInputError(f"an Excel sheet holds at most {EXCEL_MAX_ROWS:,} data rows, this "
                             f"table has {len(df):,}: write CSV or Parquet")
-    data = _zoned_as_text(_escape_control(neutralize_formulas(df) if neutralize else df))
+    data = _zoned_as_text(_escape_control(_neutralize_text(df) if neutralize else df))
     with pd.ExcelWriter(buf, engine="openpyxl") as writer:
         data.to_excel(writer, index=False)
         writer.book.properties.created = pd.Timestamp("2000-01-01").to_pydatetime()
@@ -552,8 +590,9 @@ def _fixed_zip_times(raw: bytes) -> bytes:
 def write_table(df: pd.DataFrame, path: str | Path, neutralize: bool = True) -> None:
     """Write ``df`` to ``path`` in the format its extension names (see :func:`table_bytes`).
 
-    CSV (cells that a spreadsheet would run as formulas neutralised unless ``neutralize`` is
-    False), Parquet or Excel; the same table gives the same bytes.
+    CSV (cells that a spreadsheet would run as formulas neutralised, direction controls
+    escaped, unless ``neutralize`` is False), Parquet or Excel; the same table gives the same
+    bytes.
 
     Parameters
     ----------
@@ -562,7 +601,8 @@ def write_table(df: pd.DataFrame, path: str | Path, neutralize: bool = True) -> 
     path : str or pathlib.Path
         The file to write; its extension (``.csv``, ``.parquet``, ``.xlsx``) selects the format.
     neutralize : bool, default True
-        Neutralise formula cells in a CSV.
+        Neutralise formula cells and escape direction controls (:func:`neutralize_bidi`) in a
+        CSV or Excel file.
 
     Returns
     -------

@@ -36,7 +36,17 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.cell_key import ckm_table
-from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.cell_rules import (
+    K_RANGE,
+    N_RANGE,
+    P_RANGE,
+    T_RANGE,
+    RuleResult,
+    check_parameter,
+    dominance_rule,
+    p_rule,
+    threshold_rule,
+)
 from sdc_core.count_tables import Comparison, compare_published
 from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
@@ -59,7 +69,8 @@ def unit_text(household: str | None) -> str:
 
 
 def parse_rule(text: str) -> tuple[str, tuple[float, ...]]:
-    """``threshold:5`` → ("threshold", (5,)); ``dominance:2,85``; ``p:10``."""
+    """``threshold:5`` → ("threshold", (5,)); ``dominance:2,85``; ``p:10``; each number within
+    its range (:func:`sdc_core.cell_rules.check_parameter`), else one line naming it."""
     name, _, params = str(text).partition(":")
     if name not in RULES:
         raise SdcInputError(f"rule must be threshold:T, dominance:N,K or p:P, not {text!r}")
@@ -67,10 +78,15 @@ def parse_rule(text: str) -> tuple[str, tuple[float, ...]]:
         values = tuple(float(v) for v in params.split(",")) if params else ()
     except ValueError:
         raise SdcInputError(f"rule {text!r}: its parameters must be numbers") from None
-    if len(values) != RULES[name] or not all(np.isfinite(values)):
+    if len(values) != RULES[name]:
         raise SdcInputError(f"rule {name} takes {RULES[name]} number(s): "
                             + {"threshold": "threshold:5", "dominance": "dominance:2,85",
                                "p": "p:10"}[name])
+    checks: dict[str, list[tuple[str, tuple[float, float], bool]]] = {
+        "threshold": [("t", T_RANGE, True)], "p": [("p", P_RANGE, False)],
+        "dominance": [("n", N_RANGE, True), ("k", K_RANGE, False)]}
+    for value, (what, bounds, whole) in zip(values, checks[name]):
+        check_parameter(what, value, bounds, whole)
     return name, values
 
 
@@ -79,14 +95,10 @@ def primary_cells(table: CrossTable, rule: str) -> RuleResult:
     count table, the dominance and p % rules on a magnitude table."""
     name, v = parse_rule(rule)
     if name == "threshold":
-        if not float(v[0]).is_integer():
-            raise SdcInputError(f"the threshold must be a whole number, not {v[0]:g}")
         return threshold_rule(table, int(v[0]))
     if table.sum_column is None:
         raise SdcInputError(f"the {name} rule reads contributions: give a column to sum")
     if name == "dominance":
-        if not float(v[0]).is_integer():
-            raise SdcInputError(f"the dominance rule's n must be a whole number, not {v[0]:g}")
         return dominance_rule(table, int(v[0]), v[1])
     return p_rule(table, v[0])
 

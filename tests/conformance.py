@@ -16,9 +16,10 @@
 - ``apply`` twice gives the same bytes; the recipe's round trip (to JSON and loaded back)
   changes nothing.
 
-CSV keeps every value but two kinds of text, which the column model documents
-(``docs/columns.md``): text that CSV readers take for a missing value ("", "NA", …) and text
-that begins with a formula character, which the export neutralises. :data:`CSV_SAFE` says
+CSV keeps every value but three kinds of text, which the column model documents
+(``docs/columns.md``): text that CSV readers take for a missing value ("", "NA", …), text
+that begins with a formula character and text holding a direction control (U+202E), which the
+export neutralises. :data:`CSV_SAFE` says
 whether a table avoids them; when it does not, only the Parquet file is compared.
 
 The Hypothesis strategies at the end draw the harness's cases: :func:`tables` (every kind of
@@ -47,7 +48,7 @@ from sdc_core import cli
 from sdc_core.classes import class_sizes
 from sdc_core.columns import canonical, compare_keys, restore, storage, storage_takes, takes
 from sdc_core.errors import SdcInputError
-from sdc_core.io import FORMULA_START, read_table, table_bytes
+from sdc_core.io import BIDI_CONTROLS, FORMULA_START, read_table, table_bytes
 from sdc_core.methods import Release
 from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import METHODS, Recipe, apply_recipe, load_recipe, parse_recipe, run_step
@@ -68,7 +69,8 @@ def csv_safe(df: pd.DataFrame) -> bool:
     for c in df.columns:
         for v in pd.unique(df[c].dropna().astype(object)):
             if isinstance(v, str) and (v in CSV_MISSING or v.startswith(FORMULA_START)
-                                       or v != v.strip() or "\n" in v or "\r" in v):
+                                       or v != v.strip() or "\n" in v or "\r" in v
+                                       or any(c in v for c in BIDI_CONTROLS)):
                 return False
     return True
 

@@ -177,6 +177,19 @@ CORPUS: list[Payload] = [
     _p("chain-plus-600", "cd420 ~ " + "+".join(["1"] * 600), words="tokens"),
     _p("chain-colon-400", "cd420 ~ " + ":".join(["age"] * 400), words="tokens"),
     _p("chain-in-I-990", "cd420 ~ I(age+" + "+".join(["1"] * 990) + ")", words="tokens"),
+    # numbers Python does not read as written (issue 51: the parser let them through and
+    # patsy's SyntaxError escaped)
+    _p("leading-zero-in-I", "cd420 ~ I(age + 01)", words="does not begin with 0"),
+    _p("leading-zero-power", "cd420 ~ I(age ** 04)", words="does not begin with 0"),
+    _p("leading-zero-power-call", "cd420 ~ power(age, 04)", words="does not begin with 0"),
+    _p("leading-zero-reference", "cd420 ~ C(race, Treatment(reference=01))",
+       words="does not begin with 0"),
+    _p("leading-zeros-300", "cd420 ~ I(age + " + "0" * 300 + "1)", words="does not begin"),
+    _p("hex-number", "cd420 ~ I(age + 0x1f)", words="decimal"),
+    _p("complex-number", "cd420 ~ I(age * 1j)", words="complex"),
+    _p("double-underscore-number", "cd420 ~ I(age + 1__0)", words="not a number"),
+    _p("arabic-indic-digit", "cd420 ~ I(age + \u0661)", words="digits 0 to 9"),
+    _p("superscript-two", "cd420 ~ I(age ** \u00b2)", words="not a name"),
     # null bytes and control characters
     _p("null-byte", f"cd420 ~ age\x00 + I({OPEN})"),
     _p("escape-sequence", "cd420 ~ age\x1b[2J\x1b[31m"),

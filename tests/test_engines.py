@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from sdc_core.cli import main
 from sdc_core.engines import EngineOptions, jobs, open_engine
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
+from sdc_core.io import read_table, table_bytes
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, sensitive_report
 from sdc_core.risk.linkage import linkage_attack
@@ -340,6 +341,36 @@ def test_engine_csv_output_neutralises_formulas(data: dict[str, Path], tmp_path:
     text = out.read_text()
     assert "'=1+1" in text and "'-2" in text
     assert "\n=1+1" not in text and ",=1+1" not in text
+
+
+@pytest.mark.parametrize("name", ["duckdb", "spark"])
+def test_engine_csv_output_escapes_direction_controls(name: str, tmp_path: Path,
+                                                      request: pytest.FixtureRequest) -> None:
+    """Issue 51: a direction control (U+202E) in a cell or a column name is written to a CSV
+    as its visible escape, as the pandas writer writes it (sdc_core/io.py, ``table_bytes``), and
+    kept with ``neutralize=False``."""
+    rlo = "\u202e"
+    df = pd.DataFrame({f"name{rlo}gnp.exe": [f"invoice{rlo}fdp.exe", "plain", None],
+                       "marks": ["\u2066a\u2069\u200e", "=1+1", "b"], "n": [1, 2, 3]})
+    source = tmp_path / "spoof.parquet"
+    df.to_parquet(source, index=False)
+    recipe = parse_recipe({"seed": 1, "steps": []})
+    engine = engine_for(name, 1, request)
+    try:
+        for neutralize in (True, False):
+            out = tmp_path / f"out-{neutralize}.csv"
+            jobs.apply(engine, source, recipe, out, neutralize=neutralize)
+            got = read_output(out)
+            if not neutralize:
+                assert list(got.columns) == list(df.columns) and got.iloc[0, 0] == df.iloc[0, 0]
+                continue
+            want = pd.read_csv(io.BytesIO(table_bytes(df, ".csv")))
+            assert list(got.columns) == list(want.columns) == ["name\\u202egnp.exe", "marks",
+                                                                "n"]
+            assert got.astype(str).values.tolist() == want.astype(str).values.tolist()
+            assert got["marks"].tolist()[:2] == ["\\u2066a\\u2069\\u200e", "'=1+1"]
+    finally:
+        engine.close()
 
 
 def test_pandas_only_steps_are_refused(data: dict[str, Path], tmp_path: Path) -> None:

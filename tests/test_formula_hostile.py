@@ -250,7 +250,8 @@ def test_the_command_line_refuses_it(p: Payload, tmp_path, sandbox, capsys):
 
 #: Payloads run through a real ``python -m sdc_core`` (a second each).
 SUBPROCESS = ["import-in-I", "treatment-open", "np-testing-os", "fullwidth-np-log",
-              "chars-100000", "null-byte", "escape-in-name", "chain-plus-600"]
+              "chars-100000", "null-byte", "escape-in-name", "chain-plus-600",
+              "leading-zero-in-I"]
 
 
 @pytest.mark.parametrize("p", cases(SUBPROCESS))
@@ -481,6 +482,38 @@ def test_a_workspace_with_the_analysis_is_refused_whole_on_the_data_page(p: Payl
     readable(message, p.words)
     assert at.session_state["analyses"] == example("actg175").analyses  # unchanged
     untouched(sandbox)
+
+
+@pytest.mark.parametrize("formula", ["cd420 ~ I(age + 01)", "cd420 ~ power(age, 04)",
+                                     "cd420 ~ C(race, Treatment(reference=01))"])
+def test_a_workspace_with_a_number_python_does_not_read_leaves_the_pages_working(formula):
+    """Issue 51: ``I(age + 01)`` passed the parser, the workspace opened, and the Protect and
+    Export pages raised patsy's SyntaxError on every visit. The workspace is refused whole on
+    the Data page, by the parser every path reads a formula with; the Protect and Export pages
+    then open, and so they do with such a formula already in the session (one kept from
+    before)."""
+    at = opened_workspace(workspace_text({"analyses": [item(formula, name="zero")]}))
+    message = page_refusal(at, "The workspace was not opened, nothing of it is applied: ")
+    readable(message, r"analysis 'zero': the formula is refused at '0\d' .*does not begin "
+                      r"with 0")
+    assert at.session_state["analyses"] == example("actg175").analyses
+    for page in ("views/protect.py", "views/export.py"):
+        at.switch_page(page).run()
+        shown(at, page)
+    at.session_state["analyses"] = {"confidence": 0.95, "analyses": [item(formula, name="zero")]}
+    at.switch_page("views/protect.py").run()
+    readable(page_refusal(at, "The benchmark analyses cannot be compared: "),
+             "does not begin with 0")
+    at.switch_page("views/export.py").run()
+    shown(at, "views/export.py")
+    assert any("leaves out the benchmark analyses" in w.value for w in at.warning)
+
+
+def shown(at: AppTest, page: str) -> None:
+    """The page ran to its end: no exception, and not the entry point's "could not be shown"
+    (an unexpected error caught and named)."""
+    assert not at.exception, (page, at.exception[0].message)
+    assert not [e for e in errors(at) if "could not be shown" in e], (page, errors(at))
 
 
 def test_a_workspace_with_a_huge_design_opens_and_the_panel_refuses_the_model():

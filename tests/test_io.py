@@ -1,6 +1,8 @@
 """Reading files: formats, encodings, delimiters, and clear errors."""
 
 import io
+import re
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -156,6 +158,63 @@ def test_export_notes_say_what_was_changed():
     assert xlsx[0] == csv[0] and xlsx[1].startswith("1 cell(s) and 0 column name(s) hold "
                                                     "control characters")
     assert parquet == [] and export_notes(HOSTILE, ".csv", neutralize=False) == []
+
+
+#: Unicode's direction controls (issue 51): each makes a reader see the text after it in
+#: another order than it is stored (U+202E: ``invoice\u202efdp.exe`` shows "invoiceexe.pdf")
+BIDI = ["\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
+        "\u2066", "\u2067", "\u2068", "\u2069"]
+RLO = "\u202e"
+SPOOF = pd.DataFrame({f"name{RLO}gnp.exe": [f"invoice{RLO}fdp.exe", "plain", None],
+                      "every": ["".join(f"{c}x" for c in BIDI), "\u05d0\u200f", "=1+1"],
+                      "category": pd.Categorical([f"{RLO}a", "b", f"{RLO}a"]),
+                      "n": [1, 2, 3]})
+
+
+def escaped(text: str) -> str:
+    """``text`` with every direction control written as the six characters ``\\u202e``."""
+    return "".join(f"\\u{ord(c):04x}" if c in BIDI else c for c in text)
+
+
+def file_text(raw: bytes, ext: str) -> str:
+    """What a file holds as text: a CSV's, or every XML part of an .xlsx."""
+    if ext == ".csv":
+        return raw.decode("utf-8")
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        return "".join(z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xml"))
+
+
+@pytest.mark.parametrize("ext", [".csv", ".xlsx"])
+def test_direction_controls_are_written_as_visible_escapes(ext):
+    """A header or cell holding a direction control shows its text reordered in a spreadsheet:
+    each control is written as its escape (``\\u202e``), visible, with the neutralisation of
+    formulas; numbers stay numbers, and without neutralisation the text is written as it is."""
+    raw = table_bytes(SPOOF, ext)
+    text = file_text(raw, ext)
+    assert not [c for c in BIDI if c in text]
+    assert not re.search(r"&#(x0*(61c|200[ef]|202[a-e]|206[6-9])|0*(1564|82(06|07|3[4-8])|"
+                         r"829[4-7]));", text, re.I), "written as character references"
+    back = read_table(raw, name=f"t{ext}")
+    assert list(back.columns) == [escaped(c) for c in SPOOF.columns]
+    assert back.iloc[0, 0] == escaped(f"invoice{RLO}fdp.exe") == "invoice\\u202efdp.exe"
+    assert back["every"].tolist() == [escaped(SPOOF["every"][0]), "\u05d0\\u200f", "'=1+1"]
+    assert back["category"].astype(str).tolist() == ["\\u202ea", "b", "\\u202ea"]
+    assert back["n"].tolist() == [1, 2, 3]
+    kept = read_table(table_bytes(SPOOF, ext, neutralize=False), name=f"t{ext}")
+    assert list(kept.columns) == list(SPOOF.columns) and kept.iloc[0, 0] == SPOOF.iloc[0, 0]
+
+
+def test_parquet_keeps_direction_controls_and_the_notes_say_what_was_escaped():
+    back = read_table(table_bytes(SPOOF, ".parquet"), name="t.parquet")
+    assert list(back.columns) == list(SPOOF.columns)
+    assert back["every"].tolist()[:2] == SPOOF["every"].tolist()[:2]
+    words = ("5 cell(s) and 1 column name(s) hold direction controls (U+202E and the like, "
+             "which show text in another order than it is stored): they are written as "
+             "\\u202e")
+    for ext in (".csv", ".xlsx"):
+        assert words in export_notes(SPOOF, ext)
+        assert not any("direction" in n for n in export_notes(SPOOF, ext, neutralize=False))
+    assert export_notes(SPOOF, ".parquet") == []
 
 
 def test_apply_writes_hostile_values_and_says_so(tmp_path, capsys):

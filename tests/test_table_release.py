@@ -7,11 +7,13 @@ input is refused in one line."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from sdc_core.cell_rules import dominance_rule, p_rule, threshold_rule
 from sdc_core.crosstab import TOTAL, crosstab
 from sdc_core.errors import SdcInputError
 from sdc_core.suppression_audit import audit
@@ -92,12 +94,114 @@ def test_the_cell_key_method_is_consistent_across_tables(df):
 @pytest.mark.parametrize("rule, words", [
     ("threshold", "takes 1 number"), ("threshold:x", "must be numbers"),
     ("dominance:2", "takes 2 number"), ("median:3", "rule must be"),
-    ("threshold:2.5", "whole number"), ("p:nan", "takes 1 number"),
+    ("threshold:2.5", "whole number"), ("p:nan", "p must be a number from 0.1 to 100"),
 ])
 def test_bad_rules_are_refused(rule, words):
     with pytest.raises(SdcInputError, match=words):
         parse_rule(rule) if "2.5" not in rule else release_table(
             pd.DataFrame({"a": list("xy")}), ["a"], rule=rule)
+
+
+#: Numbers a rule cannot use (issue 51): non-finite, out of range, or so large (or small) that a
+#: protection 100/k · x or p/100 · x overflows; ``p:1e308`` printed numpy's RuntimeWarning with
+#: a file path and went on
+UNUSABLE = [
+    ("p:1e308", r"p must be a number from 0\.1 to 100, not 1e\+308"),
+    ("p:1e300", "p must be a number from 0.1 to 100"), ("p:101", "p must be a number from"),
+    ("p:1e-320", "p must be a number from"), ("p:0.05", "p must be a number from"),
+    ("p:inf", "p must be a number from 0.1 to 100, not inf"),
+    ("p:-inf", "p must be a number from 0.1 to 100, not -inf"),
+    ("p:nan", "p must be a number from 0.1 to 100, not nan"),
+    ("dominance:2,1e-310", r"k must be a number from 1 to 100, not 1e-310"),
+    ("dominance:2,0.5", "k must be a number from 1 to 100"),
+    ("dominance:2,1e300", "k must be a number from 1 to 100"),
+    ("dominance:1e300,85", r"n must be a whole number from 1 to 10, not 1e\+300"),
+    ("dominance:11,85", "n must be a whole number from 1 to 10"),
+    ("dominance:0,85", "n must be a whole number from 1 to 10"),
+    ("threshold:1e300", r"t must be a whole number from 1 to 1,000, not 1e\+300"),
+    ("threshold:9223372036854775808", "t must be a whole number from 1 to 1,000"),
+    ("threshold:1001", "t must be a whole number from 1 to 1,000"),
+    ("threshold:0", "t must be a whole number from 1 to 1,000"),
+    ("threshold:2.5", "t must be a whole number from 1 to 1,000, not 2.5"),
+]
+
+
+@pytest.mark.parametrize(("rule", "words"), UNUSABLE)
+def test_a_rule_number_it_cannot_use_is_refused_in_one_line(rule, words, tmp_path):
+    """The command line, with warnings as errors (``-W error``): exit 2 and one line, no
+    warning; the Python API refuses it the same way."""
+    import warnings
+
+    data = tmp_path / "amounts.csv"
+    rows = ["a,b,amount"] + [f"{'xyz'[i % 3]},{'uv'[i % 2]},{1000 * (i + 1)}" for i in range(30)]
+    data.write_text("\n".join(rows) + "\n")
+    summed = [] if rule.startswith("threshold") else ["--sum", "amount"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        done = run("tables", data, "--cross", "a,b", *summed, "--rule", rule, "--json")
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    line = done.stderr.removesuffix("\n")
+    assert "\n" not in line and len(line) < 200 and "Warning" not in line, line
+    assert re.search(f"^sdc_core: error: {words}", line), line
+    frame = pd.read_csv(data)
+    with pytest.raises(SdcInputError, match=words):
+        release_table(frame, ["a", "b"], None if not summed else "amount", rule=rule)
+
+
+@pytest.mark.parametrize(("function", "kwargs", "words"), [
+    (threshold_rule, {"t": 10**400}, "t must be a whole number from 1 to 1,000, not 1000"),
+    (threshold_rule, {"t": 5, "pct": 1e308}, "pct must be a number from 0.1 to 100"),
+    (dominance_rule, {"n": 2, "k": float("nan")}, "k must be a number from 1 to 100, not nan"),
+    (dominance_rule, {"n": True, "k": 85}, "n must be a whole number from 1 to 10, not True"),
+    (p_rule, {"p": "10"}, "p must be a number from 0.1 to 100, not '10'"),
+    (p_rule, {"p": 1e308}, "p must be a number from 0.1 to 100, not 1e\\+308"),
+])
+def test_the_rule_functions_check_their_numbers(function, kwargs, words):
+    table = crosstab(pd.DataFrame({"a": list("xxy"), "y": [1.0, 2.0, 3.0]}), ["a"],
+                     sum_column="y")
+    with pytest.raises(SdcInputError, match=words) as err:
+        function(table, **kwargs)
+    assert len(str(err.value)) < 120
+
+
+def test_amounts_too_large_to_stay_exact_are_refused_before_any_rule(tmp_path):
+    """Amounts of 1e306 to 1e308 summed to infinity or overflowed the protection 100/k · x and
+    the comparison's whole numbers (RuntimeWarnings, an internal error under ``-W error``); a
+    sum column whose largest amount passes 2^53 is refused in one line, in a real process
+    run with ``-W error``."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    for big in (1e308, 1e306, 2.0**53 + 2):
+        data = tmp_path / "big.csv"
+        rows = ["a,b,y"] + [f"{'xz'[i % 2]},{'uv'[i % 3 > 0]},{big if i % 5 == 0 else 7}"
+                            for i in range(40)]
+        data.write_text("\n".join(rows) + "\n")
+        for rule in ("p:10", "dominance:1,1"):
+            done = subprocess.run([sys.executable, "-W", "error", "-m", "sdc_core", "tables",
+                                   str(data), "--cross", "a,b", "--sum", "y", "--rule", rule,
+                                   "--json"], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=120)
+            assert done.returncode == 2 and done.stdout == "", (big, rule, done.stderr)
+            assert re.fullmatch(r"sdc_core: error: sum column 'y' holds amounts adding up to "
+                                r"more than 2\^53 \(9,007,199,254,740,992\)[^\n]*\n",
+                                done.stderr), done.stderr
+    rows = ["a,b,y"] + [f"{'xz'[i % 2]},{'uv'[i % 3 > 0]},{1000 + i}" for i in range(40)]
+    data.write_text("\n".join(rows) + "\n")  # p/100 · x₁ = 1e306 · 1039 overflowed
+    done = subprocess.run([sys.executable, "-W", "error", "-m", "sdc_core", "tables", str(data),
+                           "--cross", "a,b", "--sum", "y", "--rule", "p:1e308", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "sdc_core: error: p must be a number from 0.1 to 100, not 1e+308\n"
+
+
+def test_a_sum_column_may_add_up_to_2_to_the_53():
+    at_most = pd.DataFrame({"a": ["x", "y"], "y": [2.0**52, 2.0**52]})
+    assert crosstab(at_most, ["a"], sum_column="y").values.max() == 2.0**53
+    with pytest.raises(SdcInputError, match=r"adding up to more than 2\^53"):
+        crosstab(at_most.assign(y=[2.0**52, 2.0**52 + 2]), ["a"], sum_column="y")
 
 
 def test_the_command_line_writes_the_published_table(df, tmp_path):

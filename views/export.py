@@ -97,7 +97,9 @@ def protected_data() -> None:
     neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=True,
                            key="w_x_neutralize",
                            help="Text cells that begin with = + - @ get a leading apostrophe so a "
-                                "spreadsheet does not run them.")
+                                "spreadsheet does not run them, and direction controls (U+202E "
+                                "and the like) in cells and column names are written as "
+                                "`\\u202e`, so the text shows in the order it is stored.")
     drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
                              key="w_x_drop")
     drop = tuple(roles.ignore) if drop_ignored else ()

@@ -23,6 +23,7 @@ from sdc_core.tables import (
 )
 from ui import compute, state
 from ui.logic.cross_tables import (
+    DOMINANCE_K,
     DOMINANCE_N,
     EPSILONS,
     LARGE_TABLE,
@@ -217,7 +218,7 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
             keep("w_tables_cross_n", 2)
             n = r2.number_input("n", *DOMINANCE_N, key="w_tables_cross_n")
             keep("w_tables_cross_k", 85.0)
-            k = r2.number_input("k (%)", 1.0, 100.0, key="w_tables_cross_k")
+            k = r2.number_input("k (%)", *DOMINANCE_K, key="w_tables_cross_k")
             rule = rule_text("dominance", n=int(n), k=float(k))
     counts_only = sum_column is not None
     keep("w_tables_eps", 1.0)

@@ -103,8 +103,8 @@ class Engine(Protocol):
     def write(self, t: Any, path: Path, columns: Sequence[str], neutralize: bool = True,
               names: Sequence[str] | None = None) -> None:
         """Write the columns in position order, under ``names`` if given: Parquet or CSV by
-        the extension (text cells that a spreadsheet would run as formulas neutralised in CSV
-        unless told not to)."""
+        the extension (text cells that a spreadsheet would run as formulas neutralised and
+        direction controls escaped, in cells and names, in CSV unless told not to)."""
 
     def close(self) -> None: ...
 

@@ -44,7 +44,7 @@ from sdc_core.engines.source import (
     parquet_offsets,
 )
 from sdc_core.errors import SdcInputError
-from sdc_core.io import FORMULA_START
+from sdc_core.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 
 _SQL_TYPES = {"int": "BIGINT", "float": "DOUBLE", "text": "VARCHAR", "date": "TIMESTAMP",
               "bool": "BOOLEAN"}
@@ -385,16 +385,23 @@ class DuckDBEngine:
         if ext not in (".parquet", ".csv"):
             raise SdcInputError(f"{path}: the engines write .parquet or .csv")
         kinds = self._types(t)
+        escape = ext == ".csv" and neutralize  # as sdc_core/io.py's table_bytes writes a CSV
         select = []
         for c in columns:
             q = quote(c)
-            if ext == ".csv" and neutralize and kind_of(kinds[c]) == "text":
+            named = quote(neutralize_bidi(c)) if escape else q
+            if escape and kind_of(kinds[c]) == "text":
+                v = q
+                for ch in BIDI_CONTROLS:
+                    v = f"replace({v}, chr({ord(ch)}), {literal(neutralize_bidi(ch))})"
                 starts = ", ".join(literal(s) if s.isprintable() else f"chr({ord(s)})"
                                    for s in FORMULA_START)
-                select.append(f"CASE WHEN left({q}, 1) IN ({starts}) THEN '''' || {q} "
-                              f"ELSE {q} END AS {q}")
+                select.append(f"CASE WHEN left({v}, 1) IN ({starts}) THEN '''' || {v} "
+                              f"ELSE {v} END AS {named}")
             else:
-                select.append(q)
+                select.append(f"{q} AS {named}")
+        if escape and names is not None:
+            names = [neutralize_bidi(n) for n in names]
         query = f"SELECT {', '.join(select)} FROM {t} ORDER BY {POS}"
         try:
             if names is None:

@@ -47,7 +47,7 @@ from sdc_core.engines.source import (
     parquet_offsets,
 )
 from sdc_core.errors import SdcInputError
-from sdc_core.io import FORMULA_START
+from sdc_core.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 
 _MIN_LONG = -(1 << 63)
 
@@ -423,17 +423,20 @@ class SparkEngine:
             raise SdcInputError(f"{path}: already exists; Spark writes a directory of parts "
                                 "and does not replace one: remove it or choose another name")
         kinds = self.columns(t)
+        escape = ext == ".csv" and neutralize  # as sdc_core/io.py's table_bytes writes a CSV
         select = []
         for c in columns:
             col = F.col(f"`{c}`")
-            if ext == ".csv" and neutralize and kinds[c] == "text":
+            if escape and kinds[c] == "text":
+                for ch in BIDI_CONTROLS:  # a Java replacement: "\\" stands for one backslash
+                    col = F.regexp_replace(col, ch, "\\" + neutralize_bidi(ch))
                 col = F.when(F.substring(col, 1, 1).isin(list(FORMULA_START)),
                              F.concat(F.lit("'"), col)).otherwise(col)
-            select.append(col.alias(c))
+            select.append(col.alias(neutralize_bidi(c) if escape else c))
         out = t.orderBy(POS).select(*select)
         if names is not None:  # Spark too matches names ignoring case unless told not to
             self.spark.conf.set("spark.sql.caseSensitive", "true")
-            out = out.toDF(*names)
+            out = out.toDF(*(neutralize_bidi(n) if escape else n for n in names))
         try:
             if ext == ".parquet":
                 out.write.parquet(str(path))

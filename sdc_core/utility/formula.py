@@ -13,7 +13,8 @@ the text is ever handed to Python's ``eval`` as the visitor wrote it. What the p
 - **factors**: a column, ``C(column)`` (categorical) with an optional reference level as a
   literal (``C(race, Treatment("white"))`` or ``Treatment(reference=2)``), ``I(arithmetic)``,
   or one of the elementwise functions of :data:`FUNCTIONS` of an arithmetic expression;
-- **arithmetic** inside ``I(…)`` and function arguments: columns, numbers, ``+ - * /``,
+- **arithmetic** inside ``I(…)`` and function arguments: columns, numbers (decimal, as Python
+  writes them: :data:`_NUMBER`; ``01`` or ``0x1f`` is refused, not handed on), ``+ - * /``,
   unary minus, parentheses, ``x ** k`` for a whole number k from 1 to :data:`MAX_POWER`, and
   the elementwise functions.
 
@@ -221,13 +222,28 @@ class Formula:
 
 # -- tokens ---------------------------------------------------------------------------------
 
+#: A number token is the whole run a number begins (a digit of any script, or a point and a
+#: digit) up to what cannot continue one: ``0x1f``, ``1j``, ``1__0`` and ``1\u0661`` are one
+#: token each, checked against :data:`_NUMBER` and refused whole.
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
-  | (?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+  | (?P<number>(?:\d|\.\d)(?:[eE][+-]|[\w.])*)
   | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
   | (?P<backtick>`[^`\n]*`)
-  | (?P<name>[^\W0-9]\w*)
+  | (?P<name>[^\W\d]\w*)
   | (?P<op>\*\*|[~+\-*/:(),=.])
+""", re.VERBOSE)
+
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_EXPONENT = rf"[eE][+-]?{_DIGITS}"
+#: A number as Python writes a decimal literal, the form Python (and so patsy) reads: digits
+#: 0-9 with single underscores between them, a whole number without leading zeros (``0``,
+#: ``00`` and ``0_0`` are zero), a fraction and an exponent (where leading zeros are allowed).
+_NUMBER = re.compile(rf"""
+    (?:{_DIGITS})?\.{_DIGITS}(?:{_EXPONENT})?     # 1.5, .5, 01.5e-3
+  | {_DIGITS}\.(?:{_EXPONENT})?                   # 5., 5.e3
+  | {_DIGITS}{_EXPONENT}                          # 1e5, 01E+05
+  | [1-9](?:_?[0-9])* | 0(?:_?0)*                 # 10, 1_000, 0, 00
 """, re.VERBOSE)
 
 
@@ -245,14 +261,36 @@ def _tokens(text: str) -> list[Token]:
         if m is None:
             raise _refuse(text, Token("char", text[at], at), "this character is not part of a "
                           "formula")
-        if m.lastgroup != "space":
-            out.append(Token(m.lastgroup or "", m.group(), at))
+        token = Token(m.lastgroup or "", m.group(), at)
+        if token.kind == "number" and not _NUMBER.fullmatch(token.text):
+            raise _refuse(text, token, _not_a_number(token.text))
+        if token.kind == "name" and not token.text.isidentifier():
+            raise _refuse(text, token, "not a name (letters, digits and '_', not beginning "
+                          "with a digit); quote a column of another name as `…`")
+        if token.kind != "space":
+            out.append(token)
         at = m.end()
         if len(out) > MAX_TOKENS:
             raise SdcInputError(f"the formula has more than {MAX_TOKENS} tokens (names, "
                                 "numbers, operators and parentheses)")
     out.append(Token("end", "", len(text)))
     return out
+
+
+def _not_a_number(text: str) -> str:
+    """Why a number token is not one Python reads (:data:`_NUMBER`)."""
+    if not text.isascii():
+        return "a number is written with the digits 0 to 9"
+    if text[:2].lower() in ("0x", "0o", "0b"):
+        return "numbers are decimal (no 0x, 0o or 0b)"
+    if text[-1] in "jJ" and _NUMBER.fullmatch(text[:-1]):
+        return "complex numbers are not part of the formula language"
+    whole = text.lstrip("0_")
+    if re.fullmatch(r"0[0-9_]*", text) and _NUMBER.fullmatch(whole):
+        shown = whole if len(whole) <= 40 else whole[:39] + "…"
+        return f"a whole number does not begin with 0 (write {shown})"
+    return ("not a number (digits 0 to 9, a '.', an exponent such as e-3, a single '_' "
+            "between digits)")
 
 
 def _show(token: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdc_core.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE
 from sdc_core.dp_tables import MAX_CONTRIBUTIONS, nonresponse
 from sdc_core.names import count_text, label
 from sdc_core.table_release import TABLE_METHODS, TableRelease, unit_text
@@ -41,9 +42,10 @@ SOURCES = ("Current data set", "Example: the pet survey (100 participants)")
 #: Whom a cross table protects when the Data page tags a household id: each person (the id's
 #: distinct values), or each record
 UNITS = ("person", "record")
-#: The Tables page's thresholds, counts and ε: the range each field takes
-THRESHOLDS, SEEDS, EPSILONS = (1, 1000), (0, 2**31 - 1), (0.01, 100.0)
-PERCENTS, DOMINANCE_N, PARTICIPANTS = (0.1, 100.0), (1, 10), (1, 10_000_000)
+#: The Tables page's thresholds, counts and ε: the range each field takes; a cross table's
+#: rule takes the numbers the rules take (sdc_core/cell_rules.py), the other thresholds the same
+THRESHOLDS, SEEDS, EPSILONS = T_RANGE, (0, 2**31 - 1), (0.01, 100.0)
+PERCENTS, DOMINANCE_N, DOMINANCE_K, PARTICIPANTS = P_RANGE, N_RANGE, K_RANGE, (1, 10_000_000)
 #: The Tables page's widgets whose values are kept between visits, in a reload, a workspace file
 #: and a link (docs/tables.md, "On the Tables page"): what each may hold, as
 #: :func:`ui.logic.workspace.tables_fields` checks a file's or a link's values before a widget
@@ -56,7 +58,7 @@ TABLE_FIELDS: dict[str, tuple[str, Any]] = {
     "w_tables_cross_t": ("whole", THRESHOLDS),
     "w_tables_cross_rule": ("choice", ("p", "dominance")),
     "w_tables_cross_p": ("number", PERCENTS), "w_tables_cross_n": ("whole", DOMINANCE_N),
-    "w_tables_cross_k": ("number", (1.0, 100.0)), "w_tables_eps": ("number", EPSILONS),
+    "w_tables_cross_k": ("number", DOMINANCE_K), "w_tables_eps": ("number", EPSILONS),
     "w_tables_seed": ("whole", SEEDS), "w_tables_ckm_t": ("whole", THRESHOLDS),
     "w_tables_unit": ("choice", UNITS), "w_tables_max_c": ("whole", (1, MAX_CONTRIBUTIONS)),
     "w_tables_diff_column": ("name", None),

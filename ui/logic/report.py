@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from sdc_core import __version__
+from sdc_core.io import neutralize_bidi
 from sdc_core.methods import registry
 from sdc_core.names import label, name
 from sdc_core.risk import RiskProfile
@@ -556,7 +557,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     file_line = f" · file SHA-256 <code>{e(file_sha256)}…</code>" if file_sha256 else ""
     file_note = (" The file SHA-256 is a hash of the uploaded file's bytes: another name for the "
                  "same data.") if file_sha256 else ""
-    return f"""<!DOCTYPE html>
+    # every string of the text escaped where it is written; its direction controls here, once
+    # (the figures' text is plain(), ui/logic/figures.py)
+    return neutralize_bidi(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Disclosure-control report: {e(title)}</title>
 <style>
@@ -591,6 +594,5 @@ knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}
 {tables_section(*tables) if tables is not None else ""}
-<h2>Figures</h2>{''.join(parts)}
-</body></html>"""
+<h2>Figures</h2>""") + "".join(parts) + "\n</body></html>"
 
