@@ -903,7 +903,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 def _cross_table(args: argparse.Namespace) -> int:
     """``tables --cross``: the published cross table (docs/tables.md, "Publishing a table")."""
     from sdc_core.io import WRITABLE_EXTENSIONS, write_table
-    from sdc_core.table_release import release_table, unit_text
+    from sdc_core.table_release import TIME_LIMIT, release_table, unit_text
 
     if args.output is None and not args.json:
         raise SdcInputError("--cross writes a table: give -o OUT.csv (or --json)")
@@ -930,8 +930,11 @@ def _cross_table(args: argparse.Namespace) -> int:
         return 0
     hidden = int(out[made.value].isna().sum())
     if made.method == "suppress":
+        unchecked = made.audit.unchecked_cells if made.audit is not None else 0
         what = f"rule {rule} on {unit_text(made.household)}, {hidden} cells hidden, audit " + (
-            "passed" if made.audit is not None and made.audit.passes else "FAILED")
+            "passed" if made.audit is not None and made.audit.passes else "FAILED") + (
+            f" ({unchecked} hidden cells not checked within {TIME_LIMIT:g} s)"
+            if unchecked else "")
     elif made.method == "dp":
         what = f"ε {args.epsilon:g} per {made.unit}, discrete Laplace noise" + (
             f", at most {made.max_contributions} records per person ({made.records_dropped} "

@@ -35,7 +35,7 @@ from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
 from sdc_core.methods.banding import read_bands, recipe_labels, whole_number_columns
-from sdc_core.methods.common import TableResult
+from sdc_core.methods.common import RankOne, TableResult
 from sdc_core.methods.households import (
     HouseholdPlan,
     household_plan,
@@ -163,7 +163,7 @@ class ApplyResult:
     data: pd.DataFrame
     reports: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    matrices: dict[int, pd.DataFrame] = field(default_factory=dict)
+    matrices: dict[int, pd.DataFrame | RankOne] = field(default_factory=dict)
 
 
 def fingerprint(df: pd.DataFrame) -> str:
@@ -492,7 +492,7 @@ class StepOutput:
     values: pd.DataFrame
     info: dict[str, Any]
     dropped: list[str] = field(default_factory=list)
-    matrix: pd.DataFrame | None = None
+    matrix: pd.DataFrame | RankOne | None = None
 
 
 def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,

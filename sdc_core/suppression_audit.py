@@ -7,7 +7,11 @@ suppressed cell c, linear programming (``scipy.optimize.linprog``, HiGHS) finds 
 interval [lo_c, hi_c] = [min x_c, max x_c] subject to x_published fixed, A·x = 0 and
 b_lo ≤ x ≤ b_hi (default 0 ≤ x < ∞; a caller may add what the reader knows besides, e.g.
 "less than 5" → x ≤ 4). The suppressed cells split into independent groups (cells linked by a
-constraint holding two of them), and each group is solved alone. A primary cell of value x is
+constraint holding two of them), and each group is solved alone, without two programmes per
+cell (docs/tables.md, "The audit's bound"): every solution is a feasible table, so a cell's least
+and largest value over the solutions found lie in its interval, and a cell is decided once they
+reach its protection (and differ); only the cells left get programmes of their own, which make
+their intervals exact. A time limit leaves the cells not decided unchecked. A primary cell of value x is
 protected when lo ≤ x − lower and hi ≥ x + upper (sdc_core/cell_rules.py); its exposure is
 by how much either bound falls short; with ``rules`` only primary cells can be exposed (every
 suppressed cell still says whether it is pinned). Without ``rules`` a suppressed cell is exposed
@@ -47,13 +51,16 @@ changes no interval). Either way the result carries its audit, which is the guar
 from __future__ import annotations
 
 import itertools
+import time
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.optimize import Bounds, LinearConstraint, OptimizeWarning, linprog, milp
 from scipy.sparse.csgraph import connected_components
 
 from sdc_core.cell_rules import RuleResult
@@ -62,13 +69,22 @@ from sdc_core.errors import SdcInputError
 
 #: The largest exact problem (variables of the MILP) ``auto`` hands to ``milp``
 MILP_MAX_VARIABLES = 5_000
-#: Hypercubes considered per primary cell (the partner levels nearest in value beyond)
-MAX_CUBES = 20_000
+#: Hypercubes considered per primary cell: first (the partners already suppressed, then those
+#: of largest value, on each axis), and for a cell the audit still finds exposed
+MAX_CUBES, MAX_REPAIR_CUBES = 1_000, 20_000
 #: Tolerance of the protection check: for sums relative to the table's largest value (the LP's
 #: bounds are floats); counts are rounded inwards to whole numbers first
 TOL = 1e-6
 
+#: With ``exact=None``, the audit gives the exact interval of every cell of a group of at most
+#: this many linked suppressed cells (two programmes a cell at most); of a larger group, only
+#: the exposed cells' (the others are decided by the solutions found, module docstring)
+EXACT_CELLS = 200
+
 STATUS = ("published", "primary", "secondary")
+
+#: ``progress(done, total, label)``: the cells decided so far, of all suppressed cells
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -81,8 +97,11 @@ class AuditReport:
         One row per suppressed cell: ``cell`` (its row in the table's frame), the labels,
         ``value``, ``lo``, ``hi``, ``primary``, ``lower`` and ``upper`` (required),
         ``short_low`` = max(0, lo − (value − lower)), ``short_high`` = max(0, value + upper −
-        hi), ``pinned`` (lo = hi) and ``exposed``; with a household id also ``persons`` and, in
-        a count table, the range ``persons_lo``, ``persons_hi`` a reader can infer.
+        hi), ``pinned`` (lo = hi), ``exposed``, ``exact`` (lo and hi are the reader's interval;
+        else [lo, hi] lies inside it, found by solutions that already show the cell protected)
+        and ``checked`` (False: not decided in the time allowed, lo and hi missing); with a
+        household id also ``persons`` and, in a count table, the range ``persons_lo``,
+        ``persons_hi`` a reader can infer.
     unit : str or None
         The household column whose distinct values the rules counted (None: the records).
 
@@ -102,16 +121,22 @@ class AuditReport:
 
     @property
     def passes(self) -> bool:
-        """No suppressed cell is exposed."""
-        return not bool(self.frame["exposed"].any())
+        """No suppressed cell is exposed and every one was checked."""
+        return not bool(self.frame["exposed"].any()) and self.unchecked_cells == 0
 
     @property
     def exposed_cells(self) -> int:
         """How many suppressed cells are exposed."""
         return int(self.frame["exposed"].sum())
 
+    @property
+    def unchecked_cells(self) -> int:
+        """How many suppressed cells the audit could not decide in the time allowed."""
+        return int((~self.frame["checked"]).sum()) if "checked" in self.frame else 0
+
     def findings(self, columns: tuple[str, ...] = ()) -> list[str]:
-        """One sentence per exposed cell (empty when the table passes)."""
+        """One sentence per exposed cell, then how many were not checked (empty when the table
+        passes)."""
         out = []
         for _, r in self.frame[self.frame["exposed"]].iterrows():
             name = ", ".join(str(r[c]) for c in columns) or f"cell {r['cell']}"
@@ -121,6 +146,10 @@ class AuditReport:
                 out.append(f"{name}: its interval [{r['lo']:g}, {r['hi']:g}] falls short of the "
                            f"protection by {r['short_low']:g} below and {r['short_high']:g} "
                            "above")
+        if self.unchecked_cells:
+            out.append(f"{self.unchecked_cells:,} of the {len(self.frame):,} hidden cells were "
+                       "not checked in the time allowed: the audit does not say they are "
+                       "protected")
         return out
 
 
@@ -133,14 +162,17 @@ def _mask(table: CrossTable, mask: object, what: str) -> np.ndarray:
 
 
 def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None,
-          bounds: tuple[np.ndarray, np.ndarray] | None = None,
-          integer: bool = False) -> AuditReport:
+          bounds: tuple[np.ndarray, np.ndarray] | None = None, integer: bool = False,
+          exact: bool | None = None, time_limit: float | None = None,
+          progress: Progress | None = None) -> AuditReport:
     """The feasible interval of every suppressed cell given everything published.
 
     [lo_c, hi_c] = [min x_c, max x_c] subject to x_i = v_i for every published cell i,
     A·x = 0 (each margin is the sum of its cells) and b_lo ≤ x ≤ b_hi (default x ≥ 0). A cell of
     ``rules``' primary mask is exposed when lo > v − lower or hi < v + upper; without
-    ``rules``, any suppressed cell when lo = hi.
+    ``rules``, any suppressed cell when lo = hi. Every table a programme finds is feasible, so
+    [min, max] of a cell over those found is inside its interval: a cell is safe once they
+    reach its protection (and differ), without a programme of its own (module docstring).
 
     Parameters
     ----------
@@ -153,8 +185,18 @@ def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None
     bounds : (array, array), optional
         What the reader knows of each cell besides (low, high; default 0 and ∞).
     integer : bool, default False
-        Whole-number cells (integer programming; the LP's bounds already are for 1- and 2-way
-        count tables).
+        Whole-number cells (integer programming, one programme per cell and side; the LP's
+        bounds already are for 1- and 2-way count tables).
+    exact : bool, optional
+        True: every interval exact (two programmes per cell at most); False: the exposed
+        cells' only; None (default): also every cell of a group of at most
+        :data:`EXACT_CELLS` linked suppressed cells.
+    time_limit : float, optional
+        Seconds allowed; the cells not decided by then are ``checked`` False (and the table
+        does not pass). None: no limit.
+    progress : callable, optional
+        Called as ``progress(done, total, label)`` before each programme: the cells decided,
+        of all suppressed cells (an exception it raises stops the audit).
 
     Returns
     -------
@@ -175,46 +217,125 @@ def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None
     >>> audit(t, [True, True, False]).frame[["a", "lo", "hi", "exposed"]].values.tolist()
     [['x', 0.0, 12.0, False], ['y', 0.0, 12.0, False]]
     """
+    return _audit(table, suppressed, rules, bounds, integer, exact,
+                  _Clock(time_limit, progress))
+
+
+def _audit(table: CrossTable, suppressed: object, rules: RuleResult | None,
+           bounds: tuple[np.ndarray, np.ndarray] | None, integer: bool, exact: bool | None,
+           clock: _Clock) -> AuditReport:
+    """:func:`audit` within ``clock``'s time."""
     s = _mask(table, suppressed, "the suppressed mask")
+    clock.start(int(s.sum()), "auditing the hidden cells")
     x = table.values
     n = len(x)
     b_lo = np.zeros(n) if bounds is None else np.asarray(bounds[0], dtype=np.float64)
     b_hi = np.full(n, np.inf) if bounds is None else np.asarray(bounds[1], dtype=np.float64)
-    # the programmes in units of the largest value: HiGHS's tolerances are absolute
-    scale = 1.0 if integer else max(1.0, float(np.abs(x).max(initial=0.0)))
-    lo, hi = _intervals(table.constraints, x / scale, s, b_lo / scale, b_hi / scale, integer)
-    lo, hi = lo * scale + 0.0, hi * scale + 0.0  # + 0.0: no "-0.0"
-    if table.sum_column is None and not integer:  # counts are whole: the bounds round inwards
-        lo, hi = np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
-        scale = 1.0
-    idx = np.flatnonzero(s)
     primary = np.zeros(n, dtype=bool) if rules is None else _mask(table, rules.primary, "rules")
     need_lo = np.zeros(n) if rules is None else np.asarray(rules.lower, dtype=np.float64)
     need_hi = np.zeros(n) if rules is None else np.asarray(rules.upper, dtype=np.float64)
+    # the programmes in units of the largest value: HiGHS's tolerances are absolute
+    scale = 1.0 if integer else max(1.0, float(np.abs(x).max(initial=0.0)))
+    want = (np.where(primary, x - need_lo, np.inf) / scale,
+            np.where(primary, x + need_hi, -np.inf) / scale)
+    whole = scale if table.sum_column is None and not integer else 0.0
+    found = _intervals(table.constraints, x / scale, s, b_lo / scale, b_hi / scale, want,
+                       integer, exact, clock, whole)
+    lo, hi = found.lo * scale + 0.0, found.hi * scale + 0.0  # + 0.0: no "-0.0"
+    if table.sum_column is None and not integer:  # counts are whole: the bounds round inwards
+        whole_lo, whole_hi = np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
+        keep = found.exact | (whole_lo <= whole_hi)  # else both inside one gap: as found
+        lo, hi = np.where(keep, whole_lo, lo), np.where(keep, whole_hi, hi)
+        scale = 1.0
+    idx = np.flatnonzero(s)
     v = x[idx]
-    short_low = np.maximum(0.0, lo - (v - need_lo[idx]))
-    short_high = np.maximum(0.0, v + need_hi[idx] - hi)
+    # a primary cell's shortfall (an interval not exact need not hold the value: no other
+    # cell has one)
+    short_low = np.where(primary[idx], np.maximum(0.0, lo - (v - need_lo[idx])), 0.0)
+    short_high = np.where(primary[idx], np.maximum(0.0, v + need_hi[idx] - hi), 0.0)
     tol = TOL * scale  # whole counts compare exactly; sums within HiGHS's relative tolerance
-    pinned = hi - lo <= tol
+    pinned = (hi - lo <= tol) & found.exact  # a cell decided otherwise has differed
     exposed = (short_low > tol) | (short_high > tol) if rules is not None else pinned
+    exposed &= found.checked  # a cell not decided in time is no finding (it is unchecked)
     frame = table.frame.loc[idx, list(table.columns)].reset_index(drop=True)
     frame.insert(0, "cell", idx)
     frame = frame.assign(value=v, lo=lo, hi=hi, primary=primary[idx], lower=need_lo[idx],
                          upper=need_hi[idx], short_low=short_low, short_high=short_high,
-                         pinned=pinned, exposed=exposed)
+                         pinned=pinned, exposed=exposed, exact=found.exact,
+                         checked=found.checked)
     if table.unit is not None:
         frame["persons"] = table.contributors[idx]
         if table.sum_column is None:  # the records' interval bounds the persons'
-            frame["persons_lo"], frame["persons_hi"] = np.where(lo <= 0, 0.0, 1.0), hi
+            frame["persons_lo"] = np.where(found.checked, np.where(lo <= 0, 0.0, 1.0), np.nan)
+            frame["persons_hi"] = hi
     return AuditReport(frame, table.unit)
 
 
+class _OutOfTime(Exception):
+    """The audit's time ran out: the cells not decided stay unchecked."""
+
+
+class _Clock:
+    """A time limit shared by the steps of one audit or suppression, and their progress
+    reports: ``progress(done, total, label)`` before each programme or cube search."""
+
+    def __init__(self, limit: float | None, progress: Progress | None) -> None:
+        self.deadline = None if limit is None else time.monotonic() + float(limit)
+        self.progress = progress
+        self.total, self.done, self.label = 0, 0, ""
+
+    def start(self, total: int, label: str) -> None:
+        """A new step of ``total`` items."""
+        self.total, self.done, self.label = total, 0, label
+
+    def left(self, decided: int = 0) -> float | None:
+        """Before a programme: report the items done (``decided`` besides :attr:`done`) and
+        give the seconds left (None: no limit); :class:`_OutOfTime` when none are."""
+        if self.progress is not None:
+            self.progress(min(self.done + decided, self.total), self.total, self.label)
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime
+        return left
+
+
+@dataclass(frozen=True)
+class _Found:
+    """Each suppressed cell's interval (NaN when not checked), whether it is the exact one and
+    whether the cell was decided."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    exact: np.ndarray
+    checked: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One group of linked suppressed cells: A_g·y = rhs, b_lo ≤ y ≤ b_hi; ``whole``: y·whole
+    is a whole number in every table the reader considers (a count table in units of its
+    largest value; 0: a table of sums)."""
+
+    a: sparse.csr_matrix
+    rhs: np.ndarray
+    b_lo: np.ndarray
+    b_hi: np.ndarray
+    whole: float = 0.0
+
+
 def _intervals(a: sparse.csr_matrix, x: np.ndarray, s: np.ndarray, b_lo: np.ndarray,
-               b_hi: np.ndarray, integer: bool) -> tuple[np.ndarray, np.ndarray]:
-    """min and max of each suppressed cell, one group of linked cells at a time."""
+               b_hi: np.ndarray, want: tuple[np.ndarray, np.ndarray], integer: bool,
+               exact: bool | None, clock: _Clock, whole: float = 0.0) -> _Found:
+    """min and max of each suppressed cell, one group of linked cells at a time, the smallest
+    groups first; once the time runs out, the cells left are not checked."""
     idx = np.flatnonzero(s)
-    if len(idx) == 0:
-        return np.zeros(0), np.zeros(0)
+    m = len(idx)
+    lo, hi = np.full(m, np.nan), np.full(m, np.nan)
+    ex, checked = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
+    if m == 0:
+        return _Found(lo, hi, ex, checked)
     a_s = a[:, idx].tocsr()
     rhs = -(a[:, ~s] @ x[~s])
     rows = np.flatnonzero(np.diff(a_s.indptr) > 0)
@@ -224,53 +345,202 @@ def _intervals(a: sparse.csr_matrix, x: np.ndarray, s: np.ndarray, b_lo: np.ndar
     a_s, rhs = a_s[rows], rhs[rows]
     link = (a_s.T @ a_s).tocsr()
     n_groups, group = connected_components(link, directed=False)
-    lo, hi = np.empty(len(idx)), np.empty(len(idx))
     a_csc = a_s.tocsc()
     order = np.argsort(group, kind="stable")
     starts = np.searchsorted(group[order], np.arange(n_groups + 1))
-    for g in range(n_groups):
+    for g in np.argsort(np.diff(starts), kind="stable"):
         members = order[starts[g]:starts[g + 1]]
-        sub = a_csc[:, members]
-        eq = np.flatnonzero(np.diff(sub.tocsr().indptr) > 0)
-        lo[members], hi[members] = _group_bounds(sub.tocsr()[eq], rhs[eq], b_lo[idx[members]],
-                                                 b_hi[idx[members]], integer)
-    return lo, hi
+        sub = a_csc[:, members].tocsr()
+        eq = np.flatnonzero(np.diff(sub.indptr) > 0)
+        cells = idx[members]
+        box = _Group(sub[eq], rhs[eq], b_lo[cells], b_hi[cells], whole)
+        if integer:
+            got = _integer_bounds(box, clock)
+        else:
+            whole = exact if exact is not None else len(members) <= EXACT_CELLS
+            got = _group_bounds(box, want[0][cells], want[1][cells], whole, clock)
+        lo[members], hi[members], ex[members], checked[members] = got
+        clock.done += int(got[3].sum())
+        if not got[3].all():
+            break
+    return _Found(lo, hi, ex, checked)
 
 
-def _group_bounds(a: sparse.csr_matrix, rhs: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray,
-                  integer: bool) -> tuple[np.ndarray, np.ndarray]:
-    """min and max of each cell of one group: two programmes a cell, except that a bound some
-    solution already reaches (x_j = b_lo or b_hi in a feasible table) is the answer itself."""
-    m = a.shape[1]
-    if a.shape[0] == 0:
-        return b_lo.copy(), b_hi.copy()
-    lo, hi = np.empty(m), np.empty(m)
+def _solve(box: _Group, c: np.ndarray, left: float | None,
+           a_ub: sparse.csr_matrix | None = None,
+           vertex: bool = True) -> tuple[int, np.ndarray | None]:
+    """One programme, min c·y over the group and a_ub·y ≤ 0 (HiGHS's interior point method, to
+    a vertex by its crossover, or with ``vertex`` False to a point inside the optimal face —
+    for c = 0, inside the whole feasible set; its simplex method when that fails numerically):
+    the status (0 optimal, 3 unbounded) and the solution."""
+    options: dict[str, object] = {"presolve": False}
+    if not vertex:
+        options["run_crossover"] = "off"  # passed to HiGHS as it is
+    if left is not None:
+        options["time_limit"] = left
+    bounds = np.c_[box.b_lo, box.b_hi]
+    b_ub = None if a_ub is None else np.zeros(a_ub.shape[0])
+    with warnings.catch_warnings():  # scipy warns that it passes run_crossover on verbatim
+        warnings.simplefilter("ignore", OptimizeWarning)
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=box.a, b_eq=box.rhs, bounds=bounds,
+                      method="highs-ipm", options=options)
+    if res.status == 4:  # numerical difficulties: the simplex method, with presolve
+        options = {k: v for k, v in options.items() if k == "time_limit"}
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=box.a, b_eq=box.rhs, bounds=bounds,
+                      method="highs", options=options)
+    if res.status == 1:
+        raise _OutOfTime
+    if res.status == 2:
+        raise SdcInputError("the published values admit no table (they contradict the "
+                            "margins or the known bounds)")
+    if res.status not in (0, 3):
+        raise SdcInputError(f"the audit's linear programme failed: {res.message}")
+    return int(res.status), (res.x if res.status == 0 else None)
+
+
+def _reach(box: _Group, pick: np.ndarray, target: np.ndarray, sign: float,
+           left: float | None) -> np.ndarray | None:
+    """A feasible table that brings as many ``pick`` cells as it can to their ``target``:
+    max Σ min(y_j, target_j) (``sign`` −1; +1: min Σ max(y_j, target_j)), with one variable
+    z_j per cell picked, z_j ≤ y_j and z_j ≤ target_j (reversed for +1); None when unbounded."""
+    cols = np.flatnonzero(pick)
+    k, m = len(cols), box.a.shape[1]
+    link = sparse.csr_matrix((np.full(k, sign), (np.arange(k), cols)), shape=(k, m))
+    a_ub = sparse.hstack([link, -sign * sparse.identity(k)]).tocsr()  # sign·(y − z) ≤ 0
+    a_eq = sparse.hstack([box.a, sparse.csr_matrix((box.a.shape[0], k))]).tocsr()
+    z_lo = np.full(k, -np.inf) if sign < 0 else target[cols]
+    z_hi = target[cols] if sign < 0 else np.full(k, np.inf)
+    big = _Group(a_eq, box.rhs, np.r_[box.b_lo, z_lo], np.r_[box.b_hi, z_hi])
+    status, y = _solve(big, np.r_[np.zeros(m), np.full(k, sign)], left, a_ub)
+    return None if y is None else y[:m]
+
+
+def _group_bounds(box: _Group, want_lo: np.ndarray, want_hi: np.ndarray, exact: bool,
+                  clock: _Clock) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of one group: lo, hi, whether each is exact, whether each was decided.
+
+    Every programme's solution is a feasible table, so [seen_lo, seen_hi], the least and
+    largest value of a cell over the solutions found, lies inside its interval. A cell is
+    decided once seen_lo ≤ ``want_lo``, seen_hi ≥ ``want_hi`` and seen_lo < seen_hi (its
+    protection is reached and it is not pinned; a cell without protection has want_lo = ∞ and
+    want_hi = −∞: it is decided once it is not pinned), or once both its bounds are exact. First a point inside the feasible set,
+    then programmes that bring many undecided cells to their protection at once
+    (:func:`_reach`, above and below), while each round decides at least a tenth of those
+    left; then a programme per side still short (or, with ``exact``, per side), a side
+    skipped when a solution already reaches the reader's bound b_lo or b_hi; an exposed cell
+    gets both sides exact."""
+    m = box.a.shape[1]
+    if box.a.shape[0] == 0:  # no constraint: each cell anywhere within what the reader knows
+        return box.b_lo.copy(), box.b_hi.copy(), np.ones(m, bool), np.ones(m, bool)
     seen_lo, seen_hi = np.full(m, np.inf), np.full(m, -np.inf)
-    for sign, out in ((-1.0, hi), (1.0, lo)):
+    lo, hi = np.full(m, np.nan), np.full(m, np.nan)
+    ex_lo, ex_hi = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
+
+    def see(y: np.ndarray | None) -> None:
+        nonlocal seen_lo, seen_hi
+        if y is None:
+            return
+        y_lo, y_hi = y, y
+        if box.whole:  # whole cells: a value found bounds the interval's whole ends
+            y_lo = np.ceil(y * box.whole - 1e-6) / box.whole
+            y_hi = np.floor(y * box.whole + 1e-6) / box.whole
+        seen_lo, seen_hi = np.minimum(seen_lo, y_lo), np.maximum(seen_hi, y_hi)
+        at_lo = ~ex_lo & np.isfinite(box.b_lo) & (seen_lo <= box.b_lo + TOL)
+        at_hi = ~ex_hi & np.isfinite(box.b_hi) & (seen_hi >= box.b_hi - TOL)
+        lo[at_lo], hi[at_hi] = box.b_lo[at_lo], box.b_hi[at_hi]
+        ex_lo[at_lo], ex_hi[at_hi] = True, True
+
+    def short() -> tuple[np.ndarray, np.ndarray]:
+        """The cells whose known values fall short below, and above."""
+        flat = ~(seen_hi > seen_lo + TOL)
+        # exposed on one side: the other side exact too (the finding gives both)
+        exposed = (ex_hi & (hi < want_hi - TOL)) | (ex_lo & (lo > want_lo + TOL))
+        low = ((seen_lo > want_lo + TOL) | flat | exposed | exact) & ~ex_lo
+        high = ((seen_hi < want_hi - TOL) | flat | exposed | exact) & ~ex_hi
+        return low, high
+
+    def decided() -> int:
+        low, high = short()
+        return int((~(low | high)).sum())
+
+    def single(j: int, sign: float) -> None:
+        c = np.zeros(m)
+        c[j] = sign
+        status, y = _solve(box, c, clock.left(decided()))
+        target, flags = (hi, ex_hi) if sign < 0 else (lo, ex_lo)
+        target[j], flags[j] = (-np.inf * sign, True) if y is None else (y[j], True)
+        see(y)
+
+    try:
+        if not exact:
+            # a point inside the feasible set: a cell not pinned differs there from a vertex
+            see(_solve(box, np.zeros(m), clock.left(0), vertex=False)[1])
+            for _ in range(m):
+                before = decided()
+                for pick, sign in zip(short()[::-1], (-1.0, 1.0)):
+                    target = want_hi if sign < 0 else want_lo
+                    pick = pick & np.isfinite(target)
+                    if pick.any():
+                        see(_reach(box, pick, target, sign, clock.left(before)))
+                if decided() == m or decided() - before < max(1, (m - before) // 10):
+                    break
         for j in range(m):
-            bound = b_hi[j] if sign < 0 else b_lo[j]
-            if np.isfinite(bound) and (seen_hi[j] >= bound - TOL if sign < 0
-                                       else seen_lo[j] <= bound + TOL):
-                out[j] = bound
-                continue
-            c = np.zeros(m)
-            c[j] = sign
-            if integer:
-                res = milp(c, constraints=LinearConstraint(a, rhs, rhs),
-                           integrality=np.ones(m), bounds=Bounds(b_lo, b_hi))
-                ok, unbounded = res.success, res.status == 3
-            else:
-                res = linprog(c, A_eq=a, b_eq=rhs, bounds=np.c_[b_lo, b_hi], method="highs")
-                ok, unbounded = res.status == 0, res.status == 3
-            if unbounded:
-                out[j] = -np.inf * sign
-            elif not ok:
-                raise SdcInputError("the published values admit no table (they contradict the "
-                                    "margins or the known bounds)")
-            else:
-                out[j] = float(res.x[j])
-                seen_lo, seen_hi = np.minimum(seen_lo, res.x), np.maximum(seen_hi, res.x)
-    return lo, hi
+            for _ in range(2):  # each programme makes one side exact
+                low, high = short()
+                if high[j] or low[j]:
+                    single(j, -1.0 if high[j] else 1.0)
+    except _OutOfTime:
+        pass
+    low, high = short()
+    checked = ~(low | high)
+    exact_both = ex_lo & ex_hi
+    out_lo = np.where(ex_lo, lo, seen_lo)
+    out_hi = np.where(ex_hi, hi, seen_hi)
+    out_lo[~checked], out_hi[~checked] = np.nan, np.nan
+    return out_lo, out_hi, exact_both & checked, checked
+
+
+def _integer_bounds(box: _Group, clock: _Clock
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The integer interval of each cell of one group (``scipy.optimize.milp``): two
+    programmes a cell, a bound some solution already reaches (x_j = b_lo or b_hi) the answer
+    itself; the cells left when the time runs out are not checked."""
+    m = box.a.shape[1]
+    if box.a.shape[0] == 0:
+        return box.b_lo.copy(), box.b_hi.copy(), np.ones(m, bool), np.ones(m, bool)
+    lo, hi = np.full(m, np.nan), np.full(m, np.nan)
+    seen_lo, seen_hi = np.full(m, np.inf), np.full(m, -np.inf)
+    done = 0
+    try:
+        for sign, out in ((-1.0, hi), (1.0, lo)):
+            for j in range(m):
+                bound = box.b_hi[j] if sign < 0 else box.b_lo[j]
+                if np.isfinite(bound) and (seen_hi[j] >= bound - TOL if sign < 0
+                                           else seen_lo[j] <= bound + TOL):
+                    out[j] = bound
+                    continue
+                c = np.zeros(m)
+                c[j] = sign
+                left = clock.left(done)
+                res = milp(c, constraints=LinearConstraint(box.a, box.rhs, box.rhs),
+                           integrality=np.ones(m), bounds=Bounds(box.b_lo, box.b_hi),
+                           options={} if left is None else {"time_limit": left})
+                if res.status == 1:
+                    raise _OutOfTime
+                if res.status == 3:
+                    out[j] = -np.inf * sign
+                elif not res.success:
+                    raise SdcInputError("the published values admit no table (they "
+                                        "contradict the margins or the known bounds)")
+                else:
+                    out[j] = float(res.x[j])
+                    seen_lo, seen_hi = np.minimum(seen_lo, res.x), np.maximum(seen_hi, res.x)
+                if sign > 0:
+                    done += 1
+    except _OutOfTime:
+        pass
+    checked = ~np.isnan(lo) & ~np.isnan(hi)
+    return lo, hi, checked, checked
 
 
 @dataclass(frozen=True)
@@ -330,7 +600,8 @@ def _weights(table: CrossTable, cost: str) -> np.ndarray:
 def secondary_suppression(table: CrossTable, rules: RuleResult,
                           method: Literal["auto", "milp", "hypercube"] = "auto",
                           cost: Literal["total", "count"] = "total", rounds: int = 5,
-                          time_limit: float = 10.0) -> SuppressionResult:
+                          time_limit: float = 10.0, budget: float | None = None,
+                          progress: Progress | None = None) -> SuppressionResult:
     """Suppress further cells so that every primary cell passes the audit (module docstring).
 
     Minimises Σ w_i over the suppressed cells, w_i = the cell's value (``cost="total"``, plus
@@ -351,6 +622,13 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     time_limit : float, default 10
         Seconds allowed to the MILP (then its best pattern so far, not proven the cheapest,
         repaired by the heuristic if its audit fails).
+    budget : float, optional
+        Seconds allowed to the whole suppression and its audits: past them, no further cube is
+        added and the cells the last audit has not decided are not checked (the result does
+        not pass). None: no limit.
+    progress : callable, optional
+        ``progress(done, total, label)`` as the cubes are chosen and the audits run (an
+        exception it raises stops the suppression).
 
     Returns
     -------
@@ -380,22 +658,25 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     used = "hypercube"
     report = None
     proven = False
+    clock = _Clock(budget, progress)
     if primary.any() and use_milp:
-        found, proven = _milp_pattern(table, rules, w, time_limit)
+        limit = time_limit if budget is None else min(time_limit, budget)
+        found, proven = _milp_pattern(table, rules, w, limit)
         if found is not None:
             s, used = found | primary, "milp"
-            report = audit(table, s, rules)
+            report = _audit(table, s, rules, None, False, None, clock)
     if report is None or not report.passes:
         repair = report if used == "milp" else None
-        s, report = _hypercube(table, rules, w, s, repair, rounds)
+        s, report = _hypercube(table, rules, w, s, repair, rounds, clock)
         used = "milp+hypercube" if repair is not None else used
     elif used == "milp" and not proven:  # stopped by the time limit: the heuristic may be cheaper
-        s_h, report_h = _hypercube(table, rules, w, primary.copy(), None, rounds)
+        s_h, report_h = _hypercube(table, rules, w, primary.copy(), None, rounds, clock)
         if report_h.passes and w[s_h].sum() < w[s].sum():
             s, report, used = s_h, report_h, "hypercube"
     # a secondary cell the reader can work out exactly is published: it tells nothing new, and
     # every other interval stays as it was
-    known = report.frame["pinned"].to_numpy() & ~report.frame["primary"].to_numpy()
+    known = (report.frame["pinned"].to_numpy() & ~report.frame["primary"].to_numpy()
+             & report.frame["checked"].to_numpy())
     s[report.frame["cell"].to_numpy()[known]] = False
     report = AuditReport(report.frame[~known].reset_index(drop=True), report.unit)
     status = np.where(primary, "primary", np.where(s, "secondary", "published"))
@@ -438,46 +719,47 @@ def _milp_pattern(table: CrossTable, rules: RuleResult, w: np.ndarray,
     return np.asarray(res.x[:n] > 0.5), res.status == 0
 
 
-def _cubes(shape: tuple[int, ...], p: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every cube of cell p: (corners: cubes × 2^d flat indices, signs: the same, +1 or −1;
+def _cubes(shape: tuple[int, ...], p: int, values: np.ndarray, hidden: np.ndarray,
+           limit: int = MAX_CUBES) -> tuple[np.ndarray, np.ndarray]:
+    """The cubes of cell p: (corners: cubes × 2^d flat indices, signs: the same, +1 or −1;
     corner 0 is p itself). Per axis the partner is another level (sign −1) or the margin
-    (sign +1; from a margin: a level, sign +1)."""
+    (sign +1; from a margin: a level, sign +1). Past ``limit`` cubes, each axis keeps the
+    partners already ``hidden``, then those of largest value."""
     coords = np.unravel_index(p, shape)
+    strides = np.array([int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))])
     options = []
     for d, size in enumerate(shape):
-        i = coords[d]
-        if i == size - 1:
-            opts = [(q, 1) for q in range(size - 1)]
-        else:
-            opts = [(q, -1) for q in range(size - 1) if q != i] + [(size - 1, 1)]
-        options.append(opts)
-    total = int(np.prod([len(o) for o in options], dtype=np.int64))
-    if total > MAX_CUBES:  # keep the partners of largest value on the longest axes
-        per_axis = max(2, int(MAX_CUBES ** (1 / len(shape))))
-        for d, opts in enumerate(options):
-            if len(opts) > per_axis:
-                def val(o: tuple[int, int], d: int = d) -> float:
-                    c = [int(v) for v in coords]
-                    c[d] = int(o[0])
-                    return float(values[np.ravel_multi_index(tuple(c), shape)])
-                options[d] = sorted(opts, key=val, reverse=True)[:per_axis]
-    grids = np.meshgrid(*[np.arange(len(o)) for o in options], indexing="ij")
-    pick_q = [np.array([o[0] for o in opts])[g.ravel()] for opts, g in zip(options, grids)]
-    pick_s = [np.array([o[1] for o in opts])[g.ravel()] for opts, g in zip(options, grids)]
-    q, sg = np.stack(pick_q, axis=1), np.stack(pick_s, axis=1)
-    corners, signs = [], []
-    for subset in itertools.product((0, 1), repeat=len(shape)):
-        pick = np.array(subset, dtype=bool)
-        idx = tuple(np.where(pick[d], q[:, d], coords[d]) for d in range(len(shape)))
-        corners.append(np.ravel_multi_index(idx, shape))
-        signs.append(np.prod(np.where(pick, sg, 1), axis=1))
-    return np.stack(corners, axis=1), np.stack(signs, axis=1)
+        i = int(coords[d])
+        q = np.arange(size - 1) if i == size - 1 else np.r_[np.delete(np.arange(size - 1), i),
+                                                               size - 1]
+        sign = np.ones(len(q), dtype=np.int64)
+        if i != size - 1:
+            sign[:-1] = -1
+        options.append((q, sign))
+    total = int(np.prod([len(q) for q, _ in options], dtype=np.int64))
+    if total > limit:
+        per_axis = max(2, int(limit ** (1 / len(shape))))
+        for d, (q, sign) in enumerate(options):
+            if len(q) > per_axis:
+                partner = p + (q - int(coords[d])) * strides[d]
+                keep = np.lexsort((-values[partner], ~hidden[partner]))[:per_axis]
+                options[d] = (q[keep], sign[keep])
+    grids = np.meshgrid(*[np.arange(len(q)) for q, _ in options], indexing="ij")
+    q = np.stack([o[0][g.ravel()] for o, g in zip(options, grids)], axis=1)
+    sg = np.stack([o[1][g.ravel()] for o, g in zip(options, grids)], axis=1)
+    shift = (q - np.array(coords)) * strides  # moving p to the partner on each axis
+    subsets = np.array(list(itertools.product((0, 1), repeat=len(shape))), dtype=np.int64)
+    corners = p + shift @ subsets.T
+    signs = np.prod(np.where(subsets[None, :, :] == 1, sg[:, None, :], 1), axis=2)
+    return corners, signs
 
 
 def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarray,
-               report: AuditReport | None, rounds: int) -> tuple[np.ndarray, AuditReport]:
+               report: AuditReport | None, rounds: int,
+               clock: _Clock) -> tuple[np.ndarray, AuditReport]:
     """The hypercube heuristic (module docstring): cubes for each primary cell, then audit and
-    repair; the pattern and its last audit."""
+    repair; the pattern and its last audit (once ``clock``'s time is out, the pattern so far
+    and its audit, whose cells left are not checked)."""
     s = s.copy()
     x = table.values
     shape = table.shape
@@ -485,10 +767,19 @@ def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarra
     if report is not None:
         todo = report.frame.loc[report.frame["exposed"], "cell"].to_numpy()
     used: dict[int, set[int]] = {}
+    limit = MAX_CUBES if report is None else MAX_REPAIR_CUBES
     for _ in range(max(1, rounds)):
-        for p in todo[np.argsort(-x[todo], kind="stable")]:
-            _protect(p, shape, x, w, s, rules.lower[p], rules.upper[p], used.setdefault(p, set()))
-        rep = audit(table, s, rules)
+        clock.start(len(todo), "choosing the secondary cells")
+        try:
+            for p in todo[np.argsort(-x[todo], kind="stable")]:
+                clock.left()
+                _protect(p, shape, x, w, s, rules.lower[p], rules.upper[p],
+                         used.setdefault(p, set()), limit)
+                clock.done += 1
+        except _OutOfTime:
+            pass
+        rep = _audit(table, s, rules, None, False, None, clock)
+        limit = MAX_REPAIR_CUBES
         todo = rep.frame.loc[rep.frame["exposed"], "cell"].to_numpy()
         if len(todo) == 0:
             break
@@ -496,20 +787,21 @@ def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarra
 
 
 def _protect(p: int, shape: tuple[int, ...], x: np.ndarray, w: np.ndarray, s: np.ndarray,
-             lower: float, upper: float, used: set[int]) -> None:
+             lower: float, upper: float, used: set[int], limit: int) -> None:
     """Suppress the corners of the cheapest cube(s) that give p its protection (in place);
-    ``used`` holds the cubes already taken for p (a later round takes new ones)."""
-    corners, signs = _cubes(shape, p, x)
+    ``used`` holds the cubes already taken for p, by their corner opposite p (a later round
+    takes new ones); ``limit`` the cubes considered (:func:`_cubes`)."""
+    corners, signs = _cubes(shape, p, x, s, limit)
     vals = x[corners]
     minus = np.where(signs < 0, vals, np.inf).min(axis=1)  # how far p can rise
     plus = np.where((signs > 0) & (np.arange(corners.shape[1]) > 0), vals, np.inf).min(axis=1)
     plus = np.minimum(plus, x[p])  # how far p can fall
     cost = np.where(s[corners], 0.0, w[corners]).sum(axis=1)
-    fresh = ~np.isin(np.arange(len(cost)), np.fromiter(used, dtype=np.int64, count=len(used)))
+    fresh = ~np.isin(corners[:, -1], np.fromiter(used, dtype=np.int64, count=len(used)))
     ok = fresh & (minus >= upper - TOL) & (plus >= lower - TOL)
     if ok.any():
         best = int(np.flatnonzero(ok)[np.argmin(cost[ok])])
-        used.add(best)
+        used.add(int(corners[best, -1]))
         s[corners[best]] = True
         return
     # no cube alone: add cubes by cost per unit of protection until their sum is enough
@@ -517,7 +809,7 @@ def _protect(p: int, shape: tuple[int, ...], x: np.ndarray, w: np.ndarray, s: np
     useful = fresh & (gain > 0)
     up = down = 0.0
     for i in np.flatnonzero(useful)[np.argsort(cost[useful] / gain[useful], kind="stable")]:
-        used.add(int(i))
+        used.add(int(corners[i, -1]))
         s[corners[i]] = True
         up, down = up + minus[i], down + plus[i]
         if up >= upper - TOL and down >= lower - TOL:

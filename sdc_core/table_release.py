@@ -52,7 +52,7 @@ from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
-from sdc_core.suppression_audit import AuditReport, secondary_suppression
+from sdc_core.suppression_audit import AuditReport, Progress, secondary_suppression
 
 #: How a table may be published
 TABLE_METHODS = ("suppress", "dp", "ckm")
@@ -60,6 +60,10 @@ TABLE_METHODS = ("suppress", "dp", "ckm")
 RULES = {"threshold": 1, "dominance": 2, "p": 1}
 #: What each published figure protects: every record, or the person a household id names
 UNITS = ("record", "person")
+#: Seconds a suppressed table's secondary suppression and audit may take (the page's and the
+#: command line's; docs/tables.md, "The audit's bound"): past them, the hidden cells not yet
+#: decided are reported as not checked and the audit does not pass
+TIME_LIMIT = 90.0
 
 
 def unit_text(household: str | None) -> str:
@@ -159,22 +163,32 @@ class TableRelease:
                        records_dropped=self.records_dropped)
         if self.audit is not None:
             out["audit_passes"] = self.audit.passes
-            out["hidden"] = [{**{c: r[c] for c in cols}, "lo": float(r["lo"]),
-                              "hi": float(r["hi"]), "status": r["status"]}
-                             for _, r in self.hidden().iterrows()]
+            out["unchecked_cells"] = self.audit.unchecked_cells
+            found = self.audit.frame.set_index("cell")
+            out["hidden"] = [{**{c: r[c] for c in cols}, "lo": _number(r["lo"]),
+                              "hi": _number(r["hi"]), "status": r["status"],
+                              "exact": bool(found.at[cell, "exact"]),
+                              "checked": bool(found.at[cell, "checked"])}
+                             for cell, r in self.hidden().iterrows()]
             if "persons_lo" in self.audit.frame:  # the persons a reader can infer
-                found = self.audit.frame.set_index("cell")
                 for entry, cell in zip(out["hidden"], self.hidden().index):
-                    entry["persons_lo"] = float(found.at[cell, "persons_lo"])
-                    entry["persons_hi"] = float(found.at[cell, "persons_hi"])
+                    entry["persons_lo"] = _number(found.at[cell, "persons_lo"])
+                    entry["persons_hi"] = _number(found.at[cell, "persons_hi"])
         return out
+
+
+def _number(v: object) -> float | None:
+    """A figure for JSON: None for a missing one (a cell not checked)."""
+    return None if pd.isna(v) else float(v)  # type: ignore[arg-type]
 
 
 def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None = None,
                   method: str = "suppress", rule: str = "threshold:5",
                   epsilon: float = 1.0, seed: int = 0, threshold: int = 10,
                   household: str | None = None,
-                  max_contributions: int | None = None) -> TableRelease:
+                  max_contributions: int | None = None,
+                  time_limit: float | None = TIME_LIMIT,
+                  progress: Progress | None = None) -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -202,6 +216,12 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         ``dp`` with ``household``: c, the most records kept per person (default
         :func:`sdc_core.dp_tables.default_contributions`); without ``household`` it must be
         1 or absent (every record is its own unit).
+    time_limit : float or None, default :data:`TIME_LIMIT`
+        ``suppress``: seconds allowed to the secondary suppression and its audits (None: no
+        limit; :func:`sdc_core.suppression_audit.secondary_suppression`'s ``budget``).
+    progress : callable, optional
+        ``suppress``: ``progress(done, total, label)`` as it goes (an exception it raises stops
+        it).
 
     Returns
     -------
@@ -228,7 +248,7 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     truth_cells = table.frame.loc[~table.margin, cols + [value]].rename(columns={value: "count"})
     if method == "suppress":
         rules = primary_cells(table, rule)
-        done = secondary_suppression(table, rules)
+        done = secondary_suppression(table, rules, budget=time_limit, progress=progress)
         frame = done.published(table)
         frame["margin"] = table.margin
         found = done.report.frame.set_index("cell")

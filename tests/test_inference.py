@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -347,3 +348,62 @@ def test_a_perturbed_release_with_a_known_column_equals_the_brute_force_referenc
     # the candidates are the linkage attack's: where it is certain, the guess is the release
     link = linkage_attack(df, released, ["a", "b"], recipe, known=["w"])
     assert (link.attackers["any_match"].p_link == 1.0).any()
+
+
+WIDE_CHILD = """
+import json, resource
+resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))  # the old matrix: > 20 GB
+import numpy as np, pandas as pd
+from sdc_core.risk.inference import attribute_inference
+g = np.random.default_rng(0)
+n = 200_000
+df = pd.DataFrame({"sex": g.choice(["F", "M"], n), "band": g.integers(0, 10, n),
+                   "code": g.integers(0, 100_000, n).astype(str)})
+c = attribute_inference(df, df, ["sex", "band"], ["code"]).columns[0]
+# from the definition: n_i(v) the records of i's class with value v; a hit 1/t when x_i is
+# among the t commonest values of its class; CAP n_i(x_i) / class size
+n_v = df.groupby(["sex", "band", "code"])["code"].transform("size")
+top = n_v.groupby([df["sex"], df["band"]]).transform("max")
+ties = (df.assign(n=n_v, top=top)[(n_v == top).to_numpy()]
+        .groupby(["sex", "band"])["code"].transform("nunique"))
+t = ties.reindex(df.index).groupby([df["sex"], df["band"]]).transform("max")
+hit = np.where(n_v == top, 1.0 / t, 0.0)
+size = df.groupby(["sex", "band"])["code"].transform("size")
+print(json.dumps({"accuracy": c.accuracy, "cap": c.cap, "levels": int(df["code"].nunique()),
+                  "ref_accuracy": float(hit.mean()), "ref_cap": float((n_v / size).mean()),
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def test_issue_51_a_sensitive_column_of_100000_categories_stays_bounded():
+    """200,000 records, 20 classes of the keys, a sensitive column of 100,000 categories: the
+    counts per class, not per record (a worker passed 5.5 GB)."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", WIDE_CHILD], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["levels"] > 80_000 and out["peak_mb"] < 1_000, out
+    assert abs(out["accuracy"] - out["ref_accuracy"]) < 1e-12
+    assert abs(out["cap"] - out["ref_cap"]) < 1e-12
+
+
+def test_issue_51_too_many_values_with_distance_columns_are_refused_before_any_pass(
+        monkeypatch):
+    """With distance columns the candidates are counted in one pass per value of S: a column
+    past MAX_LINK_LEVELS values is one line, before the first pass."""
+    from sdc_core.risk import inference
+
+    rng = np.random.default_rng(2)
+    n = 200
+    df = pd.DataFrame({"a": rng.integers(0, 5, n), "w": rng.normal(size=n).round(1),
+                       "s": [f"v{i}" for i in range(n)]})
+    monkeypatch.setattr(inference, "MAX_LINK_LEVELS", 150)
+    with pytest.raises(SdcInputError, match=r"s: 200 values; .* at most 150 \(recode"):
+        attribute_inference(df, df, ["a"], ["s"], known=["w"])
+    monkeypatch.setattr(inference, "MAX_LINK_LEVELS", 200)
+    assert attribute_inference(df, df, ["a"], ["s"], known=["w"]).distance == ("w",)

@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdc_core.differencing import DifferencingResult, differencing_risk
 from sdc_core.households import household_level_columns, nearly_constant
@@ -34,7 +35,7 @@ from sdc_core.table_release import TableRelease, release_table
 from sdc_core.table_release import unit_bound as unit_bound_of
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
-from ui.infra import workers
+from ui.infra import memory, workers
 from ui.logic import groups
 from ui.logic.households import HouseholdFigures, original_households
 from ui.logic.risk_tables import tables_of
@@ -231,7 +232,31 @@ def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | Non
     for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings do not
     fit the data."""
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
-                          rule, epsilon, seed, threshold, household, max_contributions)
+                          rule, epsilon, seed, threshold, household, max_contributions,
+                          progress=while_connected(session_id()))
+
+
+class SessionEnded(RuntimeError):
+    """The browser session that asked for a computation has gone: its job is cancelled."""
+
+
+def session_id() -> str:
+    """Streamlit's id of the session running this script ("" outside a server)."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
+
+
+def while_connected(session: str) -> workers.Progress:
+    """A progress callback for :func:`ui.infra.workers.run` that cancels the job (raises
+    :class:`SessionEnded`) once the browser session ``session`` is no longer connected: a
+    closed tab frees its worker at the job's next progress report. It touches no page
+    element, so a cached function may pass it (a cached call replays the elements it wrote)."""
+
+    def progress(done: int, total: int, label: str) -> None:
+        if session and not memory.is_active(session):
+            raise SessionEnded("the browser session that asked for this has ended")
+
+    return progress
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypedDict
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -30,6 +31,7 @@ from ui.logic.deniability_view import (
     matrix_table,
     nearly_constant_note,
     posterior_table,
+    wide_matrix_text,
 )
 from ui.logic.figures import heatmap
 from ui.logic.groups import (
@@ -680,10 +682,12 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
         if report["step"] in wb.applied.matrices:
             matrix = st.expander(f"Transition matrix of {md(col)} ({m.label})",
                                  key=f"p_matrix_{report['step']}", on_change="rerun")
-            if matrix.open:
+            shown = wb.applied.matrices[report["step"]]
+            if matrix.open and not isinstance(shown, pd.DataFrame):  # past the dense bound
+                matrix.caption(md(wide_matrix_text(col, shown.shape[0])))
+            elif matrix.open:
                 with matrix:
-                    charts.show(heatmap(wb.applied.matrices[report["step"]],
-                                        f"{col}: P(released | original)"),
+                    charts.show(heatmap(shown, f"{col}: P(released | original)"),
                                 f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
                                 context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0:

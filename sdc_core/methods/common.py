@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,6 +10,79 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.errors import SdcInputError
+
+#: The most categories whose K × K transition matrix is built densely (8 MB of float64): a
+#: wider column's PRAM, relabeling or randomized response keeps it as :class:`RankOne`
+#: (docs/measures.md, "Wide columns")
+MAX_DENSE_LEVELS = 1_000
+
+
+@dataclass(frozen=True, eq=False)
+class RankOne:
+    """A transition matrix P = a·I + 1·cᵀ over ``levels`` (true and released alike), kept as
+    a, c: P(released k | true i) = a·[i = k] + c_k. Flip PRAM (a = 1 − p − p/(K − 1),
+    c = p/(K − 1)), relabeling (a = 1 − α, c = α·π) and randomized response (a = q,
+    c = (1 − q)/K) are of this form, and so is a product of two: (a₁I + 1c₁ᵀ)(a₂I + 1c₂ᵀ) =
+    a₁a₂·I + 1·(a₁c₂ + a₂c₁ + (Σc₁)·c₂)ᵀ.
+
+    Parameters
+    ----------
+    levels : tuple of str
+        The categories, named as the dense matrices name them.
+    a : float
+        The weight of the identity.
+    c : numpy.ndarray
+        One per level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = RankOne(("x", "y", "z"), 0.7, np.full(3, 0.1))
+    >>> m.dense().round(2).tolist()
+    [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
+    """
+
+    levels: tuple[str, ...]
+    a: float
+    c: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.levels), len(self.levels))
+
+    def then(self, other: RankOne) -> RankOne:
+        """The product self·other (this step, then ``other`` on the same levels)."""
+        if other.levels != self.levels:
+            raise SdcInputError("two steps' matrices over different categories")
+        return RankOne(self.levels, self.a * other.a,
+                       self.a * other.c + other.a * self.c + float(self.c.sum()) * other.c)
+
+    def dense(self) -> np.ndarray:
+        """The K × K matrix (only for K ≤ :data:`MAX_DENSE_LEVELS`)."""
+        k = len(self.levels)
+        if k > MAX_DENSE_LEVELS:
+            raise SdcInputError(f"a transition matrix over {k:,} categories is not built (at "
+                                f"most {MAX_DENSE_LEVELS:,})")
+        return self.a * np.eye(k) + np.broadcast_to(self.c, (k, k))
+
+    def frame(self) -> pd.DataFrame:
+        """:meth:`dense` with the levels as index and columns."""
+        return pd.DataFrame(self.dense(), index=list(self.levels), columns=list(self.levels))
+
+
+def transition(levels: Sequence[str], a: float, c: np.ndarray) -> pd.DataFrame | RankOne:
+    """A method's matrix a·I + 1·cᵀ: dense (a DataFrame) up to :data:`MAX_DENSE_LEVELS`
+    levels, else :class:`RankOne`."""
+    m = RankOne(tuple(str(v) for v in levels), float(a), np.asarray(c, dtype=np.float64))
+    return m.frame() if len(m.levels) <= MAX_DENSE_LEVELS else m
+
+
+def wide_refused(what: str, k: int) -> None:
+    """Refuse a dense K × K matrix past :data:`MAX_DENSE_LEVELS` (before it is built)."""
+    if k > MAX_DENSE_LEVELS:
+        raise SdcInputError(f"{what} builds a {k:,} × {k:,} transition matrix; at most "
+                            f"{MAX_DENSE_LEVELS:,} categories: recode the column first, or use "
+                            "PRAM with p, relabeling or randomized response")
 
 
 @dataclass(frozen=True)
@@ -18,7 +92,7 @@ class MethodResult:
 
     values: pd.Series
     info: dict[str, object] = field(default_factory=dict)
-    matrix: pd.DataFrame | None = None
+    matrix: pd.DataFrame | RankOne | None = None
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,13 @@ from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import (
     Levels,
     MethodResult,
+    RankOne,
     apply_transition,
     category_codes,
     from_codes,
     resolve_ids,
+    transition,
+    wide_refused,
 )
 from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
@@ -95,16 +98,20 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
     if whole is not None:
         counts[: len(whole.counts)] = whole.counts
     marginal = counts / max(counts.sum(), 1.0)
+    trans: np.ndarray | None = None
     if matrix is not None:
+        wide_refused("A PRAM transition matrix", len(categories))
         form, trans = "matrix", _user_matrix(matrix, categories)
     elif invariant:
         if retention is None:
             raise SdcInputError("invariant PRAM needs a retention level in (0, 1]")
         theta = check_probability("retention", retention, low_open=True)
+        wide_refused("Invariant PRAM", len(categories))
         form, trans = "invariant", invariant_matrix(marginal, theta)
     else:
         assert p is not None  # the one form left: a flip with p
-        form, trans = "flip", flip_matrix(k, check_probability("p", p))
+        form = "flip"
+        check_probability("p", p)
     if form == "flip":
         assert p is not None
         u_flip = rng.uniform(ids, rng.key(seed, step, DRAW_FLIP))
@@ -113,15 +120,25 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
         other += other >= codes
         new = np.where(present & (u_flip < float(p)) & (k > 1), other, codes)
     else:
+        assert trans is not None
         new = apply_transition(codes, trans, rng.uniform(ids, rng.key(seed, step, DRAW_FLIP)))
         new[~present] = -1
     n_present = int(present.sum())
+    names = [str(v) for v in categories]
+    table: pd.DataFrame | RankOne
+    if trans is None:  # flip: P = (1 − p − p/(K − 1))·I + p/(K − 1)·J, dense only when narrow
+        assert p is not None
+        off = float(p) / (k - 1) if k > 1 else 0.0
+        table = transition(names, 1.0 - float(p) - off if k > 1 else 1.0, np.full(len(names), off))
+        diagonal = np.full(k, 1.0 - float(p) if k > 1 else 1.0)
+    else:
+        table = pd.DataFrame(trans[: len(categories), : len(categories)], index=names,
+                             columns=names)
+        diagonal = np.diag(trans)
     info = {"form": form, "categories": int(len(categories)),
-            "expected_changed_share": float(marginal @ (1.0 - np.diag(trans))) if len(categories)
+            "expected_changed_share": float(marginal @ (1.0 - diagonal)) if len(categories)
             else 0.0,
             "changed_share": float((new != codes)[present].mean()) if n_present else 0.0}
-    names = [str(v) for v in categories]
-    table = pd.DataFrame(trans[: len(categories), : len(categories)], index=names, columns=names)
     return MethodResult(from_codes(s, categories, new), info, table)
 
 

@@ -23,7 +23,13 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import MethodResult, category_codes, from_codes, resolve_ids
+from sdc_core.methods.common import (
+    MethodResult,
+    category_codes,
+    from_codes,
+    resolve_ids,
+    transition,
+)
 from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
 DRAW_KEEP, DRAW_VALUE = 0, 1
@@ -75,8 +81,7 @@ def randomized_response(s: pd.Series, keep_probability: float = 0.5,
     new = np.where((codes >= 0) & ~keep, drawn, codes)
     values = from_codes(s, levels, new)
     present = codes >= 0
-    names = [str(v) for v in levels]
-    matrix = pd.DataFrame(q * np.eye(k) + (1.0 - q) / k, index=names, columns=names)
+    matrix = transition([str(v) for v in levels], q, np.full(k, (1.0 - q) / k))
     info: dict[str, object] = {"keep_probability": q, "categories": k, "epsilon": eps,
             "changed_share": float((new != codes)[present].mean()) if present.any() else 0.0}
     return MethodResult(values, info, matrix)

@@ -23,6 +23,7 @@ from sdc_core.methods.common import (
     category_codes,
     from_codes,
     resolve_ids,
+    transition,
 )
 from sdc_core.methods.spec import Method, Param, Release, per_household_param
 
@@ -47,10 +48,7 @@ def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
     drawn = np.searchsorted(cum, u_value * m, side="right") if m else codes
     new = np.where(present & (u_redraw < a), drawn, codes)
     p = counts / max(m, 1)
-    names = [str(v) for v in categories]
-    matrix = pd.DataFrame((1 - a) * np.eye(len(categories))
-                          + a * np.outer(np.ones(len(categories)), p),
-                          index=names, columns=names)
+    matrix = transition([str(v) for v in categories], 1 - a, a * p)  # (1 − α)·I + α·1πᵀ
     info: dict[str, object] = {
         "alpha": a, "expected_changed_share": float(a * (1.0 - np.sum(p**2))),
         "changed_share": float((new != codes)[present].mean()) if m else 0.0,

@@ -48,7 +48,7 @@ from sdc_core import rng
 from sdc_core.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.households import NEARLY_CONSTANT, constant_shares, household_codes
-from sdc_core.methods.common import category_codes
+from sdc_core.methods.common import MAX_DENSE_LEVELS, RankOne, category_codes
 from sdc_core.methods.households import HouseholdPlan
 from sdc_core.methods.spec import PER_HOUSEHOLD, Release
 from sdc_core.recipe import (
@@ -68,6 +68,10 @@ NO_DENIABILITY = ("ε = ∞: no deniability; some released value rules a true an
                   "release can prove what a respondent did not answer")
 #: The release kinds with a transition matrix of their own (value by value).
 MODELLED = (Release.PERTURBATION, Release.RECODING)
+
+
+class _Wide(Exception):
+    """A column's figures need a matrix past the bound: they are not computed (the reason)."""
 
 
 #: The household attackers of :class:`HouseholdGuess`, by their key in JSON.
@@ -230,6 +234,13 @@ class Deniability:
     household : HouseholdGuess, optional
         With a household id: what all of a household's released records give away
         (:func:`household_figures`).
+    wide : str
+        Non-empty for a column of more than :data:`~sdc_core.methods.common.MAX_DENSE_LEVELS`
+        levels: why ``matrix`` and ``posterior`` are empty (docs/measures.md, "Wide columns"),
+        and, when ε and the accuracy could not be had in closed form either (NaN), why not.
+    largest_posterior : float
+        max over the released levels k of max_i P(true i | released k) (the posterior a reader
+        is surest of; given for a wide column, whose posterior is not shown).
 
     Examples
     --------
@@ -257,6 +268,8 @@ class Deniability:
     steps: tuple[int, ...] = ()
     not_modelled: tuple[int, ...] = ()
     household: HouseholdGuess | None = None
+    wide: str = ""
+    largest_posterior: float = math.nan
 
     @property
     def deniable(self) -> bool:
@@ -265,7 +278,10 @@ class Deniability:
 
     @property
     def meaning(self) -> str:
-        """What ε means, in one sentence (:data:`MEANING`, :data:`NO_DENIABILITY`)."""
+        """What ε means, in one sentence (:data:`MEANING`, :data:`NO_DENIABILITY`), or why it
+        was not computed."""
+        if math.isnan(self.epsilon):
+            return self.wide
         return meaning(self.epsilon)
 
     def to_json(self) -> dict[str, Any]:
@@ -281,6 +297,11 @@ class Deniability:
                "steps": list(self.steps), "not_modelled": list(self.not_modelled)}
         if self.household is not None:
             out |= self.household.to_json()
+        if self.wide:
+            out |= {"guess_accuracy": _number(self.guess_accuracy), "not_shown": self.wide,
+                    "largest_posterior": _number(self.largest_posterior)}
+            return out | {"prior": {str(k): float(v) for k, v in self.prior.items()},
+                          "matrix": None, "posterior": None}
         return out | {"prior": {str(k): float(v) for k, v in self.prior.items()},
                       "matrix": _nested(self.matrix), "posterior": _nested(self.posterior)}
 
@@ -380,7 +401,8 @@ def prior(s: pd.Series) -> tuple[pd.Series, int]:
             int((~present).sum()))
 
 
-def deniability(matrix: pd.DataFrame, pi: pd.Series, column: str = "", method: str = "",
+def deniability(matrix: pd.DataFrame | RankOne, pi: pd.Series, column: str = "",
+                method: str = "",
                 n_blank: int = 0, steps: Sequence[int] = (),
                 not_modelled: Sequence[int] = ()) -> Deniability:
     """The exact figures of a transition matrix for a column of distribution π.
@@ -423,6 +445,8 @@ def deniability(matrix: pd.DataFrame, pi: pd.Series, column: str = "", method: s
     >>> d.posterior.round(2)["B"].tolist()
     [0.05, 0.93, 0.02]
     """
+    if isinstance(matrix, RankOne):
+        return _rank_one(matrix, pi, column, method, n_blank, steps, not_modelled)
     m = _with_rows(matrix.astype(np.float64), [str(v) for v in pi.index])
     p = m.to_numpy()
     if (p < 0).any() or (np.abs(p.sum(axis=1) - 1.0) > 1e-9).any():
@@ -443,6 +467,62 @@ def deniability(matrix: pd.DataFrame, pi: pd.Series, column: str = "", method: s
         not_modelled=tuple(not_modelled))
 
 
+def _rank_one(matrix: RankOne, pi: pd.Series, column: str, method: str, n_blank: int,
+              steps: Sequence[int], not_modelled: Sequence[int]) -> Deniability:
+    """:func:`deniability` of P = a·I + 1·cᵀ in closed form (O(K), no K × K array).
+
+    With P(k|i) = a·[i = k] + c_k over the true levels i of π (those of π outside the matrix's
+    levels are released as they are: then no closed form, the figures are NaN):
+
+    - ε = max_k ln(max(a + c_k, c_k) / min(a + c_k, c_k)) over the released levels k some
+      true level can produce (∞ when that minimum is 0; 0 for a single level);
+    - accuracy Σ_k max((a + c_k)·π_k, c_k·max_{i≠k} π_i);
+    - the largest posterior max_k max_i P(i|k), P(i|k) = P(k|i)·π_i / (a·π_k + c_k).
+    """
+    levels = [str(v) for v in pi.index]
+    k = len(matrix.levels)
+    note = (f"{column or 'the column'} has {k:,} levels, more than "
+            f"{MAX_DENSE_LEVELS:,}: its transition matrix and posterior are not shown "
+            "(ε, the best-guess accuracy and the largest posterior are exact, in closed form)")
+    index = {v: j for j, v in enumerate(matrix.levels)}
+    if any(v not in index for v in levels):
+        return Deniability(column, method, math.nan, math.nan,
+                           float(pi.max()) if len(pi) else 0.0, pd.DataFrame(), pd.DataFrame(),
+                           pi.astype(np.float64), int(n_blank), (), tuple(steps),
+                           tuple(not_modelled), wide=f"{column or 'the column'}: not computed, "
+                           "a level of the original is not among the released levels of its "
+                           f"{k:,}-level matrix")
+    w = np.zeros(k)
+    w[[index[v] for v in levels]] = pi.to_numpy(dtype=np.float64)
+    present = np.zeros(k, dtype=bool)
+    present[[index[v] for v in levels]] = True
+    a, c = matrix.a, matrix.c
+    top = np.sort(w)[::-1]
+    first, second = top[0], (top[1] if k > 1 else 0.0)
+    others = np.where(w == first, second, first)  # max_{i≠k} π_i
+    own = (a + c) * w
+    accuracy = float(np.maximum(own, c * others).sum())
+    released = a * w + c
+    reach = released > 0
+    # ε over the columns k: the diagonal entry (if k is a true level) and the others c_k
+    n_true = int(present.sum())
+    hi = np.where(present, np.maximum(a + c, c if n_true > 1 else a + c), c)
+    lo = np.where(present, np.minimum(a + c, c if n_true > 1 else a + c), c)
+    used = hi > 0
+    if n_true <= 1:
+        eps = 0.0
+    elif (lo[used] <= 0).any():
+        eps = math.inf
+    else:
+        eps = float(max(np.max(np.log(hi[used]) - np.log(lo[used]), initial=0.0), 0.0))
+    post = np.maximum(own, c * others)[reach] / released[reach]
+    return Deniability(column, method, eps, accuracy, float(first), pd.DataFrame(),
+                       pd.DataFrame(), pi.astype(np.float64), int(n_blank),
+                       tuple(matrix.levels[j] for j in np.flatnonzero(~reach)),
+                       tuple(steps), tuple(not_modelled), wide=note,
+                       largest_posterior=float(post.max(initial=0.0)))
+
+
 def _with_rows(m: pd.DataFrame, levels: Sequence[str]) -> pd.DataFrame:
     """``m`` with an identity row (the level released as it is) for each level it lacks."""
     m = m.copy()
@@ -457,7 +537,8 @@ def _with_rows(m: pd.DataFrame, levels: Sequence[str]) -> pd.DataFrame:
     return pd.concat([m.reindex(columns=cols, fill_value=0.0), extra])
 
 
-def compose(first: pd.DataFrame, then: pd.DataFrame) -> pd.DataFrame:
+def compose(first: pd.DataFrame | RankOne,
+            then: pd.DataFrame | RankOne) -> pd.DataFrame | RankOne:
     """The matrix of two steps in order: P = P₁·P₂, the released levels of the first matched to
     the true levels of the second by name (a level the second step has no row for, because no
     record held it when it ran, is released as it is).
@@ -482,6 +563,12 @@ def compose(first: pd.DataFrame, then: pd.DataFrame) -> pd.DataFrame:
     >>> compose(band, flip).loc["2"].tolist()
     [0.9, 0.1]
     """
+    if isinstance(first, RankOne) or isinstance(then, RankOne):
+        if isinstance(first, RankOne) and isinstance(then, RankOne) \
+                and first.levels == then.levels:
+            return first.then(then)
+        raise _Wide("its steps' matrices are too wide to compose (more than "
+                    f"{MAX_DENSE_LEVELS:,} levels over different categories)")
     b = _with_rows(then, [str(v) for v in first.columns])
     return pd.DataFrame(first.to_numpy(dtype=np.float64)
                         @ b.loc[[str(v) for v in first.columns]].to_numpy(),
@@ -492,6 +579,9 @@ def _pairs_matrix(before: pd.Series, after: pd.Series) -> pd.DataFrame:
     """Each true level's records by released level, as shares: the 0/1 matrix of a recoding."""
     c_in, lv_in = category_codes(before)
     c_out, lv_out = category_codes(after)
+    if len(lv_in) * len(lv_out) > MAX_DENSE_LEVELS ** 2:
+        raise _Wide(f"a {len(lv_in):,} × {len(lv_out):,} recoding matrix is not built (at most "
+                    f"{MAX_DENSE_LEVELS:,}² entries)")
     both = (c_in >= 0) & (c_out >= 0)
     width = max(len(lv_out), 1)
     counts = np.bincount(c_in[both] * width + c_out[both], minlength=len(lv_in) * width)
@@ -517,7 +607,7 @@ def _step_output(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     return out, done.matrix
 
 
-def step_matrix(step: dict[str, Any], column: pd.Series) -> pd.DataFrame:
+def step_matrix(step: dict[str, Any], column: pd.Series) -> pd.DataFrame | RankOne:
     """The transition matrix of one recipe step on a column, P[i, k] = P(released k | true i).
 
     A PRAM, relabeling or randomized response step gives the matrix the method itself builds
@@ -563,12 +653,12 @@ def step_matrix(step: dict[str, Any], column: pd.Series) -> pd.DataFrame:
     frame = column.to_frame(checked["column"])
     out, matrix = _step_output(frame, checked, 0, 0, None)
     if matrix is not None:
-        return matrix.astype(np.float64)
+        return _float(matrix)
     return _pairs_matrix(frame[checked["column"]], out[checked["column"]])
 
 
 def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool = False,
-                       matrices: Mapping[int, pd.DataFrame] | None = None
+                       matrices: Mapping[int, pd.DataFrame | RankOne] | None = None
                        ) -> list[Deniability]:
     """The exact figures of every perturbed column of a recipe applied to ``original``.
 
@@ -637,7 +727,8 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         rid = rng.ids_from_column(original[recipe.record_id].to_numpy())
     else:
         raise SdcInputError(f"recipe: record_id column '{recipe.record_id}' is not in the data")
-    composed: dict[str, pd.DataFrame] = {}
+    composed: dict[str, pd.DataFrame | RankOne] = {}
+    wide: dict[str, str] = {}  # the columns past the bound: why their figures are not computed
     methods: dict[str, list[str]] = {c: [] for c in tracked}
     used: dict[str, list[int]] = {c: [] for c in tracked}
     skipped: dict[str, list[int]] = {c: [] for c in tracked}
@@ -659,9 +750,12 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         if modelled:
             c = cols[0]
             assert before is not None
-            m = own.astype(np.float64) if own is not None \
-                else _pairs_matrix(before, current[c])
-            composed[c] = compose(composed[c], m) if c in composed else m
+            if c not in wide:
+                try:
+                    m = _float(own) if own is not None else _pairs_matrix(before, current[c])
+                    composed[c] = compose(composed[c], m) if c in composed else m
+                except _Wide as why:
+                    wide[c] = str(why)
             methods[c].append(step["method"])
             used[c].append(i + 1)
     out = []
@@ -669,12 +763,28 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
         if c not in methods:
             continue
         pi, blanks = prior(original[c])
-        out.append(deniability(composed[c], pi, column=c, method=" → ".join(methods[c]),
-                               n_blank=blanks, steps=used[c], not_modelled=skipped[c]))
+        how = " → ".join(methods[c])
+        out.append(_not_computed(c, how, pi, blanks, used[c], wide[c]) if c in wide else
+                   deniability(composed[c], pi, column=c, method=how, n_blank=blanks,
+                               steps=used[c], not_modelled=skipped[c]))
     return out
 
 
-def _held_matrices(recipe: Recipe, original: pd.DataFrame, held: Mapping[int, pd.DataFrame],
+def _float(m: pd.DataFrame | RankOne) -> pd.DataFrame | RankOne:
+    return m if isinstance(m, RankOne) else m.astype(np.float64)
+
+
+def _not_computed(column: str, method: str, pi: pd.Series, blanks: int, steps: Sequence[int],
+                  why: str) -> Deniability:
+    """The figures of a column whose matrix is past the bound and has no closed form: NaN,
+    with the reason (docs/measures.md, "Wide columns")."""
+    return Deniability(column, method, math.nan, math.nan, float(pi.max()) if len(pi) else 0.0,
+                       pd.DataFrame(), pd.DataFrame(), pi, int(blanks), (), tuple(steps),
+                       wide=f"{column}: not computed, {why}")
+
+
+def _held_matrices(recipe: Recipe, original: pd.DataFrame,
+                   held: Mapping[int, pd.DataFrame | RankOne],
                    tracked: list[str]) -> list[Deniability] | None:
     """:func:`recipe_deniability` from the step matrices ``held``, or None when a
     step on a tracked column is not a one-column perturbation with its matrix there."""
@@ -690,13 +800,17 @@ def _held_matrices(recipe: Recipe, original: pd.DataFrame, held: Mapping[int, pd
         used[on[0]].append(i)
     out = []
     for c in tracked:
-        matrix = held[used[c][0]].astype(np.float64)
-        for i in used[c][1:]:
-            matrix = compose(matrix, held[i].astype(np.float64))
         pi, blanks = prior(original[c])
-        out.append(deniability(matrix, pi, column=c,
-                               method=" → ".join(recipe.steps[i - 1]["method"] for i in used[c]),
-                               n_blank=blanks, steps=used[c]))
+        how = " → ".join(recipe.steps[i - 1]["method"] for i in used[c])
+        try:
+            matrix = _float(held[used[c][0]])
+            for i in used[c][1:]:
+                matrix = compose(matrix, _float(held[i]))
+        except _Wide as why:
+            out.append(_not_computed(c, how, pi, blanks, used[c], str(why)))
+            continue
+        out.append(deniability(matrix, pi, column=c, method=how, n_blank=blanks,
+                               steps=used[c]))
     return out
 
 
@@ -768,7 +882,7 @@ def household_figures(figures: Sequence[Deniability], recipe: Recipe, original: 
     plan_level = _constant_columns(recipe, original, household, [d.column for d in figures])
     out = []
     for d in figures:
-        if d.column not in released.columns:
+        if d.column not in released.columns or d.wide:  # a wide column: no household guess
             out.append(d)
             continue
         drawn = [recipe.steps[i - 1] for i in d.steps

@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 
 #: Default half-width of a numeric hit, as a share of the original column's IQR.
 TOLERANCE = 0.1
+#: With distance columns, the most values of a categorical sensitive column (one pass of the
+#: linkage matching each; docs/measures.md, "The attribute-inference attack")
+MAX_LINK_LEVELS = 1_000
 #: A number column with more distinct values than this is read as numeric (``numeric=None``).
 NUMERIC_MIN_LEVELS = 20
 
@@ -304,10 +307,16 @@ def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Se
             continue
         truth, value, levels = _value_codes(original[c], released[c])
         if distance:
+            if levels > MAX_LINK_LEVELS:
+                raise SdcInputError(
+                    f"{c}: {levels:,} values; with distance columns the attack counts each "
+                    f"value in a pass of its own, at most {MAX_LINK_LEVELS:,} (recode the "
+                    "column, or compare every key exactly)")
             counts = _counts_by_link(y_codes, z_codes, y_num, z_num, value, levels)
+            group = np.arange(len(truth))
         else:
-            counts = matcher.counts(value, levels)
-        out.append(_categorical(c, truth, value, levels, counts))
+            counts, group = matcher.counts(value, levels), matcher.group
+        out.append(_categorical(c, truth, value, levels, counts, group))
     return InferenceResult(tuple(out), tuple(exact), tuple(distance))
 
 
@@ -323,51 +332,81 @@ def _value_codes(x: pd.Series, z: pd.Series) -> tuple[np.ndarray, np.ndarray, in
 
 class _Matcher:
     """The best candidates of the exact columns (no distance columns): per pair of missing-value
-    patterns, query rows and released rows keyed on the columns present in both."""
+    patterns, query rows and released rows keyed on the columns present in both. Records of
+    one pattern with the same key in every pair have the same candidates: they form a
+    **group**, and the counts are kept per group, not per record (a sensitive column of 100,000
+    categories in 200,000 records held a records × values matrix of 5.5 GB)."""
 
     def __init__(self, y_codes: np.ndarray, z_codes: np.ndarray) -> None:
         self.n = len(y_codes)
-        self.pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
+        self.pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+        self.group = np.zeros(self.n, dtype=np.int64)  # each record's group
+        self.first: list[np.ndarray] = []  # per pattern, a record of each of its groups
+        self.of_pattern: list[list[int]] = []  # per pattern, its pairs
+        self.rows: list[np.ndarray] = []  # per pattern, its records
         y_pat, z_pat = _pattern(y_codes), _pattern(z_codes)
         z_groups = [np.flatnonzero(z_pat == q) for q in np.unique(z_pat)]
+        groups = 0
         for p in np.unique(y_pat):
             rows = np.flatnonzero(y_pat == p)
+            keys = []
+            mine = []
             for zrows in z_groups:
                 shared = np.flatnonzero((y_codes[rows[0]] >= 0) & (z_codes[zrows[0]] >= 0))
                 if not len(shared):
-                    self.pairs.append((rows, zrows, np.zeros(len(rows), np.int64),
-                                       np.zeros(len(zrows), np.int64), 1))
-                    continue
-                both = np.concatenate([y_codes[rows][:, shared], z_codes[zrows][:, shared]])
-                key, _ = combine_codes([both[:, j] for j in range(len(shared))],
-                                       (both.max(axis=0) + 1).tolist())
-                key, bound = densify(key)
-                self.pairs.append((rows, zrows, key[: len(rows)], key[len(rows):], bound))
+                    key_y, key_z, bound = (np.zeros(len(rows), np.int64),
+                                           np.zeros(len(zrows), np.int64), 1)
+                else:
+                    both = np.concatenate([y_codes[rows][:, shared], z_codes[zrows][:, shared]])
+                    key, _ = combine_codes([both[:, j] for j in range(len(shared))],
+                                           (both.max(axis=0) + 1).tolist())
+                    key, bound = densify(key)
+                    key_y, key_z = key[: len(rows)], key[len(rows):]
+                keys.append(key_y)
+                mine.append(len(self.pairs))
+                self.pairs.append((zrows, key_y, key_z, bound))
+            _, first, local = np.unique(np.column_stack(keys), axis=0, return_index=True,
+                                        return_inverse=True)
+            self.group[rows] = groups + local.ravel()
+            self.first.append(first)
+            self.of_pattern.append(mine)
+            self.rows.append(rows)
+            groups += len(first)
+        self.groups = groups
 
     def counts(self, value: np.ndarray, levels: int) -> sparse.csr_matrix:
-        """n_i(v): the candidates of record i carrying released value v, (n, levels)."""
+        """n_g(v): the candidates of the records of group g carrying released value v,
+        (groups, levels); :attr:`group` gives each record's group."""
         from scipy import sparse  # imported where it is used, as the linkage attack does
 
-        total = sparse.csr_matrix((self.n, levels))
-        for rows, zrows, key_y, key_z, bound in self.pairs:
-            v = value[zrows]
-            has = v >= 0
-            table = sparse.csr_matrix((np.ones(int(has.sum())), (key_z[has], v[has])),
-                                      shape=(bound, levels))
-            pick = sparse.csr_matrix((np.ones(len(rows)), (rows, key_y)),
-                                     shape=(self.n, bound))
-            total = total + pick @ table
-        total.sum_duplicates()
-        return total
+        blocks = []
+        for first, pairs in zip(self.first, self.of_pattern):
+            total = sparse.csr_matrix((len(first), levels))
+            for i in pairs:
+                zrows, key_y, key_z, bound = self.pairs[i]
+                v = value[zrows]
+                has = v >= 0
+                table = sparse.csr_matrix((np.ones(int(has.sum())), (key_z[has], v[has])),
+                                          shape=(bound, levels))
+                pick = sparse.csr_matrix((np.ones(len(first)), (np.arange(len(first)),
+                                                                key_y[first])),
+                                         shape=(len(first), bound))
+                total = total + pick @ table
+            blocks.append(total)
+        out = sparse.vstack(blocks, format="csr")
+        out.sum_duplicates()
+        return out
 
     def sums(self, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Σ z_jS and the number of candidates with a value, per record (NaN = missing)."""
         s, m = np.zeros(self.n), np.zeros(self.n)
-        for rows, zrows, key_y, key_z, bound in self.pairs:
-            v = value[zrows]
-            has = ~np.isnan(v)
-            s[rows] += np.bincount(key_z[has], weights=v[has], minlength=bound)[key_y]
-            m[rows] += np.bincount(key_z[has], minlength=bound)[key_y]
+        for rows, pairs in zip(self.rows, self.of_pattern):
+            for i in pairs:
+                zrows, key_y, key_z, bound = self.pairs[i]
+                v = value[zrows]
+                has = ~np.isnan(v)
+                s[rows] += np.bincount(key_z[has], weights=v[has], minlength=bound)[key_y]
+                m[rows] += np.bincount(key_z[has], minlength=bound)[key_y]
         return s, m
 
 
@@ -419,22 +458,25 @@ def _modes(counts: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _categorical(column: str, truth: np.ndarray, value: np.ndarray, levels: int,
-                 counts: sparse.csr_matrix) -> InferenceColumn:
+                 counts: sparse.csr_matrix, group: np.ndarray) -> InferenceColumn:
+    """The figures of a categorical S from n_g(v), ``counts``' row ``group[i]`` for record
+    i (records with the same candidates share a row)."""
     known = truth >= 0
     n = int(known.sum())
     marginal = np.bincount(value[value >= 0], minlength=levels)
     modes, t = _modes(marginal)
     base_hit = np.isin(truth, modes) / max(t, 1)
-    row_total = np.asarray(counts.sum(axis=1)).ravel()
+    rows = counts.shape[0]
+    g_total = np.asarray(counts.sum(axis=1)).ravel()
     data, ptr = counts.data, counts.indptr
     nonempty = np.diff(ptr) > 0
-    row_max = np.zeros(len(truth))
-    row_max[nonempty] = np.maximum.reduceat(data, ptr[:-1][nonempty])
-    row_of = np.repeat(np.arange(len(truth)), np.diff(ptr))
-    ties = np.bincount(row_of, weights=(data == row_max[row_of]) & (data > 0),
-                       minlength=len(truth))
+    g_max = np.zeros(rows)
+    g_max[nonempty] = np.maximum.reduceat(data, ptr[:-1][nonempty])
+    row_of = np.repeat(np.arange(rows), np.diff(ptr))
+    g_ties = np.bincount(row_of, weights=(data == g_max[row_of]) & (data > 0), minlength=rows)
+    row_total, row_max, ties = g_total[group], g_max[group], g_ties[group]
     mine = np.zeros(len(truth))
-    mine[known] = np.asarray(counts[np.flatnonzero(known), truth[known]]).ravel()
+    mine[known] = np.asarray(counts[group[known], truth[known]]).ravel()
     hit = np.where(row_max > 0, np.where((mine == row_max) & (mine > 0), 1.0 / np.maximum(ties, 1),
                                          0.0), base_hit)
     cap = np.where(row_total > 0, mine / np.maximum(row_total, 1), 0.0)

@@ -332,10 +332,12 @@ class _Missing:
 
 
 def _on_table(table_id: str, table: Any, fn: Callable[..., T], args: tuple,
-              kwargs: dict[str, Any]) -> T | _Missing:
+              kwargs: dict[str, Any], progress: Progress | None = None) -> T | _Missing:
     """What a worker runs for :func:`run_on`: ``fn`` on the table it holds under
     ``table_id`` (``table`` None) or on ``table``, which it then holds (its bytes counted
-    once, when it arrives)."""
+    once, when it arrives); ``progress`` passed on to ``fn``."""
+    if progress is not None:
+        kwargs = {**kwargs, "progress": progress}
     held = _HELD.pop(table_id, None)
     if table is not None:
         held = (table, int(table.memory_usage(deep=True).sum()))
@@ -349,13 +351,16 @@ def _on_table(table_id: str, table: Any, fn: Callable[..., T], args: tuple,
 
 
 def run_on(table_id: str, table: Any, fn: Callable[..., T], /, *args: Any,
-           **kwargs: Any) -> T:
+           progress: Progress | None = None, **kwargs: Any) -> T:
     """``fn(table, *args, **kwargs)`` in a worker process (:func:`run`), the table sent only
     to a worker that does not hold it yet under ``table_id``: a slider move sends the recipe,
-    not the data set (pickling a 100,000-record table took 14 ms of the server's time)."""
+    not the data set (pickling a 100,000-record table took 14 ms of the server's time). With
+    ``progress``, as :func:`run`'s (an exception it raises cancels the job)."""
     if workers() == 0:
+        if progress is not None:
+            kwargs = {**kwargs, "progress": progress}
         return fn(table, *args, **kwargs)
-    got = run(_on_table, table_id, None, fn, args, kwargs)
+    got = run(_on_table, table_id, None, fn, args, kwargs, progress=progress)
     if isinstance(got, _Missing):
-        got = run(_on_table, table_id, table, fn, args, kwargs)
+        got = run(_on_table, table_id, table, fn, args, kwargs, progress=progress)
     return cast("T", got)  # sent with the table, a worker answers with fn's result

@@ -208,7 +208,9 @@ def protection_rows(release: TableRelease, threshold: int) -> pd.DataFrame:
     if release.method == "suppress":
         audit = release.audit
         verdict = ("passes" if audit is None or audit.passes
-                   else f"fails: {audit.exposed_cells} cells exposed")
+                   else f"fails: {audit.exposed_cells} cells exposed" + (
+                       f", {audit.unchecked_cells} not checked in the time allowed"
+                       if audit.unchecked_cells else ""))
         rows += [("audit", verdict), ("rule", str(release.rule)),
                  (label("narrowest_interval"), _value(narrowest_interval(release)))]
     elif release.method == "dp":
@@ -233,7 +235,7 @@ def audit_text(release: TableRelease) -> tuple[bool, list[str]]:
         return True, []
     if not audit.passes:
         return False, audit.findings(tuple(release.truth.columns))
-    narrow = narrowest_interval(release)
+    narrow = narrowest_interval(release)  # inexact intervals lie inside: still "at least"
     counted = (f" The rule counted distinct {release.household}: a cell of one person's "
                "several records is as small as that one person." if release.household else "")
     if narrow is None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from sdc_core.households import NEARLY_CONSTANT
+from sdc_core.methods.common import MAX_DENSE_LEVELS
 from sdc_core.names import label
 from sdc_core.risk.deniability import Deniability
 from sdc_core.risk.inference import InferenceResult
@@ -52,6 +53,8 @@ def epsilon_words(epsilon: float) -> str:
     >>> epsilon_words(math.log(3))
     'any answer at most e^ε = 3 times likelier to give this release'
     """
+    if math.isnan(epsilon):
+        return "not computed: a column too wide (its steps' figures have no closed form)"
     if not math.isfinite(epsilon):
         return "∞: no deniability"
     ratio = f"{math.exp(epsilon):.4g}" if epsilon < 700 else f"10^{epsilon / math.log(10):.0f}"
@@ -143,6 +146,14 @@ def nearly_constant_note(household: str, shares: Mapping[str, float]) -> str:
             "household): record by record, the household id undoes part of the perturbation.")
 
 
+def wide_matrix_text(column: str, levels: int) -> str:
+    """Why a wide column's transition matrix is not drawn (docs/measures.md, "Wide
+    columns")."""
+    return (f"{column} has {levels:,} levels, more than {MAX_DENSE_LEVELS:,}: its "
+            f"{levels:,} × {levels:,} transition matrix is not built or drawn (its figures are "
+            "computed in closed form).")
+
+
 def posterior_table(d: Deniability) -> pd.DataFrame:
     """P(true i | released k) of one column: a row per true value (its share π_i first), a
     column per released value; the column's posterior as the core gives it."""
@@ -170,9 +181,11 @@ def detail_note(d: Deniability) -> str:
     if d.not_modelled:
         parts.append("Steps left out of the matrix (not value by value): "
                      + ", ".join(map(str, d.not_modelled)) + ".")
+    if d.wide and not math.isnan(d.epsilon):  # the figures hold; the tables are not drawn
+        parts.append(d.wide + f"; the largest posterior is {d.largest_posterior:.4f}.")
     if d.unreachable:
-        parts.append("Released values no present value can produce: "
-                     + ", ".join(d.unreachable) + ".")
+        unreachable = ", ".join(d.unreachable[:20]) + (" …" if len(d.unreachable) > 20 else "")
+        parts.append(f"Released values no present value can produce: {unreachable}.")
     if d.n_blank:
         parts.append(f"{d.n_blank:,} blank values are released as blanks and left out.")
     return " ".join(parts)
