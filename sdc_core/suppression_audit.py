@@ -4,16 +4,16 @@
 **Audit.** The reader knows every published cell and margin, that cells are non-negative and
 that the table adds up (A·x = 0, :attr:`~sdc_core.crosstab.CrossTable.constraints`). For every
 suppressed cell c, linear programming (``scipy.optimize.linprog``, HiGHS) finds its feasible
-interval [lo_c, hi_c] = [min x_c, max x_c] subject to x_published fixed, A·x = 0 and
-b_lo ≤ x ≤ b_hi (default 0 ≤ x < ∞; a caller may add what the reader knows besides, e.g.
-"less than 5" → x ≤ 4). The suppressed cells split into independent groups (cells linked by a
-constraint holding two of them), and each group is solved alone, without two programmes per
-cell (docs/tables.md, "The audit's bound"): every solution is a feasible table, so a cell's least
-and largest value over the solutions found lie in its interval, and a cell is decided once they
-reach its protection (and differ); only the cells left get programmes of their own, which make
-their intervals exact. A time limit leaves the cells not decided unchecked. A primary cell of value x is
-protected when lo ≤ x − lower and hi ≥ x + upper (sdc_core/cell_rules.py); its exposure is
-by how much either bound falls short; with ``rules`` only primary cells can be exposed (every
+interval [lo_c, hi_c] = [min x_c, max x_c] subject to x_published fixed, A·x = 0 and b_lo ≤ x ≤
+b_hi (default 0 ≤ x < ∞; a caller may add what the reader knows besides, e.g. "less than 5" → x
+≤ 4). The suppressed cells split into independent groups (cells linked by a constraint holding
+two of them), and each group is solved alone, without two programmes per cell (docs/tables.md,
+"The audit's bound"): every solution is a feasible table, so a cell's least and largest value
+over the solutions found lie in its interval, and a cell is decided once they reach its
+protection (and differ); only the cells left get programmes of their own, which make their
+intervals exact. A time limit leaves the cells not decided unchecked. A primary cell of value x
+is protected when lo ≤ x − lower and hi ≥ x + upper (sdc_core/cell_rules.py); its exposure is by
+how much either bound falls short; with ``rules`` only primary cells can be exposed (every
 suppressed cell still says whether it is pinned). Without ``rules`` a suppressed cell is exposed
 when it is pinned (lo = hi). With a household id (the table's ``unit``) the rules count persons
 and the report also gives each hidden cell's ``persons`` and the range of persons a reader can
@@ -423,10 +423,10 @@ def _group_bounds(box: _Group, want_lo: np.ndarray, want_hi: np.ndarray, exact: 
     largest value of a cell over the solutions found, lies inside its interval. A cell is
     decided once seen_lo ≤ ``want_lo``, seen_hi ≥ ``want_hi`` and seen_lo < seen_hi (its
     protection is reached and it is not pinned; a cell without protection has want_lo = ∞ and
-    want_hi = −∞: it is decided once it is not pinned), or once both its bounds are exact. First a point inside the feasible set,
-    then programmes that bring many undecided cells to their protection at once
-    (:func:`_reach`, above and below), while each round decides at least a tenth of those
-    left; then a programme per side still short (or, with ``exact``, per side), a side
+    want_hi = −∞: it is decided once it is not pinned), or once both its bounds are exact.
+    First a point inside the feasible set, then programmes that bring many undecided cells
+    to their protection at once (:func:`_reach`, above and below), while each round decides
+    at least a tenth of those left; then a programme per side still short (or, with ``exact``, per side), a side
     skipped when a solution already reaches the reader's bound b_lo or b_hi; an exposed cell
     gets both sides exact."""
     m = box.a.shape[1]
