@@ -426,9 +426,9 @@ def _group_bounds(box: _Group, want_lo: np.ndarray, want_hi: np.ndarray, exact: 
     want_hi = −∞: it is decided once it is not pinned), or once both its bounds are exact.
     First a point inside the feasible set, then programmes that bring many undecided cells
     to their protection at once (:func:`_reach`, above and below), while each round decides
-    at least a tenth of those left; then a programme per side still short (or, with ``exact``, per side), a side
-    skipped when a solution already reaches the reader's bound b_lo or b_hi; an exposed cell
-    gets both sides exact."""
+    at least a tenth of those left; then a programme per side still short (or, with
+    ``exact``, per side), a side skipped when a solution already reaches the reader's bound
+    b_lo or b_hi; an exposed cell gets both sides exact."""
     m = box.a.shape[1]
     if box.a.shape[0] == 0:  # no constraint: each cell anywhere within what the reader knows
         return box.b_lo.copy(), box.b_hi.copy(), np.ones(m, bool), np.ones(m, bool)
