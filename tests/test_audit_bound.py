@@ -20,8 +20,6 @@ from sdc_core.cell_rules import p_rule, threshold_rule
 from sdc_core.crosstab import crosstab
 from sdc_core.suppression_audit import audit, secondary_suppression
 from sdc_core.table_release import release_table
-from ui import compute
-from ui.infra import memory, workers
 
 
 def cube_records(levels: int = 20, per_cell: int = 2, seed: int = 0) -> pd.DataFrame:
@@ -164,7 +162,11 @@ def pid() -> int:
 
 def test_a_closed_tab_cancels_its_tables_job(monkeypatch):
     """The Tables page's job stops at its next progress report once its browser session is
-    gone (ui/compute.py, ``while_connected``): the one worker is free for the next job."""
+    gone (ui/compute.py, ``while_connected``): the one worker is free for the next job (in the
+    app tier: ui.compute imports Streamlit)."""
+    from ui import compute
+    from ui.infra import memory, workers
+
     df = cube_records()
     asked = []
 

@@ -197,8 +197,9 @@ def link_states(draw, built_in: bool = True) -> LinkState:
                                                                           "category"])), alpha)
     own = None if built_in else draw(hs.none() | hs.sampled_from(list(OWN_DATA)))
     return LinkState(key, roles, steps, seed, risk,
-                     draw(hs.none() | hs.sampled_from(list(LESSONS))), draw(hs.booleans()),
-                     draw(hs.sampled_from(RISK_VIEWS)), own)
+                     lesson=draw(hs.none() | hs.sampled_from(list(LESSONS))),
+                     projector=draw(hs.booleans()), risk_view=draw(hs.sampled_from(RISK_VIEWS)),
+                     own=own)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
