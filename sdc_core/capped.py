@@ -1,0 +1,450 @@
+"""Reading a file in a child process whose memory is capped: no format's trick takes more.
+
+:func:`read_capped` is :func:`sdc_core.io.read_table` run in a short-lived child process whose
+writable memory is capped (``RLIMIT_DATA``) at what the caller may still take; the table comes
+back in Arrow's columnar form (an IPC stream through a socket) and is rebuilt here. The bounds
+of :mod:`sdc_core.decoded` stay the fast path that refuses most files before they are read;
+the cap is the guarantee for what they miss: a file that needs more is refused with
+:class:`OverCap` ("… needs more memory than this session may still use (… MB)") and this
+process never holds more than the table the child measured (``max_table``).
+
+**The children.** Every child is forked by one helper process (:func:`serve`), started on
+first use with ``subprocess`` (no fork of the caller, whose threads could hold a lock in the
+child) and single-threaded: it imports the readers once (numerical libraries limited to one
+thread), then forks a child for each request, so a child starts in milliseconds with the
+readers loaded. multiprocessing's own fork server is not used: its children would run the
+caller's ``__main__`` first (in the dashboard, the page Streamlit installs there, which another
+thread may put back while a process starts), and its preloaded modules are one setting for the
+whole interpreter. The helper dies with the process that started it and each child with the
+helper (a parent-death signal); a helper whose caller closes its socket exits.
+
+**Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``:
+the heap, anonymous mappings (NumPy's and pandas' arrays, Python's objects, Arrow's mimalloc
+or jemalloc pools) and thread stacks, which is what a reader can make resident.
+``RLIMIT_AS`` counts address space that is only reserved, never used: the 64 MB that glibc
+reserves for each thread's allocation arena and the regions mimalloc reserves. Measured
+(``bench/bench_bombs.py`` and tests/test_capped.py): a 25 MB CSV and its Parquet file read
+under either cap set to 300 MB with Arrow's two threads, but with 16 threads the
+``RLIMIT_AS`` child aborted (a thread's arena could not be reserved) while the
+``RLIMIT_DATA`` child read it; 64 threads' stacks (8 MB each) passed even ``RLIMIT_DATA``'s
+300 MB. So a child runs Arrow with :data:`THREADS` threads, whatever the machine's cores.
+
+**The table's form.** Columns travel as Arrow arrays with pandas' metadata (``Int64``,
+categories, time zones, ``str`` come back as they were read); an object column (numbers and
+text mixed, Python dates, decimals, bytes) as a dense union of one child array per Python type
+of its values, so every value comes back as the same kind of value (:func:`to_arrow`,
+:func:`from_arrow`). Nothing is unpickled: the child is reading an untrusted file.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from contextlib import suppress
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sdc_core.decoded import MAX_CELL, size_text
+from sdc_core.errors import SdcInputError
+
+if TYPE_CHECKING:  # pyarrow is imported where it is used
+    import pyarrow as pa
+
+#: Threads of Arrow's pools in a child: each thread's stack (8 MB) counts against the cap.
+THREADS = 2
+#: Rows of a record batch in the stream a child sends.
+BATCH_ROWS = 65_536
+#: Environment of the helper: one thread per numerical library, so it forks no thread pool.
+THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: What the helper imports once, before it forks any child.
+PRELOAD = ("sdc_core.io", "pyarrow.ipc", "pyarrow.parquet", "pyarrow.compute", "openpyxl",
+           "pyreadstat")
+#: The schema metadata key of the object columns' names and the columns' order.
+_BOXED = b"sdc_core.boxed"
+#: Python types of a missing value in an object column, and the value each stands for.
+_MISSING: dict[str, Any] = {"NoneType": None, "NAType": pd.NA, "NaTType": pd.NaT}
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+class OverCap(SdcInputError):
+    """A file whose reading needed more memory than its cap (the child process reached it,
+    or ended without an answer).
+
+    Parameters
+    ----------
+    label : str
+        The file's name.
+    cap : int
+        The child's cap in bytes.
+    """
+
+    def __init__(self, label: str, cap: int) -> None:
+        self.cap = cap
+        super().__init__(f"{label}: reading it needs more memory than this session may still "
+                         f"use ({size_text(max(cap, 0))}); try a smaller file (or a sample "
+                         "of it)")
+
+
+# -- the table's form: Arrow, object columns as dense unions ---------------------------------
+
+def _kind(value: object) -> str:
+    """The name of a value's type; a NumPy scalar's with ``numpy.`` before it."""
+    kind = type(value)
+    return f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+
+
+def _box(s: pd.Series) -> pa.Array:
+    """An object column as a dense union: a child array per Python type of its values, named
+    by the type (missing values: a null child per kind of missing); whole numbers past 64 bits
+    as their text, in a child named ``int:text``."""
+    import pyarrow as pa
+
+    values = s.to_numpy(dtype=object)
+    kinds = np.array([_kind(v) for v in values], dtype=object)
+    names, codes = np.unique(kinds, return_inverse=True)
+    children, fields = [], []
+    for i, kind in enumerate(names):
+        group = values[codes == i].tolist()
+        if kind in _MISSING:
+            children.append(pa.nulls(len(group)))
+        else:
+            try:
+                children.append(pa.array(group))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                if kind != "int":
+                    raise SdcInputError(f"column '{s.name}' holds values of a kind that cannot "
+                                        f"be handed back ({kind})") from None
+                children.append(pa.array([str(v) for v in group]))
+                kind = "int:text"
+        fields.append(str(kind))
+    codes = codes.astype(np.int8)
+    offsets = np.zeros(len(values), dtype=np.int32)
+    for i in range(len(names)):
+        at = codes == i
+        offsets[at] = np.arange(int(at.sum()), dtype=np.int32)
+    return pa.UnionArray.from_dense(pa.array(codes, pa.int8()), pa.array(offsets, pa.int32()),
+                                    children, fields)
+
+
+def _unbox(column: pa.ChunkedArray) -> np.ndarray:
+    """The values of a column :func:`_box` made, as Python objects of their types."""
+    import pyarrow as pa
+
+    union = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    out = np.empty(len(union), dtype=object)
+    if not len(union):
+        return out
+    codes = union.type_codes.to_numpy(zero_copy_only=False)
+    offsets = union.offsets.to_numpy(zero_copy_only=False)  # a row's place in its child
+    for i in range(union.type.num_fields):
+        kind, child = union.type.field(i).name, union.field(i)
+        if kind in _MISSING:
+            values: list[Any] = [_MISSING[kind]] * len(child)
+        elif kind == "int:text":
+            values = [int(v) for v in child.to_pylist()]
+        elif kind.startswith("numpy."):
+            values = list(np.array(child.to_pylist(), dtype=kind[len("numpy."):]))
+        elif kind == "Timestamp" or pa.types.is_timestamp(child.type) and kind != "datetime":
+            values = list(child.to_pandas())
+        else:
+            values = child.to_pylist()
+        box = np.empty(len(values), dtype=object)
+        box[:] = values
+        at = codes == i
+        out[at] = box[offsets[at]]
+    return out
+
+
+def to_arrow(df: pd.DataFrame) -> pa.Table:
+    """``df`` as an Arrow table that :func:`from_arrow` gives back equal: its columns, dtypes,
+    index and, in object columns, the type of every value.
+
+    Raises
+    ------
+    SdcInputError
+        When a column holds values Arrow has no form for (complex numbers, say).
+    """
+    import pyarrow as pa
+
+    boxed = [c for c in df.columns if df[c].dtype == object]
+    try:
+        table = pa.Table.from_pandas(df.drop(columns=boxed), preserve_index=None)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+        raise SdcInputError(f"the table cannot be handed back ({err})") from None
+    for c in boxed:
+        union = _box(df[c])
+        table = table.append_column(pa.field(str(c), union.type), union)
+    order = json.dumps({"columns": [str(c) for c in df.columns], "boxed": boxed})
+    return table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                          _BOXED: order.encode()})
+
+
+def from_arrow(table: pa.Table) -> pd.DataFrame:
+    """The DataFrame :func:`to_arrow` made ``table`` from (the table is used up)."""
+    meta = json.loads(table.schema.metadata[_BOXED])
+    boxed = {c: _unbox(table.column(c)) for c in meta["boxed"]}
+    plain = table.drop_columns(meta["boxed"])
+    del table
+    df = plain.to_pandas(self_destruct=True, split_blocks=True)
+    for c, values in boxed.items():
+        df[c] = pd.Series(values, index=df.index, dtype=object)
+    return df[meta["columns"]] if boxed else df
+
+
+# -- the helper that forks the children --------------------------------------------------------
+
+def _die_with(parent: int) -> None:
+    """Have this process killed when its parent ends (Linux), and end now if it already has."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def serve(fd: int, parent: int) -> None:
+    """The helper's loop: a request (its JSON and a socket) on the socket ``fd``, a child
+    forked for each; over when ``fd`` closes (the caller has gone)."""
+    import importlib
+
+    _die_with(parent)
+    for module in PRELOAD:
+        importlib.import_module(module)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+    control = socket.socket(fileno=fd)
+    me = os.getpid()
+    while True:
+        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
+        if not message:
+            return
+        if not fds:
+            continue
+        if os.fork() == 0:
+            code = 0
+            try:
+                control.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _die_with(me)
+                _child(socket.socket(fileno=fds[0]), json.loads(message))
+            except BaseException:  # noqa: BLE001 — the caller sees the end of its socket
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(fds[0])
+
+
+def _vm_data() -> int:
+    """This process's writable private memory (``VmData``), in bytes."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status
+                    if line.startswith("VmData:"))
+
+
+#: What the readers' own errors say of a failed allocation (pandas' C parser: "C error: out
+#: of memory"; ReadStat: "Unable to allocate memory").
+_NO_MEMORY = re.compile(r"out of memory|unable to allocate|cannot allocate|bad_alloc", re.I)
+
+
+def _over_memory(err: BaseException) -> bool:
+    """Whether an error is, or was raised while handling, a failed allocation: a
+    ``MemoryError``, or a reader's error that says so (the reader's own text, not the
+    message naming the file)."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, MemoryError) or (not isinstance(seen, SdcInputError)
+                                             and _NO_MEMORY.search(str(seen))):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _child(sock: socket.socket, request: dict[str, Any]) -> None:
+    """A child's work: the cap, the file (its bytes from the socket, or its path), the
+    table read and sent as an Arrow stream after ``T``; a refusal as ``E`` and its message;
+    ``M`` when the cap was reached."""
+    import pyarrow as pa
+
+    from sdc_core.io import read_table
+
+    pa.set_cpu_count(THREADS)
+    pa.set_io_thread_count(THREADS)
+    limit = _vm_data() + max(int(request["cap"]), 0)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    out = sock.makefile("wb")
+    try:
+        source: bytes | str = request["path"]
+        if request["path"] is None:
+            source = sock.makefile("rb").read(request["size"])
+            if len(source) != request["size"]:
+                return
+        df = read_table(source, request["name"], max_bytes=request["max_bytes"],
+                        max_table=request["max_table"], max_cell=request["max_cell"])
+        del source
+        table = to_arrow(df)
+        del df
+        out.write(b"T")
+        with pa.ipc.new_stream(out, table.schema) as writer:
+            writer.write_table(table, max_chunksize=BATCH_ROWS)
+    except SdcInputError as err:
+        if _over_memory(err):
+            out.write(b"M")
+        else:
+            text = str(err).encode("utf-8")
+            out.write(b"E" + len(text).to_bytes(4, "big") + text)
+    except MemoryError:
+        out.write(b"M")
+    out.flush()
+
+
+class _Helper:
+    """A running helper (:func:`serve`) and the socket its requests go to."""
+
+    def __init__(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        code = (f"import sys; sys.path.insert(0, {str(_ROOT)!r}); "
+                "from sdc_core.capped import serve; serve(int(sys.argv[1]), int(sys.argv[2]))")
+        with theirs:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", code, str(theirs.fileno()), str(os.getpid())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                env={**os.environ, **dict.fromkeys(THREAD_ENVS, "1")})
+        self.sock = mine
+        self.lock = threading.Lock()
+
+    def ask(self, request: dict[str, Any]) -> socket.socket:
+        """A socket to a new child that works on ``request``."""
+        mine, theirs = socket.socketpair()
+        with theirs, self.lock:
+            socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno()])
+        return mine
+
+    def stop(self) -> None:
+        self.sock.close()  # the helper sees the end of its socket and exits
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_lock = threading.Lock()
+_helper: _Helper | None = None
+
+
+def start() -> None:
+    """Start the helper now (it imports the readers, about a second), before a file needs it."""
+    _running()
+
+
+def _running(fresh: bool = False) -> _Helper:
+    global _helper
+    with _lock:
+        if fresh or _helper is None or _helper.proc.poll() is not None:
+            if _helper is not None:
+                _helper.stop()
+            _helper = _Helper()
+        return _helper
+
+
+def stop() -> None:
+    """Stop the helper (the next file starts another); at exit, too."""
+    global _helper
+    with _lock:
+        helper, _helper = _helper, None
+    if helper is not None:
+        helper.stop()
+
+
+atexit.register(stop)
+
+
+def _answer(stream: IO[bytes]) -> pd.DataFrame | None:
+    """The child's answer: the table, None when it reached its cap or ended without one."""
+    import pyarrow as pa
+
+    status = stream.read(1)
+    if status == b"E":
+        size = int.from_bytes(stream.read(4), "big")
+        raise SdcInputError(stream.read(size).decode("utf-8", errors="replace"))
+    if status != b"T":
+        return None
+    try:
+        return from_arrow(pa.ipc.open_stream(stream).read_all())
+    except (pa.ArrowInvalid, OSError, EOFError):  # the stream ended early: the cap
+        return None
+
+
+def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int,
+                max_bytes: int | None = None, max_table: int | None = None,
+                max_cell: int = MAX_CELL) -> pd.DataFrame:
+    """:func:`sdc_core.io.read_table` in a child process whose memory may grow by at most
+    ``cap`` bytes: the same table, the same refusals, and past the cap :class:`OverCap`.
+
+    Parameters
+    ----------
+    source : path or bytes
+        The file, or its content.
+    name : str, optional
+        The file name (needed with bytes: its extension selects the reader).
+    cap : int
+        Bytes the child may allocate beyond what it holds when it starts (its interpreter and
+        the readers, shared with the helper): the file's bytes, the reader's buffers and the
+        table.
+    max_bytes, max_table, max_cell
+        As :func:`~sdc_core.io.read_table` (``max_bytes`` None: its default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table :func:`~sdc_core.io.read_table` gives.
+
+    Raises
+    ------
+    OverCap
+        When reading needed more than ``cap`` (the message names the file and the cap).
+    SdcInputError
+        What :func:`~sdc_core.io.read_table` refuses, with its message.
+
+    Examples
+    --------
+    >>> from sdc_core.capped import read_capped
+    >>> read_capped(b"age;sex\\n34;f\\n51;m\\n", "tiny.csv", cap=200_000_000)
+       age sex
+    0   34   f
+    1   51   m
+    """
+    from sdc_core.io import MAX_BYTES
+
+    raw = bytes(source) if isinstance(source, (bytes, bytearray)) else None
+    label = name or ("uploaded file" if raw is not None else str(source))
+    request = {"name": name if raw is not None else (name or str(source)),
+               "path": None if raw is not None else str(source),
+               "size": None if raw is None else len(raw), "cap": int(cap),
+               "max_bytes": MAX_BYTES if max_bytes is None else int(max_bytes),
+               "max_table": max_table, "max_cell": int(max_cell)}
+    try:
+        sock = _running().ask(request)
+    except OSError:  # the helper had ended: once more, with a new one
+        sock = _running(fresh=True).ask(request)
+    with sock:
+        if raw is not None:
+            with suppress(OSError):  # the child stopped reading: its answer says why
+                sock.sendall(raw)
+        with sock.makefile("rb") as stream:
+            df = _answer(stream)
+    if df is None:
+        raise OverCap(label, cap)
+    return df
