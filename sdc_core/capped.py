@@ -2,7 +2,8 @@
 
 :func:`read_capped` is :func:`sdc_core.io.read_table` run in a short-lived child process whose
 writable memory is capped (``RLIMIT_DATA``) at what the caller may still take; the table comes
-back in Arrow's columnar form (an IPC stream through a socket) and is rebuilt here. The bounds
+back in Arrow's columnar form (an IPC stream in an anonymous in-memory file whose descriptor
+the child sends) and is rebuilt here. The bounds
 of :mod:`sdc_core.decoded` stay the fast path that refuses most files before they are read;
 the cap is the guarantee for what they miss: a file that needs more is refused with
 :class:`OverCap` ("… needs more memory than this session may still use (… MB)") and this
@@ -19,15 +20,20 @@ whole interpreter. The helper dies with the process that started it and each chi
 helper (a parent-death signal); a helper whose caller closes its socket exits.
 
 **Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``:
-the heap, anonymous mappings (NumPy's and pandas' arrays, Python's objects, Arrow's mimalloc
-or jemalloc pools) and thread stacks, which is what a reader can make resident.
-``RLIMIT_AS`` counts address space that is only reserved, never used: the 64 MB that glibc
-reserves for each thread's allocation arena and the regions mimalloc reserves. Measured
-(``bench/bench_bombs.py`` and tests/test_capped.py): a 25 MB CSV and its Parquet file read
-under either cap set to 300 MB with Arrow's two threads, but with 16 threads the
-``RLIMIT_AS`` child aborted (a thread's arena could not be reserved) while the
-``RLIMIT_DATA`` child read it; 64 threads' stacks (8 MB each) passed even ``RLIMIT_DATA``'s
-300 MB. So a child runs Arrow with :data:`THREADS` threads, whatever the machine's cores.
+the heap, anonymous mappings (NumPy's and pandas' arrays, Python's objects, Arrow's buffers)
+and thread stacks, which is what a reader can make resident. ``RLIMIT_AS`` also counts address
+space that is only reserved, never used: the 64 MB glibc reserves for each thread's allocation
+arena, and the regions mimalloc (Arrow's default allocator) reserves. Measured on a 25 MB CSV
+and its Parquet file (1 million rows, 26 MB as a table), each read by a child capped at
+300 MB with Arrow's pools of 2, 16 and 64 threads: under ``RLIMIT_DATA`` all six read; under
+``RLIMIT_AS`` none read with mimalloc ("Cannot allocate memory"), and with the C library's
+allocator only the 2-thread one did (16 threads: "Failed to launch worker thread"). So the cap
+is ``RLIMIT_DATA``, with the C library's allocator, and a child runs Arrow with
+:data:`THREADS` threads whatever the machine's cores (each thread's stack counts).
+
+Arrow in a child uses the C library's allocator (:data:`ALLOCATOR`), whose memory counts as
+it is used, and converts the table with one thread; a child that runs past :data:`DEADLINE`
+is ended by the kernel.
 
 **The table's form.** Columns travel as Arrow arrays with pandas' metadata (``Int64``,
 categories, time zones, ``str`` come back as they were read); an object column (numbers and
@@ -48,9 +54,10 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from contextlib import suppress
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -68,6 +75,13 @@ BATCH_ROWS = 65_536
 #: Environment of the helper: one thread per numerical library, so it forks no thread pool.
 THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: Arrow's allocator in the helper and its children: the C library's, whose memory counts
+#: against the cap as it is used. mimalloc, Arrow's default, maps about 128 MB for its first
+#: thread's pages at once: a 2 kB Parquet file needed a cap of 146 MB with it, 18 MB without.
+ALLOCATOR = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+#: Seconds a child may take: then the kernel ends it (``SIGALRM``), so that a reader stuck on a
+#: lock (a thread it could not start) never holds its caller.
+DEADLINE = 600
 #: What the helper imports once, before it forks any child.
 PRELOAD = ("sdc_core.io", "pyarrow.ipc", "pyarrow.parquet", "pyarrow.compute", "openpyxl",
            "pyreadstat")
@@ -180,7 +194,7 @@ def to_arrow(df: pd.DataFrame) -> pa.Table:
 
     boxed = [c for c in df.columns if df[c].dtype == object]
     try:
-        table = pa.Table.from_pandas(df.drop(columns=boxed), preserve_index=None)
+        table = pa.Table.from_pandas(df.drop(columns=boxed), preserve_index=None, nthreads=1)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
         raise SdcInputError(f"the table cannot be handed back ({err})") from None
     for c in boxed:
@@ -246,16 +260,25 @@ def serve(fd: int, parent: int) -> None:
         os.close(fds[0])
 
 
-def _vm_data() -> int:
-    """This process's writable private memory (``VmData``), in bytes."""
+def _vm(field: str) -> int:
+    """A figure of this process's memory from ``/proc/self/status`` (``VmData``: its writable
+    private memory; ``VmSize``, ``VmPeak``: its address space, now and at most), in bytes."""
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) * 1024 for line in status
-                    if line.startswith("VmData:"))
+                    if line.startswith(field + ":"))
+
+
+#: How near its cap a child's address space came for a reader's error to be taken for the cap:
+#: a reader that cannot allocate may say only that it could not read (ReadStat: "Unable to
+#: read from file", its read callback's bytes refused).
+NEAR = 32 * 2**20
 
 
 #: What the readers' own errors say of a failed allocation (pandas' C parser: "C error: out
-#: of memory"; ReadStat: "Unable to allocate memory").
-_NO_MEMORY = re.compile(r"out of memory|unable to allocate|cannot allocate|bad_alloc", re.I)
+#: of memory"; ReadStat: "Unable to allocate memory"; Arrow and Python when a thread's stack
+#: cannot be mapped: "Failed to launch worker thread", "can't start new thread").
+_NO_MEMORY = re.compile(r"out of memory|unable to allocate|cannot allocate|bad_alloc"
+                        r"|failed to launch worker thread|can't start new thread", re.I)
 
 
 def _over_memory(err: BaseException) -> bool:
@@ -272,18 +295,19 @@ def _over_memory(err: BaseException) -> bool:
 
 
 def _child(sock: socket.socket, request: dict[str, Any]) -> None:
-    """A child's work: the cap, the file (its bytes from the socket, or its path), the
-    table read and sent as an Arrow stream after ``T``; a refusal as ``E`` and its message;
-    ``M`` when the cap was reached."""
+    """A child's work: the cap, the file (its bytes from the socket, or its path), the table
+    read and written as an Arrow stream to an anonymous in-memory file whose descriptor is
+    sent with ``T``; a refusal as ``E`` and its message; ``M`` when the cap was reached."""
     import pyarrow as pa
 
     from sdc_core.io import read_table
 
+    signal.alarm(DEADLINE)
     pa.set_cpu_count(THREADS)
     pa.set_io_thread_count(THREADS)
-    limit = _vm_data() + max(int(request["cap"]), 0)
+    cap = max(int(request["cap"]), 0)
+    limit, reached = _vm("VmData") + cap, _vm("VmSize") + cap - NEAR
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    out = sock.makefile("wb")
     try:
         source: bytes | str = request["path"]
         if request["path"] is None:
@@ -295,18 +319,21 @@ def _child(sock: socket.socket, request: dict[str, Any]) -> None:
         del source
         table = to_arrow(df)
         del df
-        out.write(b"T")
-        with pa.ipc.new_stream(out, table.schema) as writer:
+        # the table is at most max_table (read_table measured it): it goes to the caller in
+        # a file of its own, read there natively, not through the socket
+        fd = os.memfd_create("sdc-table", os.MFD_CLOEXEC)
+        with pa.OSFile(f"/proc/self/fd/{fd}", "wb") as out, \
+                pa.ipc.new_stream(out, table.schema) as writer:
             writer.write_table(table, max_chunksize=BATCH_ROWS)
+        socket.send_fds(sock, [b"T"], [fd])
     except SdcInputError as err:
-        if _over_memory(err):
-            out.write(b"M")
+        if _over_memory(err) or _vm("VmPeak") >= reached:
+            sock.sendall(b"M")
         else:
             text = str(err).encode("utf-8")
-            out.write(b"E" + len(text).to_bytes(4, "big") + text)
+            sock.sendall(b"E" + len(text).to_bytes(4, "big") + text)
     except MemoryError:
-        out.write(b"M")
-    out.flush()
+        sock.sendall(b"M")
 
 
 class _Helper:
@@ -320,7 +347,7 @@ class _Helper:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", code, str(theirs.fileno()), str(os.getpid())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                env={**os.environ, **dict.fromkeys(THREAD_ENVS, "1")})
+                env={**os.environ, **dict.fromkeys(THREAD_ENVS, "1"), **ALLOCATOR})
         self.sock = mine
         self.lock = threading.Lock()
 
@@ -371,20 +398,26 @@ def stop() -> None:
 atexit.register(stop)
 
 
-def _answer(stream: IO[bytes]) -> pd.DataFrame | None:
+def _answer(sock: socket.socket) -> pd.DataFrame | None:
     """The child's answer: the table, None when it reached its cap or ended without one."""
     import pyarrow as pa
 
-    status = stream.read(1)
-    if status == b"E":
-        size = int.from_bytes(stream.read(4), "big")
-        raise SdcInputError(stream.read(size).decode("utf-8", errors="replace"))
-    if status != b"T":
-        return None
+    status, fds, _, _ = socket.recv_fds(sock, 1, 1)
     try:
-        return from_arrow(pa.ipc.open_stream(stream).read_all())
-    except (pa.ArrowInvalid, OSError, EOFError):  # the stream ended early: the cap
-        return None
+        if status == b"E":
+            with sock.makefile("rb") as rest:
+                size = int.from_bytes(rest.read(4), "big")
+                raise SdcInputError(rest.read(size).decode("utf-8", errors="replace"))
+        if status != b"T" or not fds:
+            return None
+        try:
+            with pa.OSFile(f"/proc/self/fd/{fds[0]}") as stream:
+                return from_arrow(pa.ipc.open_stream(stream).read_all())
+        except (pa.ArrowInvalid, OSError):  # a stream that ended early
+            return None
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int,
@@ -439,12 +472,15 @@ def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int
         sock = _running().ask(request)
     except OSError:  # the helper had ended: once more, with a new one
         sock = _running(fresh=True).ask(request)
+    start = time.monotonic()
     with sock:
         if raw is not None:
             with suppress(OSError):  # the child stopped reading: its answer says why
                 sock.sendall(raw)
-        with sock.makefile("rb") as stream:
-            df = _answer(stream)
-    if df is None:
-        raise OverCap(label, cap)
-    return df
+        df = _answer(sock)
+    if df is not None:
+        return df
+    if time.monotonic() - start >= DEADLINE:
+        raise SdcInputError(f"{label}: reading it took longer than {DEADLINE // 60} minutes, "
+                            "the most a file may take; try a smaller file (or a sample of it)")
+    raise OverCap(label, cap)

@@ -141,7 +141,8 @@ def test_a_path_is_read_by_the_child(tmp_path):
     (b"a,b\n1,2\n", "t.xls", "t.xls: the legacy Excel .xls format is not supported"),
     (b"a,b\n1," + b"z" * 70_000 + b"\n", "t.csv", "t.csv: column 'b' holds a value of 70,000"),
     (b"PAR1 not really", "t.parquet", "t.parquet: cannot be read as PARQUET"),
-    (b"   \n", "t.csv", "t.csv: file is empty")])
+    (b"   \n", "t.csv", "t.csv: file is empty"),
+    (file_of(survey(), "zsav")[:5000], "t.zsav", "t.zsav: cannot be read as ZSAV")])
 def test_a_refusal_is_the_readers_own(raw, name, words):
     with pytest.raises(SdcInputError) as here:
         read_table(raw, name)
