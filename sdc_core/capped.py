@@ -19,7 +19,8 @@ thread may put back while a process starts), and its preloaded modules are one s
 whole interpreter. The helper dies with the process that started it and each child with the
 helper (a parent-death signal); a helper whose caller closes its socket exits.
 
-**Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``:
+**Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``
+(and :data:`BASE` for its threads' stacks and a small file's buffers):
 the heap, anonymous mappings (NumPy's and pandas' arrays, Python's objects, Arrow's buffers)
 and thread stacks, which is what a reader can make resident. ``RLIMIT_AS`` also counts address
 space that is only reserved, never used: the 64 MB glibc reserves for each thread's allocation
@@ -79,6 +80,12 @@ THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 #: against the cap as it is used. mimalloc, Arrow's default, maps about 128 MB for its first
 #: thread's pages at once: a 2 kB Parquet file needed a cap of 146 MB with it, 18 MB without.
 ALLOCATOR = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+#: What a child may take beyond its cap, whatever the file: the stacks of Arrow's threads
+#: (8 MB each, mostly untouched) and a reader's own buffers, which a file's share of the
+#: budget does not cover when the file is small (measured: a 600 kB CSV of 20,000 rows needed
+#: a cap of 14 MB, 300 rows 1.5 MB; a 2 kB Parquet file 18 MB, the stacks of its two threads).
+#: Like the interpreter the child starts with, it is outside the budget.
+BASE = 64 * 2**20
 #: Seconds a child may take: then the kernel ends it (``SIGALRM``), so that a reader stuck on a
 #: lock (a thread it could not start) never holds its caller.
 DEADLINE = 600
@@ -305,7 +312,7 @@ def _child(sock: socket.socket, request: dict[str, Any]) -> None:
     signal.alarm(DEADLINE)
     pa.set_cpu_count(THREADS)
     pa.set_io_thread_count(THREADS)
-    cap = max(int(request["cap"]), 0)
+    cap = max(int(request["cap"]), 0) + BASE
     limit, reached = _vm("VmData") + cap, _vm("VmSize") + cap - NEAR
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     try:
@@ -434,8 +441,8 @@ def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int
         The file name (needed with bytes: its extension selects the reader).
     cap : int
         Bytes the child may allocate beyond what it holds when it starts (its interpreter and
-        the readers, shared with the helper): the file's bytes, the reader's buffers and the
-        table.
+        the readers, shared with the helper) and :data:`BASE`: the file's bytes, the reader's
+        buffers and the table.
     max_bytes, max_table, max_cell
         As :func:`~sdc_core.io.read_table` (``max_bytes`` None: its default).
 
