@@ -394,6 +394,31 @@ ROUND4: dict[str, Callable[[float], tuple[str, bytes]]] = {
     "xlsx far cell": xlsx_far_cell, "zsav unknown cases": zsav_unknown_cases,
     "csv wide": csv_wide, "csv padded": csv_padded, "parquet int columns": parquet_int_columns}
 
+#: What each file decodes to at scale 1, as pandas holds it (the characters of text and 8 bytes
+#: a cell, a Python object 57 bytes more; the far cell's rows as its reader fills them out to
+#: the widest): from each maker's own figures, for ``bench/bench_bombs.py``.
+DECODED: dict[str, int] = {
+    "parquet dictionary": 200 * (50 * MB + 8) + 200 * 8,
+    "parquet repeated": 3000 * (MB + 8),
+    "parquet many rows": 300_000_000 * 4 * 8,
+    "parquet fixed binary": 3000 * (MB + 57),
+    "parquet string view": 20 * 2_500 * (60_000 + 8),
+    "parquet binary view": 20 * 2_500 * (60_000 + 57),
+    "stata strl": 100_000 * (60_000 + 8 + 4),
+    "xlsx numbers": 1_000_000 * 20 * 8,
+    "xlsx shared strings": 100_000 * (60_000 + 8),
+    "xlsx shared strings elsewhere": 100_000 * (60_000 + 8),
+    "csv mixed types": (10 * MB // 30 + 30 * MB // 40) * 10 * (8 + 57) + 10 * MB // 30 * 10 * 2,
+    "csv long cell": 10 * MB,
+    "zsav wide": 300_000 * 10 * (255 + 8),
+    "stata strl named": 600 * (4 * MB + 8 + 4),
+    "parquet footer lie": 50_000 * (60_000 + 8),
+    "xlsx far cell": 100_000 * 16_384 * 8,
+    "zsav unknown cases": 300_000 * 10 * (255 + 8),
+    "csv wide": 2_000 * 40_000 * 8,
+    "csv padded": 50 * 3 * 8,
+    "parquet int columns": 5_000_000 * 8 * 8}
+
 #: Scales at which each file decodes to 2 to 10 times a 40 MB allowance (or holds a cell past
 #: the limit): the tests' size.
 SCALES = {"parquet dictionary": 0.02, "parquet repeated": 0.1, "parquet many rows": 0.1,
