@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.server import children, free_port, start_server, stop_server
 from bench.st_client import StSession
 from tests.hostile_files import BOMBS, DECODED, ROUND4
-from ui.infra.memory import parse_size
+from ui.infra.memory import parse_size, size_text
 
 SMALL = b"zipcode,sex,income\n1000,F,10\n1001,M,20\n1002,F,30\n" + b"1003,M,40\n" * 4
 #: Files the issue sent from several sessions at the same moment: how many
@@ -133,7 +133,7 @@ def main() -> None:
             stop_server(proc)
         label = f"{key} ×{copies}" if copies > 1 else key
         said = summary([s for s, _ in results]) if copies > 1 else results[0][0][:150]
-        print(f"{label:<30}{len(data) / 1e6:>8.2f}MB{DECODED[key] / 1e9:>8.2f}GB"
+        print(f"{label:<30}{size_text(len(data)):>10}{DECODED[key] / 1e9:>8.2f}GB"
               f"{peak / 1e9:>7.2f}GB{(peak - budget) / 1e9:>7.2f}GB{child.peak / 1e9:>7.2f}GB"
               f"{max(s for _, s in results):>9.1f}  {'loaded' if other_ok else 'REFUSED':<8} "
               f"{said}")

@@ -16,8 +16,10 @@ thread), then forks a child for each request, so a child starts in milliseconds 
 readers loaded. multiprocessing's own fork server is not used: its children would run the
 caller's ``__main__`` first (in the dashboard, the page Streamlit installs there, which another
 thread may put back while a process starts), and its preloaded modules are one setting for the
-whole interpreter. The helper dies with the process that started it and each child with the
-helper (a parent-death signal); a helper whose caller closes its socket exits.
+whole interpreter. The helper exits when its socket to the process that started it closes,
+which the kernel does when that process ends, however it ends (a parent-death signal would
+fire when the *thread* that started it ends: in the server, a page's run); each child dies
+with the helper (a parent-death signal: the helper has one thread).
 
 **Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``
 (and :data:`BASE` for its threads' stacks and a small file's buffers):
@@ -227,7 +229,8 @@ def from_arrow(table: pa.Table) -> pd.DataFrame:
 # -- the helper that forks the children --------------------------------------------------------
 
 def _die_with(parent: int) -> None:
-    """Have this process killed when its parent ends (Linux), and end now if it already has."""
+    """Have this process killed when its parent's thread that forked it ends (Linux), and end
+    now if it already has."""
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -236,12 +239,11 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-def serve(fd: int, parent: int) -> None:
+def serve(fd: int) -> None:
     """The helper's loop: a request (its JSON and a socket) on the socket ``fd``, a child
     forked for each; over when ``fd`` closes (the caller has gone)."""
     import importlib
 
-    _die_with(parent)
     for module in PRELOAD:
         importlib.import_module(module)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
@@ -349,10 +351,10 @@ class _Helper:
     def __init__(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         code = (f"import sys; sys.path.insert(0, {str(_ROOT)!r}); "
-                "from sdc_core.capped import serve; serve(int(sys.argv[1]), int(sys.argv[2]))")
+                "from sdc_core.capped import serve; serve(int(sys.argv[1]))")
         with theirs:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", code, str(theirs.fileno()), str(os.getpid())],
+                [sys.executable, "-c", code, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                 env={**os.environ, **dict.fromkeys(THREAD_ENVS, "1"), **ALLOCATOR})
         self.sock = mine

@@ -7,7 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +24,8 @@ from sdc_core import capped
 from sdc_core.capped import OverCap, from_arrow, read_capped, to_arrow
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
+from tests.conftest import ROOT
+from tests.hostile_files import xlsx_far_cell
 
 CAP = 500_000_000
 
@@ -172,3 +178,65 @@ def test_a_helper_that_died_is_started_again():
     helper.proc.wait()
     assert read_capped(b"a\n2\n", "t.csv", cap=CAP)["a"].tolist() == [2]
     assert capped._running() is not helper
+
+
+def test_the_helper_outlives_the_thread_that_started_it():
+    """A server starts the helper from a page's run, whose thread then ends: a parent-death
+    signal would have ended the helper with that thread."""
+    capped.stop()
+    thread = threading.Thread(target=capped.start)
+    thread.start()
+    thread.join()
+    helper = capped._running()
+    time.sleep(0.5)
+    assert helper.proc.poll() is None
+    assert read_capped(b"a\n3\n", "t.csv", cap=CAP)["a"].tolist() == [3]
+    assert capped._running() is helper
+
+
+_STARTER = """
+import sys, threading
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from sdc_core import capped
+capped.start()
+print(capped._running().proc.pid, flush=True)
+capped.read_capped(Path({path!r}), cap=10**10)  # a file read for many seconds
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_helper_and_its_child_end_with_the_process_that_started_them(tmp_path):
+    """The process that started the helper is killed (SIGKILL: no exit handler runs) while a
+    child reads a slow file: the helper sees its socket close and exits, the child gets the
+    helper's parent-death signal. Nothing of them is left."""
+    name, raw = xlsx_far_cell(1.0)  # seconds of reading, whatever the cap
+    (tmp_path / name).write_bytes(raw)
+    starter = subprocess.Popen(
+        [sys.executable, "-c", _STARTER.format(root=str(ROOT), path=str(tmp_path / name))],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        helper = int(starter.stdout.readline())
+        deadline = time.monotonic() + 60
+        reading: list[str] = []
+        while not reading and time.monotonic() < deadline:
+            with open(f"/proc/{helper}/task/{helper}/children") as f:
+                reading = f.read().split()
+            time.sleep(0.05)
+        assert reading, "no child started"
+    finally:
+        starter.kill()
+        starter.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (_alive(helper) or any(_alive(int(c))
+                                                                 for c in reading)):
+        time.sleep(0.05)
+    assert not _alive(helper)
+    assert not any(_alive(int(c)) for c in reading)
