@@ -81,7 +81,10 @@ THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 #: Arrow's allocator in the helper and its children: the C library's, whose memory counts
 #: against the cap as it is used. mimalloc, Arrow's default, maps about 128 MB for its first
 #: thread's pages at once: a 2 kB Parquet file needed a cap of 146 MB with it, 18 MB without.
-ALLOCATOR = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+#: Arrow's jemalloc, unused then, would still start a background thread as pyarrow loads: the
+#: helper would fork with two threads.
+ALLOCATOR = {"ARROW_DEFAULT_MEMORY_POOL": "system",
+             "JE_ARROW_MALLOC_CONF": "background_thread:false"}
 #: What a child may take beyond its cap, whatever the file: the stacks of Arrow's threads
 #: (8 MB each, mostly untouched) and a reader's own buffers, which a file's share of the
 #: budget does not cover when the file is small (measured: a 600 kB CSV of 20,000 rows needed

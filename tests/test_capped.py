@@ -240,3 +240,12 @@ def test_the_helper_and_its_child_end_with_the_process_that_started_them(tmp_pat
         time.sleep(0.05)
     assert not _alive(helper)
     assert not any(_alive(int(c)) for c in reading)
+
+
+def test_the_helper_forks_with_one_thread():
+    """A fork copies only the thread that forks: a lock another thread held stays held in
+    the child. The helper runs no other thread (no BLAS pool, no allocator's background
+    thread), so its children start consistent."""
+    read_capped(b"a\n1\n", "t.csv", cap=CAP)  # the helper has loaded the readers
+    helper = capped._running().proc.pid
+    assert len(list(Path(f"/proc/{helper}/task").iterdir())) == 1
