@@ -22,21 +22,19 @@ fire when the *thread* that started it ends: in the server, a page's run); each 
 with the helper (a parent-death signal: the helper has one thread).
 
 **Why RLIMIT_DATA.** A child's cap is its writable private memory at the fork plus ``cap``
-(and :data:`BASE` for its threads' stacks and a small file's buffers):
-the heap, anonymous mappings (NumPy's and pandas' arrays, Python's objects, Arrow's buffers)
-and thread stacks, which is what a reader can make resident. ``RLIMIT_AS`` also counts address
-space that is only reserved, never used: the 64 MB glibc reserves for each thread's allocation
-arena, and the regions mimalloc (Arrow's default allocator) reserves. Measured on a 25 MB CSV
-and its Parquet file (1 million rows, 26 MB as a table), each read by a child capped at
-300 MB with Arrow's pools of 2, 16 and 64 threads: under ``RLIMIT_DATA`` all six read; under
-``RLIMIT_AS`` none read with mimalloc ("Cannot allocate memory"), and with the C library's
-allocator only the 2-thread one did (16 threads: "Failed to launch worker thread"). So the cap
-is ``RLIMIT_DATA``, with the C library's allocator, and a child runs Arrow with
-:data:`THREADS` threads whatever the machine's cores (each thread's stack counts).
-
-Arrow in a child uses the C library's allocator (:data:`ALLOCATOR`), whose memory counts as
-it is used, and converts the table with one thread; a child that runs past :data:`DEADLINE`
-is ended by the kernel.
+(and :data:`BASE` for its threads' stacks and a small file's buffers): the heap, anonymous
+mappings (NumPy's and pandas' arrays, Python's objects, Arrow's buffers) and thread stacks,
+which is what a reader can make resident. ``RLIMIT_AS`` also counts address space that is only
+reserved, never used: the 64 MB glibc reserves for each thread's allocation arena, and the
+arenas mimalloc (Arrow's allocator) reserves. Measured on a 25 MB CSV and its Parquet file
+(1 million rows, 26 MB as a table), each read by a child capped at 300 MB with Arrow's pools
+of 2, 16 and 64 threads: under ``RLIMIT_DATA`` all six read; under ``RLIMIT_AS`` none read with
+mimalloc's defaults ("Cannot allocate memory"), and with mimalloc reserving no arena ahead
+(:data:`ALLOCATOR`) or the C library's allocator only the 2-thread one did ("realloc of size
+262144 failed", "Failed to launch worker thread"). So the cap is ``RLIMIT_DATA``, mimalloc
+reserves nothing ahead, and a child runs Arrow with :data:`THREADS` threads whatever the
+machine's cores (each thread's stack counts). A child converts the table with one thread, and
+one that runs past :data:`DEADLINE` is ended by the kernel.
 
 **The table's form.** Columns travel as Arrow arrays with pandas' metadata (``Int64``,
 categories, time zones, ``str`` come back as they were read); an object column (numbers and
@@ -78,13 +76,13 @@ BATCH_ROWS = 65_536
 #: Environment of the helper: one thread per numerical library, so it forks no thread pool.
 THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-#: Arrow's allocator in the helper and its children: the C library's, whose memory counts
-#: against the cap as it is used. mimalloc, Arrow's default, maps about 128 MB for its first
-#: thread's pages at once: a 2 kB Parquet file needed a cap of 146 MB with it, 18 MB without.
-#: Arrow's jemalloc, unused then, would still start a background thread as pyarrow loads: the
-#: helper would fork with two threads.
-ALLOCATOR = {"ARROW_DEFAULT_MEMORY_POOL": "system",
-             "JE_ARROW_MALLOC_CONF": "background_thread:false"}
+#: Arrow's allocator in the helper and its children: its default, mimalloc, told not to
+#: reserve its arenas ahead (by default it maps a 1 GiB arena, writable, at its first
+#: allocation, all of which counts against ``RLIMIT_DATA``: a 2 kB Parquet file needed a cap of
+#: 146 MB); the C library's allocator counts as it is used too but read the 10 GB dictionary
+#: file's text 3 to 4 times slower. Arrow's jemalloc, unused, would still start a background
+#: thread as pyarrow loads: the helper would fork with two threads.
+ALLOCATOR = {"MIMALLOC_ARENA_RESERVE": "0", "JE_ARROW_MALLOC_CONF": "background_thread:false"}
 #: What a child may take beyond its cap, whatever the file: the stacks of Arrow's threads
 #: (8 MB each, mostly untouched) and a reader's own buffers, which a file's share of the
 #: budget does not cover when the file is small (measured: a 600 kB CSV of 20,000 rows needed
