@@ -272,15 +272,16 @@ def serve(fd: int) -> None:
 
 def _vm(field: str) -> int:
     """A figure of this process's memory from ``/proc/self/status`` (``VmData``: its writable
-    private memory; ``VmSize``, ``VmPeak``: its address space, now and at most), in bytes."""
+    private memory; ``VmRSS``, ``VmHWM``: its resident memory, now and at most), in bytes."""
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) * 1024 for line in status
                     if line.startswith(field + ":"))
 
 
-#: How near its cap a child's address space came for a reader's error to be taken for the cap:
-#: a reader that cannot allocate may say only that it could not read (ReadStat: "Unable to
-#: read from file", its read callback's bytes refused).
+#: How near its cap a child's resident memory came for a reader's error to be taken for the
+#: cap: a reader that cannot allocate may say only that it could not read (ReadStat: "Unable
+#: to read from file", its read callback's bytes refused). Resident memory, not address
+#: space: the 64 MB glibc reserves for each thread's arena would make any error look so.
 NEAR = 32 * 2**20
 
 
@@ -316,7 +317,7 @@ def _child(sock: socket.socket, request: dict[str, Any]) -> None:
     pa.set_cpu_count(THREADS)
     pa.set_io_thread_count(THREADS)
     cap = max(int(request["cap"]), 0) + BASE
-    limit, reached = _vm("VmData") + cap, _vm("VmSize") + cap - NEAR
+    limit, reached = _vm("VmData") + cap, _vm("VmRSS") + cap - NEAR
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     try:
         source: bytes | str = request["path"]
@@ -337,7 +338,7 @@ def _child(sock: socket.socket, request: dict[str, Any]) -> None:
             writer.write_table(table, max_chunksize=BATCH_ROWS)
         socket.send_fds(sock, [b"T"], [fd])
     except SdcInputError as err:
-        if _over_memory(err) or _vm("VmPeak") >= reached:
+        if _over_memory(err) or _vm("VmHWM") >= reached:
             sock.sendall(b"M")
         else:
             text = str(err).encode("utf-8")
