@@ -413,8 +413,15 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 def read_bounded(path: Path) -> pd.DataFrame:
     """The table at ``path``, refused when it would take more memory than the budget
     (``SDC_MEMORY_BUDGET``, default half the machine's) or holds a cell longer than
-    ``SDC_MAX_CELL`` characters (default 65,536): see :mod:`sdc_core.decoded`."""
-    from sdc_core.decoded import budget, max_cell
+    ``SDC_MAX_CELL`` characters (default 65,536): see :mod:`sdc_core.decoded`. With
+    ``SDC_MEMORY_BUDGET`` set, the file is read in a child process whose memory is capped at
+    the budget (:mod:`sdc_core.capped`): no file's trick takes the run past it."""
+    from sdc_core.decoded import BUDGET_ENV, budget, max_cell
+
+    if os.environ.get(BUDGET_ENV):
+        from sdc_core.capped import read_capped
+
+        return read_capped(path, cap=budget(), max_table=budget(), max_cell=max_cell())
     from sdc_core.io import read_table
 
     return read_table(path, max_table=budget(), max_cell=max_cell())

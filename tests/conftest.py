@@ -51,6 +51,7 @@ MODULE_TIERS = {
     "test_corpus.py": "corpus",  # the outside corpus through the command line and every page
     "test_load.py": "server",  # sessions through a real server
     "test_processes.py": "server",  # several real servers and their process trees
+    "test_uploads_server.py": "server",  # uploads to a real server under a memory budget
 }
 
 #: Test modules that import Streamlit (the pages, the Streamlit glue of ``ui/``, AppTest):
@@ -94,6 +95,7 @@ SERVER_TESTS = frozenset({
 #: land while a 50 MB upload is read: they run alone (``-m serial``), not beside another worker
 SERIAL = frozenset({
     "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
+    "test_uploads_server.py", "test_bombs_capped.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",

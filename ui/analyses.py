@@ -29,6 +29,7 @@ from sdc_core.utility.validity import (
 )
 from ui import charts, compute, state
 from ui.guard import guarded
+from ui.infra import uploads
 from ui.logic.figures import interval_chart
 from ui.logic.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
 from ui.logic.session import Dataset
@@ -243,7 +244,7 @@ def _settings(ds: Dataset, spec: dict[str, Any]) -> None:
 def _files(ds: Dataset, spec: dict[str, Any] | None) -> None:
     """Upload a spec file, or download the current one."""
     st.file_uploader("Upload a spec (JSON)", type=["json"], key="analyses_upload",
-                     on_change=_upload, args=(ds,),
+                     max_upload_size=uploads.widget_limit("json"), on_change=_upload, args=(ds,),
                      help='{"confidence": 0.95, "analyses": [{"name": …, "kind": …}]}')
     if spec is not None:
         st.download_button("Download the spec (analyses.json)", json.dumps(spec, indent=2),

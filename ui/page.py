@@ -54,7 +54,8 @@ def begin_run() -> None:
     callback failed with since the last run (:mod:`ui.guard`), report server settings
     that cannot be read, note that this session is in use (and free the data of idle ones),
     take over the work of the session the address's resume token names (a reload, a
-    reconnection: a session's first run), finish an upload interrupted by a change of page,
+    reconnection: a session's first run), finish an upload interrupted by a change of page, say
+    why an upload was dropped as it arrived,
     open the state a link describes (a session's first run), make sure there is a data set,
     say so once when the server had freed this session's, let metrics wrap, and set the
     projector view's type."""
@@ -67,6 +68,7 @@ def begin_run() -> None:
     resume.REGISTRY.forget(state.keep_alive())
     resume.begin()
     upload.finish_pending()
+    upload.say_refused_arrival()
     linked = links.open_link()
     state.ensure_dataset()
     for problem in links.problems():

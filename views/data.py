@@ -8,6 +8,7 @@ from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
+from ui.infra import uploads
 from ui.logic.groups import utility_options
 from ui.logic.households import household_caption
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
@@ -21,6 +22,7 @@ st.caption("Load a table, check how each column was read, and tag the role each 
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 uploaded = left.file_uploader(
     "Upload a table", type=[e.lstrip(".") for e in SUPPORTED_EXTENSIONS], key="uploader",
+    max_upload_size=uploads.widget_limit("table"),
     help="CSV/TSV (delimiter and encoding detected), Excel .xlsx, Parquet, Stata .dta, "
          "SPSS .sav. The file is read in memory and never stored.")
 # keys without the "w_" prefix: loading a data set clears the "w_" widgets
@@ -110,7 +112,8 @@ with st.expander("Workspace: save your work, or go on with it another day",
                        file_name=f"{ds.stem}_workspace.json", mime="application/json",
                        on_click="ignore", icon=":material/download:", key="dl_workspace")
     # no "w_" prefix: opening a workspace clears the "w_" widgets
-    opened_ws = st.file_uploader("Open a workspace (JSON)", type=["json"], key="workspace_upload")
+    opened_ws = st.file_uploader("Open a workspace (JSON)", type=["json"], key="workspace_upload",
+                                 max_upload_size=uploads.widget_limit("json"))
     if opened_ws is not None and state.new_upload("workspace", opened_ws.file_id):
         try:
             other = state.open_workspace(opened_ws.getvalue())  # measured before decoded

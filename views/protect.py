@@ -17,6 +17,7 @@ from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.guard import guarded
+from ui.infra import uploads
 from ui.logic.deniability_view import (
     GAIN,
     MEANING,
@@ -90,6 +91,7 @@ def recipe_loader() -> None:
     """A recipe file to load into the settings, and whether it loaded."""
     with st.expander("Load a recipe", icon=":material/upload_file:"):
         upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
+                                  max_upload_size=uploads.widget_limit("json"),
                                   help="A recipe exported from the Export page (or written by "
                                        "hand).")
         if upload is not None and state.new_upload("recipe", upload.file_id):

@@ -2,11 +2,18 @@
 
 Every session that holds a table is entered in one process-wide ledger with what its data takes
 (the table's own bytes times :data:`FOOTPRINT`, for the protected copies and results that the
-pages compute from it). Before an upload is parsed, what it will take is estimated from its size
-and a parsed sample of its first rows, plus :data:`LOADING` times its size for the time it is
-read; when the sessions already entered (and the uploads already admitted but still being read)
-plus the estimate would exceed the budget, the upload is refused with a message that says why.
-What is admitted is reserved until the table is entered. Nothing is ever evicted to make room.
+pages compute from it). The raw bytes of uploads count from the moment they arrive: an upload's
+request is admitted (its declared length reserved) before Streamlit keeps a byte of it
+(:mod:`ui.infra.uploads`), and what Streamlit's upload store then holds counts for as long as
+it holds it. Before an upload is parsed, what it will take is estimated from its size and a
+parsed sample of its first rows (at most :data:`SAMPLE_BYTES`), plus :data:`LOADING` times its
+size for the time it is read; when the sessions already entered, the uploads admitted but still
+being read and the raw bytes plus the estimate would exceed the budget, the upload is refused
+with a message that says why. What is admitted is reserved, under one lock, until the table is
+entered; the file is read in a child process capped at the reservation, then, if it needs more,
+at all the room the session may still take (:meth:`Ledger.grow`, :mod:`sdc_core.capped`), and
+the table read is admitted again at its own size before it is entered. Nothing is ever evicted
+to make room.
 
 Data every session may open and the server holds once, whoever uses it (the built-in data
 sets, read once into a cache that is never emptied), is entered once, for the server
@@ -48,12 +55,15 @@ IDLE_MINUTES = 60
 #: Protect page): 940 MiB of resident memory a session, 5.3 times the table.
 FOOTPRINT = 5.5
 #: While an upload is read, what it takes on top of :data:`FOOTPRINT`, as a multiple of the
-#: file's size: its bytes (in Streamlit's upload store and in the session) and the parser's
-#: buffers. Measured in the same run: the peak was 10.1 times the tables, 5.8 times the files
-#: above what the sessions then held.
+#: file's size: its bytes and the parser's buffers (in the reading child, :func:`ui.upload.read`;
+#: the bytes Streamlit's upload store keeps also count as long as it keeps them). Measured in
+#: the same run, with the file read in the server: the peak was 10.1 times the tables, 5.8
+#: times the files above what the sessions then held.
 LOADING = 6.0
-#: The rows parsed to estimate an upload, and the least bytes of it read for them.
+#: The rows parsed to estimate an upload, and the most bytes of it parsed for them: a file of
+#: 2,000 lines of 40,000 numbers was parsed whole (3.4 GB), a line of 1 MB gives 1 row.
 SAMPLE_ROWS = 2000
+SAMPLE_BYTES = 2**20
 #: What the server's shared caches (:mod:`ui.compute`, bounded by their entries: 24 protected
 #: tables with their risk and utility, 16 more protected tables, …) keep of the results
 #: computed from the built-in data sets, for all the sessions that use them, as a multiple of
@@ -136,10 +146,10 @@ def estimate_upload(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataF
     text = name.lower().endswith((".csv", ".tsv", ".txt"))
     if not text:
         return int(FOOTPRINT * 10 * len(raw))
-    cut = _line_prefix(raw, SAMPLE_ROWS + 1)
+    cut = _line_prefix(raw, SAMPLE_ROWS + 1, SAMPLE_BYTES)
     if cut >= len(raw):
         return held_bytes(read(raw, name))
-    sample = read(raw[:cut], name)
+    sample = read(raw[:cut], name) if cut else raw[:0]
     if len(sample) == 0:
         return int(FOOTPRINT * 10 * len(raw))
     return int(FOOTPRINT * memory_bytes(sample) * len(raw) / cut)
@@ -151,13 +161,16 @@ def upload_need(raw: bytes, name: str, read: Callable[[bytes, str], pd.DataFrame
     return estimate_upload(raw, name, read) + int(LOADING * len(raw))
 
 
-def _line_prefix(raw: bytes, lines: int) -> int:
-    """Bytes of the first ``lines`` lines."""
+def _line_prefix(raw: bytes, lines: int, most: int) -> int:
+    """Bytes of the first ``lines`` lines, or of the whole lines within the first ``most``
+    bytes if fewer (0 when the first line is longer); the whole file when it is no longer."""
+    if len(raw) <= most:
+        return len(raw)
     at = 0
     for _ in range(lines):
-        nl = raw.find(b"\n", at)
+        nl = raw.find(b"\n", at, most)
         if nl < 0:
-            return len(raw)
+            return at
         at = nl + 1
     return at
 
@@ -186,12 +199,25 @@ class Ledger:
     once for all of them (:meth:`share`); safe to share between the server's threads. Sessions
     are named by Streamlit's session id."""
 
-    def __init__(self) -> None:
+    def __init__(self, stored: Callable[[], int] = lambda: 0) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._freed: dict[str, str] = {}  # session → why its data was freed
         self._reserved: dict[str, tuple[int, float]] = {}  # session → (bytes, when) admitted
         self._shared: dict[str, int] = {}  # key → bytes, held once for every session
+        self._arriving: dict[tuple[str, str], int] = {}  # (session, file) → bytes reserved
+        self._stored = stored  # the bytes of the uploads Streamlit keeps, every session's
+
+    def _raw(self) -> int:
+        """The raw bytes of uploads: arriving, and kept by Streamlit (under the lock)."""
+        return sum(self._arriving.values()) + self._stored()
+
+    def _beside(self, session: str) -> int:
+        """What counts beside a session's own data and reservation: the other sessions' data
+        and reservations, the shared data and every upload's raw bytes (under the lock)."""
+        return (sum(e.held for s, e in self._entries.items() if s != session)
+                + sum(n for s, (n, _) in self._reserved.items() if s != session)
+                + sum(self._shared.values()) + self._raw())
 
     def share(self, key: str, held: int) -> None:
         """Enter data that the server holds once for every session (a built-in data set in its
@@ -218,11 +244,12 @@ class Ledger:
                 if s != session:
                     others[s] = others.get(s, 0) + n
             held, shared = sum(others.values()), sum(self._shared.values())
-            if shared + held + need <= limit:
+            raw = self._raw()
+            if shared + held + raw + need <= limit:
                 self._reserved[session] = (need, time.time() if now is None else now)
                 return None
             beside = f" (and its built-in data sets {size_text(shared)})" if shared else ""
-            if not others:
+            if not others and not raw:
                 room = (f"the {size_text(max(0, limit - shared))} its memory budget of "
                         f"{size_text(limit)} leaves beside its built-in data sets "
                         f"({size_text(shared)})" if shared
@@ -230,18 +257,55 @@ class Ledger:
                 return (f"this file would take about {size_text(need)} in the server, more "
                         f"than {room}; try a smaller file (or a sample of it)")
             n = len(others)
-            return (f"the server is busy: {n} other session{'s' if n != 1 else ''} "
-                    f"hold{'s' if n == 1 else ''} {size_text(held)} of its "
-                    f"{size_text(limit)} budget{beside}, and this file would take about "
-                    f"{size_text(need)}; try a smaller file or later")
+            holders = [f"{n} other session{'s' if n != 1 else ''} hold{'s' if n == 1 else ''} "
+                       f"{size_text(held)}"] if others else []
+            holders += [f"uploads hold {size_text(raw)}"] if raw else []
+            return (f"the server is busy: {' and '.join(holders)} of its {size_text(limit)} "
+                    f"budget{beside}, and this file would take about {size_text(need)}; try a "
+                    "smaller file or later")
 
     def room(self, session: str, limit: int) -> int:
-        """What ``limit`` leaves beside the shared data and the other sessions' data and
-        reservations."""
+        """What ``limit`` leaves beside the shared data, the other sessions' data and
+        reservations, and the raw bytes of uploads."""
         with self._lock:
-            others = sum(e.held for s, e in self._entries.items() if s != session)
-            others += sum(n for s, (n, _) in self._reserved.items() if s != session)
-            return limit - others - sum(self._shared.values())
+            return limit - self._beside(session)
+
+    def reserved(self, session: str) -> int:
+        """What the session has reserved (0 when nothing)."""
+        with self._lock:
+            return self._reserved.get(session, (0, 0.0))[0]
+
+    def grow(self, session: str, limit: int, now: float | None = None) -> int:
+        """Reserve for the session all the room ``limit`` leaves (:meth:`room`), if that is
+        more than it holds reserved, at once; the bytes it then has reserved."""
+        with self._lock:
+            room = limit - self._beside(session)
+            held, at = self._reserved.get(session, (0, time.time() if now is None else now))
+            if room > held:
+                self._reserved[session] = (room, at)
+            return max(room, held)
+
+    def arrive(self, session: str, upload: str, size: int, limit: int) -> str | None:
+        """Admit ``size`` raw bytes of an upload (``upload``: its file id) beside everything
+        the ledger counts, this session's own data included (it stays until the new file
+        replaces it): None and the bytes reserved until :meth:`arrived`, or the message that
+        refuses them."""
+        with self._lock:
+            used = (sum(e.held for e in self._entries.values())
+                    + sum(n for n, _ in self._reserved.values())
+                    + sum(self._shared.values()) + self._raw())
+            if used + size <= limit:
+                self._arriving[session, upload] = size
+                return None
+        return (f"the server is busy: its sessions and uploads hold {size_text(used)} of its "
+                f"{size_text(limit)} memory budget, and this file's {size_text(size)} do not "
+                "fit beside them; try a smaller file or later")
+
+    def arrived(self, session: str, upload: str) -> None:
+        """The upload's request is over: its bytes are in Streamlit's upload store, which the
+        ledger counts, or gone."""
+        with self._lock:
+            self._arriving.pop((session, upload), None)
 
     def cancel(self, session: str) -> None:
         """Drop the session's reservation (its admitted data was not loaded after all)."""
@@ -289,12 +353,12 @@ class Ledger:
 
     def total(self) -> tuple[int, int]:
         """(sessions holding or loading data of their own, bytes the ledger counts: what they
-        hold or have reserved, and the shared data once)."""
+        hold or have reserved, the shared data once, and the raw bytes of uploads)."""
         with self._lock:
             sessions = self._entries.keys() | self._reserved.keys()
             return len(sessions), (sum(e.held for e in self._entries.values())
                                    + sum(n for n, _ in self._reserved.values())
-                                   + sum(self._shared.values()))
+                                   + sum(self._shared.values()) + self._raw())
 
     def prune(self, is_active: Callable[[str], bool], idle: float, grace: float,
               now: float | None = None) -> list[str]:
@@ -334,5 +398,16 @@ class Ledger:
 
 
 
+def upload_store_bytes() -> int:
+    """The bytes of the uploads Streamlit's upload store keeps, of every session (0 outside a
+    server)."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return 0
+    stats = runtime.get_instance().uploaded_file_mgr.get_stats()
+    return sum(int(getattr(stat, "byte_length", 0)) for family in stats.values() for stat in family)
+
+
 #: The server's one ledger.
-LEDGER = Ledger()
+LEDGER = Ledger(upload_store_bytes)

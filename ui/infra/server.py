@@ -151,7 +151,11 @@ class SecurityHeaders:
 
 
 def middleware() -> list[Any]:
-    """The middleware ``app.py`` gives ``st.App``: outside Streamlit's own."""
+    """The middleware ``app.py`` gives ``st.App``: outside Streamlit's own, the security
+    headers around everything, then the uploads' gate (:mod:`ui.infra.uploads`), so that its
+    refusals carry the headers too."""
     from starlette.middleware import Middleware
 
-    return [Middleware(SecurityHeaders)]
+    from ui.infra.uploads import UploadGate
+
+    return [Middleware(SecurityHeaders), Middleware(UploadGate)]
