@@ -6,7 +6,9 @@ Streamlit's own routes: the page, its static files, the health check, uploads, m
 refused websocket handshake. :class:`SecurityHeaders` is plain ASGI: it adds headers to the
 start of each HTTP response and passes everything else (bodies, the websocket's frames)
 through untouched, unbuffered. ``bench/bench_headers.py`` measures its own work per request
-(a few microseconds; docs/deploying.md quotes the figures).
+(a few microseconds; docs/deploying.md quotes the figures). Inside it, :class:`Guard` refuses
+what no client may have before Streamlit's routes see the request: a download to any browser
+but the one whose session made it (:mod:`ui.infra.downloads`).
 
 The policy (:data:`CSP`) is what Streamlit's front end needs and no more: its scripts and
 styles from this server (its one inline script allowed by its hash, read from the installed
@@ -28,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import streamlit
+from starlette.requests import HTTPConnection
+
+from ui.infra import downloads
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -150,8 +155,75 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    """A plain-text HTTP response."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path as Starlette's router matches it (without the ASGI root path)."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+class Guard:
+    """ASGI middleware: what a client is refused before Streamlit's routes see the request,
+    with the 404 of an address that does not exist: a media file (``/media/…``: downloads) to a
+    request that does not carry the browser cookie of a connected session that owns it
+    (:mod:`ui.infra.downloads`).
+
+    It installs :mod:`ui.infra.downloads` in the server's media manager when the server starts,
+    and sweeps the files of ended sessions after each websocket closes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        from streamlit import config
+        from streamlit.url_util import make_url_path
+
+        self.app = app
+        base = config.get_option("server.baseUrlPath")
+        self._media = make_url_path(base, "media/")
+        self._downloads: downloads.Downloads | None = None
+        self._sweeper: downloads.Sweeper | None = None
+
+    def _attach(self) -> downloads.Downloads | None:
+        """The downloads of the server's media manager, once Streamlit's runtime exists."""
+        from streamlit import config, runtime
+
+        if self._downloads is None and runtime.exists():
+            self._downloads = downloads.install(runtime.get_instance(), BROWSER_COOKIE)
+            self._sweeper = downloads.Sweeper(
+                self._downloads, lambda: float(config.get_option("server.disconnectedSessionTTL")))
+        return self._downloads
+
+    def refused(self, scope: Scope) -> bool:
+        """Whether the HTTP request ``scope`` gets a 404 here."""
+        path = _route_path(scope)
+        if not path.startswith(self._media):
+            return False
+        owned = self._attach()
+        browser = HTTPConnection(scope).cookies.get(BROWSER_COOKIE)
+        return owned is None or not owned.allowed(
+            downloads.file_id_of(path[len(self._media):]), browser)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._attach()  # at the server's start (its lifespan), before any session
+        if scope["type"] == "http" and self.refused(scope):
+            await _plain(send, 404, b"Not Found")
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if scope["type"] == "websocket" and self._sweeper is not None:
+                self._sweeper.closed()
+
+
 def middleware() -> list[Any]:
-    """The middleware ``app.py`` gives ``st.App``: outside Streamlit's own."""
+    """The middleware ``app.py`` gives ``st.App``: outside Streamlit's own, the headers
+    outermost (on the guard's answers too)."""
     from starlette.middleware import Middleware
 
-    return [Middleware(SecurityHeaders)]
+    return [Middleware(SecurityHeaders), Middleware(Guard)]
+
