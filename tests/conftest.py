@@ -67,8 +67,8 @@ APP_MODULES = frozenset({
     "test_app_tradeoffs_attribute.py", "test_downloads.py", "test_formula_hostile.py",
     "test_fragments.py", "test_hostile_round3.py", "test_input_audit.py",
     "test_ledger_sharing.py", "test_links.py", "test_memory.py", "test_names.py",
-    "test_resume.py", "test_st_client.py", "test_survey_findings.py", "test_warmup.py",
-    "test_workers.py",
+    "test_resume.py", "test_server_answers.py", "test_st_client.py",
+    "test_survey_findings.py", "test_warmup.py", "test_workers.py",
 })
 
 #: Tests (``module::function``) of other modules that need Streamlit

@@ -7,8 +7,8 @@ refused websocket handshake. :class:`SecurityHeaders` is plain ASGI: it adds hea
 start of each HTTP response and passes everything else (bodies, the websocket's frames)
 through untouched, unbuffered. ``bench/bench_headers.py`` measures its own work per request
 (a few microseconds; docs/deploying.md quotes the figures). Inside it, :class:`Guard` refuses
-what no client may have before Streamlit's routes see the request: a download to any browser
-but the one whose session made it (:mod:`ui.infra.downloads`).
+what no client may have before Streamlit's routes see the request: Streamlit's metrics, and a
+download to any browser but the one whose session made it (:mod:`ui.infra.downloads`).
 
 The policy (:data:`CSP`) is what Streamlit's front end needs and no more: its scripts and
 styles from this server (its one inline script allowed by its hash, read from the installed
@@ -171,9 +171,13 @@ def _route_path(scope: Scope) -> str:
 
 class Guard:
     """ASGI middleware: what a client is refused before Streamlit's routes see the request,
-    with the 404 of an address that does not exist: a media file (``/media/…``: downloads) to a
-    request that does not carry the browser cookie of a connected session that owns it
-    (:mod:`ui.infra.downloads`).
+    with the 404 of an address that does not exist:
+
+    - Streamlit's metrics (``/_stcore/metrics``: the sessions connected and their events, the
+      bytes uploaded, what every cache holds), which Streamlit serves to anyone and has no
+      setting to turn off;
+    - a media file (``/media/…``: downloads) to a request that does not carry the browser
+      cookie of a connected session that owns it (:mod:`ui.infra.downloads`).
 
     It installs :mod:`ui.infra.downloads` in the server's media manager when the server starts,
     and sweeps the files of ended sessions after each websocket closes."""
@@ -184,6 +188,7 @@ class Guard:
 
         self.app = app
         base = config.get_option("server.baseUrlPath")
+        self._metrics = make_url_path(base, "_stcore/metrics")
         self._media = make_url_path(base, "media/")
         self._downloads: downloads.Downloads | None = None
         self._sweeper: downloads.Sweeper | None = None
@@ -201,6 +206,8 @@ class Guard:
     def refused(self, scope: Scope) -> bool:
         """Whether the HTTP request ``scope`` gets a 404 here."""
         path = _route_path(scope)
+        if path.rstrip("/") == self._metrics:  # also as Starlette redirects it, with a slash
+            return True
         if not path.startswith(self._media):
             return False
         owned = self._attach()
