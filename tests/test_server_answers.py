@@ -16,8 +16,8 @@ import pytest
 from bench.server import free_port
 from bench.st_client import StSession
 from tests.conftest import run_async
-from tests.test_hostile_round3 import answer as once_up
-from tests.test_hostile_round3 import nginx, shipped_conf
+from tests.nginx_run import answer as once_up
+from tests.nginx_run import nginx, shipped_conf
 from ui.infra.server import HEADERS
 
 
