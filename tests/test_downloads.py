@@ -7,16 +7,23 @@ file over 1 MiB was named by a fast hash of its length and three samples of its 
 from __future__ import annotations
 
 import asyncio
+import gc
+import tracemalloc
+from collections.abc import Callable
 
+import pandas as pd
 import pytest
 import requests
+from streamlit.runtime import media_file_manager
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from bench.server import free_port, start_server, stop_server
 from bench.st_client import StSession
 from tests.conftest import run_async
-from ui.infra.downloads import store
+from ui.infra.downloads import Downloads, store
+from ui.infra.memory import Ledger
 
 #: How long the server below waits for a disconnected session to come back
 #: (``server.disconnectedSessionTTL``, 120 s by default)
@@ -111,3 +118,49 @@ def test_files_that_agree_where_streamlit_samples_them_get_names_of_their_own():
     assert len({a, b, store(storage, bytes(first), "text/csv", MediaFileKind.DOWNLOADABLE,
                             "b.csv")}) == 3  # another name: another file
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in (a, b))
+
+
+def csv_of(table: pd.DataFrame) -> Callable[[], bytes]:
+    """A download button's callable, as the Tables page's Excel button makes one: it holds
+    its table until it is called or dropped."""
+    return lambda: table.to_csv().encode()
+
+
+def test_what_a_closed_tabs_downloads_hold_is_counted_until_they_are_deleted(monkeypatch):
+    """Issue 51, item 9: a closed tab's files and download callables stay for
+    ``server.disconnectedSessionTTL``; for that time what they hold (the bytes freed when
+    they are deleted; a table the ledger counts already, once) is entered in the memory
+    ledger, and no more once they are."""
+    tracemalloc.start()
+    try:
+        mgr = MediaFileManager(MemoryMediaFileStorage("/media"))
+        ledger = Ledger()
+        cookies = {"a": "browser-a", "b": "browser-b"}
+        downloads = Downloads(mgr, cookies.get, ledger)
+        example = pd.DataFrame({"y": range(50_000)})  # a table the ledger counts already
+        ledger.share("built-in data set", 10**6, example)
+        for session, fill in (("a", b"a"), ("b", b"b")):
+            monkeypatch.setattr(media_file_manager, "_get_session_id", lambda s=session: s)
+            mgr.add(fill * 2**20, "text/csv", "file", "data.csv", is_for_static_download=True)
+            mgr.add_deferred(csv_of(pd.DataFrame({"x": range(100_000)})), "text/csv",
+                             "button", "table.csv")
+            mgr.add_deferred(csv_of(example), "text/csv", "report", "report.csv")
+        table_bytes = int(pd.DataFrame({"x": range(100_000)}).memory_usage(deep=True).sum())
+        assert downloads.sweep(120.0, now=0.0) is None and ledger.kept() == 0  # both connected
+        del cookies["a"]  # a's tab is closed
+        assert downloads.sweep(120.0, now=10.0) == 120.0
+        booked = ledger.kept()
+        # a's file and table, not b's, nor the example again
+        assert 2**20 + table_bytes <= booked <= 2**20 + table_bytes + 16 * 1024
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        assert downloads.sweep(120.0, now=131.0) is None  # its wait is over: deleted
+        gc.collect()
+        freed = held - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert ledger.kept() == 0
+    # within 4 kB of the 1.85 MB freed (the slots of the dictionaries that held them, and of
+    # the tables' own objects, are not counted)
+    assert freed - 4 * 1024 <= booked <= freed + 16 * 1024, (freed, booked)
+    assert len(mgr._storage._files_by_id) == 1  # b's file stays

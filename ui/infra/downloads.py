@@ -20,7 +20,9 @@ process runs (Streamlit's session storage forgets such a session without ending 
 - the files of a session disconnected for longer than Streamlit waits for it to come back
   (``server.disconnectedSessionTTL``, 120 s by default) are deleted, with the callables of its
   buttons (:meth:`Downloads.sweep`, run after every websocket that closes and again when the
-  next session's wait is over).
+  next session's wait is over); while it waits, what they take (the bytes of the files no
+  connected session uses, and what the callables hold) is entered in the memory ledger
+  (:meth:`ui.infra.memory.Ledger.keep`).
 
 This reaches into Streamlit's media manager (its lock, its record of which session uses which
 file, its deferred callables): ``tests/test_downloads.py`` runs it against the pinned Streamlit.
@@ -40,6 +42,8 @@ from typing import Any
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryFile, MemoryMediaFileStorage
+
+from ui.infra.memory import Ledger, object_bytes
 
 
 def store(storage: MemoryMediaFileStorage, path_or_data: str | bytes, mimetype: str,
@@ -68,12 +72,16 @@ class Downloads:
     """Who may fetch each file of a media manager, and the end of the files of ended sessions.
 
     ``browser_of(session)`` is the browser cookie of the session's connection, None when the
-    session is not connected (or its connection carried none)."""
+    session is not connected (or its connection carried none). What the files and callables
+    of disconnected sessions take is entered in ``ledger`` (a ledger of its own by default)
+    until they are deleted."""
 
     def __init__(self, manager: MediaFileManager,
-                 browser_of: Callable[[str], str | None]) -> None:
+                 browser_of: Callable[[str], str | None], ledger: Ledger | None = None) -> None:
         self._mgr = manager
         self._browser_of = browser_of
+        self._ledger = Ledger() if ledger is None else ledger
+        self._booked: set[str] = set()  # sessions whose downloads the ledger counts
         self._lock = threading.Lock()
         self._made: dict[str, set[str]] = {}  # file id → sessions that made it on a click
         self._away: dict[str, float] = {}  # session → when it was first found disconnected
@@ -100,7 +108,8 @@ class Downloads:
 
     def sweep(self, ttl: float, now: float | None = None) -> float | None:
         """Delete the files, and drop the download callables, of the sessions disconnected
-        for more than ``ttl`` seconds (a file another session still owns stays); give the
+        for more than ``ttl`` seconds (a file another session still owns stays); enter in the
+        ledger what those of the sessions still waiting take (:meth:`_book`); give the
         seconds until the next disconnected session's wait is over (None when none
         waits)."""
         now = time.time() if now is None else now
@@ -133,8 +142,43 @@ class Downloads:
             for file_id in left - kept:
                 if file_id in mgr._file_metadata:
                     mgr._delete_file(file_id)
+            self._book()
             waits = [since + ttl - now for since in self._away.values()]
         return max(0.0, min(waits)) if waits else None
+
+    def _book(self) -> None:
+        """Enter in the ledger, for each disconnected session, what the stored files it uses
+        or made that no connected session uses (each file once), its download callables and
+        the media manager's records of them hold (:func:`~ui.infra.memory.object_bytes`,
+        less the tables the ledger counts already); drop the entries of the others. Called
+        under the media manager's lock and this one's."""
+        mgr = self._mgr
+        files: dict[str, MemoryFile] = getattr(mgr._storage, "_files_by_id", {})
+        by_session: dict[str, set[str]] = {}
+        for s, by_place in mgr._files_by_session_and_coord.items():
+            by_session.setdefault(s, set()).update(by_place.values())
+        for file_id, users in self._made.items():
+            for s in users:
+                by_session.setdefault(s, set()).add(file_id)
+        live = {f for s, ids in by_session.items() if s not in self._away for f in ids}
+        counted: set[str] = set(live)
+        counted_tables = self._ledger.tables()
+        for s in self._away:
+            ids = (by_session.get(s, set()) & files.keys()) - counted
+            counted |= ids
+            deferred = mgr._deferred_ids_by_session.get(s, set())
+            held: list[Any] = [mgr._files_by_session_and_coord.get(s), deferred]
+            held += [(files[f], mgr._file_metadata.get(f)) for f in ids]
+            held += [mgr._deferred_callables[d] for d in deferred if d in mgr._deferred_callables]
+            self._ledger.keep(_booked_key(s), object_bytes(held, skip=counted_tables))
+        for s in self._booked - set(self._away):
+            self._ledger.keep(_booked_key(s), 0)
+        self._booked = set(self._away)
+
+
+def _booked_key(session: str) -> str:
+    """The memory ledger's key of the downloads of the disconnected ``session``."""
+    return f"downloads of the closed session {session}"
 
 
 def browser_of(runtime: Any, cookie: str) -> Callable[[str], str | None]:
@@ -153,16 +197,16 @@ def browser_of(runtime: Any, cookie: str) -> Callable[[str], str | None]:
     return of
 
 
-def install(runtime: Any, cookie: str) -> Downloads:
+def install(runtime: Any, cookie: str, ledger: Ledger | None = None) -> Downloads:
     """Put :func:`store` and the record of the files made on a click into the media manager
     of Streamlit's ``runtime``; the :class:`Downloads` that answers for its files by the
-    browser cookie ``cookie``."""
+    browser cookie ``cookie`` and enters those of disconnected sessions in ``ledger``."""
     mgr: MediaFileManager = runtime.media_file_mgr
     storage = mgr._storage
     if not isinstance(storage, MemoryMediaFileStorage):
         raise TypeError(f"media files kept by {type(storage).__name__}, not in memory")
     storage.load_and_get_id = MethodType(store, storage)  # type: ignore[method-assign]
-    downloads = Downloads(mgr, browser_of(runtime, cookie))
+    downloads = Downloads(mgr, browser_of(runtime, cookie), ledger)
     execute = mgr.execute_deferred
 
     def execute_deferred(file_id: str) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 import streamlit
 from starlette.requests import HTTPConnection
 
-from ui.infra import downloads
+from ui.infra import downloads, memory
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -225,7 +225,8 @@ class Guard:
         from streamlit import config, runtime
 
         if self._downloads is None and runtime.exists():
-            self._downloads = downloads.install(runtime.get_instance(), BROWSER_COOKIE)
+            self._downloads = downloads.install(runtime.get_instance(), BROWSER_COOKIE,
+                                                memory.LEDGER)
             self._sweeper = downloads.Sweeper(
                 self._downloads, lambda: float(config.get_option("server.disconnectedSessionTTL")))
         return self._downloads
