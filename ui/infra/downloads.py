@@ -147,11 +147,12 @@ class Downloads:
         return max(0.0, min(waits)) if waits else None
 
     def _book(self) -> None:
-        """Enter in the ledger, for each disconnected session, what the stored files it uses
-        or made that no connected session uses (each file once), its download callables and
-        the media manager's records of them hold (:func:`~ui.infra.memory.object_bytes`,
-        less the tables the ledger counts already); drop the entries of the others. Called
-        under the media manager's lock and this one's."""
+        """Enter in the ledger, for each session found disconnected since the last sweep, what
+        the stored files it uses or made that no connected session uses nor another entry
+        counts, its download callables and the media manager's records of them hold
+        (:func:`~ui.infra.memory.object_bytes`, less the tables the ledger counts already);
+        drop the entries of the sessions no longer disconnected or deleted. Called under the
+        media manager's lock and this one's."""
         mgr = self._mgr
         files: dict[str, MemoryFile] = getattr(mgr._storage, "_files_by_id", {})
         by_session: dict[str, set[str]] = {}
@@ -160,10 +161,10 @@ class Downloads:
         for file_id, users in self._made.items():
             for s in users:
                 by_session.setdefault(s, set()).add(file_id)
-        live = {f for s, ids in by_session.items() if s not in self._away for f in ids}
-        counted: set[str] = set(live)
+        counted = {f for s, ids in by_session.items()  # by an open tab, or booked already
+                   if s not in self._away or s in self._booked for f in ids}
         counted_tables = self._ledger.tables()
-        for s in self._away:
+        for s in set(self._away) - self._booked:  # measured once: a closed tab makes no more
             ids = (by_session.get(s, set()) & files.keys()) - counted
             counted |= ids
             deferred = mgr._deferred_ids_by_session.get(s, set())
