@@ -51,8 +51,9 @@ def pages() -> None:
 if __name__ == "__main__":  # a session's run (Streamlit runs the script as __main__)
     pages()
 else:  # the server's import: the app it serves (found by its name and its st.App call)
-    from ui.infra import warmup
+    from ui.infra import server, warmup
     from ui.infra.server import middleware
 
+    server.install()  # the headers on the answers the server makes without the app
     app = st.App(Path(__file__).resolve(), middleware=middleware())
     warmup.start()  # the pages' modules, the example and a worker, before the first visitor

@@ -4,9 +4,9 @@ It speaks to a real ``streamlit run`` server the way the browser's frontend does
 sessions can be driven at once without a browser's CPU in the latency figures:
 
 - ``GET /_stcore/health`` first: the answer sets the ``_streamlit_xsrf`` cookie (the frontend
-  reads it from ``document.cookie``);
+  reads it from ``document.cookie``), and the dashboard's browser cookie on a first visit;
 - the websocket ``/_stcore/stream`` with subprotocols ``["streamlit", <xsrf token>]`` and the
-  cookie; BackMsg/ForwardMsg protobufs in binary frames;
+  cookies, as a browser sends them; BackMsg/ForwardMsg protobufs in binary frames;
 - a ``rerun_script`` BackMsg carries the query string, the page's script hash and the full set of
   widget states; the run ends with a ``script_finished`` ForwardMsg;
 - the page is rebuilt from ``delta`` messages by their ``delta_path``, and nodes a run did not
@@ -19,7 +19,8 @@ sessions can be driven at once without a browser's CPU in the latency figures:
   ``X-Xsrftoken`` header and the cookie → the uploader's ``file_uploader_state_value``;
 - downloads: the button's trigger reruns the script (unless ``on_click="ignore"``) while the file
   is fetched: its media URL, or for deferred data (a callable) the URL a
-  ``backend_operation_request`` returns.
+  ``backend_operation_request`` returns, with the browser's cookies (the server gives a download
+  only to the browser of the session that made it).
 """
 
 from __future__ import annotations
@@ -136,7 +137,9 @@ class StSession:
     """One browser session, driven over the websocket. Every action waits for the run it
     starts to finish and returns the seconds from sending to ``script_finished``."""
 
-    def __init__(self, timeout: float = 120.0) -> None:
+    def __init__(self, timeout: float = 120.0, browser: StSession | None = None) -> None:
+        """``browser``: a session of the same browser (its cookies), as a reload or a second
+        tab is; else a browser of its own."""
         self.timeout = timeout
         self.base_url = ""
         self.session_id = ""
@@ -144,6 +147,8 @@ class StSession:
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._http = requests.Session()
+        if browser is not None:
+            self._http.cookies.update(browser._http.cookies)
         self._xsrf = ""
         self._run_id = ""
         self._main_hash = ""
@@ -174,12 +179,13 @@ class StSession:
                                          timeout=self.timeout)
         health.raise_for_status()
         self._xsrf = self._http.cookies.get(XSRF_COOKIE, "")
+        cookies = "; ".join(f"{k}={v}" for k, v in self._http.cookies.items())
         parts = urlsplit(self.base_url)
         scheme = "wss" if parts.scheme == "https" else "ws"
         self._ws = await connect(
             f"{scheme}://{parts.netloc}{parts.path}/_stcore/stream",
             subprotocols=["streamlit", self._xsrf or "PLACEHOLDER_AUTH_TOKEN"],
-            additional_headers={"Cookie": f"{XSRF_COOKIE}={self._xsrf}"} if self._xsrf else None,
+            additional_headers={"Cookie": cookies} if cookies else None,
             origin=f"{parts.scheme}://{parts.netloc}", max_size=None, ping_interval=None)
         self._reader = asyncio.create_task(self._read())
         await self._rerun(page_hash="")
@@ -294,6 +300,28 @@ class StSession:
 
     async def download(self, label: str) -> bytes:
         """Click a download button and return the file's bytes."""
+        url, run = await self._click_download(label)
+        got = await asyncio.to_thread(self._http.get, url, timeout=self.timeout)
+        got.raise_for_status()
+        if run is not None:
+            await asyncio.wait_for(run, self.timeout)
+        return got.content
+
+    async def get(self, url: str) -> requests.Response:
+        """GET an address of the server (or its path) as this browser: with its cookies."""
+        return await asyncio.to_thread(self._http.get, self._url(url), timeout=self.timeout)
+
+    async def download_url(self, label: str) -> str:
+        """Click a download button and return the address of its file (made by the click
+        when the button's data is a callable), once the run the click starts has ended."""
+        url, run = await self._click_download(label)
+        if run is not None:
+            await asyncio.wait_for(run, self.timeout)
+        return url
+
+    async def _click_download(self, label: str) -> tuple[str, asyncio.Future[None] | None]:
+        """Click a download button: the file's full address, and the run the click started
+        (None when the button reruns nothing)."""
         e = self.widget(label, "download_button")
         run = None
         if not e.proto.ignore_rerun:
@@ -308,11 +336,7 @@ class StSession:
             if reply.error_msg:
                 raise RuntimeError(f"download {label!r} failed: {reply.error_msg}")
             url = reply.deferred_file.url
-        got = await asyncio.to_thread(self._http.get, self._url(url), timeout=self.timeout)
-        got.raise_for_status()
-        if run is not None:
-            await asyncio.wait_for(run, self.timeout)
-        return got.content
+        return self._url(url), run
 
     # -- sending -----------------------------------------------------------------------------
 

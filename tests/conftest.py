@@ -65,11 +65,11 @@ APP_MODULES = frozenset({
     "test_app_risk_release.py",
     "test_app_server_files.py", "test_app_sign_in.py", "test_app_table_headings.py",
     "test_app_tables.py", "test_app_tradeoffs_analyses.py",
-    "test_app_tradeoffs_attribute.py", "test_formula_hostile.py",
+    "test_app_tradeoffs_attribute.py", "test_downloads.py", "test_formula_hostile.py",
     "test_fragments.py", "test_hostile_round3.py", "test_input_audit.py",
     "test_ledger_sharing.py", "test_links.py", "test_memory.py", "test_names.py",
-    "test_resume.py", "test_st_client.py", "test_survey_findings.py", "test_warmup.py",
-    "test_workers.py",
+    "test_resume.py", "test_server_answers.py", "test_st_client.py",
+    "test_survey_findings.py", "test_warmup.py", "test_workers.py",
 })
 
 #: Tests (``module::function``) of other modules that need Streamlit
@@ -80,7 +80,7 @@ APP_TESTS = frozenset({
 })
 
 #: Fixtures that start a real server: a test that uses one is in the ``server`` tier
-SERVER_FIXTURES = frozenset({"app_url"})
+SERVER_FIXTURES = frozenset({"app_url", "short_wait_url"})
 
 #: Tests that start a server, nginx, strace or a process tree without such a fixture
 SERVER_TESTS = frozenset({

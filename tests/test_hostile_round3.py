@@ -13,16 +13,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
-import urllib.error
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,6 +28,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.errors import SdcInputError
 from tests.apptest import app_test
 from tests.conftest import plain
+from tests.nginx_run import answer, fetch, nginx, shipped_conf
 from ui import links
 from ui.infra.server import CSP, HEADERS
 from ui.links import encode_recipe
@@ -42,11 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # -- headers ----------------------------------------------------------------------------------
-
-
-def fetch(url: str):
-    with urllib.request.urlopen(url, timeout=20) as r:
-        return r.status, r.headers, r.read()
 
 
 def test_the_app_is_an_st_app_that_streamlit_run_finds():
@@ -102,40 +94,6 @@ def test_the_nginx_configuration_sends_the_headers_once():
     assert added == {k: v for k, v in HEADERS.items() if k != "Content-Security-Policy"} | {
         "Set-Cookie": "$sdc_route_cookie"}
     assert set(HEADERS) <= hidden
-
-
-@contextlib.contextmanager
-def nginx(conf: str, tmp_path: Path):
-    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after."""
-    (tmp_path / "nginx.conf").write_text(conf)
-    proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
-                             "-g", "daemon off;"], stderr=subprocess.PIPE)
-    try:
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def shipped_conf(port: int, upstream: int) -> str:
-    """deploy/nginx.conf listening on ``port``, both of its upstreams ``upstream``."""
-    conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    return conf.replace("listen 127.0.0.1:8500;", f"listen 127.0.0.1:{port};").replace(
-        "server 127.0.0.1:8501;", f"server 127.0.0.1:{upstream};").replace(
-        "server 127.0.0.1:8502;", f"server 127.0.0.1:{upstream};")
-
-
-def answer(url: str) -> tuple[int, object]:
-    """The status and headers of ``url``, once nginx answers (HTTP errors included)."""
-    for _ in range(100):
-        try:
-            status, headers, _ = fetch(url)
-            return status, headers
-        except urllib.error.HTTPError as err:
-            return err.code, err.headers
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail("nginx did not answer")
 
 
 def test_nginx_with_the_shipped_configuration_sends_each_header_once(app_url, tmp_path):

@@ -44,10 +44,10 @@ def clean_ledger():
     """The ledger and the token registry are the server's: each test starts and ends with
     neither sessions nor shared data."""
     memory.LEDGER.__init__()
-    resume.REGISTRY.__init__()
+    resume.REGISTRY.__init__(memory.LEDGER)
     yield
     memory.LEDGER.__init__()
-    resume.REGISTRY.__init__()
+    resume.REGISTRY.__init__(memory.LEDGER)
 
 
 def as_session(monkeypatch: pytest.MonkeyPatch, session: str) -> None:

@@ -4,7 +4,9 @@ when its upload is refused or its data is freed."""
 
 from __future__ import annotations
 
+import gc
 import time
+import tracemalloc
 
 import numpy as np
 import pandas as pd
@@ -14,6 +16,7 @@ from sdc_core.io import read_table
 from tests.apptest import app_test
 from tests.conftest import plain
 from tests.hostile_files import BOMBS
+from ui import resume, state
 from ui.infra import memory
 from ui.logic.session import Table
 
@@ -269,3 +272,67 @@ def test_an_upload_that_fails_unexpectedly_is_dropped_with_its_message(monkeypat
     monkeypatch.undo()
     at.switch_page("views/risk.py").run()  # the next page is not stuck on the upload
     assert not at.exception and not at.status
+
+
+# -- what a closed tab leaves behind (issue 51, item 9) -----------------------------------------
+
+def settled() -> int:
+    """The bytes traced by tracemalloc once the collector frees nothing more (a script
+    runner's thread lets go of what it held a little after its run)."""
+    last = -1
+    for _ in range(40):
+        time.sleep(0.25)
+        gc.collect()
+        now = tracemalloc.get_traced_memory()[0]
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("the traced memory did not settle")
+
+
+def test_a_closed_tabs_work_is_counted_and_its_session_is_not_kept(monkeypatch):
+    """A tab that moved a Protect slider and was closed: what the resume registry keeps alive
+    for it through the idle window (the bytes freed when its token goes) is entered in the
+    ledger, and goes from it with the token. It kept Streamlit's live session state (the
+    widgets, their callbacks, the script runner and what that holds), about 375 kB here and
+    booked nowhere; now it keeps the work a reload takes over, 8 kB, and books 15 kB."""
+    resume.REGISTRY.__init__(memory.LEDGER)
+    monkeypatch.setattr(state, "session_id", lambda: "closed")
+    tracemalloc.start()
+    try:
+        at = app_test(timeout=600).run()
+        at.switch_page("views/protect.py").run()
+        at.slider(key="w_p_band_age").set_value(10).run()
+        assert not at.exception
+        del at
+        before = memory.LEDGER.total()
+        monkeypatch.setattr(memory, "is_active", lambda session: False)  # its tab is closed
+        idle = memory.idle_seconds()
+        resume.REGISTRY.prune(memory.is_active, memory.LEDGER.holds, idle, grace=idle)
+        assert len(resume.REGISTRY) == 1  # it did something: its work waits for a reload
+        booked = memory.LEDGER.total()[1] - before[1]
+        kept = settled()
+        resume.REGISTRY.forget(["closed"])
+        kept -= settled()
+    finally:
+        tracemalloc.stop()
+        resume.REGISTRY.__init__(memory.LEDGER)
+    assert memory.LEDGER.total() == before
+    assert 0 < kept <= booked <= 64 * 1024, (kept, booked)
+
+
+def test_what_closed_tabs_left_behind_counts_in_every_admission():
+    ledger = memory.Ledger()
+    ledger.share("example", 200)
+    ledger.keep("work of a", 300)
+    ledger.keep("downloads of a", 100)
+    assert ledger.kept() == 400 and ledger.total() == (0, 600)
+    assert ledger.room("b", 1000) == 400
+    assert ledger.admit("b", 401, 1000) == (
+        "this file would take about 401 bytes in the server, more than the 400 bytes its "
+        "memory budget of 1.0 kB leaves beside its built-in data sets (200 bytes) and what "
+        "closed tabs left behind (400 bytes); try a smaller file (or a sample of it)")
+    assert ledger.admit("b", 400, 1000) is None
+    ledger.keep("work of a", 0)  # taken over, or dropped
+    ledger.keep("downloads of a", 0)
+    assert ledger.kept() == 0 and ledger.room("c", 1000) == 400  # b's reservation

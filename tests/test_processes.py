@@ -87,7 +87,7 @@ async def nothing_is_shared(servers) -> None:
     assert EXAMPLE in fresh.text() and "mine.csv" not in fresh.text()
     assert query(fresh)["run"] != run_a  # another process
     await fresh.close()
-    stray = StSession(timeout=60)
+    stray = StSession(timeout=60, browser=a)  # the same browser, sent to the other process
     await stray.connect(url(servers, "B"), address)
     assert "mine.csv" not in stray.text() and EXAMPLE in stray.text()
     assert query(stray)["resume"] != token  # a token of its own: A's is unknown to B
@@ -96,7 +96,7 @@ async def nothing_is_shared(servers) -> None:
     await stray.close()
 
     # the same address on A, the process that holds the work: the reload takes it over
-    back = StSession(timeout=60)
+    back = StSession(timeout=60, browser=a)  # a reload in the same browser
     await back.connect(url(servers, "A"), address)
     assert "mine.csv" in back.text()
     assert back.widget("Quasi-identifiers", "multiselect").value == QI

@@ -2,6 +2,8 @@
 the Protect settings, and the workspace file."""
 
 import json
+import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -45,6 +47,55 @@ def test_the_ledger_moves_a_sessions_data_to_the_one_taking_it_over():
     assert ledger.held("a") == 0 and ledger.held("b") == 1000 and ledger.total() == (1, 1000)
     # b is in use from now: the idle window counts from the take-over
     assert ledger.prune(lambda s: s == "b", idle=3600.0, grace=3600.0, now=3000.0) == []
+
+
+class Live:
+    """A connected session's state as Streamlit's object gives it: the work among the
+    widgets' values, and a data set whose 800 kB table is counted as data."""
+
+    def __init__(self) -> None:
+        table = pd.DataFrame({"x": range(100_000)})
+        self.filtered_state = {"dataset": SimpleNamespace(table=SimpleNamespace(df=table)),
+                               "roles": "r" * 10_000, "protect_history": list(range(1000)),
+                               "w_p_band_age": 10}
+
+
+def test_a_closed_tabs_work_is_counted_while_it_is_kept():
+    """Issue 51, item 9: of a closed tab, the registry keeps only the work a reload takes
+    over, entered in the ledger (less its table, counted as data), until it is taken over,
+    back in use after a reconnection, or dropped."""
+    ledger = Ledger()
+    reg = Registry(ledger)
+    live = Live()
+    reg.register("t", Holder("a", None, live), now=0.0)
+    reg.used("t", live, now=1.0)
+    connected = {"a"}
+
+    def prune(now: float) -> list[str]:
+        return reg.prune(lambda s: s in connected, lambda s: False, idle=3600.0,
+                         grace=3600.0, now=now)
+
+    prune(2.0)
+    assert ledger.kept() == 0 and reg.holder("t").state is live  # connected: live, uncounted
+    connected.clear()
+    prune(3.0)
+    saved = reg.holder("t").state
+    assert saved == resume.kept(live.filtered_state)  # not the widgets
+    least = sys.getsizeof(saved["roles"]) + sys.getsizeof(saved["protect_history"])
+    assert least < ledger.kept() < least + 64 * 1024  # the work, not the 800 kB table
+    connected.add("a")  # it reconnects: its live state again, not counted
+    reg.used("t", live, now=4.0)
+    prune(5.0)
+    assert reg.holder("t").state is live and ledger.kept() == 0
+    connected.clear()
+    prune(6.0)
+    assert ledger.kept() > least
+    assert reg.take("t", Holder("b", None, Live()), lambda s: False, now=7.0) is not None
+    assert ledger.kept() == 0  # a reload took it over: live again
+    prune(8.0)  # the reloaded tab is closed too
+    assert ledger.kept() > least
+    assert prune(8.0 + 3601.0) == ["b"]  # unused for the idle window: dropped
+    assert len(reg) == 0 and ledger.kept() == 0
 
 
 def test_kept_state_is_the_work_not_the_widgets():

@@ -21,7 +21,10 @@ A token is bound to its session and to the browser that made it:
 - with sign-in set up, only the same signed-in user takes a session over;
 - it expires with the session's data: unused for the idle window (``SDC_IDLE_MINUTES``,
   :mod:`ui.infra.memory`), connected or not. A disconnected session's data is kept that long, so
-  that its work can be taken over;
+  that its work can be taken over; of the session itself, only that work is kept (not its
+  widgets nor the rest of Streamlit's session), entered in the memory ledger by its size
+  (:meth:`~ui.infra.memory.Ledger.keep`, beside its data set's table, which is counted as data)
+  until it is taken over or dropped;
 - a session with no data of its own (only a built-in data set, which the server holds for every
   session anyway) keeps its token as long when it has work to keep: a run after its first (the
   user did something) or work it took over. One that has none (a visitor, or a script, that
@@ -40,7 +43,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import streamlit as st
@@ -66,7 +69,10 @@ KEPT_PREFIX = "w_kept_"
 @dataclass(frozen=True)
 class Holder:
     """The session that holds a token, who signed in to it (None without sign-in) and its
-    state (Streamlit's session state object, read when another session takes it over)."""
+    state: while it is connected, Streamlit's session state object; once it is found
+    disconnected, only what a session taking it over receives (a dict, :func:`kept`). The
+    live object holds the session's widgets, their callbacks and, through its script
+    runner, the rest of Streamlit's session, none of which a reload takes over."""
 
     session: str
     user: str | None
@@ -92,9 +98,12 @@ class _Use:
 
 
 class Registry:
-    """Tokens and the sessions that hold them; safe to share between the server's threads."""
+    """Tokens and the sessions that hold them; safe to share between the server's threads.
+    What a disconnected session keeps is entered in ``ledger`` (a ledger of its own by
+    default) while it is kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, ledger: memory.Ledger | None = None) -> None:
+        self._ledger = memory.Ledger() if ledger is None else ledger
         self._lock = threading.Lock()
         self._holders: dict[str, Holder] = {}
         self._use: dict[str, _Use] = {}  # by token
@@ -117,30 +126,42 @@ class Registry:
                 return None
             self._holders[token] = holder
             self._use[token] = _Use(time.time() if now is None else now, worked=True)
+            self._ledger.keep(_kept_key(old.session), 0)  # live again, in the new session
             return old
 
-    def used(self, token: str, now: float | None = None) -> None:
+    def used(self, token: str, state: Any = None, now: float | None = None) -> None:
         """A run of the token's session after its first: it is in use, and has work to
-        keep."""
+        keep; ``state``: its live state (again, after a reconnection)."""
         with self._lock:
             if token in self._use:
                 self._use[token].seen = time.time() if now is None else now
                 self._use[token].worked = True
+            holder = self._holders.get(token)
+            if state is not None and holder is not None and holder.state is not state:
+                self._holders[token] = replace(holder, state=state)
+                self._ledger.keep(_kept_key(holder.session), 0)
 
     def prune(self, is_active: Callable[[str], bool], holds: Callable[[str], bool],
               idle: float, grace: float, now: float | None = None) -> list[str]:
-        """Drop the tokens of the sessions that hold no data of their own (``holds``: the
-        others' go with their data, :meth:`forget`) and are disconnected with no work to keep,
-        disconnected for longer than ``grace`` seconds, or unused for longer than ``idle``;
-        give the sessions dropped."""
+        """Keep of every disconnected session only what a session taking it over receives
+        (:class:`Holder`); drop the tokens of the sessions that hold no data of their own
+        (``holds``: the others' go with their data, :meth:`forget`) and are disconnected with
+        no work to keep, disconnected for longer than ``grace`` seconds, or unused for longer
+        than ``idle``; give the sessions dropped."""
         now = time.time() if now is None else now
         with self._lock:
             dropped = []
             for token, holder in list(self._holders.items()):
+                active = is_active(holder.session)
+                if not active and holder.state is not None and not isinstance(holder.state, dict):
+                    saved = kept_state(holder.state)
+                    self._holders[token] = replace(holder, state=saved)
+                    self._ledger.keep(_kept_key(holder.session),
+                                      kept_bytes(saved, self._ledger.tables()))
                 if holds(holder.session):
                     continue
                 use = self._use.setdefault(token, _Use(now))
-                if is_active(holder.session):
+                if active:
                     use.away_since = None
                 elif use.away_since is None:
                     use.away_since = now
@@ -149,6 +170,7 @@ class Registry:
                         or now - use.seen > idle):
                     del self._holders[token]
                     self._use.pop(token, None)
+                    self._ledger.keep(_kept_key(holder.session), 0)
                     dropped.append(holder.session)
                     if not use.worked:
                         self._spent[token] = None
@@ -174,14 +196,21 @@ class Registry:
             for token in [t for t, h in self._holders.items() if h.session in gone]:
                 del self._holders[token]
                 self._use.pop(token, None)
+            for session in gone:
+                self._ledger.keep(_kept_key(session), 0)
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._holders)
 
 
-#: The server's one registry.
-REGISTRY = Registry()
+#: The server's one registry, entering what disconnected sessions keep in the server's ledger.
+REGISTRY = Registry(memory.LEDGER)
+
+
+def _kept_key(session: str) -> str:
+    """The memory ledger's key of what the disconnected ``session`` keeps for a reload."""
+    return f"work of the closed session {session}"
 
 
 def _user() -> str | None:
@@ -196,10 +225,26 @@ def kept(saved: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in saved.items() if k in KEPT or str(k).startswith(KEPT_PREFIX)}
 
 
+def kept_bytes(saved: dict[str, Any], counted: Iterable[Any] = ()) -> int:
+    """What the work ``saved`` (:func:`kept`) takes in the server
+    (:func:`~ui.infra.memory.object_bytes`), less its data set's table and the tables
+    ``counted``: those are counted as data (the session's entry in the ledger, or the built-in
+    data set's, once)."""
+    ds = saved.get("dataset")
+    table = getattr(getattr(ds, "table", None), "df", None)
+    return memory.object_bytes(saved, skip=[*counted, *(() if table is None else (table,))])
+
+
+def kept_state(state: Any) -> dict[str, Any]:
+    """What a session taking over the session of ``state`` receives: :func:`kept` of a live
+    session state, or the dict already kept of one found disconnected (:class:`Holder`)."""
+    return state if isinstance(state, dict) else kept(state.filtered_state)
+
+
 def _take_over(old: Holder) -> bool:
     """Copy the work of the session ``old`` into this one, with its data set's entry in the
     memory ledger; False when its data set was freed meanwhile (then nothing is copied)."""
-    saved = kept(old.state.filtered_state)
+    saved = kept_state(old.state)
     ds = saved.get("dataset")
     if ds is None or ds.table.df is None:
         return False
@@ -222,10 +267,10 @@ def begin() -> None:
     idle = memory.idle_seconds()
     REGISTRY.prune(memory.is_active, memory.LEDGER.holds, idle, grace=idle)
     token = st.session_state.get(_TOKEN)
+    ctx = get_script_run_ctx()
     if token is not None:
-        REGISTRY.used(token)
+        REGISTRY.used(token, ctx.session_state if ctx else None)
     else:
-        ctx = get_script_run_ctx()
         me = Holder(state.session_id(), _user(), ctx.session_state if ctx else None, browser())
         asked = st.query_params.get(PARAM)
         old = REGISTRY.take(asked, me, memory.is_active) if asked else None

@@ -170,7 +170,7 @@ def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:
     (:func:`ui.infra.memory.share_built_in`), and the session gives up the entry of any data of its
     own it held."""
     df, dataset_id, kinds, table_bytes = _example_table(key)
-    memory.share_built_in(key, table_bytes)
+    memory.share_built_in(key, table_bytes, df)
     ds = Dataset(Table(df), example(key).name, dataset_id, dict(kinds), example=key)
     _install(ds, example(key).roles)
     return ds

@@ -26,6 +26,11 @@ timeout, whether its tab is open or closed (a closed tab's work waits that long 
 by a reload, :mod:`ui.resume`); a session that comes back then finds its data gone and is told
 so.
 
+What a closed tab leaves behind beside its data (its work kept for a reload, :mod:`ui.resume`;
+its downloads until they are deleted, :mod:`ui.infra.downloads`) is entered too, by its
+measured size (:func:`object_bytes`, :meth:`Ledger.keep`), for as long as it is kept: it
+counts in every admission like a session's data.
+
 Settings (environment): ``SDC_MEMORY_BUDGET`` (``8GB``, ``512MB``, or bytes; default half of the
 machine's memory) and ``SDC_IDLE_MINUTES`` (default 60).
 """
@@ -33,12 +38,17 @@ machine's memory) and ``SDC_IDLE_MINUTES`` (default 60).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from sdc_core.decoded import BUDGET_ENV, CELL_ENV, memory_bytes, parse_cell, parse_size
@@ -129,12 +139,12 @@ def held_bytes(df: pd.DataFrame) -> int:
     return int(FOOTPRINT * memory_bytes(df))
 
 
-def share_built_in(key: str, table_bytes: int) -> None:
-    """Count the built-in data set ``key``, whose table takes ``table_bytes``, once for the
+def share_built_in(key: str, table_bytes: int, table: Any = None) -> None:
+    """Count the built-in data set ``key``, whose ``table`` takes ``table_bytes``, once for the
     server (:meth:`Ledger.share`): its table and the results of one session's work
     (:data:`FOOTPRINT`), and the bound of what the shared caches keep of the results of all
     the sessions that use a built-in data set (:data:`SHARED_RESULTS` times the largest)."""
-    LEDGER.share(f"built-in data set {key}", int(FOOTPRINT * table_bytes))
+    LEDGER.share(f"built-in data set {key}", int(FOOTPRINT * table_bytes), table)
     LEDGER.share(_SHARED_RESULTS_KEY, int(SHARED_RESULTS * table_bytes))
 
 
@@ -175,6 +185,70 @@ def _line_prefix(raw: bytes, lines: int, most: int) -> int:
     return at
 
 
+def object_bytes(obj: Any, skip: Iterable[Any] = ()) -> int:
+    """The bytes that ``obj`` and what it reaches take, once each: the sum, over the objects
+    reached from ``obj`` (through containers, attributes and slots, a function's closure and
+    defaults, a bound method's object) except ``skip`` and what they reach only through it,
+    of ``sys.getsizeof(o)``, with a table's deep memory (:func:`memory_bytes`) and an array's
+    buffer (``nbytes``) for those. Modules, classes and code, shared by every session, are
+    not counted."""
+    seen = {id(o) for o in skip}
+    todo = [obj]
+    total = 0
+    while todo:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, (ModuleType, type, BuiltinFunctionType)):
+            continue
+        seen.add(id(o))
+        if isinstance(o, (pd.DataFrame, pd.Series, pd.Index)):
+            total += int(o.memory_usage(deep=True).sum()) if isinstance(o, pd.DataFrame) else \
+                int(o.memory_usage(deep=True))
+            continue
+        if isinstance(o, np.ndarray):
+            total += sys.getsizeof(o) + (o.nbytes if o.base is None else 0)
+            if o.dtype == object:
+                todo.extend(o.ravel().tolist())
+            continue
+        total += sys.getsizeof(o)
+        if isinstance(o, (str, bytes, bytearray, int, float, complex, bool)) or o is None:
+            continue
+        if isinstance(o, dict):
+            todo.extend(o.keys())
+            todo.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            todo.extend(o)
+        elif isinstance(o, FunctionType):
+            todo.extend(_cells(o))
+            todo.extend(o.__defaults__ or ())
+            todo.extend((o.__kwdefaults__ or {}).values())
+        elif isinstance(o, MethodType):
+            todo.extend((o.__self__, o.__func__))
+        elif isinstance(o, partial):
+            todo.extend((o.func, o.args, o.keywords))
+        else:
+            if isinstance(held := getattr(o, "__dict__", None), dict):
+                todo.append(held)
+            todo.extend(getattr(o, slot) for cls in type(o).__mro__
+                        for slot in _slots(cls) if hasattr(o, slot))
+    return total
+
+
+def _cells(fn: FunctionType) -> list[Any]:
+    """What a function's closure holds (an empty cell holds nothing)."""
+    held = []
+    for cell in fn.__closure__ or ():
+        with suppress(ValueError):
+            held.append(cell.cell_contents)
+    return held
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    """The slot names a class itself declares (not its instance dict nor weak references)."""
+    slots = cls.__dict__.get("__slots__", ())
+    names = (slots,) if isinstance(slots, str) else tuple(slots)
+    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
+
+
 class Freeable(Protocol):
     """A session's table holder (:class:`ui.logic.session.Table`): freeing sets ``df`` to None."""
 
@@ -207,30 +281,61 @@ class Ledger:
         self._shared: dict[str, int] = {}  # key → bytes, held once for every session
         self._arriving: dict[tuple[str, str], int] = {}  # (session, file) → bytes reserved
         self._stored = stored  # the bytes of the uploads Streamlit keeps, every session's
+        self._kept: dict[str, int] = {}  # key → bytes a closed tab leaves behind (:meth:`keep`)
+        self._shared_tables: dict[str, Any] = {}  # key → the table of shared data
 
     def _raw(self) -> int:
         """The raw bytes of uploads: arriving, and kept by Streamlit (under the lock)."""
         return sum(self._arriving.values()) + self._stored()
+
+    def _left(self) -> int:
+        """What closed tabs left behind (:meth:`keep`; under the lock)."""
+        return sum(self._kept.values())
 
     def _beside(self, session: str) -> int:
         """What counts beside a session's own data and reservation: the other sessions' data
         and reservations, the shared data and every upload's raw bytes (under the lock)."""
         return (sum(e.held for s, e in self._entries.items() if s != session)
                 + sum(n for s, (n, _) in self._reserved.items() if s != session)
-                + sum(self._shared.values()) + self._raw())
+                + sum(self._shared.values()) + self._raw() + self._left())
 
-    def share(self, key: str, held: int) -> None:
+    def share(self, key: str, held: int, table: Any = None) -> None:
         """Enter data that the server holds once for every session (a built-in data set in its
-        cache, and what is computed from it in the shared caches): counted once in every
-        admission, booked by no session, never freed. Entered again, the larger figure
+        cache, ``table``, and what is computed from it in the shared caches): counted once in
+        every admission, booked by no session, never freed. Entered again, the larger figure
         counts."""
         with self._lock:
             self._shared[key] = max(held, self._shared.get(key, 0))
+            if table is not None:
+                self._shared_tables[key] = table
+
+    def tables(self) -> list[Any]:
+        """The tables whose bytes the ledger counts: the sessions' own and the shared ones
+        (what is measured of a closed tab skips them, :meth:`keep`)."""
+        with self._lock:
+            held = [e.table.df for e in self._entries.values() if e.table.df is not None]
+            return held + list(self._shared_tables.values())
 
     def shared(self) -> int:
         """The bytes of the data held once for every session."""
         with self._lock:
             return sum(self._shared.values())
+
+    def keep(self, key: str, held: int) -> None:
+        """Enter what a closed tab leaves behind under ``key`` (its work kept for a reload,
+        its downloads until they are deleted): ``held`` bytes (measured without the tables
+        counted already, :meth:`tables`), replacing what ``key`` had; 0 drops the key.
+        Counted in every admission, until dropped."""
+        with self._lock:
+            if held > 0:
+                self._kept[key] = held
+            else:
+                self._kept.pop(key, None)
+
+    def kept(self) -> int:
+        """The bytes entered by :meth:`keep`."""
+        with self._lock:
+            return sum(self._kept.values())
 
     def admit(self, session: str, need: int, limit: int, now: float | None = None) -> str | None:
         """None when ``need`` more bytes fit in ``limit`` beside the shared data and the other
@@ -244,15 +349,18 @@ class Ledger:
                 if s != session:
                     others[s] = others.get(s, 0) + n
             held, shared = sum(others.values()), sum(self._shared.values())
-            raw = self._raw()
-            if shared + held + raw + need <= limit:
+            raw, left = self._raw(), self._left()
+            if shared + held + raw + left + need <= limit:
                 self._reserved[session] = (need, time.time() if now is None else now)
                 return None
-            beside = f" (and its built-in data sets {size_text(shared)})" if shared else ""
+            named = [(what, n) for what, n in (("its built-in data sets", shared),
+                                               ("what closed tabs left behind", left)) if n]
+            beside = (" (and " + " and ".join(f"{w} {size_text(n)}" for w, n in named) + ")"
+                      if named else "")
             if not others and not raw:
-                room = (f"the {size_text(max(0, limit - shared))} its memory budget of "
-                        f"{size_text(limit)} leaves beside its built-in data sets "
-                        f"({size_text(shared)})" if shared
+                room = (f"the {size_text(max(0, limit - shared - left))} its memory budget of "
+                        f"{size_text(limit)} leaves beside "
+                        + " and ".join(f"{w} ({size_text(n)})" for w, n in named) if named
                         else f"its memory budget of {size_text(limit)}")
                 return (f"this file would take about {size_text(need)} in the server, more "
                         f"than {room}; try a smaller file (or a sample of it)")
@@ -266,7 +374,7 @@ class Ledger:
 
     def room(self, session: str, limit: int) -> int:
         """What ``limit`` leaves beside the shared data, the other sessions' data and
-        reservations, and the raw bytes of uploads."""
+        reservations, the raw bytes of uploads and what closed tabs left behind."""
         with self._lock:
             return limit - self._beside(session)
 
@@ -293,7 +401,7 @@ class Ledger:
         with self._lock:
             used = (sum(e.held for e in self._entries.values())
                     + sum(n for n, _ in self._reserved.values())
-                    + sum(self._shared.values()) + self._raw())
+                    + sum(self._shared.values()) + self._raw() + self._left())
             if used + size <= limit:
                 self._arriving[session, upload] = size
                 return None
@@ -353,12 +461,14 @@ class Ledger:
 
     def total(self) -> tuple[int, int]:
         """(sessions holding or loading data of their own, bytes the ledger counts: what they
-        hold or have reserved, the shared data once, and the raw bytes of uploads)."""
+        hold or have reserved, the shared data once, the raw bytes of uploads and what closed
+        tabs left behind)."""
         with self._lock:
             sessions = self._entries.keys() | self._reserved.keys()
             return len(sessions), (sum(e.held for e in self._entries.values())
                                    + sum(n for n, _ in self._reserved.values())
-                                   + sum(self._shared.values()) + self._raw())
+                                   + sum(self._shared.values()) + self._raw()
+                                   + self._left())
 
     def prune(self, is_active: Callable[[str], bool], idle: float, grace: float,
               now: float | None = None) -> list[str]:

@@ -4,9 +4,14 @@
 (not when a session runs it as a page) and serves it with :func:`middleware` around
 Streamlit's own routes: the page, its static files, the health check, uploads, media and a
 refused websocket handshake. :class:`SecurityHeaders` is plain ASGI: it adds headers to the
-start of each HTTP response and passes everything else (bodies, the websocket's frames)
-through untouched, unbuffered. ``bench/bench_headers.py`` measures its own work per request
-(a few microseconds; docs/deploying.md quotes the figures).
+start of each HTTP response (a websocket's handshake, accepted or refused, included; an error
+no handler took gets its 500 here) and passes everything else (bodies, the websocket's frames)
+through untouched, unbuffered. What the server answers without the application (uvicorn's
+400 for a request it cannot parse, the websocket library's refusals of a handshake) gets
+the headers through :func:`install`. ``bench/bench_headers.py`` measures its own work per request
+(a few microseconds; docs/deploying.md quotes the figures). Inside it, :class:`Guard` refuses
+what no client may have before Streamlit's routes see the request: Streamlit's metrics, and a
+download to any browser but the one whose session made it (:mod:`ui.infra.downloads`).
 
 The policy (:data:`CSP`) is what Streamlit's front end needs and no more: its scripts and
 styles from this server (its one inline script allowed by its hash, read from the installed
@@ -28,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import streamlit
+from starlette.requests import HTTPConnection
+
+from ui.infra import downloads, memory
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -81,9 +89,12 @@ HEADERS: dict[str, str] = {
 }
 _RAW = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in HEADERS.items()]
 _NAMES = {k for k, _ in _RAW}
-#: The ASGI messages that start a response: an HTTP response, and a websocket handshake
-#: refused with an HTTP response.
-_STARTS = ("http.response.start", "websocket.http.response.start")
+#: The ASGI messages that start a response: an HTTP response, a websocket's handshake
+#: accepted (its 101) and one refused with an HTTP response.
+_STARTS = ("http.response.start", "websocket.accept", "websocket.http.response.start")
+#: What a websocket's handshake refused before it was accepted answers (Streamlit closes the
+#: websocket of a page from another origin before accepting it)
+_REFUSED = b"Forbidden"
 
 
 #: This server process: the page's address carries it (``?run=``), and so does the browser
@@ -140,22 +151,157 @@ class SecurityHeaders:
         if scope["type"] == "http" and not _has_browser_cookie(scope):
             extra.append(_browser_cookie(scope))
 
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "websocket.close" and not started and _can_refuse(scope):
+                message = {"type": "websocket.http.response.start", "status": 403}
+                await send_with_headers(message)
+                await send({"type": "websocket.http.response.body", "body": _REFUSED})
+                return
             if message["type"] in _STARTS:
+                started = True
                 kept = [(k, v) for k, v in message.get("headers", [])
                         if bytes(k).lower() not in _NAMES]
                 message = {**message, "headers": kept + extra}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if scope["type"] == "http" and not started:  # the 500 Starlette's outermost
+                await _plain(send_with_headers, 500, b"Internal Server Error")  # handler makes
+            raise
+
+
+def _can_refuse(scope: Scope) -> bool:
+    """Whether the server lets the application answer a websocket's handshake with an HTTP
+    response of its own (the ASGI extension ``websocket.http.response``)."""
+    return scope["type"] == "websocket" and "websocket.http.response" in scope.get(
+        "extensions", {})
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    """A plain-text HTTP response."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path as Starlette's router matches it (without the ASGI root path)."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+class Guard:
+    """ASGI middleware: what a client is refused before Streamlit's routes see the request,
+    with the 404 of an address that does not exist:
+
+    - Streamlit's metrics (``/_stcore/metrics``: the sessions connected and their events, the
+      bytes uploaded, what every cache holds), which Streamlit serves to anyone and has no
+      setting to turn off;
+    - a media file (``/media/…``: downloads) to a request that does not carry the browser
+      cookie of a connected session that owns it (:mod:`ui.infra.downloads`).
+
+    It installs :mod:`ui.infra.downloads` in the server's media manager when the server starts,
+    and sweeps the files of ended sessions after each websocket closes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        from streamlit import config
+        from streamlit.url_util import make_url_path
+
+        self.app = app
+        base = config.get_option("server.baseUrlPath")
+        self._metrics = make_url_path(base, "_stcore/metrics")
+        self._media = make_url_path(base, "media/")
+        self._downloads: downloads.Downloads | None = None
+        self._sweeper: downloads.Sweeper | None = None
+
+    def _attach(self) -> downloads.Downloads | None:
+        """The downloads of the server's media manager, once Streamlit's runtime exists."""
+        from streamlit import config, runtime
+
+        if self._downloads is None and runtime.exists():
+            self._downloads = downloads.install(runtime.get_instance(), BROWSER_COOKIE,
+                                                memory.LEDGER)
+            self._sweeper = downloads.Sweeper(
+                self._downloads, lambda: float(config.get_option("server.disconnectedSessionTTL")))
+        return self._downloads
+
+    def refused(self, scope: Scope) -> bool:
+        """Whether the HTTP request ``scope`` gets a 404 here."""
+        path = _route_path(scope)
+        if path.rstrip("/") == self._metrics:  # also as Starlette redirects it, with a slash
+            return True
+        if not path.startswith(self._media):
+            return False
+        owned = self._attach()
+        browser = HTTPConnection(scope).cookies.get(BROWSER_COOKIE)
+        return owned is None or not owned.allowed(
+            downloads.file_id_of(path[len(self._media):]), browser)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            if self.refused(scope):
+                await _plain(send, 404, b"Not Found")
+            else:
+                await self.app(scope, receive, send)
+        elif kind == "websocket":
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                if self._sweeper is not None:
+                    self._sweeper.closed()
+        else:  # the server's start (its lifespan): before any session
+            self._attach()
+            await self.app(scope, receive, send)
 
 
 def middleware() -> list[Any]:
     """The middleware ``app.py`` gives ``st.App``: outside Streamlit's own, the security
-    headers around everything, then the uploads' gate (:mod:`ui.infra.uploads`), so that its
-    refusals carry the headers too."""
+    headers outermost (on every refusal below too), then the guard of what no client is given
+    (:class:`Guard`), then the uploads' gate (:mod:`ui.infra.uploads`)."""
     from starlette.middleware import Middleware
 
     from ui.infra.uploads import UploadGate
 
-    return [Middleware(SecurityHeaders), Middleware(UploadGate)]
+    return [Middleware(SecurityHeaders), Middleware(Guard), Middleware(UploadGate)]
+
+
+def _h11_400(self: Any, msg: str) -> None:
+    """uvicorn's answer to a request it cannot parse (``H11Protocol.send_400_response``),
+    with :data:`HEADERS`."""
+    import h11
+
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+               *_RAW]
+    for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                  h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+        self.transport.write(self.conn.send(event))
+    self.transport.close()
+
+
+def install() -> None:
+    """:data:`HEADERS` on the answers the server makes without the application, which no
+    middleware sees: uvicorn's 400 for a request it cannot parse, and the websocket library's
+    refusals of a handshake (a 400 for a broken upgrade, the 403 of a websocket closed before
+    it was accepted when the server has no other way, a 500)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from websockets.server import ServerProtocol
+
+    H11Protocol.send_400_response = _h11_400  # type: ignore[method-assign]
+    if not getattr(ServerProtocol.reject, "with_headers", False):
+        reject = ServerProtocol.reject
+
+        def reject_with_headers(self: ServerProtocol, status: Any, text: str) -> Any:
+            response = reject(self, status, text)
+            for name, value in HEADERS.items():
+                response.headers[name] = value
+            return response
+
+        reject_with_headers.with_headers = True  # type: ignore[attr-defined]
+        ServerProtocol.reject = reject_with_headers  # type: ignore[method-assign]
