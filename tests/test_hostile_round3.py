@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.server import stop_server
 from sdc_core.errors import SdcInputError
 from tests.apptest import app_test
 from tests.conftest import plain
@@ -106,15 +107,16 @@ def test_the_nginx_configuration_sends_the_headers_once():
 
 @contextlib.contextmanager
 def nginx(conf: str, tmp_path: Path):
-    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after."""
+    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after with
+    its worker processes (its process group)."""
     (tmp_path / "nginx.conf").write_text(conf)
     proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
-                             "-g", "daemon off;"], stderr=subprocess.PIPE)
+                             "-g", "daemon off;"], stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
         yield
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_server(proc, grace=30)
 
 
 def shipped_conf(port: int, upstream: int) -> str:
