@@ -103,6 +103,7 @@ SERIAL = frozenset({
     "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
+    "e2e/test_headers.py::test_every_page_works_on_a_loaded_machine",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
     "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
     "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",
