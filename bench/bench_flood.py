@@ -20,6 +20,15 @@ much larger in memory than on disk); with ``--budget`` (e.g. ``64MB``, given to 
 The client runs in this process, on the same machine: its CPU competes with the server's, so
 the figures are an upper bound of what the flood itself costs.
 
+**A visitor during a flood** (``--visitor``): while ``--flood`` sessions connect and leave over
+``--seconds``, a visitor who was there before uploads a 4 kB CSV (the upload URL, the PUT and
+the run that reads it), opens the Risk page and goes back to the Data page, again and again,
+and a new visitor opens the dashboard every ``--every`` seconds (the first page, connect to the
+run's end); the same before the flood (``--quiet`` seconds) is the baseline. The server's
+CPU for one connect-and-leave is the flood's CPU over its sessions. With ``--root DIR`` the same
+run is made against the checkout ``DIR`` too (an earlier commit, say), alternating with this one
+for ``--rounds`` rounds: before and after on the same machine at the same time.
+
 **What the shared caches keep of the built-in data** (``--recipes 40``): on a fresh server, one
 session opens the Protect page of the example and moves the band width of age; the server's
 resident memory is read; then 40 more sessions do the same, each to a width of its own (a
@@ -29,6 +38,7 @@ difference is what the shared caches keep of the example's results, printed as a
 its table (``ui.infra.memory.SHARED_RESULTS``).
 
 Run: ``python -m bench.bench_flood [--flood 200] [--seconds 60] [--budget 64MB] [--drop]``
+     ``python -m bench.bench_flood --visitor [--root DIR] [--rounds 3]``
      ``python -m bench.bench_flood --recipes 40``
 """
 
@@ -37,18 +47,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import re
 import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import requests
 
-from bench.server import alive, cpu_seconds, free_port, memory_kb, start_server, stop_server
+from bench.server import (
+    ROOT,
+    alive,
+    cpu_seconds,
+    free_port,
+    memory_kb,
+    start_server,
+    stop_server,
+    tree_cpu_seconds,
+)
 from bench.st_client import StSession
 
 
@@ -185,6 +206,103 @@ async def scenario(url: str, args: argparse.Namespace) -> dict:
     return {"quiet": quiet, "loud": loud, "wall": wall, "upload": admitted}
 
 
+def visitor_csv() -> bytes:
+    """The visitor's file: 4 kB of a small survey."""
+    rows = [f"{20 + i % 60},{'FM'[i % 2]},{i % 9},{1000 + 37 * i}" for i in range(205)]
+    return ("age,sex,region,income\n" + "\n".join(rows) + "\n").encode()
+
+
+async def visitor(s: StSession, stop: asyncio.Event) -> tuple[list[float], list[float]]:
+    """A visitor already there (``s``, connected before): until ``stop``, uploads
+    :func:`visitor_csv` on the Data page, opens the Risk page and goes back to the Data page,
+    again and again; the uploads' times and the page changes'."""
+    data, uploads, pages = visitor_csv(), [], []
+    while not stop.is_set():
+        name = f"visitor_{len(uploads)}.csv"  # a new file each time: read, not kept
+        uploads.append(await s.upload("Upload a table", name, data))
+        if name not in s.text() or s.errors():
+            raise RuntimeError(f"the visitor's upload was not loaded: {s.errors()}")
+        pages.append(await s.switch_page("Risk"))
+        pages.append(await s.switch_page("Data"))
+    return uploads, pages
+
+
+async def visitor_scenario(url: str, args: argparse.Namespace, pid: int) -> dict:
+    """Before and during a flood: a visitor's uploads and page changes, and new visitors'
+    first pages (one every ``--every`` seconds); the server's CPU (with its workers) per
+    session of the flood."""
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(args.flood + 16))
+    await visit(url, False, 300)  # the first run loads the modules: not part of any figure
+    there = StSession(timeout=600)  # the visitor, there before the flood
+    await there.connect(url)
+
+    async def watched(during) -> tuple[tuple[list[float], list[float]], list[float], Any]:
+        stop = asyncio.Event()
+        watchers = asyncio.gather(visitor(there, stop), new_users(url, args.every, stop))
+        try:
+            result = await during
+        finally:
+            stop.set()
+        (uploads, pages), firsts = await watchers
+        return (uploads, pages), firsts, result
+
+    try:
+        quiet = await watched(asyncio.sleep(args.quiet))
+        cpu = tree_cpu_seconds(pid)
+        loud = await watched(flood(url, args.flood, args.seconds, args.drop, args.assets))
+        cpu = tree_cpu_seconds(pid) - cpu
+    finally:
+        await there.close()
+    return {"quiet": quiet, "loud": loud, "cpu": cpu}
+
+
+def median(times: list[float]) -> float:
+    return statistics.median(times) if times else float("nan")
+
+
+def visitor_runs(args: argparse.Namespace) -> None:
+    """:func:`visitor_scenario` on fresh servers of each checkout, alternating."""
+    roots = [ROOT] if args.root is None else [Path(args.root).resolve(), ROOT]
+    rows: dict[Path, list[dict]] = {root: [] for root in roots}
+    names = ("upload", "page change", "new visitor's first page")
+
+    def figures_of(out: dict, when: str) -> list[list[float]]:
+        (uploads, pages), firsts, _ = out[when]
+        return [uploads, pages, firsts]
+
+    for rnd in range(args.rounds):
+        for root in roots:
+            port = free_port()
+            with tempfile.TemporaryDirectory() as tmp:
+                proc = start_server(port, {"SDC_MEMORY_BUDGET": args.budget},
+                                    log=Path(tmp) / "server.log", root=root)
+                try:
+                    out = asyncio.run(visitor_scenario(f"http://127.0.0.1:{port}", args,
+                                                       proc.pid))
+                finally:
+                    stop_server(proc)
+            rows[root].append(out)
+            visits = out["loud"][2]
+            failed = [why for _, why in visits if why]
+            print(f"round {rnd + 1}, {root} (load average {os.getloadavg()[0]:.1f}):", flush=True)
+            for name, quiet, loud in zip(names, figures_of(out, "quiet"),
+                                         figures_of(out, "loud"), strict=True):
+                print(f"  {name}: quiet {figures(quiet)}; flood {figures(loud)}", flush=True)
+            print(f"  the flood's sessions: {figures([t for t, why in visits if not why])}, "
+                  f"failed {len(failed)}; server CPU {1000 * out['cpu'] / args.flood:.0f} ms a "
+                  "session", flush=True)
+    print(f"{args.flood} sessions connecting and leaving over {args.seconds:g} s; medians over "
+          f"{args.rounds} round(s) of each round's median:")
+    for root in roots:
+        print(f"  {root}:")
+        for i, name in enumerate(names):
+            quiet = median([median(figures_of(r, "quiet")[i]) for r in rows[root]])
+            loud = median([median(figures_of(r, "loud")[i]) for r in rows[root]])
+            print(f"    {name}: quiet {quiet:.2f} s, during the flood {loud:.2f} s")
+        print(f"    server CPU a flood session "
+              f"{1000 * median([r['cpu'] for r in rows[root]]) / args.flood:.0f} ms")
+
+
 async def protect_move(url: str, width: int, sessions: list[StSession]) -> None:
     """A session that opens the Protect page and moves the band width of age to ``width``,
     then opens the Trade-offs and Risk pages; it stays open (in ``sessions``)."""
@@ -247,9 +365,16 @@ def main() -> None:
     p.add_argument("--assets", action="store_true")
     p.add_argument("--recipes", type=int, default=0,
                    help="measure what the shared caches keep of the example instead")
+    p.add_argument("--visitor", action="store_true",
+                   help="a visitor's first page and 4 kB upload during the flood")
+    p.add_argument("--root", help="--visitor: also against this checkout, alternating")
+    p.add_argument("--rounds", type=int, default=1)
     args = p.parse_args()
     if args.recipes:
         recipes(args.recipes)
+        return
+    if args.visitor:
+        visitor_runs(args)
         return
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,9 +1,15 @@
 """A real ``streamlit run app.py`` on a free 127.0.0.1 port, and what the process uses: for the
-load benchmark and the tests that need a real server."""
+load benchmark and the tests that need a real server.
+
+A server is started in a process group of its own, which its worker processes join:
+:func:`stop_server` ends the whole group, so that no process of a server outlives its test or
+benchmark, whatever the server did on its way out."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,9 +41,9 @@ def alive(port: int) -> bool:
 def start_server(port: int, env: dict[str, str] | None = None,
                  log: Path | None = None, root: Path = ROOT) -> subprocess.Popen:
     """``streamlit run app.py`` of the checkout ``root`` on 127.0.0.1:``port`` (with ``env``
-    added to the environment), once it answers its health check. Its output goes to ``log``,
-    or to an anonymous temporary file: a pipe that nobody reads would fill and stall the
-    server."""
+    added to the environment), once it answers its health check, in a process group of its
+    own (its pid; stop it with :func:`stop_server`). Its output goes to ``log``, or to an
+    anonymous temporary file: a pipe that nobody reads would fill and stall the server."""
     # the server writes to it for as long as it runs, after this returns: no ``with``
     out = log.open("wb") if log else tempfile.TemporaryFile()  # noqa: SIM115
     proc = subprocess.Popen(
@@ -45,22 +51,114 @@ def start_server(port: int, env: dict[str, str] | None = None,
          "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=root, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        cwd=root, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+        start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if alive(port):
             return proc
         time.sleep(0.2)
-    proc.kill()
-    proc.wait()
+    stop_server(proc, grace=0)
     out.seek(0)
     raise RuntimeError("streamlit did not become healthy:\n"
                        + out.read()[-4000:].decode(errors="replace"))
 
 
-def stop_server(proc: subprocess.Popen) -> None:
+def stop_server(proc: subprocess.Popen, grace: float = 60) -> None:
+    """Stop a process started in a process group of its own (``start_new_session``: a
+    server of :func:`start_server`, nginx): SIGTERM, up to ``grace`` seconds to end, then
+    SIGKILL to whatever is left of its group (its worker processes and any process they
+    started), until none of it runs."""
     proc.terminate()
-    proc.wait(timeout=60)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    kill_group(proc.pid)
+    proc.wait()
+
+
+def live(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that still run (a zombie, ended and not yet waited for, does not)."""
+    running = []
+    for pid in pids:
+        try:
+            state = _stat_fields(pid)[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            running.append(pid)
+    return running
+
+
+def group(pgid: int) -> list[int]:
+    """The running processes of the process group ``pgid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if int(_stat_fields(int(entry))[2]) == pgid:
+                    found.append(int(entry))
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                continue
+    return live(found)
+
+
+def kill_group(pgid: int, within: float = 10) -> None:
+    """SIGKILL to every process of the group ``pgid``, again until none runs (a process may
+    start another as it goes); RuntimeError if some still run after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        left = group(pgid)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"processes of group {pgid} still run: {left}")
+        time.sleep(0.05)
+
+
+def started(pid: int) -> int:
+    """When the process ``pid`` started, in clock ticks since the machine booted."""
+    return int(_stat_fields(pid)[19])
+
+
+def of_checkout(root: Path, since: int) -> list[int]:
+    """The running processes, but this one, started at ``since`` (:func:`started`) or later,
+    whose command line or working directory names the checkout ``root`` (a server names its
+    ``app.py``; its worker processes run in its directory)."""
+    here = str(root)
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if started(int(entry)) < since:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                words = f.read().decode(errors="replace").split("\0")
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except (OSError, IndexError):  # ended, or another user's
+            continue
+        if cwd == here or cwd.startswith(here + os.sep) or any(
+                w == here or w.startswith(here + os.sep) for w in words):
+            found.append(int(entry))
+    return live(found)
+
+
+def marked(name: str, value: str) -> list[int]:
+    """The running processes (of this user) whose environment has ``name=value``: every
+    process started by one that had it, unless it was started with another environment."""
+    want = f"{name}={value}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if want in f.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:  # ended, or another user's
+                continue
+    return live(found)
 
 
 def cpu_seconds(pid: int) -> float:

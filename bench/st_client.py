@@ -273,9 +273,17 @@ class StSession:
         if reply.error_msg or not reply.file_urls:
             raise RuntimeError(f"no upload URL for {filename}: {reply.error_msg}")
         urls = reply.file_urls[0]
-        put = await asyncio.to_thread(
-            self._http.put, self._url(urls.upload_url), files={filename: (filename, data, mime)},
-            headers={"X-Xsrftoken": self._xsrf} if self._xsrf else None, timeout=self.timeout)
+        for attempt in (1, 2):  # as a browser does: once more when a kept connection was reset
+            try:
+                put = await asyncio.to_thread(
+                    self._http.put, self._url(urls.upload_url),
+                    files={filename: (filename, data, mime)},
+                    headers={"X-Xsrftoken": self._xsrf} if self._xsrf else None,
+                    timeout=self.timeout)
+                break
+            except requests.ConnectionError:
+                if attempt == 2:
+                    raise
         put.raise_for_status()
         state = WidgetState(id=e.id)
         if e.proto.multiple_files and e.id in self._states:

@@ -6,13 +6,21 @@ Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyi
 measure wall time, CPU time or memory also get ``serial`` and run alone, after the others
 (``make test``). ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit.
 This module imports no Streamlit either: the AppTest machinery is in tests/apptest.py.
+
+No process a run started outlives it (:func:`pytest_sessionfinish`): a server, its worker
+processes, nginx, a browser.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import signal
 import sys
+import time
+import uuid
 from collections.abc import Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +30,7 @@ import pandas as pd
 import pytest
 from hypothesis import Phase, settings
 
-from bench.server import free_port, start_server, stop_server
+from bench.server import free_port, live, marked, start_server, stop_server
 from sdc_core.io import EXAMPLE_PATH, read_table
 
 
@@ -98,6 +106,7 @@ SERIAL = frozenset({
     "test_uploads_server.py", "test_bombs_capped.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
+    "e2e/test_headers.py::test_every_page_works_on_a_loaded_machine",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
     "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
     "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",
@@ -185,6 +194,77 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         raise AssertionError(f"{item.nodeid} is in the unit tier and imported Streamlit: add "
                              "it to APP_MODULES or APP_TESTS in tests/conftest.py")
     return outcome
+
+
+# -- no process left behind -------------------------------------------------------------------
+
+#: Every process a test run starts has this in its environment, a value of the run's own (set
+#: by the run's first process, before it starts any other): whatever its command line (a
+#: spawned worker's names no file) and whichever process group it joined
+RUN_ENV = "SDC_TEST_RUN"
+#: How long the end of a run waits for the processes it started to end (s)
+LEFTOVER_WAIT = 15.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's mark (:data:`RUN_ENV`), new for each run (a run inside a test's run has its
+    own); pytest-xdist's workers inherit it."""
+    if not hasattr(config, "workerinput"):
+        os.environ[RUN_ENV] = uuid.uuid4().hex
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+    except OSError:
+        return "(ended)"
+
+
+def own_tracker() -> int | None:
+    """This process's multiprocessing resource tracker (it ends with this process), if any."""
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    return getattr(getattr(tracker, "_resource_tracker", None), "_pid", None)
+
+
+def end_leftovers(mark: str, wait: float, spare: int | None = None) -> list[str]:
+    """The processes marked ``mark`` (:data:`RUN_ENV`) that still run ``wait`` seconds from
+    now, but ``spare``, each as its pid and command line; they are then killed."""
+    deadline = time.monotonic() + wait
+    while ((left := [p for p in marked(RUN_ENV, mark) if p != spare])
+           and time.monotonic() < deadline):
+        time.sleep(0.2)
+    said = [f"{pid} {command_line(pid)}" for pid in left]
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    while live(left) and time.monotonic() < deadline + 5:
+        time.sleep(0.05)
+    return said
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """At the end of a run (after pytest-xdist's workers have ended): a process the run
+    started that still runs fails the run, named with its command line, and is killed."""
+    if hasattr(session.config, "workerinput") or RUN_ENV not in os.environ:
+        return
+    if "ui.infra.workers" in sys.modules:  # this process's own pool (tests run in it)
+        sys.modules["ui.infra.workers"].shutdown()
+    left = end_leftovers(os.environ[RUN_ENV], LEFTOVER_WAIT, own_tracker())
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = [f"{len(left)} process(es) the tests started still ran {LEFTOVER_WAIT:g} s "
+                 "after the run (now killed):", *left]
+        if reporter is not None:
+            reporter.line("")
+            reporter.write_sep("=", "processes left behind", red=True)
+        for line in lines:
+            if reporter is not None:
+                reporter.write_line(line, red=True)
+            else:
+                print(line, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # -- fixtures ------------------------------------------------------------------------------------

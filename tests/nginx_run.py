@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.server import stop_server
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,15 +26,16 @@ def fetch(url: str):
 
 @contextlib.contextmanager
 def nginx(conf: str, tmp_path: Path):
-    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after."""
+    """nginx running the configuration ``conf`` (its prefix ``tmp_path``), stopped after with
+    its worker processes (its process group)."""
     (tmp_path / "nginx.conf").write_text(conf)
     proc = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
-                             "-g", "daemon off;"], stderr=subprocess.PIPE)
+                             "-g", "daemon off;"], stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
         yield
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_server(proc, grace=30)
 
 
 def shipped_conf(port: int, upstream: int) -> str:

@@ -268,8 +268,15 @@ def test_the_command_line_refuses_it_in_a_subprocess(p: Payload, tmp_path, sandb
     running = {c: subprocess.Popen([sys.executable, "-m", "sdc_core", *map(str, args)],
                                    cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for c, args in commands.items()}
+    try:
+        answers = {c: proc.communicate(timeout=120) for c, proc in running.items()}
+    finally:  # none left running when one did not answer in time
+        for proc in running.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     for command, proc in running.items():
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = answers[command]
         err = stderr.decode("utf-8", errors="replace")
         assert proc.returncode == 2, f"{command}: exit {proc.returncode}: {err[:300]!r}"
         assert stdout == b"" and err.endswith("\n"), err

@@ -28,7 +28,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import sdc_core
-from bench.server import alive, free_port
+from bench.server import alive, free_port, stop_server
 from sdc_core import cli
 from tests.conftest import ROOT
 
@@ -245,11 +245,6 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         assert alive(port), f"no health check within 90 s:\n{log.read_text()[-3000:]}"
         assert proc.poll() is None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        stop_server(proc, grace=30)  # with its worker processes (its process group)
     lap("dashboard")
     print("package test, seconds per step:", took)

@@ -1,6 +1,7 @@
 """Several server processes (docs/deploying.md, "Several server processes"): two real
-``streamlit run app.py`` share no session, no resume token and no memory budget; and the load
-benchmark's figures of a process with its children (bench/server.py)."""
+``streamlit run app.py`` share no session, no resume token and no memory budget; a server that
+dies takes its worker processes with it (docs/deploying.md, "Errors, closed tabs and load");
+and the load benchmark's figures of a process with its children (bench/server.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
@@ -17,12 +19,19 @@ import pytest
 
 from bench.bench_load import QI, csv_bytes
 from bench.server import (
+    ROOT,
     TreeSampler,
     alive,
     cpu_seconds,
     free_port,
+    group,
+    kill_group,
+    live,
+    marked,
     memory_kb,
+    of_checkout,
     start_server,
+    started,
     stop_server,
     tree,
     tree_cpu_seconds,
@@ -30,7 +39,7 @@ from bench.server import (
 )
 from bench.st_client import StSession
 from tests.big_upload import NEED, UPLOAD
-from tests.conftest import run_async
+from tests.conftest import RUN_ENV, end_leftovers, run_async
 
 EXAMPLE = "ACTG 175"
 # A cannot admit the upload even alone; B admits it beside the example data sets of the
@@ -159,6 +168,90 @@ def test_two_processes_answer_their_health_checks(two):
     assert alive(port_a) and alive(port_b)
     assert proc_a.poll() is None and proc_b.poll() is None
     assert proc_b.pid not in tree(proc_a.pid) and proc_a.pid not in tree(proc_b.pid)
+
+
+# -- a server that dies ------------------------------------------------------------------------
+
+#: How long after a server's end none of its processes may run (s)
+GONE_WITHIN = 5
+
+
+def remaining(pgid: int, mark: str, since: int) -> dict[str, list[int]]:
+    """What still runs of a server: by its process group, by the environment it passed on,
+    and by the command line or working directory naming this checkout."""
+    return {"group": group(pgid), "environment": marked("SDC_TEST_SERVER", mark),
+            "checkout": of_checkout(ROOT, since)}
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_server_that_dies_leaves_no_process_behind(tmp_path, how):
+    """Issue 51: after ``make test`` 37 worker and manager processes of the servers the tests
+    had started were still running; killed (the operator, the out-of-memory killer) or
+    stopped (a container's stop sends SIGTERM, and the server then ends by the signal, without
+    its exit handlers), a server must take its worker pool and its manager with it."""
+    mark = uuid.uuid4().hex
+    proc = start_server(free_port(), {"SDC_WORKERS": "2", "SDC_TEST_SERVER": mark},
+                        log=tmp_path / "server.log")
+    since = started(proc.pid)
+    try:
+        deadline = time.monotonic() + 120  # the warm-up starts a worker and the manager
+        while len(tree(proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        family = tree(proc.pid)
+        assert len(family) >= 4, family  # the server, its resource tracker, a worker, the manager
+        assert set(family) <= set(group(proc.pid)) and set(family) <= set(marked(
+            "SDC_TEST_SERVER", mark)) and set(family) <= set(of_checkout(ROOT, since))
+        os.kill(proc.pid, how)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + GONE_WITHIN
+        while any(remaining(proc.pid, mark, since).values()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = remaining(proc.pid, mark, since)
+        assert not any(left.values()), f"{GONE_WITHIN} s after the server ended: {left}"
+    finally:
+        kill_group(proc.pid)
+
+
+def test_stop_server_ends_every_process_of_the_server():
+    """The tests' and benchmarks' way to stop a server leaves nothing of it either."""
+    proc = start_server(free_port(), {"SDC_WORKERS": "2"})
+    deadline = time.monotonic() + 120
+    while len(tree(proc.pid)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    family = tree(proc.pid)
+    stop_server(proc)
+    assert len(family) >= 4, family
+    assert group(proc.pid) == [] and live(family) == []
+
+
+ORPHAN = ("import subprocess, sys\n"
+          "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
+          "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+          "print(child.pid, flush=True)")
+
+
+def test_the_end_of_a_run_names_and_ends_the_processes_it_left():
+    """tests/conftest.py's check at the end of a run: what the run started and did not stop
+    is found by the environment it inherited, an orphan whose parent has ended too."""
+    mark = uuid.uuid4().hex
+    env = {**os.environ, RUN_ENV: mark}
+    stray = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env,
+                             start_new_session=True)
+    orphan = stray.pid
+    try:
+        parent = subprocess.run([sys.executable, "-c", ORPHAN], env=env, capture_output=True,
+                                text=True, timeout=60)
+        orphan = int(parent.stdout)
+        left = end_leftovers(mark, 0.5)
+        assert sorted(int(line.split()[0]) for line in left) == sorted([stray.pid, orphan])
+        assert all("time.sleep(600)" in line for line in left)
+        assert stray.wait(timeout=10) == -signal.SIGKILL
+        assert live([orphan]) == []
+        start = time.monotonic()
+        assert end_leftovers(mark, 10) == [] and time.monotonic() - start < 2
+    finally:
+        for pid in live([stray.pid, orphan]):
+            os.kill(pid, signal.SIGKILL)
 
 
 # -- a process with its children (bench/server.py) ---------------------------------------------

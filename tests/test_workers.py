@@ -2,8 +2,11 @@
 calling thread, cancelling, errors, SDC_WORKERS."""
 
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from bench.common import survey_table
+from bench.server import ROOT, live, tree
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import suda2
 from sdc_core.sweep import run_sweep
@@ -42,17 +46,45 @@ def logged_sweep(log: str, *args, progress):
 
 def blas_threads() -> tuple[str | None, int]:
     """The worker's BLAS setting, and its threads after a matrix product: those named as the
-    process (OpenBLAS's are; a library's own, such as jemalloc's, have their names)."""
+    process (OpenBLAS's are; a library's own, such as jemalloc's, have their names), but the
+    threads Python started besides the main one (the watchdog of ``watch_parent``)."""
     a = np.ones((300, 300))
     a @ a
     tasks = Path("/proc/self/task")
     name = Path("/proc/self/comm").read_text()
+    ours = {t.native_id for t in threading.enumerate() if t is not threading.main_thread()}
     return (os.environ.get("OPENBLAS_NUM_THREADS"),
-            sum((t / "comm").read_text() == name for t in tasks.iterdir()))
+            sum((t / "comm").read_text() == name and int(t.name) not in ours
+                for t in tasks.iterdir()))
 
 
 def die() -> None:
     os._exit(3)
+
+
+def spin(seconds: float, progress) -> int:
+    """Busy in pure Python for ``seconds``, reporting the worker's pid as its label."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        progress(0, 1, str(os.getpid()))
+    return os.getpid()
+
+
+#: A process that runs :func:`spin` in a pool of two workers (with progress: the manager
+#: starts too) and prints the busy worker's pid
+BUSY_PARENT = """
+import os, sys
+sys.path.insert(0, {root!r})
+os.environ["SDC_WORKERS"] = "2"
+from ui.infra import workers
+from tests.test_workers import spin
+said = []
+def show(done, total, label):
+    if not said:
+        said.append(label)
+        print(label, flush=True)
+workers.run(spin, 600, progress=show)
+"""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -166,6 +198,35 @@ def test_a_dead_worker_is_a_clear_error_and_the_pool_comes_back():
     with pytest.raises(workers.WorkerLost, match="ended unexpectedly"):
         workers.run(die)
     assert workers.run(pid) != os.getpid()
+
+
+def test_a_killed_parent_takes_its_busy_worker_and_its_manager_with_it():
+    """Issue 51: a server killed with SIGKILL (the operator, the out-of-memory killer) left
+    its workers and manager running for ever, a worker busy with a job too."""
+    proc = subprocess.Popen([sys.executable, "-c", BUSY_PARENT.format(root=str(ROOT))],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        busy = int(proc.stdout.readline())
+        children = tree(proc.pid)[1:]  # the workers, the manager, the resource tracker
+        assert busy in children and len(children) >= 3, children
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while live(children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = live(children)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"still running 5 s after their parent was killed: {left}"
+
+
+def test_watch_parent_ends_a_process_whose_parent_has_gone_already():
+    code = ("import sys; sys.path.insert(0, {root!r})\n"
+            "from ui.infra import workers\nworkers.watch_parent(1)\nprint('on')")
+    done = subprocess.run([sys.executable, "-c", code.format(root=str(ROOT))],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (workers.ORPHANED, "")
 
 
 def test_no_workers_runs_in_the_thread(monkeypatch, actg):

@@ -157,6 +157,13 @@ def nearly_constant_columns(dataset_id: str, household: str,
     return nearly_constant(_df, household)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def missing_values(dataset_id: str, _df: pd.DataFrame) -> int:
+    """The missing cells of the data set: counted once, not on every run of the Data page (a
+    first visitor's page: a connection flood ran it for every session)."""
+    return int(_df.isna().sum().sum())
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def column_profile(dataset_id: str, _df: pd.DataFrame) -> pd.DataFrame:
     """Missing and distinct counts and a few example values per column."""

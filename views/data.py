@@ -90,7 +90,7 @@ st.subheader(md(ds.name), anchor=False)
 c1, c2, c3 = st.columns(3)
 c1.metric("Records in the sample" if source and source.is_sample else "Records", f"{len(df):,}")
 c2.metric("Columns", df.shape[1])
-c3.metric("Missing values", f"{int(df.isna().sum().sum()):,}")
+c3.metric("Missing values", f"{compute.missing_values(ds.dataset_id, df):,}")
 if ds.example:
     st.caption(example(ds.example).about)
 if source and source.is_sample:

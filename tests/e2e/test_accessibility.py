@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
-from tests.e2e.conftest import TABLE_LABEL, focused, tab_to, wait_idle
+from tests.e2e.conftest import TABLE_LABEL, focused, painted, see, tab_to, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -40,8 +40,7 @@ def axe_script() -> Path:
 def axe_violations(page: Page, axe_script: Path) -> list[dict]:
     """axe-core's violations on the page as it is now (the script is injected once per
     document; navigating by clicking keeps the document)."""
-    wait_idle(page)
-    page.wait_for_timeout(500)  # let Plotly and the data grids settle
+    painted(page)  # the charts and the data grids drawn
     if page.evaluate("typeof window.axe") == "undefined":
         # run through the DevTools protocol, as the test's own code: the app's
         # Content-Security-Policy (ui/infra/server.py) refuses the inline <script> add_script_tag
@@ -77,15 +76,15 @@ def open_chart_table(page: Page) -> None:
     """Expand the first 'Numbers behind this chart', so that its table is checked too."""
     page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first \
         .get_by_text(TABLE_LABEL).click()
-    expect(page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first
-           .get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)
+    see(page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first
+           .get_by_test_id("stDataFrame")).to_be_visible()
 
 
 def test_every_page_has_no_serious_accessibility_violation(page: Page, app_url: str,
                                                             axe_script: Path):
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     found: dict[str, list[dict]] = {}
 
     def check(name: str) -> None:
@@ -93,52 +92,48 @@ def test_every_page_has_no_serious_accessibility_violation(page: Page, app_url: 
 
     check("Data")
     page.get_by_role("link", name="Risk").click()
-    expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
     open_chart_table(page)
     check("Risk")
 
     page.get_by_role("link", name="Protect").click()
-    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Protect")).to_be_visible()
     slider = page.get_by_role("slider", name="Band width of age")
     slider.focus()
     slider.press("End")
-    expect(page.locator(".gtitle", has_text="age: original and protected values")) \
-        .to_be_visible(timeout=30_000)
+    see(page.locator(".gtitle", has_text="age: original and protected values")) \
+        .to_be_visible()
     open_chart_table(page)
     check("Protect")
 
     page.get_by_role("link", name="Trade-offs").click()
     page.get_by_role("button", name="Run the sweep").click()
-    expect(page.locator(".gtitle", has_text="Risk against information loss")) \
-        .to_be_visible(timeout=120_000)
-    expect(page.locator("[data-testid='stDataFrame']:visible").first).to_be_visible(
-        timeout=30_000)  # the sweep's table
+    see(page.locator(".gtitle", has_text="Risk against information loss")) \
+        .to_be_visible()
+    see(page.locator("[data-testid='stDataFrame']:visible").first).to_be_visible()  # its table
     check("Trade-offs")
 
     page.get_by_role("link", name="Randomized response lab").click()
-    expect(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible(
-        timeout=30_000)
+    see(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible()
     check("Randomized response lab")
 
     page.get_by_role("link", name="Tables", exact=True).click()
     page.get_by_text("Example: the pet survey").click()
-    expect(page.get_by_text("Elephant 0–4; Penguin 0–4")).to_be_visible(timeout=30_000)
+    see(page.get_by_text("Elephant 0–4; Penguin 0–4")).to_be_visible()
     check("Tables")
 
     page.get_by_role("link", name="Export").click()
-    expect(page.get_by_role("button", name="Download the report (HTML)")).to_be_visible(
-        timeout=30_000)
+    see(page.get_by_role("button", name="Download the report (HTML)")).to_be_visible()
     check("Export")
 
     page.get_by_role("link", name="Lessons").click()
-    expect(page.get_by_role("heading", name="1. Who is unique?")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="1. Who is unique?")).to_be_visible()
     check("Lessons")
     page.get_by_text("4. Randomized response").click()
-    expect(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible(
-        timeout=30_000)
+    see(page.locator(".gtitle", has_text="Spread of the estimate")).to_be_visible()
     check("Lessons: randomized response")
     page.get_by_role("button", name="Copy link to this state").click()
-    expect(page.get_by_test_id("stCode")).to_be_visible()
+    see(page.get_by_test_id("stCode")).to_be_visible()
     check("Copy link to this state")
 
     blocking = {name: [v for v in vs if v["impact"] in BLOCKING] for name, vs in found.items()}
@@ -149,29 +144,29 @@ def test_every_page_has_no_serious_accessibility_violation(page: Page, app_url: 
 def test_main_controls_work_from_the_keyboard(page: Page, app_url: str):
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
 
     # sidebar navigation: Tab to the page link, Enter
     link = page.get_by_test_id("stSidebarNav").get_by_role("link", name="Protect")
     tab_to(page, link)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Protect")).to_be_visible()
     wait_idle(page)
 
     # the band width slider: reached by Tab, moved by the arrow keys, the risk follows
     linkage = page.get_by_test_id("stMetric").filter(has_text="Linkage attack re-identifications") \
         .get_by_test_id("stMetricValue")
-    expect(linkage).to_have_text("182 (8.51 %)", timeout=30_000)
+    see(linkage).to_have_text("182 (8.51 %)")
     slider = page.get_by_role("slider", name="Band width of age")
     tab_to(page, slider)
     for _ in range(10):
         page.keyboard.press("ArrowRight")
-    expect(linkage).to_have_text("25 (1.17 %)", timeout=30_000)
+    see(linkage).to_have_text("25 (1.17 %)")
     wait_idle(page)
     assert focused(slider)  # the rerun does not steal the focus
     page.keyboard.press("ArrowRight")
-    expect(linkage).to_have_text("21 (0.98 %)", timeout=30_000)  # band width 11
+    see(linkage).to_have_text("21 (0.98 %)")  # band width 11
     wait_idle(page)
 
     # the numbers behind the chart open from the keyboard too
@@ -179,4 +174,4 @@ def test_main_controls_work_from_the_keyboard(page: Page, app_url: str):
     summary = box.locator("summary")
     tab_to(page, summary)
     page.keyboard.press("Enter")
-    expect(box.get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)
+    see(box.get_by_test_id("stDataFrame")).to_be_visible()

@@ -5,14 +5,14 @@ to the core's figure for that band."""
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
 from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
-from tests.e2e.conftest import band_age, choose, shot, wait_idle
+from tests.e2e.conftest import band_age, choose, ran, see, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -29,23 +29,22 @@ def overlap_with_age_banded(width: int) -> str:
 def test_a_slider_move_changes_the_panel(page: Page, app_url: str, shots: Path):
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-    page.get_by_role("link", name="Protect").click()
-    expect(page.get_by_role("heading", name="Does the analysis hold?")).to_be_visible(
-        timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+    with ran(page):
+        page.get_by_role("link", name="Protect").click()
+    see(page.get_by_role("heading", name="Does the analysis hold?")).to_be_visible()
     overlap = page.get_by_test_id("stMetric").filter(has_text="mean CI overlap") \
         .get_by_test_id("stMetricValue")
-    expect(overlap).to_have_text("1.000")
-    expect(page.get_by_text("CD4 at 20 weeks: holds", exact=False)).to_be_visible()
+    see(overlap).to_have_text("1.000")
+    see(page.get_by_text("CD4 at 20 weeks: holds", exact=False)).to_be_visible()
 
     band_age(page)
     expected = overlap_with_age_banded(10)
     assert expected != "1.000"
-    expect(overlap).to_have_text(expected, timeout=30_000)
-    wait_idle(page)
+    see(overlap).to_have_text(expected)
 
     choose(page, "Terms of an analysis", "CD4 at 20 weeks")
     panel_chart = page.get_by_test_id("stPlotlyChart").filter(
         has_text="CD4 at 20 weeks: original and protected estimates")
-    expect(panel_chart).to_be_visible(timeout=30_000)
+    see(panel_chart).to_be_visible()
     shot(page, shots, "protect_analysis_panel")

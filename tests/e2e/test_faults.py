@@ -7,12 +7,10 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from bench.server import ROOT, free_port, start_server, stop_server
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import new_page, ran, see
 
 pytestmark = pytest.mark.e2e
 FAULTS = Path(__file__).with_name("faults")  # its sitecustomize makes one data set's risk fail
-
-
 
 
 def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: Path):
@@ -23,27 +21,27 @@ def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: 
     csv.write_text("fault_trigger,age,sex\n" + "".join(
         f"{i % 3},{20 + i % 50},{'FM'[i % 2]}\n" for i in range(200)))
     try:
-        a, b = (browser.new_context().new_page() for _ in range(2))
+        a, b = (new_page(browser) for _ in range(2))
         for page in (a, b):
             page.goto(url)
-            expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(
-                timeout=30_000)
-        a.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
-        expect(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv", timeout=30_000)
-        wait_idle(a)
+            see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        with ran(a):
+            a.locator('[data-testid="stFileUploader"] input[type="file"]').first \
+                .set_input_files(csv)
+        see(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv")
         a.get_by_role("link", name="Risk").click()
-        expect(a.get_by_text("This page could not be shown: an unexpected RuntimeError "
-                             "(injected fault)")).to_be_visible(timeout=30_000)
+        see(a.get_by_text("This page could not be shown: an unexpected RuntimeError "
+                          "(injected fault)")).to_be_visible()
         expect(a.get_by_test_id("stException")).to_have_count(0)  # no traceback
 
         b.get_by_role("link", name="Risk").click()  # the other session, same page, same time
-        expect(b.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=30_000)
-        expect(b.get_by_test_id("stMetricValue").first).to_have_text("182 (8.51 %)")
+        see(b.get_by_role("heading", name="Disclosure risk")).to_be_visible()
+        see(b.get_by_test_id("stMetricValue").first).to_have_text("182 (8.51 %)")
         expect(b.get_by_text("could not be shown")).to_have_count(0)
 
         a.get_by_role("link", name="Data").click()  # the failed session kept its data
-        expect(a.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-        expect(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv")
+        see(a.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        see(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv")
         expect(a.get_by_text("could not be shown")).to_have_count(0)
         assert proc.poll() is None
     finally:

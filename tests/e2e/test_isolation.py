@@ -21,12 +21,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from sdc_core.io import read_table
 from sdc_core.recipe import fingerprint
-from tests.e2e.conftest import pick_options, wait_idle
+from tests.e2e.conftest import (
+    CEILING_SECONDS,
+    follow,
+    new_page,
+    pick_options,
+    ran,
+    runs,
+    see,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -66,12 +75,11 @@ def open_sessions(browser: Browser, app_url: str, names: list[str]) -> list[Sess
     for name in names:
         context = browser.new_context(viewport={"width": 1440, "height": 1000},
                                       accept_downloads=True)
-        sessions.append(Session(name, context.new_page()))
+        sessions.append(Session(name, new_page(context)))
     for s in sessions:
         s.page.goto(app_url)
     for s in sessions:
-        expect(s.page.get_by_role("heading", name="Data", exact=True)).to_be_visible(
-            timeout=30_000)
+        see(s.page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
         wait_idle(s.page)
     return sessions
 
@@ -84,22 +92,23 @@ def close_sessions(sessions: list[Session]) -> None:
 def upload_all(sessions: list[Session]) -> None:
     """Every session picks its file before any of them is waited for: the server loads them
     at the same time."""
+    before = [runs(s.page).finished for s in sessions]
     for s in sessions:
         s.page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
             .set_input_files(s.file)
-    for s in sessions:
-        expect(s.page.get_by_test_id("stSidebar")).to_contain_text(s.file.name, timeout=60_000)
-        wait_idle(s.page)
+    for s, ran_before in zip(sessions, before, strict=True):
+        wait_idle(s.page, since=ran_before)
+        see(s.page.get_by_test_id("stSidebar")).to_contain_text(s.file.name)
 
 
 def go_all(sessions: list[Session], title: str) -> None:
     """Every session opens the page before any is waited for (their runs overlap)."""
+    before = [runs(s.page).finished for s in sessions]
     for s in sessions:
         s.page.get_by_role("link", name=title, exact=True).click()
-    for s in sessions:
-        expect(s.page.get_by_role("heading", name=PAGES[title], exact=True)).to_be_visible(
-            timeout=60_000)
-        wait_idle(s.page)
+    for s, ran_before in zip(sessions, before, strict=True):
+        wait_idle(s.page, since=ran_before)
+        see(s.page.get_by_role("heading", name=PAGES[title], exact=True)).to_be_visible()
 
 
 def multiselect(page: Page, label: str):
@@ -137,7 +146,7 @@ def download(page: Page, button: str) -> tuple[str, bytes]:
     """Click a download button once the page is idle (the click reruns the page, which renews
     the deferred downloads: a click during a run may reach a download already renewed)."""
     wait_idle(page)
-    with page.expect_download(timeout=60_000) as info:
+    with page.expect_download(timeout=CEILING_SECONDS * 1000) as info:
         page.get_by_role("button", name=button, exact=True).click()
     return info.value.suggested_filename, Path(info.value.path()).read_bytes()
 
@@ -203,7 +212,7 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
 
         for s in (a, b):
             check_isolated(s, others(s), "Data after upload")
-            expect(s.page.get_by_test_id("stMetricValue").first).to_have_text(
+            see(s.page.get_by_test_id("stMetricValue").first).to_have_text(
                 str(len(s.df)))
         # interleaved: A tags its secret column as a key, B does the same while A's page
         # reruns, the observer looks on
@@ -214,14 +223,15 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
         for s in sessions:
             s.page.get_by_role("tab", name="Preview").click()
         for s in sessions:  # the tab's table is drawn once it is chosen
-            expect(s.page.get_by_role("tabpanel", name="Preview").get_by_test_id(
-                "stDataFrame")).to_be_visible(timeout=30_000)
+            see(s.page.get_by_role("tabpanel", name="Preview").get_by_test_id(
+                "stDataFrame")).to_be_visible()
             wait_idle(s.page)
             for token in s.tokens[:4] if s is not o else []:  # the grid fills its cells'
                 # table after it is drawn, which a slow machine may not have done yet
                 with contextlib.suppress(PlaywrightTimeout):
-                    s.page.wait_for_function("t => document.documentElement.outerHTML"
-                                             ".includes(t)", arg=token, timeout=30_000)
+                    follow(s.page, lambda ms, s=s, token=token: s.page.wait_for_function(
+                        "t => document.documentElement.outerHTML.includes(t)", arg=token,
+                        timeout=ms))
             html = check_isolated(s, others(s), "Data, Preview tab")
             if s is o:
                 assert "pidnum" in html
@@ -244,10 +254,10 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                 if title in ("Risk", "Protect"):
                     reids, unique = figures(s.df, s.qi)
                     metric = s.page.get_by_test_id("stMetricValue")
-                    expect(metric.nth(0 if title == "Risk" else 1)).to_have_text(
+                    see(metric.nth(0 if title == "Risk" else 1)).to_have_text(
                         f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
                     if title == "Risk":
-                        expect(metric.nth(2)).to_have_text(f"{unique:.2f} %")
+                        see(metric.nth(2)).to_have_text(f"{unique:.2f} %")
             if title == "Risk":
                 check_risk_figure_download(a, others(a))
                 check_risk_figure_download(b, others(b))
@@ -255,8 +265,8 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
                 for s in (a, b):
                     s.page.get_by_role("button", name="Run the sweep").click()
                 for s in (a, b):
-                    expect(s.page.locator(".gtitle", has_text="Risk against information loss")) \
-                        .to_be_visible(timeout=60_000)
+                    see(s.page.locator(".gtitle", has_text="Risk against information loss")) \
+                        .to_be_visible()
                     wait_idle(s.page)
                     check_isolated(s, others(s), "Trade-offs after the sweep")
             if title == "Tables":
@@ -270,7 +280,7 @@ def test_sessions_with_different_files_never_see_each_other(browser: Browser, ap
             if title == "Export":
                 for s in sessions:
                     check_export_downloads(s, others(s))
-                expect(o.page.get_by_role("button", name="Download the trade-off table (CSV)")) \
+                see(o.page.get_by_role("button", name="Download the trade-off table (CSV)")) \
                     .to_have_count(0)  # no sweep in the observer's session
     finally:
         close_sessions([a, b, o])
@@ -280,13 +290,14 @@ def check_risk_figure_download(s: Session, others: list[Session]) -> None:
     """The class-size histogram exported for print (SVG drawn on the server) names this
     session's file and keys only."""
     page = s.page
-    page.get_by_role("button", name="Export for print").first.click()
+    with ran(page):  # the popover's controls are drawn once it is open
+        page.get_by_role("button", name="Export for print").first.click()
     body = page.get_by_test_id("stPopoverBody")
-    body.get_by_text("SVG", exact=True).click()
-    wait_idle(page)
+    with ran(page):
+        body.get_by_text("SVG", exact=True).click()
     name, data = download(page, "Download SVG")
-    page.keyboard.press("Escape")
-    wait_idle(page)
+    with ran(page):  # closed: the page runs again
+        page.keyboard.press("Escape")
     svg = data.decode()
     assert name == f"{s.file.stem}_class_sizes.svg"  # named after the data set, not its file
     assert svg.startswith("<svg") and s.file.name in svg
@@ -370,7 +381,7 @@ def test_same_content_with_different_roles_keeps_each_sessions_roles(
 
         upload_all(sessions)
         for s in sessions:
-            expect(s.page.get_by_test_id("stSidebar")).to_contain_text(
+            see(s.page.get_by_test_id("stSidebar")).to_contain_text(
                 "Quasi-identifiers: age, sex, region")
         # C opens Risk while D retags (its page reruns at the same time), then E retags
         c.page.get_by_role("link", name="Risk", exact=True).click()
@@ -384,13 +395,13 @@ def test_same_content_with_different_roles_keeps_each_sessions_roles(
             reids, unique = expected[s.name]
             metric = s.page.get_by_test_id("stMetricValue")
             if title == "Risk":
-                expect(metric.nth(0)).to_have_text(
+                see(metric.nth(0)).to_have_text(
                     f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
-                expect(metric.nth(2)).to_have_text(f"{unique:.2f} %")
-                expect(s.page.get_by_text(f"Quasi-identifiers: {', '.join(s.qi)}.")) \
+                see(metric.nth(2)).to_have_text(f"{unique:.2f} %")
+                see(s.page.get_by_text(f"Quasi-identifiers: {', '.join(s.qi)}.")) \
                     .to_be_visible()
             elif title == "Protect":
-                expect(metric.nth(1)).to_have_text(
+                see(metric.nth(1)).to_have_text(
                     f"{number(reids)} ({100 * reids / len(s.df):.2f} %)")
             elif title == "Data":
                 chips = multiselect(s.page, "Quasi-identifiers").inner_text()
@@ -399,7 +410,7 @@ def test_same_content_with_different_roles_keeps_each_sessions_roles(
                 assert ("remark" in multiselect(s.page, "Not released").inner_text()) == (
                     "remark" in s.ignore)
 
-        expect(c.page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
+        see(c.page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
         wait_idle(c.page)
         check(c, "Risk")
         # the pages whose content depends on the roles (the response tables and the randomized

@@ -4,9 +4,9 @@ moving sliders, and the page's own "Copy link to this state" opens the same stat
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page
 
-from tests.e2e.conftest import band_age, wait_idle
+from tests.e2e.conftest import band_age, new_page, ran, see, wait_idle
 from ui.logic import lessons
 
 pytestmark = pytest.mark.e2e
@@ -16,58 +16,60 @@ def slide(page: Page, label: str, steps: int) -> None:
     """Move the slider ``label`` by ``steps`` of its step, with the keyboard, as a user can."""
     thumb = page.get_by_test_id("stSlider").filter(has_text=label).get_by_role("slider")
     thumb.focus()
-    for _ in range(steps):
-        thumb.press("ArrowRight")
-    wait_idle(page)
+    with ran(page):
+        for _ in range(steps):
+            thumb.press("ArrowRight")
 
 
 def test_lesson_link_and_task(page: Page, browser: Browser, app_url: str, shots: Path):
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"{app_url}/lessons?data=household&lesson=coarsen")
-    expect(page.get_by_role("heading", name="2. Coarsen")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="2. Coarsen")).to_be_visible()
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar).to_contain_text("Household survey")
-    expect(sidebar).to_contain_text("Quasi-identifiers: region, age, sex, household_size")
-    expect(page.get_by_text("Not yet:")).to_be_visible()
-    expect(page.get_by_text(f"0 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
+    see(sidebar).to_contain_text("Household survey")
+    see(sidebar).to_contain_text("Quasi-identifiers: region, age, sex, household_size")
+    see(page.get_by_text("Not yet:")).to_be_visible()
+    see(page.get_by_text(f"0 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
 
     best = lessons.best_coarsening()
     slide(page, "Band width of age", best.width)
-    expect(page.get_by_text("Task met")).not_to_be_visible()  # bands alone are not enough
+    see(page.get_by_text("Task met")).not_to_be_visible()  # bands alone are not enough
     slide(page, "Top-code age at", lessons.TOPS.index(best.top))
-    expect(page.get_by_text("Task met")).to_be_visible(timeout=30_000)
-    expect(page.get_by_text(f"1 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
-    expect(page.get_by_test_id("stMarkdown").filter(has_text="2. Coarsen")).to_be_visible()
+    see(page.get_by_text("Task met")).to_be_visible()
+    see(page.get_by_text(f"1 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
+    see(page.get_by_test_id("stMarkdown").filter(has_text="2. Coarsen")).to_be_visible()
     page.screenshot(path=shots / "lessons.png", full_page=True)
 
     # the page's own link opens the same place in a fresh session (a new browser context)
-    page.get_by_role("button", name="Copy link to this state").click()
+    with ran(page):
+        page.get_by_role("button", name="Copy link to this state").click()
+    see(page.get_by_test_id("stCode")).to_be_visible()
     link = page.get_by_test_id("stCode").inner_text().strip()
     assert link.startswith(f"{app_url}/lessons?") and "lesson=coarsen" in link
     assert "data=household" in link
-    fresh = browser.new_context().new_page()
+    fresh = new_page(browser)
     fresh.set_viewport_size({"width": 1280, "height": 720})
     fresh.goto(link)
-    expect(fresh.get_by_role("heading", name="2. Coarsen")).to_be_visible(timeout=30_000)
-    expect(fresh.get_by_test_id("stSidebar")).to_contain_text("Household survey")
+    see(fresh.get_by_role("heading", name="2. Coarsen")).to_be_visible()
+    see(fresh.get_by_test_id("stSidebar")).to_contain_text("Household survey")
     # progress is per session
-    expect(fresh.get_by_text(f"0 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
+    see(fresh.get_by_text(f"0 of {len(lessons.LESSONS)} lessons done")).to_be_visible()
     fresh.context.close()
 
 
 def test_projector_view_reads_at_1280_by_720(page: Page, app_url: str, shots: Path):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{app_url}/protect?data=household&view=projector")
-    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Protect")).to_be_visible()
     wait_idle(page)
     values = page.get_by_test_id("stMetricValue")
-    expect(values.first).to_be_visible()
+    see(values.first).to_be_visible()
     size = values.first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
     assert size >= 48  # about three times body text: readable from the back of a room
     assert page.get_by_role("switch", name="Projector view").is_checked()
     page.screenshot(path=shots / "projector.png")
-    page.get_by_test_id("stSidebar").get_by_text("Projector view").click()
-    wait_idle(page)
+    with ran(page):
+        page.get_by_test_id("stSidebar").get_by_text("Projector view").click()
     assert values.first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") < size
 
 
@@ -75,7 +77,7 @@ def test_projector_metric_labels_wrap_instead_of_being_cut(page: Page, app_url: 
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{app_url}/lessons?data=household&lesson=coarsen&view=projector")
     labels = page.get_by_test_id("stMetricLabel")
-    expect(labels.first).to_be_visible(timeout=30_000)
+    see(labels.first).to_be_visible()
     wait_idle(page)
     assert labels.count() == 3
     for i in range(3):  # the whole label is shown: nothing cut off or running into the next
@@ -100,11 +102,11 @@ def test_projector_metric_deltas_and_figures_are_not_cut_at_1280_by_720(page: Pa
     ("666 (22.20 %)") wrap instead of ending in "…"."""
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{app_url}/protect?data=household&view=projector")
-    expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=30_000)
+    see(page.get_by_test_id("stMetricValue").first).to_be_visible()
     wait_idle(page)
     band_age(page, 10)
     deltas = page.get_by_test_id("stMetricDelta")
-    expect(deltas.first).to_be_visible(timeout=30_000)
+    see(deltas.first).to_be_visible()
     wait_idle(page)
     metrics = [m for m in page.get_by_test_id("stMetric").all() if m.is_visible()]
     assert sum(m.get_by_test_id("stMetricDelta").count() for m in metrics) >= 2

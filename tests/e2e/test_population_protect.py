@@ -7,9 +7,19 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
-from tests.e2e.conftest import CUT, TABLE_LABEL, band_age, focused, shot, tab_to, wait_idle
+from tests.e2e.conftest import (
+    CUT,
+    TABLE_LABEL,
+    band_age,
+    focused,
+    painted,
+    see,
+    shot,
+    tab_to,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -19,14 +29,13 @@ def test_the_population_row_is_whole(page: Page, app_url: str, shots: Path, widt
                                      height: int):
     page.set_viewport_size({"width": width, "height": height})
     page.goto(f"{app_url}/protect?data=household")
-    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Protect")).to_be_visible()
     band_age(page)
     row = page.get_by_test_id("stMetric").filter(has_text="Population uniqueness")
-    expect(row.get_by_test_id("stMetricDelta")).to_be_visible(timeout=30_000)
-    expect(page.get_by_test_id("stMetric").filter(has_text="Log-linear r2")
-           .get_by_test_id("stMetricDelta")).to_be_visible()
-    wait_idle(page)
-    page.wait_for_timeout(500)
+    see(row.get_by_test_id("stMetricDelta")).to_be_visible()
+    see(page.get_by_test_id("stMetric").filter(has_text="Log-linear r2")
+        .get_by_test_id("stMetricDelta")).to_be_visible()
+    painted(page)
     assert page.evaluate(CUT) == [], f"Protect (household) at {width}×{height}"
     row.first.scroll_into_view_if_needed()
     shot(page, shots, f"population_protect_{width}")
@@ -37,19 +46,19 @@ def test_the_population_row_adds_no_tab_stop(page: Page, app_url: str):
     from the band width slider to the chart's table."""
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(f"{app_url}/protect?data=household")
-    expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Protect")).to_be_visible()
     slider = band_age(page)
     # .first: while the results redraw, the chart before and the chart after may both be there
-    expect(page.locator(".gtitle", has_text="age: original and protected values").first) \
-        .to_be_visible(timeout=30_000)
+    see(page.locator(".gtitle", has_text="age: original and protected values").first) \
+        .to_be_visible()
     wait_idle(page)
     row = page.get_by_test_id("stMetric").filter(
         has_text=re.compile("Population uniqueness|Log-linear r2"))
-    expect(row).to_have_count(2)
+    see(row).to_have_count(2)
     assert row.locator("button, a, input, select, textarea, [tabindex]").count() == 0
     slider.focus()
     assert focused(slider)
     box = page.get_by_test_id("stExpander").filter(has_text=TABLE_LABEL).first
     tab_to(page, box.locator("summary"))
     page.keyboard.press("Enter")
-    expect(box.get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)
+    see(box.get_by_test_id("stDataFrame")).to_be_visible()

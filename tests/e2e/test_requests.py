@@ -5,9 +5,9 @@ service)."""
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import painted, ran, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -19,12 +19,12 @@ def test_every_request_goes_to_the_app(page: Page, app_url: str):
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
     for name in PAGES:
-        page.get_by_role("link", name=name, exact=True).click()
-        wait_idle(page)
-        page.wait_for_timeout(500)
+        with ran(page):
+            page.get_by_role("link", name=name, exact=True).click()
+        painted(page)  # and what it asked for, requested
     own = urlsplit(app_url).netloc
     elsewhere = sorted({url for url in requests if urlsplit(url).scheme in ("http", "https", "ws",
                                                                             "wss")
@@ -62,21 +62,23 @@ def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(f"{app_url}/?qi={IMAGE}&view={LINK}&k={IMAGE}")
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
-    expect(page.get_by_text("The link names something that is not here").first).to_be_visible()
+    see(page.get_by_text("The link names something that is not here").first).to_be_visible()
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
-    uploader.set_input_files(hostile_payload(duplicate=True))  # the duplicate-column error
-    expect(page.get_by_text("duplicate column names")).to_be_visible(timeout=30_000)
+    with ran(page):
+        uploader.set_input_files(hostile_payload(duplicate=True))  # the duplicate-column error
+    see(page.get_by_text("duplicate column names")).to_be_visible()
     assert leaks(page) == []
-    uploader.set_input_files(hostile_payload())
-    expect(page.get_by_test_id("stMetricValue").first).to_have_text("40", timeout=30_000)
-    wait_idle(page)
+    with ran(page):
+        uploader.set_input_files(hostile_payload())
+    see(page.get_by_test_id("stMetricValue").first).to_have_text("40")
+    painted(page)
     assert leaks(page) == []
     for name in PAGES:
-        page.get_by_role("link", name=name, exact=True).click()
-        wait_idle(page)
-        page.wait_for_timeout(500)
+        with ran(page):
+            page.get_by_role("link", name=name, exact=True).click()
+        painted(page)
         assert leaks(page) == [], name
     assert len(requests) > 20
     assert [url for url in requests if url.startswith(EVIL)] == []
@@ -88,17 +90,17 @@ def test_response_table_options_from_the_data_stay_text(page: Page, app_url: str
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
     rows = ["q"] + ["a"] * 30 + [IMAGE] * 2 + [LINK] * 2 + ["b"] * 6
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         {"name": "answers.csv", "mimeType": "text/csv",
          "buffer": ("\n".join(rows) + "\n").encode()})
-    expect(page.get_by_test_id("stMetricValue").first).to_have_text("40", timeout=30_000)
-    page.get_by_role("link", name="Tables", exact=True).click()
-    wait_idle(page)  # q, the one categorical column, is chosen by default
-    expect(page.get_by_text("Audit").first).to_be_visible(timeout=30_000)
-    wait_idle(page)
+    see(page.get_by_test_id("stMetricValue").first).to_have_text("40")
+    with ran(page):  # q, the one categorical column, is chosen by default
+        page.get_by_role("link", name="Tables", exact=True).click()
+    see(page.get_by_text("Audit").first).to_be_visible()
+    painted(page)
     assert page.get_by_text("127.0.0.1:9/x.png", exact=False).count() > 0  # named, as text
     assert leaks(page) == []
     assert [url for url in requests if url.startswith(EVIL)] == []

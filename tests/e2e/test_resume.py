@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bench.server import free_port, start_server, stop_server
-from tests.e2e.conftest import band_age, pick_options, wait_idle
+from tests.e2e.conftest import band_age, pick_options, ran, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -24,29 +24,29 @@ def test_a_reload_keeps_the_uploaded_data_roles_and_settings(page: Page, tmp_pat
     try:
         page.set_viewport_size({"width": 1440, "height": 1000})
         page.goto(f"http://127.0.0.1:{port}/")
-        expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(
-            timeout=30_000)
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
-            .set_input_files(csv)
+        see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        with ran(page):
+            page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
+                .set_input_files(csv)
         sidebar = page.get_by_test_id("stSidebar")
-        expect(sidebar).to_contain_text("survey_for_reload.csv", timeout=60_000)
+        see(sidebar).to_contain_text("survey_for_reload.csv")
         pick_options(page, "Quasi-identifiers", ["age", "sex"], clear=True)
-        expect(sidebar).to_contain_text("Quasi-identifiers: age, sex")
+        see(sidebar).to_contain_text("Quasi-identifiers: age, sex")
 
-        page.get_by_role("link", name="Protect").click()
-        expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+        with ran(page):
+            page.get_by_role("link", name="Protect").click()
+        see(page.get_by_role("heading", name="Protect")).to_be_visible()
         slider = band_age(page)
-        expect(slider).to_have_value("10", timeout=30_000)
+        see(slider).to_have_value("10")
         wait_idle(page)
         assert "resume=" in page.url
 
         page.reload()
-        expect(page.get_by_role("heading", name="Protect")).to_be_visible(timeout=30_000)
+        see(page.get_by_role("heading", name="Protect")).to_be_visible()
         wait_idle(page)
-        expect(sidebar).to_contain_text("survey_for_reload.csv", timeout=30_000)
-        expect(sidebar).to_contain_text("Quasi-identifiers: age, sex")
-        expect(page.get_by_role("slider", name="Band width of age")).to_have_value(
-            "10", timeout=30_000)
+        see(sidebar).to_contain_text("survey_for_reload.csv")
+        see(sidebar).to_contain_text("Quasi-identifiers: age, sex")
+        see(page.get_by_role("slider", name="Band width of age")).to_have_value("10")
         expect(page.get_by_text("has ended")).to_have_count(0)
         token = page.url.split("resume=")[1].split("&")[0]
     finally:

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import new_page, ran, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
 
 def open_data_page(context, url: str):
-    page = context.new_page()
+    page = new_page(context)
     page.goto(url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
     return page
 
@@ -29,10 +29,11 @@ def test_a_copied_address_opens_a_fresh_session_in_another_browser(
                   "income": range(120)}).to_csv(csv, index=False)
     teacher = browser.new_context()
     page = open_data_page(teacher, app_url)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
+    with ran(page):
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
+            csv)
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar).to_contain_text("teachers_private.csv", timeout=60_000)
-    wait_idle(page)
+    see(sidebar).to_contain_text("teachers_private.csv")
     address = page.url
     assert "resume=" in address
     cookie = next(c for c in teacher.cookies() if c["name"] == "sdc_browser")
@@ -42,17 +43,15 @@ def test_a_copied_address_opens_a_fresh_session_in_another_browser(
 
     student = browser.new_context()
     stranger = open_data_page(student, address)
-    expect(stranger.get_by_text("belongs to a session of another browser")).to_be_visible(
-        timeout=30_000)
-    expect(stranger.get_by_test_id("stSidebar")).not_to_contain_text("teachers_private.csv")
+    see(stranger.get_by_text("belongs to a session of another browser")).to_be_visible()
+    see(stranger.get_by_test_id("stSidebar")).not_to_contain_text("teachers_private.csv")
     assert stranger.url.split("resume=")[1].split("&")[0] != \
         address.split("resume=")[1].split("&")[0]
     stranger.close()
     student.close()
 
     back = open_data_page(teacher, address)  # her own browser: the work is hers again
-    expect(back.get_by_test_id("stSidebar")).to_contain_text("teachers_private.csv",
-                                                             timeout=30_000)
+    see(back.get_by_test_id("stSidebar")).to_contain_text("teachers_private.csv")
     expect(back.get_by_text("another browser")).to_have_count(0)
     teacher.close()
 

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import ran, see, wait_idle
+
 pytestmark = pytest.mark.e2e
 
 
@@ -21,19 +23,18 @@ def test_leaving_the_page_while_an_upload_loads_keeps_it(page: Page, app_url: st
                  ).to_csv(csv, index=False)
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+    wait_idle(page)  # a file given while the first run draws the uploader may be dropped
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
-    expect(page.get_by_text("Reading the file…")).to_be_visible(timeout=60_000)
-    page.get_by_role("link", name="Risk").click()  # while it reads
-    expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible(timeout=60_000)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=60_000)
-    page.wait_for_timeout(500)
+    see(page.get_by_text("Reading the file…")).to_be_visible()
+    with ran(page):  # until the Risk page's run, which finishes the upload, has finished
+        page.get_by_role("link", name="Risk").click()  # while it reads
+    see(page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
     # finished on the Risk page (the Data page's elements are gone once the run is over): the
     # sidebar names the upload, whole. The "Loaded …" status of the run that finished it is
     # not asserted: a later run of the page (the risk computed, a fragment) redraws without it
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar).to_contain_text("big_survey.csv", timeout=60_000)
-    expect(sidebar).to_contain_text("2,000,000 records × 4 columns")
-    expect(page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
+    see(sidebar).to_contain_text("big_survey.csv")
+    see(sidebar).to_contain_text("2,000,000 records × 4 columns")
+    see(page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
     expect(page.get_by_role("heading", name="Data", exact=True)).to_have_count(0)

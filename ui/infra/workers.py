@@ -19,6 +19,14 @@ job), also started on first use. An error raised in a worker reaches the caller 
 exception (an ``SdcInputError`` with its message). A worker that dies (killed, out of memory)
 breaks the pool: the job it ran raises :class:`WorkerLost` and the next job gets a new pool.
 
+The worker processes and the manager end with the process that started them, however it ends
+(killed by the operator or by the out-of-memory killer, a container stopped; a SIGTERM too:
+the server then ends by the signal, without its exit handlers): each runs a watchdog thread
+(:func:`watch_parent`) that ends it within :data:`PARENT_POLL` seconds of its parent's end,
+even in the middle of a job. Linux's parent-death signal (``PR_SET_PDEATHSIG``) would not do:
+it is sent when the *thread* that started the child ends, and the pool starts its workers from
+the session thread that submits a job, which ends with its run.
+
 Setting (environment): ``SDC_WORKERS``, the number of worker processes (default: the CPUs this
 process may use); ``0`` runs the work in the calling thread, without a pool (tests, debugging).
 
@@ -39,7 +47,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
+from multiprocessing.managers import SyncManager
 from typing import Any, TypeVar, cast
+
+from ui.infra import turns
 
 WORKERS_ENV = "SDC_WORKERS"
 #: Set to 1 in every worker: the pool already uses every core, one process each
@@ -49,6 +60,10 @@ THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 POLL_SECONDS = 0.05
 #: A worker sends a progress report (and looks whether its job was cancelled) at most this often
 REPORT_SECONDS = 0.05
+#: How often a worker or the manager looks whether the process that started it is still there (s)
+PARENT_POLL = 0.2
+#: The exit status of a worker or the manager that ended because its parent had ended
+ORPHANED = 70
 #: Errors of a manager proxy whose manager process has gone
 _MANAGER_GONE = (EOFError, ConnectionError, OSError)
 
@@ -118,9 +133,34 @@ _pool: ProcessPoolExecutor | None = None
 _manager: Any = None  # a started multiprocessing SyncManager
 
 
-def _start_worker() -> None:
-    """A worker's initializer: one BLAS thread (numpy is not loaded yet)."""
+def watch_parent(parent: int) -> threading.Thread:
+    """In a child process: end it (exit status :data:`ORPHANED`, at once, whatever its
+    threads are doing) as soon as ``parent``, the process that started it, has ended, which
+    is when the child is handed to another parent (``os.getppid()`` changes); a daemon thread
+    looks every :data:`PARENT_POLL` seconds. Ends the process now if ``parent`` has already
+    gone; else the thread."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(ORPHANED)
+
+    if os.getppid() != parent:
+        os._exit(ORPHANED)
+    thread = threading.Thread(target=watch, name="sdc-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _start_worker(parent: int) -> None:
+    """A worker's initializer: one BLAS thread (numpy is not loaded yet), and it ends with
+    ``parent`` (:func:`watch_parent`)."""
     os.environ.update(dict.fromkeys(THREAD_ENVS, "1"))
+    watch_parent(parent)
+
+
+def _start_manager(parent: int) -> None:
+    """The manager process's initializer: it ends with ``parent`` (:func:`watch_parent`)."""
+    watch_parent(parent)
 
 
 _NO_MAIN = types.ModuleType("__main__")  # no file, no spec: a spawned child runs no script
@@ -160,7 +200,8 @@ def _get_pool(size: int) -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(size, _CONTEXT, initializer=_start_worker)
+            _pool = ProcessPoolExecutor(size, _CONTEXT, initializer=_start_worker,
+                                        initargs=(os.getpid(),))
         return _pool
 
 
@@ -177,7 +218,9 @@ def _get_manager() -> Any:
     global _manager
     with _lock:
         if _manager is None:
-            _manager = _CONTEXT.Manager()
+            manager = SyncManager(ctx=_CONTEXT)
+            manager.start(_start_manager, (os.getpid(),))
+            _manager = manager
         return _manager
 
 
@@ -240,6 +283,7 @@ def run(fn: Callable[..., T], /, *args: Any, progress: Progress | None = None,
     if size == 0:
         return fn(*args, **kwargs) if progress is None else fn(*args, progress=progress,
                                                                 **kwargs)
+    turns.give_back()  # waiting for the job, a first run holds no interpreter
     reports, cancel = _channel() if progress is not None else (None, None)
     pool = _get_pool(size)
     try:
