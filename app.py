@@ -23,33 +23,29 @@ ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
 
 
 def pages() -> None:
-    """A session's run: the page setup, the navigation and the page asked for; a session's
-    first run waits for its turn among the new sessions' (``ui.infra.turns``)."""
+    """A session's run: the page setup, the navigation and the page asked for."""
     from ui.infra import warmup
 
     warmup.visitor()  # the server's warm-up gives way to the pages from now on
-    from ui.page import begin_run, page_failed, turn
+    from ui.page import begin_run, page_failed
 
-    with turn():
-        st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
-                           page_icon=str(ICON), layout="wide")
-        try:
-            begin_run()
-            st.navigation([
-                st.Page("views/data.py", title="Data", icon=":material/table_view:",
-                        default=True),
-                st.Page("views/risk.py", title="Risk", icon=":material/warning:"),
-                st.Page("views/protect.py", title="Protect", icon=":material/shield:"),
-                st.Page("views/tradeoffs.py", title="Trade-offs",
-                        icon=":material/scatter_plot:"),
-                st.Page("views/rr_lab.py", title="Randomized response lab",
-                        icon=":material/casino:"),
-                st.Page("views/tables.py", title="Tables", icon=":material/ballot:"),
-                st.Page("views/export.py", title="Export", icon=":material/download:"),
-                st.Page("views/lessons.py", title="Lessons", icon=":material/school:"),
-            ]).run()
-        except Exception as err:  # anything else a page raised: Streamlit's stop/rerun pass
-            page_failed(err)
+    st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
+                       page_icon=str(ICON), layout="wide")
+    try:
+        begin_run()
+        st.navigation([
+            st.Page("views/data.py", title="Data", icon=":material/table_view:", default=True),
+            st.Page("views/risk.py", title="Risk", icon=":material/warning:"),
+            st.Page("views/protect.py", title="Protect", icon=":material/shield:"),
+            st.Page("views/tradeoffs.py", title="Trade-offs", icon=":material/scatter_plot:"),
+            st.Page("views/rr_lab.py", title="Randomized response lab",
+                    icon=":material/casino:"),
+            st.Page("views/tables.py", title="Tables", icon=":material/ballot:"),
+            st.Page("views/export.py", title="Export", icon=":material/download:"),
+            st.Page("views/lessons.py", title="Lessons", icon=":material/school:"),
+        ]).run()
+    except Exception as err:  # anything else a page raised: Streamlit's own stop/rerun pass by
+        page_failed(err)
 
 
 if __name__ == "__main__":  # a session's run (Streamlit runs the script as __main__)

@@ -5,8 +5,7 @@ quasi-identifiers and none is tagged), metric places, error reporting and table 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from ui import compute, guard, links, resume, state, upload
-from ui.infra import memory, turns, workers
+from ui.infra import memory, workers
 from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
 from ui.logic.session import Dataset, Notice, RiskOptions
 from ui.logic.text import column_label, md
@@ -48,15 +47,6 @@ html { font-size: 22px; }
 [data-testid="stTooltipContent"], [data-testid="stTooltipContent"] * {
   white-space: normal !important; overflow-wrap: break-word; }
 </style>"""
-
-
-@contextmanager
-def turn() -> Iterator[None]:
-    """Around a session's run: its first run waits for its turn among the new sessions'
-    (:func:`ui.infra.turns.first_run`), so that a flood of connections leaves the interpreter
-    to the sessions in use."""
-    with turns.first_run(state.first_run()):
-        yield
 
 
 def begin_run() -> None:

@@ -115,18 +115,6 @@ def restart_said() -> None:
     st.session_state[_RESTART_UNSAID] = False
 
 
-_BEGUN = "session_begun"
-
-
-def first_run() -> bool:
-    """Whether this run is the session's first (it notes that it has begun: the next runs
-    are not)."""
-    if _BEGUN in st.session_state:
-        return False
-    st.session_state[_BEGUN] = True
-    return True
-
-
 def keep_alive() -> list[str]:
     """This session is in use: note it, and free the data of the sessions unused for the idle
     window, connected or not (a closed tab's work waits that long to be taken over by a reload,

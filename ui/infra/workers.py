@@ -50,8 +50,6 @@ from contextlib import contextmanager, suppress
 from multiprocessing.managers import SyncManager
 from typing import Any, TypeVar, cast
 
-from ui.infra import turns
-
 WORKERS_ENV = "SDC_WORKERS"
 #: Set to 1 in every worker: the pool already uses every core, one process each
 THREAD_ENVS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -283,7 +281,6 @@ def run(fn: Callable[..., T], /, *args: Any, progress: Progress | None = None,
     if size == 0:
         return fn(*args, **kwargs) if progress is None else fn(*args, progress=progress,
                                                                 **kwargs)
-    turns.give_back()  # waiting for the job, a first run holds no interpreter
     reports, cancel = _channel() if progress is not None else (None, None)
     pool = _get_pool(size)
     try:
