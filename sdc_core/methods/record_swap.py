@@ -107,10 +107,18 @@ def _codes(s: pd.Series) -> np.ndarray:
 
 
 def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Codes of the pairs (a, b), in the sorted order of the pairs."""
+    """Codes of the pairs (a, b), in the sorted order of the pairs: the rank of the key
+    a·(max b + 1) + b among the distinct keys, counted over a table of the keys when it is at
+    most four times as long as the data (no hashing), else by ``pandas.factorize``."""
     if not len(a):
         return np.zeros(0, dtype=np.int64)
-    key = a.astype(np.int64) * (int(b.max()) + 1) + b
+    width = int(b.max()) + 1
+    key = a.astype(np.int64) * width + b
+    top = (int(a.max()) + 1) * width
+    if top <= max(4 * len(key), 1 << 16):
+        seen = np.zeros(top, dtype=bool)
+        seen[key] = True
+        return (np.cumsum(seen, dtype=np.int64) - 1)[key]
     return np.asarray(pd.factorize(key, sort=True)[0], dtype=np.int64)
 
 
