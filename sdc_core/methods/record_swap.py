@@ -106,20 +106,24 @@ def _codes(s: pd.Series) -> np.ndarray:
     return np.asarray(codes, dtype=np.int64)
 
 
-def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Codes of the pairs (a, b), in the sorted order of the pairs: the rank of the key
-    a·(max b + 1) + b among the distinct keys, counted over a table of the keys when it is at
-    most four times as long as the data (no hashing), else by ``pandas.factorize``."""
-    if not len(a):
-        return np.zeros(0, dtype=np.int64)
-    width = int(b.max()) + 1
-    key = a.astype(np.int64) * width + b
-    top = (int(a.max()) + 1) * width
+def _dense(key: np.ndarray, top: int) -> np.ndarray:
+    """The rank of each of ``key`` (whole numbers in [0, ``top``)) among the distinct keys, in
+    sorted order: counted over a table of the keys when it is at most four times as long as
+    the data (no hashing), else by ``pandas.factorize``."""
     if top <= max(4 * len(key), 1 << 16):
         seen = np.zeros(top, dtype=bool)
         seen[key] = True
         return (np.cumsum(seen, dtype=np.int64) - 1)[key]
     return np.asarray(pd.factorize(key, sort=True)[0], dtype=np.int64)
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Codes of the pairs (a, b), in the sorted order of the pairs: :func:`_dense` of the key
+    a·(max b + 1) + b."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    width = int(b.max()) + 1
+    return _dense(a.astype(np.int64) * width + b, (int(a.max()) + 1) * width)
 
 
 def _check_params(df: pd.DataFrame, hierarchy: Any, similar: Any, swap_rate: Any, k: Any,
@@ -331,20 +335,30 @@ def _record_areas(df: pd.DataFrame, household: str, levels: list[str], hcode: np
 def _profile_codes(df: pd.DataFrame, profiles: list[list[str]], first: np.ndarray
                    ) -> list[np.ndarray]:
     """Each household's code of each profile of ``similar``: the code of the tuple of its
-    first record's values of the profile's columns (folded pair by pair with :func:`_pair`),
-    so two households share a code exactly when they share those values. A column's codes
-    and a profile's are computed once, however many profiles name them."""
+    first record's values of the profile's columns: the key Σ code_c · Π_{c' after c} width_c'
+    (codes and widths of the columns, in the profile's order) ranked by :func:`_dense`, the
+    same codes as folding the columns pair by pair with :func:`_pair`; so two households share
+    a code exactly when they share those values. A column's codes and a profile's are
+    computed once, however many profiles name them."""
     columns: dict[str, np.ndarray] = {}
     done: dict[tuple[str, ...], np.ndarray] = {}
+    n = len(first)
     for cols in profiles:
         if tuple(cols) in done:
             continue
-        prof = np.zeros(len(first), dtype=np.int64)
-        for c in cols:
+        prof, top = np.zeros(n, dtype=np.int64), 1
+        if not n:
+            done[tuple(cols)] = prof
+            continue
+        for c in cols:  # the tuple as one mixed-radix key, ranked when it would grow too long
             if c not in columns:
                 columns[c] = _codes(df[c].iloc[first])
-            prof = _pair(prof, columns[c])
-        done[tuple(cols)] = prof
+            width = int(columns[c].max()) + 1
+            if top * width > max(4 * n, 1 << 16):
+                prof = _dense(prof, top)
+                top = int(prof.max()) + 1
+            prof, top = prof * width + columns[c], top * width
+        done[tuple(cols)] = _dense(prof, top)
     return [done[tuple(cols)] for cols in profiles]
 
 
