@@ -72,6 +72,8 @@ MAX_ROUNDS = 100
 MAX_FILLS = 64
 #: The most similarity profiles a step may list.
 MAX_PROFILES = 100
+#: The most bytes of donor-search groups a step keeps for its next samples (step 3).
+GROUP_BYTES = 64 << 20
 PHASE_RISK, PHASE_RANDOM, PHASE_SAMPLE = 1, 2, 3
 
 
@@ -419,17 +421,27 @@ class _Swapping:
         self.outside_parent = 0
         #: a profile listed again: the first with the same columns (their codes are one array)
         self.alias = [next(i for i, q in enumerate(h.profiles) if q is p) for p in h.profiles]
-        #: the groups of the searches of one level, kept for the random phase's samples
+        #: the groups of the searches of one level, kept for the random phase's samples (the
+        #: oldest dropped past :data:`GROUP_BYTES`)
         self.groups: dict[tuple[int, bool, int], tuple[np.ndarray, np.ndarray]] = {}
 
     def group(self, level: int, anywhere: bool, j: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`_groups` of a search, kept while the searches stay at ``level``."""
+        """:func:`_groups` of a search, kept while the searches stay at ``level`` and the
+        arrays made for them take at most :data:`GROUP_BYTES` (a profile's own codes, the
+        groups of a search anywhere, cost nothing)."""
         key = (level, anywhere, self.alias[j])
         if key not in self.groups:
             if any(k[0] != level for k in self.groups):
                 self.groups.clear()
             self.groups[key] = _groups(level, anywhere, self.h.profiles[j], self.h.areas)
+            while len(self.groups) > 1 and self._group_bytes() > GROUP_BYTES:
+                del self.groups[next(iter(self.groups))]
         return self.groups[key]
+
+    def _group_bytes(self) -> int:
+        """The bytes of the arrays kept by :meth:`group` besides the profiles' codes."""
+        return sum(reach.nbytes + (0 if anywhere else group.nbytes)
+                   for (_, anywhere, _), (group, reach) in self.groups.items())
 
     def search(self, todo: np.ndarray, level: int, pools: tuple[tuple[np.ndarray, int], ...],
                phase: int) -> np.ndarray:
