@@ -11,19 +11,26 @@ households of the generated household survey (``sdc_core.teaching_households.hou
   sex).transform("size")``, the count its risk rule starts from. With agegroup and sex no
   class of a district is below 3 and only the random swaps run, so a second swap takes the risk
   variables age (single years), sex, relation and tenure, where many households are risky and
-  the targeted swaps run (same baseline, on those keys);
+  the targeted swaps run (same baseline, on those keys); a third swap puts the households in
+  60 areas (6 regions of 10 districts, at random) with 100 donor profiles (the first 100 sets of
+  4, then 3, of eleven household columns: hsize, htype, tenure and eight drawn ones of 2 to 30
+  values), risk variables age, sex, relation and tenure (same baseline, on the 60 areas);
 - the household linkage attack (docs/measures.md, "Household risk") on the keys region,
   district, age, sex and hsize after age banded by 5 (compositions compared by label), after
   local suppression to k = 3 with age banded by 10 (blank patterns) and after noise on age (the
   k-d tree), each against ``household_risk`` of the same keys in the same run.
 
-Run: ``python -m bench.bench_households [households]``
+Run: ``python -m bench.bench_households [households] [swaps]`` (``swaps``: the record swaps only)
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
+
+import numpy as np
+import pandas as pd
 
 from bench.common import median_seconds, report
 from sdc_core.recipe import apply_recipe, parse_recipe
@@ -38,7 +45,23 @@ STEP = {"method": "record_swap", "hierarchy": HIERARCHY, "similar": [["hsize", "
         "swap_rate": 0.05, "k": 3, "risk_variables": RISK, "carry_along": []}
 
 
-def main(households: int) -> None:
+def sixty_areas(df: pd.DataFrame, seed: int = 1) -> tuple[pd.DataFrame, list[list[str]]]:
+    """``df`` with its households in 60 areas (``region60`` of 6, ``district60`` of 10 each,
+    at random) and eight household columns ``h0``…``h7`` of 2 to 30 values, and the 100 donor
+    profiles of the third swap."""
+    r = np.random.default_rng(seed)
+    codes, ids = pd.factorize(df["hid"])
+    region = r.integers(0, 6, len(ids))
+    district = region * 10 + r.integers(0, 10, len(ids))
+    out = df.assign(region60=region[codes], district60=district[codes])
+    for c in range(8):
+        out[f"h{c}"] = r.integers(0, 2 + 4 * c, len(ids))[codes]
+    columns = ["hsize", "htype", "tenure"] + [f"h{c}" for c in range(8)]
+    profiles = [list(p) for n in (4, 3) for p in itertools.combinations(columns, n)][:100]
+    return out, profiles
+
+
+def main(households: int, swaps_only: bool = False) -> None:
     start = time.perf_counter()
     df = household_members(households, seed=1)
     made = time.perf_counter() - start
@@ -75,6 +98,22 @@ def main(households: int) -> None:
           f"(targeted {info['targeted_households']:,}; risky by level "
           f"{info['risky_households']})")
 
+    wide, profiles = sixty_areas(df)
+    geo = ["region60", "district60"]
+    recipe = parse_recipe({"seed": 1, "household": "hid", "steps": [
+        STEP | {"hierarchy": geo, "similar": profiles, "risk_variables": rare}]})
+    base = median_seconds(lambda: wide.groupby(geo + rare, sort=False)["hid"].transform("size"),
+                          repeat=3)
+    swap = median_seconds(lambda: apply_recipe(recipe, wide), repeat=3, warmup=0)
+    info = apply_recipe(recipe, wide).reports[0]
+    print("  " + report("record_swap (60 areas, 100 profiles, k 3)", swap,
+                        "groupby(geo + risk).transform(size)", base, target))
+    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
+          f"(targeted {info['targeted_households']:,}; risky by level "
+          f"{info['risky_households']}; without a donor {info['risky_without_donor']:,})")
+
+    if swaps_only:
+        return
     attacked = ["region", "district", "age", "sex", "hsize"]
     base = median_seconds(lambda: household_risk(df, attacked, "hid"), repeat=3)
     for name, steps in (
@@ -95,4 +134,4 @@ def main(households: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400_000)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400_000, sys.argv[2:] == ["swaps"])

@@ -30,12 +30,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from sdc_core.count_tables import Differencing, differencing
 from sdc_core.crosstab import TOTAL, level_codes
 from sdc_core.errors import SdcInputError
-from sdc_core.table_release import TABLE_METHODS, TableRelease, primary_cells, release_table
+from sdc_core.suppression_audit import TOL, Progress, intervals
+from sdc_core.table_release import (
+    TABLE_METHODS,
+    TIME_LIMIT,
+    TableRelease,
+    primary_cells,
+    release_table,
+)
 
 #: Joins the merged levels into the coarse level's label
 JOIN = "+"
@@ -49,8 +55,9 @@ class DifferencingResult:
     ``frame`` (``suppress``): one row per cell hidden in the fine table — its labels, ``value``,
     ``status``, ``lower``/``upper`` (the rule's protection, 0 for a secondary cell), the
     interval of the fine table alone (``lo_alone``, ``hi_alone``, ``exposed_alone``) and of both
-    tables (``lo``, ``hi``, ``pinned``, ``exposed``). ``counts`` (``dp``/``ckm``): the
-    recovered differences."""
+    tables (``lo``, ``hi``, ``exact``, ``checked``, ``pinned``, ``exposed``; a cell not checked
+    within ``time_limit`` has no interval and is never exposed nor protected).
+    ``counts`` (``dp``/``ckm``): the recovered differences."""
 
     method: str
     columns: tuple[str, ...]
@@ -61,6 +68,7 @@ class DifferencingResult:
     coarse: TableRelease
     frame: pd.DataFrame = field(default_factory=pd.DataFrame)
     counts: Differencing | None = None
+    time_limit: float | None = None
 
     @property
     def exposed_alone(self) -> int:
@@ -71,6 +79,11 @@ class DifferencingResult:
     def exposed(self) -> int:
         """Primary cells exposed by the two tables together."""
         return int(self.frame["exposed"].sum()) if "exposed" in self.frame else 0
+
+    @property
+    def unchecked(self) -> int:
+        """Hidden cells whose interval given both tables was not decided in the time allowed."""
+        return int((~self.frame["checked"]).sum()) if "checked" in self.frame else 0
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -83,11 +96,11 @@ class DifferencingResult:
                 if self.fine.audit is not None else None
             out["exposed_alone"] = self.exposed_alone
             out["exposed"] = self.exposed
+            out["unchecked_cells"] = self.unchecked
             keep = list(self.columns) + ["value", "status", "lo_alone", "hi_alone", "lo", "hi",
-                                         "exposed_alone", "exposed"]
+                                         "exact", "checked", "exposed_alone", "exposed"]
             rows = self.frame[keep].astype(object).to_dict(orient="records")
-            out["hidden"] = [{k: (v.item() if isinstance(v, np.generic) else v)
-                              for k, v in r.items()} for r in rows]
+            out["hidden"] = [{k: _plain(v) for k, v in r.items()} for r in rows]
         else:
             out["epsilon"] = self.fine.epsilon
             out["differences"] = self.counts.to_json() if self.counts is not None else None
@@ -98,12 +111,23 @@ class DifferencingResult:
         head = (f"{' × '.join(self.columns)} and the same with {self.column} "
                 f"{self.label} merged ({self.method})")
         if self.method == "suppress":
+            within = f" within {self.time_limit:g} s" if self.time_limit is not None else ""
             return (f"{head}: {len(self.frame)} hidden cells; primary cells exposed by the "
-                    f"table alone {self.exposed_alone}, by the two tables {self.exposed}")
+                    f"table alone {self.exposed_alone}, by the two tables {self.exposed}" + (
+                        f"; {self.unchecked} hidden cells not checked{within}: the pair may "
+                        "expose them" if self.unchecked else ""))
         c = self.counts
         assert c is not None
         return (f"{head}: {c.pairs} fine cells recovered by subtraction, {c.small} of true "
                 f"count 1–4, {c.exposed} of those exactly; mean error {c.mean_error:.3g}")
+
+
+def _plain(v: object) -> object:
+    """A figure for JSON: a NumPy scalar as Python's, a missing number (a cell not checked) as
+    None."""
+    if isinstance(v, float | np.floating) and np.isnan(v):
+        return None
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _coarse_column(s: pd.Series, merged: list[str], label: str) -> pd.Series:
@@ -149,13 +173,36 @@ def cover_matrix(fine: TableRelease, coarse: TableRelease, column: str,
                              shape=(len(coarse.truth.frame), len(fine.truth.frame)))
 
 
+@dataclass(frozen=True)
+class PairIntervals:
+    """The interval of each cell hidden in the fine table given both tables
+    (:func:`pair_intervals`), in the order of the fine frame: ``lo``, ``hi`` (NaN when not
+    checked), ``exact`` (the reader's interval; else [lo, hi] lies inside it, found by tables
+    that already show the cell protected) and ``checked`` (decided in the time allowed)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    exact: np.ndarray
+    checked: np.ndarray
+
+    @property
+    def unchecked(self) -> int:
+        """How many hidden cells were not decided in the time allowed."""
+        return int((~self.checked).sum())
+
+
 def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_matrix,
-                   integer: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                   want: tuple[np.ndarray, np.ndarray] | None = None, integer: bool = False,
+                   exact: bool | None = None, time_limit: float | None = None,
+                   progress: Progress | None = None) -> PairIntervals:
     """The interval of every cell hidden in ``fine`` given both published tables.
 
     [lo_c, hi_c] = [min x_c, max x_c] subject to x ≥ 0, A·x = 0, x_i = v_i (published fine
     figures) and cover_C · x = w_C (published coarse figures); bounds rounded inwards to whole
-    numbers.
+    numbers. Decided as the audit decides (:func:`sdc_core.suppression_audit.intervals`;
+    docs/tables.md, "The audit's bound"): each published coarse figure w_C is a column of its
+    own, never hidden, with the row cover_C · x − w_C = 0, and a cell is decided once the
+    tables found reach its ``want`` and differ.
 
     Parameters
     ----------
@@ -163,13 +210,20 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
         The two suppressed releases (``method="suppress"``).
     cover : scipy.sparse.csr_matrix
         Coarse rows × fine rows, 1 where a fine figure adds into a coarse one.
+    want : (numpy.ndarray, numpy.ndarray), optional
+        Per fine figure, the least and the largest value its interval must reach (the
+        protection of a primary cell, v − lower and v + upper; ∞ and −∞ for none, the
+        default: a cell is decided once it is not pinned).
     integer : bool, default False
         Whole-number cells by integer programming (else the LP relaxation, rounded inwards).
+    exact, time_limit, progress
+        As :func:`sdc_core.suppression_audit.audit`'s: True, every interval exact; a cell not
+        decided within ``time_limit`` seconds is not checked.
 
     Returns
     -------
-    (numpy.ndarray, numpy.ndarray)
-        lo and hi, one per hidden fine figure in the order of the fine frame.
+    PairIntervals
+        One entry per hidden fine figure in the order of the fine frame.
 
     Examples
     --------
@@ -180,43 +234,29 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
     >>> coarse = release_table(df.replace({"a": {"y": "y+z", "z": "y+z"}}), ["a"],
     ...                        rule="threshold:4")
     >>> cover = cover_matrix(fine, coarse, "a", ["y", "z"], "y+z")
-    >>> fine.audit.passes, [v.tolist() for v in pair_intervals(fine, coarse, cover)]
-    (True, [[3.0, 5.0], [3.0, 5.0]])
+    >>> got = pair_intervals(fine, coarse, cover, exact=True)
+    >>> fine.audit.passes, got.lo.tolist(), got.hi.tolist()
+    (True, [3.0, 3.0], [5.0, 5.0])
     """
     x = fine.truth.values
+    n = len(x)
     hidden = fine.frame[fine.value].isna().to_numpy()
     shown_c = coarse.frame[coarse.value].notna().to_numpy()
     w = coarse.truth.values[shown_c]
-    a = sparse.vstack([fine.truth.constraints, cover[shown_c]]).tocsr()
-    rhs = np.r_[np.zeros(fine.truth.constraints.shape[0]), w]
-    idx = np.flatnonzero(hidden)
-    if len(idx) == 0:
-        return np.zeros(0), np.zeros(0)
-    rhs = rhs - a[:, ~hidden] @ x[~hidden]
-    a_h = a[:, idx].tocsr()
-    keep = np.diff(a_h.indptr) > 0
-    a_h, rhs = a_h[keep], rhs[keep]
-    m = len(idx)
-    scale = 1.0 if integer else max(1.0, float(np.abs(x).max(initial=0.0)))
-    lo, hi = np.empty(m), np.empty(m)
-    for sign, out in ((1.0, lo), (-1.0, hi)):
-        for j in range(m):
-            c = np.zeros(m)
-            c[j] = sign
-            if integer:
-                res = milp(c, constraints=LinearConstraint(a_h, rhs, rhs),
-                           integrality=np.ones(m), bounds=Bounds(0, np.inf))
-                ok = res.status == 0
-            else:
-                res = linprog(c, A_eq=a_h, b_eq=rhs / scale, bounds=(0, None), method="highs")
-                ok = res.status == 0
-            if res.status == 3:
-                out[j] = np.inf
-            elif not ok:
-                raise SdcInputError("the two published tables admit no common table")
-            else:
-                out[j] = float(res.x[j]) * (1.0 if integer else scale)
-    return np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
+    k = len(w)
+    rows = fine.truth.constraints.shape[0]
+    a = sparse.vstack([sparse.hstack([fine.truth.constraints, sparse.csr_matrix((rows, k))]),
+                       sparse.hstack([cover[shown_c], -sparse.identity(k)])]).tocsr()
+    if want is None:
+        want = (np.full(n, np.inf), np.full(n, -np.inf))
+    got = intervals(a, np.r_[x, w], np.r_[hidden, np.zeros(k, dtype=bool)],
+                    (np.r_[want[0], np.full(k, np.inf)], np.r_[want[1], np.full(k, -np.inf)]),
+                    integer=integer, exact=exact, time_limit=time_limit, progress=progress,
+                    label="the hidden cells given both tables")
+    lo, hi = got.lo, got.hi
+    if integer:  # the integer programmes' optima, whole numbers up to the solver's tolerance
+        lo, hi = np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
+    return PairIntervals(lo, hi, got.exact, got.checked)
 
 
 def _check(df: pd.DataFrame, columns: list[str], column: str, merged: list[str]) -> list[str]:
@@ -238,7 +278,9 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
                       method: str = "suppress", rule: str = "threshold:5", epsilon: float = 1.0,
                       seed: int = 0, threshold: int = 10, integer: bool = False,
                       household: str | None = None,
-                      max_contributions: int | None = None) -> DifferencingResult:
+                      max_contributions: int | None = None,
+                      time_limit: float | None = TIME_LIMIT,
+                      progress: Progress | None = None) -> DifferencingResult:
     """Publish the table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
     and measure what subtracting one from the other tells (module docstring).
 
@@ -263,6 +305,14 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         ``suppress``: whole-number intervals by integer programming.
     household, max_contributions
         The unit of protection, as :func:`sdc_core.table_release.release_table`.
+    time_limit : float or None, default :data:`~sdc_core.table_release.TIME_LIMIT`
+        ``suppress``: seconds allowed to each table's suppression and audit (as the table is
+        published alone) and to the pair's intervals (None: no limit); a hidden cell not
+        decided by then is not checked (:attr:`DifferencingResult.unchecked`), never counted
+        as protected.
+    progress : callable, optional
+        ``progress(done, total, label)`` as the tables are published and the pair's cells
+        decided (an exception it raises stops it).
 
     Returns
     -------
@@ -288,7 +338,7 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
     merged = [str(m) for m in merged]
     label = JOIN.join(merged)
     fine = release_table(df, cols, None, method, rule, epsilon, seed, threshold, household,
-                         max_contributions)
+                         max_contributions, time_limit, progress)
     levels = fine.truth.levels[cols.index(column)]
     missing = [m for m in merged if m not in levels]
     if missing:
@@ -299,7 +349,7 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
     data = df.copy()
     data[column] = _coarse_column(df[column], merged, label)
     coarse = release_table(data, cols, None, method, rule, epsilon, seed, threshold, household,
-                           max_contributions)
+                           max_contributions, time_limit, progress)
     if method != "suppress":
         truth = fine.truth.frame.loc[~fine.truth.margin, cols + ["count"]]
         counts = differencing(truth, fine.frame, coarse.frame, column,
@@ -307,8 +357,11 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         return DifferencingResult(method, tuple(cols), column, tuple(merged), label, fine,
                                   coarse, counts=counts)
     cover = cover_matrix(fine, coarse, column, merged, label)
-    lo, hi = pair_intervals(fine, coarse, cover, integer)
     need = primary_cells(fine.truth, rule)
+    want = (np.where(need.primary, fine.truth.values - need.lower, np.inf),
+            np.where(need.primary, fine.truth.values + need.upper, -np.inf))
+    got = pair_intervals(fine, coarse, cover, want, integer, time_limit=time_limit,
+                         progress=progress)
     hidden = np.flatnonzero(fine.frame[fine.value].isna().to_numpy())
     v = fine.truth.values[hidden]
     primary = need.primary[hidden]
@@ -321,8 +374,12 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
     frame["lo_alone"] = alone["lo"].reindex(hidden).to_numpy(dtype=np.float64)
     frame["hi_alone"] = alone["hi"].reindex(hidden).to_numpy(dtype=np.float64)
     frame["exposed_alone"] = alone["exposed"].reindex(hidden).fillna(False).to_numpy(dtype=bool)
+    lo, hi = got.lo, got.hi
     frame["lo"], frame["hi"] = lo, hi
-    frame["pinned"] = lo >= hi
-    frame["exposed"] = primary & ((lo > v - lower) | (hi < v + upper))
+    frame["exact"], frame["checked"] = got.exact, got.checked
+    # whole counts: a shortfall of a whole number, never within the tolerance
+    frame["pinned"] = got.exact & (hi - lo <= TOL)
+    frame["exposed"] = primary & got.checked & ((lo - (v - lower) > TOL)
+                                                | (v + upper - hi > TOL))
     return DifferencingResult("suppress", tuple(cols), column, tuple(merged), label, fine,
-                              coarse, frame)
+                              coarse, frame, time_limit=time_limit)

@@ -229,31 +229,19 @@ def _audit(table: CrossTable, suppressed: object, rules: RuleResult | None,
     clock.start(int(s.sum()), "auditing the hidden cells")
     x = table.values
     n = len(x)
-    b_lo = np.zeros(n) if bounds is None else np.asarray(bounds[0], dtype=np.float64)
-    b_hi = np.full(n, np.inf) if bounds is None else np.asarray(bounds[1], dtype=np.float64)
     primary = np.zeros(n, dtype=bool) if rules is None else _mask(table, rules.primary, "rules")
     need_lo = np.zeros(n) if rules is None else np.asarray(rules.lower, dtype=np.float64)
     need_hi = np.zeros(n) if rules is None else np.asarray(rules.upper, dtype=np.float64)
-    # the programmes in units of the largest value: HiGHS's tolerances are absolute
-    scale = 1.0 if integer else max(1.0, float(np.abs(x).max(initial=0.0)))
-    want = (np.where(primary, x - need_lo, np.inf) / scale,
-            np.where(primary, x + need_hi, -np.inf) / scale)
-    whole = scale if table.sum_column is None and not integer else 0.0
-    found = _intervals(table.constraints, x / scale, s, b_lo / scale, b_hi / scale, want,
-                       integer, exact, clock, whole)
-    lo, hi = found.lo * scale + 0.0, found.hi * scale + 0.0  # + 0.0: no "-0.0"
-    if table.sum_column is None and not integer:  # counts are whole: the bounds round inwards
-        whole_lo, whole_hi = np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
-        keep = found.exact | (whole_lo <= whole_hi)  # else both inside one gap: as found
-        lo, hi = np.where(keep, whole_lo, lo), np.where(keep, whole_hi, hi)
-        scale = 1.0
+    want = (np.where(primary, x - need_lo, np.inf), np.where(primary, x + need_hi, -np.inf))
+    found = _scaled(table.constraints, x, s, want, table.sum_column is None, bounds, integer,
+                    exact, clock)
+    lo, hi, tol = found.lo, found.hi, found.tol
     idx = np.flatnonzero(s)
     v = x[idx]
     # a primary cell's shortfall (an interval not exact need not hold the value: no other
     # cell has one)
     short_low = np.where(primary[idx], np.maximum(0.0, lo - (v - need_lo[idx])), 0.0)
     short_high = np.where(primary[idx], np.maximum(0.0, v + need_hi[idx] - hi), 0.0)
-    tol = TOL * scale  # whole counts compare exactly; sums within HiGHS's relative tolerance
     pinned = (hi - lo <= tol) & found.exact  # a cell decided otherwise has differed
     exposed = (short_low > tol) | (short_high > tol) if rules is not None else pinned
     exposed &= found.checked  # a cell not decided in time is no finding (it is unchecked)
@@ -269,6 +257,93 @@ def _audit(table: CrossTable, suppressed: object, rules: RuleResult | None,
             frame["persons_lo"] = np.where(found.checked, np.where(lo <= 0, 0.0, 1.0), np.nan)
             frame["persons_hi"] = hi
     return AuditReport(frame, table.unit)
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """The interval of each suppressed cell in the table's units (:func:`intervals`): ``lo``
+    and ``hi`` (NaN when not checked), ``exact`` (the reader's interval; else [lo, hi] lies
+    inside it), ``checked`` (decided in the time allowed) and ``tol``, the tolerance of a
+    comparison with them (whole counts compare exactly; sums within 10⁻⁶ of the largest
+    value)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    exact: np.ndarray
+    checked: np.ndarray
+    tol: float
+
+
+def intervals(a: sparse.csr_matrix, x: np.ndarray, suppressed: np.ndarray,
+              want: tuple[np.ndarray, np.ndarray], counts: bool = True,
+              integer: bool = False, exact: bool | None = None,
+              time_limit: float | None = None, progress: Progress | None = None,
+              label: str = "auditing the hidden cells") -> Intervals:
+    """[min x_c, max x_c] of every suppressed cell c subject to A·x = 0, x ≥ 0 and the others
+    fixed at their values, decided as the audit decides (module docstring; docs/tables.md,
+    "The audit's bound"): a cell is decided once the solutions found reach ``want`` (the
+    values its interval must reach below and above, ∞ and −∞ for none) and differ.
+
+    Parameters
+    ----------
+    a : scipy.sparse.csr_matrix
+        The constraints A (rows × cells); a published figure that is not a cell (a figure of
+        another table adding some of them) is a column of its own, never suppressed.
+    x : numpy.ndarray
+        The true values, A·x = 0.
+    suppressed : numpy.ndarray of bool
+        The cells the reader does not see.
+    want : (numpy.ndarray, numpy.ndarray)
+        Per cell, the least value the interval must reach and the largest.
+    counts : bool, default True
+        Whole-number cells: the bounds round inwards.
+    integer, exact, time_limit, progress
+        As :func:`audit`'s.
+    label : str
+        What ``progress`` is told is going on.
+
+    Returns
+    -------
+    Intervals
+        One entry per suppressed cell, in the order of ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> a = sparse.csr_matrix([[1.0, 1.0, -1.0]])  # x0 + x1 = 12
+    >>> x = np.array([3.0, 9.0, 12.0])
+    >>> got = intervals(a, x, np.array([True, True, False]), (x - 3, x + 3))
+    >>> got.lo.tolist(), got.hi.tolist(), bool(got.checked.all())
+    ([0.0, 0.0], [12.0, 12.0], True)
+    """
+    clock = _Clock(time_limit, progress)
+    s = np.asarray(suppressed, dtype=bool)
+    clock.start(int(s.sum()), label)
+    return _scaled(a, np.asarray(x, dtype=np.float64), s, want, counts, None, integer, exact,
+                   clock)
+
+
+def _scaled(a: sparse.csr_matrix, x: np.ndarray, s: np.ndarray,
+            want: tuple[np.ndarray, np.ndarray], counts: bool,
+            bounds: tuple[np.ndarray, np.ndarray] | None, integer: bool, exact: bool | None,
+            clock: _Clock) -> Intervals:
+    """:func:`_intervals` in units of the largest value (HiGHS's tolerances are absolute),
+    brought back to the table's units; counts rounded inwards to whole numbers."""
+    n = len(x)
+    b_lo = np.zeros(n) if bounds is None else np.asarray(bounds[0], dtype=np.float64)
+    b_hi = np.full(n, np.inf) if bounds is None else np.asarray(bounds[1], dtype=np.float64)
+    scale = 1.0 if integer else max(1.0, float(np.abs(x).max(initial=0.0)))
+    whole = scale if counts and not integer else 0.0
+    found = _intervals(a, x / scale, s, b_lo / scale, b_hi / scale,
+                       (want[0] / scale, want[1] / scale), integer, exact, clock, whole)
+    lo, hi = found.lo * scale + 0.0, found.hi * scale + 0.0  # + 0.0: no "-0.0"
+    if counts and not integer:  # counts are whole: the bounds round inwards
+        whole_lo, whole_hi = np.ceil(lo - 1e-6) + 0.0, np.floor(hi + 1e-6) + 0.0
+        keep = found.exact | (whole_lo <= whole_hi)  # else both inside one gap: as found
+        lo, hi = np.where(keep, whole_lo, lo), np.where(keep, whole_hi, hi)
+        scale = 1.0
+    return Intervals(lo, hi, found.exact, found.checked, TOL * scale)
 
 
 class _OutOfTime(Exception):

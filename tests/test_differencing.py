@@ -205,3 +205,49 @@ def test_a_date_column_merges_as_its_text_does():
         a = differencing_risk(dates, ["d", "s"], "d", merged, method).to_json()
         b = differencing_risk(texts, ["d", "s"], "d", merged, method).to_json()
         assert a == b, method
+
+
+def _many_hidden():
+    """A 20 × 10 table of counts 0–11 (a fifth of its cells below 5) and the same with ages b
+    and c merged, both suppressed to threshold 5."""
+    from sdc_core.differencing import _coarse_column, cover_matrix
+    from sdc_core.table_release import release_table
+    rng = np.random.default_rng(0)
+    cells = {(f"r{i:02d}", a): int(rng.integers(0, 12)) for i in range(20) for a in "abcdefghij"}
+    df = _records(cells)
+    fine = release_table(df, ["region", "age"], rule="threshold:5")
+    coarse = release_table(df.assign(age=_coarse_column(df["age"], ["b", "c"], "b+c")),
+                           ["region", "age"], rule="threshold:5")
+    return fine, coarse, cover_matrix(fine, coarse, "age", ["b", "c"], "b+c")
+
+
+def test_the_pairs_intervals_are_bounded_in_programmes_and_time(monkeypatch):
+    """Issue 51: the pair's intervals took two linear programmes per hidden cell with no time
+    limit. They are decided as the cross-table audit decides: every solution found widens
+    every cell's known interval, so far fewer programmes than two a cell, each interval inside
+    the exact one (and equal where exact); and a time limit leaves the cells not decided
+    unchecked, never protected."""
+    import sdc_core.suppression_audit as audit
+    from sdc_core.differencing import pair_intervals
+    fine, coarse, cover = _many_hidden()
+    hidden = int(fine.frame[fine.value].isna().sum())
+    assert hidden >= 50
+    calls = {"n": 0}
+    solve = audit.linprog
+
+    def counted(*args, **kw):
+        calls["n"] += 1
+        return solve(*args, **kw)
+
+    monkeypatch.setattr(audit, "linprog", counted)
+    full = pair_intervals(fine, coarse, cover, exact=True)
+    calls["n"] = 0
+    quick = pair_intervals(fine, coarse, cover, exact=False)
+    assert full.checked.all() and full.exact.all() and quick.checked.all()
+    assert calls["n"] <= hidden // 2                  # 24 for 68 cells, where 136 were run
+    assert (quick.lo >= full.lo).all() and (quick.hi <= full.hi).all()
+    same = quick.exact
+    assert (quick.lo[same] == full.lo[same]).all() and (quick.hi[same] == full.hi[same]).all()
+    calls["n"] = 0
+    late = pair_intervals(fine, coarse, cover, time_limit=0.0)
+    assert calls["n"] == 0 and late.unchecked == hidden and np.isnan(late.lo).all()

@@ -72,6 +72,8 @@ MAX_ROUNDS = 100
 MAX_FILLS = 64
 #: The most similarity profiles a step may list.
 MAX_PROFILES = 100
+#: The most bytes of donor-search groups a step keeps for its next samples (step 3).
+GROUP_BYTES = 64 << 20
 PHASE_RISK, PHASE_RANDOM, PHASE_SAMPLE = 1, 2, 3
 
 
@@ -106,12 +108,24 @@ def _codes(s: pd.Series) -> np.ndarray:
     return np.asarray(codes, dtype=np.int64)
 
 
+def _dense(key: np.ndarray, top: int) -> np.ndarray:
+    """The rank of each of ``key`` (whole numbers in [0, ``top``)) among the distinct keys, in
+    sorted order: counted over a table of the keys when it is at most four times as long as
+    the data (no hashing), else by ``pandas.factorize``."""
+    if top <= max(4 * len(key), 1 << 16):
+        seen = np.zeros(top, dtype=bool)
+        seen[key] = True
+        return (np.cumsum(seen, dtype=np.int64) - 1)[key]
+    return np.asarray(pd.factorize(key, sort=True)[0], dtype=np.int64)
+
+
 def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Codes of the pairs (a, b), in the sorted order of the pairs."""
+    """Codes of the pairs (a, b), in the sorted order of the pairs: :func:`_dense` of the key
+    a·(max b + 1) + b."""
     if not len(a):
         return np.zeros(0, dtype=np.int64)
-    key = a.astype(np.int64) * (int(b.max()) + 1) + b
-    return np.asarray(pd.factorize(key, sort=True)[0], dtype=np.int64)
+    width = int(b.max()) + 1
+    return _dense(a.astype(np.int64) * width + b, (int(a.max()) + 1) * width)
 
 
 def _check_params(df: pd.DataFrame, hierarchy: Any, similar: Any, swap_rate: Any, k: Any,
@@ -162,26 +176,43 @@ def _match(recipients: np.ndarray, pool: np.ndarray, used: np.ndarray, area: np.
            ) -> tuple[np.ndarray, np.ndarray]:
     """Pair each household of ``recipients`` (not ``used``) with a donor of the ``pool`` (not
     ``used``) of the same ``group`` and another ``area``, at random (module docstring); marks
-    both households of each pair ``used`` and returns (recipients, donors) of the pairs."""
+    both households of each pair ``used`` and returns (recipients, donors) of the pairs.
+
+    The candidates are the pool's households of the recipients' groups, sorted once by
+    (group, area, household key); a round drops those used since, which keeps the order, so
+    a round costs the candidates and recipients left, not the H households."""
     made_r: list[np.ndarray] = []
     made_d: list[np.ndarray] = []
-    span = int(area.max()) + 1 if len(area) else 1
-    cell = group * span + area                      # (group, area) in one sortable key
+    r = recipients[~used[recipients]]
+    if not len(r):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    span = int(area.max()) + 1
+    wanted = np.zeros(int(group.max()) + 1, dtype=bool)
+    wanted[group[r]] = True
+    ps = np.flatnonzero(pool & ~used & wanted[group])
+    p_cell = group[ps] * span + area[ps]            # (group, area) in one sortable key
+    order = np.lexsort((hkey[ps], p_cell))          # by (group, area), then household key
+    ps, p_cell = ps[order], p_cell[order]
+    r_cell = group[r] * span + area[r]
+    order = np.argsort(r_cell, kind="stable")       # sorted keys: searchsorted walks once
+    r, r_cell = r[order], r_cell[order]
     best = np.empty(len(used), dtype=np.int64)
     for rnd in range(MAX_ROUNDS):
-        r = recipients[~used[recipients]]
-        p = np.flatnonzero(pool & ~used)
-        if not len(r) or not len(p):
+        keep = ~used[r]
+        r, r_cell = r[keep], r_cell[keep]
+        keep = ~used[ps]
+        ps, p_cell = ps[keep], p_cell[keep]
+        if not len(r) or not len(ps):
             break
-        ps = p[np.lexsort((hkey[p], cell[p]))]      # by (group, area), then household key
-        cells = cell[ps]
-        lo = np.searchsorted(cells, group[r] * span, side="left")
-        hi = np.searchsorted(cells, (group[r] + 1) * span, side="left")
-        alo = np.searchsorted(cells, cell[r], side="left")
-        ahi = np.searchsorted(cells, cell[r], side="right")
+        r_group = r_cell - r_cell % span
+        lo = np.searchsorted(p_cell, r_group, side="left")
+        hi = np.searchsorted(p_cell, r_group + span, side="left")
+        alo = np.searchsorted(p_cell, r_cell, side="left")
+        ahi = np.searchsorted(p_cell, r_cell, side="right")
         m = (hi - lo) - (ahi - alo)                 # candidates outside the own area
         some = m > 0
-        r, lo, alo, ahi, m = r[some], lo[some], alo[some], ahi[some], m[some]
+        r, r_cell, lo, alo, ahi, m = r[some], r_cell[some], lo[some], alo[some], ahi[some], \
+            m[some]
         if not len(r):
             break
         u = rng.uniform(hkey[r], rng.key(seed, step, draw + 2 * rnd))
@@ -205,16 +236,25 @@ def _match(recipients: np.ndarray, pool: np.ndarray, used: np.ndarray, area: np.
     return np.concatenate(made_r), np.concatenate(made_d)
 
 
-def _stages(level: int, areas: list[np.ndarray], profiles: list[np.ndarray]
-            ) -> list[tuple[bool, int, np.ndarray]]:
-    """The donor searches of one level in order: (outside the area one level up, profile
-    index, group codes): every profile inside the area one level up, then every profile
-    anywhere."""
-    out = []
-    if level > 0:
-        out += [(False, j, _pair(areas[level - 1], prof)) for j, prof in enumerate(profiles)]
-    out += [(True, j, prof) for j, prof in enumerate(profiles)]
-    return out
+def _stages(level: int, n_profiles: int) -> list[tuple[bool, int]]:
+    """The donor searches of one level in order, (anywhere, profile index): every profile
+    inside the area one level up (below the coarsest level), then every profile anywhere."""
+    inside = [(False, j) for j in range(n_profiles)] if level > 0 else []
+    return inside + [(True, j) for j in range(n_profiles)]
+
+
+def _groups(level: int, anywhere: bool, profile: np.ndarray, areas: list[np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """A donor search's groups (a donor shares the recipient's): each household's group (the
+    profile anywhere; inside the area one level up, the pair (that area, profile)), and per
+    group whether its households lie in two areas or more at ``level`` — a household of a
+    group that does not is no one's candidate and has none. One household's area per group
+    (any one) is compared with every member's."""
+    group = profile if anywhere else _pair(areas[level - 1], profile)
+    area = areas[level]
+    one = np.zeros(int(group.max()) + 1, dtype=area.dtype)
+    one[group] = area
+    return group, np.bincount(group[area != one[group]], minlength=len(one)) > 0
 
 
 def _stratified_sample(free: np.ndarray, area: np.ndarray, hkey: np.ndarray, need: int,
@@ -297,15 +337,31 @@ def _record_areas(df: pd.DataFrame, household: str, levels: list[str], hcode: np
 def _profile_codes(df: pd.DataFrame, profiles: list[list[str]], first: np.ndarray
                    ) -> list[np.ndarray]:
     """Each household's code of each profile of ``similar``: the code of the tuple of its
-    first record's values of the profile's columns (folded pair by pair with :func:`_pair`),
-    so two households share a code exactly when they share those values."""
-    profs = []
+    first record's values of the profile's columns: the key Σ code_c · Π_{c' after c} width_c'
+    (codes and widths of the columns, in the profile's order) ranked by :func:`_dense`, the
+    same codes as folding the columns pair by pair with :func:`_pair`; so two households share
+    a code exactly when they share those values. A column's codes and a profile's are
+    computed once, however many profiles name them."""
+    columns: dict[str, np.ndarray] = {}
+    done: dict[tuple[str, ...], np.ndarray] = {}
+    n = len(first)
     for cols in profiles:
-        prof = np.zeros(len(first), dtype=np.int64)
-        for c in cols:
-            prof = _pair(prof, _codes(df[c].iloc[first]))
-        profs.append(prof)
-    return profs
+        if tuple(cols) in done:
+            continue
+        prof, top = np.zeros(n, dtype=np.int64), 1
+        if not n:
+            done[tuple(cols)] = prof
+            continue
+        for c in cols:  # the tuple as one mixed-radix key, ranked when it would grow too long
+            if c not in columns:
+                columns[c] = _codes(df[c].iloc[first])
+            width = int(columns[c].max()) + 1
+            if top * width > max(4 * n, 1 << 16):
+                prof = _dense(prof, top)
+                top = int(prof.max()) + 1
+            prof, top = prof * width + columns[c], top * width
+        done[tuple(cols)] = _dense(prof, top)
+    return [done[tuple(cols)] for cols in profiles]
 
 
 def _households(df: pd.DataFrame, household: str, levels: list[str],
@@ -363,19 +419,48 @@ class _Swapping:
         self.made = 0
         self.by_profile = [0] * n_profiles
         self.outside_parent = 0
+        #: a profile listed again: the first with the same columns (their codes are one array)
+        self.alias = [next(i for i, q in enumerate(h.profiles) if q is p) for p in h.profiles]
+        #: the groups of the searches of one level, kept for the random phase's samples (the
+        #: oldest dropped past :data:`GROUP_BYTES`)
+        self.groups: dict[tuple[int, bool, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def group(self, level: int, anywhere: bool, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_groups` of a search, kept while the searches stay at ``level`` and the
+        arrays made for them take at most :data:`GROUP_BYTES` (a profile's own codes, the
+        groups of a search anywhere, cost nothing)."""
+        key = (level, anywhere, self.alias[j])
+        if key not in self.groups:
+            if any(k[0] != level for k in self.groups):
+                self.groups.clear()
+            self.groups[key] = _groups(level, anywhere, self.h.profiles[j], self.h.areas)
+            while len(self.groups) > 1 and self._group_bytes() > GROUP_BYTES:
+                del self.groups[next(iter(self.groups))]
+        return self.groups[key]
+
+    def _group_bytes(self) -> int:
+        """The bytes of the arrays kept by :meth:`group` besides the profiles' codes."""
+        return sum(reach.nbytes + (0 if anywhere else group.nbytes)
+                   for (_, anywhere, _), (group, reach) in self.groups.items())
 
     def search(self, todo: np.ndarray, level: int, pools: tuple[tuple[np.ndarray, int], ...],
                phase: int) -> np.ndarray:
         """The donor searches of ``level`` (:func:`_stages`) for the households ``todo``, in
         order, each among the ``pools`` in turn, until every household has a donor outside
         its area at ``level``; a pool comes with the sample number of its draws, which are
-        _draw(phase, level, search, sample, 0). Returns the households left without one."""
-        for s, (anywhere, j, group) in enumerate(_stages(level, self.h.areas, self.h.profiles)):
+        _draw(phase, level, search, sample, 0). A search matches only the households whose
+        group reaches another area (the others have no candidate). Returns the households
+        left without one."""
+        for s, (anywhere, j) in enumerate(_stages(level, len(self.h.profiles))):
             for pool, fill in pools:
                 if not len(todo):
                     return todo
-                r, d = _match(todo, pool, self.used, self.h.areas[level], group, self.h.hkey,
-                              self.seed, self.step, _draw(phase, level, s, fill, 0))
+                group, reach = self.group(level, anywhere, j)
+                hopeful = todo[reach[group[todo]]]
+                if not len(hopeful):
+                    break
+                r, d = _match(hopeful, pool, self.used, self.h.areas[level], group,
+                              self.h.hkey, self.seed, self.step, _draw(phase, level, s, fill, 0))
                 self.swap_level[r] = self.swap_level[d] = level
                 self.pairs_r.append(r)
                 self.pairs_d.append(d)
