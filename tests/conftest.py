@@ -83,6 +83,7 @@ APP_MODULES = frozenset({
 #: Tests (``module::function``) of other modules that need Streamlit
 APP_TESTS = frozenset({
     "test_audit_bound.py::test_a_closed_tab_cancels_its_tables_job",
+    "test_audit_bound.py::test_a_closed_tab_cancels_its_differencing_job",
     "test_band_release.py::test_export_says_when_the_steward_picks_midpoints",
     "test_columns.py::test_the_walk_reaches_k5_on_the_protect_page",
 })

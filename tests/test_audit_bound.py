@@ -193,3 +193,36 @@ def test_a_closed_tab_cancels_its_tables_job(monkeypatch):
             os.environ.pop(workers.WORKERS_ENV, None)
         else:
             os.environ[workers.WORKERS_ENV] = saved
+
+
+def test_a_closed_tab_cancels_its_differencing_job(monkeypatch):
+    """The Tables page's differencing job (two tables and the pair's intervals) stops as the
+    table's own does once its browser session is gone (ui/compute.py, ``differencing``)."""
+    from ui import compute
+    from ui.infra import memory, workers
+
+    df = cube_records()
+    asked = []
+
+    def active(session: str) -> bool:
+        asked.append(session)
+        return len(asked) < 3  # the tab closes while the first table is being published
+
+    monkeypatch.setattr(memory, "is_active", active)
+    monkeypatch.setattr(compute, "session_id", lambda: "closed-tab")
+    saved = os.environ.get(workers.WORKERS_ENV)
+    workers.shutdown()
+    os.environ[workers.WORKERS_ENV] = "1"
+    try:
+        start = time.perf_counter()
+        with pytest.raises(compute.SessionEnded):
+            compute.differencing("cube-differencing", ("a", "b", "c"), "a", ("0", "1"),
+                                 "suppress", "threshold:5", 1.0, 0, 10, None, None, df)
+        assert time.perf_counter() - start < 60  # not the minutes both tables take
+        assert set(asked) == {"closed-tab"}
+    finally:
+        workers.shutdown()
+        if saved is None:
+            os.environ.pop(workers.WORKERS_ENV, None)
+        else:
+            os.environ[workers.WORKERS_ENV] = saved

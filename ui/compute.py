@@ -223,10 +223,12 @@ def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged:
                  _df: pd.DataFrame) -> DifferencingResult:
     """The table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
     published by ``method``: what subtracting them gives away (docs/tables.md, "Differencing
-    between two tables")."""
+    between two tables"); cancelled, as the table's own job is, once the browser session has
+    ended (:func:`while_connected`)."""
     return workers.run_on(dataset_id, _df, differencing_risk, list(columns), column,
                           list(merged), method, rule, epsilon, seed, threshold,
-                          household=household, max_contributions=max_contributions)
+                          household=household, max_contributions=max_contributions,
+                          progress=while_connected(session_id()))
 
 
 @st.cache_data(max_entries=24, show_spinner=False)
