@@ -160,69 +160,54 @@ def pid() -> int:
     return os.getpid()
 
 
-def test_a_closed_tab_cancels_its_tables_job(monkeypatch):
+@pytest.fixture
+def closing_tab(monkeypatch):
+    """One worker process (the next job waits for the one running) and a browser session,
+    "closed-tab", that closes at its third progress report; the sessions asked about."""
+    from ui import compute
+    from ui.infra import memory, workers
+
+    asked: list[str] = []
+
+    def active(session: str) -> bool:
+        asked.append(session)
+        return len(asked) < 3
+
+    monkeypatch.setattr(memory, "is_active", active)
+    monkeypatch.setattr(compute, "session_id", lambda: "closed-tab")
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    workers.shutdown()
+    try:
+        yield asked
+    finally:
+        workers.shutdown()
+
+
+def test_a_closed_tab_cancels_its_tables_job(closing_tab):
     """The Tables page's job stops at its next progress report once its browser session is
     gone (ui/compute.py, ``while_connected``): the one worker is free for the next job (in the
     app tier: ui.compute imports Streamlit)."""
     from ui import compute
-    from ui.infra import memory, workers
+    from ui.infra import workers
 
-    df = cube_records()
-    asked = []
-
-    def active(session: str) -> bool:
-        asked.append(session)
-        return len(asked) < 3  # the tab closes while the table is being published
-
-    monkeypatch.setattr(memory, "is_active", active)
-    saved = os.environ.get(workers.WORKERS_ENV)
-    workers.shutdown()
-    os.environ[workers.WORKERS_ENV] = "1"  # one worker: the next job waits for this one
-    try:
-        workers.run(pid)
-        start = time.perf_counter()
-        with pytest.raises(compute.SessionEnded):
-            workers.run_on("cube", df, release_table, ["a", "b", "c"],
-                           progress=compute.while_connected("closed-tab"))
-        assert workers.run(pid) != os.getpid()
-        assert time.perf_counter() - start < 30  # not the minutes the whole table takes
-        assert set(asked) == {"closed-tab"}
-    finally:
-        workers.shutdown()
-        if saved is None:
-            os.environ.pop(workers.WORKERS_ENV, None)
-        else:
-            os.environ[workers.WORKERS_ENV] = saved
+    workers.run(pid)
+    start = time.perf_counter()
+    with pytest.raises(compute.SessionEnded):
+        workers.run_on("cube", cube_records(), release_table, ["a", "b", "c"],
+                       progress=compute.while_connected("closed-tab"))
+    assert workers.run(pid) != os.getpid()
+    assert time.perf_counter() - start < 30  # not the minutes the whole table takes
+    assert set(closing_tab) == {"closed-tab"}
 
 
-def test_a_closed_tab_cancels_its_differencing_job(monkeypatch):
+def test_a_closed_tab_cancels_its_differencing_job(closing_tab):
     """The Tables page's differencing job (two tables and the pair's intervals) stops as the
     table's own does once its browser session is gone (ui/compute.py, ``differencing``)."""
     from ui import compute
-    from ui.infra import memory, workers
 
-    df = cube_records()
-    asked = []
-
-    def active(session: str) -> bool:
-        asked.append(session)
-        return len(asked) < 3  # the tab closes while the first table is being published
-
-    monkeypatch.setattr(memory, "is_active", active)
-    monkeypatch.setattr(compute, "session_id", lambda: "closed-tab")
-    saved = os.environ.get(workers.WORKERS_ENV)
-    workers.shutdown()
-    os.environ[workers.WORKERS_ENV] = "1"
-    try:
-        start = time.perf_counter()
-        with pytest.raises(compute.SessionEnded):
-            compute.differencing("cube-differencing", ("a", "b", "c"), "a", ("0", "1"),
-                                 "suppress", "threshold:5", 1.0, 0, 10, None, None, df)
-        assert time.perf_counter() - start < 60  # not the minutes both tables take
-        assert set(asked) == {"closed-tab"}
-    finally:
-        workers.shutdown()
-        if saved is None:
-            os.environ.pop(workers.WORKERS_ENV, None)
-        else:
-            os.environ[workers.WORKERS_ENV] = saved
+    start = time.perf_counter()
+    with pytest.raises(compute.SessionEnded):
+        compute.differencing("cube-differencing", ("a", "b", "c"), "a", ("0", "1"),
+                             "suppress", "threshold:5", 1.0, 0, 10, None, None, cube_records())
+    assert time.perf_counter() - start < 60  # not the minutes both tables take
+    assert set(closing_tab) == {"closed-tab"}
