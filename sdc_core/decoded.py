@@ -315,8 +315,8 @@ def _check_fixed_width(raw: bytes, ext: str, max_table: int) -> None:
         raise _too_large(need, max_table)
 
 
-#: Rows of a Stata file with long strings (strL) read at a time: each value is at most the
-#: one-cell limit, so a chunk stays within a few hundred MB at worst.
+#: Rows of a Stata file with long strings (strL) read at a time, at most; fewer when the room
+#: is small (:func:`stata_chunk`)
 STATA_CHUNK = 2_000
 
 
@@ -324,13 +324,13 @@ def read_stata_bounded(raw: bytes, max_table: int | None, max_cell: int = MAX_CE
                        ) -> pd.DataFrame:
     """``pd.read_stata`` of ``raw``. A file with long strings (strL: stored once, named by any
     number of rows, so the header cannot bound them; 4.2 MB held 5.3 GB) is read
-    :data:`STATA_CHUNK` rows at a time, each chunk measured as it comes (its memory, and its
+    :func:`stata_chunk` rows at a time, each chunk measured as it comes (its memory, and its
     longest text against ``max_cell``): past ``max_table`` bytes the reading stops with a
     refusal. Other files are bounded by their header (:func:`check_file`) and read whole."""
     if max_table is None or not _has_strl(raw):
         return pd.read_stata(io.BytesIO(raw))
     chunks, need = [], 0
-    with pd.read_stata(io.BytesIO(raw), chunksize=STATA_CHUNK) as reader:
+    with pd.read_stata(io.BytesIO(raw), chunksize=stata_chunk(max_table, max_cell)) as reader:
         for chunk in reader:
             check_table(chunk, None, max_cell)
             need += memory_bytes(chunk)
@@ -338,6 +338,14 @@ def read_stata_bounded(raw: bytes, max_table: int | None, max_cell: int = MAX_CE
                 raise _too_large(need, max_table)
             chunks.append(chunk)
     return pd.concat(chunks, ignore_index=True) if chunks else pd.read_stata(io.BytesIO(raw))
+
+
+def stata_chunk(max_table: int, max_cell: int) -> int:
+    """Rows of a Stata file with long strings read at a time: a chunk holds at most
+    rows × ``max_cell`` characters of 4 bytes each in a column, kept at a quarter of
+    ``max_table`` (a 40 MB room and 65,536-character cells: 38 rows, not 2,000 rows of 120 MB),
+    between 1 and :data:`STATA_CHUNK`."""
+    return max(1, min(STATA_CHUNK, max_table // (16 * max(max_cell, 1))))
 
 
 def _has_strl(raw: bytes) -> bool:

@@ -311,7 +311,10 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from ui import server_files
 from sdc_core.errors import SdcInputError
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+before = peak()
 seen = []
 def admit(need):
     seen.append(need)
@@ -320,7 +323,7 @@ try:
     server_files.read_sample(Path({path!r}), 0, server_files.SAMPLE_LIMIT, admit=admit)
 except SdcInputError as err:
     message = str(err)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+after = peak()
 print(json.dumps({{"need": seen[0], "message": message, "grew": after - before}}))
 """
 

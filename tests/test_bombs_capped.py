@@ -56,7 +56,7 @@ def watch():  # the peak of each child of the helper, read until it ends
         time.sleep(0.005)
 
 threading.Thread(target=watch, daemon=True).start()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = status("self", "VmHWM")  # ru_maxrss would keep the parent's peak across exec
 start = time.perf_counter()
 try:
     df = read_bounded(Path({path!r}))
@@ -66,7 +66,7 @@ except SdcInputError as err:
 seconds = time.perf_counter() - start
 done.set()
 print(json.dumps({{"message": message, "seconds": seconds,
-                  "grew": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before,
+                  "grew": status("self", "VmHWM") - before,
                   "helper": status(helper, "VmRSS"), "child": max(children.values(), default=0)}}))
 """
 
@@ -130,11 +130,14 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from sdc_core.io import read_table
 from ui.infra import memory
+def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 raw = Path({path!r}).read_bytes()
 memory.upload_need(b"a,b\\n1,2\\n", "warm.csv", read_table)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = peak()
 need = memory.upload_need(raw, "wide.csv", read_table)
-print(json.dumps({{"need": need, "grew": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({{"need": need, "grew": peak()
                    - before}}))
 """
 

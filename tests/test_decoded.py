@@ -29,16 +29,19 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
+def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 raw = Path({path!r}).read_bytes()
 read_table(b"a,b\\n1,2\\n", "warm.csv")
 gc.collect()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = peak()
 try:
     df = read_table(raw, {name!r}, max_table={allowance})
     message = None
 except SdcInputError as err:
     message = str(err)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+after = peak()
 print(json.dumps({{"message": message, "grew": after - before}}))
 """
 
@@ -180,3 +183,13 @@ def test_a_stata_file_with_long_strings_read_in_chunks_equals_one_read():
     pd.testing.assert_frame_equal(decoded.read_stata_bounded(raw, ALLOWANCE), whole)
     pd.testing.assert_frame_equal(read_table(raw, "t.dta", max_table=ALLOWANCE),
                                   read_table(raw, "t.dta"))
+
+
+def test_a_stata_chunk_of_long_strings_fits_a_quarter_of_the_room():
+    """2,000 rows of 65,536-character strLs are 0.5 GB in one column: a chunk is sized so that
+    its longest possible text (4 bytes a character) takes at most a quarter of the room."""
+    for room, cell in [(40_000_000, 65_536), (10**6, 1_000), (10**10, 65_536), (1, 65_536)]:
+        rows = decoded.stata_chunk(room, cell)
+        assert 1 <= rows <= decoded.STATA_CHUNK
+        assert rows == 1 or rows * cell * 4 <= room / 4
+    assert decoded.stata_chunk(10**10, 65_536) == decoded.STATA_CHUNK

@@ -26,8 +26,6 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, WebSocket, expect
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.server import stop_server
 
@@ -70,6 +68,10 @@ class Runs:
     running: bool = False
 
     def received(self, payload: str | bytes) -> None:
+        # Streamlit's messages are imported here: this conftest is loaded whenever tests/ is
+        # collected, the unit tier too, which imports no Streamlit (tests/test_tiers.py)
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
         if not isinstance(payload, bytes):
             return
         msg = ForwardMsg.FromString(payload)
@@ -82,6 +84,8 @@ class Runs:
             self.finished += msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
 
     def sent(self, payload: str | bytes) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
         if isinstance(payload, bytes) and \
                 BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
             self.asked += 1
