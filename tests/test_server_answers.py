@@ -148,7 +148,7 @@ def test_a_500_carries_the_security_headers():
              "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "http_version": "1.1",
              "asgi": {"version": "3.0"}}
     with pytest.raises(RuntimeError, match="a failing route"):
-        asyncio.run(app(scope, receive, send))
+        run_async(app(scope, receive, send))
     starts = [m for m in sent if m["type"] == "http.response.start"]
     assert [m["status"] for m in starts] == [500]
     headers = {bytes(k).decode().lower(): bytes(v).decode() for k, v in starts[0]["headers"]}

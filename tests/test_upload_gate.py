@@ -6,7 +6,6 @@ real server."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import uuid
 from typing import Any
@@ -16,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.formparsers import MultiPartParser
 
 from sdc_core.checks import MAX_JSON_BYTES
+from tests.conftest import run_async
 from ui.infra import memory, uploads
 from ui.infra.uploads import UploadGate, file_name, limit_for
 
@@ -82,7 +82,7 @@ def put(content: bytes, session: str = "s1", length: bool = True, chunk: int = 4
     async def send(message: dict) -> None:
         sent.append(message)
 
-    asyncio.run(UploadGate(route)(scope, receive, send))
+    run_async(UploadGate(route)(scope, receive, send))
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     text = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return status, text.decode(), route, asked[0]
@@ -149,7 +149,7 @@ def test_the_gate_reads_the_file_name_as_starlette_does(disposition):
     async def stream():
         yield data
 
-    form = asyncio.run(MultiPartParser(Headers({"content-type": content_type}),
+    form = run_async(MultiPartParser(Headers({"content-type": content_type}),
                                        stream()).parse())
     kept = next(v.filename for v in form.values() if hasattr(v, "filename"))
     assert file_name(content_type.encode(), data) == kept

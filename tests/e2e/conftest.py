@@ -216,6 +216,27 @@ def ran(page: Page) -> Iterator[None]:
     wait_idle(page, since=before)
 
 
+def give_files(page: Page, files: Any, attempts: int = 3) -> None:
+    """Give ``files`` to the page's first file uploader, once the page is painted, until the
+    run the upload starts has finished. Streamlit's browser code may drop a file given while
+    it still handles the page's last messages (the upload address asked for and received,
+    the file never sent, no run): when no run has begun 10 s after the page went idle, the
+    file is given again, as a user would pick it again (docs/developing.md, "Test tiers")."""
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
+    counted = runs(page)
+    for attempt in range(attempts):
+        painted(page)
+        before, begun = counted.finished, counted.begun
+        uploader.set_input_files(files)
+        deadline = time.monotonic() + 10
+        while counted.begun == begun and (working(page_state(page))
+                                           or time.monotonic() < deadline):
+            page.wait_for_timeout(50)
+        if counted.begun > begun or attempt == attempts - 1:
+            wait_idle(page, since=before)
+            return
+
+
 def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
     """Choose ``option`` in the select box ``label``: open its list (again, if a run of the
     page closed it before the option showed) and click the option; until the run it starts

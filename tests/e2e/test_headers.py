@@ -10,7 +10,7 @@ another origin that frames the dashboard gets an empty frame."""
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import TABLE_LABEL, band_age, painted, ran, see
+from tests.e2e.conftest import TABLE_LABEL, band_age, give_files, ran, see
 
 pytestmark = pytest.mark.e2e
 
@@ -35,10 +35,7 @@ def every_page(page: Page, app_url: str) -> None:
     response = page.goto(app_url)
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
     see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-    painted(page)  # a file given while the page still draws its first run may be dropped
-    with ran(page):
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
-            {"name": "small.csv", "mimeType": "text/csv", "buffer": CSV})
+    give_files(page, {"name": "small.csv", "mimeType": "text/csv", "buffer": CSV})
     see(page.get_by_test_id("stSidebar")).to_contain_text("small.csv")
     for name in PAGES:
         with ran(page):

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.conftest import painted, ran, see, wait_idle
+from tests.e2e.conftest import give_files, painted, ran, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -65,15 +65,10 @@ def test_hostile_names_values_and_links_make_no_request(page: Page, app_url: str
     see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
     see(page.get_by_text("The link names something that is not here").first).to_be_visible()
-    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
-    painted(page)  # a file given while the page still draws its run may be dropped
-    with ran(page):
-        uploader.set_input_files(hostile_payload(duplicate=True))  # the duplicate-column error
+    give_files(page, hostile_payload(duplicate=True))  # the duplicate-column error
     see(page.get_by_text("duplicate column names")).to_be_visible()
     assert leaks(page) == []
-    painted(page)
-    with ran(page):
-        uploader.set_input_files(hostile_payload())
+    give_files(page, hostile_payload())
     see(page.get_by_test_id("stMetricValue").first).to_have_text("40")
     painted(page)
     assert leaks(page) == []
