@@ -252,6 +252,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if "ui.infra.workers" in sys.modules:  # this process's own pool (tests run in it)
         sys.modules["ui.infra.workers"].shutdown()
+    if "sdc_core.capped" in sys.modules:  # and its capped reader (it ends at exit, after this)
+        sys.modules["sdc_core.capped"].stop()
     left = end_leftovers(os.environ[RUN_ENV], LEFTOVER_WAIT, own_tracker())
     if left:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

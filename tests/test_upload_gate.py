@@ -194,3 +194,21 @@ def test_uploads_that_arrive_together_are_admitted_only_as_far_as_the_budget_goe
         "the server is busy: uploads hold 90.0 MB of its 100.0 MB budget, and this file would "
         "take about 20.0 MB; try a smaller file or later")
     assert kept.room("s9", 100_000_000) == 10_000_000
+
+
+def test_an_upload_counts_once_while_its_request_ends_after_streamlit_stored_it():
+    """Streamlit stores an upload's bytes just before its request ends: in between, the bytes
+    are in the store and still reserved as arriving, and used to count twice (a ledger of
+    310.8 MB on a 300 MB budget, four 57 MB files kept); they count in the store only."""
+    store: dict[tuple[str, str], int] = {}
+    ledger = memory.Ledger(stored=lambda: sum(store.values()),
+                           in_store=lambda session, upload: (session, upload) in store)
+    assert ledger.arrive("s1", "f1", 57_000_000, 300_000_000) is None
+    assert ledger.total()[1] == 57_000_000
+    store["s1", "f1"] = 57_000_000  # stored; the request has not ended yet
+    assert ledger.total()[1] == 57_000_000
+    assert ledger.room("s2", 300_000_000) == 243_000_000
+    ledger.arrived("s1", "f1")
+    assert ledger.total()[1] == 57_000_000
+    store.clear()
+    assert ledger.total()[1] == 0

@@ -222,19 +222,34 @@ def give_files(page: Page, files: Any, attempts: int = 3) -> None:
     it still handles the page's last messages (the upload address asked for and received,
     the file never sent, no run): when no run has begun 10 s after the page went idle, the
     file is given again, as a user would pick it again (docs/developing.md, "Test tiers")."""
-    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
-    counted = runs(page)
+    give_each([(page, files)], attempts)
+
+
+def give_each(given: list[tuple[Page, Any]], attempts: int = 3) -> None:
+    """:func:`give_files` for several pages at once: each page is given its files before any
+    is waited for (their runs overlap); a page whose file was dropped is given it again."""
+    pending = given
     for attempt in range(attempts):
-        painted(page)
-        before, begun = counted.finished, counted.begun
-        uploader.set_input_files(files)
-        deadline = time.monotonic() + 10
-        while counted.begun == begun and (working(page_state(page))
-                                           or time.monotonic() < deadline):
-            page.wait_for_timeout(50)
-        if counted.begun > begun or attempt == attempts - 1:
-            wait_idle(page, since=before)
+        marks = []
+        for page, files in pending:
+            painted(page)
+            counted = runs(page)
+            marks.append((counted.finished, counted.begun, time.monotonic() + 10))
+            page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
+                .set_input_files(files)
+        dropped = []
+        for (page, files), (before, begun, deadline) in zip(pending, marks, strict=True):
+            counted = runs(page)
+            while counted.begun == begun and (working(page_state(page))
+                                               or time.monotonic() < deadline):
+                page.wait_for_timeout(50)
+            if counted.begun > begun or attempt == attempts - 1:
+                wait_idle(page, since=before)
+            else:
+                dropped.append((page, files))
+        if not dropped:
             return
+        pending = dropped
 
 
 def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:

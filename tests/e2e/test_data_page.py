@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.conftest import ran, see, shot
+from tests.e2e.conftest import give_files, see, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -23,16 +23,12 @@ def test_example_loads_and_upload_replaces_it(page: Page, app_url: str, shots: P
     csv = tmp_path / "survey.csv"
     csv.write_text("age;sex;income\n" + "".join(f"{20 + i % 9};{'FM'[i % 2]};{1000 + i}\n"
                                                  for i in range(40)))
-    with ran(page):
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
-            csv)
+    give_files(page, csv)
     see(metrics.first).to_have_text("40")
     see(page.get_by_test_id("stSidebar")).to_contain_text("Quasi-identifiers: age, sex")
 
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"this is not parquet")
-    with ran(page):
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
-            bad)
+    give_files(page, bad)
     see(page.get_by_test_id("stAlert")).to_contain_text("broken.parquet: cannot be read")
     see(metrics.first).to_have_text("40")

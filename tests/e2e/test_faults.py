@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from bench.server import ROOT, free_port, start_server, stop_server
-from tests.e2e.conftest import new_page, ran, see
+from tests.e2e.conftest import give_files, new_page, see
 
 pytestmark = pytest.mark.e2e
 FAULTS = Path(__file__).with_name("faults")  # its sitecustomize makes one data set's risk fail
@@ -25,9 +25,7 @@ def test_a_failing_computation_stays_in_its_session(browser: Browser, tmp_path: 
         for page in (a, b):
             page.goto(url)
             see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-        with ran(a):
-            a.locator('[data-testid="stFileUploader"] input[type="file"]').first \
-                .set_input_files(csv)
+        give_files(a, csv)
         see(a.get_by_test_id("stSidebar")).to_contain_text("faulty.csv")
         a.get_by_role("link", name="Risk").click()
         see(a.get_by_text("This page could not be shown: an unexpected RuntimeError "

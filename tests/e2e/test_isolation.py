@@ -29,6 +29,7 @@ from sdc_core.recipe import fingerprint
 from tests.e2e.conftest import (
     CEILING_SECONDS,
     follow,
+    give_each,
     new_page,
     pick_options,
     ran,
@@ -92,12 +93,8 @@ def close_sessions(sessions: list[Session]) -> None:
 def upload_all(sessions: list[Session]) -> None:
     """Every session picks its file before any of them is waited for: the server loads them
     at the same time."""
-    before = [runs(s.page).finished for s in sessions]
+    give_each([(s.page, s.file) for s in sessions])
     for s in sessions:
-        s.page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
-            .set_input_files(s.file)
-    for s, ran_before in zip(sessions, before, strict=True):
-        wait_idle(s.page, since=ran_before)
         see(s.page.get_by_test_id("stSidebar")).to_contain_text(s.file.name)
 
 

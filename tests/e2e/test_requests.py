@@ -90,10 +90,8 @@ def test_response_table_options_from_the_data_stay_text(page: Page, app_url: str
     see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
     wait_idle(page)
     rows = ["q"] + ["a"] * 30 + [IMAGE] * 2 + [LINK] * 2 + ["b"] * 6
-    painted(page)  # a file given while the page still draws its run may be dropped
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
-        {"name": "answers.csv", "mimeType": "text/csv",
-         "buffer": ("\n".join(rows) + "\n").encode()})
+    give_files(page, {"name": "answers.csv", "mimeType": "text/csv",
+                      "buffer": ("\n".join(rows) + "\n").encode()})
     see(page.get_by_test_id("stMetricValue").first).to_have_text("40")
     with ran(page):  # q, the one categorical column, is chosen by default
         page.get_by_role("link", name="Tables", exact=True).click()

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bench.server import free_port, start_server, stop_server
-from tests.e2e.conftest import band_age, pick_options, ran, see, wait_idle
+from tests.e2e.conftest import band_age, give_files, pick_options, ran, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -25,9 +25,7 @@ def test_a_reload_keeps_the_uploaded_data_roles_and_settings(page: Page, tmp_pat
         page.set_viewport_size({"width": 1440, "height": 1000})
         page.goto(f"http://127.0.0.1:{port}/")
         see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-        with ran(page):
-            page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
-                .set_input_files(csv)
+        give_files(page, csv)
         sidebar = page.get_by_test_id("stSidebar")
         see(sidebar).to_contain_text("survey_for_reload.csv")
         pick_options(page, "Quasi-identifiers", ["age", "sex"], clear=True)

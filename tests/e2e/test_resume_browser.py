@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import new_page, ran, see, wait_idle
+from tests.e2e.conftest import give_files, new_page, see, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -29,9 +29,7 @@ def test_a_copied_address_opens_a_fresh_session_in_another_browser(
                   "income": range(120)}).to_csv(csv, index=False)
     teacher = browser.new_context()
     page = open_data_page(teacher, app_url)
-    with ran(page):
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
-            csv)
+    give_files(page, csv)
     sidebar = page.get_by_test_id("stSidebar")
     see(sidebar).to_contain_text("teachers_private.csv")
     address = page.url

@@ -273,7 +273,8 @@ class Ledger:
     once for all of them (:meth:`share`); safe to share between the server's threads. Sessions
     are named by Streamlit's session id."""
 
-    def __init__(self, stored: Callable[[], int] = lambda: 0) -> None:
+    def __init__(self, stored: Callable[[], int] = lambda: 0,
+                 in_store: Callable[[str, str], bool] = lambda session, upload: False) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._freed: dict[str, str] = {}  # session → why its data was freed
@@ -281,12 +282,16 @@ class Ledger:
         self._shared: dict[str, int] = {}  # key → bytes, held once for every session
         self._arriving: dict[tuple[str, str], int] = {}  # (session, file) → bytes reserved
         self._stored = stored  # the bytes of the uploads Streamlit keeps, every session's
+        self._in_store = in_store  # whether Streamlit keeps a (session, file) already
         self._kept: dict[str, int] = {}  # key → bytes a closed tab leaves behind (:meth:`keep`)
         self._shared_tables: dict[str, Any] = {}  # key → the table of shared data
 
     def _raw(self) -> int:
-        """The raw bytes of uploads: arriving, and kept by Streamlit (under the lock)."""
-        return sum(self._arriving.values()) + self._stored()
+        """The raw bytes of uploads: arriving, and kept by Streamlit (under the lock). An
+        upload's request ends just after Streamlit has stored its bytes: from then on they
+        count in the store only, not twice."""
+        return (sum(n for (session, upload), n in self._arriving.items()
+                    if not self._in_store(session, upload)) + self._stored())
 
     def _left(self) -> int:
         """What closed tabs left behind (:meth:`keep`; under the lock)."""
@@ -519,5 +524,13 @@ def upload_store_bytes() -> int:
     return sum(int(getattr(stat, "byte_length", 0)) for family in stats.values() for stat in family)
 
 
+def in_upload_store(session: str, upload: str) -> bool:
+    """Whether Streamlit's upload store keeps the file ``upload`` of ``session``."""
+    from streamlit import runtime
+
+    return runtime.exists() and bool(
+        runtime.get_instance().uploaded_file_mgr.get_files(session, [upload]))
+
+
 #: The server's one ledger.
-LEDGER = Ledger(upload_store_bytes)
+LEDGER = Ledger(upload_store_bytes, in_upload_store)
