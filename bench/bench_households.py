@@ -77,40 +77,30 @@ def main(households: int, swaps_only: bool = False) -> None:
     print("  " + report("household_risk (5 keys, weighted)", risk,
                         "groupby(keys).transform(size)", base, target))
 
-    recipe = parse_recipe({"seed": 1, "household": "hid", "steps": [STEP]})
-    base = median_seconds(size_of(HIERARCHY + RISK), repeat=5)
-    swap = median_seconds(lambda: apply_recipe(recipe, df), repeat=5)
-    info = apply_recipe(recipe, df).reports[0]
-    print("  " + report("record_swap (rate 0.05, k 3)", swap,
-                        "groupby(geo + risk).transform(size)", base, target))
-    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
-          f"(target {info['target_households']:,}; risky by level {info['risky_households']})")
+    def time_swap(label: str, data: pd.DataFrame, step: dict, keys: list[str],
+                  repeat: int = 5, warmup: int = 1) -> None:
+        """One record-swap step timed against counting its geography and risk keys; the
+        households it swapped, from the report of one more run."""
+        recipe = parse_recipe({"seed": 1, "household": "hid", "steps": [step]})
+        base = median_seconds(lambda: data.groupby(keys, sort=False)["hid"].transform("size"),
+                              repeat=repeat)
+        swap = median_seconds(lambda: apply_recipe(recipe, data), repeat=repeat, warmup=warmup)
+        info = apply_recipe(recipe, data).reports[0]
+        print("  " + report(label, swap, "groupby(geo + risk).transform(size)", base, target))
+        print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
+              f"(targeted {info['targeted_households']:,} of target "
+              f"{info['target_households']:,}; risky by level {info['risky_households']}; "
+              f"without a donor {info['risky_without_donor']:,})")
 
     rare = ["age", "sex", "relation", "tenure"]
-    recipe = parse_recipe({"seed": 1, "household": "hid",
-                           "steps": [STEP | {"risk_variables": rare}]})
-    base = median_seconds(size_of(HIERARCHY + rare), repeat=5)
-    swap = median_seconds(lambda: apply_recipe(recipe, df), repeat=5)
-    info = apply_recipe(recipe, df).reports[0]
-    print("  " + report("record_swap (k 3, 4 risk variables)", swap,
-                        "groupby(geo + risk).transform(size)", base, target))
-    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
-          f"(targeted {info['targeted_households']:,}; risky by level "
-          f"{info['risky_households']})")
-
+    time_swap("record_swap (rate 0.05, k 3)", df, STEP, HIERARCHY + RISK)
+    time_swap("record_swap (k 3, 4 risk variables)", df, STEP | {"risk_variables": rare},
+              HIERARCHY + rare)
     wide, profiles = sixty_areas(df)
     geo = ["region60", "district60"]
-    recipe = parse_recipe({"seed": 1, "household": "hid", "steps": [
-        STEP | {"hierarchy": geo, "similar": profiles, "risk_variables": rare}]})
-    base = median_seconds(lambda: wide.groupby(geo + rare, sort=False)["hid"].transform("size"),
-                          repeat=3)
-    swap = median_seconds(lambda: apply_recipe(recipe, wide), repeat=3, warmup=0)
-    info = apply_recipe(recipe, wide).reports[0]
-    print("  " + report("record_swap (60 areas, 100 profiles, k 3)", swap,
-                        "groupby(geo + risk).transform(size)", base, target))
-    print(f"  swapped {info['households_swapped']:,} of {info['households']:,} households "
-          f"(targeted {info['targeted_households']:,}; risky by level "
-          f"{info['risky_households']}; without a donor {info['risky_without_donor']:,})")
+    time_swap("record_swap (60 areas, 100 profiles, k 3)", wide,
+              STEP | {"hierarchy": geo, "similar": profiles, "risk_variables": rare},
+              geo + rare, repeat=3, warmup=0)
 
     if swaps_only:
         return

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.engines import EngineOptions, jobs, open_engine
 from sdc_core.io import read_table
 from tests.apptest import app_test
+from tests.child_probe import PEAK
 from tests.conftest import ROOT, plain
 from ui import server_files
 from ui.logic.protect import ProtectSettings
@@ -311,9 +312,6 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from ui import server_files
 from sdc_core.errors import SdcInputError
-def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 before = peak()
 seen = []
 def admit(need):
@@ -345,7 +343,7 @@ def test_a_server_file_is_admitted_before_it_is_read(tmp_path):
         for _ in range(20):
             writer.write_table(part)
     assert path.stat().st_size < 100_000
-    code = _BOMB_PROBE.format(root=str(ROOT), path=str(path))
+    code = PEAK + _BOMB_PROBE.format(root=str(ROOT), path=str(path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from sdc_core import capped
+from tests.child_probe import PEAK
 from tests.conftest import ROOT
 from tests.hostile_files import ROUND4, csv_wide
 
@@ -130,9 +131,6 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from sdc_core.io import read_table
 from ui.infra import memory
-def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 raw = Path({path!r}).read_bytes()
 memory.upload_need(b"a,b\\n1,2\\n", "warm.csv", read_table)
 before = peak()
@@ -148,7 +146,7 @@ def test_the_estimate_of_a_wide_csv_parses_a_bounded_sample(tmp_path):
     and still says the table is larger than the file."""
     name, raw = csv_wide(1.0, columns=10_000)
     (tmp_path / name).write_bytes(raw)
-    code = _ESTIMATE.format(root=str(ROOT), path=str(tmp_path / name))
+    code = PEAK + _ESTIMATE.format(root=str(ROOT), path=str(tmp_path / name))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -18,6 +18,7 @@ import pytest
 from sdc_core import decoded
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
+from tests.child_probe import PEAK
 from tests.conftest import ROOT
 from tests.hostile_files import BOMBS, SCALES, csv_long_cell, parquet_dictionary
 
@@ -29,9 +30,6 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table
-def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 raw = Path({path!r}).read_bytes()
 read_table(b"a,b\\n1,2\\n", "warm.csv")
 gc.collect()
@@ -52,7 +50,7 @@ def test_each_bomb_is_refused_within_the_allowance(bomb, tmp_path):
     memory is the reading's, not the making's."""
     name, raw = BOMBS[bomb](SCALES[bomb])
     (tmp_path / name).write_bytes(raw)
-    code = _PROBE.format(root=str(ROOT), path=str(tmp_path / name), name=name,
+    code = PEAK + _PROBE.format(root=str(ROOT), path=str(tmp_path / name), name=name,
                          allowance=ALLOWANCE)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True)

@@ -21,6 +21,7 @@ from sdc_core.names import MEASURES
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
+from tests.child_probe import PEAK
 
 TIE = 1e-9
 
@@ -355,9 +356,6 @@ import json, resource
 resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))  # the old matrix: > 20 GB
 import numpy as np, pandas as pd
 from sdc_core.risk.inference import attribute_inference
-def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 g = np.random.default_rng(0)
 n = 200_000
 df = pd.DataFrame({"sex": g.choice(["F", "M"], n), "band": g.integers(0, 10, n),
@@ -386,7 +384,7 @@ def test_issue_51_a_sensitive_column_of_100000_categories_stays_bounded():
     import sys
 
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", WIDE_CHILD], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", PEAK + WIDE_CHILD], capture_output=True, text=True,
                           timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])

@@ -23,6 +23,7 @@ from sdc_core.methods.pram import pram
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import deniability as den
 from sdc_core.risk.deniability import deniability, recipe_deniability
+from tests.child_probe import PEAK
 
 
 def dense_figures(p: np.ndarray, pi: np.ndarray) -> tuple[float, float, float]:
@@ -125,9 +126,6 @@ CHILD = textwrap.dedent("""
     import numpy as np, pandas as pd
     from sdc_core.recipe import apply_recipe, parse_recipe
     from sdc_core.risk.deniability import recipe_deniability
-    def peak():  # VmHWM: ru_maxrss would keep the parent's peak across exec
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
     k, n = 15_000, 100_000
     g = np.random.default_rng(0)
     df = pd.DataFrame({"code": g.integers(0, k, n).astype(str),
@@ -145,7 +143,7 @@ CHILD = textwrap.dedent("""
 
 
 def test_15000_levels_in_100000_records_stay_within_500_mb():
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", PEAK + CHILD], capture_output=True, text=True,
                           timeout=600, check=True)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     k, p = out["k"], 0.2
