@@ -17,10 +17,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.assess import Setting, Unavailable, assess
 from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.recipe import Recipe, apply_recipe, parse_recipe
-from sdc_core.risk.household import HouseholdLinkage, household_linkage, household_risk
+from sdc_core.risk.household import (
+    HouseholdLinkage,
+    household_linkage,
+    household_risk,
+    table_households,
+)
 from tests.apptest import app_test, downloads, metrics
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
@@ -29,11 +35,9 @@ from ui.logic.households import (
     RISK_TILES,
     HouseholdFigures,
     household_attack_note,
-    household_figures,
     household_note,
     household_tiles,
     original_households,
-    release_households,
 )
 from ui.logic.report import HOUSEHOLD_KEYS, build_report, household_section, household_table
 
@@ -115,7 +119,7 @@ def shown_as(count: float, percent: float) -> str:
     return f"{count:,} ({percent:.2f} %)"
 
 
-def test_the_risk_page_shows_the_cores_household_figures(households):
+def test_the_risk_page_shows_the_cores_table_households(households):
     at = loaded("views/risk.py")
     hr = household_risk(households, QI, HID, WEIGHT)
     assert hr.expected_reidentifications == pytest.approx(
@@ -185,7 +189,7 @@ def test_the_risk_page_measures_the_release_as_the_protect_page_does(households)
     assert values == [f"{v:.2f} %" for v in expected]
 
 
-def test_the_report_carries_the_household_figures(monkeypatch, households):
+def test_the_report_carries_the_table_households(monkeypatch, households):
     made = downloads(monkeypatch)
     at = recoded(loaded("views/protect.py"))
     out = released(at, households)
@@ -264,7 +268,7 @@ AGED = [40, 40, 40, 40, 12, 40, 40]
 
 def test_household_figures_are_the_cores_and_the_tiles_write_them():
     released = SMALL.assign(age=AGED)
-    got = household_figures(SMALL, released, ["sex", "age"], "hh")
+    got = table_households(SMALL, released, ["sex", "age"], "hh")
     assert isinstance(got, HouseholdFigures)
     hr = household_risk(released, ["sex", "age"], "hh")
     assert got.risk.expected_reidentifications == hr.expected_reidentifications
@@ -273,7 +277,7 @@ def test_household_figures_are_the_cores_and_the_tiles_write_them():
     # the attacker knows {f40, m40} ×2, {f12}, {f40, m12}: household 3 alone matches itself
     # once; households 1 and 2 match three released households, household 4 none
     assert (got.attack.reidentified, got.attack.people_reidentified) == (1, 1)
-    before = household_figures(SMALL, SMALL, ["sex", "age"], "hh")
+    before = table_households(SMALL, SMALL, ["sex", "age"], "hh")
     assert before.uniques == uniques_by_loops(SMALL, ["sex", "age"], "hh") == 2
     tiles = {t.key: t for t in household_tiles(got, before, PROTECT_TILES)}
     assert list(tiles) == list(PROTECT_TILES)
@@ -287,20 +291,23 @@ def test_household_figures_are_the_cores_and_the_tiles_write_them():
     assert plain_tiles[3].value == "1.75"  # 7 records in 4 households
 
 
-def test_release_households_says_why_it_cannot_run():
-    assert release_households(SMALL, SMALL, ["sex"], None, None, "wildcard", 1.0) is None
-    said = release_households(SMALL, SMALL, ["sex", "hh"], "hh", None, "wildcard", 1.0)
-    assert isinstance(said, str) and "also a quasi-identifier" in said
+def test_an_assessment_says_why_it_has_no_household_figures():
+    nothing = parse_recipe({"seed": 1, "steps": []})
+    unasked = assess(SMALL, Setting(("sex",)), nothing).households
+    assert unasked == Unavailable("no household id", asked=False)
+    said = assess(SMALL, Setting(("sex", "hh"), household="hh"), nothing).households
+    assert isinstance(said, Unavailable) and said.asked
+    assert "also a quasi-identifier" in said.reason
     blank = SMALL.astype({"hh": object}).assign(hh=[1, 1, None, 2, 3, 4, 4])
-    said = release_households(blank, blank, ["sex"], "hh", None, "wildcard", 1.0)
-    assert isinstance(said, str) and "blank" in said
+    said = assess(blank, Setting(("sex",), household="hh"), nothing).households
+    assert isinstance(said, Unavailable) and "blank" in said.reason
 
 
 def test_the_section_escapes_names():
     hostile = "<img src=x onerror=alert(1)>"
     df = SMALL.rename(columns={"hh": hostile, "sex": "<b>sex</b>"})
-    before = household_figures(df, df, ["<b>sex</b>", "age"], hostile)
-    after = household_figures(df, df.assign(age=AGED), ["<b>sex</b>", "age"], hostile)
+    before = table_households(df, df, ["<b>sex</b>", "age"], hostile)
+    after = table_households(df, df.assign(age=AGED), ["<b>sex</b>", "age"], hostile)
     section = household_section(before, after)
     assert "<img" not in section and "&lt;img src=x onerror=alert(1)&gt;" in section
     table = household_table(before, after)
@@ -316,12 +323,12 @@ def test_the_section_escapes_names():
 def test_the_notes_say_the_figures_and_escape_the_name():
     df = SMALL.rename(columns={"hh": IMAGE})
     before = original_households(df, ["sex", "age"], IMAGE)
-    assert before.summary() == household_figures(df, df, ["sex", "age"], IMAGE).summary()
+    assert before.summary() == table_households(df, df, ["sex", "age"], IMAGE).summary()
     assert before.uniques == before.attack.reidentified == 2  # households 3 and 4
     note = household_note(before)
     assert IMAGE not in note and f"records sharing {IMAGE}" in plain(note)
     assert "4 households of 1.75 records on average, 1 of one person" in note
-    after = household_figures(df, df.assign(age=AGED), ["sex", "age"], IMAGE)
+    after = table_households(df, df.assign(age=AGED), ["sex", "age"], IMAGE)
     said = household_attack_note(after, before)
     assert "before protection 2 households, 3 people" in said
     # p_h: 1/3 for households 1 and 2 (three released {f40, m40}), 1 for household 3

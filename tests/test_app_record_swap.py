@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.assess import RiskOptions
 from sdc_core.examples import example
 from sdc_core.io import read_table
 from sdc_core.methods import registry
@@ -23,7 +24,6 @@ from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
 from ui.links import encode_recipe
 from ui.logic import workspace
-from ui.logic.session import RiskOptions
 
 EXAMPLE = example("households")
 HID = "hid"

@@ -28,6 +28,7 @@ from streamlit.testing.v1 import AppTest
 
 import sdc_core
 from sdc_core import cli
+from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH
@@ -55,7 +56,6 @@ from tests.formula_corpus import (
 from tests.hostile_text import leaks
 from ui import links
 from ui.logic import workspace
-from ui.logic.session import RiskOptions
 
 QI = ["age", "gender", "race"]
 BAND = {"method": "band", "column": "age", "param": "width", "values": [10]}

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.assess import RiskOptions
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, HOUSEHOLD_ROLES
 from sdc_core.roles import EXAMPLE_ROLES, Roles
 from tests.apptest import app_test, keep_the_whole_page
@@ -32,7 +33,7 @@ from ui.links import (
 )
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.logic.session import RISK_VIEWS, RiskOptions
+from ui.logic.session import RISK_VIEWS
 
 COLUMNS = {key: example_columns(key) for key in EXAMPLES}
 #: Per built-in data set: numeric columns, and categorical ones with some of their levels.

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from tests.apptest import app_test
@@ -17,7 +18,6 @@ from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
 from ui.logic import workspace
-from ui.logic.session import RiskOptions
 from ui.resume import Holder, Registry
 
 
@@ -252,7 +252,7 @@ def test_a_workspace_carries_the_benchmark_analyses():
      "does not have: zip"),
     (survey_workspace(analyses={"analyses": []}), "'analyses' must be a non-empty list"),
     (survey_workspace(steps=[{"method": "drop", "columns": ["age"]}]), "no control"),
-    (survey_workspace(risk=RiskOptions(k=0)), "risk.k"),
+    (survey_workspace().replace('"k": 3', '"k": 0'), "risk.k"),
     (survey_workspace(roles=Roles(qi=["age"], household="zip")), "does not have: zip"),
     (survey_workspace(roles=Roles(qi=["age"], household="age")),
      "household id cannot also be a key"),

@@ -38,6 +38,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
 from sdc_core.recipe import parse_recipe
@@ -46,7 +47,7 @@ from ui import state
 from ui.logic.groups import column_groups, offered_columns
 from ui.logic.lessons import LESSONS
 from ui.logic.protect import from_steps
-from ui.logic.session import RISK_VIEWS, RiskOptions
+from ui.logic.session import RISK_VIEWS
 from ui.logic.workspace import TABLES_PREFIX, tables_fields
 
 #: The query parameters a link may hold (Streamlit's own ``run`` is not one of them).

@@ -13,12 +13,13 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from ui import compute, guard, links, resume, state, upload
 from ui.infra import memory, workers
 from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
-from ui.logic.session import Dataset, Notice, RiskOptions
+from ui.logic.session import Dataset, Notice
 from ui.logic.text import column_label, md
 from ui.sidebar import render_sidebar
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from sdc_core.assess import RiskOptions
 from sdc_core.roles import Roles
 from ui import compute, state
 from ui.logic.groups import ColumnGroups, column_groups
-from ui.logic.session import Dataset, RiskOptions
+from ui.logic.session import Dataset
 from ui.logic.workbench import Workbench, recipe_json
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from sdc_core.assess import RiskOptions
 from sdc_core.examples import DEFAULT_EXAMPLE, example
 from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles, carry_roles
@@ -31,7 +32,6 @@ from ui.logic.session import (
     Dataset,
     History,
     Notice,
-    RiskOptions,
     ServerFile,
     Table,
     content_id,

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.names import label, name, tile
 from sdc_core.risk import AttributeScan, LDiversity, RiskProfile
@@ -22,7 +23,7 @@ from ui.logic.households import RISK_TILES, HouseholdFigures, household_note, ho
 from ui.logic.metrics import RISK_PAGE, figures, risk_rows
 from ui.logic.protect import describe
 from ui.logic.risk_tables import ldiversity_tile
-from ui.logic.session import RISK_VIEWS, RiskOptions
+from ui.logic.session import RISK_VIEWS
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
 from ui.page import context, metric_slots, table_columns

@@ -32,6 +32,10 @@ original one:
 Compositions are labelled without hashing: the records are sorted by household and key, the
 households of each size s laid out as rows of s keys, and the rows given dense labels
 (:func:`~sdc_core.keys.combine_codes`), one size at a time.
+
+**A table's household figures** (:func:`table_households`, :class:`HouseholdFigures`): its
+household risk, its households unique by composition and the household linkage attack on it,
+as the pages, the report and :class:`sdc_core.assess.Assessment` give them together.
 """
 
 from __future__ import annotations
@@ -770,3 +774,70 @@ def _check_keys(df: pd.DataFrame, qi: Sequence[str]) -> list[str]:
     if not cols:
         raise SdcInputError("at least one quasi-identifier is needed")
     return cols
+
+
+@dataclass(frozen=True)
+class HouseholdFigures:
+    """The household figures of a table (docs/measures.md, "Household risk"): its household
+    risk R_h = 1 − Π_{j∈h}(1 − r_j) (``risk``), the households unique by composition in it
+    (``uniques``) and the household linkage attack of the original's attacker on it
+    (``attack``; on the original itself it re-identifies exactly the households unique by
+    composition)."""
+
+    risk: HouseholdRisk
+    uniques: int
+    attack: HouseholdLinkage
+
+    def summary(self) -> dict[str, Any]:
+        """The figures under their JSON keys (:mod:`sdc_core.names`); the composition uniques
+        are the table's own."""
+        return {**self.risk.summary(), **self.attack.summary(),
+                "household_composition_uniques": self.uniques,
+                "household_composition_unique_percent":
+                    100.0 * self.uniques / self.risk.n_households}
+
+
+def table_households(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
+                     household: str, weight: str | None = None, na: str = "wildcard",
+                     alpha: float = 1.0, recipe: Recipe | None = None,
+                     known: Sequence[str] = (),
+                     reports: Sequence[dict[str, Any]] | None = None) -> HouseholdFigures:
+    """The household figures of ``released`` (the original itself, or a release of it that
+    keeps its records, order and household ids): R_h = 1 − Π_{j∈h}(1 − r_j) with r_j the
+    individual risk of ``released``'s keys (``weight``, ``na``, ``alpha`` as the risk profile
+    reads them), the households unique by composition in ``released``, and the household
+    linkage attack with the composition of every household of ``original`` known, seen as the
+    person-level attack sees it: the ``recipe``'s public recodings applied as the release
+    resolved them (``reports``), its numeric perturbations and the ``known`` columns matched by
+    distance (docs/measures.md, "Household risk").
+
+    Parameters
+    ----------
+    original, released : pandas.DataFrame
+        The data as loaded and the table measured (the same object for the original).
+    qi : sequence of str
+        The quasi-identifiers.
+    household : str
+        The household-id column.
+    weight, na, alpha
+        As :func:`~sdc_core.risk.household.household_risk` takes them.
+    recipe, known, reports
+        As :func:`~sdc_core.risk.household.household_linkage` takes them (none for the
+        original).
+
+    Returns
+    -------
+    HouseholdFigures
+        The household risk, composition uniques and attack.
+
+    Raises
+    ------
+    SdcInputError
+        When the household column is blank somewhere, is a key or is missing, or the release
+        does not keep the original's households.
+    """
+    risk = household_risk(released, qi, household, weight, na, alpha)
+    attack = household_linkage(original, released, qi, household, recipe, known, reports)
+    uniques = (attack.composition_uniques if released is original
+               else composition_uniques(released, qi, household))
+    return HouseholdFigures(risk, uniques, attack)

@@ -1,28 +1,18 @@
 """How the pages speak of households (docs/measures.md, "Household risk"); no Streamlit.
 
-The Data page's caption of the household id; the household figures of a table
-(:func:`household_figures`: household risk R_h = 1 − Π_{j∈h}(1 − r_j), the households unique by
-composition and the household linkage attack) that the Risk and Protect pages and the report
-show, and their tiles (:func:`household_tiles`)."""
+The Data page's caption of the household id; the household figures of the data as loaded
+(:func:`original_households`; of a release: :class:`sdc_core.assess.Assessment`) that the Risk
+and Protect pages and the report show, and their tiles (:func:`household_tiles`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
-from sdc_core.errors import SdcInputError
 from sdc_core.names import count_text, tile
-from sdc_core.recipe import Recipe
-from sdc_core.risk.household import (
-    HouseholdLinkage,
-    HouseholdRisk,
-    composition_uniques,
-    household_linkage,
-    household_risk,
-)
+from sdc_core.risk.household import HouseholdFigures, table_households
 from ui.logic.text import delta_text, md, md_list
 
 
@@ -38,96 +28,13 @@ def household_caption(household: str, level: Sequence[str], households: int,
     return text + "No other column is constant within every household."
 
 
-@dataclass(frozen=True)
-class HouseholdFigures:
-    """The household figures of a table (docs/measures.md, "Household risk"): its household
-    risk R_h = 1 − Π_{j∈h}(1 − r_j) (``risk``), the households unique by composition in it
-    (``uniques``) and the household linkage attack of the original's attacker on it
-    (``attack``; on the original itself it re-identifies exactly the households unique by
-    composition)."""
-
-    risk: HouseholdRisk
-    uniques: int
-    attack: HouseholdLinkage
-
-    def summary(self) -> dict[str, Any]:
-        """The figures under their JSON keys (:mod:`sdc_core.names`); the composition uniques
-        are the table's own."""
-        return {**self.risk.summary(), **self.attack.summary(),
-                "household_composition_uniques": self.uniques,
-                "household_composition_unique_percent":
-                    100.0 * self.uniques / self.risk.n_households}
-
-
-def household_figures(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
-                      household: str, weight: str | None = None, na: str = "wildcard",
-                      alpha: float = 1.0, recipe: Recipe | None = None,
-                      known: Sequence[str] = (),
-                      reports: Sequence[dict[str, Any]] | None = None) -> HouseholdFigures:
-    """The household figures of ``released`` (the original itself, or a release of it that
-    keeps its records, order and household ids): R_h = 1 − Π_{j∈h}(1 − r_j) with r_j the
-    individual risk of ``released``'s keys (``weight``, ``na``, ``alpha`` as the risk profile
-    reads them), the households unique by composition in ``released``, and the household
-    linkage attack with the composition of every household of ``original`` known, seen as the
-    person-level attack sees it: the ``recipe``'s public recodings applied as the release
-    resolved them (``reports``), its numeric perturbations and the ``known`` columns matched by
-    distance (docs/measures.md, "Household risk").
-
-    Parameters
-    ----------
-    original, released : pandas.DataFrame
-        The data as loaded and the table measured (the same object for the original).
-    qi : sequence of str
-        The quasi-identifiers.
-    household : str
-        The household-id column.
-    weight, na, alpha
-        As :func:`~sdc_core.risk.household.household_risk` takes them.
-    recipe, known, reports
-        As :func:`~sdc_core.risk.household.household_linkage` takes them (none for the
-        original).
-
-    Returns
-    -------
-    HouseholdFigures
-        The household risk, composition uniques and attack.
-
-    Raises
-    ------
-    SdcInputError
-        When the household column is blank somewhere, is a key or is missing, or the release
-        does not keep the original's households.
-    """
-    risk = household_risk(released, qi, household, weight, na, alpha)
-    attack = household_linkage(original, released, qi, household, recipe, known, reports)
-    uniques = (attack.composition_uniques if released is original
-               else composition_uniques(released, qi, household))
-    return HouseholdFigures(risk, uniques, attack)
-
-
 def original_households(df: pd.DataFrame, qi: Sequence[str], household: str,
                         weight: str | None = None, na: str = "wildcard",
                         alpha: float = 1.0) -> HouseholdFigures:
-    """:func:`household_figures` of the data as loaded (the release the original itself): the
-    job :func:`ui.compute.households` hands a worker, which sends the table once."""
-    return household_figures(df, df, qi, household, weight, na, alpha)
-
-
-def release_households(original: pd.DataFrame, released: pd.DataFrame, qi: Sequence[str],
-                       household: str | None, weight: str | None, na: str,
-                       alpha: float, recipe: Recipe | None = None, known: Sequence[str] = (),
-                       reports: Sequence[dict[str, Any]] | None = None
-                       ) -> HouseholdFigures | str | None:
-    """:func:`household_figures` of a release for the Protect page's workbench (made by
-    ``recipe``, its steps' ``reports``; the attacker also knows the ``known`` columns): None
-    when no household is set, the reason (text) when they cannot be computed."""
-    if not household or not qi:
-        return None
-    try:
-        return household_figures(original, released, qi, household, weight, na, alpha,
-                                 recipe, known, reports)
-    except SdcInputError as err:
-        return str(err)
+    """:func:`~sdc_core.risk.household.table_households` of the data as loaded (the release
+    the original itself): the job :func:`ui.compute.households` hands a worker, which sends
+    the table once."""
+    return table_households(df, df, qi, household, weight, na, alpha)
 
 
 @dataclass(frozen=True)

@@ -85,15 +85,6 @@ RISK_VIEWS = ("original", "protected", "both")
 
 
 @dataclass(frozen=True)
-class RiskOptions:
-    """How risk is measured: threshold k, missing keys as wildcards or a category, alpha."""
-
-    k: int = 5
-    na: str = "wildcard"
-    alpha: float = 1.0
-
-
-@dataclass(frozen=True)
 class History:
     """The Protect settings before the current ones (``past``, oldest first) and those undone
     since (``future``, the next redo last); ``source``: the control whose burst of changes

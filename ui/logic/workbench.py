@@ -10,27 +10,20 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from sdc_core.assess import RiskOptions, Sampling, Setting, Unavailable, assess
 from sdc_core.columns import is_number
-from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import read_bands
-from sdc_core.recipe import ApplyResult, Recipe, apply_recipe, parse_recipe
-from sdc_core.risk import RiskProfile, risk_profile
-from sdc_core.risk.deniability import (
-    Deniability,
-    household_figures,
-    recipe_deniability,
-)
-from sdc_core.risk.inference import InferenceResult, attribute_inference
-from sdc_core.risk.linkage import linkage_attack
-from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from sdc_core.utility import eigenvalue_similarity, il1
-from sdc_core.utility.il1 import IL1Result, numbers_in_both
-from ui.logic.households import HouseholdFigures, release_households
+from sdc_core.recipe import ApplyResult, parse_recipe
+from sdc_core.risk.deniability import Deniability
+from sdc_core.risk.household import HouseholdFigures
+from sdc_core.risk.inference import InferenceResult
+from sdc_core.risk.population_risk import PopulationRisk
+from sdc_core.utility.il1 import IL1Result
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -39,6 +32,8 @@ RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_r
              "percent_unique", "percent_k_le_threshold", "percent_below_k", "min_k",
              "min_k_wildcard", "min_k_category")
 LINKAGE_KEYS = ("linkage_reidentifications", "linkage_risk_percent", "linkage_percent_certain")
+
+T = TypeVar("T")
 
 
 def recipe_json(steps: list[dict[str, Any]], seed: int, household: str | None = None) -> str:
@@ -123,71 +118,33 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
              na: str, alpha: float, numeric: list[str], known: list[str] | None = None,
              applied: ApplyResult | None = None, sensitive: Sequence[str] = (),
              buys: bool = True, household: str | None = None) -> Workbench:
-    """Apply the recipe (unless ``applied`` is its result already); risk after, read from the
-    released keys and by the linkage attack (with the ``known`` columns); IL1 (of the changed
-    columns, every column released: :meth:`Workbench.utility_for` leaves some out) and
-    eigenvalue similarity; and what the perturbation buys (``buys``): the deniability of every
-    perturbed column (:func:`release_deniability`: with a ``household``, per household too)
-    and, for the ``sensitive`` columns, the
-    attribute-inference attack by the linkage attack's attacker (:func:`release_inference`);
-    with a ``household`` id column, the release's household risk R_h = 1 − Π_{j∈h}(1 − r_j)
-    and the household linkage attack on it
-    (:func:`~ui.logic.households.release_households`, docs/measures.md, "Household risk")."""
-    recipe = parse_recipe(json.loads(recipe_text))
-    applied = applied or apply_recipe(recipe, df)
-    out = applied.data
-    after: RiskProfile = risk_profile(out, qi, weight=weight, k=k, na=na, alpha=alpha)
-    attack = linkage_attack(df, out, qi, recipe, known or [], applied.reports)
-    touched = list(dict.fromkeys(c for s in recipe.steps
-                                 for c in ([s["column"]] if "column" in s else s["columns"])))
-    # a column recoded to text (rare codes → "other") is compared as categories
-    loss = il1(df, out, numeric, columns=touched)
-    similarity = eigenvalue_similarity(df, out, numeric)
-    numeric = numbers_in_both(df, out, numeric)
-    return Workbench(df, applied, {key: getattr(after, key) for key in RISK_KEYS}
-                     | {"fk": after.fk} | attack.summary(),
-                     {**loss.summary(), "eigenvalue_similarity_percent": similarity,
-                      "per_column": loss.per_column}, loss.changed, loss, list(numeric),
-                     deniability=release_deniability(df, applied, recipe, household)
-                     if buys else (),
-                     inference=release_inference(df, applied, recipe, qi, known or [],
-                                                 sensitive) if buys else None,
-                     households=release_households(df, out, qi, household, weight, na, alpha,
-                                                recipe, known or [], applied.reports))
+    """The Protect page's figures of the release the recipe makes of ``df`` (``applied``: its
+    result, when the caller has it), read from its assessment (:func:`sdc_core.assess.assess`):
+    risk after, read from the released keys and by the linkage attack (with the ``known``
+    columns); IL1 (of the changed columns, every column released:
+    :meth:`Workbench.utility_for` leaves some out) and eigenvalue similarity; what the
+    perturbation buys (``buys``): the deniability of every perturbed column (with a
+    ``household``, per household too) and the attribute-inference attack on the ``sensitive``
+    columns; with a ``household`` id column, the household figures (docs/measures.md,
+    "Household risk")."""
+    setting = Setting(tuple(qi), tuple(numeric), tuple(sensitive), tuple(known or ()), weight,
+                      household, RiskOptions(k, na, alpha))
+    a = assess(df, setting, parse_recipe(json.loads(recipe_text)), applied)
+    return Workbench(df, a.applied, {key: getattr(a.keys, key) for key in RISK_KEYS}
+                     | {"fk": a.keys.fk} | a.linkage.summary(),
+                     {**a.loss.summary(), "eigenvalue_similarity_percent": a.similarity,
+                      "per_column": a.loss.per_column}, a.loss.changed, a.loss, a.numeric,
+                     deniability=a.deniability if buys else (),
+                     inference=_shown(a.inference) if buys else None,
+                     households=_shown(a.households))
 
 
-def release_deniability(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe,
-                        household: str | None) -> tuple[Deniability, ...]:
-    """The deniability of every column the recipe perturbs (:func:`recipe_deniability`, from
-    the step matrices the apply holds) and, with a ``household`` id, what all of a
-    household's released records give away (:func:`household_figures`, docs/measures.md,
-    "Deniability with a household id"); a household id that cannot be read (a blank id) adds
-    nothing here: the household figures say why."""
-    figures = recipe_deniability(recipe, df, matrices=applied.matrices)
-    if household is None or not figures:
-        return tuple(figures)
-    try:
-        return tuple(household_figures(figures, recipe, df, applied.data, household))
-    except SdcInputError:
-        return tuple(figures)
-
-
-def release_inference(df: pd.DataFrame, applied: ApplyResult, recipe: Recipe, qi: list[str],
-                      known: list[str], sensitive: Sequence[str]
-                      ) -> InferenceResult | str | None:
-    """The attribute-inference attack on the release by the linkage attack's attacker (the
-    keys ``qi`` and the ``known`` columns), for the ``sensitive`` columns the release keeps
-    (not a key or a known column): None when there are none, the reason (text) when the
-    attack cannot run."""
-    columns = [c for c in sensitive if c in applied.data.columns and c in df.columns
-               and c not in qi and c not in known]
-    if not columns or not qi:
-        return None
-    try:
-        return attribute_inference(df, applied.data, qi, columns, recipe, known,
-                                   reports=applied.reports)
-    except SdcInputError as err:
-        return str(err)
+def _shown(part: T | Unavailable) -> T | str | None:
+    """A part of an assessment as the workbench holds it: None when the setting does not ask
+    for it, the reason (text) when it cannot be computed."""
+    if isinstance(part, Unavailable):
+        return part.reason if part.asked else None
+    return part
 
 
 def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None,
@@ -197,12 +154,9 @@ def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight
     (``sampling``, as :func:`~sdc_core.risk.population_risk.population_risk` takes it): None
     when nothing says, the reason (text) when it cannot be estimated. A job of its own, so
     that it runs beside :func:`evaluate` in another worker."""
-    out = apply_recipe(parse_recipe(json.loads(recipe_text)), df).data
-    try:
-        return population_risk(out, qi, weight, sampling.get("sampling_fraction"),
-                               sampling.get("population_size"))
-    except SdcInputError as err:
-        return str(err)
+    setting = Setting(tuple(qi), weight=weight, sampling=Sampling(
+        sampling.get("sampling_fraction"), sampling.get("population_size")))
+    return _shown(assess(df, setting, parse_recipe(json.loads(recipe_text))).population)
 
 
 def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sdc_core.assess import RiskOptions
 from sdc_core.checks import check_json_size, shown
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
@@ -42,7 +43,7 @@ from sdc_core.roles import Roles
 from sdc_core.utility.analysis import parse_spec
 from ui.logic.cross_tables import table_field
 from ui.logic.protect import ProtectSettings, from_steps
-from ui.logic.session import Notice, RiskOptions
+from ui.logic.session import Notice
 from ui.logic.text import md
 
 VERSION = 1
