@@ -1,5 +1,5 @@
 """One assessment of a release: the figures of a protected table, each part computed once, on
-first access (docs/architecture.md, "One assessment of a release").
+first access (docs/architecture.md, "A measure").
 
 A release is judged in a **setting** (:class:`Setting`): the roles of the columns (keys,
 numeric columns, sensitive columns, the columns an attacker also knows, the weight and the
