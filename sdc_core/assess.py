@@ -34,6 +34,7 @@ import pandas as pd
 from sdc_core.checks import check_k
 from sdc_core.classes import check_alpha
 from sdc_core.errors import SdcInputError
+from sdc_core.keys import NA_MODES
 from sdc_core.recipe import ApplyResult, Recipe, apply_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.deniability import Deniability, household_figures, recipe_deniability
@@ -43,9 +44,6 @@ from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from sdc_core.utility import eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
-
-#: How missing key values are read: each a wildcard matching any value, or a category of its own
-NA_MODES = ("wildcard", "category")
 
 
 @dataclass(frozen=True)
