@@ -4,21 +4,32 @@ first access (docs/architecture.md, "A measure").
 A release is judged in a **setting** (:class:`Setting`): the roles of the columns (keys,
 numeric columns, sensitive columns, the columns an attacker also knows, the weight and the
 household id), how risk is measured (:class:`RiskOptions`: the threshold k, missing keys as
-wildcards or a category, α) and how the file was sampled. :func:`assess` takes the original,
-the release, the setting and the recipe that made the release, and gives an
-:class:`Assessment` whose parts are:
+wildcards or a category, α), how information loss is read and how the file was sampled.
+:func:`assess` takes the original, the release (a table, or None: the recipe's), the setting
+and, when known, the recipe that made the release, and gives an :class:`Assessment` whose
+parts are:
 
 - ``keys``: the risk profile of the released keys (:func:`~sdc_core.risk.risk_profile`);
 - ``linkage``: the linkage attack of the original's attacker on the release, the recipe's
   public recodings applied first (:func:`~sdc_core.risk.linkage.linkage_attack`);
-- ``loss``, ``similarity``, ``numeric``: IL1 of the columns the recipe touches, the
-  eigenvalue similarity of the numeric columns, and the numeric columns both tables hold
-  numbers in (:mod:`sdc_core.utility`);
+- ``loss``, ``similarity``, ``numeric``, ``distribution``: IL1 (of the columns the recipe
+  touches when the assessment applied it, else of every column), the eigenvalue similarity of
+  the numeric columns, the numeric columns both tables hold numbers in, and how far each
+  column's distribution moved (:mod:`sdc_core.utility`);
+- ``cell_loss``: the setting's frequency tables compared cell by cell;
+- ``analyses``: whether the benchmark analyses hold, when a spec is given;
 - ``deniability``: what the perturbation buys, per perturbed column and, with a household id,
   per household (:mod:`sdc_core.risk.deniability`);
-- ``inference``: the attribute-inference attack on the sensitive columns;
-- ``households``: the household risk, composition uniques and household linkage attack;
+- ``inference``, ``closeness``: the attribute-inference attack on the sensitive columns and
+  the release's t-closeness, β-likeness and δ-disclosure of each;
+- ``closest``: the distance of each released record to the closest original record, on the
+  numeric columns (it needs no row correspondence);
+- ``households``, ``household_linkage``: the household risk, composition uniques and
+  household linkage attack, and that attack alone;
 - ``population``: the risk in the population, from how the file was sampled.
+
+:meth:`Assessment.to_json` is ``compare --json``: the parts under their keys
+(:mod:`sdc_core.names`).
 
 A part that the setting does not ask for, or that cannot be computed, holds an
 :class:`Unavailable` with its reason, never a text in a number's place.
@@ -26,8 +37,10 @@ A part that the setting does not ask for, or that cannot be computed, holds an
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -37,13 +50,25 @@ from sdc_core.errors import SdcInputError
 from sdc_core.keys import NA_MODES
 from sdc_core.recipe import ApplyResult, Recipe, apply_recipe
 from sdc_core.risk import RiskProfile, risk_profile
+from sdc_core.risk.closeness import Closeness, closeness_json, closeness_report
+from sdc_core.risk.closest import ClosestRecord, closest_record
 from sdc_core.risk.deniability import Deniability, household_figures, recipe_deniability
-from sdc_core.risk.household import HouseholdFigures, table_households
+from sdc_core.risk.household import (
+    HouseholdFigures,
+    HouseholdLinkage,
+    household_linkage,
+    table_households,
+)
 from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from sdc_core.utility import eigenvalue_similarity, il1
+from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
 from sdc_core.utility.il1 import IL1Result, numbers_in_both
+
+if TYPE_CHECKING:  # imported where a part needs them (statsmodels takes seconds to load)
+    from sdc_core.utility.analysis import AnalysisSpec
+    from sdc_core.utility.cell_loss import CellLossReport
+    from sdc_core.utility.validity import ValidityReport
 
 
 @dataclass(frozen=True)
@@ -74,8 +99,11 @@ class Sampling:
 
 @dataclass(frozen=True)
 class Setting:
-    """What a release is judged in: the columns' roles, how risk is measured and how the file
-    was sampled (None: nothing says). Tuples, so that a setting can key a cache."""
+    """What a release is judged in: the columns' roles, how risk is measured, how information
+    loss reads a blanked number (``il1_missing``) and which columns are not released, the
+    frequency tables to compare cell by cell, whether to measure the distance to the closest
+    record (``closest``: a k-d tree query per released record, seconds on 10⁵ records) and how
+    the file was sampled (None: nothing says). Tuples, so that a setting can key a cache."""
 
     qi: tuple[str, ...]
     numeric: tuple[str, ...] = ()
@@ -85,6 +113,10 @@ class Setting:
     household: str | None = None
     risk: RiskOptions = RiskOptions()
     sampling: Sampling | None = None
+    il1_missing: str = "max"
+    not_released: tuple[str, ...] = ()
+    tables: tuple[tuple[str, ...], ...] = ()
+    closest: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,20 +129,33 @@ class Unavailable:
     asked: bool = True
 
 
+#: Why an assessment without its recipe has no deniability figures.
+NO_RECIPE = ("no recipe: which columns were perturbed, and how, is unknown, so their "
+             "deniability is not computed")
+
+
 class Assessment:
     """The figures of one release in one setting (the module's text); each part is computed
-    on first access and kept."""
+    on first access and kept. ``applied``: the recipe's result when the assessment made the
+    release itself (the recipe's steps then say which columns can have changed)."""
 
-    def __init__(self, original: pd.DataFrame, applied: ApplyResult, setting: Setting,
-                 recipe: Recipe) -> None:
+    def __init__(self, original: pd.DataFrame, released: pd.DataFrame, setting: Setting,
+                 recipe: Recipe | None = None, applied: ApplyResult | None = None,
+                 analyses: AnalysisSpec | None = None) -> None:
         self.original = original
-        self.applied = applied
+        self.released = released
         self.setting = setting
         self.recipe = recipe
+        self.applied = applied
+        self.spec = analyses
 
-    @property
-    def released(self) -> pd.DataFrame:
-        return self.applied.data
+    @cached_property
+    def reports(self) -> list[dict[str, Any]] | None:
+        """What each step of the recipe did (the recodings as the release resolved them),
+        read by every attack; None without a recipe."""
+        if self.applied is not None:
+            return self.applied.reports
+        return apply_recipe(self.recipe, self.original).reports if self.recipe else None
 
     @cached_property
     def keys(self) -> RiskProfile:
@@ -124,25 +169,26 @@ class Assessment:
         """The linkage attack of the original's attacker (the keys and the known columns, the
         recipe's public recodings applied as the release resolved them)."""
         return linkage_attack(self.original, self.released, list(self.setting.qi), self.recipe,
-                              list(self.setting.known), self.applied.reports)
+                              list(self.setting.known), self.reports)
 
     @cached_property
-    def touched(self) -> list[str]:
-        """The columns the recipe's steps name, in the order they first appear."""
+    def touched(self) -> list[str] | None:
+        """The columns the recipe's steps name, in the order they first appear, when the
+        assessment applied the recipe itself; None (every column may have changed) for a
+        release read from elsewhere."""
+        if self.applied is None or self.recipe is None:
+            return None
         return list(dict.fromkeys(c for s in self.recipe.steps
                                   for c in ([s["column"]] if "column" in s else s["columns"])))
 
     @cached_property
     def loss(self) -> IL1Result:
-        """IL1 of the touched columns, every column released (a column recoded to text is
+        """IL1 of the touched columns (of every column for a release read from elsewhere),
+        every column released but the setting's ``not_released`` (a column recoded to text is
         compared as categories)."""
-        return il1(self.original, self.released, list(self.setting.numeric),
-                   columns=self.touched)
-
-    @cached_property
-    def similarity(self) -> float:
-        """The eigenvalue similarity (%) of the numeric columns' correlations."""
-        return eigenvalue_similarity(self.original, self.released, list(self.setting.numeric))
+        s = self.setting
+        return il1(self.original, self.released, list(s.numeric), columns=self.touched,
+                   missing=s.il1_missing, not_released=list(s.not_released))
 
     @cached_property
     def numeric(self) -> list[str]:
@@ -150,34 +196,104 @@ class Assessment:
         return list(numbers_in_both(self.original, self.released, list(self.setting.numeric)))
 
     @cached_property
-    def deniability(self) -> tuple[Deniability, ...]:
-        """The deniability of every column the recipe perturbs and, with a household id, what
-        all of a household's released records give away; a household id that cannot be read
-        adds nothing here (``households`` says why)."""
-        figures = recipe_deniability(self.recipe, self.original, matrices=self.applied.matrices)
-        household = self.setting.household
-        if household is None or not figures:
-            return tuple(figures)
+    def similarity(self) -> float:
+        """The eigenvalue similarity (%) of the numeric columns' correlations (those the
+        release holds: a dropped column has no correlations left to compare)."""
+        return eigenvalue_similarity(self.original, self.released, self.released_numeric)
+
+    @cached_property
+    def released_numeric(self) -> list[str]:
+        """The setting's numeric columns that the release holds."""
+        return [c for c in self.setting.numeric if c in self.released.columns]
+
+    @cached_property
+    def distribution(self) -> pd.DataFrame:
+        """How far each column's distribution moved (TVD, KS, mean and sd shifts)."""
+        return distribution_report(self.original, self.released, self.released_numeric)
+
+    @cached_property
+    def cell_loss(self) -> CellLossReport | Unavailable:
+        """The setting's frequency tables compared cell by cell, a household once with a
+        household id (docs/utility.md, "Tables after record swapping")."""
+        from sdc_core.utility.cell_loss import cell_loss
+
+        if not self.setting.tables:
+            return Unavailable("no table to compare", asked=False)
+        return cell_loss(self.original, self.released, [list(t) for t in self.setting.tables],
+                         household=self.setting.household)
+
+    @cached_property
+    def analyses(self) -> ValidityReport | Unavailable:
+        """Whether the benchmark analyses hold on the release (docs/utility.md)."""
+        from sdc_core.utility.validity import Validity
+
+        if self.spec is None:
+            return Unavailable("no benchmark analyses", asked=False)
+        return Validity(self.spec, self.original).compare(self.released)
+
+    @cached_property
+    def person_deniability(self) -> tuple[Deniability, ...] | Unavailable:
+        """The deniability of every column the recipe perturbs, record by record."""
+        if self.recipe is None:
+            return Unavailable(NO_RECIPE, asked=False)
+        matrices = self.applied.matrices if self.applied is not None else None
+        return tuple(recipe_deniability(self.recipe, self.original, matrices=matrices))
+
+    @cached_property
+    def household_deniability(self) -> tuple[Deniability, ...] | Unavailable:
+        """:attr:`person_deniability` with what all of a household's released records give
+        away (the setting's household id, else the recipe's)."""
+        figures = self.person_deniability
+        household = self.setting.household or (self.recipe.household if self.recipe else None)
+        if isinstance(figures, Unavailable) or household is None or not figures:
+            return Unavailable("no household id", asked=False)
         try:
-            return tuple(household_figures(figures, self.recipe, self.original, self.released,
-                                           household))
-        except SdcInputError:
-            return tuple(figures)
+            return tuple(household_figures(figures, self.recipe, self.original,  # type: ignore[arg-type]
+                                           self.released, household))
+        except SdcInputError as err:
+            return Unavailable(str(err))
+
+    @cached_property
+    def deniability(self) -> tuple[Deniability, ...]:
+        """What the perturbation buys: per household where the household id can be read,
+        else per record; nothing without a recipe (``households`` says why a household id
+        cannot be read)."""
+        if not isinstance(self.household_deniability, Unavailable):
+            return self.household_deniability
+        person = self.person_deniability
+        return () if isinstance(person, Unavailable) else person
+
+    @cached_property
+    def sensitive(self) -> list[str]:
+        """The sensitive columns both tables hold that are not a key or a known column."""
+        s = self.setting
+        return [c for c in s.sensitive if c in self.released.columns
+                and c in self.original.columns and c not in s.qi and c not in s.known]
 
     @cached_property
     def inference(self) -> InferenceResult | Unavailable:
         """The attribute-inference attack by the linkage attack's attacker on the sensitive
         columns the release keeps (not a key or a known column)."""
         s = self.setting
-        columns = [c for c in s.sensitive if c in self.released.columns
-                   and c in self.original.columns and c not in s.qi and c not in s.known]
-        if not columns or not s.qi:
+        if not self.sensitive or not s.qi:
             return Unavailable("no sensitive column beside the keys", asked=False)
         try:
-            return attribute_inference(self.original, self.released, list(s.qi), columns,
-                                       self.recipe, list(s.known), reports=self.applied.reports)
+            return attribute_inference(self.original, self.released, list(s.qi),
+                                       self.sensitive, self.recipe, list(s.known),
+                                       reports=self.reports)
         except SdcInputError as err:
             return Unavailable(str(err))
+
+    @cached_property
+    def closeness(self) -> dict[str, Closeness] | Unavailable:
+        """t-closeness, β-likeness and δ-disclosure of each sensitive column of the release,
+        a blank key a value of its own (docs/measures.md, "t-closeness, β-likeness and
+        δ-disclosure")."""
+        columns = [c for c in self.setting.sensitive
+                   if c in self.released.columns and c not in self.setting.qi]
+        if not columns:
+            return Unavailable("no sensitive column beside the keys", asked=False)
+        return closeness_report(self.released, list(self.setting.qi), columns, "category")
 
     @cached_property
     def households(self) -> HouseholdFigures | Unavailable:
@@ -189,7 +305,32 @@ class Assessment:
         try:
             return table_households(self.original, self.released, list(s.qi), s.household,
                                     s.weight, s.risk.na, s.risk.alpha, self.recipe,
-                                    list(s.known), self.applied.reports)
+                                    list(s.known), self.reports)
+        except SdcInputError as err:
+            return Unavailable(str(err))
+
+    @cached_property
+    def household_linkage(self) -> HouseholdLinkage | Unavailable:
+        """The household linkage attack alone (the ``households`` part's, when that part was
+        computed already)."""
+        s = self.setting
+        if not s.household or not s.qi:
+            return Unavailable("no household id", asked=False)
+        if "households" in self.__dict__ and isinstance(self.households, HouseholdFigures):
+            return self.households.attack
+        return household_linkage(self.original, self.released, list(s.qi), s.household,
+                                 self.recipe, list(s.known), self.reports)
+
+    @cached_property
+    def closest(self) -> ClosestRecord | Unavailable:
+        """The distance to the closest original record of each released record, on the
+        numeric columns (docs/measures.md, "Distance to the closest record"); it needs no row
+        correspondence."""
+        if not self.setting.closest:
+            return Unavailable("the distance to the closest record was not asked for",
+                               asked=False)
+        try:
+            return closest_record(self.original, self.released, list(self.setting.numeric))
         except SdcInputError as err:
             return Unavailable(str(err))
 
@@ -206,10 +347,65 @@ class Assessment:
         return found if found is not None else Unavailable(
             "nothing says how the file was sampled", asked=False)
 
+    def to_json(self, distribution: bool = True) -> dict[str, Any]:
+        """The assessment as ``compare --json`` gives it: IL1 and the eigenvalue similarity;
+        with keys, the linkage attack and, with a recipe, what the perturbation buys
+        (``attribute``), with sensitive columns ``inference`` and
+        ``closeness``; the benchmark analyses, the household linkage attack and the tables'
+        ``cell_loss`` when the setting asks; ``distribution`` (``distribution=False``: left
+        out). A part the setting asks for that cannot be computed raises its error."""
+        s, loss = self.setting, self.loss
+        out: dict[str, Any] = {**loss.summary(), "il1_missing": loss.il1_missing,
+                               "eigenvalue_similarity_percent": self.similarity,
+                               "numeric": self.released_numeric,
+                               "released_columns": loss.released,
+                               "dropped_columns": loss.dropped, "changed_columns": loss.changed,
+                               "per_column": loss.per_column}
+        if s.qi:
+            out.update(self.linkage.summary())
+            if not isinstance(self.person_deniability, Unavailable):
+                out["attribute"] = [d.to_json() for d in _given(self.deniability_strict)]
+            if s.sensitive:
+                out["inference"] = json.loads(_given(self.inference).to_json())
+                out["closeness"] = closeness_json(_given(self.closeness))
+        if s.closest:
+            out.update(_given(self.closest).summary())
+        if self.spec is not None:
+            out.update(_given(self.analyses).to_json())
+        if s.household is not None and s.qi:
+            out["household_linkage"] = _given(self.household_linkage).summary()
+        if s.tables:
+            out["cell_loss"] = _given(self.cell_loss).to_json()
+        if distribution:
+            out["distribution"] = json.loads(self.distribution.to_json(orient="records"))
+        return out
 
-def assess(original: pd.DataFrame, setting: Setting, recipe: Recipe,
-           applied: ApplyResult | None = None) -> Assessment:
-    """The assessment of the release ``recipe`` makes of ``original`` (``applied``: the result
-    of applying it, when the caller has it already; a recipe's draws are seeded, so applying
-    it again gives the same table)."""
-    return Assessment(original, applied or apply_recipe(recipe, original), setting, recipe)
+    @property
+    def deniability_strict(self) -> tuple[Deniability, ...] | Unavailable:
+        """:attr:`deniability`, where a household id that cannot be read is an error."""
+        household = self.household_deniability
+        if isinstance(household, Unavailable) and household.asked:
+            return household
+        return self.deniability
+
+
+def _given(part: Any) -> Any:
+    """A part, or its error when it cannot be computed."""
+    if isinstance(part, Unavailable):
+        raise SdcInputError(part.reason)
+    return part
+
+
+def assess(original: pd.DataFrame, released: pd.DataFrame | None, setting: Setting,
+           recipe: Recipe | None = None, applied: ApplyResult | None = None,
+           analyses: AnalysisSpec | None = None) -> Assessment:
+    """The assessment of ``released`` (None: the release ``recipe`` makes of ``original``) in
+    ``setting``; ``recipe``: the recipe that made it, when known; ``applied``: the result of
+    applying it, when the caller has it already (a recipe's draws are seeded, so applying it
+    again gives the same table); ``analyses``: benchmark analyses to re-estimate."""
+    if released is None:
+        if recipe is None:
+            raise SdcInputError("nothing to assess: give the release or its recipe")
+        applied = applied or apply_recipe(recipe, original)
+        released = applied.data
+    return Assessment(original, released, setting, recipe, applied, analyses)

@@ -251,6 +251,11 @@ def _add_compare(sub: _Subparsers) -> None:
                          help="the household-id column: each household counts once in the "
                               "--table tables, and with --qi the household linkage attack "
                               "runs (JSON: household_linkage)")
+    compare.add_argument("--closest", action="store_true",
+                         help="the distance of each released record to the closest original "
+                              "record on the numeric columns, in any row (JSON: dcr_median, "
+                              "dcr_zero_percent: docs/measures.md, \"Distance to the closest "
+                              "record\")")
     compare.add_argument("--analysis", type=Path, metavar="SPEC.json",
                          help="benchmark analyses to re-estimate on both tables (OLS, logit, "
                               "means, proportions, tables: docs/utility.md): adds their terms "
@@ -446,10 +451,10 @@ def _read_json(path: Path, what: str) -> object:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from sdc_core.assess import Setting, assess
     from sdc_core.columns import read_like
     from sdc_core.io import Kind, infer_kinds
-    from sdc_core.recipe import apply_recipe, load_recipe
-    from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
+    from sdc_core.recipe import load_recipe
 
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
         raise SdcInputError("--recipe, --known, --records and --sensitive go with --qi")
@@ -459,9 +464,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                 "pandas engine")
         if args.analysis:
             raise SdcInputError("--analysis reads both tables in memory: use the pandas engine")
-        if args.sensitive:
-            raise SdcInputError("--sensitive reads both tables in memory: use the pandas "
-                                "engine")
+        if args.sensitive or args.closest:
+            raise SdcInputError(f"{'--sensitive' if args.sensitive else '--closest'} reads "
+                                "both tables in memory: use the pandas engine")
         return _compare_on_engine(args)
     spec = _analysis_spec(args.analysis) if args.analysis else None
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
@@ -473,41 +478,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.household is not None and args.household in numeric:
         raise SdcInputError(f"--numeric names {args.household}, the household id "
                             "(--household): an id is not a measure; leave it out")
-    result = il1(original, protected, numeric, missing=args.il1_missing,
-                 not_released=args.not_released)
-    numeric = [c for c in numeric if c in protected.columns]  # a dropped column has no
-    # correlations left to compare
-    out: dict[str, object] = {**result.summary(), "il1_missing": result.il1_missing,
-                              "eigenvalue_similarity_percent":
-                                  eigenvalue_similarity(original, protected, numeric),
-                              "numeric": numeric, "released_columns": result.released,
-                              "dropped_columns": result.dropped,
-                              "changed_columns": result.changed,
-                              "per_column": result.per_column}
-    # what each step did, read once by every attack (the recodings as the release resolved them)
-    reports = apply_recipe(recipe, original).reports if recipe is not None and (
-        args.qi is not None) else None
-    if args.qi is not None:
-        from sdc_core.risk.linkage import linkage_attack
+    if args.sensitive:
+        from sdc_core.risk.inference import check_sensitive
 
-        attack = linkage_attack(original, protected, args.qi, recipe, args.known, reports)
-        out.update(attack.summary())
-        if args.records is not None:
-            _write_records(attack.records(), args.records)
-        out.update(_what_perturbation_buys(original, protected, args, recipe))
-    if spec is not None:
-        from sdc_core.utility.validity import Validity
-
-        out.update(Validity(spec, original).compare(protected).to_json())
-    out.update(_households_and_tables(original, protected, args, recipe, reports))
+        check_sensitive(original, protected, args.qi, args.known, args.sensitive)
+    setting = Setting(tuple(args.qi or ()), tuple(numeric), tuple(args.sensitive),
+                      tuple(args.known), household=args.household,
+                      il1_missing=args.il1_missing, not_released=tuple(args.not_released),
+                      tables=tuple(tuple(t) for t in args.tables), closest=args.closest)
+    assessment = assess(original, protected, setting, recipe if args.qi is not None else None,
+                        analyses=spec)
+    out = assessment.to_json(distribution=args.json)
+    if args.qi is not None and recipe is None:
+        out["attribute_note"] = NO_RECIPE_ATTRIBUTE
+    if args.records is not None:
+        _write_records(assessment.linkage.records(), args.records)
     out["release_notes"] = _release_notes(recipe, original)
     if args.json:
-        dist = distribution_report(original, protected, numeric)
-        out["distribution"] = json.loads(dist.to_json(orient="records"))
         print(json.dumps(out, indent=2))
         return 0
     _print_compare(out, args, recipe)
     _print_households_and_tables(out)
+    if args.closest:
+        print(f"distance to the closest record: median {out['dcr_median']:.4g}, "
+              f"{out['dcr_zero_percent']:.2f} % of {out['dcr_n']} released records copy an "
+              f"original one on {', '.join(map(str, out['dcr_columns']))}")
     if spec is not None:
         _print_validity(out)
     return 0
@@ -527,76 +522,20 @@ def _print_households_and_tables(out: dict[str, Any]) -> None:
                           ("absD", "relabsD", "abssqrtD", "false_zeros", "false_nonzeros")))
 
 
-def _households_and_tables(original: pd.DataFrame, protected: pd.DataFrame,
-                           args: argparse.Namespace, recipe: Any,
-                           reports: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """``compare``'s ``cell_loss`` (the ``--table`` tables, households once each with
-    ``--household``) and, with ``--qi`` and ``--household``, the ``household_linkage`` (the
-    attacker of the linkage attack: the ``recipe``'s public recodings, as its steps'
-    ``reports`` resolved them, and the ``--known`` columns)."""
-    out: dict[str, Any] = {}
-    if args.household is not None and args.qi is not None:
-        from sdc_core.risk.household import household_linkage
-
-        out["household_linkage"] = household_linkage(original, protected, args.qi,
-                                                     args.household, recipe, args.known,
-                                                     reports).summary()
-    if args.tables:
-        from sdc_core.utility.cell_loss import cell_loss
-
-        out["cell_loss"] = cell_loss(original, protected, args.tables,
-                                     household=args.household).to_json()
-    return out
-
-
 #: Why ``compare`` has no ``attribute`` key without a recipe.
 NO_RECIPE_ATTRIBUTE = ("no --recipe: which columns were perturbed, and how, is unknown, so "
                        "their deniability (attribute) is not computed")
 
 
-def _what_perturbation_buys(original: pd.DataFrame, protected: pd.DataFrame,
-                            args: argparse.Namespace, recipe: Any) -> dict[str, Any]:
-    """``compare``'s attribute-disclosure figures (docs/measures.md, "Deniability: what
-    perturbation buys", "The attribute-inference attack", "t-closeness, β-likeness and
-    δ-disclosure"): ``attribute`` (with a recipe; else ``attribute_note`` says why not; with
-    ``--household``, or the recipe's household, each column's household figures of
-    "Deniability with a household id"), and with ``--sensitive`` ``inference`` and the
-    release's ``closeness``."""
-    out: dict[str, Any] = {}
-    if recipe is None:
-        out["attribute_note"] = NO_RECIPE_ATTRIBUTE
-    else:
-        from sdc_core.risk.deniability import household_figures, recipe_deniability
-
-        figures = recipe_deniability(recipe, original)
-        household = args.household or recipe.household
-        if household is not None and figures:  # what the household id gives away
-            figures = household_figures(figures, recipe, original, protected, household)
-        out["attribute"] = [d.to_json() for d in figures]
-    if args.sensitive:
-        from sdc_core.risk.inference import attribute_inference
-
-        inference = attribute_inference(original, protected, args.qi, args.sensitive, recipe,
-                                        args.known)
-        out["inference"] = json.loads(inference.to_json())
-        out["closeness"] = _closeness(protected, args.qi, args.sensitive)
-    return out
-
-
 def _closeness(df: pd.DataFrame, qi: Sequence[str],
                sensitive: Sequence[str]) -> list[dict[str, Any]]:
     """t-closeness, β-likeness and δ-disclosure of each sensitive column that is not a
-    quasi-identifier (``closeness_report``, a blank key a value of its own), as
-    ``[{column, t_closeness, …}]``; an infinite or undefined figure is null."""
-    import math
-
+    quasi-identifier (a blank key a value of its own)."""
     from sdc_core.keys import check_columns
-    from sdc_core.risk.closeness import closeness_report
+    from sdc_core.risk.closeness import closeness_json, closeness_report
 
     columns = [c for c in check_columns(df, sensitive, "sensitive") if c not in qi]
-    return [{"column": c, **{k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                             for k, v in figures.to_json().items()}}
-            for c, figures in closeness_report(df, qi, columns).items()]
+    return closeness_json(closeness_report(df, qi, columns))
 
 
 def _analysis_spec(path: Path) -> Any:

@@ -20,21 +20,86 @@ Units: ``count`` (records or people, possibly fractional as an expectation), ``%
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Measure:
     """How a figure is called (``name``; ``{k}``: the threshold), in what ``unit``, and what it
-    is (``formula``, in the notation of docs/measures.md)."""
+    is (``formula``, in the notation of docs/measures.md).
+
+    A headline figure of an assessment (docs/architecture.md, "A measure") also says which
+    ``part`` of :class:`sdc_core.assess.Assessment` gives it (:data:`PARTS`: where its JSON
+    is and what it needs), which way is ``better`` (``"lower"`` or ``"higher"``: less risk or
+    less loss), whether a sweep may ``target`` it (the Trade-offs page's targets) and whether
+    the ``engines`` (DuckDB, Spark) compute it."""
 
     name: str
     unit: str
     formula: str
+    part: str | None = None
+    better: str | None = None
+    target: bool = False
+    engines: bool = False
+
+    def __post_init__(self) -> None:
+        if self.part is not None and self.part not in PARTS:
+            raise ValueError(f"{self.name}: part must be one of {', '.join(PARTS)}")
+        if self.better not in (None, "lower", "higher"):
+            raise ValueError(f"{self.name}: better must be lower, higher or None")
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """What the measure needs from the setting (:data:`NEEDS`): its part's."""
+        return PARTS[self.part].needs if self.part is not None else ()
 
 
 UNITS = ("count", "%", "share 0–1", "index", "score")
+
+#: What a measure can need: quasi-identifiers, sensitive columns, a household id, how the file
+#: was sampled, the recipe that made the release, a release whose row i is the release of the
+#: original's row i (``rows``: :attr:`sdc_core.methods.spec.Method.keeps_rows`), benchmark
+#: analyses, frequency tables to compare, numeric columns (read as numbers).
+NEEDS = ("keys", "sensitive", "household", "sampling", "recipe", "rows", "analyses", "tables",
+         "numeric")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of an assessment as the command line gives it: the command (``risk`` or
+    ``compare``), the key of ``--json``'s output that holds its figures (None: the top level;
+    a list of objects, one per column or table, when ``each`` says so) and what it needs."""
+
+    command: str
+    json: str | None
+    needs: tuple[str, ...] = ()
+    each: bool = False
+
+    def __post_init__(self) -> None:
+        unknown = set(self.needs) - set(NEEDS)
+        if unknown:
+            raise ValueError(f"needs must be among {', '.join(NEEDS)}, not {sorted(unknown)}")
+
+
+#: The parts of :class:`sdc_core.assess.Assessment` that hold headline figures, by attribute.
+PARTS: dict[str, Part] = {
+    "keys": Part("risk", None, ("keys",)),
+    "population": Part("risk", "population", ("keys", "sampling")),
+    "linkage": Part("compare", None, ("keys", "rows")),
+    "loss": Part("compare", None, ("rows",)),
+    "similarity": Part("compare", None, ("rows",)),
+    "deniability": Part("compare", "attribute", ("keys", "recipe", "rows"), each=True),
+    "inference": Part("compare", "inference", ("keys", "sensitive", "rows")),
+    "closeness": Part("compare", "closeness", ("keys", "sensitive"), each=True),
+    "households": Part("risk", None, ("keys", "household")),
+    "household_deniability": Part("compare", "attribute",
+                                  ("keys", "recipe", "rows", "household"), each=True),
+    "household_linkage": Part("compare", "household_linkage", ("keys", "household", "rows")),
+    "closest": Part("compare", None, ("numeric",)),
+    "analyses": Part("compare", None, ("analyses",)),
+    "cell_loss": Part("compare", "cell_loss.tables", ("tables",), each=True),
+}
 
 _M = Measure
 #: Every measure by its key, in the order of docs/measures.md's table.
@@ -123,6 +188,13 @@ MEASURES: dict[str, Measure] = {
                                   "100 · mean(M_i = {i})"),
     "drisk_percent": _M("dRisk, interval disclosure", "%",
                         "100 · share of records within ±0.05·s_c on every distance column"),
+    # how near each released record lies to some original record (any row)
+    "dcr_median": _M("median distance to the closest record", "share 0–1",
+                     "median over released z of min_x √[(1/p) Σ_c ((z_c − x_c)/R_c)²]"),
+    "dcr_zero_percent": _M("released records copying an original one", "%",
+                           "100 · mean over released z of [min_x d(z, x) = 0]"),
+    "dcr_n": _M("released records measured", "count",
+                "released records complete on the numeric columns"),
     "p_link": _M("linkage probability", "share 0–1", "p_i = 1/|M_i| when i ∈ M_i, else 0"),
     "candidates": _M("best candidates", "count", "|M_i|"),
     # household risk and the household linkage attack (docs/measures.md, "Household risk")
@@ -240,6 +312,68 @@ MEASURES: dict[str, Measure] = {
     "n_seeds": _M("seeds", "count", "runs averaged (randomised methods)"),
     "n_steps": _M("steps", "count", "steps of the row's recipe"),
 }
+
+#: The headline figures of each part of an assessment: the part (None: a sweep's own figure),
+#: which way is better, whether a sweep may target it and whether the engines compute it
+#: (:class:`Measure`).
+HEADLINES: dict[str, tuple[str | None, str, bool, bool]] = {
+    "expected_reidentifications": ("keys", "lower", True, True),
+    "avg_linkage_risk_percent": ("keys", "lower", True, True),
+    "global_risk_percent": ("keys", "lower", False, True),
+    "percent_unique": ("keys", "lower", True, True),
+    "percent_k_le_threshold": ("keys", "lower", True, True),
+    "percent_below_k": ("keys", "lower", True, True),
+    "min_k": ("keys", "higher", False, True),
+    "population_uniqueness_percent": ("population", "lower", True, False),
+    "linkage_reidentifications": ("linkage", "lower", True, True),
+    "linkage_risk_percent": ("linkage", "lower", True, True),
+    "linkage_percent_certain": ("linkage", "lower", False, True),
+    "IL1_release": ("loss", "lower", False, True),
+    "IL1_overall": ("loss", "lower", False, True),
+    "IL1_numeric": ("loss", "lower", False, True),
+    "IL1_categorical": ("loss", "lower", False, True),
+    "eigenvalue_similarity_percent": ("similarity", "higher", False, True),
+    "epsilon": ("deniability", "lower", True, False),
+    "guess_accuracy": ("deniability", "lower", True, False),
+    "baseline": ("deniability", "lower", False, False),
+    "epsilon_max": (None, "lower", True, False),
+    "household_guess_accuracy": ("household_deniability", "lower", False, False),
+    "household_epsilon": ("household_deniability", "lower", False, False),
+    "inference_accuracy": ("inference", "lower", True, False),
+    "inference_baseline": ("inference", "lower", False, False),
+    "inference_gain": ("inference", "lower", True, False),
+    "t_closeness": ("closeness", "lower", True, False),
+    "beta_likeness": ("closeness", "lower", True, False),
+    "enhanced_beta_likeness": ("closeness", "lower", True, False),
+    "delta_disclosure": ("closeness", "lower", True, False),
+    "dcr_median": ("closest", "higher", False, False),
+    "dcr_zero_percent": ("closest", "lower", False, False),
+    "household_risk_pct": ("households", "lower", True, True),
+    "household_expected_reidentifications": ("households", "lower", True, True),
+    "household_linkage_reidentified": ("household_linkage", "lower", True, False),
+    "household_linkage_reidentified_percent": ("household_linkage", "lower", False, False),
+    "household_linkage_people": ("household_linkage", "lower", False, False),
+    "household_linkage_expected": ("household_linkage", "lower", False, False),
+    "mean_ci_overlap": ("analyses", "higher", False, False),
+    "ci_overlap_loss": ("analyses", "lower", False, False),
+    "worst_tvd": ("analyses", "lower", False, False),
+    "pmse": ("analyses", "lower", False, False),
+    "s_pmse": ("analyses", "lower", False, False),
+    "analyses_holding": ("analyses", "higher", False, False),
+    "absD": ("cell_loss", "lower", False, False),
+    "relabsD": ("cell_loss", "lower", False, False),
+    "abssqrtD": ("cell_loss", "lower", False, False),
+}
+for _key, (_part, _better, _target, _engines) in HEADLINES.items():
+    MEASURES[_key] = replace(MEASURES[_key], part=_part, better=_better, target=_target,
+                             engines=_engines)
+
+
+def headlines(part: str) -> tuple[str, ...]:
+    """The keys of the headline figures of an assessment ``part``, in the order of
+    :data:`MEASURES`."""
+    return tuple(k for k, m in MEASURES.items() if m.part == part)
+
 
 #: Figures given both as a count and as a percentage of the records: each one's other form.
 #: Wherever a target is a percentage the page shows the count beside it, and the other way round.

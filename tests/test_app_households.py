@@ -293,13 +293,13 @@ def test_household_figures_are_the_cores_and_the_tiles_write_them():
 
 def test_an_assessment_says_why_it_has_no_household_figures():
     nothing = parse_recipe({"seed": 1, "steps": []})
-    unasked = assess(SMALL, Setting(("sex",)), nothing).households
+    unasked = assess(SMALL, None, Setting(("sex",)), nothing).households
     assert unasked == Unavailable("no household id", asked=False)
-    said = assess(SMALL, Setting(("sex", "hh"), household="hh"), nothing).households
+    said = assess(SMALL, None, Setting(("sex", "hh"), household="hh"), nothing).households
     assert isinstance(said, Unavailable) and said.asked
     assert "also a quasi-identifier" in said.reason
     blank = SMALL.astype({"hh": object}).assign(hh=[1, 1, None, 2, 3, 4, 4])
-    said = assess(blank, Setting(("sex",), household="hh"), nothing).households
+    said = assess(blank, None, Setting(("sex",), household="hh"), nothing).households
     assert isinstance(said, Unavailable) and "blank" in said.reason
 
 

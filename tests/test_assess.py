@@ -41,7 +41,7 @@ def test_the_parts_are_the_measures_figures_each_computed_once():
     df = DF
     numeric = ("income",) if "income" in df.columns else ()
     setting = Setting(QI, numeric, risk=RiskOptions(3, "category", 0.5))
-    a = assess(df, setting, RECIPE)
+    a = assess(df, None, setting, RECIPE)
     released = apply_recipe(RECIPE, df)
     pd.testing.assert_frame_equal(a.released, released.data)
     profile = risk_profile(released.data, list(QI), k=3, na="category", alpha=0.5)
@@ -56,18 +56,18 @@ def test_the_parts_are_the_measures_figures_each_computed_once():
 
 
 def test_a_part_the_setting_does_not_ask_for_is_unavailable_and_says_so():
-    a = assess(DF, Setting(QI), RECIPE)
+    a = assess(DF, None, Setting(QI), RECIPE)
     assert a.inference == Unavailable("no sensitive column beside the keys", asked=False)
     assert a.households == Unavailable("no household id", asked=False)
     assert a.population == Unavailable("nothing says how the file was sampled", asked=False)
-    keyed = assess(DF, Setting(QI, sensitive=(QI[0],)), RECIPE)  # a key is no secret
+    keyed = assess(DF, None, Setting(QI, sensitive=(QI[0],)), RECIPE)  # a key is no secret
     assert isinstance(keyed.inference, Unavailable) and not keyed.inference.asked
 
 
 def test_a_part_that_cannot_be_computed_gives_its_reason():
     df = pd.DataFrame({"sex": ["F", "M"] * 10, "hh": [1, 2] * 10,
                        "age": np.arange(20) % 7})
-    a = assess(df, Setting(("sex", "hh"), household="hh",
+    a = assess(df, None, Setting(("sex", "hh"), household="hh",
                            sampling=Sampling(sampling_fraction=2.0)),
                parse_recipe({"seed": 1, "steps": []}))
     for part in (a.households, a.population):
@@ -77,6 +77,6 @@ def test_a_part_that_cannot_be_computed_gives_its_reason():
 
 def test_population_is_the_measures_own():
     df = DF
-    a = assess(df, Setting(QI, sampling=Sampling(sampling_fraction=0.1)), RECIPE)
+    a = assess(df, None, Setting(QI, sampling=Sampling(sampling_fraction=0.1)), RECIPE)
     expected = population_risk(apply_recipe(RECIPE, df).data, list(QI), None, 0.1, None)
     assert a.population.to_json() == expected.to_json()

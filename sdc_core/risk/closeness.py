@@ -36,8 +36,10 @@ Cost: O(n) to count, plus O(classes · m) for the ordered EMD, done in blocks of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -236,3 +238,11 @@ def closeness_report(df: pd.DataFrame, qi: Sequence[str], sensitive: Sequence[st
     {'s': 0.25, 'c': 0.0}
     """
     return {col: closeness(df, qi, col, na) for col in check_columns(df, sensitive, "sensitive")}
+
+
+def closeness_json(report: Mapping[str, Closeness]) -> list[dict[str, Any]]:
+    """:func:`closeness_report`'s figures as ``compare --json`` and ``risk --json`` give them,
+    ``[{column, t_closeness, …}]``; an infinite or undefined figure is null."""
+    return [{"column": c, **{k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                             for k, v in figures.to_json().items()}}
+            for c, figures in report.items()]

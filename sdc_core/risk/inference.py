@@ -204,6 +204,25 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def check_sensitive(original: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
+                    known: Sequence[str], sensitive: Sequence[str]
+                    ) -> tuple[list[str], list[str], list[str]]:
+    """The keys, known and sensitive columns checked as :func:`attribute_inference` takes
+    them: each in the original, every sensitive column in the release, none both a key (or
+    known) and sensitive."""
+    keys, known = check_roles(original, keys, known)
+    sensitive = check_columns(original, sensitive, "sensitive")
+    missing = [c for c in sensitive if c not in released.columns]
+    if missing:
+        raise SdcInputError(f"sensitive column(s) not in the release: "
+                            f"{', '.join(map(str, missing))}")
+    clash = [c for c in sensitive if c in keys or c in known]
+    if clash:
+        raise SdcInputError(f"{', '.join(map(str, clash))}: a key or known column cannot also be "
+                            "sensitive")
+    return keys, known, sensitive
+
+
 def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
                         sensitive: Sequence[str], recipe: Recipe | None = None,
                         known: Sequence[str] = (), tolerance: float = TOLERANCE,
@@ -267,16 +286,7 @@ def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Se
         raise SdcInputError("the table has no records")
     if not tolerance >= 0:
         raise SdcInputError(f"the tolerance must be a number ≥ 0, not {tolerance!r}")
-    keys, known = check_roles(original, keys, known)
-    sensitive = check_columns(original, sensitive, "sensitive")
-    missing = [c for c in sensitive if c not in released.columns]
-    if missing:
-        raise SdcInputError(f"sensitive column(s) not in the release: "
-                            f"{', '.join(map(str, missing))}")
-    clash = [c for c in sensitive if c in keys or c in known]
-    if clash:
-        raise SdcInputError(f"{', '.join(map(str, clash))}: a key or known column cannot also be "
-                            "sensitive")
+    keys, known, sensitive = check_sensitive(original, released, keys, known, sensitive)
     exact, distance = attack_columns(keys, known, list(released.columns), recipe)
     if recipe is not None and reports is None:
         reports = apply_recipe(recipe, original).reports

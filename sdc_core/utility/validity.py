@@ -293,13 +293,15 @@ class ValidityReport:
 
     def to_json(self) -> dict[str, Any]:
         """``analyses`` (each as :meth:`AnalysisResult.to_json` with its verdict,
-        :func:`judged`), ``mean_ci_overlap``, ``analyses_holding``, ``tables`` (worst first),
+        :func:`judged`), ``mean_ci_overlap`` and ``ci_overlap_loss`` (1 − it, the sweep's
+        loss), ``analyses_holding``, ``tables`` (worst first),
         ``worst_tvd``, ``pmse``, ``s_pmse`` and the propensity model's size, NaN written as
         null."""
         s = self.summary()
         out: dict[str, Any] = {
             "analyses": [r.to_json() | judged(r) for r in self.analyses],
             "mean_ci_overlap": _plain(s["mean_ci_overlap"]),
+            "ci_overlap_loss": _plain(s["ci_overlap_loss"]),
             "analyses_holding": _plain(s["analyses_holding"]),
             "table_columns": self.columns, "tables": [t.to_json() for t in self.tables],
             "worst_tvd": _plain(s["worst_tvd"]),

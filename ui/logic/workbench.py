@@ -129,7 +129,8 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     "Household risk")."""
     setting = Setting(tuple(qi), tuple(numeric), tuple(sensitive), tuple(known or ()), weight,
                       household, RiskOptions(k, na, alpha))
-    a = assess(df, setting, parse_recipe(json.loads(recipe_text)), applied)
+    a = assess(df, None, setting, parse_recipe(json.loads(recipe_text)), applied)
+    assert a.applied is not None  # the assessment applied the recipe
     return Workbench(df, a.applied, {key: getattr(a.keys, key) for key in RISK_KEYS}
                      | {"fk": a.keys.fk} | a.linkage.summary(),
                      {**a.loss.summary(), "eigenvalue_similarity_percent": a.similarity,
@@ -156,7 +157,8 @@ def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight
     that it runs beside :func:`evaluate` in another worker."""
     setting = Setting(tuple(qi), weight=weight, sampling=Sampling(
         sampling.get("sampling_fraction"), sampling.get("population_size")))
-    return _shown(assess(df, setting, parse_recipe(json.loads(recipe_text))).population)
+    return _shown(assess(df, None, setting,
+                          parse_recipe(json.loads(recipe_text))).population)
 
 
 def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
