@@ -51,21 +51,23 @@ from sdc_core.keys import NA_MODES
 from sdc_core.recipe import ApplyResult, Recipe, apply_recipe
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.closeness import Closeness, closeness_json, closeness_report
-from sdc_core.risk.closest import ClosestRecord, closest_record
 from sdc_core.risk.deniability import Deniability, household_figures, recipe_deniability
 from sdc_core.risk.household import (
     HouseholdFigures,
     HouseholdLinkage,
+    HouseholdRisk,
+    composition_uniques,
     household_linkage,
+    household_risk,
     table_households,
 )
 from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
-from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from sdc_core.utility import distribution_report, eigenvalue_similarity, il1
-from sdc_core.utility.il1 import IL1Result, numbers_in_both
+from sdc_core.utility.il1 import IL1Result, il1, numbers_in_both
 
-if TYPE_CHECKING:  # imported where a part needs them (statsmodels takes seconds to load)
+if TYPE_CHECKING:  # imported where a part needs them (scipy and statsmodels take seconds)
+    from sdc_core.risk.closest import ClosestRecord
+    from sdc_core.risk.population_risk import PopulationRisk
     from sdc_core.utility.analysis import AnalysisSpec
     from sdc_core.utility.cell_loss import CellLossReport
     from sdc_core.utility.validity import ValidityReport
@@ -199,6 +201,8 @@ class Assessment:
     def similarity(self) -> float:
         """The eigenvalue similarity (%) of the numeric columns' correlations (those the
         release holds: a dropped column has no correlations left to compare)."""
+        from sdc_core.utility import eigenvalue_similarity
+
         return eigenvalue_similarity(self.original, self.released, self.released_numeric)
 
     @cached_property
@@ -209,6 +213,8 @@ class Assessment:
     @cached_property
     def distribution(self) -> pd.DataFrame:
         """How far each column's distribution moved (TVD, KS, mean and sd shifts)."""
+        from sdc_core.utility import distribution_report
+
         return distribution_report(self.original, self.released, self.released_numeric)
 
     @cached_property
@@ -310,6 +316,30 @@ class Assessment:
             return Unavailable(str(err))
 
     @cached_property
+    def household_risk(self) -> HouseholdRisk | Unavailable:
+        """The household risk R_h = 1 − Π_{j∈h}(1 − r_j) of the released keys alone, without
+        the attack (docs/measures.md, "Household risk")."""
+        s = self.setting
+        if not s.household:
+            return Unavailable("no household id", asked=False)
+        try:
+            return household_risk(self.released, list(s.qi), s.household, s.weight,
+                                  s.risk.na, s.risk.alpha)
+        except SdcInputError as err:
+            return Unavailable(str(err))
+
+    @cached_property
+    def composition_uniques(self) -> int | Unavailable:
+        """The release's households unique by composition."""
+        s = self.setting
+        if not s.household:
+            return Unavailable("no household id", asked=False)
+        try:
+            return composition_uniques(self.released, list(s.qi), s.household)
+        except SdcInputError as err:
+            return Unavailable(str(err))
+
+    @cached_property
     def household_linkage(self) -> HouseholdLinkage | Unavailable:
         """The household linkage attack alone (the ``households`` part's, when that part was
         computed already)."""
@@ -326,6 +356,8 @@ class Assessment:
         """The distance to the closest original record of each released record, on the
         numeric columns (docs/measures.md, "Distance to the closest record"); it needs no row
         correspondence."""
+        from sdc_core.risk.closest import closest_record
+
         if not self.setting.closest:
             return Unavailable("the distance to the closest record was not asked for",
                                asked=False)
@@ -337,6 +369,8 @@ class Assessment:
     @cached_property
     def population(self) -> PopulationRisk | Unavailable:
         """The risk in the population of the release, from how the file was sampled."""
+        from sdc_core.risk.population_risk import population_risk
+
         s = self.setting
         sampling = s.sampling or Sampling()
         try:
@@ -364,18 +398,18 @@ class Assessment:
         if s.qi:
             out.update(self.linkage.summary())
             if not isinstance(self.person_deniability, Unavailable):
-                out["attribute"] = [d.to_json() for d in _given(self.deniability_strict)]
+                out["attribute"] = [d.to_json() for d in given(self.deniability_strict)]
             if s.sensitive:
-                out["inference"] = json.loads(_given(self.inference).to_json())
-                out["closeness"] = closeness_json(_given(self.closeness))
+                out["inference"] = json.loads(given(self.inference).to_json())
+                out["closeness"] = closeness_json(given(self.closeness))
         if s.closest:
-            out.update(_given(self.closest).summary())
+            out.update(given(self.closest).summary())
         if self.spec is not None:
-            out.update(_given(self.analyses).to_json())
+            out.update(given(self.analyses).to_json())
         if s.household is not None and s.qi:
-            out["household_linkage"] = _given(self.household_linkage).summary()
+            out["household_linkage"] = given(self.household_linkage).summary()
         if s.tables:
-            out["cell_loss"] = _given(self.cell_loss).to_json()
+            out["cell_loss"] = given(self.cell_loss).to_json()
         if distribution:
             out["distribution"] = json.loads(self.distribution.to_json(orient="records"))
         return out
@@ -389,8 +423,8 @@ class Assessment:
         return self.deniability
 
 
-def _given(part: Any) -> Any:
-    """A part, or its error when it cannot be computed."""
+def given(part: Any) -> Any:
+    """A part, or its error (:class:`SdcInputError`) when it cannot be computed."""
     if isinstance(part, Unavailable):
         raise SdcInputError(part.reason)
     return part

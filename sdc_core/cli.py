@@ -527,17 +527,6 @@ NO_RECIPE_ATTRIBUTE = ("no --recipe: which columns were perturbed, and how, is u
                        "their deniability (attribute) is not computed")
 
 
-def _closeness(df: pd.DataFrame, qi: Sequence[str],
-               sensitive: Sequence[str]) -> list[dict[str, Any]]:
-    """t-closeness, β-likeness and δ-disclosure of each sensitive column that is not a
-    quasi-identifier (a blank key a value of its own)."""
-    from sdc_core.keys import check_columns
-    from sdc_core.risk.closeness import closeness_json, closeness_report
-
-    columns = [c for c in check_columns(df, sensitive, "sensitive") if c not in qi]
-    return closeness_json(closeness_report(df, qi, columns))
-
-
 def _analysis_spec(path: Path) -> Any:
     """The benchmark analyses of a spec file (:func:`sdc_core.utility.analysis.parse_spec`)."""
     from sdc_core.utility.analysis import parse_spec
@@ -982,28 +971,43 @@ def _short(value: object) -> str:
 
 
 def _cmd_risk(args: argparse.Namespace) -> int:
-    from sdc_core.risk import risk_profile, sensitive_report
+    from sdc_core.assess import RiskOptions, Sampling, Setting, Unavailable, assess, given
+    from sdc_core.risk import sensitive_report
+    from sdc_core.risk.closeness import closeness_json
+    from sdc_core.risk.household import risk_json
 
     if not float(args.k).is_integer():
         raise SdcInputError(f"--k must be a whole number ≥ 1, not {args.k:g}")
     if args.engine != "pandas":
         return _risk_on_engine(args)
     df = read_bounded(args.data)
-    profile = risk_profile(df, args.qi, weight=args.weight, k=int(args.k), na=args.na,
-                           alpha=args.alpha)
+    if args.sensitive:
+        from sdc_core.keys import check_columns
+
+        check_columns(df, args.sensitive, "sensitive")
+    # the table judged as its own release: the figures of its keys
+    table = assess(df, df, Setting(
+        tuple(args.qi), sensitive=tuple(args.sensitive), weight=args.weight,
+        household=args.household, risk=RiskOptions(int(args.k), args.na, args.alpha),
+        sampling=Sampling(args.sampling_fraction, args.population)))
+    profile = table.keys
     result = profile.summary()
     records = profile.records()
     if args.household is not None:
-        figures, records["household_risk"] = _household(df, args)
-        result.update(figures)
+        hr = given(table.household_risk)
+        result.update(risk_json(args.household, hr.n_households, hr.expected_reidentifications,
+                                len(df), given(table.composition_uniques)))
+        records["household_risk"] = hr.risk
     result.update(l_diversity={}, attribute_disclosure=[], direct_identifiers=[], closeness=[])
-    result["population"] = _population(df, args)
+    result["population"] = _population(table, args)
     if args.sensitive:  # the scan looks at every column: only when there is something to scan
         ldiv, scan = sensitive_report(df, profile, args.sensitive)
+        closeness = table.closeness
         result.update(l_diversity={s: v.to_dict() for s, v in ldiv.items()},
                       attribute_disclosure=[f.to_dict() for f in scan.findings],
                       direct_identifiers=scan.direct_identifiers,
-                      closeness=_closeness(df, args.qi, args.sensitive))
+                      closeness=[] if isinstance(closeness, Unavailable)
+                      else closeness_json(closeness))
     result["suda2"] = None
     if not args.no_suda2:
         from sdc_core.checks import check_probability
@@ -1026,35 +1030,23 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     return 0
 
 
-def _household(df: pd.DataFrame, args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
-    """The household figures of ``risk --household`` (docs/measures.md, "Household risk") and
-    the household risk of each record."""
-    from sdc_core.risk.household import composition_uniques, household_risk, risk_json
+def _population(table: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The population figures of the table's assessment when the sampling is known (given,
+    or the weights' sum)."""
+    from sdc_core.assess import Unavailable
 
-    hr = household_risk(df, args.qi, args.household, args.weight, args.na, args.alpha)
-    uniques = composition_uniques(df, args.qi, args.household)
-    return risk_json(args.household, hr.n_households, hr.expected_reidentifications, len(df),
-                     uniques), hr.risk
-
-
-def _population(df: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any] | None:
-    """The population figures when the sampling is known (given, or the weights' sum); the
-    models are loaded only then (scipy takes a second)."""
     given = args.sampling_fraction is not None or args.population is not None
     if not given and args.weight is None:
         return None
-    from sdc_core.risk.population_risk import population_risk
-
-    try:
-        population = population_risk(df, args.qi, args.weight, args.sampling_fraction,
-                                     args.population)
-    except SdcInputError as err:
-        if given:
-            raise
-        # implied by the weights alone: the rest of the figures still stand
-        print(f"{args.program}: note: population figures skipped: {err}", file=sys.stderr)
+    population = table.population
+    if isinstance(population, Unavailable):
+        if given and population.asked:
+            raise SdcInputError(population.reason)
+        if population.asked:  # implied by the weights alone: the rest of the figures stand
+            print(f"{args.program}: note: population figures skipped: {population.reason}",
+                  file=sys.stderr)
         return None
-    return None if population is None else population.to_json()
+    return population.to_json()
 
 
 def _risk_on_engine(args: argparse.Namespace) -> int:
