@@ -14,6 +14,7 @@ from sdc_core.recipe import (
     load_recipe,
     make_recipe,
     parse_recipe,
+    step_columns,
 )
 
 STEPS = [
@@ -144,3 +145,14 @@ def test_suppression_and_drop_steps(actg):
     assert "arms" not in res.data and "pidnum" not in res.data
     assert res.reports[0]["min_k_after"] >= 5
     assert np.isfinite(res.reports[0]["total_suppressed"])
+
+
+def test_step_columns_reads_column_or_columns():
+    """A step's columns: its one column, else its list, else none."""
+    assert step_columns({"method": "band", "column": "age", "width": 10}) == ["age"]
+    assert step_columns({"method": "drop", "columns": ["a", "b"]}) == ["a", "b"]
+    assert step_columns({"method": "drop"}) == []
+    swap = parse_recipe({"seed": 1, "household": "h", "steps": [
+        {"method": "record_swap", "hierarchy": ["region"], "similar": [["size"]],
+         "carry_along": ["dwelling"]}]}).steps[0]
+    assert step_columns(swap) == ["region", "dwelling"]  # the columns its method implies
