@@ -403,6 +403,14 @@ def step_columns(step: dict[str, Any]) -> list[str]:
     return [step["column"]] if "column" in step else list(step.get("columns", []))
 
 
+def keeps_rows(recipe: Recipe) -> bool:
+    """Whether the recipe's release keeps the original's rows in order, row i of the release
+    being the release of row i: every step's method keeps rows
+    (:attr:`~sdc_core.methods.spec.Method.keeps_rows`; docs/architecture.md, "A protection
+    method")."""
+    return all(METHODS[step["method"]].keeps_rows for step in recipe.steps)
+
+
 def without_household(step: dict[str, Any]) -> str | None:
     """What a validated step needs of a household column it lacks, in words, or None: a method
     on households (record swapping) needs one, and so does a parameter that applies only with

@@ -19,7 +19,7 @@ from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table, table_bytes
 from sdc_core.methods import EngineRun, registry
-from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.recipe import apply_recipe, parse_recipe, step_columns
 from sdc_core.risk import risk_profile, sensitive_report
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
@@ -509,7 +509,7 @@ ONE_STEP = {
 def test_every_method_runs_on_duckdb_or_is_refused(tmp_path: Path) -> None:
     """Issue 52: every method of the registry, as its ``engine`` declares, either runs on
     DuckDB (3 batches) to the pandas reference's output value for value, or is refused with
-    its declared reason. Spark runs
+    its declared reason; its release keeps the original's rows when it says so. Spark runs
     the same kinds of step in :func:`test_apply_equals_pandas`, whose recipe names every
     method the engines run (checked here too)."""
     assert set(ONE_STEP) == set(registry()), "give every method a step in ONE_STEP"
@@ -526,6 +526,10 @@ def test_every_method_runs_on_duckdb_or_is_refused(tmp_path: Path) -> None:
             household = "pid" if spec.extra.get("household") else None
             recipe = parse_recipe({"seed": 7, "household": household, "steps": [step]})
             ref = apply_recipe(recipe, df).data
+            if spec.keeps_rows:
+                assert ref.index.equals(df.index), name
+                kept = [c for c in ref.columns if c not in step_columns(recipe.steps[0])]
+                assert equal_columns(df[kept], ref[kept]) == [], name
             changed = equal_columns(df[ref.columns], ref) or list(
                 df.columns.difference(ref.columns))
             assert changed, f"{name}'s step changes nothing: the comparison could not fail"

@@ -157,6 +157,9 @@ class Method:
       alone on the whole table: dropping, rank swapping, microaggregation) or
       ``pandas_only``, refused by the engines with ``engine_reason`` (local suppression,
       record swapping). ``engine_reason`` is set for ``pandas_only`` and only then.
+    - ``keeps_rows``: whether its release keeps the original's rows in order, row i of the
+      release being the release of row i (a method that blanks values or drops columns
+      keeps rows; one that removed, added or reordered records would not).
     """
 
     name: str
@@ -180,6 +183,7 @@ class Method:
     describe: Callable[[dict[str, Any]], str] | None = None
     ui: bool = True
     engine_reason: str = ""
+    keeps_rows: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
