@@ -388,6 +388,29 @@ def parse_recipe(data: Any) -> Recipe:
                   description=data.get("description"))
 
 
+def step_columns(step: dict[str, Any]) -> list[str]:
+    """The columns a step names: its ``column`` as a one-item list, else its ``columns``
+    (none if it has neither; a validated step of a method that implies its columns holds
+    them under ``columns``).
+
+    Examples
+    --------
+    >>> step_columns({"method": "band", "column": "age", "width": 10})
+    ['age']
+    >>> step_columns({"method": "noise", "columns": ["rent", "income"]})
+    ['rent', 'income']
+    """
+    return [step["column"]] if "column" in step else list(step.get("columns", []))
+
+
+def keeps_rows(recipe: Recipe) -> bool:
+    """Whether the recipe's release keeps the original's rows in order, row i of the release
+    being the release of row i: every step's method keeps rows
+    (:attr:`~sdc_core.methods.spec.Method.keeps_rows`; docs/architecture.md, "A protection
+    method")."""
+    return all(METHODS[step["method"]].keeps_rows for step in recipe.steps)
+
+
 def without_household(step: dict[str, Any]) -> str | None:
     """What a validated step needs of a household column it lacks, in words, or None: a method
     on households (record swapping) needs one, and so does a parameter that applies only with

@@ -123,7 +123,7 @@ from sdc_core.grid import (
 from sdc_core.keys import encode_keys
 from sdc_core.methods.banding import measured, read_bands, recipe_labels, whole_number_columns
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step
+from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step, step_columns
 from sdc_core.risk.closeness import closeness
 from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.risk.inference import attribute_inference
@@ -254,8 +254,7 @@ class SweepContext:
             return {}
         out: dict[str, float] = {}
         # the steps read only their own columns: the table is cut to them (the same draws)
-        touched = list(dict.fromkeys(c for s in recipe.steps for c in (
-            [s["column"]] if "column" in s else s.get("columns", []))))
+        touched = list(dict.fromkeys(c for s in recipe.steps for c in step_columns(s)))
         touched += [recipe.household] if recipe.household else []  # record swapping's
         figures = recipe_deniability(recipe, self.df[touched], matrices=matrices)
         if self.household is not None and figures:
@@ -434,7 +433,7 @@ class SweepContext:
         before, reports, matrices = self.changes(steps[:-1], seed) if len(steps) > 1 \
             else Changes({}, [], {})
         step = steps[-1]
-        cols = [step["column"]] if "column" in step else list(step["columns"])
+        cols = step_columns(step)
         if self.household is None:
             frame = pd.DataFrame({c: before[c] if c in before else self.df[c] for c in cols
                                   if c in before or c in self.df.columns}, index=self.df.index)

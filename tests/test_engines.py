@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,11 @@ import pytest
 
 from sdc_core.cli import main
 from sdc_core.engines import EngineOptions, jobs, open_engine
+from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import read_table, table_bytes
-from sdc_core.recipe import apply_recipe, parse_recipe
+from sdc_core.methods import EngineRun, registry
+from sdc_core.recipe import apply_recipe, parse_recipe, step_columns
 from sdc_core.risk import risk_profile, sensitive_report
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility import eigenvalue_similarity, il1
@@ -483,3 +486,99 @@ def test_household_risk_equals_pandas(name: str, request: pytest.FixtureRequest,
     assert out["household_composition_uniques"] == composition_uniques(df, keys, "ori_hid")
     rec = read_output(tmp_path / "r.parquet")
     np.testing.assert_allclose(rec["household_risk"], want.risk, rtol=1e-12)
+
+
+#: One step of every method on :func:`make_table`'s columns (issue 52): a method the registry
+#: declares and this does not fails :func:`test_every_method_runs_on_duckdb_or_is_refused`.
+ONE_STEP = {
+    "band": {"column": "age", "width": 10},
+    "top_bottom_code": {"column": "debt", "top_percentile": 95, "bottom": 500},
+    "recode": {"column": "occupation", "min_count": 30},
+    "pram": {"column": "region", "p": 0.3},
+    "relabel": {"column": "tenure", "alpha": 0.3},
+    "record_swap": {"hierarchy": ["region"], "similar": [["hhsize"]], "swap_rate": 0.1},
+    "rank_swap": {"column": "moved", "window_percent": 5},
+    "noise": {"columns": ["savings", "spend"], "kind": "correlated", "p": 30},
+    "microaggregation": {"columns": ["rent", "savings"], "k": 3},
+    "randomized_response": {"column": "smoker", "keep_probability": 0.6},
+    "local_suppression": {"columns": ["sex", "hhsize", "tenure"], "k": 3},
+    "drop": {"columns": ["note"]},
+}
+
+
+def test_every_method_runs_on_duckdb_or_is_refused(tmp_path: Path) -> None:
+    """Issue 52: every method of the registry, as its ``engine`` declares, either runs on
+    DuckDB (3 batches) to the pandas reference's output value for value, or is refused with
+    its declared reason; its release keeps the original's rows when it says so. Spark runs
+    the same kinds of step in :func:`test_apply_equals_pandas`, whose recipe names every
+    method the engines run (checked here too)."""
+    assert set(ONE_STEP) == set(registry()), "give every method a step in ONE_STEP"
+    run_on_engines = {m for m, spec in registry().items()
+                      if spec.engine is not EngineRun.PANDAS_ONLY}
+    assert run_on_engines == {s["method"] for s in RECIPE["steps"]}
+    df = make_table(300)
+    source = tmp_path / "small.parquet"
+    df.to_parquet(source, index=False)
+    engine = open_engine("duckdb", EngineOptions(partitions=3))
+    try:
+        for name, spec in registry().items():
+            step = {"method": name, **ONE_STEP[name]}
+            household = "pid" if spec.extra.get("household") else None
+            recipe = parse_recipe({"seed": 7, "household": household, "steps": [step]})
+            ref = apply_recipe(recipe, df).data
+            if spec.keeps_rows:
+                assert ref.index.equals(df.index), name
+                kept = [c for c in ref.columns if c not in step_columns(recipe.steps[0])]
+                assert equal_columns(df[kept], ref[kept]) == [], name
+            changed = equal_columns(df[ref.columns], ref) or list(
+                df.columns.difference(ref.columns))
+            assert changed, f"{name}'s step changes nothing: the comparison could not fail"
+            out = tmp_path / f"{name}.parquet"
+            if spec.engine is EngineRun.PANDAS_ONLY:
+                said = (f"step 1 ({name}) runs on the pandas engine only: "
+                        f"{spec.engine_reason}; run it with --engine pandas")
+                with pytest.raises(SdcInputError) as refused:
+                    check_engine_step(0, recipe.steps[0], "duckdb")
+                assert str(refused.value).startswith(said)
+                with pytest.raises(SdcInputError, match="pandas engine only") as refused:
+                    jobs.apply(engine, source, recipe, out)
+                assert household is not None or str(refused.value).startswith(said)
+                continue
+            jobs.apply(engine, source, recipe, out)
+            assert equal_columns(ref, read_output(out)) == [], name
+    finally:
+        engine.close()
+
+
+def test_engine_declarations_have_their_engine_code() -> None:
+    """Every ``whole_column`` method has the engine's computation of its figures and every
+    ``whole_table`` method its run on the whole table, and no other method has one; a
+    ``pandas_only`` method gives its reason, the others none (issue 52)."""
+    declared = {run: {m for m, spec in registry().items() if spec.engine is run}
+                for run in EngineRun}
+    assert set(jobs.WHOLE_COLUMN) == declared[EngineRun.WHOLE_COLUMN]
+    assert set(jobs.WHOLE_TABLE) == declared[EngineRun.WHOLE_TABLE]
+    assert declared[EngineRun.PANDAS_ONLY] == {"local_suppression", "record_swap"}
+    for spec in registry().values():
+        assert bool(spec.engine_reason) == (spec.engine is EngineRun.PANDAS_ONLY), spec.name
+    with pytest.raises(ValueError, match="engine_reason"):
+        replace(registry()["pram"], engine=EngineRun.PANDAS_ONLY)
+    with pytest.raises(ValueError, match="engine_reason"):
+        replace(registry()["pram"], engine_reason="it is slow")
+    with pytest.raises(ValueError, match="EngineRun"):
+        replace(registry()["pram"], engine="levels")
+
+
+def test_pandas_only_refusals_keep_their_words() -> None:
+    """The engines' refusals of local suppression and record swapping, word for word as the
+    command line has always given them."""
+    for method, reason in [
+            ("local_suppression",
+             "it suppresses record by record, each choice depending on the last"),
+            ("record_swap", "it pairs households across the whole table")]:
+        with pytest.raises(SdcInputError) as refused:
+            check_engine_step(2, {"method": method, "columns": ["a"]}, "spark")
+        assert str(refused.value) == (
+            f"step 3 ({method}) runs on the pandas engine only: {reason}; run it with "
+            "--engine pandas (on a sample if the file is large)")
+    check_engine_step(0, {"method": "pram", "column": "a", "p": 0.1}, "duckdb")

@@ -1,6 +1,7 @@
 """Recipes: validation with clear messages, determinism, fingerprints, record ids."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -9,11 +10,14 @@ import pytest
 from sdc_core.errors import SdcInputError
 from sdc_core.io import table_bytes
 from sdc_core.recipe import (
+    METHODS,
     apply_recipe,
     fingerprint,
+    keeps_rows,
     load_recipe,
     make_recipe,
     parse_recipe,
+    step_columns,
 )
 
 STEPS = [
@@ -144,3 +148,33 @@ def test_suppression_and_drop_steps(actg):
     assert "arms" not in res.data and "pidnum" not in res.data
     assert res.reports[0]["min_k_after"] >= 5
     assert np.isfinite(res.reports[0]["total_suppressed"])
+
+
+def test_a_recipe_keeps_rows_when_every_step_does(actg, monkeypatch):
+    """Issue 52: ``keeps_rows`` of a recipe is true when every step's method keeps rows, and
+    then row i of the release is the release of row i: a column no step names is equal row by
+    row (blanking values and dropping columns keep rows)."""
+    recipe = parse_recipe({"seed": 1, "steps": STEPS + [
+        {"method": "local_suppression", "columns": ["age", "gender", "race"], "k": 5},
+        {"method": "drop", "columns": ["pidnum", "arms"]}]})
+    assert keeps_rows(recipe) and keeps_rows(parse_recipe({"seed": 1, "steps": []}))
+    res = apply_recipe(recipe, actg)
+    named = {c for step in recipe.steps for c in step_columns(step)}
+    untouched = [c for c in actg.columns if c not in named]
+    assert untouched and res.data.index.equals(actg.index)
+    pd.testing.assert_frame_equal(res.data[untouched], actg[untouched])
+    assert res.data["age"].isna().sum() > actg["age"].isna().sum()  # blanked, not removed
+    monkeypatch.setitem(METHODS, "drop", replace(METHODS["drop"], keeps_rows=False))
+    assert not keeps_rows(recipe)
+    assert keeps_rows(parse_recipe({"seed": 1, "steps": STEPS}))
+
+
+def test_step_columns_reads_column_or_columns():
+    """A step's columns: its one column, else its list, else none."""
+    assert step_columns({"method": "band", "column": "age", "width": 10}) == ["age"]
+    assert step_columns({"method": "drop", "columns": ["a", "b"]}) == ["a", "b"]
+    assert step_columns({"method": "drop"}) == []
+    swap = parse_recipe({"seed": 1, "household": "h", "steps": [
+        {"method": "record_swap", "hierarchy": ["region"], "similar": [["size"]],
+         "carry_along": ["dwelling"]}]}).steps[0]
+    assert step_columns(swap) == ["region", "dwelling"]  # the columns its method implies

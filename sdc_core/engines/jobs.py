@@ -40,7 +40,8 @@ from sdc_core.methods.banding import (
     top_bottom_thresholds,
 )
 from sdc_core.methods.rank_swap import DRAW_ORDER, DRAW_PHASE, window_ranks
-from sdc_core.recipe import METHODS, Recipe
+from sdc_core.methods.spec import EngineRun
+from sdc_core.recipe import METHODS, Recipe, step_columns
 from sdc_core.risk.attribute import AttributeScan, determination_share, identifier_like, scan
 from sdc_core.risk.ldiversity import l_diversity, summarize
 from sdc_core.risk.linkage import (
@@ -63,9 +64,6 @@ from sdc_core.utility.il1 import (
 )
 
 NUMBER_KINDS = ("int", "float")
-#: Steps that run alone, not in a batch pass: a drop, and the methods whose result for a
-#: record depends on the other records' values and not only on figures of the whole column.
-WHOLE_TABLE_STEPS = ("drop", "rank_swap", "microaggregation")
 
 
 #: The storage of the column model (:mod:`sdc_core.columns`) of each kind an engine reports.
@@ -245,13 +243,13 @@ def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
     steps = list(enumerate(recipe_labels(recipe.steps, lambda c: kinds.get(c) == "int")))
     while steps:
         group = [steps.pop(0)]
-        if group[0][1]["method"] in WHOLE_TABLE_STEPS:
+        if _alone(group[0][1]):
             t = run_steps(engine, t, group, recipe.seed)
             continue
-        written = set(_columns(group[0][1]))
-        while steps and steps[0][1]["method"] not in WHOLE_TABLE_STEPS \
-                and not written & set(_columns(steps[0][1])):
-            written |= set(_columns(steps[0][1]))
+        written = set(step_columns(group[0][1]))
+        while steps and not _alone(steps[0][1]) \
+                and not written & set(step_columns(steps[0][1])):
+            written |= set(step_columns(steps[0][1]))
             group.append(steps.pop(0))
         t = run_steps(engine, t, group, recipe.seed)
     engine.write(t, output, list(engine.columns(t)), neutralize)
@@ -260,15 +258,18 @@ def apply(engine: Engine, data: str | Path, recipe: Recipe, output: Path,
             for i, step in enumerate(recipe.steps)]
 
 
-def _columns(step: dict[str, Any]) -> list[str]:
-    return [step["column"]] if "column" in step else list(step["columns"])
+def _alone(step: dict[str, Any]) -> bool:
+    """Whether the step runs alone, not in a batch pass: its method is declared
+    ``whole_table`` (a drop, and the methods whose result for a record depends on the other
+    records' values and not only on figures of the whole column)."""
+    return METHODS[step["method"]].engine is EngineRun.WHOLE_TABLE
 
 
 def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
               seed: int) -> Any:
-    """Steps (index, step) on the engine's table: a step of ``WHOLE_TABLE_STEPS`` alone, or
-    batch steps none of which reads a column another writes, in one pass (see the module
-    docstring)."""
+    """Steps (index, step) on the engine's table: a step of a ``whole_table`` method alone
+    (:data:`WHOLE_TABLE`), or batch steps none of which reads a column another writes, in one
+    pass (see the module docstring)."""
     kinds = engine.columns(t)
     fns: list[Any] = []
     inputs: list[str] = []
@@ -276,19 +277,15 @@ def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
     for index, step in steps:
         method = step["method"]
         where = f"step {index + 1} ({method})"
-        cols = _columns(step)
+        cols = step_columns(step)
         unknown = [c for c in cols if c not in kinds]
         if unknown:
             raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if "column" in step
                                 else f"{where}: unknown column(s) "
                                      f"{', '.join(map(str, unknown))}")
         try:
-            if method == "drop":
-                return engine.drop(t, cols)
-            if method == "rank_swap":
-                return _rank_swap(engine, t, step, kinds, seed, index)
-            if method == "microaggregation":
-                return _microaggregate(engine, t, step, kinds)
+            if _alone(step):
+                return WHOLE_TABLE[method](engine, t, step, kinds, seed, index)
             fn, out = _prepare(engine, t, step, kinds, seed, index)
             _probe(fn, engine, t, cols)
         except SdcInputError as err:
@@ -307,50 +304,77 @@ def run_steps(engine: Engine, t: Any, steps: list[tuple[int, dict[str, Any]]],
 def _prepare(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
              index: int) -> tuple[Any, dict[str, str]]:
     """A batch step's function and the kinds of the columns it writes, from the figures of
-    the whole columns it reads."""
-    method = step["method"]
-    cols = _columns(step)
+    the whole columns it reads, as its method's ``engine`` declares
+    (:class:`~sdc_core.methods.spec.EngineRun`): the column's levels, or the figures
+    :data:`WHOLE_COLUMN` computes for it."""
+    spec = METHODS[step["method"]]
+    cols = step_columns(step)
     extra: dict[str, Any] = {}
-    if method in kernels.CATEGORY_STEPS:
-        levels = kernels.levels_from_counts(engine.group_counts(t, cols), cols[0])
-        if method == "randomized_response":
-            if step.get("categories") is None:
-                extra = {"categories": list(levels.values)}
-        else:
-            extra = {"levels": levels}
-    elif method == "top_bottom_code" and kinds[cols[0]] in NUMBER_KINDS:
-        step = _thresholds(engine, t, step)
-    elif method == "band" and step.get("label", "auto") == "auto":
-        # resolved from the whole column's kind, so that every batch writes the same labels
-        bands = Bands.of(step.get("width"), step.get("origin", 0.0), step.get("breaks"))
-        step = step | {"label": auto_label(kinds[cols[0]] == "int", bands)}
-    elif method == "noise":
-        _require(kinds, cols, ("number",), "noise")
-        counts = {c: engine.present_distinct(t, c)[0] for c in cols}
-        extra = kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
-                                      counts, step)
+    if spec.engine is EngineRun.LEVELS:
+        extra = {"levels": kernels.levels_from_counts(engine.group_counts(t, cols), cols[0])}
+    elif spec.engine is EngineRun.WHOLE_COLUMN:
+        step, extra = WHOLE_COLUMN[spec.name](engine, t, step, kinds)
     return kernels.step_function(step, seed, index, extra), \
         kernels.output_kinds(step, kinds, extra)
 
 
-def _thresholds(engine: Engine, t: Any, step: dict[str, Any]) -> dict[str, Any]:
-    """A top/bottom coding step with percentile thresholds resolved to numbers, from two order
-    statistics of the whole column (:func:`sdc_core.methods.banding.percentile`)."""
+#: A step with the figures of the whole column it needs: the step (settings resolved) and the
+#: method's extra arguments.
+Figures = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _band_labels(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
+                 ) -> Figures:
+    """A band step labelled ``auto`` with its labels resolved from the whole column's kind,
+    so that every batch writes the same labels."""
+    if step.get("label", "auto") != "auto":
+        return step, {}
+    bands = Bands.of(step.get("width"), step.get("origin", 0.0), step.get("breaks"))
+    return step | {"label": auto_label(kinds[step["column"]] == "int", bands)}, {}
+
+
+def _thresholds(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
+                ) -> Figures:
+    """A top/bottom coding step of a numeric column with percentile thresholds resolved to
+    numbers, from two order statistics of the whole column
+    (:func:`sdc_core.methods.banding.percentile`); another column's step is left for the
+    method to refuse."""
     col = step["column"]
     pct = {k: step.get(k) for k in ("top", "bottom", "top_percentile", "bottom_percentile")}
-    if pct["top_percentile"] is None and pct["bottom_percentile"] is None:
-        return step
+    if kinds[col] not in NUMBER_KINDS or (pct["top_percentile"] is None
+                                          and pct["bottom_percentile"] is None):
+        return step, {}
     m = engine.present_distinct(t, col)[0]
     top, bottom = top_bottom_thresholds(**pct, m=m, order_statistics=lambda ranks:
                                         engine.order_statistics(t, col, ranks))
     resolved = {k: v for k, v in step.items() if k not in pct}
-    return resolved | {k: v for k, v in (("top", top), ("bottom", bottom)) if v is not None}
+    return resolved | {k: v for k, v in (("top", top), ("bottom", bottom))
+                       if v is not None}, {}
+
+
+def _noise_moments(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str]
+                   ) -> Figures:
+    """A noise step with its columns' moments (:func:`sdc_core.engines.kernels.noise_moments`)."""
+    cols = step_columns(step)
+    _require(kinds, cols, ("number",), "noise")
+    counts = {c: engine.present_distinct(t, c)[0] for c in cols}
+    return step, kernels.noise_moments(lambda fn: engine.reduce_batches(t, cols, fn),
+                                       counts, step)
+
+
+#: The figures of the whole column each ``whole_column`` method needs, computed on the engine.
+WHOLE_COLUMN = {"band": _band_labels, "top_bottom_code": _thresholds, "noise": _noise_moments}
 
 
 def _probe(fn: Any, engine: Engine, t: Any, cols: list[str]) -> None:
     """Run the step on the first rows once, so that a bad setting is an error with the step's
     name here rather than an exception inside the engine's workers."""
     engine.reduce_batches(t, cols, lambda batch: (fn(batch.head(64)), None)[1], first_only=True)
+
+
+def _drop(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
+          index: int) -> Any:
+    return engine.drop(t, step_columns(step))
 
 
 def _rank_swap(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str], seed: int,
@@ -368,13 +392,13 @@ def _rank_swap(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, st
     return engine.rank_swap(t, col, w, phase, rng.key(seed, index, DRAW_ORDER))
 
 
-def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
-                    kinds: dict[str, str]) -> Any:
+def _microaggregate(engine: Engine, t: Any, step: dict[str, Any], kinds: dict[str, str],
+                    seed: int, index: int) -> Any:
     """Microaggregation: its groups come from every record's values (MDAV's distances, the
     univariate methods' ranks), so the step's columns are gathered in position order (8 bytes
     per value), the reference runs on them as on the pandas engine, and each record's group
     mean goes back to it by position."""
-    cols = _columns(step)
+    cols = step_columns(step)
     _require(kinds, cols, ("number",), "microaggregation")
     parts = engine.reduce_batches(t, [POS] + cols, lambda batch: batch[[POS] + cols])
     whole = pd.concat(parts, ignore_index=True).sort_values(POS, kind="stable")
@@ -387,6 +411,10 @@ def _microaggregate(engine: Engine, t: Any, step: dict[str, Any],
         row = np.searchsorted(positions, batch[POS].to_numpy(dtype=np.int64))
         return pd.DataFrame(means[row], columns=cols, index=batch.index)
     return engine.map_batches(t, by_position, [POS] + cols, {c: "float" for c in cols})
+
+
+#: How each ``whole_table`` method runs on the engine's whole table.
+WHOLE_TABLE = {"drop": _drop, "rank_swap": _rank_swap, "microaggregation": _microaggregate}
 
 
 # -------------------------------------------------------------------------------------- compare

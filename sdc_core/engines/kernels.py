@@ -8,9 +8,11 @@ figures as aggregates, and each batch then goes through the very function that t
 reference runs on the whole column (:func:`sdc_core.recipe.run_step`), so a record gets the
 same value whatever batch it is in.
 
-Steps that need the whole column at once, not a summary of it, run elsewhere (rank swapping:
-in each engine's own terms; microaggregation: on its columns gathered, see
-:mod:`sdc_core.engines.jobs`) or only on pandas (local suppression).
+Each method declares which of these it is (:class:`~sdc_core.methods.spec.EngineRun`). Steps
+that need the whole column at once, not a summary of it, run elsewhere (``whole_table``: rank
+swapping in each engine's own terms, microaggregation on its columns gathered, see
+:mod:`sdc_core.engines.jobs`) or only on pandas (``pandas_only``: local suppression, record
+swapping).
 """
 
 from __future__ import annotations
@@ -27,24 +29,20 @@ from sdc_core.engines.source import RID
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels
 from sdc_core.methods.noise import check_complete_cases, grid_shift, grid_sum
+from sdc_core.methods.spec import EngineRun
 from sdc_core.recipe import METHODS
-
-#: Batch steps that need the whole column's categories and counts.
-CATEGORY_STEPS = ("pram", "relabel", "recode", "randomized_response")
-#: Steps that need the whole table in memory; the engines refuse them with this reason.
-PANDAS_ONLY = {
-    "local_suppression": "it suppresses record by record, each choice depending on the last",
-    "record_swap": "it pairs households across the whole table",
-}
 
 
 def check_engine_step(i: int, step: dict[str, Any], engine: str) -> None:
-    """An error when the engines cannot run this step exactly as pandas does."""
+    """An error when the engines cannot run this step exactly as pandas does: its method is
+    declared ``pandas_only`` (:attr:`~sdc_core.methods.spec.Method.engine`), the error giving
+    the method's reason."""
     method = step["method"]
-    where = f"step {i + 1} ({method})"
-    if method in PANDAS_ONLY:
-        raise SdcInputError(f"{where} runs on the pandas engine only: {PANDAS_ONLY[method]}; "
-                            f"run it with --engine pandas (on a sample if the file is large)")
+    spec = METHODS.get(method)
+    if spec is not None and spec.engine is EngineRun.PANDAS_ONLY:
+        raise SdcInputError(f"step {i + 1} ({method}) runs on the pandas engine only: "
+                            f"{spec.engine_reason}; run it with --engine pandas (on a sample "
+                            "if the file is large)")
 
 
 def levels_from_counts(counts: pd.DataFrame, col: str) -> Levels:

@@ -29,13 +29,13 @@ from sdc_core.methods.randomized_response import (
 from sdc_core.methods.rank_swap import rank_swap
 from sdc_core.methods.record_swap import record_swap
 from sdc_core.methods.relabel import relabel
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 from sdc_core.methods.suppression import SuppressionResult, local_suppression
 
-__all__ = ["Method", "MethodResult", "Param", "Release", "SuppressionResult", "band", "epsilon",
-           "estimate_shares", "local_suppression", "pram", "randomized_response", "rank_swap",
-           "record_swap", "relabel",
-           "registry", "top_bottom_code"]
+__all__ = ["EngineRun", "Method", "MethodResult", "Param", "Release", "SuppressionResult",
+           "band", "epsilon", "estimate_shares", "local_suppression", "pram",
+           "randomized_response", "rank_swap", "record_swap", "relabel", "registry",
+           "top_bottom_code"]
 
 
 @cache

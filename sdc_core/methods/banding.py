@@ -61,7 +61,7 @@ from sdc_core.codes import number_text
 from sdc_core.columns import is_date, require, storage
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 LABELS = ("auto", "midpoint", "lower", "interval", "range")
 #: The labels that write numbers standing for a band, not a true value (:func:`release_note`).
@@ -504,6 +504,7 @@ def _describe_band(r: dict) -> str:
 
 
 BAND = Method(
+    engine=EngineRun.WHOLE_COLUMN,
     name="band", label="Banding", order=10, run=band, release=Release.RECODING,
     target="column", columns="numeric_keys", default_columns="numeric_keys", per_column=True,
     summary="of numeric quasi-identifiers (0 = off)", main="width", off=0,
@@ -531,6 +532,7 @@ BAND = Method(
     switches=("breaks",), describe=_describe_band)
 
 TOP_BOTTOM_CODE = Method(
+    engine=EngineRun.WHOLE_COLUMN,
     name="top_bottom_code", label="Top and bottom coding", order=12, run=top_bottom_code,
     release=Release.RECODING, target="column", columns="numeric",
     summary="caps extreme values (empty = no threshold)",

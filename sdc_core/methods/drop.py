@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from sdc_core.methods.common import TableResult
-from sdc_core.methods.spec import Method, Release
+from sdc_core.methods.spec import EngineRun, Method, Release
 
 
 def drop(df: pd.DataFrame, columns: Sequence[str]) -> TableResult:
@@ -17,4 +17,4 @@ def drop(df: pd.DataFrame, columns: Sequence[str]) -> TableResult:
 
 DROP = Method(name="drop", label="Drop columns", order=90, run=drop, release=Release.DROP,
               target="columns", columns="numeric", summary="leave columns out", params=(),
-              ui=False)
+              engine=EngineRun.WHOLE_TABLE, ui=False)

@@ -111,7 +111,7 @@ import pandas as pd
 from sdc_core.checks import check_whole, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import TableResult
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 #: up to this many records left, MDAV's centre is summed in row order exactly as sdcMicro sums it
 EXACT_CENTRE = 5000
@@ -720,6 +720,7 @@ def _describe(r: dict[str, Any]) -> str:
 
 
 MICROAGGREGATION = Method(
+    engine=EngineRun.WHOLE_TABLE,
     name="microaggregation", label="Microaggregation", order=50, run=microaggregation,
     release=Release.NUMERIC_PERTURBATION, target="columns", columns="numeric",
     summary="values replaced by the mean of their group of k (0 = off)", main="k", off=0,

@@ -57,7 +57,7 @@ from sdc_core import rng
 from sdc_core.checks import check_positive, check_probability, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import TableResult, resolve_ids
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 KINDS = ("additive", "correlated", "correlated2")
 
@@ -244,6 +244,7 @@ def _describe(r: dict[str, Any]) -> str:
 
 
 NOISE = Method(
+    engine=EngineRun.WHOLE_COLUMN,
     name="noise", label="Noise addition", order=45, run=noise,
     release=Release.NUMERIC_PERTURBATION, random=True, target="columns", columns="numeric",
     summary="to numeric columns (sdcMicro addNoise; p = 0: off)", main="p", off=0.0,

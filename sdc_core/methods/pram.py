@@ -33,7 +33,7 @@ from sdc_core.methods.common import (
     transition,
     wide_refused,
 )
-from sdc_core.methods.spec import Method, Param, Release, per_household_param
+from sdc_core.methods.spec import EngineRun, Method, Param, Release, per_household_param
 
 DRAW_FLIP, DRAW_VALUE = 0, 1
 
@@ -143,6 +143,7 @@ def pram(s: pd.Series, p: float | None = None, invariant: bool = False,
 
 
 PRAM = Method(
+    engine=EngineRun.LEVELS,
     name="pram", label="PRAM", order=20, run=pram, release=Release.PERTURBATION, random=True,
     target="column", columns="categorical", default_columns="categorical_keys",
     summary="flip categories at random", main="p", off=0.0, sweep_values="0.01, 0.05, 0.1",

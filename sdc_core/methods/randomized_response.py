@@ -24,13 +24,14 @@ from sdc_core import rng
 from sdc_core.checks import check_probability
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import (
+    Levels,
     MethodResult,
     category_codes,
     from_codes,
     resolve_ids,
     transition,
 )
-from sdc_core.methods.spec import Method, Param, Release, per_household_param
+from sdc_core.methods.spec import EngineRun, Method, Param, Release, per_household_param
 
 DRAW_KEEP, DRAW_VALUE = 0, 1
 Z95 = 1.959963984540054
@@ -68,20 +69,24 @@ def _levels(s: pd.Series, categories: list | None) -> tuple[np.ndarray, pd.Index
 
 def randomized_response(s: pd.Series, keep_probability: float = 0.5,
                         categories: list | None = None, seed: int = 0, step: int = 0,
-                        rid: np.ndarray | None = None) -> MethodResult:
+                        rid: np.ndarray | None = None,
+                        levels: Levels | None = None) -> MethodResult:
     """Apply the mechanism to every non-missing answer. ``categories`` lists all K possible
-    answers (default: those present in the column)."""
+    answers (default: those present in the column; ``levels``: the categories of the whole
+    column when ``s`` is a part of it)."""
     q = check_probability("keep_probability", keep_probability)
-    codes, levels = _levels(s, categories)
-    k = len(levels)
+    if categories is None and levels is not None:
+        categories = list(levels.values)
+    codes, answers = _levels(s, categories)
+    k = len(answers)
     eps = epsilon(q, k)
     ids = resolve_ids(len(s), rid)
     keep = rng.uniform(ids, rng.key(seed, step, DRAW_KEEP)) < q
     drawn = np.floor(rng.uniform(ids, rng.key(seed, step, DRAW_VALUE)) * k).astype(np.int64)
     new = np.where((codes >= 0) & ~keep, drawn, codes)
-    values = from_codes(s, levels, new)
+    values = from_codes(s, answers, new)
     present = codes >= 0
-    matrix = transition([str(v) for v in levels], q, np.full(k, (1.0 - q) / k))
+    matrix = transition([str(v) for v in answers], q, np.full(k, (1.0 - q) / k))
     info: dict[str, object] = {"keep_probability": q, "categories": k, "epsilon": eps,
             "changed_share": float((new != codes)[present].mean()) if present.any() else 0.0}
     return MethodResult(values, info, matrix)
@@ -150,6 +155,7 @@ def estimate_spread(participants: list[int], true_share: float, keep_probability
 
 
 RANDOMIZED_RESPONSE = Method(
+    engine=EngineRun.LEVELS,
     name="randomized_response", label="Randomized response", order=60,
     run=randomized_response, release=Release.PERTURBATION, random=True, target="column",
     columns="categorical", summary="on answers", main="keep_probability", off=1.0,

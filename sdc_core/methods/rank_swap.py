@@ -30,7 +30,7 @@ from sdc_core.checks import check_positive
 from sdc_core.columns import is_date, require
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, resolve_ids
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 DRAW_PHASE, DRAW_ORDER = 0, 1
 
@@ -101,6 +101,7 @@ def rank_swap(s: pd.Series, window_percent: float = 2.5, seed: int = 0, step: in
 
 
 RANK_SWAP = Method(
+    engine=EngineRun.WHOLE_TABLE,
     name="rank_swap", label="Rank swapping", order=40, run=rank_swap,
     release=Release.NUMERIC_PERTURBATION, random=True, target="column", columns="numeric",
     summary="of numeric columns", main="window_percent", off=0.0, sweep_values="1, 2.5, 5",

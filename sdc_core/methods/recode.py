@@ -50,7 +50,7 @@ from sdc_core.codes import number_text, numbers_as_text
 from sdc_core.columns import is_date, is_number, nullable, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels, MethodResult, category_codes
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 
 def _is_number(v: Any) -> bool:
@@ -254,6 +254,7 @@ def _describe(r: dict[str, Any]) -> str:
 
 
 RECODE = Method(
+    engine=EngineRun.LEVELS,
     name="recode", label="Category recoding", order=15, run=recode,
     release=Release.RECODING, target="column", columns="categorical",
     summary="rare categories become 'other' (0 = off)", main="min_count", off=0,

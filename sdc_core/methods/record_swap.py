@@ -64,7 +64,7 @@ from sdc_core.checks import shown
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.methods.common import TableResult
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 #: Proposal rounds of one matching stage (each makes at least one pair while any is possible).
 MAX_ROUNDS = 100
@@ -602,6 +602,8 @@ def _describe(r: dict[str, Any]) -> str:
 
 
 RECORD_SWAP = Method(
+    engine=EngineRun.PANDAS_ONLY,
+    engine_reason="it pairs households across the whole table",
     name="record_swap", label="Targeted record swapping", order=35, run=record_swap,
     release=Release.PERTURBATION, random=True, target="columns", columns="categorical",
     summary="of households between areas", main="swap_rate", off=0.0,

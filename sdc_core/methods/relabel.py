@@ -25,7 +25,7 @@ from sdc_core.methods.common import (
     resolve_ids,
     transition,
 )
-from sdc_core.methods.spec import Method, Param, Release, per_household_param
+from sdc_core.methods.spec import EngineRun, Method, Param, Release, per_household_param
 
 DRAW_REDRAW, DRAW_VALUE = 0, 1
 
@@ -57,6 +57,7 @@ def relabel(s: pd.Series, alpha: float, seed: int = 0, step: int = 0,
 
 
 RELABEL = Method(
+    engine=EngineRun.LEVELS,
     name="relabel", label="Random relabeling", order=30, run=relabel,
     release=Release.PERTURBATION, random=True, target="column", columns="categorical",
     summary="from the column's own distribution", main="alpha", off=0.0,

@@ -35,6 +35,22 @@ class Release(Enum):
     DROP = "drop"
 
 
+class EngineRun(Enum):
+    """How the out-of-core engines (DuckDB, Spark) run a method's step (docs/engines.md,
+    "Which operations run where")."""
+
+    #: value by value, one batch of rows at a time
+    BATCH = "batch"
+    #: batch by batch, given the whole column's sorted categories and their counts
+    LEVELS = "levels"
+    #: batch by batch, given figures of the whole column (the engine computes them first)
+    WHOLE_COLUMN = "whole_column"
+    #: alone, on the whole table: a record's result depends on the other records' values
+    WHOLE_TABLE = "whole_table"
+    #: not at all: the engines refuse the step with the method's ``engine_reason``
+    PANDAS_ONLY = "pandas_only"
+
+
 #: Parameter types: a real number, a whole number, text, one of ``choices``, true/false,
 #: a list of column names, a list of values, an object (mapping), a merge of the step's
 #: column's levels ``{label: [level, …]}`` (the Protect page offers a merge per column as an
@@ -131,6 +147,19 @@ class Method:
     - ``describe``: a one-line account of a step's report for the Protect page.
     - ``order``: its place on the Protect page and in a recipe made there (methods apply in
       this order); ``ui=False`` keeps a method to recipes and the command line.
+    - ``engine`` (no default: every method says): how the DuckDB and Spark engines run it
+      (:class:`EngineRun`): ``batch`` (value by value, one batch at a time), ``levels`` (needs
+      the whole column's categories and counts first: PRAM, relabeling, recoding, randomized
+      response; its ``run`` takes them as ``levels``), ``whole_column`` (needs other figures
+      of the whole column, each computed by the engine module
+      :mod:`sdc_core.engines.jobs`: banding's column kind, which chooses its ``auto`` labels,
+      top/bottom coding's percentile thresholds, noise's moments), ``whole_table`` (runs
+      alone on the whole table: dropping, rank swapping, microaggregation) or
+      ``pandas_only``, refused by the engines with ``engine_reason`` (local suppression,
+      record swapping). ``engine_reason`` is set for ``pandas_only`` and only then.
+    - ``keeps_rows``: whether its release keeps the original's rows in order, row i of the
+      release being the release of row i (a method that blanks values or drops columns
+      keeps rows; one that removed, added or reordered records would not).
     """
 
     name: str
@@ -141,6 +170,7 @@ class Method:
     target: str
     params: tuple[Param, ...]
     order: int
+    engine: EngineRun
     random: bool = False
     main: str | None = None
     off: Any = 0
@@ -152,6 +182,8 @@ class Method:
     sweep_values: str = ""
     describe: Callable[[dict[str, Any]], str] | None = None
     ui: bool = True
+    engine_reason: str = ""
+    keeps_rows: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -161,6 +193,11 @@ class Method:
             raise ValueError(f"method {self.name}: stronger must be higher or lower")
         if self.columns not in COLUMN_KINDS:
             raise ValueError(f"method {self.name}: columns must be one of {COLUMN_KINDS}")
+        if not isinstance(self.engine, EngineRun):
+            raise ValueError(f"method {self.name}: engine must be an EngineRun")
+        if (self.engine is EngineRun.PANDAS_ONLY) != bool(self.engine_reason):
+            raise ValueError(f"method {self.name}: a pandas_only engine, and only it, gives "
+                             "its engine_reason")
 
     @property
     def required(self) -> frozenset[str]:

@@ -31,7 +31,7 @@ from sdc_core.classes import class_sizes
 from sdc_core.columns import blank
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns
-from sdc_core.methods.spec import Method, Param, Release
+from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ def _describe(r: dict[str, Any]) -> str:
 
 
 LOCAL_SUPPRESSION = Method(
+    engine=EngineRun.PANDAS_ONLY,
+    engine_reason="it suppresses record by record, each choice depending on the last",
     name="local_suppression", label="Local suppression", order=70, run=local_suppression,
     release=Release.SUPPRESSION, target="columns", columns="keys",
     summary="to reach k-anonymity", main="k", off=0, sweep_values="",

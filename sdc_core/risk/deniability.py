@@ -58,6 +58,7 @@ from sdc_core.recipe import (
     labelled,
     recipe_households,
     run_step,
+    step_columns,
 )
 
 #: What a finite ε means, with {eps} and {ratio} = e^ε filled in.
@@ -733,11 +734,11 @@ def recipe_deniability(recipe: Recipe, original: pd.DataFrame, recodings: bool =
     used: dict[str, list[int]] = {c: [] for c in tracked}
     skipped: dict[str, list[int]] = {c: [] for c in tracked}
     last = max(i for i, s in enumerate(recipe.steps)
-               if set(_columns(s)) & set(tracked))
+               if set(step_columns(s)) & set(tracked))
     current, plan = original, recipe_households(recipe, original)  # the release's households
     for i, step in enumerate(recipe.steps[: last + 1]):
         spec = METHODS[step["method"]]
-        cols = [c for c in _columns(step) if c in methods]
+        cols = [c for c in step_columns(step) if c in methods]
         modelled = spec.target == "column" and spec.release in MODELLED and bool(cols)
         before = current[cols[0]] if modelled else None
         current, own = _step_output(current, step, recipe.seed, i, rid, recipe.household,
@@ -790,7 +791,7 @@ def _held_matrices(recipe: Recipe, original: pd.DataFrame,
     step on a tracked column is not a one-column perturbation with its matrix there."""
     used: dict[str, list[int]] = {c: [] for c in tracked}
     for i, step in enumerate(recipe.steps, start=1):
-        on = [c for c in _columns(step) if c in used]
+        on = [c for c in step_columns(step) if c in used]
         if not on:
             continue
         spec = METHODS[step["method"]]
@@ -812,10 +813,6 @@ def _held_matrices(recipe: Recipe, original: pd.DataFrame,
         out.append(deniability(matrix, pi, column=c, method=how, n_blank=blanks,
                                steps=used[c]))
     return out
-
-
-def _columns(step: dict[str, Any]) -> list[str]:
-    return [step["column"]] if "column" in step else list(step.get("columns", []))
 
 
 def household_figures(figures: Sequence[Deniability], recipe: Recipe, original: pd.DataFrame,

@@ -83,7 +83,14 @@ from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, Recipe, apply_recipe, labelled, run_column_step
+from sdc_core.recipe import (
+    METHODS,
+    Recipe,
+    apply_recipe,
+    labelled,
+    run_column_step,
+    step_columns,
+)
 
 if TYPE_CHECKING:
     from scipy.spatial import cKDTree
@@ -242,7 +249,7 @@ def attack_columns(qi: Sequence[str], known: Sequence[str], released: Sequence[s
     """(exact columns E, distance columns N) of the module docstring."""
     perturbed = {c for step in (recipe.steps if recipe else [])
                  if METHODS[step["method"]].release is Release.NUMERIC_PERTURBATION
-                 for c in ([step["column"]] if "column" in step else step["columns"])}
+                 for c in step_columns(step)}
     present = set(released)
     exact = [c for c in qi if c in present and c not in perturbed]
     distance = [c for c in qi if c in present and c in perturbed]
