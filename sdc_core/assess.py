@@ -48,7 +48,7 @@ from sdc_core.checks import check_k
 from sdc_core.classes import check_alpha
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import NA_MODES
-from sdc_core.recipe import ApplyResult, Recipe, apply_recipe
+from sdc_core.recipe import ApplyResult, Recipe, apply_recipe, keeps_rows, step_columns
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.closeness import Closeness, closeness_json, closeness_report
 from sdc_core.risk.deniability import Deniability, household_figures, recipe_deniability
@@ -160,6 +160,26 @@ class Assessment:
         return apply_recipe(self.recipe, self.original).reports if self.recipe else None
 
     @cached_property
+    def rows(self) -> str | None:
+        """Why row i of the release is not the release of the original's row i, which every
+        measure that compares record by record needs (docs/architecture.md, "A measure"):
+        None when it is (as far as can be told: the recipe's methods keep rows, the two
+        tables have as many records)."""
+        if self.recipe is not None and not keeps_rows(self.recipe):
+            return ("the recipe's release does not keep the original's rows: a measure that "
+                    "compares record by record does not apply")
+        if len(self.released) != len(self.original):
+            return (f"the release has {len(self.released)} records, the original "
+                    f"{len(self.original)}: a measure that compares record by record needs "
+                    "the release of each record in its row")
+        return None
+
+    def _aligned(self) -> None:
+        """Refuse, with its reason, a release whose rows are not the original's."""
+        if self.rows is not None:
+            raise SdcInputError(self.rows)
+
+    @cached_property
     def keys(self) -> RiskProfile:
         """The risk profile of the released keys."""
         s = self.setting
@@ -170,6 +190,7 @@ class Assessment:
     def linkage(self) -> LinkageResult:
         """The linkage attack of the original's attacker (the keys and the known columns, the
         recipe's public recodings applied as the release resolved them)."""
+        self._aligned()
         return linkage_attack(self.original, self.released, list(self.setting.qi), self.recipe,
                               list(self.setting.known), self.reports)
 
@@ -180,14 +201,14 @@ class Assessment:
         release read from elsewhere."""
         if self.applied is None or self.recipe is None:
             return None
-        return list(dict.fromkeys(c for s in self.recipe.steps
-                                  for c in ([s["column"]] if "column" in s else s["columns"])))
+        return list(dict.fromkeys(c for s in self.recipe.steps for c in step_columns(s)))
 
     @cached_property
     def loss(self) -> IL1Result:
         """IL1 of the touched columns (of every column for a release read from elsewhere),
         every column released but the setting's ``not_released`` (a column recoded to text is
         compared as categories)."""
+        self._aligned()
         s = self.setting
         return il1(self.original, self.released, list(s.numeric), columns=self.touched,
                    missing=s.il1_missing, not_released=list(s.not_released))
@@ -203,6 +224,7 @@ class Assessment:
         release holds: a dropped column has no correlations left to compare)."""
         from sdc_core.utility import eigenvalue_similarity
 
+        self._aligned()
         return eigenvalue_similarity(self.original, self.released, self.released_numeric)
 
     @cached_property
@@ -242,6 +264,8 @@ class Assessment:
         """The deniability of every column the recipe perturbs, record by record."""
         if self.recipe is None:
             return Unavailable(NO_RECIPE, asked=False)
+        if self.rows is not None:
+            return Unavailable(self.rows)
         matrices = self.applied.matrices if self.applied is not None else None
         return tuple(recipe_deniability(self.recipe, self.original, matrices=matrices))
 
@@ -283,6 +307,8 @@ class Assessment:
         s = self.setting
         if not self.sensitive or not s.qi:
             return Unavailable("no sensitive column beside the keys", asked=False)
+        if self.rows is not None:
+            return Unavailable(self.rows)
         try:
             return attribute_inference(self.original, self.released, list(s.qi),
                                        self.sensitive, self.recipe, list(s.known),
@@ -308,6 +334,8 @@ class Assessment:
         s = self.setting
         if not s.household or not s.qi:
             return Unavailable("no household id", asked=False)
+        if self.rows is not None:
+            return Unavailable(self.rows)
         try:
             return table_households(self.original, self.released, list(s.qi), s.household,
                                     s.weight, s.risk.na, s.risk.alpha, self.recipe,
@@ -346,6 +374,8 @@ class Assessment:
         s = self.setting
         if not s.household or not s.qi:
             return Unavailable("no household id", asked=False)
+        if self.rows is not None:
+            return Unavailable(self.rows)
         if "households" in self.__dict__ and isinstance(self.households, HouseholdFigures):
             return self.households.attack
         return household_linkage(self.original, self.released, list(s.qi), s.household,

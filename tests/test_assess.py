@@ -80,3 +80,25 @@ def test_population_is_the_measures_own():
     a = assess(df, None, Setting(QI, sampling=Sampling(sampling_fraction=0.1)), RECIPE)
     expected = population_risk(apply_recipe(RECIPE, df).data, list(QI), None, 0.1, None)
     assert a.population.to_json() == expected.to_json()
+
+
+def test_a_release_without_the_originals_rows_is_refused_by_every_row_by_row_measure():
+    """Fewer records in another order (a sample of the release): the measures that compare
+    record by record say why not; the keys' risk, closeness and the distance to the closest
+    record, which read the release as a set of records, stand."""
+    released = apply_recipe(RECIPE, DF).data.sample(frac=0.6, random_state=2)
+    numeric = ("income",)
+    a = assess(DF, released, Setting(QI, numeric, ("benefit",), household="hid",
+                                     closest=True), RECIPE)
+    assert a.rows is not None and f"{len(released)} records" in a.rows
+    for part in ("linkage", "loss", "similarity"):
+        with pytest.raises(SdcInputError, match="compares record by record"):
+            getattr(a, part)
+    for part in ("inference", "person_deniability", "households", "household_linkage"):
+        found = getattr(a, part)
+        assert isinstance(found, Unavailable) and found.reason == a.rows, part
+    assert a.keys.n_records == len(released)
+    assert not isinstance(a.closeness, Unavailable)
+    assert not isinstance(a.closest, Unavailable) and a.closest.distances.size > 0
+    aligned = assess(DF, None, Setting(QI, numeric, ("benefit",), household="hid"), RECIPE)
+    assert aligned.rows is None
