@@ -151,6 +151,15 @@ class Assessment:
         self.applied = applied
         self.spec = analyses
 
+    def keep(self, **parts: Any) -> None:
+        """Parts computed elsewhere (another worker process, from the same original, release
+        and setting), kept as if computed here."""
+        unknown = [p for p in parts if not isinstance(getattr(type(self), p, None),
+                                                      cached_property)]
+        if unknown:
+            raise ValueError(f"not parts of an assessment: {', '.join(unknown)}")
+        self.__dict__.update(parts)
+
     @cached_property
     def reports(self) -> list[dict[str, Any]] | None:
         """What each step of the recipe did (the recodings as the release resolved them),
@@ -325,7 +334,10 @@ class Assessment:
                    if c in self.released.columns and c not in self.setting.qi]
         if not columns:
             return Unavailable("no sensitive column beside the keys", asked=False)
-        return closeness_report(self.released, list(self.setting.qi), columns, "category")
+        try:
+            return closeness_report(self.released, list(self.setting.qi), columns, "category")
+        except SdcInputError as err:
+            return Unavailable(str(err))
 
     @cached_property
     def households(self) -> HouseholdFigures | Unavailable:

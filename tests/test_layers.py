@@ -286,6 +286,7 @@ def test_a_worker_runs_the_protect_pages_job_without_streamlit(one_worker):
     and the warm-up's imports load neither Streamlit, Plotly nor a page module there."""
     from sdc_core.io import EXAMPLE_PATH, read_table
     from ui.infra import warmup
+    from sdc_core.risk.population_risk import PopulationRisk
     from ui.logic.workbench import Workbench, detached, recipe_json, release_population
 
     workers = one_worker
@@ -298,7 +299,9 @@ def test_a_worker_runs_the_protect_pages_job_without_streamlit(one_worker):
     population = workers.run_on("layers", df, release_population, text, qi, None,
                                 {"sampling_fraction": 0.1})
     assert isinstance(wb, Workbench) and wb.original is None and wb.changed == ["age"]
-    assert population is not None and not isinstance(population, str)
+    assert wb.assessment is not None and wb.assessment.original is None  # not sent back
+    assert "linkage" in wb.assessment.__dict__  # the parts read in the worker come back
+    assert isinstance(population, PopulationRisk)
     assert workers.run(warmup.import_worker_modules) == first
     pid, modules = workers.run(worker_modules)
     assert pid == first != os.getpid()  # the one worker ran every job

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -39,7 +38,7 @@ from ui.infra import memory, workers
 from ui.logic import groups
 from ui.logic.households import HouseholdFigures, original_households
 from ui.logic.risk_tables import tables_of
-from ui.logic.workbench import Workbench, detached, release_population
+from ui.logic.workbench import Workbench, detached, release_population, with_population
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -85,8 +84,7 @@ def workbench(dataset_id: str, recipe_json: str, qi: tuple[str, ...], weight: st
         population = (both.submit(workers.run_on, dataset_id, _df, release_population,
                                    recipe_json, list(qi), weight, dict(given))
                       if given or weight is not None else None)
-        return replace(wb.result(), original=_df,
-                       population=population.result() if population else None)
+        return with_population(wb.result(), _df, population.result() if population else None)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from sdc_core.assess import RiskOptions, Sampling, Setting, Unavailable, assess
+from sdc_core.assess import Assessment, RiskOptions, Sampling, Setting, Unavailable, assess
 from sdc_core.columns import is_number
 from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import ApplyResult, parse_recipe
@@ -75,6 +75,9 @@ class Workbench:
     #: household risk and the household linkage attack on it, when a household id was given;
     #: None when none was, the reason (text) when they cannot be computed
     households: HouseholdFigures | str | None = None
+    #: the assessment these figures were read from (:func:`sdc_core.assess.assess`): the
+    #: report reads its parts, and a part not read yet is computed on first access
+    assessment: Assessment | None = None
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
         """``utility`` with the columns ``not_released`` out of the release: the headline
@@ -137,7 +140,7 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                       "per_column": a.loss.per_column}, a.loss.changed, a.loss, a.numeric,
                      deniability=a.deniability if buys else (),
                      inference=_shown(a.inference) if buys else None,
-                     households=_shown(a.households))
+                     households=_shown(a.households), assessment=a)
 
 
 def _shown(part: T | Unavailable) -> T | str | None:
@@ -149,22 +152,36 @@ def _shown(part: T | Unavailable) -> T | str | None:
 
 
 def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | None,
-                       sampling: dict[str, float]) -> PopulationRisk | str | None:
+                       sampling: dict[str, float]) -> PopulationRisk | Unavailable:
     """The risk in the population of the table the recipe makes of ``df`` (the same table as
     :func:`evaluate`'s: a recipe's draws are seeded), from how the file was sampled
-    (``sampling``, as :func:`~sdc_core.risk.population_risk.population_risk` takes it): None
-    when nothing says, the reason (text) when it cannot be estimated. A job of its own, so
-    that it runs beside :func:`evaluate` in another worker."""
+    (``sampling``, as :func:`~sdc_core.risk.population_risk.population_risk` takes it): the
+    assessment's ``population`` part. A job of its own, so that it runs beside
+    :func:`evaluate` in another worker."""
     setting = Setting(tuple(qi), weight=weight, sampling=Sampling(
         sampling.get("sampling_fraction"), sampling.get("population_size")))
-    return _shown(assess(df, None, setting,
-                          parse_recipe(json.loads(recipe_text))).population)
+    return assess(df, None, setting, parse_recipe(json.loads(recipe_text))).population
+
+
+def with_population(wb: Workbench, original: pd.DataFrame,
+                    population: PopulationRisk | Unavailable | None) -> Workbench:
+    """A worker's workbench with its table and the population part (another worker's, None
+    when nothing was asked) put back: in the assessment, and as the workbench shows it."""
+    if wb.assessment is not None:
+        wb.assessment.original = original
+        if population is not None:
+            wb.assessment.keep(population=population)
+    return replace(wb, original=original,
+                   population=_shown(population) if population is not None else None)
 
 
 def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
-    """:func:`evaluate` without the original table in the result: what a worker process sends
-    back (the caller holds the table)."""
-    return replace(evaluate(df, *args, **kwargs), original=None)
+    """:func:`evaluate` without the original table in the result or its assessment: what a
+    worker process sends back (the caller holds the table: :func:`with_population`)."""
+    wb = evaluate(df, *args, **kwargs)
+    if wb.assessment is not None:
+        wb.assessment.original = None  # type: ignore[assignment]
+    return replace(wb, original=None)
 
 
 #: The most bands a before/after figure draws as its bins.
