@@ -37,6 +37,7 @@ import pandas as pd
 from sdc_core import rng
 from sdc_core.cell_key import ckm_table
 from sdc_core.cell_rules import Rule, RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.checks import shown
 from sdc_core.count_tables import Comparison, compare_published
 from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
@@ -67,6 +68,9 @@ DEFAULT_RULE = Rule("threshold", (5,))
 def primary_cells(table: CrossTable, rule: Rule) -> RuleResult:
     """The primary cells of ``rule`` on ``table``: the threshold rule on a count table, the
     dominance and p % rules on a magnitude table."""
+    if not isinstance(rule, Rule):
+        raise SdcInputError(f"the primary rule must be a Rule (Rule.parse reads one from text "
+                            f"such as threshold:5), not {shown(rule)}")
     name, v = rule.name, rule.parameters
     if name == "threshold":
         return threshold_rule(table, int(v[0]))

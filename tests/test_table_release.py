@@ -121,6 +121,14 @@ def test_a_rule_is_checked_when_it_is_made(name, parameters, words):
         Rule(name, parameters)
 
 
+@pytest.mark.parametrize("rule", ["threshold:5", ("threshold", 5), None])
+def test_release_table_takes_a_rule_not_its_text(rule):
+    """Issue 52: the core reads no rule text; text handed to it is refused in one line that
+    says how to read it."""
+    with pytest.raises(SdcInputError, match="the primary rule must be a Rule"):
+        release_table(pd.DataFrame({"a": list("xxy")}), ["a"], rule=rule)
+
+
 @pytest.mark.parametrize("text", ["threshold:5", "threshold:1000", "dominance:2,85",
                                   "dominance:10,99.5", "p:10", "p:0.1", "p:12.3456789"])
 def test_a_rules_text_is_the_text_it_was_read_from(text):
