@@ -14,12 +14,17 @@ x to reach lo ≤ x − lower and hi ≥ x + upper.
 
 With a household id the contributions x₁ ≥ x₂ ≥ … are per-person sums
 (:func:`sdc_core.crosstab.crosstab`'s ``unit``; docs/tables.md, "The unit of protection").
+
+A table's rule travels as a :class:`Rule` (its name and numbers, checked when it is made); its
+text, ``threshold:5``, ``dominance:2,85``, ``p:10``, is what reports and JSON print and what
+the command line's ``--rule`` reads (:meth:`Rule.parse`).
 """
 
 from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -57,6 +62,96 @@ def check_parameter(name: str, value: object, bounds: tuple[float, float],
     if not low <= v <= high or (whole and not v.is_integer()):  # NaN is never within
         raise SdcInputError(f"{name} must be {what}, not {v:g}")
     return v
+
+
+#: The primary rules and how many parameters each takes
+RULES = {"threshold": 1, "dominance": 2, "p": 1}
+#: Each rule's text with its default numbers (the message of a rule given too few or too many)
+_EXAMPLES = {"threshold": "threshold:5", "dominance": "dominance:2,85", "p": "p:10"}
+
+
+def _number_text(v: float) -> str:
+    """``v`` in at most six significant digits when that is exact (5, 85, 12.5), else in full."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A table's primary rule (docs/tables.md, "Primary rules"), checked on construction:
+    each number within its range (:func:`check_parameter`), else an :class:`SdcInputError` of
+    one line naming it. Kept as floats, so a rule made from ``(5,)`` or read from
+    ``"threshold:5"`` is one value.
+
+    Parameters
+    ----------
+    name : {"threshold", "dominance", "p"}
+        The rule (:data:`RULES`): threshold t (0 < m < t contributors), dominance (n, k)
+        (x₁ + … + x_n > k/100 · x) or p % (x − x₁ − x₂ < p/100 · x₁).
+    parameters : tuple of float
+        (t,), (n, k) or (p,), within :data:`T_RANGE`, :data:`N_RANGE`, :data:`K_RANGE`,
+        :data:`P_RANGE`.
+
+    Raises
+    ------
+    SdcInputError
+        An unknown rule, too few or too many numbers, a number out of its range.
+
+    Examples
+    --------
+    >>> Rule("dominance", (2, 85)).text
+    'dominance:2,85'
+    >>> Rule.parse("p:12.5") == Rule("p", (12.5,))
+    True
+    >>> Rule("threshold", (0,))
+    Traceback (most recent call last):
+    ...
+    sdc_core.errors.SdcInputError: t must be a whole number from 1 to 1,000, not 0
+    """
+
+    name: str
+    parameters: tuple[float, ...]
+    #: What each rule's numbers are called, their ranges and whether each is a whole number
+    CHECKS: ClassVar[dict[str, tuple[tuple[str, tuple[float, float], bool], ...]]] = {
+        "threshold": (("t", T_RANGE, True),),
+        "dominance": (("n", N_RANGE, True), ("k", K_RANGE, False)),
+        "p": (("p", P_RANGE, False),)}
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or self.name not in RULES:
+            raise SdcInputError("rule must be threshold:T, dominance:N,K or p:P, not "
+                                f"{shown(self.name)}")
+        if not isinstance(self.parameters, tuple | list) \
+                or len(self.parameters) != RULES[self.name]:
+            raise SdcInputError(f"rule {self.name} takes {RULES[self.name]} number(s): "
+                                + _EXAMPLES[self.name])
+        checked = tuple(check_parameter(what, value, bounds, whole)
+                        for value, (what, bounds, whole)
+                        in zip(self.parameters, self.CHECKS[self.name]))
+        object.__setattr__(self, "parameters", checked)  # as floats: one rule, one value
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        """The rule a text names (the command line's ``--rule``): ``threshold:5`` →
+        ``Rule("threshold", (5.0,))``; ``dominance:2,85``; ``p:10``."""
+        name, _, params = str(text).partition(":")
+        if name not in RULES:
+            raise SdcInputError("rule must be threshold:T, dominance:N,K or p:P, not "
+                                f"{shown(text)}")
+        try:
+            values = tuple(float(v) for v in params.split(",")) if params else ()
+        except ValueError:
+            raise SdcInputError(f"rule {shown(text)}: its parameters must be numbers") from None
+        return cls(name, values)
+
+    @property
+    def text(self) -> str:
+        """``name:numbers``, as reports, JSON and ``--rule`` write it: ``threshold:5``,
+        ``dominance:2,85``, ``p:12.5`` (each number as short as it is exact)."""
+        return f"{self.name}:" + ",".join(_number_text(v) for v in self.parameters)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from sdc_core.version import __version__
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sdc_core.cell_rules import Rule
     from sdc_core.differencing import DifferencingResult
 
 # Each command imports what it needs when it runs (pandas alone takes ~0.6 s to import), so
@@ -837,6 +838,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 def _cross_table(args: argparse.Namespace) -> int:
     """``tables --cross``: the published cross table (docs/tables.md, "Publishing a table")."""
+    from sdc_core.cell_rules import Rule
     from sdc_core.io import WRITABLE_EXTENSIONS, write_table
     from sdc_core.table_release import TIME_LIMIT, release_table, unit_text
 
@@ -848,7 +850,7 @@ def _cross_table(args: argparse.Namespace) -> int:
     if args.max_contributions is not None and (args.method != "dp" or args.household is None):
         raise SdcInputError("--max-contributions goes with --method dp and --household (without "
                             "a household id each record is its own unit)")
-    rule = args.rule or ("p:10" if args.sum else "threshold:5")
+    rule = Rule.parse(args.rule or ("p:10" if args.sum else "threshold:5"))  # text only here
     df = read_bounded(args.data)
     made = release_table(df, args.cross, args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold, args.household, args.max_contributions)
@@ -866,7 +868,7 @@ def _cross_table(args: argparse.Namespace) -> int:
     hidden = int(out[made.value].isna().sum())
     if made.method == "suppress":
         unchecked = made.audit.unchecked_cells if made.audit is not None else 0
-        what = f"rule {rule} on {unit_text(made.household)}, {hidden} cells hidden, audit " + (
+        what = f"rule {rule.text} on {unit_text(made.household)}, {hidden} cells hidden, audit " + (
             "passed" if made.audit is not None and made.audit.passes else "FAILED") + (
             f" ({unchecked} hidden cells not checked within {TIME_LIMIT:g} s)"
             if unchecked else "")
@@ -887,7 +889,7 @@ def _cross_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: str) -> DifferencingResult:
+def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> DifferencingResult:
     """``--difference COLUMN=L1,L2``: the table and the same with the levels merged
     (docs/tables.md, "Differencing between two tables")."""
     from sdc_core.differencing import differencing_risk

@@ -31,11 +31,13 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from sdc_core.cell_rules import Rule
 from sdc_core.count_tables import Differencing, differencing
 from sdc_core.crosstab import TOTAL, level_codes
 from sdc_core.errors import SdcInputError
 from sdc_core.suppression_audit import TOL, Progress, intervals
 from sdc_core.table_release import (
+    DEFAULT_RULE,
     TABLE_METHODS,
     TIME_LIMIT,
     TableRelease,
@@ -91,7 +93,7 @@ class DifferencingResult:
             "merged": list(self.merged), "label": self.label, "household": self.fine.household,
             "summary": self.summary()}
         if self.method == "suppress":
-            out["rule"] = self.fine.rule
+            out["rule"] = None if self.fine.rule is None else self.fine.rule.text
             out["fine_audit_passes"] = bool(self.fine.audit.passes) \
                 if self.fine.audit is not None else None
             out["exposed_alone"] = self.exposed_alone
@@ -230,9 +232,9 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
     >>> import pandas as pd
     >>> from sdc_core.table_release import release_table
     >>> df = pd.DataFrame({"a": list("x" * 3 + "y" * 5 + "z" * 20 + "w" * 8)})
-    >>> fine = release_table(df, ["a"], rule="threshold:4")
+    >>> fine = release_table(df, ["a"], rule=Rule("threshold", (4,)))
     >>> coarse = release_table(df.replace({"a": {"y": "y+z", "z": "y+z"}}), ["a"],
-    ...                        rule="threshold:4")
+    ...                        rule=Rule("threshold", (4,)))
     >>> cover = cover_matrix(fine, coarse, "a", ["y", "z"], "y+z")
     >>> got = pair_intervals(fine, coarse, cover, exact=True)
     >>> fine.audit.passes, got.lo.tolist(), got.hi.tolist()
@@ -275,7 +277,7 @@ def _check(df: pd.DataFrame, columns: list[str], column: str, merged: list[str])
 
 
 def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged: list[str],
-                      method: str = "suppress", rule: str = "threshold:5", epsilon: float = 1.0,
+                      method: str = "suppress", rule: Rule = DEFAULT_RULE, epsilon: float = 1.0,
                       seed: int = 0, threshold: int = 10, integer: bool = False,
                       household: str | None = None,
                       max_contributions: int | None = None,
@@ -328,7 +330,7 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"a": list("x" * 3 + "y" * 5 + "z" * 20 + "w" * 8)})
-    >>> r = differencing_risk(df, ["a"], "a", ["y", "z"], rule="threshold:4")
+    >>> r = differencing_risk(df, ["a"], "a", ["y", "z"], rule=Rule("threshold", (4,)))
     >>> r.exposed_alone, r.exposed
     (0, 1)
     """

@@ -3,8 +3,8 @@
 the Tables page and the report call, so they give the same cells under the same names.
 
 - ``suppress``: the table of :func:`sdc_core.crosstab.crosstab`, its primary cells by a rule
-  (``threshold:T`` for counts, ``dominance:N,K`` or ``p:P`` for a magnitude table;
-  :mod:`sdc_core.cell_rules`), secondary cells chosen and audited by
+  (a :class:`~sdc_core.cell_rules.Rule`: ``threshold:T`` for counts, ``dominance:N,K`` or
+  ``p:P`` for a magnitude table; :mod:`sdc_core.cell_rules`), secondary cells chosen and audited by
   :func:`sdc_core.suppression_audit.secondary_suppression`; each hidden cell carries the
   interval [lo, hi] the published table leaves it.
 - ``dp``: the cells' counts with discrete Laplace noise at ε (:func:`sdc_core.dp_tables.dp_counts`,
@@ -36,17 +36,8 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.cell_key import ckm_table
-from sdc_core.cell_rules import (
-    K_RANGE,
-    N_RANGE,
-    P_RANGE,
-    T_RANGE,
-    RuleResult,
-    check_parameter,
-    dominance_rule,
-    p_rule,
-    threshold_rule,
-)
+from sdc_core.cell_rules import Rule, RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.checks import shown
 from sdc_core.count_tables import Comparison, compare_published
 from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
@@ -56,8 +47,6 @@ from sdc_core.suppression_audit import AuditReport, Progress, secondary_suppress
 
 #: How a table may be published
 TABLE_METHODS = ("suppress", "dp", "ckm")
-#: The primary rules and how many parameters each takes
-RULES = {"threshold": 1, "dominance": 2, "p": 1}
 #: What each published figure protects: every record, or the person a household id names
 UNITS = ("record", "person")
 #: Seconds a suppressed table's secondary suppression and audit may take (the page's and the
@@ -72,32 +61,17 @@ def unit_text(household: str | None) -> str:
     return "records" if household is None else f"distinct {household}"
 
 
-def parse_rule(text: str) -> tuple[str, tuple[float, ...]]:
-    """``threshold:5`` → ("threshold", (5,)); ``dominance:2,85``; ``p:10``; each number within
-    its range (:func:`sdc_core.cell_rules.check_parameter`), else one line naming it."""
-    name, _, params = str(text).partition(":")
-    if name not in RULES:
-        raise SdcInputError(f"rule must be threshold:T, dominance:N,K or p:P, not {text!r}")
-    try:
-        values = tuple(float(v) for v in params.split(",")) if params else ()
-    except ValueError:
-        raise SdcInputError(f"rule {text!r}: its parameters must be numbers") from None
-    if len(values) != RULES[name]:
-        raise SdcInputError(f"rule {name} takes {RULES[name]} number(s): "
-                            + {"threshold": "threshold:5", "dominance": "dominance:2,85",
-                               "p": "p:10"}[name])
-    checks: dict[str, list[tuple[str, tuple[float, float], bool]]] = {
-        "threshold": [("t", T_RANGE, True)], "p": [("p", P_RANGE, False)],
-        "dominance": [("n", N_RANGE, True), ("k", K_RANGE, False)]}
-    for value, (what, bounds, whole) in zip(values, checks[name]):
-        check_parameter(what, value, bounds, whole)
-    return name, values
+#: Suppression's primary rule when none is given: the threshold rule at 5 (a count table)
+DEFAULT_RULE = Rule("threshold", (5,))
 
 
-def primary_cells(table: CrossTable, rule: str) -> RuleResult:
-    """The primary cells of ``rule`` (:func:`parse_rule`) on ``table``: the threshold rule on a
-    count table, the dominance and p % rules on a magnitude table."""
-    name, v = parse_rule(rule)
+def primary_cells(table: CrossTable, rule: Rule) -> RuleResult:
+    """The primary cells of ``rule`` on ``table``: the threshold rule on a count table, the
+    dominance and p % rules on a magnitude table."""
+    if not isinstance(rule, Rule):
+        raise SdcInputError(f"the primary rule must be a Rule (Rule.parse reads one from text "
+                            f"such as threshold:5), not {shown(rule)}")
+    name, v = rule.name, rule.parameters
     if name == "threshold":
         return threshold_rule(table, int(v[0]))
     if table.sum_column is None:
@@ -122,7 +96,7 @@ class TableRelease:
     truth: CrossTable
     frame: pd.DataFrame
     utility: Comparison
-    rule: str | None = None
+    rule: Rule | None = None
     audit: AuditReport | None = None
     epsilon: float | None = None
     suppression: str | None = None
@@ -154,7 +128,8 @@ class TableRelease:
         keep = cols + [self.value, "status"] + [c for c in ("accuracy",) if c in self.frame]
         cells = self.frame[keep].astype(object).where(self.frame[keep].notna(), None)
         out: dict[str, Any] = {
-            "method": self.method, "columns": cols, "value": self.value, "rule": self.rule,
+            "method": self.method, "columns": cols, "value": self.value,
+            "rule": None if self.rule is None else self.rule.text,
             "epsilon": self.epsilon, "suppression": self.suppression,
             "household": self.household, "unit": self.unit,
             "cells": cells.to_dict(orient="records"), "utility": self.utility.to_json()}
@@ -183,7 +158,7 @@ def _number(v: object) -> float | None:
 
 
 def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None = None,
-                  method: str = "suppress", rule: str = "threshold:5",
+                  method: str = "suppress", rule: Rule = DEFAULT_RULE,
                   epsilon: float = 1.0, seed: int = 0, threshold: int = 10,
                   household: str | None = None,
                   max_contributions: int | None = None,
@@ -200,8 +175,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     sum_column : str, optional
         Sum this column per cell (a magnitude table; ``suppress`` only).
     method : {"suppress", "dp", "ckm"}
-    rule : str
-        The primary rule of ``suppress``: ``threshold:T``, ``dominance:N,K``, ``p:P``.
+    rule : Rule, default threshold:5
+        The primary rule of ``suppress`` (threshold t for counts; dominance n, k or p % for
+        sums).
     epsilon : float
         ε of ``dp``.
     seed : int
@@ -231,7 +207,7 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"a": list("xxxyyyyyyyzzzzzzz"), "b": list("uvuuvuvuvuvuvuvuv")})
-    >>> r = release_table(df, ["a"], rule="threshold:4")
+    >>> r = release_table(df, ["a"], rule=Rule("threshold", (4,)))
     >>> r.frame["status"].tolist()
     ['primary', 'secondary', 'published', 'published']
     >>> r.hidden()[["a", "lo", "hi"]].values.tolist(), r.audit.passes

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.cell_rules import Rule
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
 from sdc_core.io import EXAMPLE_PATH, read_table, table_bytes
@@ -93,7 +94,7 @@ def test_the_cross_table_shows_three_methods_side_by_side():
     df = read_table(EXAMPLE_PATH)
     at = cross_page(["race", "karnof"])
     assert at.radio(key="w_tables_kind").options == ["Answer counts", CROSS]
-    made = release_table(df, ["race", "karnof"], rule="threshold:5")
+    made = release_table(df, ["race", "karnof"], rule=Rule("threshold", (5,)))
     assert not made.hidden().empty  # karnof 70 is small: the check below can fail
     block = method_block(at, "suppress")
     pivot = block.dataframe[0].value
@@ -135,7 +136,7 @@ def test_the_downloads_are_the_command_lines_table(monkeypatch):
     df = read_table(EXAMPLE_PATH)
     cross_page(["race", "karnof"])
     for method in ("suppress", "dp", "ckm"):
-        release = release_table(df, ["race", "karnof"], method=method, rule="threshold:5")
+        release = release_table(df, ["race", "karnof"], method=method, rule=Rule("threshold", (5,)))
         frame = release.frame[["race", "karnof", release.value, "status", "unit"]]
         assert made[f"dl_tables_{method}_csv"] == table_bytes(frame, ".csv"), method
     excel = made["dl_tables_suppress_xlsx"]()
@@ -203,7 +204,7 @@ def test_differencing_and_dp_nonresponse_are_the_cores():
     df = read_table(EXAMPLE_PATH)
     at = cross_page(["race", "karnof"])
     dp = method_block(at, "dp")
-    made = release_table(df, ["race", "karnof"], method="dp", rule="threshold:5")
+    made = release_table(df, ["race", "karnof"], method="dp", rule=Rule("threshold", (5,)))
     cells = made.frame.loc[~made.frame["margin"], "count"].astype(float)
     derived = max(0.0, len(df) - float(cells.sum()))
     assert any(f"= {derived:,.0f} (true {made.truth.left_out:,})" in plain(c.value)
@@ -214,7 +215,7 @@ def test_differencing_and_dp_nonresponse_are_the_cores():
     shown = " ".join(plain(c.value) for c in at.caption)
     for method in ("suppress", "dp", "ckm"):
         want = differencing_risk(df, ["race", "karnof"], "karnof", ["70", "80"], method,
-                                 "threshold:5").summary()
+                                 Rule("threshold", (5,))).summary()
         assert want in shown, method
 
 

@@ -11,10 +11,11 @@ import random
 import pandas as pd
 import pytest
 
+from sdc_core.cell_rules import Rule
 from sdc_core.crosstab import crosstab
 from sdc_core.names import count_text, label
 from sdc_core.suppression_audit import audit
-from sdc_core.table_release import parse_rule, release_table
+from sdc_core.table_release import release_table
 from ui.logic.cross_tables import (
     HIDDEN,
     SUMS_REFUSED,
@@ -25,9 +26,9 @@ from ui.logic.cross_tables import (
     comparison_table,
     dp_text,
     narrowest_interval,
+    page_rule,
     protection_rows,
     published_frame,
-    rule_text,
     settings_from,
     settings_text,
     shown_table,
@@ -63,7 +64,7 @@ def loop_counts(df: pd.DataFrame, cols: list[str]) -> dict[tuple[str, ...], int]
 
 
 def test_a_two_way_pivot_holds_each_count_and_hides_what_is_hidden(survey):
-    made = release_table(survey, ["region", "band"], rule="threshold:8")
+    made = release_table(survey, ["region", "band"], rule=Rule("threshold", (8,)))
     shown = shown_table(made)
     counts = loop_counts(survey, ["region", "band"])
     regions = sorted({str(v) for v in survey["region"]})
@@ -84,7 +85,7 @@ def test_a_two_way_pivot_holds_each_count_and_hides_what_is_hidden(survey):
 
 def test_one_and_three_way_tables_are_tidy_with_their_status(survey):
     for cols in (["region"], ["region", "band", "sex"]):
-        made = release_table(survey, cols, rule="threshold:5")
+        made = release_table(survey, cols, rule=Rule("threshold", (5,)))
         shown = shown_table(made)
         assert list(shown.columns) == cols + ["count", "status"]
         counts = loop_counts(survey, cols)
@@ -101,7 +102,7 @@ def test_one_and_three_way_tables_are_tidy_with_their_status(survey):
 
 
 def test_status_counts_add_up(survey):
-    made = release_table(survey, ["region", "band"], rule="threshold:8")
+    made = release_table(survey, ["region", "band"], rule=Rule("threshold", (8,)))
     text = status_counts(made)
     parts = dict(reversed(p.split(" ", 1)) for p in text.split(", "))
     assert sum(int(v) for v in parts.values()) == len(made.frame)
@@ -123,7 +124,7 @@ def test_utility_rows_are_the_release_figures_and_absD_by_loop(survey):
 
 
 def test_protection_rows_of_each_method(survey):
-    sup = release_table(survey, ["region", "band"], rule="threshold:8")
+    sup = release_table(survey, ["region", "band"], rule=Rule("threshold", (8,)))
     widths = [float(h) - float(lo) for lo, h, v in
               zip(sup.frame["lo"], sup.frame["hi"], sup.frame["count"]) if pd.isna(v)]
     assert narrowest_interval(sup) == min(widths)
@@ -147,7 +148,7 @@ def test_protection_rows_of_each_method(survey):
 
 def test_a_passing_and_a_failing_audit_say_so():
     df = pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9})
-    made = release_table(df, ["a"], rule="threshold:4")
+    made = release_table(df, ["a"], rule=Rule("threshold", (4,)))
     passes, lines = audit_text(made)
     assert passes and "at least 12 wide" in lines[0]  # x, y both in [0, 12]: the total 12
     table = crosstab(df, ["a"])
@@ -156,12 +157,12 @@ def test_a_passing_and_a_failing_audit_say_so():
     assert not passes and lines == ["x: the published table pins it to 3"]
     assert dict(protection_rows(failing, 10).values.tolist())["audit"] == \
         "fails: 1 cells exposed"
-    nothing = release_table(df, ["a"], rule="threshold:1")
+    nothing = release_table(df, ["a"], rule=Rule("threshold", (1,)))
     assert audit_text(nothing) == (True, ["Audit passed: no cell is hidden."])
 
 
 def test_the_published_frame_is_the_command_lines(survey):
-    made = release_table(survey, ["region", "band"], "income", rule="p:10")
+    made = release_table(survey, ["region", "band"], "income", rule=Rule("p", (10,)))
     out = published_frame(made)
     assert list(out.columns) == ["region", "band", "sum", "status", "unit"]
     assert len(out) == len(loop_counts(survey, ["region", "band"]))
@@ -169,9 +170,9 @@ def test_the_published_frame_is_the_command_lines(survey):
 
 
 def test_a_table_of_sums_offers_suppression_alone(survey):
-    settings = CrossSettings(("region", "band"), "income", "p:10")
+    settings = CrossSettings(("region", "band"), "income", Rule("p", (10,)))
     assert settings.methods() == ("suppress",)
-    made = release_table(survey, ["region", "band"], "income", rule="p:10")
+    made = release_table(survey, ["region", "band"], "income", rule=Rule("p", (10,)))
     table = comparison_table({"suppress": made, "dp": SUMS_REFUSED, "ckm": SUMS_REFUSED}, 10)
     assert list(table.columns) == ["measure", "Suppression", "Differential privacy",
                                    "Cell key method"]
@@ -181,7 +182,7 @@ def test_a_table_of_sums_offers_suppression_alone(survey):
 
 
 def test_the_comparison_has_every_methods_figures(survey):
-    releases = {m: release_table(survey, ["region", "band"], method=m, rule="threshold:8",
+    releases = {m: release_table(survey, ["region", "band"], method=m, rule=Rule("threshold", (8,)),
                                  seed=2) for m in ("suppress", "dp", "ckm")}
     table = comparison_table(releases, 10)
     absd = table.loc[table["measure"] == label("absD")].iloc[0]
@@ -191,18 +192,23 @@ def test_the_comparison_has_every_methods_figures(survey):
     assert table.loc[table["measure"] == "ε", "Suppression"].item() == "—"
 
 
-@pytest.mark.parametrize("kind, kwargs, want", [
-    ("threshold", {"threshold": 7}, ("threshold", (7.0,))),
-    ("dominance", {"n": 3, "k": 80.5}, ("dominance", (3.0, 80.5))),
-    ("p", {"p": 12.5}, ("p", (12.5,)))])
-def test_rule_text_is_read_back_by_the_core(kind, kwargs, want):
-    assert parse_rule(rule_text(kind, **kwargs)) == want
+@pytest.mark.parametrize("kind, kwargs, want, text", [
+    ("threshold", {"threshold": 7}, ("threshold", (7.0,)), "threshold:7"),
+    ("dominance", {"n": 3, "k": 80.5}, ("dominance", (3.0, 80.5)), "dominance:3,80.5"),
+    ("p", {"p": 12.5}, ("p", (12.5,)), "p:12.5"),
+    ("p", {"p": 12.34567891}, ("p", (12.3457,)), "p:12.3457"),
+    ("dominance", {"n": 2, "k": 85.0}, ("dominance", (2.0, 85.0)), "dominance:2,85")])
+def test_the_pages_rule_is_the_rule_its_fields_say(kind, kwargs, want, text):
+    """Issue 52: the page builds a Rule (no text the core parses back); its text is the one the
+    page gave before, numbers past six significant digits rounded as that text rounded them."""
+    rule = page_rule(kind, **kwargs)
+    assert (rule.name, rule.parameters) == want and rule.text == text
 
 
 def test_settings_survive_the_session_state():
-    s = CrossSettings(("a", "b", "c"), None, "threshold:3", 0.5, 9, 15)
+    s = CrossSettings(("a", "b", "c"), None, Rule("threshold", (3,)), 0.5, 9, 15)
     assert settings_from({**s.to_dict(), "dataset_id": "x"}) == s
-    with_id = CrossSettings(("a",), None, "threshold:3", 0.5, 9, 15, "hid", 4)
+    with_id = CrossSettings(("a",), None, Rule("threshold", (3,)), 0.5, 9, 15, "hid", 4)
     assert settings_from({**with_id.to_dict(), "dataset_id": "x"}) == with_id
     assert settings_text(with_id) == ("suppression's rule threshold:3 on distinct hid; DP ε 0.5 "
                                       "per person, seed 9, at most 4 records per person; cell "
@@ -215,7 +221,7 @@ def test_with_a_household_id_every_method_says_whom_it_protects(survey):
     the household column, and DP says ε is per person with its bound and the records
     dropped, counted here by a loop over persons."""
     df = survey.assign(pid=[i // 3 for i in range(len(survey))])
-    sup = release_table(df, ["region", "band"], rule="threshold:8", household="pid")
+    sup = release_table(df, ["region", "band"], rule=Rule("threshold", (8,)), household="pid")
     rows = dict(protection_rows(sup, 10).values.tolist())
     assert rows["unit"] == "distinct pid" and set(published_frame(sup)["unit"]) == {
         "distinct pid"}

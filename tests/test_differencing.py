@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdc_core.cell_rules import Rule
 from sdc_core.differencing import differencing_risk
 from sdc_core.errors import SdcInputError
 from tests.cli_run import run
@@ -78,7 +79,7 @@ def _brute_force(res, use_coarse):
 @pytest.mark.parametrize("integer", [False, True])
 def test_a_table_that_passes_its_audit_is_exposed_by_the_merged_table(integer):
     res = differencing_risk(_records(HAND), ["region", "age"], "age", ["b", "c"],
-                            rule="threshold:3", integer=integer)
+                            rule=Rule("threshold", (3,)), integer=integer)
     assert res.fine.audit.passes
     got = {(r.region, r.age): (r.lo, r.hi) for r in res.frame.itertuples()}
     alone = {(r.region, r.age): (r.lo_alone, r.hi_alone) for r in res.frame.itertuples()}
@@ -104,7 +105,7 @@ def test_a_table_that_passes_its_audit_is_exposed_by_the_merged_table(integer):
 
 def test_merging_levels_nothing_hides_leaves_the_intervals_alone():
     res = differencing_risk(_records(HAND), ["region", "age"], "age", ["c", "d"],
-                            rule="threshold:3")
+                            rule=Rule("threshold", (3,)))
     assert (res.frame["lo"].to_numpy() == res.frame["lo_alone"].to_numpy()).all()
     assert (res.frame["hi"].to_numpy() == res.frame["hi_alone"].to_numpy()).all()
     assert res.exposed == 0
@@ -173,7 +174,7 @@ def test_a_merged_label_that_is_already_a_level_is_refused():
 def test_a_categorical_column_keeps_its_order():
     df = _records(HAND)
     df["age"] = pd.Categorical(df["age"], categories=["d", "c", "b", "a"])
-    res = differencing_risk(df, ["region", "age"], "age", ["b", "c"], rule="threshold:3")
+    res = differencing_risk(df, ["region", "age"], "age", ["b", "c"], rule=Rule("threshold", (3,)))
     assert res.coarse.truth.levels[1] == ("d", "b+c", "a")
     assert res.exposed == 1
 
@@ -186,7 +187,7 @@ def test_the_command_line_adds_the_pair_to_its_json(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["differencing"]
     direct = differencing_risk(_records(HAND), ["region", "age"], "age", ["b", "c"],
-                               rule="threshold:3")
+                               rule=Rule("threshold", (3,)))
     assert out == json.loads(json.dumps(direct.to_json()))
     assert out["exposed_alone"] == 0 and out["exposed"] == 1
     for bad in ("age=b", "age", "age=b,zz", "nope=b,c"):
@@ -215,9 +216,9 @@ def _many_hidden():
     rng = np.random.default_rng(0)
     cells = {(f"r{i:02d}", a): int(rng.integers(0, 12)) for i in range(20) for a in "abcdefghij"}
     df = _records(cells)
-    fine = release_table(df, ["region", "age"], rule="threshold:5")
+    fine = release_table(df, ["region", "age"], rule=Rule("threshold", (5,)))
     coarse = release_table(df.assign(age=_coarse_column(df["age"], ["b", "c"], "b+c")),
-                           ["region", "age"], rule="threshold:5")
+                           ["region", "age"], rule=Rule("threshold", (5,)))
     return fine, coarse, cover_matrix(fine, coarse, "age", ["b", "c"], "b+c")
 
 

@@ -1,8 +1,10 @@
 """Work survives: a reload takes the session's work over (resume token), undo/redo and reset of
 the Protect settings, and the workspace file."""
 
+import ast
 import json
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -14,6 +16,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from tests.apptest import app_test
 from tests.conftest import plain
+from tests.test_page_state import WIDGET_HELPERS
 from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
@@ -103,6 +106,88 @@ def test_kept_state_is_the_work_not_the_widgets():
              "w_p_band_age": 5, "recipe_upload": 6, "resume_token": 7}
     assert resume.kept(saved) == {"dataset": 1, "roles": 2, "protect_history": 3,
                                   "w_kept_w_t_seed": 4}
+
+
+#: What a reload took over before ui/state.py declared its values (issue 52): the plain values
+#: of the pages, and every kept widget value (``w_kept_…``)
+KEPT_BEFORE = ("dataset", "roles", "protect", "protect_history", "sweep", "known",
+               "risk_options", "whole_file_risk", "lesson", "lesson_values", "lessons_done",
+               "projector", "chart_format", "suda_dis_fraction", "risk_view", "link_opened",
+               "analyses", "sampling", "cross_table")
+
+
+def test_a_reload_keeps_exactly_the_values_declared_kept():
+    """Issue 52: what a reload takes over is read from the declaration of ui/state.py, and it
+    is what it was before."""
+    declared = {v.key.replace("*", "x"): v.kept for v in state.VALUES}
+    assert len(declared) == len(state.VALUES)  # every key (family) declared once
+    saved = dict.fromkeys([*declared, "w_p_band_age", "w_t_goal", "recipe_upload",
+                           "resume_token", "not_declared"], 0)
+    taken = set(resume.kept(saved))
+    assert taken == {k for k, kept in declared.items() if kept}
+    assert taken == {*KEPT_BEFORE, "w_kept_x"}
+
+
+def session_keys(source: str) -> set[str]:
+    """The keys a module's source reads or writes in ``st.session_state`` (a subscript,
+    ``get``/``pop``/``setdefault``, ``in``), each a text or, for an f-string, a family with
+    ``*`` for each value put in (a module constant put in is its text). Inside a widget helper
+    (:data:`tests.test_page_state.WIDGET_HELPERS`) the key is a widget's; inside ``_new``, the
+    keys its calls hand it."""
+    tree = ast.parse(source)
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) for t in n.targets
+                 if isinstance(t, ast.Name)}
+
+    def text(expr: ast.expr) -> str:
+        if isinstance(expr, ast.Constant):
+            return str(expr.value)
+        if isinstance(expr, ast.Name) and expr.id in constants:
+            return str(constants[expr.id])
+        if isinstance(expr, ast.JoinedStr):
+            return "".join(text(part.value) if isinstance(part, ast.FormattedValue)
+                           and isinstance(part.value, ast.Name) and part.value.id in constants
+                           else "*" if isinstance(part, ast.FormattedValue) else text(part)
+                           for part in expr.values)
+        return "?" + ast.unparse(expr)  # not known from the source: never declared
+
+    def is_state(expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Attribute) and expr.attr == "session_state"
+
+    helpers = WIDGET_HELPERS | {"forget_widgets", "_new"}
+    keys = set()
+    for fn in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "_new":
+                keys.add(text(node.args[0]))
+            if fn.name in helpers:
+                continue
+            if isinstance(node, ast.Subscript) and is_state(node.value):
+                keys.add(text(node.slice))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and is_state(node.func.value) and node.func.attr in (
+                        "get", "pop", "setdefault"):
+                keys.add(text(node.args[0]))
+            elif isinstance(node, ast.Compare) and any(is_state(c) for c in node.comparators):
+                keys.add(text(node.left))
+    return keys
+
+
+def declared(key: str) -> bool:
+    return any(v.key == key or v.names(key) for v in state.VALUES)
+
+
+def test_every_session_value_of_ui_state_is_declared():
+    """Issue 52: a key ui/state.py reads or writes in the session's state and does not declare
+    (ui.state.VALUES, with its lifetime) fails here."""
+    keys = session_keys(Path(state.__file__).read_text())
+    assert {"dataset", "protect_history", "w_kept_*", "*_file_id", "suda_requested*"} <= keys
+    assert [k for k in keys if not declared(k)] == []
+    late = session_keys('import streamlit as st\n_NEW = "new_value"\n'
+                        'def f(part):\n    st.session_state[_NEW] = 1\n'
+                        '    return st.session_state.get(f"{part}_shown")\n')
+    assert sorted(k for k in late if not declared(k)) == ["*_shown", "new_value"]
 
 
 def address_token(at: AppTest) -> str:

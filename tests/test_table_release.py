@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.cell_rules import dominance_rule, p_rule, threshold_rule
+from sdc_core.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
 from sdc_core.crosstab import TOTAL, crosstab
 from sdc_core.errors import SdcInputError
 from sdc_core.suppression_audit import audit
-from sdc_core.table_release import parse_rule, release_table
+from sdc_core.table_release import release_table
 from sdc_core.teaching_households import HOUSEHOLDS_PATH
 from tests.cli_run import run
 
@@ -29,7 +29,8 @@ def df() -> pd.DataFrame:
 
 @pytest.mark.parametrize("method", ["suppress", "dp", "ckm"])
 def test_one_row_per_cell_and_margin_in_the_tables_order(df, method):
-    made = release_table(df, ["region", "agegroup", "sex"], method=method, rule="threshold:40")
+    made = release_table(df, ["region", "agegroup", "sex"], method=method,
+                         rule=Rule("threshold", (40,)))
     table = crosstab(df, ["region", "agegroup", "sex"])
     cols = list(table.columns)
     assert made.frame[cols].astype(str).equals(table.frame[cols].astype(str))
@@ -52,7 +53,7 @@ def test_one_row_per_cell_and_margin_in_the_tables_order(df, method):
 
 
 def test_a_threshold_hides_small_cells_and_their_partners(df):
-    made = release_table(df, ["district", "tenure"], rule="threshold:20")
+    made = release_table(df, ["district", "tenure"], rule=Rule("threshold", (20,)))
     primary = made.frame["status"] == "primary"
     counts = crosstab(df, ["district", "tenure"]).frame["count"]
     assert ((counts[primary] > 0) & (counts[primary] < 20)).all()
@@ -98,8 +99,46 @@ def test_the_cell_key_method_is_consistent_across_tables(df):
 ])
 def test_bad_rules_are_refused(rule, words):
     with pytest.raises(SdcInputError, match=words):
-        parse_rule(rule) if "2.5" not in rule else release_table(
-            pd.DataFrame({"a": list("xy")}), ["a"], rule=rule)
+        Rule.parse(rule)
+
+
+@pytest.mark.parametrize("name, parameters, words", [
+    ("threshold", (), "rule threshold takes 1 number"),
+    ("dominance", (2,), r"rule dominance takes 2 number\(s\): dominance:2,85"),
+    ("median", (3,), "rule must be threshold:T, dominance:N,K or p:P, not 'median'"),
+    (["p"], (10,), "rule must be"), ("<b>p</b>", (10,), "rule must be"),
+    ("p", 10, "rule p takes 1 number"), ("p", "10", "rule p takes 1 number"),
+    ("p", ("10",), "p must be a number from 0.1 to 100, not '10'"),
+    ("threshold", (True,), "t must be a whole number"),
+    ("threshold", (2.5,), "t must be a whole number from 1 to 1,000, not 2.5"),
+    ("p", (float("nan"),), "p must be a number from 0.1 to 100, not nan"),
+    ("dominance", (2, 1e300), "k must be a number from 1 to 100"),
+])
+def test_a_rule_is_checked_when_it_is_made(name, parameters, words):
+    """Issue 52: a Rule refuses what parse_rule refused, in the same words, however it is
+    made (the page builds it from its fields, the command line from its text)."""
+    with pytest.raises(SdcInputError, match=words):
+        Rule(name, parameters)
+
+
+@pytest.mark.parametrize("rule", ["threshold:5", ("threshold", 5), None])
+def test_release_table_takes_a_rule_not_its_text(rule):
+    """Issue 52: the core reads no rule text; text handed to it is refused in one line that
+    says how to read it."""
+    with pytest.raises(SdcInputError, match="the primary rule must be a Rule"):
+        release_table(pd.DataFrame({"a": list("xxy")}), ["a"], rule=rule)
+
+
+@pytest.mark.parametrize("text", ["threshold:5", "threshold:1000", "dominance:2,85",
+                                  "dominance:10,99.5", "p:10", "p:0.1", "p:12.3456789"])
+def test_a_rules_text_is_the_text_it_was_read_from(text):
+    """Issue 52: reports, JSON and audits print ``Rule.text``, the text the rule had before it
+    was a value; the numbers are those of the text."""
+    rule = Rule.parse(text)
+    assert rule.text == str(rule) == text
+    name, _, numbers = text.partition(":")
+    assert rule == Rule(name, tuple(float(v) for v in numbers.split(",")))
+    assert rule.parameters == tuple(float(v) for v in numbers.split(","))
 
 
 #: Numbers a rule cannot use (issue 51): non-finite, out of range, or so large (or small) that a
@@ -145,7 +184,8 @@ def test_a_rule_number_it_cannot_use_is_refused_in_one_line(rule, words, tmp_pat
     assert re.search(f"^sdc_core: error: {words}", line), line
     frame = pd.read_csv(data)
     with pytest.raises(SdcInputError, match=words):
-        release_table(frame, ["a", "b"], None if not summed else "amount", rule=rule)
+        release_table(frame, ["a", "b"], None if not summed else "amount",
+                      rule=Rule.parse(rule))
 
 
 @pytest.mark.parametrize(("function", "kwargs", "words"), [
@@ -212,7 +252,7 @@ def test_the_command_line_writes_the_published_table(df, tmp_path):
     written = pd.read_csv(out, keep_default_na=False, dtype=str)
     assert list(written.columns) == ["district", "tenure", "count", "status", "unit"]
     assert set(written["unit"]) == {"records"}
-    made = release_table(df, ["district", "tenure"], rule="threshold:20")
+    made = release_table(df, ["district", "tenure"], rule=Rule("threshold", (20,)))
     assert written["status"].tolist() == made.frame["status"].tolist()
     blank = written["count"] == ""
     assert blank.tolist() == made.frame["count"].isna().tolist()
@@ -271,3 +311,17 @@ def test_the_cell_key_method_reads_levels_as_the_cross_table_does():
     empty = made.frame["d"].astype(str).str.startswith("2022")
     assert (truth[empty.to_numpy()] == 0).all() and (got[empty.to_numpy()] == 0).all()
     assert (made.frame.loc[empty, "status"] == "published").all()
+
+
+@pytest.mark.parametrize("method", ["dp", "ckm"])
+@pytest.mark.parametrize("rule", ["bogus", "p:<b>1</b>", "threshold:0", "x" * 5000])
+def test_a_rule_it_cannot_read_is_refused_whatever_the_method(method, rule):
+    """Issue 52: the command line reads ``--rule`` into a Rule before it publishes, so a rule
+    it cannot use is refused in one line with DP and the cell key method too (it was ignored
+    there, the rule read only by suppression)."""
+    done = run("tables", HOUSEHOLDS_PATH, "--cross", "district,tenure", "--method", method,
+               "--rule", rule, "--json")
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    line = done.stderr.removesuffix("\n")
+    assert "\n" not in line and "Traceback" not in line and len(line) < 200, line
+    assert re.match(r"sdc_core: error: (rule|t must)", line), line

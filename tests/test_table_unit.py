@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from sdc_core.cell_key import record_keys
-from sdc_core.cell_rules import dominance_rule, p_rule, threshold_rule
+from sdc_core.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
 from sdc_core.crosstab import TOTAL, crosstab
 from sdc_core.dp_tables import (
     CONTRIBUTION_QUANTILE,
@@ -149,7 +149,7 @@ def test_no_cell_of_fewer_than_t_persons_is_published_and_the_persons_cannot_be_
     consistent with what is published its records can be 0 (so can its persons) and at least
     T (so can its persons: each record another person): the definition, enumerated."""
     df = panel(seed, persons=10)
-    made = release_table(df, ["a", "b"], rule=f"threshold:{T}", household="pid")
+    made = release_table(df, ["a", "b"], rule=Rule("threshold", (T,)), household="pid")
     want = loop_cells(df, ["a", "b"], "pid")
     hidden = made.frame["count"].isna().to_numpy()
     inner = np.array([[want[(a, b)][0] for b in ("u", "v")] for a in ("x", "y", "z")])
@@ -189,8 +189,8 @@ def test_a_cell_of_one_persons_five_records_is_hidden_with_the_person_id(rwm):
     published."""
     cell = rwm[(rwm["educ"] == 8.5) & (rwm["female"] == 1)]
     assert len(cell) == 5 and cell["id"].nunique() == 1
-    by_record = release_table(rwm, ["educ", "female"], rule="threshold:5")
-    by_person = release_table(rwm, ["educ", "female"], rule="threshold:5", household="id")
+    by_record = release_table(rwm, ["educ", "female"], rule=Rule("threshold", (5,)))
+    by_person = release_table(rwm, ["educ", "female"], rule=Rule("threshold", (5,)), household="id")
     at = {m: r.frame.set_index(["educ", "female"]).loc[("8.5", "1")]
           for m, r in (("record", by_record), ("person", by_person))}
     assert at["record"]["status"] == "published" and at["record"]["count"] == 5

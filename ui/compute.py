@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from sdc_core.cell_rules import Rule
 from sdc_core.differencing import DifferencingResult, differencing_risk
 from sdc_core.households import household_level_columns, nearly_constant
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
@@ -216,7 +217,7 @@ def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged: tuple[str, ...],
-                 method: str, rule: str, epsilon: float, seed: int, threshold: int,
+                 method: str, rule: Rule, epsilon: float, seed: int, threshold: int,
                  household: str | None, max_contributions: int | None,
                  _df: pd.DataFrame) -> DifferencingResult:
     """The table of ``columns`` and the same with ``merged`` levels of ``column`` as one,
@@ -231,7 +232,7 @@ def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged:
 
 @st.cache_data(max_entries=24, show_spinner=False)
 def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | None, method: str,
-                rule: str, epsilon: float, seed: int, threshold: int, household: str | None,
+                rule: Rule, epsilon: float, seed: int, threshold: int, household: str | None,
                 max_contributions: int | None, _df: pd.DataFrame) -> TableRelease:
     """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
     table"), protecting the persons of ``household`` (None: the records):

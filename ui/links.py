@@ -68,8 +68,8 @@ _LISTS = ("qi", "sensitive", "numeric", "ignore")
 #: The roles held by one column (or none)
 _ONE = ("weight", "household")
 _MAX_RECIPE = 100_000  # bytes of recipe JSON a link may unpack to
-_OPENED = "link_opened"
-_PROBLEMS = "link_problems"
+_OPENED = state.LINK_OPENED
+_PROBLEMS = state.LINK_PROBLEMS
 
 
 @dataclass(frozen=True)

@@ -56,14 +56,6 @@ from ui.state import browser
 PARAM = "resume"
 _TOKEN = "resume_token"
 _NOTICE = "resume_notice"
-#: The session state that moves to a session taking another's work over: the plain values of
-#: :mod:`ui.state` and the pages (widgets re-seed from them), and the kept widget values of the
-#: Trade-offs form and the Tables page (:data:`KEPT_PREFIX`).
-KEPT = ("dataset", "roles", "protect", "protect_history", "sweep", "known", "risk_options",
-        "whole_file_risk", "lesson", "lesson_values", "lessons_done", "projector",
-        "chart_format", "suda_dis_fraction", "risk_view", "link_opened", "analyses",
-        "sampling", "cross_table")
-KEPT_PREFIX = "w_kept_"
 
 
 @dataclass(frozen=True)
@@ -221,8 +213,10 @@ def _user() -> str | None:
 
 
 def kept(saved: dict[str, Any]) -> dict[str, Any]:
-    """The part of a session's state that a session taking it over receives (:data:`KEPT`)."""
-    return {k: v for k, v in saved.items() if k in KEPT or str(k).startswith(KEPT_PREFIX)}
+    """The part of a session's state that a session taking it over receives: the values
+    :mod:`ui.state` declares kept over a reload (:data:`ui.state.VALUES`; widgets re-seed from
+    them)."""
+    return {k: v for k, v in saved.items() if state.kept_over_reload(str(k))}
 
 
 def kept_bytes(saved: dict[str, Any], counted: Iterable[Any] = ()) -> int:

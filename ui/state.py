@@ -12,7 +12,7 @@ writes to disk.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -53,6 +53,75 @@ _KEPT_FORM = "w_kept_"  # kept widget values between visits (Trade-offs form, Ta
 WIDGET_PREFIX = "w_"
 _RECIPE_STEPS = "recipe_steps_to_check"
 _LAST_APPLIED = "protect_last_applied"
+_RUN_PARAM = "run"  # the address names this server process (ui.infra.server.SERVER_RUN)
+#: Set on a session's first run: whether a restart is still to be said
+_RESTART_UNSAID = "restart_unsaid"
+#: Set by :func:`ui.links.open_link` on a session's first run: a link was looked for
+LINK_OPENED = "link_opened"
+#: What the link a session was opened with could not use (:func:`ui.links.problems`)
+LINK_PROBLEMS = "link_problems"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value the session keeps in ``st.session_state``: its ``key`` (a ``*`` in it stands
+    for any text: a family of keys, one for each uploader, chart or page part), whether a
+    reload keeps it (``kept``: :mod:`ui.resume` moves it to the session taking the work over)
+    and what it holds (``doc``)."""
+
+    key: str
+    kept: bool
+    doc: str
+
+    def names(self, key: str) -> bool:
+        """Whether ``key`` is this value's key (or one of its family's)."""
+        if "*" not in self.key:
+            return key == self.key
+        head, tail = self.key.split("*", 1)
+        return len(key) >= len(head) + len(tail) and key.startswith(head) and key.endswith(tail)
+
+
+#: Every value of the session's state, with its lifetime (docs/architecture.md, "Where state
+#: lives"): those ``kept`` are what a reload takes over (:func:`kept_over_reload`), the others
+#: last as long as the session. A page's own widgets (the widget helpers) are not values.
+VALUES = (
+    Value(_DATASET, True, "the open data set (ui.logic.session.Dataset)"),
+    Value(_ROLES, True, "the columns' roles (sdc_core.roles.Roles)"),
+    Value("protect", True, "the Protect page's settings (ui.logic.protect.ProtectSettings)"),
+    Value("protect_history", True, "the Protect settings undo and redo go to (History)"),
+    Value(_SWEEP, True, "the last sweep of the Trade-offs page"),
+    Value("known", True, "the extra columns the linkage attack assumes known"),
+    Value("risk_options", True, "the risk settings (sdc_core.assess.RiskOptions)"),
+    Value(_WHOLE_FILE_RISK, True, "the risk of the whole server file last computed"),
+    Value("lesson", True, "the lesson open on the Lessons page"),
+    Value("lesson_values", True, "the settings of the lessons' controls"),
+    Value("lessons_done", True, "the lessons whose task was met"),
+    Value("projector", True, "whether the projector view is on"),
+    Value(_CHART_FORMAT, True, "the format the charts' camera button saves"),
+    Value("suda_dis_fraction", True, "the sampling fraction of SUDA's DIS score"),
+    Value("risk_view", True, "what the Risk page measures"),
+    Value(LINK_OPENED, True, "a link was looked for on the session's first run"),
+    Value(_ANALYSES, True, "the open data set's benchmark analyses"),
+    Value(_SAMPLING, True, "how the open data set was sampled from its population"),
+    Value(_CROSS_TABLE, True, "the Tables page's last cross-table settings"),
+    Value(f"{_KEPT_FORM}*", True, "a kept widget value of the Trade-offs form or Tables page"),
+    Value(_FREED, False, "why the server closed the session's data set, said once"),
+    Value(_RESTART_UNSAID, False, "whether a server restart is still to be said"),
+    Value(_SWEEP_RUNNING, False, "whether a sweep was started and has not ended"),
+    Value(_RECIPE_STEPS, False, "the steps of the recipe file just loaded, checked once"),
+    Value(_LAST_APPLIED, False, "the last Protect recipe whose results were drawn"),
+    Value(LINK_PROBLEMS, False, "what the session's link could not use, said once"),
+    Value("*_file_id", False, "the file an uploader last handled"),
+    Value("*_message", False, "a notice kept for a part of a page"),
+    Value("suda_requested*", False, "what SUDA2 of a release was asked for"),
+    Value("*_clicked", False, "the last click on a chart handled"),
+)
+
+
+def kept_over_reload(key: str) -> bool:
+    """Whether a reload keeps the session value ``key`` (a declared value, :data:`VALUES`,
+    that is ``kept``)."""
+    return any(v.kept and v.names(key) for v in VALUES)
 
 
 def session_id() -> str:
@@ -86,11 +155,6 @@ def current_dataset() -> Dataset | None:
 def freed_notice() -> str | None:
     """Why the session's data set was closed by the server, once."""
     return st.session_state.pop(_FREED, None)
-
-
-_RUN_PARAM = "run"  # the address names this server process (ui.infra.server.SERVER_RUN)
-#: Set on a session's first run: whether a restart is still to be said
-_RESTART_UNSAID = "restart_unsaid"
 
 
 def restarted_since() -> bool:

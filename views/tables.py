@@ -42,9 +42,9 @@ from ui.logic.cross_tables import (
     dp_text,
     file_name,
     nonresponse_text,
+    page_rule,
     protection_rows,
     published_frame,
-    rule_text,
     shown_table,
     status_counts,
     table_size,
@@ -200,7 +200,7 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
                             help="Suppression's primary rule: a cell of fewer than T "
                                  "contributors (records, or with a household id persons) is "
                                  "hidden.")
-        rule = rule_text("threshold", threshold=int(t))
+        rule = page_rule("threshold", threshold=int(t))
     else:
         keep("w_tables_cross_rule", "p", choices=["p", "dominance"])
         which = r1.radio("Primary rule", ["p", "dominance"], key="w_tables_cross_rule",
@@ -213,13 +213,13 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
         if which == "p":
             keep("w_tables_cross_p", 10.0)
             p = r2.number_input("p (%)", *PERCENTS, key="w_tables_cross_p")
-            rule = rule_text("p", p=float(p))
+            rule = page_rule("p", p=float(p))
         else:
             keep("w_tables_cross_n", 2)
             n = r2.number_input("n", *DOMINANCE_N, key="w_tables_cross_n")
             keep("w_tables_cross_k", 85.0)
             k = r2.number_input("k (%)", *DOMINANCE_K, key="w_tables_cross_k")
-            rule = rule_text("dominance", n=int(n), k=float(k))
+            rule = page_rule("dominance", n=int(n), k=float(k))
     counts_only = sum_column is not None
     keep("w_tables_eps", 1.0)
     eps = r3.number_input("DP ε", *EPSILONS, step=0.1, key="w_tables_eps",

@@ -16,10 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from sdc_core.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE
+from sdc_core.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE, Rule
 from sdc_core.dp_tables import MAX_CONTRIBUTIONS, nonresponse
 from sdc_core.names import count_text, label
-from sdc_core.table_release import TABLE_METHODS, TableRelease, unit_text
+from sdc_core.table_release import DEFAULT_RULE, TABLE_METHODS, TableRelease, unit_text
 
 #: Each method's heading, in :data:`~sdc_core.table_release.TABLE_METHODS`' order
 METHOD_TITLES = {"suppress": "Suppression", "dp": "Differential privacy",
@@ -84,7 +84,7 @@ def table_field(key: str) -> tuple[str, Any] | None:
 @dataclass(frozen=True)
 class CrossSettings:
     """The Tables page's cross-table settings: 1 to 3 ``columns``, an optional ``sum_column``,
-    the primary ``rule`` of suppression (``threshold:T``, ``dominance:N,K``, ``p:P``), the DP
+    the primary ``rule`` of suppression (a :class:`~sdc_core.cell_rules.Rule`), the DP
     ``epsilon``, the ``seed`` of the DP noise and of the cell keys, the cell key method's
     ``threshold`` (a published count below it is blank), the ``household`` id whose persons
     the figures protect (None: the records) and DP's ``max_contributions`` per person (None:
@@ -92,7 +92,7 @@ class CrossSettings:
 
     columns: tuple[str, ...]
     sum_column: str | None = None
-    rule: str = "threshold:5"
+    rule: Rule = DEFAULT_RULE
     epsilon: float = 1.0
     seed: int = 0
     threshold: int = 10
@@ -104,18 +104,21 @@ class CrossSettings:
         return TABLE_METHODS if self.sum_column is None else ("suppress",)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings by field (the session keeps them: :func:`settings_from` reads them
+        back), the rule as it is."""
+        return {**asdict(self), "rule": self.rule}
 
 
-def rule_text(kind: str, threshold: int = 5, n: int = 2, k: float = 85.0,
-              p: float = 10.0) -> str:
-    """The rule of :func:`sdc_core.table_release.parse_rule` from the page's fields:
-    ``threshold:T``, ``dominance:N,K`` or ``p:P`` (``kind`` "threshold", "dominance", "p")."""
+def page_rule(kind: str, threshold: int = 5, n: int = 2, k: float = 85.0,
+              p: float = 10.0) -> Rule:
+    """The primary rule of the page's fields (``kind`` "threshold", "dominance" or "p"): t and
+    n whole, k and p to six significant digits, as the page has always shown and applied them
+    (a value kept in a workspace file or a link may hold more)."""
     if kind == "threshold":
-        return f"threshold:{int(threshold)}"
+        return Rule("threshold", (int(threshold),))
     if kind == "dominance":
-        return f"dominance:{int(n)},{k:g}"
-    return f"p:{p:g}"
+        return Rule("dominance", (int(n), float(f"{k:g}")))
+    return Rule("p", (float(f"{p:g}"),))
 
 
 def published_frame(release: TableRelease) -> pd.DataFrame:
@@ -319,7 +322,7 @@ def settings_from(stored: Mapping[str, Any]) -> CrossSettings:
     out)."""
     bound = stored.get("max_contributions")
     return CrossSettings(tuple(stored["columns"]), stored.get("sum_column"),
-                         str(stored["rule"]), float(stored["epsilon"]), int(stored["seed"]),
+                         stored["rule"], float(stored["epsilon"]), int(stored["seed"]),
                          int(stored["threshold"]), stored.get("household"),
                          None if bound is None else int(bound))
 
@@ -327,7 +330,7 @@ def settings_from(stored: Mapping[str, Any]) -> CrossSettings:
 def settings_text(settings: CrossSettings) -> str:
     """The settings in one line: "rule threshold:5; ε 1, seed 0; cell key threshold 10", and
     whom they protect: "on records" or "on distinct hid"."""
-    text = f"suppression's rule {settings.rule} on {unit_text(settings.household)}"
+    text = f"suppression's rule {settings.rule.text} on {unit_text(settings.household)}"
     if settings.sum_column is None:
         per = "record" if settings.household is None else "person"
         text += f"; DP ε {settings.epsilon:g} per {per}, seed {settings.seed}"
