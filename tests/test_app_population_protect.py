@@ -205,4 +205,4 @@ def test_without_a_sample_unique_the_section_says_no_model_is_picked():
     assert risk.uniqueness.sample_uniques == 0 and risk.uniqueness.dankar_model is None
     section = population_section(risk, risk)
     assert "<td>none: no sample unique</td>" in section
-    assert "<td>Dankar's pick: population unique (%)</td>\n      <td>0</td>" in section
+    assert "<td>Dankar's rule: population uniqueness (%)</td>\n      <td>0</td>" in section

@@ -285,8 +285,8 @@ def test_a_worker_runs_the_protect_pages_job_without_streamlit(one_worker):
     :func:`ui.logic.workbench.detached` and :func:`~ui.logic.workbench.release_population`)
     and the warm-up's imports load neither Streamlit, Plotly nor a page module there."""
     from sdc_core.io import EXAMPLE_PATH, read_table
-    from ui.infra import warmup
     from sdc_core.risk.population_risk import PopulationRisk
+    from ui.infra import warmup
     from ui.logic.workbench import Workbench, detached, recipe_json, release_population
 
     workers = one_worker

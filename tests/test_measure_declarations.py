@@ -103,3 +103,34 @@ def test_the_assessment_gives_every_compare_figure_it_declares():
         assert out[key] == a.loss.summary()[key]
     assert not isinstance(a.household_linkage, Unavailable)
     assert out["household_linkage"] == a.household_linkage.summary()
+
+
+def test_the_report_names_every_declared_figure_of_the_parts_it_shows():
+    """The report's tables (ui/logic/report.py, the Protect page's figures) name every
+    headline of the parts they show, by its name in sdc_core.names."""
+    from sdc_core.assess import RiskOptions, Sampling
+    from sdc_core.names import label
+    from ui.logic import report
+    from ui.logic.deniability_view import deniability_table, inference_table
+    from ui.logic.workbench import evaluate, recipe_json
+
+    df = pd.read_csv(DATA)
+    numeric, sensitive = ["income"], ["benefit"]
+    steps = RECIPE["steps"] + [{"method": "pram", "column": "benefit", "p": 0.1}]
+    text = recipe_json(steps, 1, "hid")
+    wb = evaluate(df, text, QI, "weight", 5, "wildcard", 1.0, numeric, [], sensitive=sensitive,
+                  household="hid")
+    setting = Setting(tuple(QI), tuple(numeric), ("tenure",), weight="weight", household="hid",
+                      risk=RiskOptions(), sampling=Sampling(sampling_fraction=0.1))
+    before = assess(df, df, setting)
+    after = assess(df, None, setting, parse_recipe(json.loads(text)))
+    tables = [report.risk_table(before.keys, before.linkage, wb.after),
+              report.utility_table(wb.utility_for([])),
+              report.household_table(before.households, after.households),
+              report.closeness_table(before.closeness, after.closeness),
+              report.population_table(before.population, after.population),
+              deniability_table(wb.deniability), inference_table(wb.inference)]
+    shown = " | ".join(str(v) for t in tables for v in [*t.columns, *t.get("measure", [])])
+    parts = [p for p in PARTS if p not in ("analyses", "cell_loss", "closest")]
+    missing = [k for p in parts for k in headlines(p) if label(k) not in shown]
+    assert not missing, f"the report does not name {missing}"

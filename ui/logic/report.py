@@ -203,11 +203,14 @@ def population_table(before: PopulationRisk, after: PopulationRisk) -> pd.DataFr
         ("sample uniqueness (%)", 100.0 * before.uniqueness.sample_uniqueness,
          100.0 * after.uniqueness.sample_uniqueness)]
     for model in ("zayatz", "pitman", "snb", "dankar"):
-        name = "Dankar's pick" if model == "dankar" else MODEL_NAMES[model]
         b = _model_cells(getattr(before.uniqueness, model))
         a = _model_cells(getattr(after.uniqueness, model))
-        rows.append((f"{name}: population unique (%)", b[0], a[0]))
-        rows.append((f"{name}: population uniques (people)", b[1], a[1]))
+        if model == "dankar":  # the headline: named as everywhere (sdc_core.names)
+            rows.append((label("population_uniqueness_percent"), b[0], a[0]))
+            rows.append((f"{name('dankar_count')} (people)", b[1], a[1]))
+        else:
+            rows.append((f"{MODEL_NAMES[model]}: population unique (%)", b[0], a[0]))
+            rows.append((f"{MODEL_NAMES[model]}: population uniques (people)", b[1], a[1]))
         if model == "dankar":
             rows.append(("Dankar's rule picks", dankar_name(before), dankar_name(after)))
     return pd.DataFrame({"measure": [r[0] for r in rows], "before": [r[1] for r in rows],
