@@ -37,7 +37,6 @@ from ui.logic.households import (
     household_attack_note,
     household_note,
     household_tiles,
-    original_households,
 )
 from ui.logic.report import HOUSEHOLD_KEYS, build_report, household_section, household_table
 
@@ -322,7 +321,7 @@ def test_the_section_escapes_names():
 
 def test_the_notes_say_the_figures_and_escape_the_name():
     df = SMALL.rename(columns={"hh": IMAGE})
-    before = original_households(df, ["sex", "age"], IMAGE)
+    before = assess(df, df, Setting(("sex", "age"), household=IMAGE)).households
     assert before.summary() == table_households(df, df, ["sex", "age"], IMAGE).summary()
     assert before.uniques == before.attack.reidentified == 2  # households 3 and 4
     note = household_note(before)

@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from sdc_core.assess import Assessment, RiskOptions, Setting, assess, given
 from sdc_core.cell_rules import Rule
 from sdc_core.differencing import DifferencingResult, differencing_risk
 from sdc_core.households import household_level_columns, nearly_constant
@@ -37,9 +39,15 @@ from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import memory, workers
 from ui.logic import groups
-from ui.logic.households import HouseholdFigures, original_households
+from ui.logic.households import HouseholdFigures
 from ui.logic.risk_tables import tables_of
-from ui.logic.workbench import Workbench, detached, release_population, with_population
+from ui.logic.workbench import (
+    Workbench,
+    detached,
+    part_of_original,
+    release_population,
+    with_population,
+)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -131,15 +139,33 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
+def original(dataset_id: str, setting: Setting, _df: pd.DataFrame) -> Assessment:
+    """The assessment of the data as loaded, judged as its own release: one per data set and
+    setting, shared by the pages; :func:`original_part` fills its parts."""
+    return assess(_df, _df, setting)
+
+
+def original_part(dataset_id: str, setting: Setting, part: str, _df: pd.DataFrame) -> Any:
+    """A part of :func:`original`, computed once in a worker (two sessions asking at the same
+    moment may both compute it: the same figures)."""
+    a = original(dataset_id, setting, _df)
+    if part not in a.__dict__:
+        a.keep(**{part: workers.run_on(dataset_id, _df, part_of_original, setting, part)})
+    return getattr(a, part)
+
+
 def households(dataset_id: str, qi: tuple[str, ...], household: str, weight: str | None,
-               na: str, alpha: float, _df: pd.DataFrame) -> HouseholdFigures:
+               na: str, alpha: float, known: tuple[str, ...], _df: pd.DataFrame
+               ) -> HouseholdFigures:
     """The household figures of the data as loaded (docs/measures.md, "Household risk"):
     household risk R_h = 1 − Π_{j∈h}(1 − r_j), households unique by composition and the
-    household linkage attack on the unchanged table; an
+    household linkage attack on the unchanged table by the attacker of the release's (the
+    ``known`` columns too): the original's assessment's ``households``; an
     :class:`~sdc_core.errors.SdcInputError` when the household column cannot be read
     (blank ids, also a key)."""
-    return workers.run_on(dataset_id, _df, original_households, list(qi), household, weight,
-                          na, alpha)
+    setting = Setting(qi, known=known, weight=weight, household=household,
+                      risk=RiskOptions(na=na, alpha=alpha))
+    return given(original_part(dataset_id, setting, "households", _df))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -215,7 +215,8 @@ def household_figures(wb: Workbench) -> tuple[HouseholdFigures, HouseholdFigures
         return None
     try:
         before = compute.households(ds.dataset_id, tuple(roles.qi), roles.household,
-                                    roles.weight, opts.na, opts.alpha, df)
+                                    roles.weight, opts.na, opts.alpha,
+                                    tuple(state.known_columns(df)), df)
     except SdcInputError as err:
         st.warning(f"The report leaves out the household risk: {md(err)}",
                    icon=":material/warning:")

@@ -547,7 +547,8 @@ def households(wb: Workbench) -> None:
     after = wb.households
     try:
         before = compute.households(ds.dataset_id, tuple(roles.qi), str(roles.household),
-                                    roles.weight, opts.na, opts.alpha, df)
+                                    roles.weight, opts.na, opts.alpha,
+                                    tuple(state.known_columns(df)), df)
     except SdcInputError as err:
         after = str(err)
     if isinstance(after, str):

@@ -162,7 +162,8 @@ def household_figures(r: Release) -> HouseholdFigures | str | None:
         return r.table.workbench.households
     try:
         return compute.households(ds.dataset_id, tuple(roles.qi), roles.household,
-                                  roles.weight, opts.na, opts.alpha, df)
+                                  roles.weight, opts.na, opts.alpha,
+                                  tuple(state.known_columns(df)), df)
     except SdcInputError as err:
         return str(err)
 

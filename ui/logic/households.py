@@ -1,18 +1,16 @@
 """How the pages speak of households (docs/measures.md, "Household risk"); no Streamlit.
 
-The Data page's caption of the household id; the household figures of the data as loaded
-(:func:`original_households`; of a release: :class:`sdc_core.assess.Assessment`) that the Risk
-and Protect pages and the report show, and their tiles (:func:`household_tiles`)."""
+The Data page's caption of the household id; the tiles (:func:`household_tiles`) of the
+household figures of the data as loaded and of a release (both the ``households`` part of an
+:class:`sdc_core.assess.Assessment`) that the Risk and Protect pages and the report show."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pandas as pd
-
 from sdc_core.names import count_text, tile
-from sdc_core.risk.household import HouseholdFigures, table_households
+from sdc_core.risk.household import HouseholdFigures
 from ui.logic.text import delta_text, md, md_list
 
 
@@ -26,15 +24,6 @@ def household_caption(household: str, level: Sequence[str], households: int,
         return text + (f"Constant within every household (household-level): {md_list(level)}; "
                        "the protection keeps them so.")
     return text + "No other column is constant within every household."
-
-
-def original_households(df: pd.DataFrame, qi: Sequence[str], household: str,
-                        weight: str | None = None, na: str = "wildcard",
-                        alpha: float = 1.0) -> HouseholdFigures:
-    """:func:`~sdc_core.risk.household.table_households` of the data as loaded (the release
-    the original itself): the job :func:`ui.compute.households` hands a worker, which sends
-    the table once."""
-    return table_households(df, df, qi, household, weight, na, alpha)
 
 
 @dataclass(frozen=True)

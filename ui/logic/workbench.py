@@ -163,6 +163,12 @@ def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight
     return assess(df, None, setting, parse_recipe(json.loads(recipe_text))).population
 
 
+def part_of_original(df: pd.DataFrame, setting: Setting, part: str) -> Any:
+    """A part of the assessment of the data as loaded, judged as its own release (the job
+    :func:`ui.compute.original_part` hands a worker, which sends the table once)."""
+    return getattr(assess(df, df, setting), part)
+
+
 def with_population(wb: Workbench, original: pd.DataFrame,
                     population: PopulationRisk | Unavailable | None) -> Workbench:
     """A worker's workbench with its table and the population part (another worker's, None
