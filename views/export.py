@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from sdc_core.assess import Sampling, Setting
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
@@ -20,15 +21,7 @@ from ui import analyses, compute, server_files, state
 from ui.infra import workers
 from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from
 from ui.logic.figures import class_size_histogram
-from ui.logic.households import HouseholdFigures
-from ui.logic.report import (
-    attackers_table,
-    build_report,
-    risk_table,
-    step_notes,
-    sweep_figure,
-    utility_table,
-)
+from ui.logic.report import REPORT_PARTS, ReportSource, left_out, report_of, sweep_figure
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.logic.workbench import Workbench, recipe_json
 from ui.page import context
@@ -207,117 +200,76 @@ def tradeoff_table(sweep: dict | None) -> None:
         st.caption("Run a sweep on the Trade-offs page to export its table.")
 
 
-def household_figures(wb: Workbench) -> tuple[HouseholdFigures, HouseholdFigures | str] | None:
-    """The household figures of the original and of the release for the report (the Protect
-    page's: the same figures), when a household id is set; None, said on the page, when the
-    original's cannot be computed."""
-    if not roles.household:
-        return None
-    try:
-        before = compute.households(ds.dataset_id, tuple(roles.qi), roles.household,
-                                    roles.weight, opts.na, opts.alpha,
-                                    tuple(state.known_columns(df)), df)
-    except SdcInputError as err:
-        st.warning(f"The report leaves out the household risk: {md(err)}",
-                   icon=":material/warning:")
-        return None
-    after = wb.households
-    return before, (after if after is not None else "not computed")
-
-
 def report_section(recipe_text: str, sweep: dict | None) -> None:
-    """The HTML report of the protection, made when it is downloaded."""
+    """The HTML report of the protection, made when it is downloaded, from two assessments:
+    the data as loaded judged as its own release, and the Protect page's release."""
     st.subheader("Report", anchor=False)
+    if not roles.qi:
+        st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
+        return
     numeric = [c for c in roles.numeric if c in df.columns]
     known = state.known_columns(df)
     given = state.sampling_key()
+    sensitive = tuple(c for c in roles.sensitive if c in df.columns)
+    setting = Setting(tuple(roles.qi), tuple(numeric), sensitive, tuple(known), roles.weight,
+                      roles.household, opts, Sampling(**dict(given)) if given else None)
     try:
-        before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                                 opts.alpha, df) if roles.qi else None
         wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                opts.na, opts.alpha, tuple(numeric), tuple(known), given, df,
-                               tuple(roles.sensitive), roles.household) if roles.qi else None
+                               tuple(roles.sensitive), roles.household)
+        before = compute.original(ds.dataset_id, setting, df)
+        for part in ("keys", "linkage", "population", "closeness", "households"):
+            compute.original_part(ds.dataset_id, setting, part, df)  # in a worker, once
     except SdcInputError as err:
         st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
-        before = wb = None
-    if before is not None and wb is not None:
-        attacked = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
-        risk = risk_table(before, attacked, wb.after)
-        attackers = attackers_table(attacked, wb.after)
-        utility = utility_table(wb.utility_for(roles.ignore))
+        return
+    after = wb.assessment
+    assert after is not None  # the workbench's
+    for part, reason in left_out(before, after).items():
+        st.warning(f"The report leaves out {REPORT_PARTS[part]}: {md(reason)}",
+                   icon=":material/warning:")
 
-        def report_figures(before: RiskProfile = before, wb: Workbench = wb) -> list[go.Figure]:
-            """The report's figures, made when it is downloaded (not on every view)."""
-            figures = [class_size_histogram(before.fk, opts.k).update_layout(
-                           title_text="Class sizes before protection"),
-                       class_size_histogram(wb.after["fk"], opts.k).update_layout(
-                           title_text="Class sizes after protection")]
-            if sweep is not None:
-                figures.append(sweep_figure(sweep["result"]))
-            return figures
+    def report_figures(before: RiskProfile = before.keys, wb: Workbench = wb) -> list[go.Figure]:
+        """The report's figures, made when it is downloaded (not on every view)."""
+        figures = [class_size_histogram(before.fk, opts.k).update_layout(
+                       title_text="Class sizes before protection"),
+                   class_size_histogram(wb.after["fk"], opts.k).update_layout(
+                       title_text="Class sizes after protection")]
+        if sweep is not None:
+            figures.append(sweep_figure(sweep["result"]))
+        return figures
 
-        try:  # the Protect page's entry: the same figures
-            validity = analyses.validity_report(ds, wb, text)
-        except SdcInputError as err:
-            st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
-                       icon=":material/warning:")
-            validity = None
-        try:  # the Protect page's calls: the same figures
-            if isinstance(wb.population, str):
-                raise SdcInputError(wb.population)
-            pop_before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given,
-                                            df)
-            pop_after = wb.population
-            population = ((pop_before, pop_after)
-                          if pop_before is not None and pop_after is not None else None)
-        except SdcInputError as err:
-            st.warning(f"The report leaves out the risk in the population: {md(err)}",
-                       icon=":material/warning:")
-            population = None
-        try:  # the Risk page's call: the same figures
-            sensitive = tuple(c for c in roles.sensitive if c in df.columns)
-            closeness = (compute.closeness(ds.dataset_id, tuple(roles.qi), sensitive, "category",
-                                           df),
-                         compute.closeness(compute.protected_id(ds.dataset_id, text),
-                                           tuple(roles.qi), sensitive, "category",
-                                           compute.protected(ds.dataset_id, text, df).data)
-                         ) if sensitive else None
-        except SdcInputError as err:
-            st.warning(f"The report leaves out t-closeness and β-likeness: {md(err)}",
-                       icon=":material/warning:")
-            closeness = None
-        households = household_figures(wb)
-        tables = published_tables()
-        shown_roles: dict[str, object] = {
-            "quasi-identifiers": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
-            "numeric (utility)": numeric, "known to the attacker": known,
-            "not released": roles.ignore}
-        if roles.household:
-            shown_roles["household id"] = roles.household
-        report = partial(build_report, ds.name, fingerprint_of(ds.dataset_id, df), len(df),
-                         df.shape[1], shown_roles, recipe_text, risk, utility,
-                         file_sha256=ds.dataset_id if source is None else None,
-                         notes=([f"Computed on a sample of {source.sampled:,} of the "
-                                 f"{source.total:,} records of {source.path} (seed "
-                                 f"{source.seed}); the figures are the sample's."]
-                                if source is not None and source.is_sample else [])
-                         + step_notes(wb.applied.reports), validity=validity,
-                         population=population, attackers=attackers,
-                         buys=(wb.deniability, wb.inference), closeness=closeness,
-                         households=households, tables=tables,
-                         nearly_constant=nearly_constant())
-        st.download_button("Download the report (HTML)",
-                           lambda: report(report_figures()).encode("utf-8"),
-                           file_name=f"{stem}_report.html", mime="text/html",
-                           on_click="ignore", icon=":material/description:", key="dl_report")
-        st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
-                   "recipe, risk before and after (the released keys' measures and the linkage "
-                   "attack; with a household id, the household risk; with how the file was "
-                   "sampled, the risk in the population), the last cross table of the Tables "
-                   "page by each method, "
-                   "information loss, whether the benchmark analyses hold, and the figures.")
-    elif not roles.qi:
-        st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
+    try:  # the Protect page's entry: the same figures
+        validity = analyses.validity_report(ds, wb, text)
+    except SdcInputError as err:
+        st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
+                   icon=":material/warning:")
+        validity = None
+    shown_roles: dict[str, object] = {
+        "quasi-identifiers": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
+        "numeric (utility)": numeric, "known to the attacker": known,
+        "not released": roles.ignore}
+    if roles.household:
+        shown_roles["household id"] = roles.household
+    report_source = ReportSource(
+        ds.name, fingerprint_of(ds.dataset_id, df), len(df), df.shape[1], shown_roles,
+        recipe_text, file_sha256=ds.dataset_id if source is None else None,
+        notes=(f"Computed on a sample of {source.sampled:,} of the {source.total:,} records of "
+               f"{source.path} (seed {source.seed}); the figures are the sample's.",)
+        if source is not None and source.is_sample else ())
+    report = partial(report_of, report_source, before, after, wb.utility_for(roles.ignore),
+                     validity=validity, tables=published_tables(),
+                     nearly_constant=nearly_constant())
+    st.download_button("Download the report (HTML)",
+                       lambda: report(report_figures()).encode("utf-8"),
+                       file_name=f"{stem}_report.html", mime="text/html",
+                       on_click="ignore", icon=":material/description:", key="dl_report")
+    st.caption("One self-contained HTML file (it opens offline): both fingerprints, roles, "
+               "recipe, risk before and after (the released keys' measures and the linkage "
+               "attack; with a household id, the household risk; with how the file was "
+               "sampled, the risk in the population), the last cross table of the Tables "
+               "page by each method, "
+               "information loss, whether the benchmark analyses hold, and the figures.")
 
 
 def nearly_constant() -> tuple[str, dict[str, float]] | None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from sdc_core import __version__
+from sdc_core.assess import Assessment, Unavailable
 from sdc_core.io import neutralize_bidi
 from sdc_core.methods import registry
 from sdc_core.names import label, name
@@ -70,7 +72,7 @@ from ui.logic.metrics import (  # noqa: F401 — the pages take these names from
 )
 from ui.logic.metrics import figures as before_figures
 from ui.logic.text import column_label
-from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
+from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS, risk_after, shown
 
 #: How the report names each risk figure (:mod:`sdc_core.names`).
 RISK_NAMES = {k: label(k) for k in (*RISK_KEYS, *LINKAGE_KEYS, "drisk_percent")}
@@ -599,3 +601,74 @@ knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
 {tables_section(*tables) if tables is not None else ""}
 <h2>Figures</h2>""") + "".join(parts) + "\n</body></html>"
 
+
+
+@dataclass(frozen=True)
+class ReportSource:
+    """What a report is of: its title, the table fingerprint (SHA-256 of the table as CSV text),
+    its size, the roles as the report shows them, the recipe's text, the uploaded file's hash
+    (its start) and notes on how the figures were computed (a sample)."""
+
+    title: str
+    fingerprint: str
+    n_records: int
+    n_columns: int
+    roles: dict[str, object]
+    recipe_text: str
+    file_sha256: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+#: What each part of an assessment adds to the report, for the page's "leaves out" warnings.
+REPORT_PARTS = {"population": "the risk in the population",
+                "closeness": "t-closeness and β-likeness",
+                "households": "the household risk"}
+
+
+def left_out(before: Assessment, after: Assessment) -> dict[str, str]:
+    """The report's parts the setting asks for that cannot be computed, by part: why (the
+    original's reason first)."""
+    out = {}
+    for part in REPORT_PARTS:
+        for a in (before, after) if part != "households" else (before,):
+            found = getattr(a, part)
+            if isinstance(found, Unavailable) and found.asked:
+                out[part] = found.reason
+                break
+    return out
+
+
+def report_of(source: ReportSource, before: Assessment, after: Assessment,
+              utility: dict[str, Any], figures: list[go.Figure],
+              validity: ValidityReport | None = None,
+              tables: tuple[CrossSettings, Mapping[str, TableRelease | str]] | None = None,
+              nearly_constant: tuple[str, Mapping[str, float]] | None = None) -> str:
+    """The report of a release, read from two assessments: ``before``, the data as loaded
+    judged as its own release, and ``after``, the release's (the Protect page's); ``utility``
+    the Protect page's information-loss figures (:meth:`ui.logic.workbench.Workbench.utility_for`,
+    the columns not released left out); ``validity``, ``tables`` and ``nearly_constant`` as
+    :func:`build_report` takes them. A part that cannot be computed is left out
+    (:func:`left_out` says why)."""
+    risk = risk_after(after)
+    population = None
+    if not isinstance(before.population, Unavailable) \
+            and not isinstance(after.population, Unavailable):
+        population = (before.population, after.population)
+    closeness = None
+    if not isinstance(before.closeness, Unavailable) \
+            and not isinstance(after.closeness, Unavailable):
+        closeness = (before.closeness, after.closeness)
+    households = None
+    if not isinstance(before.households, Unavailable):
+        later_h = after.households
+        households = (before.households, later_h if not isinstance(later_h, Unavailable)
+                      else later_h.reason)
+    assert after.applied is not None  # the release of a recipe
+    return build_report(
+        source.title, source.fingerprint, source.n_records, source.n_columns, source.roles,
+        source.recipe_text, risk_table(before.keys, before.linkage, risk), utility_table(utility),
+        figures, file_sha256=source.file_sha256,
+        notes=[*source.notes, *step_notes(after.applied.reports)], validity=validity,
+        population=population, attackers=attackers_table(before.linkage, risk),
+        buys=(after.deniability, shown(after.inference)), closeness=closeness,
+        households=households, tables=tables, nearly_constant=nearly_constant)

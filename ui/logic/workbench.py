@@ -134,16 +134,22 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
                       household, RiskOptions(k, na, alpha))
     a = assess(df, None, setting, parse_recipe(json.loads(recipe_text)), applied)
     assert a.applied is not None  # the assessment applied the recipe
-    return Workbench(df, a.applied, {key: getattr(a.keys, key) for key in RISK_KEYS}
-                     | {"fk": a.keys.fk} | a.linkage.summary(),
+    return Workbench(df, a.applied, risk_after(a),
                      {**a.loss.summary(), "eigenvalue_similarity_percent": a.similarity,
                       "per_column": a.loss.per_column}, a.loss.changed, a.loss, a.numeric,
                      deniability=a.deniability if buys else (),
-                     inference=_shown(a.inference) if buys else None,
-                     households=_shown(a.households), assessment=a)
+                     inference=shown(a.inference) if buys else None,
+                     households=shown(a.households), assessment=a)
 
 
-def _shown(part: T | Unavailable) -> T | str | None:
+def risk_after(a: Assessment) -> dict[str, Any]:
+    """The release's risk figures as the pages and the report show them: the released keys'
+    (:data:`RISK_KEYS`, and every record's class size ``fk``) and the linkage attack's."""
+    return ({key: getattr(a.keys, key) for key in RISK_KEYS} | {"fk": a.keys.fk}
+            | a.linkage.summary())
+
+
+def shown(part: T | Unavailable) -> T | str | None:
     """A part of an assessment as the workbench holds it: None when the setting does not ask
     for it, the reason (text) when it cannot be computed."""
     if isinstance(part, Unavailable):
@@ -178,7 +184,7 @@ def with_population(wb: Workbench, original: pd.DataFrame,
         if population is not None:
             wb.assessment.keep(population=population)
     return replace(wb, original=original,
-                   population=_shown(population) if population is not None else None)
+                   population=shown(population) if population is not None else None)
 
 
 def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
