@@ -313,9 +313,9 @@ MEASURES: dict[str, Measure] = {
     "n_steps": _M("steps", "count", "steps of the row's recipe"),
 }
 
-#: The headline figures of each part of an assessment: the part (None: a sweep's own figure),
-#: which way is better, whether a sweep may target it and whether the engines compute it
-#: (:class:`Measure`).
+#: The headline figures of each part of an assessment: the part (None: a figure shown beside
+#: them, or a sweep's own), which way is better (the pages colour a change by it), whether a
+#: sweep may target it and whether the engines compute it (:class:`Measure`).
 HEADLINES: dict[str, tuple[str | None, str, bool, bool]] = {
     "expected_reidentifications": ("keys", "lower", True, True),
     "avg_linkage_risk_percent": ("keys", "lower", True, True),
@@ -324,6 +324,10 @@ HEADLINES: dict[str, tuple[str | None, str, bool, bool]] = {
     "percent_k_le_threshold": ("keys", "lower", True, True),
     "percent_below_k": ("keys", "lower", True, True),
     "min_k": ("keys", "higher", False, True),
+    "median_k": (None, "higher", False, False),
+    "min_k_wildcard": (None, "higher", False, False),
+    "min_k_category": (None, "higher", False, False),
+    "drisk_percent": (None, "lower", False, False),
     "population_uniqueness_percent": ("population", "lower", True, False),
     "linkage_reidentifications": ("linkage", "lower", True, True),
     "linkage_risk_percent": ("linkage", "lower", True, True),

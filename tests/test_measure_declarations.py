@@ -134,3 +134,13 @@ def test_the_report_names_every_declared_figure_of_the_parts_it_shows():
     parts = [p for p in PARTS if p not in ("analyses", "cell_loss", "closest")]
     missing = [k for p in parts for k in headlines(p) if label(k) not in shown]
     assert not missing, f"the report does not name {missing}"
+
+
+def test_every_risk_tile_colours_its_change_by_the_declared_direction():
+    """A risk tile's change is green when it goes the way its declaration calls better."""
+    from ui.logic import metrics
+
+    keys = {*metrics.PROTECT_RISK, *metrics.RISK_PAGE, *metrics.REPORT_RISK, "drisk_percent"}
+    undeclared = sorted(k for k in keys if MEASURES[k].better is None)
+    assert not undeclared, f"no direction declared for {undeclared}"
+    assert {MEASURES[k].better for k in ("min_k", "median_k")} == {"higher"}

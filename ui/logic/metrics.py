@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sdc_core.names import COUNT_AND_PERCENT, count_and_percent, label, name, tile
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name, tile
 from ui.logic.text import delta_text, smallest_class_help
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
 
@@ -54,8 +54,11 @@ REPORT_RISK = (*RISK_KEYS, *LINKAGE_KEYS)
 UTILITY = ("IL1_release", "IL1_overall", "IL1_numeric", "IL1_categorical",
            "eigenvalue_similarity_percent")
 
-#: Measures whose change reads in whole figures (a class size): a larger one is better.
+#: Measures whose change reads in whole figures (a class size).
 _SIZES = ("min_k", "median_k")
+#: ``st.metric``'s delta colour of a measure, by which way is better (sdc_core.names).
+_DELTA_COLOR: dict[str | None, Literal["normal", "inverse", "off"]] = {
+    "higher": "normal", "lower": "inverse", None: "off"}
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ def risk_rows(after: Mapping[str, Any], before: Mapping[str, Any] | None, k: int
     return [MetricRow(key, tile(key, k), label(key, k), after[key],
                       None if before is None else before.get(key), _value(key, after),
                       _delta(key, after, before), _RISK_HELP[key](k, after),
-                      "normal" if key in _SIZES else "inverse")
+                      _DELTA_COLOR[MEASURES[key].better])
             for key in keys]
 
 
