@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.state_source import WIDGET_HELPERS
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "views").glob("*.py"))
 #: ui/state.py's widget prefix (ui.state.WIDGET_PREFIX; read from the source, Streamlit unloaded)
@@ -23,10 +25,6 @@ PREFIX = next(ast.literal_eval(node.value)
               for node in ast.parse((ROOT / "ui" / "state.py").read_text()).body
               if isinstance(node, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == "WIDGET_PREFIX" for t in node.targets))
-#: ui/state.py's helpers that take a widget's key (first argument; forget_widgets: every
-#: positional argument and ``prefix``)
-WIDGET_HELPERS = {"bind", "widget", "has_widget", "set_widget", "forget_widgets", "add_one",
-                  "count"}
 #: A key's text is not known from the source
 UNKNOWN = None
 

@@ -16,7 +16,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from tests.apptest import app_test
 from tests.conftest import plain
-from tests.test_page_state import WIDGET_HELPERS
+from tests.state_source import WIDGET_HELPERS
 from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
@@ -132,7 +132,7 @@ def session_keys(source: str) -> set[str]:
     """The keys a module's source reads or writes in ``st.session_state`` (a subscript,
     ``get``/``pop``/``setdefault``, ``in``), each a text or, for an f-string, a family with
     ``*`` for each value put in (a module constant put in is its text). Inside a widget helper
-    (:data:`tests.test_page_state.WIDGET_HELPERS`) the key is a widget's; inside ``_new``, the
+    (:data:`tests.state_source.WIDGET_HELPERS`) the key is a widget's; inside ``_new``, the
     keys its calls hand it."""
     tree = ast.parse(source)
     constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
