@@ -192,7 +192,7 @@ def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
     worker process sends back (the caller holds the table: :func:`with_population`)."""
     wb = evaluate(df, *args, **kwargs)
     if wb.assessment is not None:
-        wb.assessment.original = None  # type: ignore[assignment]
+        wb.assessment.original = None
     return replace(wb, original=None)
 
 
