@@ -22,17 +22,26 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from sdc_core.assess import Assessment, RiskOptions, Setting, assess, given
+from sdc_core.assess import (
+    Assessment,
+    RiskOptions,
+    Sampling,
+    Setting,
+    Unavailable,
+    assess,
+    given,
+)
 from sdc_core.cell_rules import Rule
 from sdc_core.differencing import DifferencingResult, differencing_risk
+from sdc_core.errors import SdcInputError
 from sdc_core.households import household_level_columns, nearly_constant
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
-from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots, risk_profile
-from sdc_core.risk.closeness import Closeness, closeness_report
+from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots
+from sdc_core.risk.closeness import Closeness
 from sdc_core.risk.deniability import Deniability, recipe_deniability
 from sdc_core.risk.inference import InferenceResult, attribute_inference
-from sdc_core.risk.linkage import LinkageResult, linkage_attack
-from sdc_core.risk.population_risk import PopulationRisk, population_risk
+from sdc_core.risk.linkage import LinkageResult
+from sdc_core.risk.population_risk import PopulationRisk
 from sdc_core.table_release import TableRelease, release_table
 from sdc_core.table_release import unit_bound as unit_bound_of
 from sdc_core.utility.analysis import parse_spec
@@ -50,12 +59,12 @@ from ui.logic.workbench import (
 )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def profile(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, na: str,
             alpha: float, _df: pd.DataFrame) -> RiskProfile:
-    """Risk profile of the data set as loaded."""
-    return workers.run_on(dataset_id, _df, risk_profile, list(qi), weight=weight, k=k, na=na,
-                          alpha=alpha)
+    """The risk profile of a table (the data as loaded, or a release by its
+    :func:`protected_id`): the ``keys`` part of its assessment."""
+    setting = Setting(qi, weight=weight, risk=RiskOptions(k, na, alpha))
+    return given(original_part(dataset_id, setting, "keys", _df))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -113,22 +122,26 @@ def validity_report(dataset_id: str, recipe_json: str, spec_json: str, with_pmse
     return _validity.compare(_wb.applied.data, changed=_wb.changed, with_pmse=with_pmse)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,
-               given: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> PopulationRisk | None:
+               given_: tuple[tuple[str, float], ...], _df: pd.DataFrame) -> PopulationRisk | None:
     """Risk in the population of the table ``dataset_id`` (the original's, or a protected
     table's :func:`protected_id`): the uniqueness models and log-linear risks, from how it was
-    sampled (``given``: the items of :func:`ui.state.sampling`); None when nothing says."""
-    sampling = dict(given)
-    return workers.run(population_risk, _df, list(qi), weight,  # computed once
-                       sampling.get("sampling_fraction"), sampling.get("population_size"))
+    sampled (``given_``: the items of :func:`ui.state.sampling`), the ``population`` part of
+    its assessment; None when nothing says."""
+    setting = Setting(qi, weight=weight, sampling=Sampling(**dict(given_)) if given_ else None)
+    part = original_part(dataset_id, setting, "population", _df)
+    if isinstance(part, Unavailable):
+        if part.asked:
+            raise SdcInputError(part.reason)
+        return None
+    return part
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def linkage_before(dataset_id: str, qi: tuple[str, ...], known: tuple[str, ...],
                    _df: pd.DataFrame) -> LinkageResult:
-    """The linkage attack on the data as loaded (released unchanged)."""
-    return linkage_attack(_df, _df, list(qi), None, list(known))
+    """The linkage attack on the data as loaded (released unchanged): the ``linkage`` part of
+    its assessment."""
+    return given(original_part(dataset_id, Setting(qi, known=known), "linkage", _df))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -138,10 +151,12 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
                           na=na, alpha=alpha)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def original(dataset_id: str, setting: Setting, _df: pd.DataFrame) -> Assessment:
-    """The assessment of the data as loaded, judged as its own release: one per data set and
-    setting, shared by the pages; :func:`original_part` fills its parts."""
+    """The assessment of a table (the data as loaded, or a release by its :func:`protected_id`)
+    judged as its own release: one per table and setting, shared by the pages and sessions;
+    :func:`original_part` fills its parts. The cached calls below ask it with the setting
+    their part reads, so that a change elsewhere does not recompute them."""
     return assess(_df, _df, setting)
 
 
@@ -210,14 +225,18 @@ def risk_tables(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int
                           list(released))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def closeness(dataset_id: str, qi: tuple[str, ...], sensitive: tuple[str, ...], na: str,
+def closeness(dataset_id: str, qi: tuple[str, ...], sensitive: tuple[str, ...],
               _df: pd.DataFrame) -> dict[str, Closeness]:
     """t-closeness, basic and enhanced β-likeness and δ-disclosure of each sensitive column of
     the table ``dataset_id`` (the original's, or a protected table's :func:`protected_id`)
-    over the classes of ``qi`` (docs/measures.md, "t-closeness, β-likeness and
-    δ-disclosure")."""
-    return workers.run_on(dataset_id, _df, closeness_report, list(qi), list(sensitive), na)
+    over the classes of ``qi``, a blank key a value of its own (docs/measures.md,
+    "t-closeness, β-likeness and δ-disclosure"): the ``closeness`` part of its assessment."""
+    part = original_part(dataset_id, Setting(qi, sensitive=sensitive), "closeness", _df)
+    if isinstance(part, Unavailable):
+        if part.asked:
+            raise SdcInputError(part.reason)
+        return {}
+    return part
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

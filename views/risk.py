@@ -551,7 +551,7 @@ def closeness_section(shown: list[Release]) -> None:
     try:
         for r in tables:
             figures_of = compute.closeness(r.dataset_id, tuple(roles.qi), tuple(roles.sensitive),
-                                           "category", r.df)
+                                           r.df)
             suffix = "" if r is original else ", released"
             for s, c in figures_of.items():
                 rows[s] |= {f"{k}{suffix}": getattr(c, k) for k in CLOSENESS}
