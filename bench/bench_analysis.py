@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from bench.common import median_seconds, report, survey_table
-from sdc_core.io import infer_kinds
+from sdc_core.data.io import infer_kinds
 from sdc_core.roles import Roles
 from sdc_core.utility.analysis import AnalysisSpec, parse_spec
 from sdc_core.utility.fidelity import pmse

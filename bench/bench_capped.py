@@ -19,7 +19,7 @@ from statistics import median
 
 from bench.common import median_seconds, survey_table
 from sdc_core.capped import read_capped
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 
 ALLOWANCE = 10**10
 CAP = 16 * 10**9
@@ -28,7 +28,7 @@ _FIRST = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 raw = Path({path!r}).read_bytes()
 read_table(b"a,b\\n1,2\\n", "w.csv")
 start = time.perf_counter()

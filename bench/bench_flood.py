@@ -332,7 +332,7 @@ async def recipes_run(url: str, pid: int, n: int, same: bool) -> list[tuple[int,
 
 
 def recipes(n: int) -> None:
-    from sdc_core.io import EXAMPLE_PATH, read_table
+    from sdc_core.data.io import EXAMPLE_PATH, read_table
     from ui.infra.memory import memory_bytes
 
     table = memory_bytes(read_table(EXAMPLE_PATH)) / 2**20

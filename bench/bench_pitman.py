@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bench.common import median_seconds, report, survey_table
 from sdc_core.risk.population import class_histogram, fit_pitman
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 
 QI = ["age", "sex", "region"]
 GRID = {"seeds": 3, "numeric": ["age", "income"], "settings": [

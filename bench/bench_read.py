@@ -12,7 +12,7 @@ import io
 import pandas as pd
 
 from bench.common import median_seconds, survey_table
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 
 ALLOWANCE = 10**10
 

@@ -16,7 +16,7 @@ from bench.common import report, survey_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility import il1
 
 QI = ["age", "sex", "region"]

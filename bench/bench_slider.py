@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import median_seconds, report, survey_table
-from sdc_core.io import infer_kinds
+from sdc_core.data.io import infer_kinds
 from sdc_core.roles import Roles
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from bench.common import median_seconds, report, survey_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.sweep import parse_grid, run_sweep
+from sdc_core.sweep.run import parse_grid, run_sweep
 from sdc_core.utility import eigenvalue_similarity, il1
 
 QI = ["age", "sex", "region"]

@@ -11,7 +11,7 @@ With ``--cubes`` (issue 51, finding 6): the cube tables of about two records a c
 the audit a denial of service, at 10³, 10⁴ and 10⁵ cells with margins (9³, 21³ and 45³ cells
 and their margins), each timed once: the audit of the primary pattern (and how many linear
 programmes it solved) and the whole published table (secondary suppression and its audits,
-:func:`sdc_core.table_release.release_table`), both within the time limit; ``--old``
+:func:`sdc_core.tables.table_release.release_table`), both within the time limit; ``--old``
 runs the audit as it was before (two programmes per hidden cell), stopped after ``--stop`` seconds.
 
 Run: ``python -m bench.bench_tables [records]`` or
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from bench.common import median_seconds, report, survey_table
-from sdc_core.cell_rules import threshold_rule
-from sdc_core.crosstab import crosstab
-from sdc_core.suppression_audit import audit, secondary_suppression
+from sdc_core.tables.cell_rules import threshold_rule
+from sdc_core.tables.crosstab import crosstab
+from sdc_core.tables.suppression_audit import audit, secondary_suppression
 
 COLUMNS = ["region", "occupation", "sex"]
 TARGET = 10.0
@@ -112,8 +112,8 @@ def old_audit_programmes(table, hidden: np.ndarray, stop: float) -> tuple[int, f
 
 
 def cubes(old: bool, stop: float, sizes: tuple[int, ...] = (9, 21, 45)) -> None:
-    from sdc_core import suppression_audit
-    from sdc_core.table_release import TIME_LIMIT, release_table
+    from sdc_core.tables import suppression_audit
+    from sdc_core.tables.table_release import TIME_LIMIT, release_table
     real = suppression_audit.linprog
     calls = [0]
 

@@ -32,9 +32,9 @@ from sdc_core.lazy import lazy_getattr
 from sdc_core.version import __version__ as __version__  # re-exported: sdc_core.__version__
 
 if TYPE_CHECKING:
+    from sdc_core.data.io import Kind, infer_kinds, load_example, read_table, write_table
     from sdc_core.errors import SdcInputError
     from sdc_core.examples import Example, example
-    from sdc_core.io import Kind, infer_kinds, load_example, read_table, write_table
     from sdc_core.recipe import (
         ApplyResult,
         Recipe,
@@ -67,8 +67,8 @@ if TYPE_CHECKING:
         small_count_levels,
     )
     from sdc_core.risk.suda2 import Suda2Result, suda2
-    from sdc_core.sweep import SweepResult, run_sweep
-    from sdc_core.tables import AuditResult, PublishedQuestion, audit, response_table
+    from sdc_core.sweep.run import SweepResult, run_sweep
+    from sdc_core.tables.responses import AuditResult, PublishedQuestion, audit, response_table
     from sdc_core.utility.analysis import AnalysisSpec, parse_spec
     from sdc_core.utility.distribution import distribution_report
     from sdc_core.utility.eigen import eigenvalue_similarity
@@ -102,7 +102,7 @@ __all__ = [
 _MODULES: dict[str, tuple[str, ...]] = {
     "sdc_core.errors": ("SdcInputError",),
     "sdc_core.examples": ("Example", "example"),
-    "sdc_core.io": ("Kind", "infer_kinds", "load_example", "read_table", "write_table"),
+    "sdc_core.data.io": ("Kind", "infer_kinds", "load_example", "read_table", "write_table"),
     "sdc_core.recipe": ("ApplyResult", "Recipe", "apply_recipe", "describe_steps",
                         "load_recipe", "make_recipe", "parse_recipe"),
     "sdc_core.risk.attribute": ("AttributeScan",),
@@ -117,8 +117,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sdc_core.risk.profile": ("RiskProfile", "key_subset_snapshots", "risk_profile",
                               "riskiest_classes", "sensitive_report", "small_count_levels"),
     "sdc_core.risk.suda2": ("Suda2Result", "suda2"),
-    "sdc_core.sweep": ("SweepResult", "run_sweep"),
-    "sdc_core.tables": ("AuditResult", "PublishedQuestion", "audit", "response_table"),
+    "sdc_core.sweep.run": ("SweepResult", "run_sweep"),
+    "sdc_core.tables.responses": ("AuditResult", "PublishedQuestion", "audit", "response_table"),
     "sdc_core.utility.analysis": ("AnalysisSpec", "parse_spec"),
     "sdc_core.utility.distribution": ("distribution_report",),
     "sdc_core.utility.eigen": ("eigenvalue_similarity",),

@@ -1,10 +1,10 @@
 """Reading a file in a child process whose memory is capped: no format's trick takes more.
 
-:func:`read_capped` is :func:`sdc_core.io.read_table` run in a short-lived child process whose
+:func:`read_capped` is :func:`sdc_core.data.io.read_table` run in a short-lived child process whose
 writable memory is capped (``RLIMIT_DATA``) at what the caller may still take; the table comes
 back in Arrow's columnar form (an IPC stream in an anonymous in-memory file whose descriptor
 the child sends) and is rebuilt here. The bounds
-of :mod:`sdc_core.decoded` stay the fast path that refuses most files before they are read;
+of :mod:`sdc_core.data.decoded` stay the fast path that refuses most files before they are read;
 the cap is the guarantee for what they miss: a file that needs more is refused with
 :class:`OverCap` ("… needs more memory than this session may still use (… MB)") and this
 process never holds more than the table the child measured (``max_table``).
@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.decoded import MAX_CELL, size_text
+from sdc_core.data.decoded import MAX_CELL, size_text
 from sdc_core.errors import SdcInputError
 
 if TYPE_CHECKING:  # pyarrow is imported where it is used
@@ -93,7 +93,7 @@ BASE = 64 * 2**20
 #: lock (a thread it could not start) never holds its caller.
 DEADLINE = 600
 #: What the helper imports once, before it forks any child.
-PRELOAD = ("sdc_core.io", "pyarrow.ipc", "pyarrow.parquet", "pyarrow.compute", "openpyxl",
+PRELOAD = ("sdc_core.data.io", "pyarrow.ipc", "pyarrow.parquet", "pyarrow.compute", "openpyxl",
            "pyreadstat")
 #: The schema metadata key of the object columns' names and the columns' order.
 _BOXED = b"sdc_core.boxed"
@@ -311,7 +311,7 @@ def _child(sock: socket.socket, request: dict[str, Any]) -> None:
     sent with ``T``; a refusal as ``E`` and its message; ``M`` when the cap was reached."""
     import pyarrow as pa
 
-    from sdc_core.io import read_table
+    from sdc_core.data.io import read_table
 
     signal.alarm(DEADLINE)
     pa.set_cpu_count(THREADS)
@@ -434,7 +434,7 @@ def _answer(sock: socket.socket) -> pd.DataFrame | None:
 def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int,
                 max_bytes: int | None = None, max_table: int | None = None,
                 max_cell: int = MAX_CELL) -> pd.DataFrame:
-    """:func:`sdc_core.io.read_table` in a child process whose memory may grow by at most
+    """:func:`sdc_core.data.io.read_table` in a child process whose memory may grow by at most
     ``cap`` bytes: the same table, the same refusals, and past the cap :class:`OverCap`.
 
     Parameters
@@ -448,19 +448,19 @@ def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int
         the readers, shared with the helper) and :data:`BASE`: the file's bytes, the reader's
         buffers and the table.
     max_bytes, max_table, max_cell
-        As :func:`~sdc_core.io.read_table` (``max_bytes`` None: its default).
+        As :func:`~sdc_core.data.io.read_table` (``max_bytes`` None: its default).
 
     Returns
     -------
     pandas.DataFrame
-        The table :func:`~sdc_core.io.read_table` gives.
+        The table :func:`~sdc_core.data.io.read_table` gives.
 
     Raises
     ------
     OverCap
         When reading needed more than ``cap`` (the message names the file and the cap).
     SdcInputError
-        What :func:`~sdc_core.io.read_table` refuses, with its message.
+        What :func:`~sdc_core.data.io.read_table` refuses, with its message.
 
     Examples
     --------
@@ -470,7 +470,7 @@ def read_capped(source: str | Path | bytes, name: str | None = None, *, cap: int
     0   34   f
     1   51   m
     """
-    from sdc_core.io import MAX_BYTES
+    from sdc_core.data.io import MAX_BYTES
 
     raw = bytes(source) if isinstance(source, (bytes, bytearray)) else None
     label = name or ("uploaded file" if raw is not None else str(source))

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import require
+from sdc_core.data.columns import require
 from sdc_core.errors import SdcInputError
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_probability
-from sdc_core.columns import require
+from sdc_core.data.columns import require
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import (
     KeyCodes,

@@ -23,8 +23,8 @@ from sdc_core.version import __version__
 if TYPE_CHECKING:
     import pandas as pd
 
-    from sdc_core.cell_rules import Rule
-    from sdc_core.differencing import DifferencingResult
+    from sdc_core.tables.cell_rules import Rule
+    from sdc_core.tables.differencing import DifferencingResult
 
 # Each command imports what it needs when it runs (pandas alone takes ~0.6 s to import), so
 # ``--help`` and bad arguments answer at once.
@@ -419,16 +419,16 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 def read_bounded(path: Path) -> pd.DataFrame:
     """The table at ``path``, refused when it would take more memory than the budget
     (``SDC_MEMORY_BUDGET``, default half the machine's) or holds a cell longer than
-    ``SDC_MAX_CELL`` characters (default 65,536): see :mod:`sdc_core.decoded`. With
+    ``SDC_MAX_CELL`` characters (default 65,536): see :mod:`sdc_core.data.decoded`. With
     ``SDC_MEMORY_BUDGET`` set, the file is read in a child process whose memory is capped at
     the budget (:mod:`sdc_core.capped`): no file's trick takes the run past it."""
-    from sdc_core.decoded import BUDGET_ENV, budget, max_cell
+    from sdc_core.data.decoded import BUDGET_ENV, budget, max_cell
 
     if os.environ.get(BUDGET_ENV):
         from sdc_core.capped import read_capped
 
         return read_capped(path, cap=budget(), max_table=budget(), max_cell=max_cell())
-    from sdc_core.io import read_table
+    from sdc_core.data.io import read_table
 
     return read_table(path, max_table=budget(), max_cell=max_cell())
 
@@ -453,8 +453,8 @@ def _read_json(path: Path, what: str) -> object:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.assess import Setting, assess
-    from sdc_core.columns import read_like
-    from sdc_core.io import Kind, infer_kinds
+    from sdc_core.data.columns import read_like
+    from sdc_core.data.io import Kind, infer_kinds
     from sdc_core.recipe import load_recipe
 
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
@@ -724,8 +724,8 @@ def _write_records(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from sdc_core.io import write_table
-    from sdc_core.sweep import run_sweep
+    from sdc_core.data.io import write_table
+    from sdc_core.sweep.run import run_sweep
 
     if args.output.suffix.lower() != ".csv":
         raise SdcInputError(f"{args.output}: the sweep table is written as .csv")
@@ -800,7 +800,7 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
-    from sdc_core.tables import audit, response_table
+    from sdc_core.tables.responses import audit, response_table
 
     if args.cross is not None:
         if args.question or args.indicators:
@@ -838,9 +838,9 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 def _cross_table(args: argparse.Namespace) -> int:
     """``tables --cross``: the published cross table (docs/tables.md, "Publishing a table")."""
-    from sdc_core.cell_rules import Rule
-    from sdc_core.io import WRITABLE_EXTENSIONS, write_table
-    from sdc_core.table_release import TIME_LIMIT, release_table, unit_text
+    from sdc_core.data.io import WRITABLE_EXTENSIONS, write_table
+    from sdc_core.tables.cell_rules import Rule
+    from sdc_core.tables.table_release import TIME_LIMIT, release_table, unit_text
 
     if args.output is None and not args.json:
         raise SdcInputError("--cross writes a table: give -o OUT.csv (or --json)")
@@ -892,7 +892,7 @@ def _cross_table(args: argparse.Namespace) -> int:
 def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> DifferencingResult:
     """``--difference COLUMN=L1,L2``: the table and the same with the levels merged
     (docs/tables.md, "Differencing between two tables")."""
-    from sdc_core.differencing import differencing_risk
+    from sdc_core.tables.differencing import differencing_risk
 
     column, eq, levels = str(args.difference).partition("=")
     merged = [v.strip() for v in levels.split(",") if v.strip()]
@@ -907,7 +907,7 @@ def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> Diffe
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from sdc_core.io import WRITABLE_EXTENSIONS, export_notes, write_table
+    from sdc_core.data.io import WRITABLE_EXTENSIONS, export_notes, write_table
     from sdc_core.methods.banding import release_note
     from sdc_core.recipe import apply_recipe, load_recipe
 

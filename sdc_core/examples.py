@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdc_core.data.io import EXAMPLE_NAME, EXAMPLE_PATH
 from sdc_core.errors import SdcInputError
-from sdc_core.io import EXAMPLE_NAME, EXAMPLE_PATH
 from sdc_core.roles import EXAMPLE_ROLES, Roles
 from sdc_core.teaching import HOUSEHOLD_PATH
 from sdc_core.teaching_households import HOUSEHOLDS_PATH

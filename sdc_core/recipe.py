@@ -31,7 +31,7 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import parse_json, shown
-from sdc_core.columns import restore
+from sdc_core.data.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
 from sdc_core.methods.banding import read_bands, recipe_labels, whole_number_columns
@@ -724,7 +724,7 @@ def recipe_households(recipe: Recipe, df: pd.DataFrame) -> HouseholdPlan | None:
 
 def _replace(df: pd.DataFrame, done: StepOutput, original: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``df`` with the step's new values in place, each in the kind of the
-    ``original`` column where its values allow (:func:`sdc_core.columns.restore`)."""
+    ``original`` column where its values allow (:func:`sdc_core.data.columns.restore`)."""
     out = df.copy()
     for c in done.values.columns:
         out[c] = restore(original[c], done.values[c])

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import is_number
+from sdc_core.data.columns import is_number
+from sdc_core.data.io import Kind, infer_kinds
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes, looks_like_household
-from sdc_core.io import Kind, infer_kinds
 
 #: Words (and common abbreviations) of column names that usually are quasi-identifiers:
 #: demographics, household, work and geography. Matched against whole words of a name
@@ -163,7 +163,7 @@ def structure_columns(df: pd.DataFrame, columns: Sequence[str], household: str |
     household : str, optional
         The household (or person) id column.
     kinds : mapping of str to Kind, optional
-        The columns' inferred kinds (default: :func:`sdc_core.io.infer_kinds` of them).
+        The columns' inferred kinds (default: :func:`sdc_core.data.io.infer_kinds` of them).
 
     Returns
     -------

@@ -5,7 +5,7 @@ tests/test_processes.py) size their budgets by it."""
 import numpy as np
 import pandas as pd
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from ui.infra import memory
 
 

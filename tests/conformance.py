@@ -46,15 +46,15 @@ from hypothesis import strategies as st
 
 from sdc_core import cli
 from sdc_core.classes import class_sizes
-from sdc_core.columns import canonical, compare_keys, restore, storage, storage_takes, takes
+from sdc_core.data.columns import canonical, compare_keys, restore, storage, storage_takes, takes
+from sdc_core.data.io import BIDI_CONTROLS, FORMULA_START, read_table, table_bytes
 from sdc_core.errors import SdcInputError
-from sdc_core.io import BIDI_CONTROLS, FORMULA_START, read_table, table_bytes
 from sdc_core.methods import Release
 from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import METHODS, Recipe, apply_recipe, load_recipe, parse_recipe, run_step
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import resolved_recoding
-from sdc_core.sweep import SweepContext
+from sdc_core.sweep.run import SweepContext
 from ui.logic import report
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS, evaluate, recipe_json
 

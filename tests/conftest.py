@@ -31,7 +31,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from bench.server import free_port, live, marked, start_server, stop_server
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 
 
 def plain(text: str) -> str:

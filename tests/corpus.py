@@ -13,8 +13,8 @@ For each table this module gives:
   ``boolean``, ``string``: what Parquet from a modern pipeline gives), ``"c"`` text columns as
   ``category`` (Stata/SPSS labels, Parquet dictionaries);
 - :func:`file_bytes` / :func:`roundtrip`: a frame written in memory as CSV or Parquet with
-  :func:`sdc_core.io.table_bytes` and read back with :func:`sdc_core.io.read_table`; the input
-  file of a variant is CSV for ``"a"`` and Parquet for ``"b"``/``"c"`` (:func:`input_file`),
+  :func:`sdc_core.data.io.table_bytes` and read back with :func:`sdc_core.data.io.read_table`; the
+  input file of a variant is CSV for ``"a"`` and Parquet for ``"b"``/``"c"`` (:func:`input_file`),
   Parquet keeping the nullable and category dtypes;
 - :func:`roles`: the roles the app suggests (:func:`sdc_core.roles.suggest_roles`); when it
   suggests fewer than two quasi-identifiers, low-cardinality columns (a True/False one, a text
@@ -50,7 +50,7 @@ from typing import Any
 
 import pandas as pd
 
-from sdc_core.io import Kind, infer_kinds, read_table, table_bytes
+from sdc_core.data.io import Kind, infer_kinds, read_table, table_bytes
 from sdc_core.methods import Release, registry
 from sdc_core.roles import Roles, suggest_roles
 

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
+from sdc_core.data.io import read_table
 from sdc_core.examples import example
-from sdc_core.io import read_table
 from sdc_core.methods.banding import measured
 from sdc_core.methods.randomized_response import coin_survey
 from sdc_core.recipe import apply_recipe, make_recipe
-from sdc_core.tables import pet_survey
+from sdc_core.tables.responses import pet_survey
 from sdc_core.teaching import HOUSEHOLD_PATH
 from ui.logic import lessons
 from ui.logic.workbench import evaluate, recipe_json

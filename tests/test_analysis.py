@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.stats.weightstats import DescrStatsW
 
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, make_recipe
 from sdc_core.utility.analysis import (
     Analysis,

@@ -106,7 +106,7 @@ def test_a_combined_sweeps_series_differ_and_its_legend_does_not_squash_the_char
     its own colour and shape
     (colours were reused), and each legend row adds to the figure's height (the legend had
     squashed the plot to about 100 px)."""
-    from sdc_core.sweep import run_sweep
+    from sdc_core.sweep.run import run_sweep
     from ui.logic.figures import LEGEND_ROW, tradeoff_scatter
 
     grid = {"combine": True, "settings": [

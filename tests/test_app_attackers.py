@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.names import count_and_percent
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile

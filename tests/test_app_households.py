@@ -18,8 +18,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.assess import Setting, Unavailable, assess
+from sdc_core.data.io import read_table
 from sdc_core.examples import example
-from sdc_core.io import read_table
 from sdc_core.recipe import Recipe, apply_recipe, parse_recipe
 from sdc_core.risk.household import (
     HouseholdLinkage,

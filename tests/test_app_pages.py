@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
 from tests.apptest import app_on, app_test, metrics, opened, opening
 from tests.conformance import METHODS as CONFORMANCE_METHODS
@@ -347,7 +347,7 @@ def test_report_carries_both_readings_of_risk(actg):
 def test_both_fingerprints_are_named(actg):
     import hashlib
 
-    from sdc_core.io import EXAMPLE_PATH
+    from sdc_core.data.io import EXAMPLE_PATH
     from sdc_core.recipe import fingerprint
     from ui.logic.report import build_report
 
@@ -609,7 +609,7 @@ def fail_with_a_value(*args, **kwargs):
 def test_export_page_says_what_the_files_change():
     """A table with a formula in a header and a category and a control character: the Export
     page runs, and says what each format writes differently."""
-    from sdc_core.io import table_bytes
+    from sdc_core.data.io import table_bytes
 
     at = app_test().run()
     at.file_uploader(key="uploader").set_value(
@@ -637,17 +637,17 @@ def test_a_file_that_cannot_be_written_is_said_on_the_export_page(monkeypatch, c
     """A writer that fails (made now or on click) leaves a message in its column instead of a
     button that does nothing, the other formats stay offered, and the log names the error's
     type only, never a value of the data."""
-    import sdc_core.io
+    import sdc_core.data.io
 
     monkeypatch.setattr("ui.infra.workers.workers", lambda: 0)  # writer patched here
-    real = sdc_core.io.table_bytes
+    real = sdc_core.data.io.table_bytes
 
     def refuse(df, ext, neutralize=True):
         if ext in (".parquet", ".xlsx"):
             fail_with_a_value()
         return real(df, ext, neutralize)
 
-    monkeypatch.setattr(sdc_core.io, "table_bytes", refuse)
+    monkeypatch.setattr(sdc_core.data.io, "table_bytes", refuse)
     st.cache_data.clear()  # files made by earlier tests are not made again
     at = app_on("views/export.py")
     assert not at.exception
@@ -772,7 +772,7 @@ def test_the_sweep_form_keeps_its_values_across_pages():
 
 
 def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
-    from sdc_core.sweep import run_sweep
+    from sdc_core.sweep.run import run_sweep
     from ui.logic.report import sweep_figure
 
     grid = {"combine": True, "settings": [

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from sdc_core.risk.population_risk import population_risk
 from sdc_core.teaching import HOUSEHOLD_PATH
 from tests.apptest import app_test, metrics, risk_page_with_age_banded
@@ -248,7 +248,7 @@ def test_tradeoffs_targets_population_uniqueness_with_the_sessions_sampling(actg
     """The sampling set on the Risk page reaches the sweep: its rows carry Dankar's population
     uniqueness and the target may bound it; the best row is the core's on the same grid."""
     from sdc_core.roles import EXAMPLE_ROLES
-    from sdc_core.sweep import POPULATION, run_sweep
+    from sdc_core.sweep.run import POPULATION, run_sweep
 
     at = app_test(timeout=120).run()
     at.session_state["sampling"] = {"sampling_fraction": 0.05}

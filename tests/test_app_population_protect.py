@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.examples import example
-from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
 from tests.apptest import app_test, downloads

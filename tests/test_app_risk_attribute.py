@@ -8,7 +8,7 @@ import math
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.names import label
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.closeness import closeness_report

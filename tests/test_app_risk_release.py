@@ -3,7 +3,7 @@ table the Protect page's settings release, beside the original."""
 
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, riskiest_classes, sensitive_report
 from sdc_core.risk.suda2 import suda2

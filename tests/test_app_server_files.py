@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from sdc_core.data.io import read_table
 from sdc_core.engines import EngineOptions, jobs, open_engine
-from sdc_core.io import read_table
 from tests.apptest import app_test
 from tests.child_probe import PEAK
 from tests.conftest import ROOT, plain

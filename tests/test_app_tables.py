@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.cell_rules import Rule
+from sdc_core.data.io import EXAMPLE_PATH, read_table, table_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
-from sdc_core.io import EXAMPLE_PATH, read_table, table_bytes
 from sdc_core.names import count_text
-from sdc_core.table_release import release_table
+from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.table_release import release_table
 from tests.apptest import app_test, downloads
 from tests.cli_run import run
 from tests.conftest import plain
@@ -199,7 +199,7 @@ def test_a_table_the_core_refuses_is_an_error_not_a_traceback():
 def test_differencing_and_dp_nonresponse_are_the_cores():
     """The differencing part gives each method's summary of ``differencing_risk`` for the
     levels chosen, and the DP column the non-response a reader works out from its counts."""
-    from sdc_core.differencing import differencing_risk
+    from sdc_core.tables.differencing import differencing_risk
 
     df = read_table(EXAMPLE_PATH)
     at = cross_page(["race", "karnof"])

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.examples import EXAMPLES
 from sdc_core.names import count_and_percent
 from sdc_core.roles import EXAMPLE_ROLES
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE
 from tests.apptest import app_test
 from tests.conftest import plain

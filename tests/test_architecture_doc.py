@@ -220,7 +220,7 @@ SAMPLE = """# Title
 
 ### Inside `sdc_core`
 
-| `io.py`, `methods/spec.py` | `risk/` | `tests/test_layers.py` |
+| `recipe.py`, `methods/spec.py` | `risk/` | `tests/test_layers.py` |
 
 ```
 households.py  in a code block
@@ -238,7 +238,7 @@ households.py  in a code block
 
 
 def test_the_rule_reads_headings_and_paths():
-    assert named_modules(SAMPLE) == {"ui/logic/metrics.py", "sdc_core/io.py",
+    assert named_modules(SAMPLE) == {"ui/logic/metrics.py", "sdc_core/recipe.py",
                                      "sdc_core/methods/spec.py", "sdc_core/risk/household.py"}
     # a bare name outside its package's heading, or under another package's, is a broken path
     assert broken_paths(SAMPLE) == [

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from sdc_core.assess import RiskOptions, Sampling, Setting, Unavailable, assess
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
-from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack

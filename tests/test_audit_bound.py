@@ -1,4 +1,4 @@
-"""Issue 51, finding 6: a cross table's audit is bounded (sdc_core/suppression_audit.py;
+"""Issue 51, finding 6: a cross table's audit is bounded (sdc_core/tables/suppression_audit.py;
 docs/tables.md, "The audit's bound"). The 20 × 20 × 20 table of two records a cell that held
 two workers for more than 15 minutes (two programmes per hidden cell) is audited with a few
 programmes; the fast audit decides every cell as the definition does (two programmes per cell,
@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
-from sdc_core import suppression_audit
-from sdc_core.cell_rules import p_rule, threshold_rule
-from sdc_core.crosstab import crosstab
-from sdc_core.suppression_audit import audit, secondary_suppression
-from sdc_core.table_release import release_table
+from sdc_core.tables import suppression_audit
+from sdc_core.tables.cell_rules import p_rule, threshold_rule
+from sdc_core.tables.crosstab import crosstab
+from sdc_core.tables.suppression_audit import audit, secondary_suppression
+from sdc_core.tables.table_release import release_table
 
 
 def cube_records(levels: int = 20, per_cell: int = 2, seed: int = 0) -> pd.DataFrame:

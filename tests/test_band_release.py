@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdc_core.cli import main
-from sdc_core.columns import storage
-from sdc_core.io import read_table, table_bytes
+from sdc_core.data.columns import storage
+from sdc_core.data.io import read_table, table_bytes
 from sdc_core.methods import band
 from sdc_core.methods.banding import measured, read_bands, release_note
 from sdc_core.recipe import apply_recipe, parse_recipe
@@ -200,7 +200,7 @@ def test_the_steward_who_picks_midpoints_is_told_so_everywhere(actg):
 
 
 def test_apply_says_so_on_the_command_line(tmp_path, capsys):
-    from sdc_core.io import EXAMPLE_PATH
+    from sdc_core.data.io import EXAMPLE_PATH
 
     recipe = tmp_path / "r.json"
     recipe.write_text(json.dumps({"seed": 1, "steps": [

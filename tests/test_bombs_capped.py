@@ -129,7 +129,7 @@ _ESTIMATE = """
 import json, resource, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from ui.infra import memory
 raw = Path({path!r}).read_bytes()
 memory.upload_need(b"a,b\\n1,2\\n", "warm.csv", read_table)

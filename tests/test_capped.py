@@ -22,8 +22,8 @@ import pytest
 
 from sdc_core import capped
 from sdc_core.capped import OverCap, from_arrow, read_capped, to_arrow
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
 from tests.conftest import ROOT
 from tests.hostile_files import xlsx_far_cell
 

@@ -1,5 +1,5 @@
-"""Primary rules (sdc_core/cell_rules.py) on hand-worked cells, the arithmetic in comments, and
-against the rules' definitions evaluated cell by cell in plain Python."""
+"""Primary rules (sdc_core/tables/cell_rules.py) on hand-worked cells, the arithmetic in comments,
+and against the rules' definitions evaluated cell by cell in plain Python."""
 
 import inspect
 
@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdc_core.cell_rules import (
+from sdc_core.errors import SdcInputError
+from sdc_core.tables.cell_rules import (
     DEFAULT_THRESHOLD,
     dominance_rule,
     p_rule,
     threshold_rule,
 )
-from sdc_core.crosstab import TOTAL, crosstab
-from sdc_core.errors import SdcInputError
-from sdc_core.tables import response_table
+from sdc_core.tables.crosstab import TOTAL, crosstab
+from sdc_core.tables.responses import response_table
 
 
 def one_cell(amounts, top=4):

@@ -9,10 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
 from sdc_core.risk.population import class_histogram, uniqueness_curve
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility.analysis import TermResult
 from ui.logic import figures as builders
 from ui.logic.suda_chart import contribution_bars

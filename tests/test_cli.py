@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.io import EXAMPLE_PATH
+from sdc_core.data.io import EXAMPLE_PATH
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack

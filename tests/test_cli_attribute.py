@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from sdc_core.columns import read_like
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.columns import read_like
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.names import name
 from sdc_core.recipe import load_recipe
 from sdc_core.risk.closeness import closeness_report

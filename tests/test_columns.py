@@ -1,7 +1,7 @@
-"""The column model (``sdc_core.columns``, ``docs/columns.md``) and the three bugs the walk with
-an outside survey file found (Ecdat's ``Treatment``: 2,675 people, four True/False columns):
-local suppression crashed on a True/False key, the linkage attack said zero after a recoding
-of it, and a recoding that changed nothing cost 100 %."""
+"""The column model (``sdc_core.data.columns``, ``docs/columns.md``) and the three bugs the walk
+with an outside survey file found (Ecdat's ``Treatment``: 2,675 people, four True/False columns):
+local suppression crashed on a True/False key, the linkage attack said zero after a recoding of it,
+and a recoding that changed nothing cost 100 %."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core import columns
 from sdc_core.classes import class_sizes
 from sdc_core.cli import main
+from sdc_core.data import columns
+from sdc_core.data.io import read_table, table_bytes
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table, table_bytes
 from sdc_core.methods.banding import band
 from sdc_core.methods.recode import recode
 from sdc_core.methods.suppression import local_suppression
 from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility.il1 import categorical_il1
 from tests import corpus
 from ui.logic.workbench import evaluate, recipe_json

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sdc_core.columns import STORAGES, storage
-from sdc_core.io import read_table, table_bytes
+from sdc_core.data.columns import STORAGES, storage
+from sdc_core.data.io import read_table, table_bytes
 from tests.conformance import KINDS, PAIRS, check_release, draw_column, releases, same_values
 
 

@@ -63,7 +63,8 @@ def test_the_version_is_the_packages():
 def test_the_grid_is_importable_from_sweep_and_parses_without_running():
     import pandas as pd
 
-    from sdc_core import grid, sweep
+    from sdc_core.sweep import grid
+    from sdc_core.sweep import run as sweep
 
     assert sweep.parse_grid is grid.parse_grid and sweep.Setting is grid.Setting
     df = pd.DataFrame({"age": [23, 35, 47, 51], "sex": ["f", "m", "f", "m"]})

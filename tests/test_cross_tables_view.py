@@ -11,11 +11,11 @@ import random
 import pandas as pd
 import pytest
 
-from sdc_core.cell_rules import Rule
-from sdc_core.crosstab import crosstab
 from sdc_core.names import count_text, label
-from sdc_core.suppression_audit import audit
-from sdc_core.table_release import release_table
+from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.crosstab import crosstab
+from sdc_core.tables.suppression_audit import audit
+from sdc_core.tables.table_release import release_table
 from ui.logic.cross_tables import (
     HIDDEN,
     SUMS_REFUSED,

@@ -1,4 +1,4 @@
-"""Cross tables with margins (sdc_core/crosstab.py) against counts and sums taken record by
+"""Cross tables with margins (sdc_core/tables/crosstab.py) against counts and sums taken record by
 record in plain Python."""
 
 import itertools
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdc_core.crosstab import MAX_CELLS, TOTAL, crosstab, margin_constraints
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.crosstab import MAX_CELLS, TOTAL, crosstab, margin_constraints
 
 
 def brute_cells(df, cols, sum_col=None):

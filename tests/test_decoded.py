@@ -1,5 +1,5 @@
 """Files that decode to far more than their size are refused before their table is
-materialised, and files within the allowance read exactly as before (``sdc_core.decoded``).
+materialised, and files within the allowance read exactly as before (``sdc_core.data.decoded``).
 
 Each of the bomb family (``tests/hostile_files.py``) is read in a fresh interpreter with an
 allowance of 40 MB; its peak resident memory must stay within the allowance plus 150 MB
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core import decoded
+from sdc_core.data import decoded
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
 from tests.child_probe import PEAK
 from tests.conftest import ROOT
 from tests.hostile_files import BOMBS, SCALES, csv_long_cell, parquet_dictionary
@@ -29,7 +29,7 @@ import gc, json, resource, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 raw = Path({path!r}).read_bytes()
 read_table(b"a,b\\n1,2\\n", "warm.csv")
 gc.collect()

@@ -1,4 +1,4 @@
-"""Differencing between two published tables (sdc_core/differencing.py): the intervals the
+"""Differencing between two published tables (sdc_core/tables/differencing.py): the intervals the
 pair leaves against brute-force enumeration of every consistent whole-number table, the DP and
 cell-key differences against a loop over the two releases, and hostile inputs."""
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.cell_rules import Rule
-from sdc_core.differencing import differencing_risk
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.differencing import differencing_risk
 from tests.cli_run import run
 
 TOTAL = "Total"
@@ -211,8 +211,8 @@ def test_a_date_column_merges_as_its_text_does():
 def _many_hidden():
     """A 20 × 10 table of counts 0–11 (a fifth of its cells below 5) and the same with ages b
     and c merged, both suppressed to threshold 5."""
-    from sdc_core.differencing import _coarse_column, cover_matrix
-    from sdc_core.table_release import release_table
+    from sdc_core.tables.differencing import _coarse_column, cover_matrix
+    from sdc_core.tables.table_release import release_table
     rng = np.random.default_rng(0)
     cells = {(f"r{i:02d}", a): int(rng.integers(0, 12)) for i in range(20) for a in "abcdefghij"}
     df = _records(cells)
@@ -228,8 +228,8 @@ def test_the_pairs_intervals_are_bounded_in_programmes_and_time(monkeypatch):
     every cell's known interval, so far fewer programmes than two a cell, each interval inside
     the exact one (and equal where exact); and a time limit leaves the cells not decided
     unchecked, never protected."""
-    import sdc_core.suppression_audit as audit
-    from sdc_core.differencing import pair_intervals
+    import sdc_core.tables.suppression_audit as audit
+    from sdc_core.tables.differencing import pair_intervals
     fine, coarse, cover = _many_hidden()
     hidden = int(fine.frame[fine.value].isna().sum())
     assert hidden >= 50

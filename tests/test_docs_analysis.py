@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sdc_core.data.io import read_table
 from sdc_core.examples import example
-from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, make_recipe
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.utility.analysis import parse_spec

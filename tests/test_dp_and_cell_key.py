@@ -1,5 +1,5 @@
-"""DP counts and the cell key method (sdc_core.dp_tables, sdc_core.cell_key,
-sdc_core.count_tables; docs/tables.md, "Differential privacy counts", "The cell key method",
+"""DP counts and the cell key method (sdc_core.tables.dp_tables, sdc_core.tables.cell_key,
+sdc_core.tables.count_tables; docs/tables.md, "Differential privacy counts", "The cell key method",
 "Utility and protection side by side").
 
 References: OpenDP's accuracy against the closed form of the discrete Laplace tail derived here
@@ -17,11 +17,11 @@ import opendp.prelude as dp
 import pandas as pd
 import pytest
 
-from sdc_core import cell_key as ck
-from sdc_core import count_tables as ct
-from sdc_core import dp_tables as dpt
 from sdc_core.errors import SdcInputError
 from sdc_core.rng import ids_from_column
+from sdc_core.tables import cell_key as ck
+from sdc_core.tables import count_tables as ct
+from sdc_core.tables import dp_tables as dpt
 
 # -- differential privacy ------------------------------------------------------------------
 

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from sdc_core.cli import main
+from sdc_core.data.io import read_table, table_bytes
 from sdc_core.engines import EngineOptions, jobs, open_engine
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table, table_bytes
 from sdc_core.methods import EngineRun, registry
 from sdc_core.recipe import apply_recipe, parse_recipe, step_columns
 from sdc_core.risk import risk_profile, sensitive_report
@@ -350,8 +350,8 @@ def test_engine_csv_output_neutralises_formulas(data: dict[str, Path], tmp_path:
 def test_engine_csv_output_escapes_direction_controls(name: str, tmp_path: Path,
                                                       request: pytest.FixtureRequest) -> None:
     """Issue 51: a direction control (U+202E) in a cell or a column name is written to a CSV
-    as its visible escape, as the pandas writer writes it (sdc_core/io.py, ``table_bytes``), and
-    kept with ``neutralize=False``."""
+    as its visible escape, as the pandas writer writes it (sdc_core/data/io.py, ``table_bytes``),
+    and kept with ``neutralize=False``."""
     rlo = "\u202e"
     df = pd.DataFrame({f"name{rlo}gnp.exe": [f"invoice{rlo}fdp.exe", "plain", None],
                        "marks": ["\u2066a\u2069\u200e", "=1+1", "b"], "n": [1, 2, 3]})

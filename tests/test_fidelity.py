@@ -12,8 +12,8 @@ import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.fidelity import PmseResult, TableResult, pmse, table_fidelity
 from tests.conftest import SHARED_DATA

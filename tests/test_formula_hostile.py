@@ -29,9 +29,9 @@ from streamlit.testing.v1 import AppTest
 import sdc_core
 from sdc_core import cli
 from sdc_core.assess import RiskOptions
+from sdc_core.data.io import EXAMPLE_PATH
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
-from sdc_core.io import EXAMPLE_PATH
 from sdc_core.utility.analysis import (
     Analysis,
     AnalysisSpec,

@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 
 from bench.st_client import StSession
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.names import count_and_percent, tile
 from tests.conftest import run_async
 from ui.logic.workbench import evaluate, recipe_json

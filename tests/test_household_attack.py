@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sdc_core.methods import Release
 from sdc_core.recipe import METHODS, apply_recipe, parse_recipe
 from sdc_core.risk.household import household_linkage
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from tests.cli_run import run
 from tests.household_reference import attacker_values, brute_household_linkage
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdc_core import rng
-from sdc_core.columns import restore
+from sdc_core.data.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_level_columns
 from sdc_core.recipe import METHODS, apply_recipe, parse_recipe

@@ -25,15 +25,15 @@ from hypothesis import strategies as st
 
 from sdc_core import households as households_module
 from sdc_core import roles as roles_module
+from sdc_core.data.io import infer_kinds
 from sdc_core.errors import SdcInputError
 from sdc_core.households import constant_shares, nearly_constant
-from sdc_core.io import infer_kinds
 from sdc_core.methods import registry
 from sdc_core.names import MEASURES, label
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.roles import Roles, structure_columns
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from tests.cli_run import run as cli_run
 from ui.logic.deniability_view import (
     DRAWN,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes, household_level_columns
-from sdc_core.io import read_table
 from sdc_core.roles import Roles, suggest_household, suggest_roles
 from sdc_core.teaching_households import HOUSEHOLD_LEVEL, HOUSEHOLDS_PATH
 from tests.conftest import SHARED_DATA

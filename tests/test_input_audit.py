@@ -109,7 +109,7 @@ def test_a_multi_select_delimiter_is_text_not_a_pattern(delimiter):
     """A delimiter of two or three characters (the Tables page takes up to three)
     was a regular expression: ".;" split at any character before a ";", and "((" raised
     re.error."""
-    from sdc_core.tables import question_counts
+    from sdc_core.tables.responses import question_counts
 
     df = pd.DataFrame({"q": [f"a.b{delimiter}c", "a.b;c|d", "c"]})
     _, counts, responses = question_counts(df, "q", True, delimiter)

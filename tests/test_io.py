@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.errors import SdcInputError
-from sdc_core.io import (
+from sdc_core.data.io import (
     Kind,
     export_notes,
     infer_kinds,
@@ -18,6 +17,7 @@ from sdc_core.io import (
     sniff_delimiter,
     table_bytes,
 )
+from sdc_core.errors import SdcInputError
 from tests.hostile_files import HOSTILE
 
 SMALL = pd.DataFrame({"age": [34, 51, 27], "city": ["Zürich", "Genève", "Köln"],
@@ -128,7 +128,7 @@ def test_kinds_of_dates_text_and_float_measurements():
 
 
 def test_excel_row_limit_is_a_clear_error(monkeypatch):
-    import sdc_core.io as sio
+    import sdc_core.data.io as sio
     monkeypatch.setattr(sio, "EXCEL_MAX_ROWS", 2)
     with pytest.raises(SdcInputError, match="an Excel sheet holds at most 2 data rows"):
         sio.table_bytes(SMALL, ".xlsx")

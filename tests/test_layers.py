@@ -284,7 +284,7 @@ def test_a_worker_runs_the_protect_pages_job_without_streamlit(one_worker):
     """The job the Protect page hands a worker on every move (:func:`ui.compute.workbench`:
     :func:`ui.logic.workbench.detached` and :func:`~ui.logic.workbench.release_population`)
     and the warm-up's imports load neither Streamlit, Plotly nor a page module there."""
-    from sdc_core.io import EXAMPLE_PATH, read_table
+    from sdc_core.data.io import EXAMPLE_PATH, read_table
     from sdc_core.risk.population_risk import PopulationRisk
     from ui.infra import warmup
     from ui.logic.workbench import Workbench, detached, recipe_json, release_population

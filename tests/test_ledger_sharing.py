@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from bench.server import alive, free_port, start_server, stop_server
 from bench.st_client import StSession
+from sdc_core.data.io import read_table
 from sdc_core.examples import EXAMPLES
-from sdc_core.io import read_table
 from tests.apptest import app_test
 from tests.big_upload import small_numbers_csv
 from tests.conftest import run_async

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.tables import pet_survey
+from sdc_core.tables.responses import pet_survey
 from sdc_core.utility import il1
 from sdc_core.utility.validity import term_holds
 from tests.lessons_oracles import (

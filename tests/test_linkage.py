@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import interval_disclosure, linkage_attack

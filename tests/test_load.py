@@ -8,7 +8,7 @@ import pytest
 
 from bench.bench_load import STEPS, admission_run, run_sessions
 from bench.server import alive, free_port, start_server, stop_server
-from sdc_core.io import EXAMPLE_PATH, read_table
+from sdc_core.data.io import EXAMPLE_PATH, read_table
 from tests.big_upload import HELD, NEED, UPLOAD
 from tests.conftest import run_async
 from ui.infra import memory

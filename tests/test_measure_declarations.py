@@ -12,10 +12,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from sdc_core import grid
 from sdc_core.assess import Assessment, Setting, Unavailable, assess
 from sdc_core.names import HEADLINES, MEASURES, NEEDS, PARTS, headlines
 from sdc_core.recipe import parse_recipe
+from sdc_core.sweep import grid
 from tests.cli_run import run
 from tests.conftest import ROOT
 

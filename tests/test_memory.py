@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from tests.apptest import app_test
 from tests.conftest import plain
 from tests.hostile_files import BOMBS

@@ -8,12 +8,12 @@ import re
 import pandas as pd
 import pytest
 
-from sdc_core.io import EXAMPLE_PATH
+from sdc_core.data.io import EXAMPLE_PATH
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, UNITS, count_and_percent, label, name, tile
 from sdc_core.recipe import apply_recipe, load_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility import validity
 from tests.apptest import app_test
 from tests.cli_run import run as cli_run

@@ -187,7 +187,7 @@ print({m.label: m.value for m in at.metric}["Keys' re-identifications"])
 WHERE = """
 import json, sdc_core, streamlit.config as config
 from sdc_core.cli import dashboard_app
-from sdc_core.io import EXAMPLE_PATH
+from sdc_core.data.io import EXAMPLE_PATH
 config._main_script_path = str(dashboard_app())   # as streamlit run sets it
 print(json.dumps({"core": sdc_core.__file__, "example": str(EXAMPLE_PATH),
                   "app": str(dashboard_app()), "postScriptGC": config.get_option(

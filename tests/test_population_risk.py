@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import EXAMPLES
-from sdc_core.io import read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.loglinear import loglinear_risk
 from sdc_core.risk.population import class_histogram, population_uniqueness
 from sdc_core.risk.population_risk import population_risk, sampling, sensitivity
-from sdc_core.sweep import POPULATION, run_sweep
+from sdc_core.sweep.run import POPULATION, run_sweep
 from tests.cli_run import run
 
 QI = ["age", "gender", "race"]

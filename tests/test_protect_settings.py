@@ -11,7 +11,7 @@ from hypothesis import strategies as hs
 
 from sdc_core.errors import SdcInputError
 from sdc_core.recipe import parse_recipe
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from tests.conformance import PAIRS, releases
 from ui.logic.protect import (
     ProtectSettings,
@@ -335,8 +335,8 @@ def test_a_swap_without_donor_profiles_waits_for_them():
 # -- record swapping's geography (issue 50) -----------------------------------------------------
 
 def _suggested(df: pd.DataFrame, household: str) -> list[str]:
+    from sdc_core.data.io import Kind, infer_kinds
     from sdc_core.households import household_level_columns
-    from sdc_core.io import Kind, infer_kinds
     from ui.logic.groups import geography_suggestions
 
     categorical = [c for c, k in infer_kinds(df).items() if k is Kind.CATEGORICAL]
@@ -353,8 +353,8 @@ def test_the_panel_has_no_geography_and_its_wave_and_yes_no_columns_are_not_one(
 
 
 def test_the_whole_households_suggest_their_region_and_district_only():
+    from sdc_core.data.io import read_table
     from sdc_core.examples import example
-    from sdc_core.io import read_table
 
     df = read_table(example("households").path)
     assert _suggested(df, "hid") == ["region", "district"]

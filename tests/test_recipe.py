@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdc_core.data.io import table_bytes
 from sdc_core.errors import SdcInputError
-from sdc_core.io import table_bytes
 from sdc_core.recipe import (
     METHODS,
     apply_recipe,

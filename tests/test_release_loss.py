@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdc_core import cli
-from sdc_core.io import EXAMPLE_PATH, table_bytes
+from sdc_core.data.io import EXAMPLE_PATH, table_bytes
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.roles import EXAMPLE_ROLES
-from sdc_core.sweep import SweepContext, run_sweep
+from sdc_core.sweep.run import SweepContext, run_sweep
 from sdc_core.utility import il1
 from ui.logic.report import utility_table
 from ui.logic.workbench import evaluate, recipe_json

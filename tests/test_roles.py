@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from sdc_core.roles import Roles, looks_like_geography, looks_like_key, name_words, suggest_roles
 from tests.conftest import SHARED_DATA
 

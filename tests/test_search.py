@@ -16,8 +16,8 @@ from sdc_core.methods.banding import measured
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.search import Dimension, Target, pruned_search, violations
-from sdc_core.sweep import LOSS, run_sweep
+from sdc_core.sweep.run import LOSS, run_sweep
+from sdc_core.sweep.search import Dimension, Target, pruned_search, violations
 from sdc_core.utility import eigenvalue_similarity, il1
 from tests.cli_run import run
 from tests.conftest import ROOT

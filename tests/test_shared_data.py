@@ -3,7 +3,7 @@ folder is beside the checkout, as in CI; elsewhere the copies are what the suite
 
 import pytest
 
-from sdc_core.io import EXAMPLE_PATH
+from sdc_core.data.io import EXAMPLE_PATH
 from tests.conftest import DATA, SHARED_DATA
 
 COPIES = {"actg175.csv": EXAMPLE_PATH, "francdat.csv": DATA / "francdat.csv",

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdc_core.data.io import read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import read_table
 from sdc_core.risk import suda2 as suda2_module
 from sdc_core.risk.suda2 import (
     dis_scores_sdcmicro,

@@ -1,6 +1,6 @@
-"""The audit and secondary suppression (sdc_core/suppression_audit.py) against enumeration of
+"""The audit and secondary suppression (sdc_core/tables/suppression_audit.py) against enumeration of
 every whole-number table consistent with what is published, brute force over suppression
-patterns, and seed 004's own audit (sdc_core/tables.py)."""
+patterns, and seed 004's own audit (sdc_core/tables/responses.py)."""
 
 import itertools
 
@@ -10,11 +10,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sdc_core import suppression_audit, tables
-from sdc_core.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
-from sdc_core.crosstab import TOTAL, CrossTable, crosstab, margin_constraints
 from sdc_core.errors import SdcInputError
-from sdc_core.suppression_audit import audit, secondary_suppression
+from sdc_core.tables import responses as tables
+from sdc_core.tables import suppression_audit
+from sdc_core.tables.cell_rules import RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.tables.crosstab import TOTAL, CrossTable, crosstab, margin_constraints
+from sdc_core.tables.suppression_audit import audit, secondary_suppression
 
 
 def table_of(inner):

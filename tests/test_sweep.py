@@ -10,7 +10,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.recipe import RANDOM_METHODS, apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.sweep import COLUMNS, pareto_front, parse_grid, run_sweep
+from sdc_core.sweep.run import COLUMNS, pareto_front, parse_grid, run_sweep
 from sdc_core.utility import eigenvalue_similarity, il1
 from tests.cli_run import run
 from tests.conftest import ROOT

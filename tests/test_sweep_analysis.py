@@ -12,7 +12,7 @@ import pytest
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import EXAMPLES
 from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
 from tests.cli_run import run

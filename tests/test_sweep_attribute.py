@@ -14,7 +14,7 @@ from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.closeness import closeness
 from sdc_core.risk.deniability import recipe_deniability
 from sdc_core.risk.inference import attribute_inference
-from sdc_core.sweep import COLUMNS, parse_grid, run_sweep
+from sdc_core.sweep.run import COLUMNS, parse_grid, run_sweep
 
 QI = ["sex", "region"]
 KNOWN = ["age"]

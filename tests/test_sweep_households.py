@@ -14,7 +14,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.household import household_linkage, household_risk
 from sdc_core.risk.linkage import linkage_attack
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.teaching_households import HOUSEHOLDS_PATH
 
 QI = ["region", "district", "hsize", "relation", "sex", "agegroup"]
@@ -110,7 +110,7 @@ def test_household_targets_and_blank_ids_are_refused(df):
 def test_the_household_id_is_no_default_numeric_column(df):
     """Issue 50: the household id, an integer column, was a numeric column of the sweep's
     IL1 and eigenvalues unless the grid named others."""
-    from sdc_core.grid import parse_grid
+    from sdc_core.sweep.grid import parse_grid
 
     settings = [{"method": "pram", "column": "sex", "param": "p", "values": [0.1]}]
     with_id = parse_grid({"settings": settings}, df).numeric

@@ -1,4 +1,4 @@
-"""Publishing a cross table (sdc_core/table_release.py, docs/tables.md "Publishing a table"):
+"""Publishing a cross table (sdc_core/tables/table_release.py, docs/tables.md "Publishing a table"):
 the three methods give one row per cell and margin in the cross table's order, the suppressed
 table passes its audit and its hidden cells carry the audit's intervals, the DP and cell-key
 tables are the core functions' own, and ``tables --cross`` writes exactly that table; hostile
@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
-from sdc_core.crosstab import TOTAL, crosstab
 from sdc_core.errors import SdcInputError
-from sdc_core.suppression_audit import audit
-from sdc_core.table_release import release_table
+from sdc_core.tables.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
+from sdc_core.tables.crosstab import TOTAL, crosstab
+from sdc_core.tables.suppression_audit import audit
+from sdc_core.tables.table_release import release_table
 from sdc_core.teaching_households import HOUSEHOLDS_PATH
 from tests.cli_run import run
 

@@ -15,19 +15,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.cell_key import record_keys
-from sdc_core.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
-from sdc_core.crosstab import TOTAL, crosstab
-from sdc_core.dp_tables import (
+from sdc_core.errors import SdcInputError
+from sdc_core.households import household_codes
+from sdc_core.rng import ids_from_column
+from sdc_core.tables.cell_key import record_keys
+from sdc_core.tables.cell_rules import Rule, dominance_rule, p_rule, threshold_rule
+from sdc_core.tables.crosstab import TOTAL, crosstab
+from sdc_core.tables.dp_tables import (
     CONTRIBUTION_QUANTILE,
     bound_contributions,
     default_contributions,
     dp_counts,
 )
-from sdc_core.errors import SdcInputError
-from sdc_core.households import household_codes
-from sdc_core.rng import ids_from_column
-from sdc_core.table_release import release_table
+from sdc_core.tables.table_release import release_table
 from tests.cli_run import run
 
 T = 3  # the threshold of the small tables

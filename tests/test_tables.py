@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sdc_core.errors import SdcInputError
-from sdc_core.tables import (
+from sdc_core.tables.responses import (
     audit,
     naive_publication,
     publish,
@@ -127,7 +127,7 @@ def test_cli_tables_json(tmp_path):
 
 
 def test_the_published_frame_is_what_the_reader_sees():
-    from sdc_core.tables import pet_survey
+    from sdc_core.tables.responses import pet_survey
 
     table = response_table(pet_survey(), "favourite animal", 100, 10, 5)
     frame = table.frame()

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from sdc_core.io import Kind, infer_kind, read_table
+from sdc_core.data.io import Kind, infer_kind, read_table
 from sdc_core.teaching import HOUSEHOLD_PATH, household_survey, write_household
 
 Z = 4.0

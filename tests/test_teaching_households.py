@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from sdc_core.teaching_households import (
     DISTRICT_HOUSEHOLDS,
     DISTRICTS,

@@ -9,7 +9,7 @@ import pytest
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import registry
 from sdc_core.names import label
-from sdc_core.sweep import POPULATION, run_sweep
+from sdc_core.sweep.run import POPULATION, run_sweep
 from sdc_core.teaching_households import HOUSEHOLDS_PATH
 from ui.logic.protect import ProtectSettings
 from ui.logic.tradeoff_grid import (

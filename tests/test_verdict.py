@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from sdc_core.recipe import apply_recipe, parse_recipe
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from sdc_core.utility.analysis import AnalysisResult, TermResult, parse_spec
 from sdc_core.utility.validity import (
     HOLDS,

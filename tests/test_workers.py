@@ -19,7 +19,7 @@ from bench.common import survey_table
 from bench.server import ROOT, live, tree
 from sdc_core.errors import SdcInputError
 from sdc_core.risk.suda2 import suda2
-from sdc_core.sweep import run_sweep
+from sdc_core.sweep.run import run_sweep
 from tests.sweep_grid import GRID, QI
 from ui.infra import workers
 

@@ -31,8 +31,6 @@ from sdc_core.assess import (
     assess,
     given,
 )
-from sdc_core.cell_rules import Rule
-from sdc_core.differencing import DifferencingResult, differencing_risk
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_level_columns, nearly_constant
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
@@ -42,8 +40,10 @@ from sdc_core.risk.deniability import Deniability, recipe_deniability
 from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult
 from sdc_core.risk.population_risk import PopulationRisk
-from sdc_core.table_release import TableRelease, release_table
-from sdc_core.table_release import unit_bound as unit_bound_of
+from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.differencing import DifferencingResult, differencing_risk
+from sdc_core.tables.table_release import TableRelease, release_table
+from sdc_core.tables.table_release import unit_bound as unit_bound_of
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import memory, workers
@@ -281,7 +281,7 @@ def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | Non
                 max_contributions: int | None, _df: pd.DataFrame) -> TableRelease:
     """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
     table"), protecting the persons of ``household`` (None: the records):
-    :func:`sdc_core.table_release.release_table` of the data set, the command line's table
+    :func:`sdc_core.tables.table_release.release_table` of the data set, the command line's table
     for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings do not
     fit the data."""
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
@@ -316,6 +316,6 @@ def while_connected(session: str) -> workers.Progress:
 def unit_bound(dataset_id: str, household: str, columns: tuple[str, ...],
                sum_column: str | None, _df: pd.DataFrame) -> int:
     """DP's default records per person with the household id ``household`` as the table's unit
-    (:func:`sdc_core.table_release.unit_bound`); an :class:`~sdc_core.errors.SdcInputError`
+    (:func:`sdc_core.tables.table_release.unit_bound`); an :class:`~sdc_core.errors.SdcInputError`
     when the id cannot be that unit (absent, blank ids, a table column or the sum)."""
     return unit_bound_of(_df, household, list(columns), sum_column)

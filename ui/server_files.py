@@ -33,12 +33,12 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core import rng
-from sdc_core.decoded import CELL
+from sdc_core.data.decoded import CELL
+from sdc_core.data.io import infer_kinds
 from sdc_core.engines import EngineOptions, open_engine
 from sdc_core.engines.duckdb_engine import DuckDBEngine, quote
 from sdc_core.engines.source import CSV, PARQUET, POS, open_source
 from sdc_core.errors import SdcInputError
-from sdc_core.io import infer_kinds
 from sdc_core.names import count_text, tile
 from sdc_core.roles import suggest_roles
 from ui import state
@@ -194,7 +194,7 @@ def _engine_options() -> EngineOptions:
 
 def decoded_size(con: Any, query: str, max_cell: int) -> int:
     """What the result of ``query`` will take as pandas, computed by DuckDB before anything is
-    read into Python: :data:`~sdc_core.decoded.CELL` bytes a value, and the characters of
+    read into Python: :data:`~sdc_core.data.decoded.CELL` bytes a value, and the characters of
     text (bytes of a blob) besides; an :class:`SdcInputError` when a text value is longer
     than ``max_cell`` characters."""
     rel = con.sql(query)

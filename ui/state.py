@@ -20,8 +20,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from sdc_core.assess import RiskOptions
+from sdc_core.data.io import Kind, infer_kinds, read_table
 from sdc_core.examples import DEFAULT_EXAMPLE, example
-from sdc_core.io import Kind, infer_kinds, read_table
 from sdc_core.roles import Roles, carry_roles
 from ui.infra import memory, warmup
 from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here

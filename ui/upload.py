@@ -18,8 +18,8 @@ import pandas as pd
 import streamlit as st
 
 from sdc_core import capped
+from sdc_core.data.io import infer_kinds, read_table
 from sdc_core.errors import SdcInputError
-from sdc_core.io import infer_kinds, read_table
 from sdc_core.roles import suggest_roles
 from ui import compute, state
 from ui.infra import memory, uploads, warmup

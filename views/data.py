@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from sdc_core.columns import is_number
+from sdc_core.data.columns import is_number
+from sdc_core.data.io import SUPPORTED_EXTENSIONS
 from sdc_core.errors import SdcInputError
 from sdc_core.examples import DEFAULT_EXAMPLE, EXAMPLES, example
-from sdc_core.io import SUPPORTED_EXTENSIONS
 from sdc_core.roles import Roles, suggest_roles
 from ui import compute, server_files, state, upload
 from ui.infra import uploads

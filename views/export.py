@@ -10,13 +10,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from sdc_core.assess import Sampling, Setting
+from sdc_core.data.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
-from sdc_core.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.methods.banding import release_note
 from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.risk import RiskProfile
-from sdc_core.table_release import TABLE_METHODS, TableRelease
+from sdc_core.tables.table_release import TABLE_METHODS, TableRelease
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
 from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from

@@ -7,7 +7,7 @@ import streamlit as st
 
 from sdc_core.methods.randomized_response import coin_survey, estimate_spread
 from sdc_core.names import tile
-from sdc_core.tables import audit
+from sdc_core.tables.responses import audit
 from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
 from ui import charts, state
 from ui.guard import guarded

@@ -9,18 +9,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from sdc_core.crosstab import level_codes
-from sdc_core.dp_tables import MAX_CONTRIBUTIONS
+from sdc_core.data.io import table_bytes
 from sdc_core.errors import SdcInputError
-from sdc_core.io import table_bytes
-from sdc_core.table_release import TABLE_METHODS
-from sdc_core.tables import (
+from sdc_core.tables.crosstab import level_codes
+from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS
+from sdc_core.tables.responses import (
     audit,
     naive_publication,
     pet_survey,
     question_counts,
     response_table,
 )
+from sdc_core.tables.table_release import TABLE_METHODS
 from ui import compute, state
 from ui.logic.cross_tables import (
     DOMINANCE_K,

@@ -12,7 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
 from sdc_core.names import COUNT_AND_PERCENT, count_and_percent, name
-from sdc_core.sweep import LOSS, LOSSES, PARETO_RISK, SweepResult, run_sweep
+from sdc_core.sweep.run import LOSS, LOSSES, PARETO_RISK, SweepResult, run_sweep
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE, VERDICT_RULE
 from ui import charts, state
 from ui.infra import workers

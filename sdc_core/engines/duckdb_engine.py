@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sdc_core import rng
+from sdc_core.data.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 from sdc_core.engines.base import (
     ARROW_TYPES,
     PROTECTED_PREFIX,
@@ -44,7 +45,6 @@ from sdc_core.engines.source import (
     parquet_offsets,
 )
 from sdc_core.errors import SdcInputError
-from sdc_core.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 
 _SQL_TYPES = {"int": "BIGINT", "float": "DOUBLE", "text": "VARCHAR", "date": "TIMESTAMP",
               "bool": "BOOLEAN"}
@@ -385,7 +385,7 @@ class DuckDBEngine:
         if ext not in (".parquet", ".csv"):
             raise SdcInputError(f"{path}: the engines write .parquet or .csv")
         kinds = self._types(t)
-        escape = ext == ".csv" and neutralize  # as sdc_core/io.py's table_bytes writes a CSV
+        escape = ext == ".csv" and neutralize  # as sdc_core/data/io.py's table_bytes writes a CSV
         select = []
         for c in columns:
             q = quote(c)

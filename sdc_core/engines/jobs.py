@@ -25,12 +25,12 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.classes import _wildcard_sizes, check_alpha, class_sizes
-from sdc_core.columns import is_date, is_number, require_storage
+from sdc_core.data.columns import is_date, is_number, require_storage
+from sdc_core.data.io import Kind, number_kind
 from sdc_core.engines import kernels
 from sdc_core.engines.base import PROTECTED_PREFIX, Engine
 from sdc_core.engines.source import POS, open_source
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind, number_kind
 from sdc_core.keys import check_columns, encode_keys
 from sdc_core.methods.banding import (
     Bands,
@@ -66,14 +66,14 @@ from sdc_core.utility.il1 import (
 NUMBER_KINDS = ("int", "float")
 
 
-#: The storage of the column model (:mod:`sdc_core.columns`) of each kind an engine reports.
+#: The storage of the column model (:mod:`sdc_core.data.columns`) of each kind an engine reports.
 ENGINE_STORAGE = {"int": "integer", "float": "float", "date": "datetime", "bool": "boolean",
                   "text": "text"}
 
 
 def _require(kinds: dict[str, str], cols: Sequence[str], accepted: tuple[str, ...],
              method: str) -> None:
-    """The column model's one-line refusal (:func:`sdc_core.columns.require`) for an engine's
+    """The column model's one-line refusal (:func:`sdc_core.data.columns.require`) for an engine's
     columns."""
     for c in cols:
         require_storage(ENGINE_STORAGE[kinds[c]], c, accepted, method, kinds[c])
@@ -570,7 +570,7 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
 
 
 def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:
-    """The columns the pandas reference reads as numeric (:func:`sdc_core.io.number_kind`)."""
+    """The columns the pandas reference reads as numeric (:func:`sdc_core.data.io.number_kind`)."""
     numeric = []
     for c, kind in kinds.items():
         if kind not in NUMBER_KINDS:

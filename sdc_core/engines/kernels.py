@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import storage
+from sdc_core.data.columns import storage
 from sdc_core.engines.source import RID
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels

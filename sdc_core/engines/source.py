@@ -22,8 +22,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdc_core.data.io import sniff_delimiter
 from sdc_core.errors import SdcInputError
-from sdc_core.io import sniff_delimiter
 
 #: pandas' default missing-value markers (``pandas.read_csv``'s ``na_values``).
 NA_TOKENS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",

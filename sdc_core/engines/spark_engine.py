@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sdc_core import rng
+from sdc_core.data.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 from sdc_core.engines.base import (
     ARROW_TYPES,
     PROTECTED_PREFIX,
@@ -47,7 +48,6 @@ from sdc_core.engines.source import (
     parquet_offsets,
 )
 from sdc_core.errors import SdcInputError
-from sdc_core.io import BIDI_CONTROLS, FORMULA_START, neutralize_bidi
 
 _MIN_LONG = -(1 << 63)
 
@@ -423,7 +423,7 @@ class SparkEngine:
             raise SdcInputError(f"{path}: already exists; Spark writes a directory of parts "
                                 "and does not replace one: remove it or choose another name")
         kinds = self.columns(t)
-        escape = ext == ".csv" and neutralize  # as sdc_core/io.py's table_bytes writes a CSV
+        escape = ext == ".csv" and neutralize  # as sdc_core/data/io.py's table_bytes writes a CSV
         select = []
         for c in columns:
             col = F.col(f"`{c}`")

@@ -57,8 +57,8 @@ import pandas as pd
 import pyarrow as pa
 
 from sdc_core.checks import check_positive
-from sdc_core.codes import number_text
-from sdc_core.columns import is_date, require, storage
+from sdc_core.data.codes import number_text
+from sdc_core.data.columns import is_date, require, storage
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult
 from sdc_core.methods.spec import EngineRun, Method, Param, Release

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.classes import class_sizes
-from sdc_core.columns import blank
+from sdc_core.data.columns import blank
 from sdc_core.households import constant_within, household_codes
 from sdc_core.methods.common import resolve_ids
 from sdc_core.methods.spec import Method, Release

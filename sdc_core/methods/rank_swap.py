@@ -27,7 +27,7 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import check_positive
-from sdc_core.columns import is_date, require
+from sdc_core.data.columns import is_date, require
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import MethodResult, resolve_ids
 from sdc_core.methods.spec import EngineRun, Method, Param, Release

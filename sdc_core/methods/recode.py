@@ -21,7 +21,7 @@ label no level reaches does not count): it keeps the column's
 dtype when every released value is whole, else becomes float (Float64 for a nullable integer
 column). Otherwise the output is text (pandas "str" dtype), numbers written as above (3 → "3",
 2.5 → "2.5"), put back in the column's kind where every value allows it
-(:func:`sdc_core.columns.restore`: True/False stays True/False, a category a category).
+(:func:`sdc_core.data.columns.restore`: True/False stays True/False, a category a category).
 
 Checks: a level listed twice (under one label or two, in any spelling that matches the same
 level) is an error, since it is ambiguous; so is a label listed as a level of *another* group
@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_whole
-from sdc_core.codes import number_text, numbers_as_text
-from sdc_core.columns import is_date, is_number, nullable, restore
+from sdc_core.data.codes import number_text, numbers_as_text
+from sdc_core.data.columns import is_date, is_number, nullable, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import Levels, MethodResult, category_codes
 from sdc_core.methods.spec import EngineRun, Method, Param, Release
@@ -115,7 +115,7 @@ def _build(s: pd.Series, levels: pd.Index, codes: np.ndarray, released: np.ndarr
            numeric_out: bool) -> pd.Series:
     """The column from each level's released value (float or text) and the codes. Text labels
     go back into the column's kind when every level's label allows it
-    (:func:`sdc_core.columns.restore`, decided on the levels, so every part of a column gets
+    (:func:`sdc_core.data.columns.restore`, decided on the levels, so every part of a column gets
     the same kind)."""
     if numeric_out:
         dtype = _numeric_dtype(s, released)

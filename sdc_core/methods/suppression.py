@@ -28,7 +28,7 @@ import pandas as pd
 
 from sdc_core.checks import check_k
 from sdc_core.classes import class_sizes
-from sdc_core.columns import blank
+from sdc_core.data.columns import blank
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns
 from sdc_core.methods.spec import EngineRun, Method, Param, Release

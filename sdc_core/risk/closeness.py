@@ -27,7 +27,7 @@ value of its own: the records with the same present values and the same blanks f
 With ``na="drop"`` a record with a missing key belongs to no class but still counts in p. pycanon
 1.3.6 (with pandas 2.3.3) does the former with two or more keys and the latter with one; its
 outputs are compared under that mapping (tests/data/pycanon/README.md). The split between numeric
-and categorical S follows :func:`sdc_core.columns.is_number` (integers and floats, not
+and categorical S follows :func:`sdc_core.data.columns.is_number` (integers and floats, not
 True/False); pycanon orders any numeric dtype, True/False included, which gives the same EMD
 because m ≤ 2.
 
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import is_number
+from sdc_core.data.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify, encode_keys
 

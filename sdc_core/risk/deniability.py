@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.columns import restore
+from sdc_core.data.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.households import NEARLY_CONSTANT, constant_shares, household_codes
 from sdc_core.methods.common import MAX_DENSE_LEVELS, RankOne, category_codes

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import compare_keys, is_number
+from sdc_core.data.columns import compare_keys, is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
@@ -332,7 +332,7 @@ def attribute_inference(original: pd.DataFrame, released: pd.DataFrame, keys: Se
 
 def _value_codes(x: pd.Series, z: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
     """Codes (−1 missing) of the true and released values of S from one factorisation, values
-    compared by what they are (:func:`sdc_core.columns.compare_keys`), and the number of
+    compared by what they are (:func:`sdc_core.data.columns.compare_keys`), and the number of
     levels."""
     a, b = compare_keys(x.reset_index(drop=True), z.reset_index(drop=True))
     codes, uniq = pd.factorize(np.concatenate([a, b]), use_na_sentinel=True)

@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import compare_keys, describe, is_date, is_number, restore
+from sdc_core.data.columns import compare_keys, describe, is_date, is_number, restore
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
@@ -288,7 +288,7 @@ def attacker_view(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe
     """y = D(x) on ``columns``: the recipe's public recodings applied, in order, to the true
     values; with the steps' ``reports``, each as the release resolved it
     (:func:`resolved_recoding`). Each result is read in the original column's kind where its
-    values allow, as in the release (:func:`sdc_core.columns.restore`); the band steps written
+    values allow, as in the release (:func:`sdc_core.data.columns.restore`); the band steps written
     as the release writes them (:func:`sdc_core.recipe.labelled`)."""
     y = original[list(columns)].copy()
     recipe = labelled(recipe, original) if recipe is not None else None
@@ -429,7 +429,7 @@ def joint_codes(y: pd.DataFrame, z: pd.DataFrame,
                 columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (−1 = missing) of the attacker's and the released values of every exact
     column, from one factorisation of both, so equal values get equal codes: shape (n, |E|).
-    Values are compared by what they are (:func:`sdc_core.columns.compare_keys`), so a release
+    Values are compared by what they are (:func:`sdc_core.data.columns.compare_keys`), so a release
     read back from a file, or a True/False column recoded to text, still links."""
     n = len(y)
     y_codes = np.empty((n, len(columns)), dtype=np.int64)

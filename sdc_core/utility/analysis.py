@@ -48,7 +48,7 @@ table and propensity-score comparison of :mod:`sdc_core.utility.validity`:
   H = √(1 − Σ √(p·p′)) over the union of the cells (½-convention, synthpop's ``dBhatt``). A
   table has no intervals.
 
-Levels and groups are named by what their values are (:func:`sdc_core.columns.canonical`), so
+Levels and groups are named by what their values are (:func:`sdc_core.data.columns.canonical`), so
 codes 1, 2 recoded to the text "1", "2" name the same terms.
 
 Each term present on both sides is compared by
@@ -96,7 +96,7 @@ from statsmodels.discrete.discrete_model import Logit
 from statsmodels.regression.linear_model import OLS
 from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-from sdc_core.columns import canonical_values, is_number, storage
+from sdc_core.data.columns import canonical_values, is_number, storage
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import measured
 from sdc_core.utility.formula import (

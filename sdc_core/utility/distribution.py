@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
 
-from sdc_core.columns import canonical_values
+from sdc_core.data.columns import canonical_values
 from sdc_core.methods.banding import measured
 from sdc_core.methods.randomized_response import estimate_shares
 from sdc_core.utility.eigen import correlation_matrix
@@ -25,7 +25,7 @@ from sdc_core.utility.il1 import check_aligned, numbers_in_both
 
 def tvd(x: pd.Series, y: pd.Series) -> float:
     """½ Σ |p − p′| over the union of the categories, values compared by what they are
-    (:func:`sdc_core.columns.canonical`)."""
+    (:func:`sdc_core.data.columns.canonical`)."""
     p = pd.Series(canonical_values(x)).dropna().value_counts(normalize=True)
     q = pd.Series(canonical_values(y)).dropna().value_counts(normalize=True)
     both = p.index.union(q.index)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import is_number
+from sdc_core.data.columns import is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import measured
 

@@ -19,7 +19,7 @@ alike: the interior quantiles of x at 1/b, …, (b−1)/b (values of x, the empi
 ties collapse edges), intervals closed on the right, the outer two open, so a protected value
 below the least or above the largest value of x still falls in the first or last interval.
 Any other column is compared value by value, by what the values are
-(:func:`sdc_core.columns.compare_keys`: the code 1 and the text "1" are one cell).
+(:func:`sdc_core.data.columns.compare_keys`: the code 1 and the text "1" are one cell).
 
 **pMSE** (Woo et al. 2009; Snoke et al. 2018, synthpop's ``utility.gen(method = "logit")``).
 Stack x (t = 0) and x′ (t = 1), N = n + n′ rows, c = n′/N the protected share; fit the logistic
@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import compare_keys, is_date, is_number
-from sdc_core.decoded import size_text
+from sdc_core.data.columns import compare_keys, is_date, is_number
+from sdc_core.data.decoded import size_text
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import measured
 from sdc_core.utility.formula import design_allowance

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.decoded import budget, size_text
+from sdc_core.data.decoded import budget, size_text
 from sdc_core.errors import SdcInputError
 
 #: The longest formula read, in characters.
@@ -843,7 +843,7 @@ def design_bound(formula: Formula, data: pd.DataFrame) -> DesignBound:
     """The columns of the design matrices of ``formula`` on ``data`` (its columns' levels
     counted, missing left out), at most: Σ over terms of Π over factors of the factor's width,
     plus the intercept."""
-    from sdc_core.columns import is_number
+    from sdc_core.data.columns import is_number
 
     used = formula.columns
     numeric = {c: is_number(data[c]) for c in used}

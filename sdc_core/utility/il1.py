@@ -39,7 +39,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import compare_keys, is_number
+from sdc_core.data.columns import compare_keys, is_number
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import measured
 
@@ -183,8 +183,8 @@ def numeric_il1_parts(x: pd.Series, y: pd.Series, missing: str = "max") -> Numer
 
 def categorical_il1(x: pd.Series, y: pd.Series) -> tuple[float, bool]:
     """(share of original values that changed, whether any value changed). Values are compared
-    by what they are (:func:`sdc_core.columns.compare_keys`): a True/False column recoded to the
-    text "True"/"False", or codes 1, 2 recoded to "1", "2", has not changed."""
+    by what they are (:func:`sdc_core.data.columns.compare_keys`): a True/False column recoded to
+    the text "True"/"False", or codes 1, 2 recoded to "1", "2", has not changed."""
     differs, present, changed = categorical_il1_parts(x, y)
     return (differs / present if present else 0.0), changed
 

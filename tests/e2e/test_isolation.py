@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from sdc_core.io import read_table
+from sdc_core.data.io import read_table
 from sdc_core.recipe import fingerprint
 from tests.e2e.conftest import (
     CEILING_SECONDS,

@@ -51,11 +51,11 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from sdc_core.decoded import BUDGET_ENV, CELL_ENV, memory_bytes, parse_cell, parse_size
-from sdc_core.decoded import budget as budget  # the server's settings, read here by the pages
-from sdc_core.decoded import machine_memory as machine_memory
-from sdc_core.decoded import max_cell as max_cell
-from sdc_core.decoded import size_text as size_text
+from sdc_core.data.decoded import BUDGET_ENV, CELL_ENV, memory_bytes, parse_cell, parse_size
+from sdc_core.data.decoded import budget as budget  # the server's settings, read here by the pages
+from sdc_core.data.decoded import machine_memory as machine_memory
+from sdc_core.data.decoded import max_cell as max_cell
+from sdc_core.data.decoded import size_text as size_text
 
 IDLE_ENV = "SDC_IDLE_MINUTES"
 IDLE_MINUTES = 60

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from sdc_core.checks import MAX_JSON_BYTES
-from sdc_core.io import SUPPORTED_EXTENSIONS
+from sdc_core.data.io import SUPPORTED_EXTENSIONS
 from ui.infra import memory
 
 Scope = MutableMapping[str, Any]

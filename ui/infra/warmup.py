@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: pages and their caches hand to :func:`ui.infra.workers.run`, the core's and pure ones of
 #: :mod:`ui.logic` (no Streamlit, no Plotly: tests/test_layers.py)
 WORKER_MODULES = ("sdc_core.risk", "sdc_core.risk.population_risk", "sdc_core.risk.suda2",
-                  "sdc_core.sweep", "sdc_core.io", "sdc_core.recipe", "ui.logic.workbench",
+                  "sdc_core.sweep.run", "sdc_core.data.io", "sdc_core.recipe", "ui.logic.workbench",
                   "ui.logic.risk_tables")
 
 log = logging.getLogger(__name__)

@@ -3,9 +3,8 @@ Streamlit): the settings, the 2-way pivot with its margins, each method's utilit
 protection figures under their names (:mod:`sdc_core.names`) and the texts around them
 (docs/tables.md, "Publishing a table").
 
-The tables come from :func:`sdc_core.table_release.release_table`, one per method: suppression,
-differential privacy and the cell key method, for the same settings.
-"""
+The tables come from :func:`sdc_core.tables.table_release.release_table`, one per method:
+suppression, differential privacy and the cell key method, for the same settings."""
 
 from __future__ import annotations
 
@@ -16,12 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from sdc_core.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE, Rule
-from sdc_core.dp_tables import MAX_CONTRIBUTIONS, nonresponse
 from sdc_core.names import count_text, label
-from sdc_core.table_release import DEFAULT_RULE, TABLE_METHODS, TableRelease, unit_text
+from sdc_core.tables.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE, Rule
+from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS, nonresponse
+from sdc_core.tables.table_release import DEFAULT_RULE, TABLE_METHODS, TableRelease, unit_text
 
-#: Each method's heading, in :data:`~sdc_core.table_release.TABLE_METHODS`' order
+#: Each method's heading, in :data:`~sdc_core.tables.table_release.TABLE_METHODS`' order
 METHOD_TITLES = {"suppress": "Suppression", "dp": "Differential privacy",
                  "ckm": "Cell key method"}
 #: How a hidden figure shows in a pivot
@@ -43,7 +42,8 @@ SOURCES = ("Current data set", "Example: the pet survey (100 participants)")
 #: distinct values), or each record
 UNITS = ("person", "record")
 #: The Tables page's thresholds, counts and ε: the range each field takes; a cross table's
-#: rule takes the numbers the rules take (sdc_core/cell_rules.py), the other thresholds the same
+#: rule takes the numbers the rules take (sdc_core/tables/cell_rules.py), the other thresholds
+#: the same
 THRESHOLDS, SEEDS, EPSILONS = T_RANGE, (0, 2**31 - 1), (0.01, 100.0)
 PERCENTS, DOMINANCE_N, DOMINANCE_K, PARTICIPANTS = P_RANGE, N_RANGE, K_RANGE, (1, 10_000_000)
 #: The Tables page's widgets whose values are kept between visits, in a reload, a workspace file
@@ -84,11 +84,11 @@ def table_field(key: str) -> tuple[str, Any] | None:
 @dataclass(frozen=True)
 class CrossSettings:
     """The Tables page's cross-table settings: 1 to 3 ``columns``, an optional ``sum_column``,
-    the primary ``rule`` of suppression (a :class:`~sdc_core.cell_rules.Rule`), the DP
+    the primary ``rule`` of suppression (a :class:`~sdc_core.tables.cell_rules.Rule`), the DP
     ``epsilon``, the ``seed`` of the DP noise and of the cell keys, the cell key method's
     ``threshold`` (a published count below it is blank), the ``household`` id whose persons
     the figures protect (None: the records) and DP's ``max_contributions`` per person (None:
-    the default of :func:`sdc_core.dp_tables.default_contributions`)."""
+    the default of :func:`sdc_core.tables.dp_tables.default_contributions`)."""
 
     columns: tuple[str, ...]
     sum_column: str | None = None
@@ -264,7 +264,7 @@ def dp_text(release: TableRelease) -> str:
 def nonresponse_text(release: TableRelease, records: int) -> str:
     """The records with a blank in a table column (non-response), as a reader of the DP table
     works them out: N − the published grand total, at least 0 (post-processing of published
-    counts: no further privacy cost; :func:`sdc_core.dp_tables.nonresponse`), beside the true
+    counts: no further privacy cost; :func:`sdc_core.tables.dp_tables.nonresponse`), beside the true
     number."""
     frame = release.frame
     cells = frame.loc[~frame["margin"].astype(bool), "count"].astype(float).to_numpy()

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from sdc_core.io import neutralize_bidi
+from sdc_core.data.io import neutralize_bidi
 from sdc_core.recipe import describe_steps
 from sdc_core.risk.population import UniquenessCurve
 from sdc_core.utility.analysis import TermResult
@@ -34,7 +34,7 @@ SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
 def plain(text: object) -> str:
     """User text for a figure: Plotly reads <b>, <a href=…> and friends in titles, names and
     tick labels, so the text is HTML-escaped to be shown as it is, direction controls as their
-    escape (``\\u202e``, :func:`sdc_core.io.neutralize_bidi`)."""
+    escape (``\\u202e``, :func:`sdc_core.data.io.neutralize_bidi`)."""
     return html.escape(neutralize_bidi(str(text)), quote=False)
 
 

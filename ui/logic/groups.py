@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sdc_core.columns import canonical, is_number
-from sdc_core.io import Kind
+from sdc_core.data.columns import canonical, is_number
+from sdc_core.data.io import Kind
 from sdc_core.methods import Method
 from sdc_core.roles import Roles, looks_like_geography, structure_columns
 from ui.logic.protect import page_methods

@@ -40,8 +40,8 @@ from functools import cache, lru_cache
 
 import pandas as pd
 
+from sdc_core.data.io import read_table
 from sdc_core.examples import example
-from sdc_core.io import read_table
 from sdc_core.methods.randomized_response import Z95, coin_survey
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import RiskProfile, risk_profile, riskiest_classes
@@ -54,7 +54,12 @@ from sdc_core.risk.deniability import (
 )
 from sdc_core.risk.household import HouseholdRisk, composition_uniques, household_risk
 from sdc_core.roles import EXAMPLE_ROLES
-from sdc_core.tables import PublishedQuestion, naive_publication, pet_survey, response_table
+from sdc_core.tables.responses import (
+    PublishedQuestion,
+    naive_publication,
+    pet_survey,
+    response_table,
+)
 from sdc_core.utility import il1
 from sdc_core.utility.analysis import AnalysisResult, parse_spec
 from sdc_core.utility.validity import (

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from sdc_core import __version__
 from sdc_core.assess import Assessment, Unavailable
-from sdc_core.io import neutralize_bidi
+from sdc_core.data.io import neutralize_bidi
 from sdc_core.methods import registry
 from sdc_core.names import label, name
 from sdc_core.risk import RiskProfile
@@ -24,8 +24,8 @@ from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
 from sdc_core.risk.population import ModelEstimate
 from sdc_core.risk.population_risk import LOGLINEAR_METHODS, PopulationRisk, Sampling
-from sdc_core.sweep import LOSS, SweepResult
-from sdc_core.table_release import TableRelease
+from sdc_core.sweep.run import LOSS, SweepResult
+from sdc_core.tables.table_release import TableRelease
 from sdc_core.utility.analysis import AnalysisResult
 from sdc_core.utility.fidelity import TableResult
 from sdc_core.utility.validity import (

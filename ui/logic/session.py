@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sdc_core.io import Kind
+from sdc_core.data.io import Kind
 from ui.logic.protect import ProtectSettings
 from ui.logic.text import file_stem
 

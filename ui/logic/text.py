@@ -4,7 +4,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from sdc_core.io import neutralize_bidi
+from sdc_core.data.io import neutralize_bidi
 from sdc_core.names import count_text, label
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
@@ -20,7 +20,7 @@ def md(text: object) -> str:
     ``![x](http://…)`` is shown as those characters and never becomes a link or an image; an
     address the renderer would link by itself gets an invisible word joiner after its first
     character (``:⁠//``, ``w⁠ww.``, ``@⁠``); a direction control is shown as its escape
-    (``\\u202e``, :func:`sdc_core.io.neutralize_bidi`), so the text reads in the order it is
+    (``\\u202e``, :func:`sdc_core.data.io.neutralize_bidi`), so the text reads in the order it is
     stored."""
     text = neutralize_bidi(str(text))
     text = _AUTOLINK.sub(lambda m: m.group()[0] + _JOINER + m.group()[1:], text)

@@ -1,4 +1,4 @@
-"""The Trade-offs form's choices as the settings of a sweep grid (:mod:`sdc_core.sweep`), pure
+"""The Trade-offs form's choices as the settings of a sweep grid (:mod:`sdc_core.sweep.run`), pure
 Python: the grid the page sends to ``run_sweep`` (:func:`build_grid`), the bound of its
 exhaustive search, and the words and headings of its target and table.
 
@@ -28,7 +28,7 @@ from typing import Any
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
-from sdc_core.sweep import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
+from sdc_core.sweep.run import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
 from ui.logic.protect import ProtectSettings, chosen_param, missing_required, step_params
 from ui.logic.text import md, number
@@ -235,7 +235,7 @@ def build_grid(form: SweepForm, *, numeric: list[str], k: int, known: list[str],
                sampled: Mapping[str, float] | None = None,
                sensitive: list[str] | None = None,
                household: str | None = None) -> dict[str, Any]:
-    """The grid :func:`sdc_core.sweep.run_sweep` takes for ``form``: the data set's
+    """The grid :func:`sdc_core.sweep.run.run_sweep` takes for ``form``: the data set's
     ``numeric`` columns, the threshold ``k``, the columns an attacker also ``known``s and those
     ``not_released``, the benchmark ``analysis`` (every row gets its figures, whatever the
     loss), how the file was ``sampled`` (:func:`ui.state.sampling`) and the ``household`` id

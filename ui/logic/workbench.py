@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.assess import Assessment, RiskOptions, Sampling, Setting, Unavailable, assess
-from sdc_core.columns import is_number
+from sdc_core.data.columns import is_number
 from sdc_core.methods.banding import read_bands
 from sdc_core.recipe import ApplyResult, parse_recipe
 from sdc_core.risk.deniability import Deniability

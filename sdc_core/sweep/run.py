@@ -1,6 +1,6 @@
 """Parameter sweeps: one row of risk and utility per setting (seed 003, Table S4-A).
 
-This module runs a grid; :mod:`sdc_core.grid` parses and expands it (its names are importable
+This module runs a grid; :mod:`sdc_core.sweep.grid` parses and expands it (its names are importable
 from here too).
 
 A grid names settings to try one at a time on the original table:
@@ -24,7 +24,7 @@ holds each setting's recipe as JSON (to reopen it). The first row is the unprote
 ``"combine": true`` makes every combination of the settings one multi-step recipe, and
 ``"target"`` names the cheapest setting that meets a risk target, found by a pruned search
 unless ``"search": "exhaustive"``; ``"max_settings"`` (default 500) bounds the settings or
-combinations asked for. See :mod:`sdc_core.search` and ``docs/utility.md``.
+combinations asked for. See :mod:`sdc_core.sweep.search` and ``docs/utility.md``.
 
 Benchmark analyses. ``"analysis"`` holds a spec of :func:`sdc_core.utility.analysis.parse_spec`
 (the file ``compare --analysis`` reads). Every row then also carries the figures of
@@ -95,9 +95,18 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.classes import check_weights, sizes_from_keys
-from sdc_core.columns import is_number, restore
+from sdc_core.data.columns import is_number, restore
 from sdc_core.errors import SdcInputError
-from sdc_core.grid import (
+from sdc_core.keys import encode_keys
+from sdc_core.methods.banding import measured, read_bands, recipe_labels, whole_number_columns
+from sdc_core.methods.spec import Release
+from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step, step_columns
+from sdc_core.risk.closeness import closeness
+from sdc_core.risk.deniability import household_figures, recipe_deniability
+from sdc_core.risk.inference import attribute_inference
+from sdc_core.risk.linkage import linkage_attack
+from sdc_core.risk.profile import profile_from_sizes
+from sdc_core.sweep.grid import (
     ATTRIBUTE_TARGETS,
     CLOSENESS_TARGETS,
     HOUSEHOLD,
@@ -120,16 +129,7 @@ from sdc_core.grid import (
     describe_setting,
     parse_grid,
 )
-from sdc_core.keys import encode_keys
-from sdc_core.methods.banding import measured, read_bands, recipe_labels, whole_number_columns
-from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step, step_columns
-from sdc_core.risk.closeness import closeness
-from sdc_core.risk.deniability import household_figures, recipe_deniability
-from sdc_core.risk.inference import attribute_inference
-from sdc_core.risk.linkage import linkage_attack
-from sdc_core.risk.profile import profile_from_sizes
-from sdc_core.search import Dimension, Target, combinations, pruned_search, violations
+from sdc_core.sweep.search import Dimension, Target, combinations, pruned_search, violations
 from sdc_core.utility.eigen import column_correlations, correlation_matrix, tidy
 from sdc_core.utility.il1 import (
     categorical_il1,
@@ -583,7 +583,7 @@ def attribute_columns(table: pd.DataFrame, perturbed: Sequence[str],
 
 def _best(table: pd.DataFrame, loss: str = LOSS) -> int | None:
     """The row that meets the target at the least ``loss``, then fewest suppressed values,
-    fewest steps, earliest (module docstring of :mod:`sdc_core.search`)."""
+    fewest steps, earliest (module docstring of :mod:`sdc_core.sweep.search`)."""
     met = table[table["meets_target"] & (table["method"] != "BASELINE")]
     if met.empty:
         return None

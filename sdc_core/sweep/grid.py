@@ -1,9 +1,8 @@
-"""The grid of a sweep (:mod:`sdc_core.sweep`): the JSON object that names the settings to try,
+"""The grid of a sweep (:mod:`sdc_core.sweep.run`): the JSON object that names the settings to try,
 validated against the table and expanded into :class:`Setting` rows, or, with ``"combine"``,
-into the :class:`~sdc_core.search.Dimension` of a combined search. Its keys, measures and bounds
-are those of :mod:`sdc_core.sweep`'s docstring (and ``docs/utility.md``); running a grid is
-:func:`sdc_core.sweep.run_sweep`.
-"""
+into the :class:`~sdc_core.sweep.search.Dimension` of a combined search. Its keys, measures and
+bounds are those of :mod:`sdc_core.sweep.run`'s docstring (and ``docs/utility.md``); running a grid
+is :func:`sdc_core.sweep.run.run_sweep`."""
 
 from __future__ import annotations
 
@@ -16,11 +15,11 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import check_k
+from sdc_core.data.io import Kind, infer_kinds
 from sdc_core.errors import SdcInputError
-from sdc_core.io import Kind, infer_kinds
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import METHODS, check_step, describe_steps
-from sdc_core.search import Combination, Dimension, Keep, Target, count, recipe_steps
+from sdc_core.sweep.search import Combination, Dimension, Keep, Target, count, recipe_steps
 from sdc_core.utility.il1 import IL1_MISSING
 
 if TYPE_CHECKING:  # statsmodels and scipy load in a second: only for grids that need them

@@ -29,8 +29,8 @@ import pandas as pd
 
 from sdc_core import rng
 from sdc_core.checks import shown
-from sdc_core.count_tables import full_grid, with_margins
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.count_tables import full_grid, with_margins
 
 #: Largest grid of the convolution of :func:`sum_accuracy` (beyond it: the normal limit).
 MAX_GRID = 1 << 22

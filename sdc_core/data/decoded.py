@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sdc_core.columns import nested_error
+from sdc_core.data.columns import nested_error
 from sdc_core.errors import SdcInputError
 
 if TYPE_CHECKING:  # pyarrow is imported where it is used

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdc_core.columns import check_flat, for_parquet, read_dates, storage
-from sdc_core.decoded import (
+from sdc_core.data.columns import check_flat, for_parquet, read_dates, storage
+from sdc_core.data.decoded import (
     MAX_CELL,
     check_file,
     check_table,
@@ -35,7 +35,7 @@ from sdc_core.errors import SdcInputError
 #: Default bound on the size of a file to read (bytes).
 MAX_BYTES = 200 * 1024 * 1024
 
-EXAMPLE_PATH = Path(__file__).resolve().parent / "data" / "actg175.csv"
+EXAMPLE_PATH = Path(__file__).resolve().parent / "actg175.csv"
 EXAMPLE_NAME = "ACTG 175 (AIDS clinical trial, 2139 patients)"
 
 _DELIMITED = {".csv", ".tsv", ".txt", ".tab"}
@@ -115,7 +115,7 @@ def read_table(source: str | Path | bytes, name: str | None = None,
         Larger files are refused.
     max_table : int, optional
         Bytes the table may take in memory: a file that decodes to more is refused, before
-        its table is materialised where the format allows (:mod:`sdc_core.decoded`).
+        its table is materialised where the format allows (:mod:`sdc_core.data.decoded`).
     max_cell : int
         Characters a single cell or column name may hold.
 

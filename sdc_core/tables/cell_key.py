@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.count_tables import full_grid, with_margins
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.count_tables import full_grid, with_margins
 
 #: Record keys and cell keys run over 0 … KEY_RANGE − 1.
 KEY_RANGE = 256

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdc_core.crosstab import TOTAL
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.crosstab import TOTAL
 from sdc_core.utility.cell_loss import compare_counts
 from sdc_core.utility.fidelity import _compare as _hellinger_table
 

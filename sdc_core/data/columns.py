@@ -47,7 +47,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from sdc_core.codes import number_text
+from sdc_core.data.codes import number_text
 from sdc_core.errors import SdcInputError
 
 #: The storages of the module table, in its order.

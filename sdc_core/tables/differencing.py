@@ -3,21 +3,21 @@ tables").
 
 A steward publishes the cross table of ``columns`` (the fine table) and the same table with some
 levels of one column merged into one (the coarse table, the merged level labelled
-``"a+b"``), both by :func:`sdc_core.table_release.release_table` with the same method and
+``"a+b"``), both by :func:`sdc_core.tables.table_release.release_table` with the same method and
 settings. A reader holding both subtracts.
 
 - ``suppress``: for every cell hidden in the fine table, its feasible interval given both
   tables: [lo_c, hi_c] = [min x_c, max x_c] over the fine table's cells and margins x ≥ 0
-  subject to A·x = 0 (the fine table adds up, :attr:`~sdc_core.crosstab.CrossTable.constraints`),
-  x_i = v_i for every published fine figure i, and Σ_{i ∈ C} x_i = w_C for every published
-  coarse figure C, the fine figures it covers (a merged level covers its levels; every other
-  label, ``Total`` included, covers the same label). Linear programming
-  (``scipy.optimize.linprog``, HiGHS; ``integer=True``: ``scipy.optimize.milp``); counts are
-  whole numbers, so the bounds round inwards. A primary cell of value v is exposed when
-  lo > v − lower or hi < v + upper (:func:`sdc_core.table_release.primary_cells`), as in the
-  release's own audit (sdc_core/suppression_audit.py), which gives the cells exposed by the fine
-  table alone.
-- ``dp``/``ckm``: :func:`sdc_core.count_tables.differencing` — a fine cell recovered as the
+  subject to A·x = 0 (the fine table adds up,
+  :attr:`~sdc_core.tables.crosstab.CrossTable.constraints`), x_i = v_i for every published fine
+  figure i, and Σ_{i ∈ C} x_i = w_C for every published coarse figure C, the fine figures it covers
+  (a merged level covers its levels; every other label, ``Total`` included, covers the same label).
+  Linear programming (``scipy.optimize.linprog``, HiGHS; ``integer=True``: ``scipy.optimize.milp``);
+  counts are whole numbers, so the bounds round inwards. A primary cell of value v is exposed when
+  lo > v − lower or hi < v + upper (:func:`sdc_core.tables.table_release.primary_cells`), as in the
+  release's own audit (sdc_core/tables/suppression_audit.py), which gives the cells exposed by the
+  fine table alone.
+- ``dp``/``ckm``: :func:`sdc_core.tables.count_tables.differencing` — a fine cell recovered as the
   published coarse figure minus the other published fine figures it covers; how many are
   recovered, how many have a true count 1–4 and how many of those come out exactly.
 """
@@ -31,12 +31,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from sdc_core.cell_rules import Rule
-from sdc_core.count_tables import Differencing, differencing
-from sdc_core.crosstab import TOTAL, level_codes
 from sdc_core.errors import SdcInputError
-from sdc_core.suppression_audit import TOL, Progress, intervals
-from sdc_core.table_release import (
+from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.count_tables import Differencing, differencing
+from sdc_core.tables.crosstab import TOTAL, level_codes
+from sdc_core.tables.suppression_audit import TOL, Progress, intervals
+from sdc_core.tables.table_release import (
     DEFAULT_RULE,
     TABLE_METHODS,
     TIME_LIMIT,
@@ -133,7 +133,7 @@ def _plain(v: object) -> object:
 
 
 def _coarse_column(s: pd.Series, merged: list[str], label: str) -> pd.Series:
-    """``s`` as the cross table labels it (its levels' text, :func:`sdc_core.crosstab.
+    """``s`` as the cross table labels it (its levels' text, :func:`sdc_core.tables.crosstab.
     level_codes`) with the levels ``merged`` replaced by ``label``; a blank stays blank; a
     categorical column keeps its categories' order, the merged one where the first of them
     stood."""
@@ -201,7 +201,7 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
 
     [lo_c, hi_c] = [min x_c, max x_c] subject to x ≥ 0, A·x = 0, x_i = v_i (published fine
     figures) and cover_C · x = w_C (published coarse figures); bounds rounded inwards to whole
-    numbers. Decided as the audit decides (:func:`sdc_core.suppression_audit.intervals`;
+    numbers. Decided as the audit decides (:func:`sdc_core.tables.suppression_audit.intervals`;
     docs/tables.md, "The audit's bound"): each published coarse figure w_C is a column of its
     own, never hidden, with the row cover_C · x − w_C = 0, and a cell is decided once the
     tables found reach its ``want`` and differ.
@@ -219,7 +219,7 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
     integer : bool, default False
         Whole-number cells by integer programming (else the LP relaxation, rounded inwards).
     exact, time_limit, progress
-        As :func:`sdc_core.suppression_audit.audit`'s: True, every interval exact; a cell not
+        As :func:`sdc_core.tables.suppression_audit.audit`'s: True, every interval exact; a cell not
         decided within ``time_limit`` seconds is not checked.
 
     Returns
@@ -230,7 +230,7 @@ def pair_intervals(fine: TableRelease, coarse: TableRelease, cover: sparse.csr_m
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.table_release import release_table
+    >>> from sdc_core.tables.table_release import release_table
     >>> df = pd.DataFrame({"a": list("x" * 3 + "y" * 5 + "z" * 20 + "w" * 8)})
     >>> fine = release_table(df, ["a"], rule=Rule("threshold", (4,)))
     >>> coarse = release_table(df.replace({"a": {"y": "y+z", "z": "y+z"}}), ["a"],
@@ -288,7 +288,7 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
 
     Suppression: the interval of each hidden fine cell given both tables (:func:`pair_intervals`)
     against the protection lo ≤ v − lower, hi ≥ v + upper. DP and the cell key method:
-    recovered f = w_C − Σ_{g ∈ C, g ≠ f} v_g (:func:`sdc_core.count_tables.differencing`).
+    recovered f = w_C − Σ_{g ∈ C, g ≠ f} v_g (:func:`sdc_core.tables.count_tables.differencing`).
 
     Parameters
     ----------
@@ -302,12 +302,12 @@ def differencing_risk(df: pd.DataFrame, columns: list[str], column: str, merged:
         At least 2 levels of ``column`` (as text), published as one labelled "L1+L2".
     method : {"suppress", "dp", "ckm"}
     rule, epsilon, seed, threshold
-        As :func:`sdc_core.table_release.release_table`, the same for both tables.
+        As :func:`sdc_core.tables.table_release.release_table`, the same for both tables.
     integer : bool, default False
         ``suppress``: whole-number intervals by integer programming.
     household, max_contributions
-        The unit of protection, as :func:`sdc_core.table_release.release_table`.
-    time_limit : float or None, default :data:`~sdc_core.table_release.TIME_LIMIT`
+        The unit of protection, as :func:`sdc_core.tables.table_release.release_table`.
+    time_limit : float or None, default :data:`~sdc_core.tables.table_release.TIME_LIMIT`
         ``suppress``: seconds allowed to each table's suppression and audit (as the table is
         published alone) and to the pair's intervals (None: no limit); a hidden cell not
         decided by then is not checked (:attr:`DifferencingResult.unchecked`), never counted

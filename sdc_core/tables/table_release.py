@@ -2,15 +2,15 @@
 (docs/tables.md, "Publishing a table"): the one function the command line's ``tables --cross``,
 the Tables page and the report call, so they give the same cells under the same names.
 
-- ``suppress``: the table of :func:`sdc_core.crosstab.crosstab`, its primary cells by a rule
-  (a :class:`~sdc_core.cell_rules.Rule`: ``threshold:T`` for counts, ``dominance:N,K`` or
-  ``p:P`` for a magnitude table; :mod:`sdc_core.cell_rules`), secondary cells chosen and audited by
-  :func:`sdc_core.suppression_audit.secondary_suppression`; each hidden cell carries the
-  interval [lo, hi] the published table leaves it.
-- ``dp``: the cells' counts with discrete Laplace noise at ε (:func:`sdc_core.dp_tables.dp_counts`,
-  seeded), the margins the sums of the noisy cells; each figure carries its ±95 %
-  accuracy.
-- ``ckm``: the cell key method (:func:`sdc_core.cell_key.ckm_table`): record keys from the
+- ``suppress``: the table of :func:`sdc_core.tables.crosstab.crosstab`, its primary cells by a rule
+  (a :class:`~sdc_core.tables.cell_rules.Rule`: ``threshold:T`` for counts, ``dominance:N,K`` or
+  ``p:P`` for a magnitude table; :mod:`sdc_core.tables.cell_rules`), secondary cells chosen and
+  audited by :func:`sdc_core.tables.suppression_audit.secondary_suppression`; each hidden cell
+  carries the interval [lo, hi] the published table leaves it.
+- ``dp``: the cells' counts with discrete Laplace noise at ε
+  (:func:`sdc_core.tables.dp_tables.dp_counts`, seeded), the margins the sums of the noisy cells;
+  each figure carries its ±95 % accuracy.
+- ``ckm``: the cell key method (:func:`sdc_core.tables.cell_key.ckm_table`): record keys from the
   seed, the default perturbation table (under ``threshold`` blank, the rest rounded to 5).
 
 With a household id (``household``) the unit of protection is the person (or household) the id
@@ -23,7 +23,7 @@ and blanks a cell of fewer persons than its threshold.
 Every release has one row per cell and per margin (a margin's label is ``Total``), in the
 order of the cross table, with the value (``count``, or ``sum`` for a magnitude table; missing
 when hidden) and its ``status``: published, primary, secondary or perturbed; and its utility
-against the true table (:func:`sdc_core.count_tables.compare_published`).
+against the true table (:func:`sdc_core.tables.count_tables.compare_published`).
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.cell_key import ckm_table
-from sdc_core.cell_rules import Rule, RuleResult, dominance_rule, p_rule, threshold_rule
 from sdc_core.checks import shown
-from sdc_core.count_tables import Comparison, compare_published
-from sdc_core.crosstab import CrossTable, crosstab, level_codes, unit_codes
-from sdc_core.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
-from sdc_core.suppression_audit import AuditReport, Progress, secondary_suppression
+from sdc_core.tables.cell_key import ckm_table
+from sdc_core.tables.cell_rules import Rule, RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.tables.count_tables import Comparison, compare_published
+from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
+from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
+from sdc_core.tables.suppression_audit import AuditReport, Progress, secondary_suppression
 
 #: How a table may be published
 TABLE_METHODS = ("suppress", "dp", "ckm")
@@ -190,11 +190,11 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         The household or person id: the unit of protection (module docstring).
     max_contributions : int, optional
         ``dp`` with ``household``: c, the most records kept per person (default
-        :func:`sdc_core.dp_tables.default_contributions`); without ``household`` it must be
+        :func:`sdc_core.tables.dp_tables.default_contributions`); without ``household`` it must be
         1 or absent (every record is its own unit).
     time_limit : float or None, default :data:`TIME_LIMIT`
         ``suppress``: seconds allowed to the secondary suppression and its audits (None: no
-        limit; :func:`sdc_core.suppression_audit.secondary_suppression`'s ``budget``).
+        limit; :func:`sdc_core.tables.suppression_audit.secondary_suppression`'s ``budget``).
     progress : callable, optional
         ``suppress``: ``progress(done, total, label)`` as it goes (an exception it raises stops
         it).
@@ -271,7 +271,7 @@ def unit_bound(df: pd.DataFrame, household: str, columns: list[str],
                sum_column: str | None = None) -> int:
     """Check ``household`` as the unit of protection of the table of ``columns`` (refused as
     :func:`release_table` refuses it) and give DP's default bound on the records per person,
-    :func:`sdc_core.dp_tables.default_contributions` (the Tables page offers it)."""
+    :func:`sdc_core.tables.dp_tables.default_contributions` (the Tables page offers it)."""
     codes = unit_codes(df, household, columns, sum_column)
     assert codes is not None  # a household was given
     return default_contributions(codes)
@@ -310,9 +310,9 @@ def _aligned(table: CrossTable, made: pd.DataFrame, take: list[str]) -> pd.DataF
 
 
 def _labelled_records(df: pd.DataFrame, table: CrossTable) -> tuple[pd.DataFrame, np.ndarray]:
-    """The records as the cross table labels them (its levels' text, :func:`sdc_core.crosstab.
-    level_codes`; a record with a blank in a table column left out, as the table leaves it
-    out), and which records are kept."""
+    """The records as the cross table labels them (its levels' text,
+    :func:`sdc_core.tables.crosstab.level_codes`; a record with a blank in a table column left
+    out, as the table leaves it out), and which records are kept."""
     out = {}
     keep = np.ones(len(df), dtype=bool)
     for c in table.columns:

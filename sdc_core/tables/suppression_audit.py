@@ -2,29 +2,28 @@
 "Secondary suppression").
 
 **Audit.** The reader knows every published cell and margin, that cells are non-negative and
-that the table adds up (A·x = 0, :attr:`~sdc_core.crosstab.CrossTable.constraints`). For every
-suppressed cell c, linear programming (``scipy.optimize.linprog``, HiGHS) finds its feasible
-interval [lo_c, hi_c] = [min x_c, max x_c] subject to x_published fixed, A·x = 0 and b_lo ≤ x ≤
-b_hi (default 0 ≤ x < ∞; a caller may add what the reader knows besides, e.g. "less than 5" → x
-≤ 4). The suppressed cells split into independent groups (cells linked by a constraint holding
-two of them), and each group is solved alone, without two programmes per cell (docs/tables.md,
-"The audit's bound"): every solution is a feasible table, so a cell's least and largest value
-over the solutions found lie in its interval, and a cell is decided once they reach its
-protection (and differ); only the cells left get programmes of their own, which make their
-intervals exact. A time limit leaves the cells not decided unchecked. A primary cell of value x
-is protected when lo ≤ x − lower and hi ≥ x + upper (sdc_core/cell_rules.py); its exposure is by
-how much either bound falls short; with ``rules`` only primary cells can be exposed (every
-suppressed cell still says whether it is pinned). Without ``rules`` a suppressed cell is exposed
-when it is pinned (lo = hi). With a household id (the table's ``unit``) the rules count persons
-and the report also gives each hidden cell's ``persons`` and the range of persons a reader can
-infer, [0 when lo = 0 else 1, hi] (a person has at least one record in a cell they fall in, and
-no more persons than records): the threshold rule's protection in records (lo ≤ 0, hi ≥ t) is
-that range reaching 0 and t. The relaxation is exact for 1- and 2-way tables (their constraint
-matrices are totally unimodular: the LP's bounds are whole numbers); for a 3-way table
-``integer=True`` gives the integer interval (``scipy.optimize.milp``), which can be narrower.
-The programmes are solved in units of the table's largest value (HiGHS's tolerances are
-absolute); a count table's bounds are then rounded inwards to whole numbers, and a sum table's
-are compared within 10⁻⁶ of its largest value.
+that the table adds up (A·x = 0, :attr:`~sdc_core.tables.crosstab.CrossTable.constraints`). For
+every suppressed cell c, linear programming (``scipy.optimize.linprog``, HiGHS) finds its feasible
+interval [lo_c, hi_c] = [min x_c, max x_c] subject to x_published fixed, A·x = 0 and b_lo ≤ x ≤ b_hi
+(default 0 ≤ x < ∞; a caller may add what the reader knows besides, e.g. "less than 5" → x ≤ 4). The
+suppressed cells split into independent groups (cells linked by a constraint holding two of them),
+and each group is solved alone, without two programmes per cell (docs/tables.md, "The audit's
+bound"): every solution is a feasible table, so a cell's least and largest value over the solutions
+found lie in its interval, and a cell is decided once they reach its protection (and differ); only
+the cells left get programmes of their own, which make their intervals exact. A time limit leaves
+the cells not decided unchecked. A primary cell of value x is protected when lo ≤ x − lower and hi ≥
+x + upper (sdc_core/tables/cell_rules.py); its exposure is by how much either bound falls short;
+with ``rules`` only primary cells can be exposed (every suppressed cell still says whether it is
+pinned). Without ``rules`` a suppressed cell is exposed when it is pinned (lo = hi). With a
+household id (the table's ``unit``) the rules count persons and the report also gives each hidden
+cell's ``persons`` and the range of persons a reader can infer, [0 when lo = 0 else 1, hi] (a person
+has at least one record in a cell they fall in, and no more persons than records): the threshold
+rule's protection in records (lo ≤ 0, hi ≥ t) is that range reaching 0 and t. The relaxation is
+exact for 1- and 2-way tables (their constraint matrices are totally unimodular: the LP's bounds are
+whole numbers); for a 3-way table ``integer=True`` gives the integer interval
+(``scipy.optimize.milp``), which can be narrower. The programmes are solved in units of the table's
+largest value (HiGHS's tolerances are absolute); a count table's bounds are then rounded inwards to
+whole numbers, and a sum table's are compared within 10⁻⁶ of its largest value.
 
 **Secondary suppression.** Extra cells are suppressed so that every primary cell passes the
 audit, at the least cost (the suppressed total, or the number of cells):
@@ -63,9 +62,9 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, OptimizeWarning, linprog, milp
 from scipy.sparse.csgraph import connected_components
 
-from sdc_core.cell_rules import RuleResult
-from sdc_core.crosstab import CrossTable
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.cell_rules import RuleResult
+from sdc_core.tables.crosstab import CrossTable
 
 #: The largest exact problem (variables of the MILP) ``auto`` hands to ``milp``
 MILP_MAX_VARIABLES = 5_000
@@ -108,8 +107,8 @@ class AuditReport:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.suppression_audit import audit
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.suppression_audit import audit
     >>> t = crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9}), ["a"])
     >>> report = audit(t, [True, False, False])
     >>> report.passes, report.frame[["a", "lo", "hi"]].values.tolist()
@@ -177,11 +176,11 @@ def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None
     Parameters
     ----------
     table : CrossTable
-        The table (:func:`~sdc_core.crosstab.crosstab`).
+        The table (:func:`~sdc_core.tables.crosstab.crosstab`).
     suppressed : array-like of bool
         One per row of ``table.frame``: True for a hidden cell or margin.
     rules : RuleResult, optional
-        The primary cells and their required protection (sdc_core/cell_rules.py).
+        The primary cells and their required protection (sdc_core/tables/cell_rules.py).
     bounds : (array, array), optional
         What the reader knows of each cell besides (low, high; default 0 and ∞).
     integer : bool, default False
@@ -211,8 +210,8 @@ def audit(table: CrossTable, suppressed: object, rules: RuleResult | None = None
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.suppression_audit import audit
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.suppression_audit import audit
     >>> t = crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9}), ["a"])
     >>> audit(t, [True, True, False]).frame[["a", "lo", "hi", "exposed"]].values.tolist()
     [['x', 0.0, 12.0, False], ['y', 0.0, 12.0, False]]
@@ -635,9 +634,9 @@ class SuppressionResult:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import threshold_rule
-    >>> from sdc_core.suppression_audit import secondary_suppression
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import threshold_rule
+    >>> from sdc_core.tables.suppression_audit import secondary_suppression
     >>> t = crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9 + ["z"] * 7}), ["a"])
     >>> r = secondary_suppression(t, threshold_rule(t, 5))
     >>> r.status.tolist(), r.report.passes
@@ -687,7 +686,7 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     table : CrossTable
         The table.
     rules : RuleResult
-        The primary cells and their protection (sdc_core/cell_rules.py).
+        The primary cells and their protection (sdc_core/tables/cell_rules.py).
     method : {"auto", "milp", "hypercube"}
         Exact or heuristic (module docstring); ``auto`` picks by size.
     cost : {"total", "count"}
@@ -714,9 +713,9 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import threshold_rule
-    >>> from sdc_core.suppression_audit import secondary_suppression
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import threshold_rule
+    >>> from sdc_core.tables.suppression_audit import secondary_suppression
     >>> df = pd.DataFrame({"a": list("xxxyyyyyyy"), "b": list("uvvuuuvvvv")})
     >>> t = crosstab(df, ["a", "b"])
     >>> r = secondary_suppression(t, threshold_rule(t, 2))

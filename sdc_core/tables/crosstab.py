@@ -3,7 +3,7 @@
 A 1-, 2- or 3-way table of chosen columns: every combination of the columns' levels (empty cells
 included, count 0), every margin (a margin's label is :data:`TOTAL`) and the grand total, one row
 each in a tidy frame. A count table holds ``count`` per cell; a magnitude table also the ``sum``
-of a numeric column and what the primary rules need (sdc_core/cell_rules.py): the number of
+of a numeric column and what the primary rules need (sdc_core/tables/cell_rules.py): the number of
 contributors and the ``top`` largest contributions x₁ ≥ x₂ ≥ … (columns ``x1``, ``x2``, …), so
 memory is bounded by cells × ``top``, never by the records.
 
@@ -82,7 +82,7 @@ class CrossTable:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.tables.crosstab import crosstab
     >>> df = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "v", "v"]})
     >>> t = crosstab(df, ["a", "b"])
     >>> t.frame[["a", "b", "count"]].values.tolist()[:3]
@@ -173,7 +173,7 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
+    >>> from sdc_core.tables.crosstab import crosstab
     >>> df = pd.DataFrame({"a": ["x", "x", "y"], "y": [5.0, 2.0, 7.0]})
     >>> crosstab(df, ["a"], sum_column="y").frame[["a", "count", "sum", "x1", "x2"]]
            a  count   sum   x1   x2
@@ -402,7 +402,7 @@ def margin_constraints(shape: tuple[int, ...]) -> sparse.csr_matrix:
 
     Examples
     --------
-    >>> from sdc_core.crosstab import margin_constraints
+    >>> from sdc_core.tables.crosstab import margin_constraints
     >>> margin_constraints((3,)).toarray().tolist()
     [[-1.0, -1.0, 1.0]]
     """

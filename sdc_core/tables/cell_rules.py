@@ -1,9 +1,9 @@
 """Primary suppression rules for cross tables (docs/tables.md, "Primary rules").
 
-Each rule marks the sensitive (primary) cells of a :class:`~sdc_core.crosstab.CrossTable` —
+Each rule marks the sensitive (primary) cells of a :class:`~sdc_core.tables.crosstab.CrossTable` —
 cells and margins alike — and says how much protection each needs: the audit
-(sdc_core/suppression_audit.py) requires the feasible interval [lo, hi] of a primary cell of value
-x to reach lo ≤ x − lower and hi ≥ x + upper.
+(sdc_core/tables/suppression_audit.py) requires the feasible interval [lo, hi] of a primary cell of
+value x to reach lo ≤ x − lower and hi ≥ x + upper.
 
 - threshold (counts): primary when 0 < m < t, m the cell's contributors (its records, or with a
   household id its distinct persons); in a count table of n records the interval must reach 0
@@ -13,7 +13,7 @@ x to reach lo ≤ x − lower and hi ≥ x + upper.
 - p %: primary when x − x₁ − x₂ < p/100 · x₁; lower = min(x, p/100 · x₁), upper = p/100 · x₁.
 
 With a household id the contributions x₁ ≥ x₂ ≥ … are per-person sums
-(:func:`sdc_core.crosstab.crosstab`'s ``unit``; docs/tables.md, "The unit of protection").
+(:func:`sdc_core.tables.crosstab.crosstab`'s ``unit``; docs/tables.md, "The unit of protection").
 
 A table's rule travels as a :class:`Rule` (its name and numbers, checked when it is made); its
 text, ``threshold:5``, ``dominance:2,85``, ``p:10``, is what reports and JSON print and what
@@ -29,10 +29,10 @@ from typing import ClassVar
 import numpy as np
 
 from sdc_core.checks import shown
-from sdc_core.crosstab import CrossTable
 from sdc_core.errors import SdcInputError
+from sdc_core.tables.crosstab import CrossTable
 
-#: Seed 004's option threshold (sdc_core/tables.py, ``response_table``'s ``t``)
+#: Seed 004's option threshold (sdc_core/tables/responses.py, ``response_table``'s ``t``)
 DEFAULT_THRESHOLD = 5
 
 #: The numbers the rules take (docs/tables.md, "Primary rules"), as the Tables page's fields
@@ -170,8 +170,8 @@ class RuleResult:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import threshold_rule
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import threshold_rule
     >>> r = threshold_rule(crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9}), ["a"]), t=5)
     >>> r.primary.tolist(), r.lower.tolist(), r.upper.tolist()
     ([True, False, False], [3.0, 0.0, 0.0], [2.0, 0.0, 0.0])
@@ -208,7 +208,7 @@ def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
     Parameters
     ----------
     table : CrossTable
-        The table (:func:`~sdc_core.crosstab.crosstab`).
+        The table (:func:`~sdc_core.tables.crosstab.crosstab`).
     t : int, default 5
         The threshold (seed 004's option threshold), a whole number in :data:`T_RANGE`.
     pct : float, default 10
@@ -222,8 +222,8 @@ def threshold_rule(table: CrossTable, t: int = DEFAULT_THRESHOLD,
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import threshold_rule
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import threshold_rule
     >>> t = crosstab(pd.DataFrame({"a": ["x"] * 2 + ["y"] * 7}), ["a"])
     >>> threshold_rule(t, t=3).primary.tolist()
     [True, False, False]
@@ -274,8 +274,8 @@ def dominance_rule(table: CrossTable, n: int = 2, k: float = 85.0) -> RuleResult
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import dominance_rule
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import dominance_rule
     >>> df = pd.DataFrame({"a": ["x", "x", "x", "y", "y"], "y": [90, 5, 5, 50, 50]})
     >>> dominance_rule(crosstab(df, ["a"], "y", top=1), n=1, k=80).primary.tolist()
     [True, False, False]
@@ -311,8 +311,8 @@ def p_rule(table: CrossTable, p: float = 10.0) -> RuleResult:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sdc_core.crosstab import crosstab
-    >>> from sdc_core.cell_rules import p_rule
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> from sdc_core.tables.cell_rules import p_rule
     >>> df = pd.DataFrame({"a": ["x", "x", "x", "y", "y", "y"], "y": [50, 45, 3, 20, 20, 20]})
     >>> p_rule(crosstab(df, ["a"], "y"), p=10).primary.tolist()
     [True, False, False]
