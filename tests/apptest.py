@@ -27,7 +27,7 @@ APP = str(ROOT / "app.py")
 
 #: AppTests keep an uncaught exception's message and traceback (``at.exception``) for the
 #: report of a failing test: the shipped config hides them from the browser
-#: (``client.showErrorDetails = "none"``, tests/test_hostile_round3.py) and the AppTests run in
+#: (``client.showErrorDetails = "none"``, tests/test_security_headers.py) and the AppTests run in
 #: the checkout read it.
 st_config.set_option("client.showErrorDetails", "full")
 
@@ -136,6 +136,11 @@ def spec(at: AppTest) -> dict | None:
 def errors(at: AppTest) -> list[str]:
     """The page's error messages as the reader sees them (:func:`tests.conftest.plain`)."""
     return [plain(e.value) for e in at.error]
+
+
+def no_traceback(at: AppTest) -> None:
+    """The run raised nothing (a traceback would be shown)."""
+    assert not at.exception, [e.message for e in at.exception]
 
 
 def risk_page_with_age_banded(width: int) -> AppTest:

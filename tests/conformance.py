@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import io
 import json
 import math
@@ -297,27 +298,37 @@ def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
                 for key in RISK_KEYS:
                     close(got[key], figures[key], f"risk {ext} {key}")
 
-    # steps that change nothing, and local suppression's promise, step by step
+    # steps that change nothing, and local suppression's promise, step by step; the page's
+    # figures after the first j steps are computed when a check reads them
+    applied_by = {len(parsed.steps): applied}
+
+    @functools.cache
+    def figures_after(j: int) -> Any:
+        if j == len(parsed.steps):
+            return page
+        return evaluate(df, recipe_json(parsed.steps[:j], parsed.seed), qi, weight, k,
+                        "wildcard", 1.0, numeric, known, applied_by.get(j))
+
     data = df
-    previous = evaluate(df, recipe_json([], parsed.seed), qi, weight, k, "wildcard", 1.0,
-                        numeric, known)
     for i, step in enumerate(parsed.steps):
-        done = apply_recipe(Recipe(seed=parsed.seed, steps=parsed.steps[:i + 1]), df)
+        if i + 1 not in applied_by:
+            applied_by[i + 1] = apply_recipe(Recipe(seed=parsed.seed, steps=parsed.steps[:i + 1]),
+                                             df)
+        done = applied_by[i + 1]
         if step["method"] == "local_suppression":
             sizes = class_sizes(done.data, step["columns"], alpha=step.get("alpha", 1.0))
             assert sizes.fk.min() >= step["k"], "local suppression: a class smaller than k"
-        now = evaluate(df, recipe_json(parsed.steps[:i + 1], parsed.seed), qi, weight, k,
-                       "wildcard", 1.0, numeric, known, done) if i + 1 < len(parsed.steps) \
-            else page
         if same_values(data, done.data):
+            now, previous = figures_after(i + 1), figures_after(i)
             for key in RISK_KEYS + LINKAGE_KEYS + ("IL1_numeric", "IL1_categorical"):
                 value = {**now.after, **now.utility}[key]
                 close(value, {**previous.after, **previous.utility}[key],
                       f"step {i + 1} changed nothing but moved {key}")
         if same_values(df, done.data):
             for key in ("IL1_release", "IL1_numeric", "IL1_categorical", "IL1_overall"):
-                close(now.utility[key], 0.0, f"nothing changed after step {i + 1}: {key}")
-        data, previous = done.data, now
+                close(figures_after(i + 1).utility[key], 0.0,
+                      f"nothing changed after step {i + 1}: {key}")
+        data = done.data
     return "ok"
 
 

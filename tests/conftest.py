@@ -66,18 +66,18 @@ MODULE_TIERS = {
 #: their tests are in the ``app`` tier unless a rule before it gives them another
 APP_MODULES = frozenset({
     "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_buys.py",
-    "test_app_data.py", "test_app_households.py",
-    "test_app_hostile_text.py", "test_app_lessons.py", "test_app_pages.py",
+    "test_app_callback_guard.py", "test_app_control_ranges.py", "test_app_data.py",
+    "test_app_formula_hostile.py", "test_app_hostile_text.py", "test_app_households.py",
+    "test_app_lessons.py", "test_app_likert_survey.py", "test_app_names.py",
+    "test_app_pages.py",
     "test_app_population.py", "test_app_population_protect.py", "test_app_record_swap.py",
-    "test_app_risk_attribute.py",
-    "test_app_risk_release.py",
-    "test_app_server_files.py", "test_app_sign_in.py", "test_app_table_headings.py",
-    "test_app_tables.py", "test_app_tradeoffs_analyses.py",
-    "test_app_tradeoffs_attribute.py", "test_downloads.py", "test_formula_hostile.py",
-    "test_fragments.py", "test_hostile_round3.py", "test_input_audit.py",
-    "test_ledger_sharing.py", "test_links.py", "test_memory.py", "test_names.py",
-    "test_resume.py", "test_server_answers.py", "test_st_client.py",
-    "test_survey_findings.py", "test_warmup.py", "test_workers.py",
+    "test_app_risk_attribute.py", "test_app_risk_release.py", "test_app_server_files.py",
+    "test_app_sign_in.py", "test_app_table_headings.py", "test_app_tables.py",
+    "test_app_tradeoffs_analyses.py", "test_app_tradeoffs_attribute.py",
+    "test_app_undo_bursts.py", "test_downloads.py", "test_fragments.py", "test_input_audit.py",
+    "test_ledger_sharing.py", "test_links.py", "test_memory.py",
+    "test_resume.py", "test_security_headers.py", "test_server_answers.py",
+    "test_st_client.py", "test_warmup.py", "test_workers.py",
 })
 
 #: Tests (``module::function``) of other modules that need Streamlit
@@ -93,7 +93,7 @@ SERVER_FIXTURES = frozenset({"app_url", "short_wait_url"})
 
 #: Tests that start a server, nginx, strace or a process tree without such a fixture
 SERVER_TESTS = frozenset({
-    "test_hostile_round3.py::test_an_export_sends_no_byte_but_to_127_0_0_1_under_strace",
+    "test_export_offline.py::test_an_export_sends_no_byte_but_to_127_0_0_1_under_strace",
     "test_ledger_sharing.py::"
     "test_two_hundred_sessions_that_connect_and_leave_leave_room_for_an_upload",
     "test_warmup.py::test_a_server_starts_its_workers_before_any_visitor_only_when_warming_up",
@@ -310,6 +310,16 @@ def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
     Playwright's sync API keeps an event loop running in the test thread."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path):
+    """An empty directory for a hostile payload's marker (tests/formula_corpus.py); it must
+    stay empty."""
+    box = tmp_path / "sandbox"
+    box.mkdir()
+    yield box
+    assert not list(box.iterdir()), f"a payload wrote {list(box.iterdir())}"
 
 
 @pytest.fixture(scope="session")

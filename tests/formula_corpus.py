@@ -22,10 +22,14 @@ must be refused by the bounds before anything is built.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 PLACEHOLDER = "MARKER"
 #: How a missing column is said (the core; a workspace file).
@@ -272,3 +276,38 @@ LEGITIMATE = [
     ("logit", "treat ~ age + cd40 + C(race)"),
     ("logit", "cens ~ np.sqrt(cd40) + I(wtkg ** 2) + C(gender, Treatment(reference=True))"),
 ]
+
+
+# -- what a test of a path asks of a refusal --------------------------------------------------
+
+NAME = "hostile"
+#: A refusal longer than this does not read as a line (the 100,000-character payload must not
+#: come back whole).
+MAX_MESSAGE = 400
+PREFIX = f"analysis '{NAME}': "
+
+
+def cases(ids: list[str] | None = None, stages: tuple[str, ...] | None = None) -> list:
+    """The payloads (all, or those of ``ids``; of ``stages`` only)."""
+    chosen = CORPUS if ids is None else [BY_ID[i] for i in ids]
+    return [pytest.param(p, id=p.id) for p in chosen if stages is None or p.stage in stages]
+
+
+def readable(message: str, words: str, limit: int = MAX_MESSAGE) -> None:
+    """One short line of text, no control character, no traceback, naming the problem."""
+    assert message, "an empty message"
+    assert len(message.splitlines()) == 1, f"more than one line: {message!r}"
+    bad = [c for c in message if unicodedata.category(c) in ("Cc", "Zl", "Zp")]
+    assert not bad, f"control characters {bad!r} in {message!r}"
+    assert "Traceback" not in message and "File \"" not in message, message
+    assert len(message) <= limit, f"{len(message)} characters: {message[:120]!r}…"
+    assert re.search(words, message), f"{words!r} not in {message!r}"
+
+
+def untouched(box: Path) -> None:
+    assert not (box / "marker").exists(), "the payload ran: the marker file exists"
+    assert not list(box.iterdir()), f"a payload wrote {list(box.iterdir())}"
+
+
+def item(text: str, kind: str = "ols", name: str = NAME) -> dict:
+    return {"name": name, "kind": kind, "formula": text}

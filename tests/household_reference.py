@@ -9,13 +9,16 @@ allowed pairing is the cheapest of all (within 10⁻⁹ · max(1, d_min) of it, 
 
 The attacker's values are the true ones with the recipe's public recodings (its banding,
 top/bottom coding and recoding steps, and nothing else) run on them: a recipe of those steps
-alone, applied to the original."""
+alone, applied to the original.
+
+:func:`uniques_by_loops` counts the households unique by their composition, by loops too."""
 
 from __future__ import annotations
 
 import functools
 import math
 import statistics
+from collections import Counter
 
 import pandas as pd
 
@@ -108,3 +111,13 @@ def brute_household_linkage(y: pd.DataFrame, z: pd.DataFrame, hid: str, exact: l
         best = [g for g, d in found.items() if d <= d_min + 1e-9 * max(1.0, d_min)]
         out.append((len(best), 1.0 / len(best) if h in best else 0.0, len(rows)))
     return out
+
+
+def uniques_by_loops(df: pd.DataFrame, qi: list[str], household: str) -> int:
+    """Households whose multiset of members' key tuples no other household has, by loops."""
+    compositions = {}
+    for h, members in df.groupby(household, sort=False):
+        compositions[h] = tuple(sorted(tuple(str(v) for v in row)
+                                       for row in members[qi].itertuples(index=False)))
+    count = Counter(compositions.values())
+    return sum(1 for c in compositions.values() if count[c] == 1)

@@ -1,5 +1,5 @@
 """nginx in front of a real server, for the tests of the security headers
-(tests/test_hostile_round3.py, tests/test_server_answers.py): the shipped configuration on
+(tests/test_security_headers.py, tests/test_server_answers.py): the shipped configuration on
 ports of a test's own, nginx started and stopped, and the answers fetched."""
 
 from __future__ import annotations

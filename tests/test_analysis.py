@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.weightstats import DescrStatsW
 
@@ -475,6 +475,7 @@ def regression_tables(draw):
     return df
 
 
+@settings(deadline=None)  # two fits an example: 296 ms on a loaded machine, past the 200 ms
 @given(regression_tables(), st.sampled_from([
     "y ~ x + C(g)", "y ~ x * C(g)", "np.log(y ** 2 + 1) ~ C(code) + x", "y ~ C(g):C(code) - 1",
     "y ~ I(x ** 2) + np.sqrt(x) + g"]))

@@ -281,15 +281,6 @@ def test_every_page_survives_an_upload_without_quasi_identifiers(page):
     assert not at.exception
 
 
-def test_class_size_histogram_keeps_every_bucket():
-    import numpy as np
-
-    from ui.logic.figures import class_size_histogram
-    fig = class_size_histogram(np.array([1, 2, 7, 30, 300, 300]), 5)
-    assert list(fig.data[0].x)[-1] == "> 100" and fig.layout.xaxis.type == "category"
-    assert list(fig.data[0].y) == [1, 1, 0, 0, 0, 1, 0, 1, 0, 2]
-
-
 def test_recipe_steps_without_a_control_are_refused_whole():
     """A step the page has no control for (for the current roles) refuses the recipe: the
     other steps are not applied either."""
@@ -301,16 +292,6 @@ def test_recipe_steps_without_a_control_are_refused_whole():
     assert at.slider(key="w_p_band_age").value == 0
     assert any("Recipe not loaded: step 1" in e.value and "not on wtkg" in e.value
                for e in at.error)
-
-
-def test_chart_text_from_data_is_escaped():
-    import pandas as pd
-
-    from ui.logic.figures import before_after_bars
-    evil = '<a href="http://example.invalid">x</a>'
-    fig = before_after_bars(pd.Series({evil: 3}), pd.Series({evil: 2}), f"{evil}: counts")
-    assert "<a href" not in fig.layout.title.text and "&lt;a href" in fig.layout.title.text
-    assert all("<a" not in label for label in fig.data[0].x)
 
 
 def test_report_carries_both_readings_of_risk(actg):
@@ -769,20 +750,6 @@ def test_the_sweep_form_keeps_its_values_across_pages():
         ("other.csv", b"age,sex\n" + b"30,F\n40,M\n" * 15, "text/csv")).run()
     at.switch_page("views/tradeoffs.py").run()  # another data set: the defaults again
     assert at.text_input(key="w_t_band_values").value != "7, 14"
-
-
-def test_the_reports_sweep_chart_says_its_star_is_not_the_recipe(actg):
-    from sdc_core.sweep.run import run_sweep
-    from ui.logic.report import sweep_figure
-
-    grid = {"combine": True, "settings": [
-        {"method": "band", "column": "age", "param": "width", "values": [5, 10]}],
-        "target": {"measure": "percent_unique", "at_most": 1.0}}
-    fig = sweep_figure(run_sweep(actg, ["age", "gender", "race"], grid))
-    assert "not necessarily this report's recipe" in fig.layout.title.text
-    untargeted = sweep_figure(run_sweep(actg, ["age", "gender", "race"],
-                                        {k: v for k, v in grid.items() if k != "target"}))
-    assert "★" not in (untargeted.layout.title.text or "")
 
 
 def shown_recipe(at: AppTest) -> dict | None:

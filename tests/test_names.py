@@ -1,6 +1,7 @@
 """One name per measure (sdc_core.names): every figure the command line, a sweep and the records
 files report has an entry; docs/measures.md's "Names" table lists the same entries; the page,
-the report and the command line call a figure by the same name."""
+the report and the command line call a figure by the same name (the pages:
+tests/test_app_names.py)."""
 
 import json
 import re
@@ -9,13 +10,11 @@ import pandas as pd
 import pytest
 
 from sdc_core.data.io import EXAMPLE_PATH
-from sdc_core.names import COUNT_AND_PERCENT, MEASURES, UNITS, count_and_percent, label, name, tile
-from sdc_core.recipe import apply_recipe, load_recipe
+from sdc_core.names import COUNT_AND_PERCENT, MEASURES, UNITS, label, name
 from sdc_core.risk import risk_profile
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.sweep.run import run_sweep
 from sdc_core.utility import validity
-from tests.apptest import app_test
 from tests.cli_run import run as cli_run
 from tests.conftest import ROOT
 
@@ -167,28 +166,3 @@ def test_the_report_says_the_names(actg):
     loss = report.utility_table(page.utility_for([]))
     assert label("IL1_overall") in set(loss["measure"])
     assert not loss["measure"].str.contains("seed").any()
-
-
-def test_the_pages_say_the_names(actg):
-    at = app_test().run()
-    at.switch_page("views/risk.py").run()
-    assert not at.exception
-    p = risk_profile(actg, QI)
-    shown = {m.label: m.value for m in at.metric}
-    assert shown[tile("expected_reidentifications")] == \
-        f"{p.expected_reidentifications:,.0f} ({p.avg_linkage_risk_percent:.2f} %)"
-    assert shown[tile("percent_k_le_threshold", 5)] == f"{p.percent_k_le_threshold:.2f} %"
-    helps = {m.label: m.proto.help for m in at.metric}
-    assert "at most k = 5" in helps[tile("percent_k_le_threshold", 5)]  # ≤, as the tile says
-    assert "fewer than k = 5" in helps[tile("percent_below_k", 5)]  # <, as the tile says
-    at.switch_page("views/protect.py").run()
-    at.slider(key="w_p_band_age").set_value(10).run()
-    assert not at.exception
-    recipe = load_recipe(json.dumps(
-        {"version": 1, "seed": 0, "steps": [{"method": "band", "column": "age", "width": 10}]}))
-    attack = linkage_attack(actg, apply_recipe(recipe, actg).data, QI, recipe)
-    shown = {m.label: m.value for m in at.metric}
-    assert shown[tile("linkage_reidentifications")] == count_and_percent(
-        "linkage_risk_percent", attack.summary()) == \
-        f"{attack.linkage_reidentifications:,.0f} ({attack.linkage_risk_percent:.2f} %)"
-    assert tile("IL1_overall") in shown and not [k for k in shown if "seed" in k]
