@@ -41,7 +41,7 @@ KALEIDO_OPTIONS = {"mathjax": False}
 #: still asks accounts.google.com and www.google.com for things in the background — sent to a
 #: proxy at 127.0.0.1:9, where nothing listens, loopback included (``<-loopback>``). The page
 #: Kaleido renders and plotly.js are ``file://`` URLs, which need no network. Measured
-#: (tests/test_hostile_round3.py): without these switches one export sent 54 DNS queries for
+#: (tests/test_export_offline.py): without these switches one export sent 54 DNS queries for
 #: www, accounts and clients2.google.com; with them it sends no byte to any address but
 #: 127.0.0.1. What is left is Chromium's IPv6 route check, a UDP ``connect()`` to
 #: 2001:4860:4860::8888 that sends nothing (the kernel picks a route, no packet leaves); only an
