@@ -16,7 +16,7 @@ import pytest
 from scipy.optimize import linprog
 
 from sdc_core.tables import suppression_audit
-from sdc_core.tables.cell_rules import p_rule, threshold_rule
+from sdc_core.tables.cell_rules import Rule, p_rule, threshold_rule
 from sdc_core.tables.crosstab import crosstab
 from sdc_core.tables.suppression_audit import audit, secondary_suppression
 from sdc_core.tables.table_release import release_table
@@ -208,6 +208,7 @@ def test_a_closed_tab_cancels_its_differencing_job(closing_tab):
     start = time.perf_counter()
     with pytest.raises(compute.SessionEnded):
         compute.differencing("cube-differencing", ("a", "b", "c"), "a", ("0", "1"),
-                             "suppress", "threshold:5", 1.0, 0, 10, None, None, cube_records())
+                             "suppress", Rule.parse("threshold:5"), 1.0, 0, 10, None, None,
+                             cube_records())
     assert time.perf_counter() - start < 60  # not the minutes both tables take
     assert set(closing_tab) == {"closed-tab"}

@@ -252,10 +252,17 @@ def give_each(given: list[tuple[Page, Any]], attempts: int = 3) -> None:
         pending = dropped
 
 
+#: How long a click on an open select box's option may wait for it to be stable: on a loaded
+#: machine a run of the page redrew the list under the click for 30 s (the option detached
+#: again and again); the list is opened anew instead.
+CHOICE_CLICK_MS = 10_000
+
+
 def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
     """Choose ``option`` in the select box ``label``: open its list (again, if a run of the
-    page closed it before the option showed) and click the option; until the run it starts
-    has ended (in a form, which runs nothing until it is sent, until the page is at rest)."""
+    page closed it before the option showed or redrew it under the click) and click the
+    option; until the run it starts has ended (in a form, which runs nothing until it is sent,
+    until the page is at rest)."""
     box = page.get_by_test_id("stSelectbox").filter(has_text=label)
     wanted = page.get_by_role("option", name=option, exact=True)
     for attempt in range(attempts):
@@ -269,12 +276,18 @@ def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
             if attempt == attempts - 1:
                 raise
             continue
-        if in_form:
-            wanted.click()
-            wait_idle(page)
-        else:
-            with ran(page):
-                wanted.click()
+        try:
+            if in_form:
+                wanted.click(timeout=CHOICE_CLICK_MS)
+                wait_idle(page)
+            else:
+                with ran(page):
+                    wanted.click(timeout=CHOICE_CLICK_MS)
+        except PlaywrightTimeout:  # a run redrew the list under the click: open it again
+            page.keyboard.press("Escape")
+            if attempt == attempts - 1:
+                raise
+            continue
         return
 
 
