@@ -155,14 +155,26 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
 def original(dataset_id: str, setting: Setting, _df: pd.DataFrame) -> Assessment:
     """The assessment of a table (the data as loaded, or a release by its :func:`protected_id`)
     judged as its own release: one per table and setting, shared by the pages and sessions;
-    :func:`original_part` fills its parts. The cached calls below ask it with the setting
-    their part reads, so that a change elsewhere does not recompute them."""
+    :func:`original_part` fills its parts, each under the fields of the setting it reads, so
+    that a change elsewhere does not recompute them."""
     return assess(_df, _df, setting)
 
 
+#: The fields of a setting that each part of a table's own assessment reads.
+_READS = {"keys": ("qi", "weight", "risk"), "linkage": ("qi", "known"),
+          "population": ("qi", "weight", "sampling"), "closeness": ("qi", "sensitive"),
+          "households": ("qi", "known", "weight", "household", "risk")}
+
+
 def original_part(dataset_id: str, setting: Setting, part: str, _df: pd.DataFrame) -> Any:
-    """A part of :func:`original`, computed once in a worker (two sessions asking at the same
-    moment may both compute it: the same figures)."""
+    """A part of :func:`original`, asked with the fields of ``setting`` the part reads (so the
+    pages, each with its own setting, and the report, with the whole one, share it), computed
+    once in a worker (two sessions asking at the same moment may both compute it: the same
+    figures)."""
+    fields = {f: getattr(setting, f) for f in _READS[part]}
+    if part == "households":  # the household risk reads na and alpha, not the threshold k
+        fields["risk"] = RiskOptions(na=setting.risk.na, alpha=setting.risk.alpha)
+    setting = Setting(**fields)
     a = original(dataset_id, setting, _df)
     if part not in a.__dict__:
         a.keep(**{part: workers.run_on(dataset_id, _df, part_of_original, setting, part)})

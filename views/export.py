@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from sdc_core.assess import Sampling, Setting
+from sdc_core.assess import Sampling, Setting, assess
 from sdc_core.data.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
@@ -217,14 +217,17 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
         wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
                                opts.na, opts.alpha, tuple(numeric), tuple(known), given, df,
                                tuple(roles.sensitive), roles.household)
-        before = compute.original(ds.dataset_id, setting, df)
-        for part in ("keys", "linkage", "population", "closeness", "households"):
-            compute.original_part(ds.dataset_id, setting, part, df)  # in a worker, once
+        # the parts the pages show, from their caches (computed in a worker, once)
+        before = assess(df, df, setting)
+        before.keep(**{part: compute.original_part(ds.dataset_id, setting, part, df)
+                       for part in ("keys", "linkage", "population", "closeness", "households")})
+        after = wb.assessment
+        assert after is not None  # the workbench's
+        after.keep(closeness=compute.original_part(compute.protected_id(ds.dataset_id, text),
+                                                   setting, "closeness", wb.applied.data))
     except SdcInputError as err:
         st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
         return
-    after = wb.assessment
-    assert after is not None  # the workbench's
     for part, reason in left_out(before, after).items():
         st.warning(f"The report leaves out {REPORT_PARTS[part]}: {md(reason)}",
                    icon=":material/warning:")
