@@ -75,8 +75,7 @@ def closest_record(original: pd.DataFrame, released: pd.DataFrame,
     >>> closest_record(x, pd.DataFrame({"a": [0.0, 5.0, 9.0]}), ["a"]).summary()["dcr_median"]
     0.1
     """
-    columns = [c for c in numbers_in_both(original, released, numeric)
-               if c in released.columns]
+    columns = numbers_in_both(original, released, numeric)
     if not columns:
         raise SdcInputError("no numeric column holds numbers in both tables: the distance to "
                             "the closest record reads numbers")
