@@ -28,8 +28,9 @@ def reference(original: pd.DataFrame, released: pd.DataFrame, columns: list[str]
     for z in released[columns].itertuples(index=False):
         if any(pd.isna(v) for v in z):
             continue
-        out.append(min(math.sqrt(sum(((z[j] - x[j]) / spread[j]) ** 2
-                                     for j in range(len(columns))) / len(columns))
+        # the root of the sum of squares by math.hypot: no square overflows on a tiny spread
+        out.append(min(math.hypot(*(float(z[j] - x[j]) / float(spread[j])
+                                    for j in range(len(columns)))) / math.sqrt(len(columns))
                        for x in xs))
     return out
 
@@ -63,8 +64,23 @@ def test_any_small_tables_equal_the_pairwise_loop(xs, zs):
             closest_record(original, released, ["a", "b"])
         return
     want = reference(original, released, ["a", "b"])
-    assert closest_record(original, released, ["a", "b"]).distances == pytest.approx(
-        want, abs=1e-12)
+    try:
+        got = closest_record(original, released, ["a", "b"]).distances
+    except SdcInputError as err:  # a range of a few 1e-324: a ratio past the largest float
+        assert "too far apart" in str(err) and max(want) > 1e300, (err, want)
+        return
+    assert all(math.isfinite(w) for w in want)
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_a_range_of_a_subnormal_width_is_refused_in_one_line():
+    """b's original range is 5e-324, the smallest float: the released 2.0 lies 4e323 ranges
+    away, past the largest float (the reference loop gives inf)."""
+    original = pd.DataFrame({"a": [0, 1], "b": [0.0, 5e-324]})
+    released = pd.DataFrame({"a": [0], "b": [2.0]})
+    assert math.isinf(reference(original, released, ["a", "b"])[0])
+    with pytest.raises(SdcInputError, match=r"^the values of b lie too far apart[^\n]*$"):
+        closest_record(original, released, ["a", "b"])
 
 
 def test_a_table_without_numbers_is_refused_in_one_line():

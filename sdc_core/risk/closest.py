@@ -64,8 +64,9 @@ def closest_record(original: pd.DataFrame, released: pd.DataFrame,
     Raises
     ------
     SdcInputError
-        No numeric column holds numbers in both tables, or no record of either table is
-        complete on them.
+        No numeric column holds numbers in both tables, no record of either table is
+        complete on them, or a column's values lie so far apart on the scale of its range
+        (a range of 1e-320 and values 1 apart) that a distance overflows floating point.
 
     Examples
     --------
@@ -86,8 +87,16 @@ def closest_record(original: pd.DataFrame, released: pd.DataFrame,
     if not len(x) or not keep.any():
         raise SdcInputError("no record is complete on the numeric columns "
                             f"{', '.join(map(str, columns))}")
-    spread = x.max(axis=0) - x.min(axis=0)
+    low = x.min(axis=0)
+    spread = x.max(axis=0) - low
     scale = np.where(spread > 0, spread, 1.0) * np.sqrt(len(columns))
-    distances, _ = cKDTree(x / scale).query(z[keep] / scale, k=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # said below, column by column
+        x, z = (x - low) / scale, (z[keep] - low) / scale
+    far = ~(np.isfinite(x).all(axis=0) & np.isfinite(z).all(axis=0))
+    if far.any():
+        raise SdcInputError(
+            f"the values of {', '.join(str(c) for c, f in zip(columns, far) if f)} lie too far "
+            "apart, on the scale of the original's range, for a distance in floating point")
+    distances, _ = cKDTree(x).query(z, k=1)
     return ClosestRecord(np.asarray(distances, dtype=np.float64), tuple(columns),
                          int((~keep).sum()))
