@@ -1,7 +1,7 @@
 # Two commands on a fresh Debian machine with Python 3.11:
 #   make run    start the dashboard on http://127.0.0.1:8501 (the ACTG 175 example is loaded)
 #   make test   run the whole test suite (unit, property, AppTest and headless-Chromium tests)
-#   make test-fast   the unit tier alone, in a few minutes (tests/conftest.py: the tiers)
+#   make test-fast   the unit tier's quick tests, in under three minutes (tests/conftest.py)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -81,10 +81,12 @@ test: $(VENV)/.dev chromium axe java tools
 	$(BIN)/python -m pytest -m serial --junitxml=test-results/junit-serial.xml || status=$$?; \
 	exit $$status
 
-# the unit tier (no Streamlit, no server, no browser), a test to whichever worker is free: the
-# loop to run while changing code
+# the unit tier (no Streamlit, no server, no browser) without its slow tests (exhaustive
+# references, subprocesses: SLOW in tests/conftest.py) and its serial ones, a test to whichever
+# worker is free: the loop to run while changing code
 test-fast: $(VENV)/.dev
-	$(BIN)/python -m pytest -n 2 -m unit --junitxml=test-results/junit-fast.xml
+	$(BIN)/python -m pytest -n 2 -m "unit and not slow and not serial" \
+	  --junitxml=test-results/junit-fast.xml
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_risk

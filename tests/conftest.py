@@ -4,7 +4,8 @@ the test tiers.
 Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyitems`:
 ``unit``, ``app``, ``server``, ``e2e``, ``spark``, ``package`` or ``corpus``; tests that
 measure wall time, CPU time or memory also get ``serial`` and run alone, after the others
-(``make test``). ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit.
+(``make test``). ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit,
+without the tests marked ``slow`` (:data:`SLOW`) or ``serial``.
 This module imports no Streamlit either: the AppTest machinery is in tests/apptest.py.
 
 No process a run started outlives it (:func:`pytest_sessionfinish`): a server, its worker
@@ -115,6 +116,183 @@ SERIAL = frozenset({
 })
 
 
+#: Unit tests that take seconds (an exhaustive or brute-force reference, a subprocess, Kaleido's
+#: Chromium, a whole collection), ``module: functions``: ``make test-fast`` leaves them out
+#: (:data:`FAST`), ``make test`` runs them. A test is here when it took 1.5 s or more, or 3 s
+#: over its parameters, in a run of the whole suite on this machine.
+SLOW: dict[str, tuple[str, ...]] = {
+    "test_analysis.py": ("test_ols_on_distinct_rows_equals_statsmodels_on_every_row",),
+    "test_audit_bound.py": (
+        "test_secondary_suppression_of_the_20_cubed_table_stops_at_its_budget",
+        "test_the_20_cubed_table_is_audited_with_a_few_programmes",
+        "test_the_fast_audit_decides_as_the_definition",
+    ),
+    "test_band_release.py": ("test_any_dtype_banded_reads_back_as_its_midpoints",),
+    "test_capped.py": (
+        "test_every_format_reads_as_in_this_process",
+        "test_the_helper_and_its_child_end_with_the_process_that_started_them",
+        "test_the_helper_outlives_the_thread_that_started_it",
+    ),
+    "test_cell_loss.py": ("test_random_tables_agree_with_loops_over_the_rows",),
+    "test_cli.py": (
+        "test_apply_writes_every_format_deterministically",
+        "test_in_process_runs_give_what_the_subprocess_gives",
+    ),
+    "test_closeness.py": ("test_bounds_and_brute_force_over_column_kinds",),
+    "test_conformance.py": (
+        "test_every_method_on_every_kind",
+        "test_every_release_agrees_everywhere",
+    ),
+    "test_cross_tables_view.py": (
+        "test_one_and_three_way_tables_are_tidy_with_their_status",
+        "test_the_table_size_is_the_number_of_cells_and_margins",
+    ),
+    "test_decoded.py": ("test_a_stata_file_with_long_strings_read_in_chunks_equals_one_read",),
+    "test_deniability.py": ("test_the_figures_hold_over_column_kinds",),
+    "test_differencing.py": (
+        "test_a_table_that_passes_its_audit_is_exposed_by_the_merged_table",
+        "test_the_command_line_adds_the_pair_to_its_json",
+        "test_the_pairs_intervals_are_bounded_in_programmes_and_time",
+    ),
+    "test_dockerfile.py": ("test_the_image_holds_every_module_the_dashboard_imports",),
+    "test_docs_analysis.py": ("test_the_doc_table_is_what_the_core_computes",),
+    "test_docs_refs.py": (
+        "test_no_reference_to_an_outside_design_document",
+        "test_the_files_are_read",
+    ),
+    "test_dp_and_cell_key.py": ("test_coverage_of_seeded_noise_within_binomial_tolerance",),
+    "test_engines.py": (
+        "test_apply_equals_pandas",
+        "test_cli_engine_commands",
+        "test_csv_and_named_record_id",
+    ),
+    "test_export_offline.py": (
+        "test_an_export_opens_no_connection_but_to_127_0_0_1_by_chromiums_own_log",
+    ),
+    "test_fidelity.py": ("test_any_dtype_gives_distances_in_the_unit_interval",),
+    "test_figure_export.py": (
+        "test_png_svg_pdf_at_the_chosen_width",
+        "test_the_exported_pdf_is_titled_after_the_figure_not_kaleido",
+    ),
+    "test_formula.py": ("test_formulas_from_the_grammar_give_statsmodels_estimates",),
+    "test_formula_grammar.py": (
+        "test_a_formula_of_the_grammar_is_estimated_or_refused_by_the_parser",
+        "test_a_number_is_read_exactly_when_python_reads_it",
+    ),
+    "test_formula_hostile.py": (
+        "test_the_command_line_refuses_it",
+        "test_the_command_line_refuses_it_in_a_subprocess",
+        "test_the_command_line_reports_a_huge_design_without_building_it",
+    ),
+    "test_hostile_corpus.py": ("test_every_bomb_is_one_line",),
+    "test_household_attack.py": (
+        "test_random_releases_with_blanks_and_distances_equal_the_reference",
+        "test_the_panel_attack_equals_the_reference",
+    ),
+    "test_household_consistency.py": (
+        "test_generated_households_stay_consistent_under_every_method",
+        "test_no_released_household_carries_two_values",
+    ),
+    "test_household_deniability.py": ("test_household_figures_equal_the_loop_on_generated_tables",),
+    "test_household_risk.py": (
+        "test_random_releases_equal_the_dict_reference",
+        "test_the_attack_on_a_perturbed_release_equals_the_loop_reference",
+    ),
+    "test_households.py": ("test_household_level_equals_the_groupby_reference",),
+    "test_inference.py": (
+        "test_equals_the_brute_force_reference",
+        "test_issue_51_a_sensitive_column_of_100000_categories_stays_bounded",
+    ),
+    "test_layers.py": (
+        "test_a_worker_runs_the_protect_pages_job_without_streamlit",
+        "test_each_layer_imports_only_the_layers_under_it",
+        "test_no_import_cycles_in_the_project",
+        "test_the_core_imports_no_ui_streamlit_or_plotly",
+        "test_the_pure_ui_logic_imports_no_streamlit_and_no_page_glue",
+        "test_the_server_infrastructure_imports_no_page_glue",
+    ),
+    "test_lessons.py": (
+        "test_check_analysis_agrees_with_the_oracle",
+        "test_check_perturb_agrees_with_half_the_released_keys",
+    ),
+    "test_linkage.py": (
+        "test_a_blanked_column_reads_the_same_exact_or_by_distance",
+        "test_arbitrary_release_equals_brute_force",
+        "test_attackers_equal_the_reference_on_outside_tables",
+        "test_drisk_equals_sdcmicro_outputs",
+        "test_fast_path_equals_brute_force",
+    ),
+    "test_methods.py": (
+        "test_percentile_from_two_order_statistics_is_numpys",
+        "test_pram_releases_only_known_categories",
+    ),
+    "test_microaggregation.py": (
+        "test_groups_have_k_to_2k_minus_1_records_and_keep_the_mean",
+        "test_mdav_equals_sdcmicro_outputs",
+        "test_one_column_mdav_equals_sdcmicro_mdav_and_its_wrapper_runs_onedims",
+    ),
+    "test_names.py": ("test_every_reported_figure_has_a_name",),
+    "test_noise_recode.py": (
+        "test_recode_groups_equals_a_lookup_value_by_value_and_is_idempotent",
+        "test_recode_min_count_equals_the_count_rule_and_is_idempotent",
+    ),
+    "test_protect_settings.py": (
+        "test_every_harness_recipe_opens_as_it_is_or_not_at_all",
+        "test_random_harness_recipes_open_as_they_are_or_not_at_all",
+    ),
+    "test_python_api.py": ("test_a_name_is_loaded_on_first_use_and_star_import_gives_them_all",),
+    "test_python_docs.py": ("test_the_worked_examples_of_docs_python_md_run_as_shown",),
+    "test_recipe.py": ("test_design_example_recipe_applies_and_is_byte_identical",),
+    "test_record_swap.py": (
+        "test_any_table_gets_a_consistent_exchange",
+        "test_raising_k_never_swaps_fewer_households",
+        "test_where_the_bound_is_reached_a_smaller_k_never_moved_more",
+    ),
+    "test_release_loss.py": ("test_a_step_on_another_column_never_lowers_the_release_loss",),
+    "test_risk_properties.py": (
+        "test_adding_a_quasi_identifier_never_increases_fk",
+        "test_class_sizes_sum_to_n",
+        "test_missing_as_category_sizes_sum_to_n",
+        "test_vectorised_wildcard_counts_equal_brute_force",
+    ),
+    "test_search.py": (
+        "test_every_class_at_least_k_is_a_target",
+        "test_every_combination_in_the_protect_pages_order",
+        "test_pruned_search_finds_the_exhaustive_best_on_actg",
+        "test_pruned_search_finds_the_exhaustive_best_on_generated_tables",
+        "test_pruned_search_is_exact_under_monotonicity",
+        "test_rows_equal_apply_and_compare_of_their_recipes",
+    ),
+    "test_suda2.py": (
+        "test_attribute_level_contributions_equal_sdcmicro",
+        "test_dis_scores_as_sdcmicro_evaluates_them",
+        "test_dis_scores_by_the_formula_and_their_distance_from_sdcmicro",
+        "test_scores_and_contributions_equal_sdcmicro",
+        "test_the_true_count_in_sdcmicros_single_precision_matches_112_sets",
+        "test_vectorised_suda2_equals_brute_force",
+    ),
+    "test_suppression_audit.py": (
+        "test_a_magnitude_table_passes_the_audit_under_either_rule",
+        "test_a_time_limited_exact_search_is_never_worse_than_the_heuristic",
+        "test_auto_picks_the_heuristic_past_the_exact_methods_size",
+        "test_secondary_suppression_always_passes_the_audit",
+        "test_the_audit_matches_enumeration_of_every_consistent_table",
+        "test_the_exact_method_is_as_cheap_as_the_cheapest_pattern",
+    ),
+    "test_sweep.py": ("test_fast_path_equals_full_recomputation",),
+    "test_sweep_analysis.py": ("test_a_row_is_its_release_and_random_rows_the_mean_over_seeds",),
+    "test_sweep_attribute.py": ("test_an_epsilon_target_picks_the_cheapest_setting",),
+    "test_table_release.py": (
+        "test_amounts_too_large_to_stay_exact_are_refused_before_any_rule",
+        "test_one_row_per_cell_and_margin_in_the_tables_order",
+    ),
+    "test_tiers.py": (
+        "test_every_test_has_exactly_one_tier",
+        "test_no_test_module_imports_another",
+        "test_the_unit_tier_loads_no_streamlit",
+    ),
+}
+
 def module_tier(path: Path) -> str | None:
     """The tier of every test of the file ``path`` when its name decides it, else None."""
     if TESTS / "e2e" in path.parents:
@@ -158,9 +336,20 @@ def serial(item: pytest.Item) -> bool:
     return module in SERIAL or f"{module}::{getattr(item, 'originalname', item.name)}" in SERIAL
 
 
+def slow(item: pytest.Item) -> bool:
+    module = Path(item.path).relative_to(TESTS).as_posix()
+    return getattr(item, "originalname", item.name) in SLOW.get(module, ())
+
+
+#: The selection of ``make test-fast``: the unit tier without its :data:`SLOW` tests and its
+#: ``serial`` ones (which measure time or memory alone)
+FAST = "unit and not slow and not serial"
+
+
 def unit_only(config: pytest.Config) -> bool:
-    """Whether this run selects the unit tier alone (``-m unit``, ``make test-fast``)."""
-    return config.getoption("markexpr", "").strip() == "unit"
+    """Whether this run selects the unit tier alone (``-m unit``, or ``make test-fast``'s
+    :data:`FAST`)."""
+    return config.getoption("markexpr", "").strip() in ("unit", FAST)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -175,13 +364,15 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each test's tier (:func:`tier`) and ``serial`` mark (:data:`SERIAL`), before ``-m``
-    selects."""
+    """Each test's tier (:func:`tier`), ``serial`` mark (:data:`SERIAL`) and ``slow`` mark
+    (:data:`SLOW`), before ``-m`` selects."""
     for item in items:
         if item.get_closest_marker(tier(item)) is None:  # tests/e2e marks its own
             item.add_marker(tier(item))
         if serial(item):
             item.add_marker("serial")
+        if slow(item):
+            item.add_marker("slow")
 
 
 @pytest.hookimpl(wrapper=True)

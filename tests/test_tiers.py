@@ -14,10 +14,12 @@ import pytest
 from tests.conftest import (
     APP_MODULES,
     APP_TESTS,
+    FAST,
     MODULE_TIERS,
     ROOT,
     SERIAL,
     SERVER_TESTS,
+    SLOW,
     TESTS,
     TIERS,
 )
@@ -32,19 +34,22 @@ TIERS = {tiers!r}
 
 class Probe:
     items = []
+    selected = []
 
     def pytest_deselected(self, items):
         self.items += items
 
     def pytest_collection_finish(self, session):
         self.items += session.items
+        self.selected += [i.nodeid for i in session.items]
 
 
 code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                     *sys.argv[1:], "tests"], plugins=[Probe()])
 tiers = {{i.nodeid: sorted({{m.name for m in i.iter_markers() if m.name in TIERS}})
          for i in Probe.items}}
-print(json.dumps({{"code": int(code), "streamlit": "streamlit" in sys.modules, "tiers": tiers}}))
+print(json.dumps({{"code": int(code), "streamlit": "streamlit" in sys.modules, "tiers": tiers,
+                  "selected": Probe.selected}}))
 """
 
 
@@ -63,13 +68,25 @@ def test_every_test_has_exactly_one_tier():
     assert {marks[0] for marks in tiers.values()} == set(TIERS)
 
 
+def left_out_of_fast(nodeid: str) -> bool:
+    """Whether the test ``nodeid`` (``tests/test_x.py::test_y[params]``) is named in SLOW or
+    SERIAL."""
+    module, _, test = nodeid.removeprefix("tests/").partition("::")
+    test = test.partition("[")[0]
+    return test in SLOW.get(module, ()) or module in SERIAL or f"{module}::{test}" in SERIAL
+
+
 def test_the_unit_tier_loads_no_streamlit():
-    """``-m unit`` leaves out the modules of the other tiers (``pytest_ignore_collect``), and
-    what it collects imports no Streamlit: a module that does belongs in APP_MODULES."""
-    result = collected("-m", "unit")
+    """``-m unit`` and the fast tier (``make test-fast``: ``-m "unit and not slow"``) leave out
+    the modules of the other tiers (``pytest_ignore_collect``), and what they collect imports no
+    Streamlit: a module that does belongs in APP_MODULES. The fast tier selects the unit tier
+    but the tests SLOW and SERIAL name."""
+    result = collected("-m", FAST)
     assert not result["streamlit"]
-    unit = [nodeid for nodeid, marks in result["tiers"].items() if marks == ["unit"]]
+    unit = {nodeid for nodeid, marks in result["tiers"].items() if marks == ["unit"]}
     assert len(unit) > 1000
+    left_out = {nodeid for nodeid in unit if left_out_of_fast(nodeid)}
+    assert left_out and set(result["selected"]) == unit - left_out
 
 
 def functions(module: str) -> set[str]:
@@ -92,6 +109,11 @@ def test_the_lists_name_existing_modules_and_tests_each_in_one_tier():
         assert module not in MODULE_TIERS, entry
     for entry in APP_TESTS:
         assert entry.partition("::")[0] not in APP_MODULES, entry
+    for module, tests in SLOW.items():  # the fast tier leaves out unit tests only
+        assert (TESTS / module).is_file(), module
+        assert module not in MODULE_TIERS and module not in APP_MODULES, module
+        assert tests and set(tests) <= functions(module), module
+        assert not {f"{module}::{t}" for t in tests} & (APP_TESTS | SERVER_TESTS | SERIAL)
 
 
 def is_test_module(name: str) -> bool:
