@@ -86,8 +86,12 @@ def test_the_population_headline_is_in_risk_json(tmp_path):
 
 
 def test_the_sweeps_targets_are_the_declared_targets():
+    """The grid reads its targets from the declarations: each one is a figure a sweep row
+    carries (a record or household figure) or an attribute target."""
     declared = {k for k, m in MEASURES.items() if m.target}
     assert declared == set(grid.TARGET_MEASURES) | set(grid.ATTRIBUTE_TARGETS)
+    assert set(grid.TARGET_MEASURES) <= set(
+        grid.RISK + grid.LINKAGE + [grid.POPULATION] + grid.HOUSEHOLD)
 
 
 def test_the_assessment_gives_every_compare_figure_it_declares():

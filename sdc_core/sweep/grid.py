@@ -18,6 +18,7 @@ from sdc_core.checks import check_k
 from sdc_core.data.io import Kind, infer_kinds
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.spec import Release
+from sdc_core.names import MEASURES
 from sdc_core.recipe import METHODS, check_step, describe_steps
 from sdc_core.sweep.search import Combination, Dimension, Keep, Target, count, recipe_steps
 from sdc_core.utility.il1 import IL1_MISSING
@@ -51,7 +52,6 @@ PARETO_RISK = {"linkage": "linkage_reidentifications", "naive": "expected_reiden
 #: household risk of the released keys and the household linkage attack.
 HOUSEHOLD = ["household_risk_pct", "household_expected_reidentifications",
              "household_linkage_reidentified"]
-TARGET_MEASURES = LINKAGE + RISK + [POPULATION] + HOUSEHOLD
 #: Attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep"): True when
 #: the target names a ``column`` (its row figure is ``<measure>: <column>``), None when it may
 #: (``inference_gain`` without one: the mean gain over the sensitive columns).
@@ -60,6 +60,9 @@ ATTRIBUTE_TARGETS: dict[str, bool | None] = {
     "inference_accuracy": True, "inference_gain": None,
     "t_closeness": True, "beta_likeness": True, "enhanced_beta_likeness": True,
     "delta_disclosure": True}
+#: The record and household figures a grid may target (``"target": {"measure": …}``): the
+#: measures declared ``target`` (:data:`sdc_core.names.HEADLINES`) that are not attribute targets.
+TARGET_MEASURES = [k for k, m in MEASURES.items() if m.target and k not in ATTRIBUTE_TARGETS]
 #: The attribute targets read from :func:`sdc_core.risk.closeness.closeness` of a sensitive
 #: column that is not a key (docs/utility.md, "Attribute disclosure in a sweep").
 CLOSENESS_TARGETS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness",
