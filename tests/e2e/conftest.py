@@ -225,6 +225,25 @@ def give_files(page: Page, files: Any, attempts: int = 3) -> None:
     give_each([(page, files)], attempts)
 
 
+def give_files_until(page: Page, files: Any, shown: Locator, attempts: int = 3) -> None:
+    """:func:`give_files` for a test that acts while the upload's run goes on: until ``shown``
+    (what that run draws first) is visible, not until the run has finished. A file dropped (no
+    run begun 10 s after the page went idle) is given again."""
+    for _ in range(attempts):
+        painted(page)
+        begun = runs(page).begun
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').first \
+            .set_input_files(files)
+        deadline = time.monotonic() + 10
+        while runs(page).begun == begun and (working(page_state(page))
+                                             or time.monotonic() < deadline):
+            page.wait_for_timeout(50)
+        if runs(page).begun > begun:
+            see(shown).to_be_visible()
+            return
+    raise AssertionError(f"the page dropped the file {attempts} times: no run began")
+
+
 def give_each(given: list[tuple[Page, Any]], attempts: int = 3) -> None:
     """:func:`give_files` for several pages at once: each page is given its files before any
     is waited for (their runs overlap); a page whose file was dropped is given it again."""

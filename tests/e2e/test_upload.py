@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ran, see, wait_idle
+from tests.e2e.conftest import give_files_until, ran, see
 
 pytestmark = pytest.mark.e2e
 
@@ -24,9 +24,8 @@ def test_leaving_the_page_while_an_upload_loads_keeps_it(page: Page, app_url: st
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(app_url)
     see(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-    wait_idle(page)  # a file given while the first run draws the uploader may be dropped
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(csv)
-    see(page.get_by_text("Reading the file…")).to_be_visible()
+    # a file given while the page still handles its last messages may be dropped: given again
+    give_files_until(page, csv, page.get_by_text("Reading the file…"))
     with ran(page):  # until the Risk page's run, which finishes the upload, has finished
         page.get_by_role("link", name="Risk").click()  # while it reads
     see(page.get_by_role("heading", name="Disclosure risk")).to_be_visible()
