@@ -37,7 +37,7 @@ from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots
 from sdc_core.risk.closeness import Closeness
 from sdc_core.risk.deniability import Deniability, recipe_deniability
-from sdc_core.risk.inference import InferenceResult, attribute_inference
+from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.linkage import LinkageResult
 from sdc_core.risk.population_risk import PopulationRisk
 from sdc_core.tables.cell_rules import Rule
@@ -54,6 +54,7 @@ from ui.logic.workbench import (
     Workbench,
     detached,
     part_of_original,
+    part_of_release,
     release_population,
     with_population,
 )
@@ -266,10 +267,11 @@ def inference(dataset_id: str, recipe_json: str, qi: tuple[str, ...],
     """The attribute-inference attack of the original ``_df`` on the release ``_applied`` the
     recipe makes of it (docs/measures.md, "The attribute-inference attack"): the linkage
     attack's attacker, who knows the keys and the ``known`` columns, guesses each sensitive
-    column's true value."""
-    return workers.run_on(dataset_id, _df, attribute_inference, _applied.data, list(qi),
-                          list(sensitive), parse_recipe(json.loads(recipe_json)), list(known),
-                          reports=_applied.reports)
+    column's true value: the ``inference`` part of the release's assessment (an
+    :class:`~sdc_core.errors.SdcInputError` with its reason when it cannot be computed)."""
+    setting = Setting(qi, sensitive=sensitive, known=known)
+    return given(workers.run_on(dataset_id, _df, part_of_release, _applied, setting,
+                                recipe_json, "inference"))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -175,6 +175,14 @@ def part_of_original(df: pd.DataFrame, setting: Setting, part: str) -> Any:
     return getattr(assess(df, df, setting), part)
 
 
+def part_of_release(df: pd.DataFrame, applied: ApplyResult, setting: Setting, recipe_text: str,
+                    part: str) -> Any:
+    """A part of the assessment of the release ``applied`` that the recipe made of ``df`` (the
+    job :func:`ui.compute.inference` hands a worker)."""
+    return getattr(assess(df, applied.data, setting, parse_recipe(json.loads(recipe_text)),
+                          applied), part)
+
+
 def with_population(wb: Workbench, original: pd.DataFrame,
                     population: PopulationRisk | Unavailable | None) -> Workbench:
     """A worker's workbench with its table and the population part (another worker's, None
