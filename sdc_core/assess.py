@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -71,6 +71,9 @@ if TYPE_CHECKING:  # imported where a part needs them (scipy and statsmodels tak
     from sdc_core.utility.analysis import AnalysisSpec
     from sdc_core.utility.cell_loss import CellLossReport
     from sdc_core.utility.validity import ValidityReport
+
+T = TypeVar("T")
+E = TypeVar("E")
 
 
 @dataclass(frozen=True)
@@ -469,6 +472,16 @@ def given(part: Any) -> Any:
     """A part, or its error (:class:`SdcInputError`) when it cannot be computed."""
     if isinstance(part, Unavailable):
         raise SdcInputError(part.reason)
+    return part
+
+
+def given_or(part: T | Unavailable, empty: E) -> T | E:
+    """A part; ``empty`` where the setting does not ask for it; its error
+    (:class:`SdcInputError`) where it is asked for and cannot be computed."""
+    if isinstance(part, Unavailable):
+        if part.asked:
+            raise SdcInputError(part.reason)
+        return empty
     return part
 
 

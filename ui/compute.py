@@ -27,11 +27,10 @@ from sdc_core.assess import (
     RiskOptions,
     Sampling,
     Setting,
-    Unavailable,
     assess,
     given,
+    given_or,
 )
-from sdc_core.errors import SdcInputError
 from sdc_core.households import household_level_columns, nearly_constant
 from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk import AttributeScan, RiskProfile, key_subset_snapshots
@@ -130,12 +129,7 @@ def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,
     sampled (``given_``: the items of :func:`ui.state.sampling`), the ``population`` part of
     its assessment; None when nothing says."""
     setting = Setting(qi, weight=weight, sampling=Sampling(**dict(given_)) if given_ else None)
-    part = original_part(dataset_id, setting, "population", _df)
-    if isinstance(part, Unavailable):
-        if part.asked:
-            raise SdcInputError(part.reason)
-        return None
-    return part
+    return given_or(original_part(dataset_id, setting, "population", _df), None)
 
 
 def linkage_before(dataset_id: str, qi: tuple[str, ...], known: tuple[str, ...],
@@ -244,12 +238,8 @@ def closeness(dataset_id: str, qi: tuple[str, ...], sensitive: tuple[str, ...],
     the table ``dataset_id`` (the original's, or a protected table's :func:`protected_id`)
     over the classes of ``qi``, a blank key a value of its own (docs/measures.md,
     "t-closeness, β-likeness and δ-disclosure"): the ``closeness`` part of its assessment."""
-    part = original_part(dataset_id, Setting(qi, sensitive=sensitive), "closeness", _df)
-    if isinstance(part, Unavailable):
-        if part.asked:
-            raise SdcInputError(part.reason)
-        return {}
-    return part
+    return given_or(original_part(dataset_id, Setting(qi, sensitive=sensitive), "closeness",
+                                  _df), {})
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
