@@ -2,8 +2,9 @@
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,16 +25,26 @@ from ui.logic.figures import class_size_histogram
 from ui.logic.report import REPORT_PARTS, ReportSource, left_out, report_of, sweep_figure
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
 from ui.logic.workbench import Workbench, recipe_json
-from ui.page import context
+from ui.page import PageContext, context
 from ui.sidebar import render_sidebar
 
-ctx = context("Export")
-ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
-settings = state.protect_settings()
-steps = settings.steps(roles.qi)
-text = recipe_json(steps, settings.seed, roles.household)
-source = ds.source  # set when the data was read from a file on the server
-stem = ds.stem
+
+@dataclass(frozen=True)
+class Protection:
+    """What this page writes: the Protect page's steps for the roles as they stand, their seed,
+    and the recipe's text they make (what the protected data's caches are keyed by)."""
+
+    steps: list[dict[str, Any]]
+    seed: int
+    text: str
+
+
+def protection_of(ctx: PageContext) -> Protection:
+    """The Protect page's settings as they stand, under ``ctx``'s roles."""
+    settings = state.protect_settings()
+    steps = settings.steps(ctx.roles.qi)
+    return Protection(steps, settings.seed,
+                      recipe_json(steps, settings.seed, ctx.roles.household))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -59,9 +70,11 @@ def data_bytes(dataset_id: str, recipe_text: str, drop: tuple[str, ...], ext: st
                        neutralize)
 
 
-def intro() -> None:
+def intro(ctx: PageContext, protection: Protection) -> None:
     """What the files are made of (a sample, the Protect page's steps); the page stops when the
     Protect settings cannot be applied."""
+    source = ctx.ds.source  # set when the data was read from a file on the server
+    steps = protection.steps
     if source is not None and source.is_sample:
         st.info(f"The data on this page is a sample: {source.sampled:,} of the {source.total:,} "
                 f"records of {md(source.path)}. The protected data downloaded here is the "
@@ -72,20 +85,22 @@ def intro() -> None:
         st.info("No protection is set yet: the files below are the data as loaded. Set methods on "
                 "the Protect page.", icon=":material/info:")
     else:
-        st.caption(f"{len(steps)} step(s) from the Protect page, seed {settings.seed}. "
+        st.caption(f"{len(steps)} step(s) from the Protect page, seed {protection.seed}. "
                    "Every randomised result records its seed; a fixed seed is for teaching and "
                    "reproducibility, a release should use a new secret one.")
 
     try:
-        compute.protected(ds.dataset_id, text, df)
+        compute.protected(ctx.ds.dataset_id, protection.text, ctx.df)
     except SdcInputError as err:
         st.error(f"The Protect settings cannot be applied: {md(err)}", icon=":material/error:")
         render_sidebar()
         st.stop()
 
 
-def protected_data() -> None:
-    """The protected data as CSV, Parquet and Excel files, and what each file changes."""
+def protected_data(ctx: PageContext, text: str) -> None:
+    """The protected data (of the recipe ``text``) as CSV, Parquet and Excel files, and what
+    each file changes."""
+    source, stem = ctx.ds.source, ctx.ds.stem
     st.subheader("Protected data", anchor=False)
     neutralize = st.toggle("Neutralise spreadsheet formulas (recommended)", value=True,
                            key="w_x_neutralize",
@@ -95,17 +110,17 @@ def protected_data() -> None:
                                 "`\\u202e`, so the text shows in the order it is stored.")
     drop_ignored = st.toggle("Leave out the columns tagged 'Not released'", value=True,
                              key="w_x_drop")
-    drop = tuple(roles.ignore) if drop_ignored else ()
-    written = compute.protected(ds.dataset_id, text, df).data
+    drop = tuple(ctx.roles.ignore) if drop_ignored else ()
+    written = compute.protected(ctx.ds.dataset_id, text, ctx.df).data
     written = written.drop(columns=[c for c in drop if c in written.columns])
     c1, c2, c3 = st.columns(3)
     for col, ext, mime in ((c1, ".csv", "text/csv"), (c2, ".parquet", "application/octet-stream"),
                            (c3, ".xlsx", "application/vnd.openxmlformats-officedocument."
                                          "spreadsheetml.sheet")):
-        make = partial(data_bytes, ds.dataset_id, text, drop, ext, neutralize, df)
+        make = partial(data_bytes, ctx.ds.dataset_id, text, drop, ext, neutralize, ctx.df)
         raw: bytes | Callable[[], bytes] = make
         try:
-            if ext != ".xlsx" and len(df) <= EAGER_ROWS:
+            if ext != ".xlsx" and len(ctx.df) <= EAGER_ROWS:
                 # made now, not on click: Streamlit keeps a file made on click only until any two
                 # runs of any sessions end, so on a busy server the browser could miss it (404)
                 raw = make()
@@ -120,7 +135,7 @@ def protected_data() -> None:
                          else f"an unexpected {type(err).__name__}") + ".",
                       icon=":material/error:")
             continue
-        too_long = ext == ".xlsx" and len(df) > EXCEL_MAX_ROWS
+        too_long = ext == ".xlsx" and len(ctx.df) > EXCEL_MAX_ROWS
         col.download_button(f"Download {ext[1:].upper()}", raw,
                             file_name=f"{stem}_protected{ext}", mime=mime, on_click="ignore",
                             icon=":material/download:", width="stretch",
@@ -130,20 +145,23 @@ def protected_data() -> None:
     for ext in (".csv", ".parquet", ".xlsx"):
         for note in export_notes(written, ext, neutralize):
             st.caption(f"{ext[1:].upper()}: {md(note)}.")
-    for note in filter(None, map(release_note, compute.protected(ds.dataset_id, text, df).reports)):
+    released = compute.protected(ctx.ds.dataset_id, text, ctx.df)
+    for note in filter(None, map(release_note, released.reports)):
         st.warning(f"Released values: {md(note)}.", icon=":material/info:")
     if source is not None and source.is_sample:
-        st.caption(f"These files hold the protected sample ({len(df):,} records), not the whole "
-                   "file.")
+        st.caption(f"These files hold the protected sample ({len(ctx.df):,} records), not the "
+                   "whole file.")
 
 
-def recipe_section() -> str:
+def recipe_section(ctx: PageContext, protection: Protection) -> str:
     """The recipe, to download, and how to apply it (to the whole file, for a server file); its
     text."""
+    source, stem = ctx.ds.source, ctx.ds.stem
     st.subheader("Recipe", anchor=False)
-    table_fingerprint = fingerprint_of(ds.dataset_id, df)
-    recipe = replace(make_recipe(steps, settings.seed, description=f"protection of {ds.name}",
-                                 household=roles.household),
+    table_fingerprint = fingerprint_of(ctx.ds.dataset_id, ctx.df)
+    recipe = replace(make_recipe(protection.steps, protection.seed,
+                                 description=f"protection of {ctx.ds.name}",
+                                 household=ctx.roles.household),
                      input_fingerprint=table_fingerprint)
     recipe_text = recipe.to_json()
     st.download_button("Download the recipe (JSON)", recipe_text.encode(),
@@ -153,7 +171,7 @@ def recipe_section() -> str:
         st.caption("Load it again on the Protect page, or apply it to the full file with "
                    "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries "
                    f"the table fingerprint `{table_fingerprint[:16]}…`; the sidebar's file "
-                   f"SHA-256 `{ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
+                   f"SHA-256 `{ctx.ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
     else:
         st.caption("Load it again on the Protect page. It carries the table fingerprint "
                    f"`{table_fingerprint[:16]}…` of the "
@@ -168,7 +186,7 @@ def recipe_section() -> str:
                    "of the file. Each record's random draws come from its position in the whole "
                    "file, and category counts, means and ranks from the whole column, so the "
                    "protected whole file is not the protected sample row for row.")
-        for i, step in enumerate(steps):
+        for i, step in enumerate(protection.steps):
             try:
                 check_engine_step(i, step, "duckdb")
             except SdcInputError as err:
@@ -177,8 +195,8 @@ def recipe_section() -> str:
     return recipe_text
 
 
-def workspace_section() -> None:
-    """The workspace file of this session's work."""
+def workspace_section(stem: str) -> None:
+    """The workspace file of this session's work, named after the data set's ``stem``."""
     st.subheader("Workspace", anchor=False)
     st.download_button("Download the workspace (JSON)", state.workspace_text(),
                        file_name=f"{stem}_workspace.json", mime="application/json",
@@ -188,8 +206,8 @@ def workspace_section() -> None:
                "another day.")
 
 
-def tradeoff_table(sweep: dict | None) -> None:
-    """The last sweep's table, when one ran on this data set."""
+def tradeoff_table(stem: str, sweep: dict | None) -> None:
+    """The last sweep's table, when one ran on this data set (named after its ``stem``)."""
     st.subheader("Trade-off table", anchor=False)
     if sweep is not None:
         st.download_button("Download the trade-off table (CSV)",
@@ -200,30 +218,32 @@ def tradeoff_table(sweep: dict | None) -> None:
         st.caption("Run a sweep on the Trade-offs page to export its table.")
 
 
-def report_section(recipe_text: str, sweep: dict | None) -> None:
+def report_section(ctx: PageContext, text: str, recipe_text: str, sweep: dict | None) -> None:
     """The HTML report of the protection, made when it is downloaded, from two assessments:
-    the data as loaded judged as its own release, and the Protect page's release."""
+    the data as loaded judged as its own release, and the Protect page's release (of the recipe
+    ``text``; the report shows ``recipe_text``, the recipe file's)."""
+    source, stem = ctx.ds.source, ctx.ds.stem
     st.subheader("Report", anchor=False)
-    if not roles.qi:
+    if not ctx.roles.qi:
         st.caption("Tag quasi-identifiers on the Data page to include risk in a report.")
         return
-    numeric = [c for c in roles.numeric if c in df.columns]
-    known = state.known_columns(df)
+    numeric = [c for c in ctx.roles.numeric if c in ctx.df.columns]
+    known = state.known_columns(ctx.df)
     given = state.sampling_key()
-    sensitive = tuple(c for c in roles.sensitive if c in df.columns)
-    setting = Setting(tuple(roles.qi), tuple(numeric), sensitive, tuple(known), roles.weight,
-                      roles.household, opts, Sampling(**dict(given)) if given else None)
+    sensitive = tuple(c for c in ctx.roles.sensitive if c in ctx.df.columns)
+    setting = Setting(ctx.qi, tuple(numeric), sensitive, tuple(known), ctx.roles.weight,
+                      ctx.roles.household, ctx.opts, Sampling(**dict(given)) if given else None)
     try:
-        wb = compute.workbench(ds.dataset_id, text, tuple(roles.qi), roles.weight, opts.k,
-                               opts.na, opts.alpha, tuple(numeric), tuple(known), given, df,
-                               tuple(roles.sensitive), roles.household)
+        wb = compute.workbench(ctx.ds.dataset_id, text, ctx.qi, ctx.roles.weight, ctx.opts.k,
+                               ctx.opts.na, ctx.opts.alpha, tuple(numeric), tuple(known), given,
+                               ctx.df, tuple(ctx.roles.sensitive), ctx.roles.household)
         # the parts the pages show, from their caches (computed in a worker, once)
-        before = assess(df, df, setting)
-        before.keep(**{part: compute.original_part(ds.dataset_id, setting, part, df)
+        before = assess(ctx.df, ctx.df, setting)
+        before.keep(**{part: compute.original_part(ctx.ds.dataset_id, setting, part, ctx.df)
                        for part in ("keys", "linkage", "population", "closeness", "households")})
         after = wb.assessment
         assert after is not None  # the workbench's
-        after.keep(closeness=compute.original_part(compute.protected_id(ds.dataset_id, text),
+        after.keep(closeness=compute.original_part(compute.protected_id(ctx.ds.dataset_id, text),
                                                    setting, "closeness", wb.applied.data))
     except SdcInputError as err:
         st.error(f"The report cannot be made: {md(err)}", icon=":material/error:")
@@ -234,35 +254,35 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
 
     def report_figures(before: RiskProfile = before.keys, wb: Workbench = wb) -> list[go.Figure]:
         """The report's figures, made when it is downloaded (not on every view)."""
-        figures = [class_size_histogram(before.fk, opts.k).update_layout(
+        figures = [class_size_histogram(before.fk, ctx.opts.k).update_layout(
                        title_text="Class sizes before protection"),
-                   class_size_histogram(wb.after["fk"], opts.k).update_layout(
+                   class_size_histogram(wb.after["fk"], ctx.opts.k).update_layout(
                        title_text="Class sizes after protection")]
         if sweep is not None:
             figures.append(sweep_figure(sweep["result"]))
         return figures
 
     try:  # the Protect page's entry: the same figures
-        validity = analyses.validity_report(ds, wb, text)
+        validity = analyses.validity_report(ctx.ds, wb, text)
     except SdcInputError as err:
         st.warning(f"The report leaves out the benchmark analyses: {md(err)}",
                    icon=":material/warning:")
         validity = None
     shown_roles: dict[str, object] = {
-        "quasi-identifiers": roles.qi, "sensitive": roles.sensitive, "weight": roles.weight,
-        "numeric (utility)": numeric, "known to the attacker": known,
-        "not released": roles.ignore}
-    if roles.household:
-        shown_roles["household id"] = roles.household
+        "quasi-identifiers": ctx.roles.qi, "sensitive": ctx.roles.sensitive,
+        "weight": ctx.roles.weight, "numeric (utility)": numeric, "known to the attacker": known,
+        "not released": ctx.roles.ignore}
+    if ctx.roles.household:
+        shown_roles["household id"] = ctx.roles.household
     report_source = ReportSource(
-        ds.name, fingerprint_of(ds.dataset_id, df), len(df), df.shape[1], shown_roles,
-        recipe_text, file_sha256=ds.dataset_id if source is None else None,
+        ctx.ds.name, fingerprint_of(ctx.ds.dataset_id, ctx.df), len(ctx.df), ctx.df.shape[1],
+        shown_roles, recipe_text, file_sha256=ctx.ds.dataset_id if source is None else None,
         notes=(f"Computed on a sample of {source.sampled:,} of the {source.total:,} records of "
                f"{source.path} (seed {source.seed}); the figures are the sample's.",)
         if source is not None and source.is_sample else ())
-    report = partial(report_of, report_source, before, after, wb.utility_for(roles.ignore),
-                     validity=validity, tables=published_tables(),
-                     nearly_constant=nearly_constant())
+    report = partial(report_of, report_source, before, after, wb.utility_for(ctx.roles.ignore),
+                     validity=validity, tables=published_tables(ctx),
+                     nearly_constant=nearly_constant(ctx))
     st.download_button("Download the report (HTML)",
                        lambda: report(report_figures()).encode("utf-8"),
                        file_name=f"{stem}_report.html", mime="text/html",
@@ -275,23 +295,25 @@ def report_section(recipe_text: str, sweep: dict | None) -> None:
                "information loss, whether the benchmark analyses hold, and the figures.")
 
 
-def nearly_constant() -> tuple[str, dict[str, float]] | None:
+def nearly_constant(ctx: PageContext) -> tuple[str, dict[str, float]] | None:
     """The household id and the columns nearly constant within its households, for the
     report (the Protect page's call: the same columns); None without a household id or when
     it cannot be read (the household section says why)."""
-    if not roles.household:
+    household = ctx.roles.household
+    if not household:
         return None
     try:
-        return roles.household, compute.nearly_constant_columns(ds.dataset_id, roles.household, df)
+        return household, compute.nearly_constant_columns(ctx.ds.dataset_id, household, ctx.df)
     except SdcInputError:
         return None
 
 
-def published_tables() -> tuple[CrossSettings, dict[str, TableRelease | str]] | None:
+def published_tables(ctx: PageContext
+                     ) -> tuple[CrossSettings, dict[str, TableRelease | str]] | None:
     """The Tables page's last cross table of this data set, published by each method (the
     page's cached calls: the same cells), for the report's "Published tables"; None when none
     was shown."""
-    stored = state.cross_table_settings(ds.dataset_id)
+    stored = state.cross_table_settings(ctx.ds.dataset_id)
     if stored is None:
         return None
     settings = settings_from(stored)
@@ -299,9 +321,9 @@ def published_tables() -> tuple[CrossSettings, dict[str, TableRelease | str]] | 
     try:
         for method in TABLE_METHODS:
             releases[method] = compute.cross_table(
-                ds.dataset_id, settings.columns, settings.sum_column, method, settings.rule,
+                ctx.ds.dataset_id, settings.columns, settings.sum_column, method, settings.rule,
                 settings.epsilon, settings.seed, settings.threshold, settings.household,
-                settings.max_contributions, df
+                settings.max_contributions, ctx.df
             ) if method in settings.methods() else SUMS_REFUSED
     except SdcInputError as err:
         st.warning(f"The report leaves out the published tables: {md(err)}",
@@ -323,12 +345,14 @@ def figures_section() -> None:
                "data, the settings and the seed behind it.")
 
 
-intro()
-protected_data()
-recipe_text = recipe_section()
-sweep = state.sweep(ds.dataset_id)  # the Trade-offs page's last sweep on this data set
-workspace_section()
-tradeoff_table(sweep)
-report_section(recipe_text, sweep)
+ctx = context("Export")
+protection = protection_of(ctx)
+intro(ctx, protection)
+protected_data(ctx, protection.text)
+recipe_text = recipe_section(ctx, protection)
+sweep = state.sweep(ctx.ds.dataset_id)  # the Trade-offs page's last sweep on this data set
+workspace_section(ctx.ds.stem)
+tradeoff_table(ctx.ds.stem, sweep)
+report_section(ctx, protection.text, recipe_text, sweep)
 figures_section()
 render_sidebar()

@@ -37,6 +37,7 @@ from ui.logic.deniability_view import (
 from ui.logic.figures import heatmap
 from ui.logic.groups import (
     NO_GEOGRAPHY,
+    ColumnGroups,
     geography_options,
     method_columns,
     method_defaults,
@@ -77,18 +78,14 @@ from ui.logic.report import (
 )
 from ui.logic.text import md, md_list, number
 from ui.logic.workbench import Workbench, recipe_json
-from ui.page import context, guarded_part, metric_slots, show_notice
+from ui.page import PageContext, context, guarded_part, metric_slots, show_notice
 from ui.release import attacker_candidates
 from ui.sidebar import render_sidebar
 
-ctx = context("Protect", "first")
-ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
-groups = ctx.groups()
-numeric = groups.numeric
 
-
-def recipe_loader() -> None:
-    """A recipe file to load into the settings, and whether it loaded."""
+def recipe_loader(ctx: PageContext, groups: ColumnGroups) -> None:
+    """A recipe file to load into the settings (the columns ``groups`` offers), and whether it
+    loaded."""
     with st.expander("Load a recipe", icon=":material/upload_file:"):
         upload = st.file_uploader("Recipe (JSON)", type=["json"], key="recipe_upload",
                                   max_upload_size=uploads.widget_limit("json"),
@@ -97,9 +94,10 @@ def recipe_loader() -> None:
         if upload is not None and state.new_upload("recipe", upload.file_id):
             try:
                 recipe = read_recipe_file(upload.getvalue())
-                note = recipe_household_note(recipe, roles.household)  # refuses a swap's other id
+                # refuses a swap's other id
+                note = recipe_household_note(recipe, ctx.roles.household)
                 state.set_protect_settings(from_steps(recipe.steps, recipe.seed,
-                                                      offered_columns(groups, roles)),
+                                                      offered_columns(groups, ctx.roles)),
                                            reseed_widgets=True)
                 state.set_recipe_steps_to_check(recipe.steps)
                 if note is None:
@@ -112,10 +110,10 @@ def recipe_loader() -> None:
         show_notice(state.notice("recipe"))
 
 
-def attacker_controls() -> None:
+def attacker_controls(ctx: PageContext, groups: ColumnGroups) -> None:
     """The extra columns an attacker is assumed to know (numeric, not already a key)."""
-    candidates = attacker_candidates(groups, roles)
-    state.bind("w_p_known", [c for c in state.known_columns(df) if c in candidates])
+    candidates = attacker_candidates(groups, ctx.roles)
+    state.bind("w_p_known", [c for c in state.known_columns(ctx.df) if c in candidates])
     known = st.multiselect("Columns an attacker also knows", candidates, key="w_p_known",
                            help="The linkage attack matches these by nearest value, as it "
                                 "does rank-swapped keys (e.g. a weight measured elsewhere).")
@@ -159,16 +157,18 @@ class ValueCallback(TypedDict):
     disabled: bool
 
 
-def param_control(m: Method, p: Param, value: Any, key: str, column: str | None = None,
-                  options: list[str] | None = None, disabled: bool = False) -> Any:
+def param_control(df: pd.DataFrame, m: Method, p: Param, value: Any, key: str,
+                  column: str | None = None, options: list[str] | None = None,
+                  disabled: bool = False) -> Any:
     """The widget of one declared parameter of ``m``, seeded once from ``value``: a select box
     for a choice, a toggle for true/false, a text field for text, a list or an object
     (:func:`json_control`), the ``options`` in the order chosen for a list of columns, a number
     field for a number without a range or a default (empty: the default), else a slider, of
-    whole numbers for whole numbers and whole-number steps (band width); a slider or a field
-    reaches at least the seeded value. A value control (choice, toggle, number) redraws only
-    the results when it moves (:func:`moved`). A control ``disabled`` (it does not apply with
-    the others' values) keeps its value."""
+    whole numbers for whole numbers and whole-number steps (band width), its end read from
+    ``df``'s ``column`` for a range that depends on the data; a slider or a field reaches at
+    least the seeded value. A value control (choice, toggle, number) redraws only the results
+    when it moves (:func:`moved`). A control ``disabled`` (it does not apply with the others'
+    values) keeps its value."""
     label = (p.label or p.name).format(column=md(column) if column else "")
     help_text = p.help or None
     fast: ValueCallback = {"on_change": moved, "args": (m, p, column, key),
@@ -189,7 +189,7 @@ def param_control(m: Method, p: Param, value: Any, key: str, column: str | None 
     if p.type in ("list", "object"):
         return json_control(p, value, key, label, disabled)
     if p.type == "column_lists":
-        return profiles_control(p, value, key, label, disabled)
+        return profiles_control(df, p, value, key, label, disabled)
     high = p.high(df[column]) if callable(p.high) else p.high
     kind: Callable[[float], float] = int if takes_whole(p) else float
     if high is None or p.default is None:  # a number field; empty is the default
@@ -244,10 +244,11 @@ def json_control(p: Param, value: Any, key: str, label: str, disabled: bool = Fa
         return None
 
 
-def profiles_control(p: Param, value: Any, key: str, label: str, disabled: bool = False) -> Any:
+def profiles_control(df: pd.DataFrame, p: Param, value: Any, key: str, label: str,
+                     disabled: bool = False) -> Any:
     """A list of lists of column names (record swapping's donor profiles) as JSON text (empty:
     none); text that does not read as such (:func:`~ui.logic.protect.read_profiles`) is said
-    so under the field and not applied."""
+    so under the field and not applied; a name must be one of ``df``'s columns."""
     state.bind(key, "" if value is None else json.dumps(value, ensure_ascii=False))
     text = st.text_input(label, key=key, help=p.help or None, disabled=disabled,
                          placeholder=PROFILES_EXAMPLE)
@@ -258,7 +259,7 @@ def profiles_control(p: Param, value: Any, key: str, label: str, disabled: bool 
         return None
 
 
-def method_params(m: Method, s: ProtectSettings, column: str | None = None,
+def method_params(ctx: PageContext, m: Method, s: ProtectSettings, column: str | None = None,
                   options: list[str] | None = None,
                   param_options: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The controls of ``m`` (of ``column``'s, for a per-column method): those marked ``more``
@@ -287,8 +288,8 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
     now = {p.name: current(p) for p in m.controls}
 
     def control(p: Param) -> Any:
-        alone = p.household and not roles.household  # one draw per household: none set
-        got = param_control(m, p, s.value(m, p.name, column), key(p), column,
+        alone = p.household and not ctx.roles.household  # one draw per household: none set
+        got = param_control(ctx.df, m, p, s.value(m, p.name, column), key(p), column,
                             (param_options or {}).get(p.name, options),
                             disabled=alone or not m.applies(p.name, now))
         return p.default if alone else got
@@ -302,10 +303,10 @@ def method_params(m: Method, s: ProtectSettings, column: str | None = None,
     return values
 
 
-def merge_control(p: Param, groups: dict[str, list[Any]], key: str,
+def merge_control(df: pd.DataFrame, p: Param, groups: dict[str, list[Any]], key: str,
                   column: str) -> dict[str, list[Any]]:
-    """Merges of one column's levels, one row each (the levels, their new label), seeded
-    once from ``groups``; a row with no level or no label is not a merge yet."""
+    """Merges of the levels of ``df``'s ``column``, one row each (the levels, their new
+    label), seeded once from ``groups``; a row with no level or no label is not a merge yet."""
     counts = df[column].value_counts(sort=False)
     levels = sorted(counts.index.tolist(), key=lambda v: (isinstance(v, str), v))
     rows = list(groups.items())
@@ -337,12 +338,12 @@ def add_columns(key: str, more: list[str]) -> None:
     state.set_widget(key, [*state.widget(key), *more])
 
 
-def like_columns(m: Method, chosen: list[str], options: list[str]) -> None:
+def like_columns(ctx: PageContext, m: Method, chosen: list[str], options: list[str]) -> None:
     """A button that adds to ``m``'s columns, at once, every other column of ``options`` with
     exactly the levels of the column chosen last (the items of a survey, all scored 1–6)."""
     if not chosen:
         return
-    levels = compute.level_sets(ds.dataset_id, tuple(options), df)
+    levels = compute.level_sets(ctx.ds.dataset_id, tuple(options), ctx.df)
     like = chosen[-1]
     more = [c for c in same_levels(levels, like) if c not in chosen]
     if more:
@@ -356,8 +357,8 @@ def like_columns(m: Method, chosen: list[str], options: list[str]) -> None:
                        f"{md_list(more)}.")
 
 
-def swapping_controls(m: Method, s: ProtectSettings, i: int, categorical: list[str]
-                      ) -> tuple[list[str], dict[str, Any]] | None:
+def swapping_controls(ctx: PageContext, m: Method, s: ProtectSettings, i: int,
+                      categorical: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     """Record swapping's controls: its geography, the columns suggested as areas
     (:meth:`ui.page.PageContext.geography`) and any other categorical column only once the
     steward marks columns as geography, then its other parameters; None (said plainly) while
@@ -379,9 +380,9 @@ def swapping_controls(m: Method, s: ProtectSettings, i: int, categorical: list[s
     state.bind(f"w_p_{m.name}_cols", held)
     hierarchy = st.multiselect(chooses.label or chooses.name, options, key=f"w_p_{m.name}_cols",
                                help=chooses.help or None, placeholder="Areas, coarsest first")
-    others = [str(c) for c in df.columns if c != roles.household and c not in hierarchy]
-    values = method_params(m, s, param_options={p.name: others for p in m.controls})
-    st.caption(f"The household id is {md(roles.household)}. Households are swapped "
+    others = [str(c) for c in ctx.df.columns if c != ctx.roles.household and c not in hierarchy]
+    values = method_params(ctx, m, s, param_options={p.name: others for p in m.controls})
+    st.caption(f"The household id is {md(ctx.roles.household)}. Households are swapped "
                "while the swap rate is above 0: the k rule (households with a member "
                "whose risk-variable class in the area holds fewer than k records) "
                "applies only then. Swapping needs the hierarchy and the donor "
@@ -389,26 +390,27 @@ def swapping_controls(m: Method, s: ProtectSettings, i: int, categorical: list[s
     return hierarchy, values
 
 
-def controls(s: ProtectSettings) -> ProtectSettings:
-    """One block of controls per declared method, in the order they are applied."""
+def controls(ctx: PageContext, groups: ColumnGroups, s: ProtectSettings) -> ProtectSettings:
+    """One block of controls per declared method (on the columns ``groups`` offers it), in the
+    order they are applied."""
     columns: dict[str, list[str]] = {}
     values: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(page_methods(), start=1):
-        options = method_columns(m, groups, roles)
+        options = method_columns(m, groups, ctx.roles)
         if m.per_column:
             if not options:
                 continue
             st.markdown(f"**{i} · {m.label}** {m.summary}")
-            got = {c: method_params(m, s, c) for c in options}
+            got = {c: method_params(ctx, m, s, c) for c in options}
             held = [c for c in s.values.get(m.name, {}) if c in got]  # a recipe's order
             values[m.name] = {c: got[c] for c in held + [c for c in got if c not in held]}
             continue
-        if m.extra.get("household") and not roles.household:
+        if m.extra.get("household") and not ctx.roles.household:
             st.markdown(f"**{i} · {m.label}**: {m.summary}")
             st.caption("Set a household id on the Data page to swap households.")
             continue
         if chosen_param(m):  # record swapping: on a geography only
-            swap = swapping_controls(m, s, i, [c for c in options if c != roles.household])
+            swap = swapping_controls(ctx, m, s, i, [c for c in options if c != ctx.roles.household])
             if swap is not None:
                 columns[m.name], values[m.name] = swap
             continue
@@ -416,21 +418,21 @@ def controls(s: ProtectSettings) -> ProtectSettings:
         if m.columns != "keys":
             chosen = [c for c in s.columns.get(m.name, []) if c in options]
             state.bind(f"w_p_{m.name}_cols", chosen if m.name in s.columns else
-                       [c for c in method_defaults(m, groups, roles) if c in options])
+                       [c for c in method_defaults(m, groups, ctx.roles) if c in options])
             chooses = chosen_param(m)
             columns[m.name] = st.multiselect(
                 (m.param(chooses).label or chooses) if chooses else f"{m.label} columns",
                 options, key=f"w_p_{m.name}_cols",
                 help=(m.param(chooses).help or None) if chooses else None)
             if m.columns == "categorical" and not chooses:
-                like_columns(m, columns[m.name], options)
-        values[m.name] = method_params(m, s, options=list(roles.qi) if m.columns == "keys"
+                like_columns(ctx, m, columns[m.name], options)
+        values[m.name] = method_params(ctx, m, s, options=list(ctx.roles.qi) if m.columns == "keys"
                                        else columns[m.name])
         if m.merge and m.target == "column":
             merges = s.merges(m)
             values[m.name][m.merge.name] = {
                 c: g for c in columns.get(m.name, [])
-                if (g := merge_control(m.merge, merges.get(c, {}),
+                if (g := merge_control(ctx.df, m.merge, merges.get(c, {}),
                                        f"w_p_{m.name}_{m.merge.name}_{c}", c))}
     state.bind("w_p_seed", int(s.seed))
     seed = st.number_input("Seed", 0, MAX_PAGE_SEED, key="w_p_seed", on_change=seed_moved,
@@ -440,7 +442,7 @@ def controls(s: ProtectSettings) -> ProtectSettings:
     return ProtectSettings(columns, values, int(seed))
 
 
-def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
+def attack_how(ctx: PageContext, wb: Workbench, before: float, known: list[str]) -> None:
     """The two readings of risk explained on the numbers in front of the user."""
     after = wb.after
     naive, linked = after["expected_reidentifications"], after["linkage_reidentifications"]
@@ -449,13 +451,13 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
     st.markdown(
         f"**How unique the released keys look**: {name('expected_reidentifications')} "
         f"{count_and_percent('expected_reidentifications', after)}, Σ 1/f_k over the released "
-        f"values of {md_list(roles.qi)} read as if they were true (sdcMicro's measure). It "
+        f"values of {md_list(ctx.roles.qi)} read as if they were true (sdcMicro's measure). It "
         "drops when classes grow (banding, suppression) and cannot see values that were moved "
         "at random.")
     st.markdown(
         f"**What an attacker actually re-identifies**: {name('linkage_reidentifications')} "
         f"{count_and_percent('linkage_reidentifications', after)}. The attacker knows "
-        f"each person's true {md_list(roles.qi)}" + (f" and {md_list(known)}" if known else "")
+        f"each person's true {md_list(ctx.roles.qi)}" + (f" and {md_list(known)}" if known else "")
         + " and the public recodings of the recipe (banding, top coding), and looks for the "
         "person among the released records: "
         + (f"the candidates must agree on {md_list(exact)} (a blank matches anything)" if exact
@@ -467,7 +469,7 @@ def attack_how(wb: Workbench, before: float, known: list[str]) -> None:
         f"**{ATTACKER_NAMES[top]}**: {ATTACKER_RULES[top]}. It picks one of its best "
         "candidates at random and is right with probability 1/(number of best candidates) "
         "when the person is among them, else 0. The figure is "
-        f"the sum over the {len(df):,} records (in brackets: in percent of them, the "
+        f"the sum over the {len(ctx.df):,} records (in brackets: in percent of them, the "
         f"{name('linkage_risk_percent')}); {after['linkage_percent_certain']:.2f} % are "
         "linked with certainty (a single candidate, and the right one). *Every attacker of "
         "the linkage attack*, below, shows the others.")
@@ -496,7 +498,7 @@ def attackers(wb: Workbench, linked_before: LinkageResult) -> None:
     st.dataframe(attackers_table(linked_before, wb.after), hide_index=True)
 
 
-def population(wb: Workbench) -> None:
+def population(ctx: PageContext, wb: Workbench) -> None:
     """Risk in the population after protection, against the original's under the same
     sampling (the session's, as the Risk page was told; with a weight column and nothing
     told, N is the weights' sum). Metrics without a help button: nothing here is a Tab stop
@@ -504,7 +506,7 @@ def population(wb: Workbench) -> None:
     given = state.sampling_key()
     after = wb.population  # computed with the move's other figures
     try:
-        before = compute.population(ds.dataset_id, tuple(roles.qi), roles.weight, given, df)
+        before = compute.population(ctx.ds.dataset_id, ctx.qi, ctx.roles.weight, given, ctx.df)
     except SdcInputError as err:
         after = str(err)
     if isinstance(after, str):
@@ -530,7 +532,7 @@ def population(wb: Workbench) -> None:
         picked += ": no record is unique on the released keys, so none is unique in the population"
     failed = after.loglinear.get("default")
     st.caption(
-        f"Model estimates for the population from the released {md_list(roles.qi)}, at "
+        f"Model estimates for the population from the released {md_list(ctx.roles.qi)}, at "
         f"{sampling_text(after.sampling)}; a blank key counts as a category of its own. "
         f"Population uniqueness: the share of the population unique on the keys, by the model "
         f"Dankar's rule picks{picked}. Log-linear r2: the expected correct matches of sample "
@@ -540,15 +542,15 @@ def population(wb: Workbench) -> None:
         "page has every model.")
 
 
-def households(wb: Workbench) -> None:
+def households(ctx: PageContext, wb: Workbench) -> None:
     """The household risk of the release against the original's and the household linkage
     attack on it, beside the person-level figures (docs/measures.md, "Household risk");
     computed with the move's other figures, only when a household id is set."""
     after = wb.households
     try:
-        before = compute.households(ds.dataset_id, tuple(roles.qi), str(roles.household),
-                                    roles.weight, opts.na, opts.alpha,
-                                    tuple(state.known_columns(df)), df)
+        before = compute.households(ctx.ds.dataset_id, ctx.qi, str(ctx.roles.household),
+                                    ctx.roles.weight, ctx.opts.na, ctx.opts.alpha,
+                                    tuple(state.known_columns(ctx.df)), ctx.df)
     except SdcInputError as err:
         after = str(err)
     if isinstance(after, str):
@@ -563,7 +565,7 @@ def households(wb: Workbench) -> None:
     st.caption(f"{household_note(after)} {household_attack_note(after, before)}")
 
 
-def buys(wb: Workbench) -> None:
+def buys(ctx: PageContext, wb: Workbench) -> None:
     """What this buys (docs/measures.md, "Deniability: what perturbation buys" and "The
     attribute-inference attack"): a summary row per perturbed column, the posterior and the
     transition matrix of one column at a time under an expander (drawn once opened), and the
@@ -603,13 +605,13 @@ def buys(wb: Workbench) -> None:
                 st.dataframe(posterior_table(d).round(4))
                 st.markdown("P(released value | true value)")
                 st.dataframe(matrix_table(d).round(4))
-    if roles.household:
+    if ctx.roles.household:
         try:
-            nearly = compute.nearly_constant_columns(ds.dataset_id, roles.household, df)
+            nearly = compute.nearly_constant_columns(ctx.ds.dataset_id, ctx.roles.household, ctx.df)
         except SdcInputError:  # a blank id: the household figures say so
             pass
         else:
-            st.caption(md(nearly_constant_note(roles.household, nearly)))
+            st.caption(md(nearly_constant_note(ctx.roles.household, nearly)))
     if wb.inference is None:
         st.caption(NO_SENSITIVE)
     elif isinstance(wb.inference, str):
@@ -625,43 +627,43 @@ def tile_of(slot: DeltaGenerator, row: MetricRow) -> None:
     slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
 
 
-def results(wb: Workbench, text: str, known: list[str], settings_text: str | None = None
-            ) -> None:
+def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
+            settings_text: str | None = None) -> None:
     """The figures of ``wb``, the table recipe ``text`` makes; the recipe box shows
     ``settings_text`` instead, the settings as they stand, when they are not those measured
     (they cannot be applied)."""
-    before = compute.profile(ds.dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na,
-                             opts.alpha, df)
-    linked_before = compute.linkage_before(ds.dataset_id, tuple(roles.qi), tuple(known), df)
+    before = compute.profile(ctx.ds.dataset_id, ctx.qi, ctx.roles.weight, ctx.opts.k, ctx.opts.na,
+                             ctx.opts.alpha, ctx.df)
+    linked_before = compute.linkage_before(ctx.ds.dataset_id, ctx.qi, tuple(known), ctx.df)
     after = wb.after
-    rows = risk_rows(after, figures(before, linked_before), opts.k, PROTECT_RISK)
+    rows = risk_rows(after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK)
     # three a row: labels and values stay whole at 1280 px
     slots = metric_slots(len(PROTECT_RISK), 3, main=[0, 1, 6])
     if len(rows) > len(slots):  # dRisk, measured on distance columns: a row of its own
         slots.append(st.columns(3)[0])
     for slot, row in zip(slots, rows):
         tile_of(slot, row)
-    if roles.household:
-        households(wb)
-    population(wb)
+    if ctx.roles.household:
+        households(ctx, wb)
+    population(ctx, wb)
     how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
                       on_change="rerun")
     if how.open:  # the expanders of the results are drawn once opened, not on every move
         with how:
-            attack_how(wb, linked_before.linkage_reidentifications, known)
+            attack_how(ctx, wb, linked_before.linkage_reidentifications, known)
     every = st.expander("Every attacker of the linkage attack", icon=":material/groups:",
                         key="p_attackers", on_change="rerun")
     if every.open:
         with every:
             attackers(wb, linked_before)
-    loss = utility_rows(wb.utility_for(roles.ignore))
+    loss = utility_rows(wb.utility_for(ctx.roles.ignore))
     for slot, row in zip(metric_slots(len(loss), 2, main=[0]), loss):
         tile_of(slot, row)
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)
     recipe = json.loads(text)
-    context = f"{ds.name}; {describe(recipe['steps'], recipe['seed'])}"
-    analyses.panel(ds, wb, text, context)
+    context = f"{ctx.ds.name}; {describe(recipe['steps'], recipe['seed'])}"
+    analyses.panel(ctx.ds, wb, text, context)
     if not wb.changed:
         if recipe["steps"]:  # steps that change no value here
             st.info("These settings change no value of the data.", icon=":material/tune:")
@@ -673,7 +675,7 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
         return
     column = st.selectbox("Before and after", wb.changed, key="w_protect_view",
                           format_func=str)
-    charts.show(wb.figure(column), f"{ds.stem}_{column}_before_after", key="protect_column",
+    charts.show(wb.figure(column), f"{ctx.ds.stem}_{column}_before_after", key="protect_column",
                 context=context)
     if (note := wb.figure_note(column)) is not None:
         st.caption(note)
@@ -691,14 +693,14 @@ def results(wb: Workbench, text: str, known: list[str], settings_text: str | Non
             elif matrix.open:
                 with matrix:
                     charts.show(heatmap(shown, f"{col}: P(released | original)"),
-                                f"{ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
+                                f"{ctx.ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
                                 context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0:
             st.caption("Estimated shares from the protected answers:")
-            err = randomized_response_error(df[col], wb.applied.data[col],
+            err = randomized_response_error(ctx.df[col], wb.applied.data[col],
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
-    buys(wb)
+    buys(ctx, wb)
     recipe_box(settings_text or text)
 
 
@@ -741,34 +743,35 @@ def redraw_after(change: Callable[[], None]) -> None:
 
 @st.fragment(key=RESULTS)
 @guarded_part
-def results_part(history: DeltaGenerator) -> None:
+def results_part(ctx: PageContext, numeric: list[str], history: DeltaGenerator) -> None:
     """The history buttons (into ``history``, above the controls) and the results of the
-    settings as stored: a value control's move reruns this alone."""
+    settings as stored, utility measured on the ``numeric`` columns: a value control's move
+    reruns this alone."""
     settings = state.protect_settings()
     with history:
         history_buttons()
-    text = recipe_json(settings.steps(roles.qi), settings.seed, roles.household)
-    known = state.known_columns(df)
+    text = recipe_json(settings.steps(ctx.roles.qi), settings.seed, ctx.roles.household)
+    known = state.known_columns(ctx.df)
 
     def evaluated(recipe: str) -> Workbench:
-        return compute.workbench(ds.dataset_id, recipe, tuple(roles.qi), roles.weight, opts.k,
-                                 opts.na, opts.alpha, tuple(numeric), tuple(known),
-                                 state.sampling_key(), df, tuple(roles.sensitive),
-                                 roles.household)
+        return compute.workbench(ctx.ds.dataset_id, recipe, ctx.qi, ctx.roles.weight, ctx.opts.k,
+                                 ctx.opts.na, ctx.opts.alpha, tuple(numeric), tuple(known),
+                                 state.sampling_key(), ctx.df, tuple(ctx.roles.sensitive),
+                                 ctx.roles.household)
     try:
         wb = evaluated(text)
     except SdcInputError as failed:
-        err = in_words(str(failed), settings.steps(roles.qi))
+        err = in_words(str(failed), settings.steps(ctx.roles.qi))
         # a setting not complete yet (invariant PRAM before its θ is typed) leaves the results
         # of the last settings that applied in place, under a note, rather than a blank column
-        last = state.last_applied(ds.dataset_id)
+        last = state.last_applied(ctx.ds.dataset_id)
         try:
             fallback = evaluated(last) if last is not None else None
         except SdcInputError:  # nor do the last ones now (other roles)
             fallback = None
         if fallback is None:
             st.error(f"These settings cannot be applied: {md(err)}", icon=":material/error:")
-            if settings.steps(roles.qi):
+            if settings.steps(ctx.roles.qi):
                 recipe_box(text)
             return
         assert last is not None  # the fallback was measured from the last settings
@@ -777,26 +780,27 @@ def results_part(history: DeltaGenerator) -> None:
                    "those of the last settings that could be "
                    f"({md(describe(recipe['steps'], recipe['seed']))}).",
                    icon=":material/pending:")
-        results(fallback, last, known, text)
+        results(ctx, fallback, last, known, text)
         state.settle_protect()
         return
-    state.set_last_applied(ds.dataset_id, text)
-    results(wb, text, known)
+    state.set_last_applied(ctx.ds.dataset_id, text)
+    results(ctx, wb, text, known)
     state.settle_protect()
 
 
 @st.fragment(key=WORKBENCH)
 @guarded_part
-def workbench() -> None:
-    """The controls and, beside them, the results (:func:`results_part`)."""
+def workbench(ctx: PageContext, groups: ColumnGroups) -> None:
+    """The controls (on the columns ``groups`` offers) and, beside them, the results
+    (:func:`results_part`)."""
     left, right = st.columns([1, 2], gap="large")
     with left:
         history = st.container()  # above the controls, drawn once their change is recorded
-        settings = controls(state.protect_settings())
+        settings = controls(ctx, groups, state.protect_settings())
         st.markdown("**Attacker**")
-        attacker_controls()
+        attacker_controls(ctx, groups)
     state.set_protect_settings(settings)
-    steps = settings.steps(roles.qi)
+    steps = settings.steps(ctx.roles.qi)
     loaded = state.take_recipe_steps_to_check()
     shown = [full_step(s) for s in steps]
     lost = [s for s in (loaded or []) if full_step(s) not in shown]
@@ -806,13 +810,15 @@ def workbench() -> None:
                        md(json.dumps(s, ensure_ascii=False)) for s in lost),
                    icon=":material/warning:")
     with right:
-        results_part(history)
+        results_part(ctx, groups.numeric, history)
 
 
+ctx = context("Protect", "first")
+groups = ctx.groups()
 show_notice(state.take_notice("opened"))  # a setting opened from the Trade-offs page
-recipe_loader()
-st.caption(f"Quasi-identifiers: {md_list(roles.qi)} · numeric columns for utility: "
-           f"{md_list(numeric)}. Methods apply in the order shown; every move recomputes "
+recipe_loader(ctx, groups)
+st.caption(f"Quasi-identifiers: {md_list(ctx.roles.qi)} · numeric columns for utility: "
+           f"{md_list(groups.numeric)}. Methods apply in the order shown; every move recomputes "
            "risk and utility.")
-workbench()
+workbench(ctx, groups)
 render_sidebar()
