@@ -17,18 +17,13 @@ from ui.logic.lessons import LESSONS, Check
 from ui.logic.text import md, number
 from ui.sidebar import render_sidebar
 
-st.title("Lessons")
-st.caption("Eight short lessons for a workshop. Each explains what is on the screen, sets one "
-           "task and says as soon as it is met, computed live by the same code as the other "
-           "pages. Progress is kept for this session; each lesson can be reset.")
-
-done = state.lessons_done()
-values = state.lesson_values()
-keys = list(LESSONS)
+#: The lessons in their order
+LESSON_KEYS = list(LESSONS)
 
 
 def control(widget: Callable[..., Any], key: str, default: Any, *args: Any, **kwargs: Any) -> Any:
     """A lesson's widget, seeded from the session's lesson settings, which keep its value."""
+    values = state.lesson_values()
     state.bind(key, values.get(key, default))
     values[key] = widget(*args, key=key, **kwargs)
     return values[key]
@@ -37,16 +32,17 @@ def control(widget: Callable[..., Any], key: str, default: Any, *args: Any, **kw
 def reset(lesson: str) -> None:
     """Forget a lesson's settings and its progress (a button callback)."""
     prefix = f"w_l_{lesson}_"
+    values = state.lesson_values()
     for key in [k for k in values if k.startswith(prefix)]:
         del values[key]
     state.forget_widgets(prefix=prefix)
-    done.discard(lesson)
+    state.lessons_done().discard(lesson)
 
 
 def verdict(lesson: str, check: Check) -> None:
     """Show whether the task is met; a met task counts as done until the lesson is reset."""
     if check.met:
-        if lesson not in done:
+        if lesson not in (done := state.lessons_done()):
             done.add(lesson)
             st.rerun()  # the lesson list and the progress show it at once
         st.success(f"**Task met.** {check.message}", icon=":material/task_alt:")
@@ -298,22 +294,28 @@ VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
          "randomized-response": randomized_response, "counts": counts, "analysis": analysis,
          "deniability": deniability, "household": one_household}
 
+st.title("Lessons")
+st.caption("Eight short lessons for a workshop. Each explains what is on the screen, sets one "
+           "task and says as soon as it is met, computed live by the same code as the other "
+           "pages. Progress is kept for this session; each lesson can be reset.")
+done = state.lessons_done()
 left, right = st.columns([1, 3], gap="large")
 with left:
-    state.bind("w_lesson", state.lesson() if state.lesson() in LESSONS else keys[0])
-    chosen = st.radio("Lesson", keys, key="w_lesson",
-                      format_func=lambda k: f"{keys.index(k) + 1}. {LESSONS[k].title}")
+    state.bind("w_lesson", state.lesson() if state.lesson() in LESSONS else LESSON_KEYS[0])
+    chosen = st.radio("Lesson", LESSON_KEYS, key="w_lesson",
+                      format_func=lambda k: f"{LESSON_KEYS.index(k) + 1}. {LESSONS[k].title}")
     state.set_lesson(chosen)
 with right:
     lesson = LESSONS[chosen]
-    st.header(f"{keys.index(chosen) + 1}. {lesson.title}", anchor=False)
+    st.header(f"{LESSON_KEYS.index(chosen) + 1}. {lesson.title}", anchor=False)
     st.caption(f"On {lesson.goal}.")
     VIEWS[chosen]()
     st.button("Reset this lesson", key=f"reset_{chosen}", icon=":material/restart_alt:",
               on_click=guarded(reset), args=(chosen,))
 with left:
-    finished = [k for k in keys if k in done]
-    st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done")
+    finished = [k for k in LESSON_KEYS if k in done]
+    st.progress(len(finished) / len(LESSON_KEYS),
+                text=f"{len(finished)} of {len(LESSON_KEYS)} lessons done")
     for k in finished:
-        st.markdown(f":material/check_circle: {keys.index(k) + 1}. {LESSONS[k].title}")
+        st.markdown(f":material/check_circle: {LESSON_KEYS.index(k) + 1}. {LESSONS[k].title}")
 render_sidebar(lesson_data=lesson.data)

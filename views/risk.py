@@ -4,6 +4,7 @@ settings release it, or both side by side."""
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -26,17 +27,9 @@ from ui.logic.risk_tables import ldiversity_tile
 from ui.logic.session import RISK_VIEWS
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
-from ui.page import context, metric_slots, table_columns
+from ui.page import PageContext, context, metric_slots, table_columns
 from ui.release import ProtectedTable, attacker_candidates, protect_page_table
 from ui.sidebar import render_sidebar
-
-ctx = context("Disclosure risk", "to measure risk")
-ds, roles, df = ctx.ds, ctx.roles, ctx.df
-if ds.source is not None and ds.source.is_sample:
-    st.info(f"Measured on the sample: {ds.source.sampled:,} of the {ds.source.total:,} records "
-            "of the file. A sample's classes are smaller than the whole file's, so its shares "
-            "of unique and small-class records are higher; the Data page computes the risk of "
-            "the whole file.", icon=":material/filter_alt:")
 
 VIEWS = dict(zip(RISK_VIEWS, ("Original data", "Protected data (Protect page's settings)",
                               "Both, side by side"), strict=True))
@@ -61,9 +54,30 @@ class Release:
     table: ProtectedTable | None = None  # the Protect page's release (None: the original)
 
 
-def measured(title: str, table: pd.DataFrame, dataset_id: str, key: str, stem: str,
-             context: str) -> Release:
+@dataclass(frozen=True)
+class Measuring:
+    """What the page's sections read: its context, with the risk options as the settings
+    above set them, and the original data's :class:`Release` (the release's figures change
+    from it)."""
+
+    ctx: PageContext
+    original: Release
+
+
+def sample_note(ctx: PageContext) -> None:
+    """Say when the data set is a sample of its file."""
+    source = ctx.ds.source
+    if source is not None and source.is_sample:
+        st.info(f"Measured on the sample: {source.sampled:,} of the {source.total:,} records "
+                "of the file. A sample's classes are smaller than the whole file's, so its "
+                "shares of unique and small-class records are higher; the Data page computes "
+                "the risk of the whole file.", icon=":material/filter_alt:")
+
+
+def measured(ctx: PageContext, title: str, table: pd.DataFrame, dataset_id: str, key: str,
+             stem: str, context: str) -> Release:
     """``table``'s risk profile and risk tables (cached under ``dataset_id``)."""
+    roles, opts = ctx.roles, ctx.opts
     p = compute.profile(dataset_id, tuple(roles.qi), roles.weight, opts.k, opts.na, opts.alpha,
                         table)
     released = tuple(c for c in table.columns if c not in roles.ignore)
@@ -90,8 +104,9 @@ def sections(shown: list[Release], render: Callable[[Release, bool], None]) -> N
             render(r, True)
 
 
-def measures(r: Release, narrow: bool) -> None:
+def measures(page: Measuring, r: Release, narrow: bool) -> None:
     """The risk measures of ``r``; of the protected table with the change from the original."""
+    roles, opts, original = page.ctx.roles, page.ctx.opts, page.original
     p = r.p
     before = original.p if r is not original else None
 
@@ -152,10 +167,11 @@ def measures(r: Release, narrow: bool) -> None:
                       if opts.na == "wildcard" else "it is treated as a category of its own."))
 
 
-def household_figures(r: Release) -> HouseholdFigures | str | None:
+def household_figures(ctx: PageContext, r: Release) -> HouseholdFigures | str | None:
     """The household figures of ``r`` (docs/measures.md, "Household risk"): the original's
     from their cache, the release's from the Protect page's entry; the reason (text) when they
     cannot be computed, None when no household is set."""
+    ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
     if not roles.household:
         return None
     if r.table is not None:
@@ -168,17 +184,18 @@ def household_figures(r: Release) -> HouseholdFigures | str | None:
         return str(err)
 
 
-def households(r: Release, narrow: bool) -> None:
+def households(page: Measuring, r: Release, narrow: bool) -> None:
     """Household risk of ``r`` beside its individual risk: household risk and
     re-identifications, households and their mean size, households unique by composition; of
     the release with the change from the original and the household linkage attack."""
-    got = household_figures(r)
+    original = page.original
+    got = household_figures(page.ctx, r)
     if isinstance(got, str) or got is None:
-        st.warning(f"No household risk for {md(roles.household)}: "
+        st.warning(f"No household risk for {md(page.ctx.roles.household)}: "
                    + (md(got) if got else "not computed") + ". Choose another household id "
                    "on the Data page.", icon=":material/warning:")
         return
-    before = household_figures(original) if r is not original else None
+    before = household_figures(page.ctx, original) if r is not original else None
     keys = RISK_TILES + (("household_linkage_reidentified",) if r is not original else ())
     shown = household_tiles(got, before if isinstance(before, HouseholdFigures) else None, keys)
     for slot, t in zip(metric_slots(len(shown), 2 if narrow else 4, main=[0, 1]), shown):
@@ -186,15 +203,16 @@ def households(r: Release, narrow: bool) -> None:
     st.caption(household_note(got))
 
 
-def households_section(shown: list[Release]) -> None:
+def households_section(page: Measuring, shown: list[Release]) -> None:
     """The "Households" part, when the session has a household id."""
-    if roles.household:
+    if page.ctx.roles.household:
         st.subheader("Households", anchor=False)
-        sections(shown, households)
+        sections(shown, partial(households, page))
 
 
-def classes(r: Release, narrow: bool) -> None:
+def classes(page: Measuring, r: Release, narrow: bool) -> None:
     """The class sizes and, under them (the table is wide), the riskiest classes."""
+    roles, opts = page.ctx.roles, page.ctx.opts
     charts.show(class_size_histogram(r.p.fk, opts.k), f"{r.stem}_class_sizes",
                 key=f"risk_hist{r.key}", context=f"{r.context}; quasi-identifiers "
                                                  f"{', '.join(map(str, roles.qi))}; "
@@ -203,12 +221,13 @@ def classes(r: Release, narrow: bool) -> None:
     st.dataframe(r.top, hide_index=True, width="stretch", column_config=table_columns(
         r.top, {"individual_risk": "%.4f"}, {"records": "records with these values"}))
     st.caption("The classes with the highest individual risk; k is the class size f_k"
-               + ("; the keys are the released values." if r is not original else "."))
+               + ("; the keys are the released values." if r is not page.original else "."))
 
 
-def keys(r: Release, narrow: bool) -> None:
+def keys(ctx: PageContext, r: Release, narrow: bool) -> None:
     """The measures on every subset of the keys (a wide table) and under them the rare key
     values."""
+    roles, opts = ctx.roles, ctx.opts
     st.markdown("**Which key drives the risk**")
     try:
         snap = compute.snapshots(r.dataset_id, tuple(roles.qi), roles.weight, opts.k,
@@ -231,14 +250,16 @@ def keys(r: Release, narrow: bool) -> None:
         st.caption("No key value is that rare.")
 
 
-def in_population(r: Release, narrow: bool) -> None:
+def in_population(ctx: PageContext, r: Release, narrow: bool) -> None:
     """How much of the population is unique on the keys, by the models (ui.population)."""
-    population.section(r.df, r.dataset_id, roles.qi, roles.weight, r.key, r.stem, r.context,
-                       narrow, r.p.n_records_with_missing_keys, opts.na)
+    population.section(r.df, r.dataset_id, ctx.roles.qi, ctx.roles.weight, r.key, r.stem,
+                       r.context, narrow, r.p.n_records_with_missing_keys, ctx.opts.na)
 
 
-def special_uniques(r: Release, narrow: bool) -> None:
-    """SUDA2's special uniques of ``r``: at once when quick, else on request."""
+def special_uniques(ctx: PageContext, fraction: float, r: Release, narrow: bool) -> None:
+    """SUDA2's special uniques of ``r``, with the DIS sampling ``fraction``: at once when
+    quick, else on request."""
+    roles = ctx.roles
     suda_key = (r.dataset_id, tuple(roles.qi))
     expected = suda_cache.expected_seconds(r.p.n_classes, len(roles.qi))
     if expected > suda_cache.AUTO_SECONDS and not state.suda_requested(r.key, suda_key):
@@ -317,8 +338,9 @@ def special_uniques(r: Release, narrow: bool) -> None:
                "which the record is unique while every smaller part of them is shared.")
 
 
-def sensitive(r: Release, narrow: bool) -> None:
+def sensitive(page: Measuring, r: Release, narrow: bool) -> None:
     """l-diversity of the sensitive columns and the released columns that give them away."""
+    original = page.original
     cols = places(min(len(r.ldiv), 4), narrow)
     for i, (s, v) in enumerate(r.ldiv.items()):
         value, note = ldiversity_tile(v, original.ldiv[s] if r is not original else None)
@@ -348,7 +370,7 @@ def sensitive(r: Release, narrow: bool) -> None:
     if not r.scan.findings and not r.scan.direct_identifiers:
         st.success("No released column determines a sensitive one.", icon=":material/check:")
     if r.table is not None:
-        perturbed_reading(r.table)
+        perturbed_reading(page.ctx, r.table)
 
 
 #: The posterior-aware reading of a perturbed sensitive column: the attack's figures, then the
@@ -357,12 +379,13 @@ READING = ("inference_accuracy", "inference_baseline", "inference_gain", "epsilo
            "guess_accuracy", "baseline")
 
 
-def perturbed_reading(table: ProtectedTable) -> None:
+def perturbed_reading(ctx: PageContext, table: ProtectedTable) -> None:
     """When the release perturbed a sensitive column: say that l-diversity and the attribute
     scan read its released values, and show beside them what an attacker infers of the true
     ones (the attribute-inference attack against its baseline) and the column's exact
     deniability (docs/measures.md, "The attribute-inference attack", "Deniability: what
     perturbation buys")."""
+    ds, roles, df = ctx.ds, ctx.roles, ctx.df
     wb = table.workbench
     try:  # the Protect page's own figures when its entry holds them, else the same core call
         moved = [d for d in (getattr(wb, "deniability", ())
@@ -424,7 +447,7 @@ def view_choice() -> str:
     return view
 
 
-def risk_settings() -> str | None:
+def risk_settings(ctx: PageContext) -> str | None:
     """The settings of the risk measures (kept by :func:`ui.state.set_risk_options`) and how
     the file was sampled; why a sampling given cannot be used, if it cannot."""
     opts = state.risk_options()
@@ -448,21 +471,23 @@ def risk_settings() -> str | None:
                           help="How much a record with a missing key counts towards the classes it "
                                "could belong to (1 = fully, sdcMicro's default).")
         state.set_risk_options(RiskOptions(int(k), na, round(float(alpha), 2)))  # step 0.05
-        sampling_refused = population.sampling_inputs(df, roles.weight)
+        sampling_refused = population.sampling_inputs(ctx.df, ctx.roles.weight)
     return sampling_refused
 
 
-def releases(view: str) -> tuple[Release, list[Release]]:
+def releases(ctx: PageContext, view: str) -> tuple[Release, list[Release]]:
     """The original data's :class:`Release` and those ``view`` shows (the protected table as
     the Protect page's settings release it); the page stops when the original cannot be
     measured."""
+    ds = ctx.ds
     # the measures take seconds on a large table: until they are drawn, the place under the
     # settings says so rather than staying empty
     pending = st.empty()
     pending.info("Computing the risk figures… they appear here when ready.",
                  icon=":material/hourglass:")
     try:
-        original = measured("Original data", df, ds.dataset_id, "", ds.stem, f"{ds.name} as loaded")
+        original = measured(ctx, "Original data", ctx.df, ds.dataset_id, "", ds.stem,
+                            f"{ds.name} as loaded")
     except SdcInputError as err:
         pending.empty()
         st.error(md(err), icon=":material/error:")
@@ -471,7 +496,7 @@ def releases(view: str) -> tuple[Release, list[Release]]:
     shown = [original]
     if view != "original":
         try:
-            table = protect_page_table(ds, roles, opts)
+            table = protect_page_table(ds, ctx.roles, ctx.opts)
             if table is None:
                 st.info("No protection is set on the Protect page: the figures are the original "
                         "data's. Choose methods on the Protect page to measure the release here.",
@@ -479,7 +504,7 @@ def releases(view: str) -> tuple[Release, list[Release]]:
             else:
                 steps = json.loads(table.recipe)
                 protected = replace(measured(
-                    "Protected data", table.df, table.dataset_id, "_protected",
+                    ctx, "Protected data", table.df, table.dataset_id, "_protected",
                     f"{ds.stem}_protected",
                     f"{ds.name}; {describe(steps['steps'], steps['seed'])}"), table=table)
                 shown = [protected] if view == "protected" else [original, protected]
@@ -494,15 +519,15 @@ def releases(view: str) -> tuple[Release, list[Release]]:
     return original, shown
 
 
-def population_section(shown: list[Release], refused: str | None) -> None:
+def population_section(ctx: PageContext, shown: list[Release], refused: str | None) -> None:
     """Risk in the population, when the file's sampling is known (or a weight is tagged)."""
-    if refused or population.known(roles.weight):
+    if refused or population.known(ctx.roles.weight):
         st.subheader("In the population", anchor=False)
         if refused:
             st.error(f"No figures in the population: {refused}. Change how the file was "
                      "sampled in the settings above.", icon=":material/error:")
         else:
-            sections(shown, in_population)
+            sections(shown, partial(in_population, ctx))
 
 
 def dis_fraction() -> float:
@@ -523,15 +548,15 @@ def dis_fraction() -> float:
     return fraction
 
 
-def sensitive_section(shown: list[Release]) -> None:
+def sensitive_section(page: Measuring, shown: list[Release]) -> None:
     """l-diversity and the attribute scan of the sensitive columns."""
     st.subheader("Sensitive columns", anchor=False)
-    if not roles.sensitive:
+    if not page.ctx.roles.sensitive:
         st.info("Tag sensitive columns on the Data page to check l-diversity and the columns that "
                 "give them away.", icon=":material/info:")
     else:
-        sections(shown, sensitive)
-        closeness_section(shown)
+        sections(shown, partial(sensitive, page))
+        closeness_section(page, shown)
 
 
 #: The field's attribute-disclosure measures of a sensitive column (docs/measures.md,
@@ -539,12 +564,13 @@ def sensitive_section(shown: list[Release]) -> None:
 CLOSENESS = ("t_closeness", "beta_likeness", "enhanced_beta_likeness", "delta_disclosure")
 
 
-def closeness_section(shown: list[Release]) -> None:
+def closeness_section(page: Measuring, shown: list[Release]) -> None:
     """t-closeness, basic and enhanced β-likeness and δ-disclosure of each sensitive column:
     one row per column, the original's figures and, when the release is measured, the
     release's beside them."""
     st.markdown("**How far each class's distribution of a sensitive column is from the "
                 "table's**")
+    roles, original = page.ctx.roles, page.original
     tables = [original] + [r for r in shown if r is not original]
     rows: dict[str, dict[str, object]] = {s: {"column": s} for s in roles.sensitive}
     unbounded: list[str] = []
@@ -577,19 +603,22 @@ def closeness_section(shown: list[Release]) -> None:
                   if unbounded else ""))
 
 
+ctx = context("Disclosure risk", "to measure risk")
+sample_note(ctx)
 view = view_choice()
-sampling_refused = risk_settings()
-opts = state.risk_options()
-original, shown = releases(view)
-st.caption(f"Quasi-identifiers: {md_list(roles.qi)}. An attacker who knows these values about a "
-           f"person finds the records that match; the fewer they are, the likelier a "
+sampling_refused = risk_settings(ctx)
+ctx = replace(ctx, opts=state.risk_options())  # as the settings above set them
+original, shown = releases(ctx, view)
+page = Measuring(ctx, original)
+st.caption(f"Quasi-identifiers: {md_list(ctx.roles.qi)}. An attacker who knows these values "
+           f"about a person finds the records that match; the fewer they are, the likelier a "
            f"re-identification.")
-sections(shown, measures)
-households_section(shown)
-sections(shown, classes)
-sections(shown, keys)
-population_section(shown, sampling_refused)
+sections(shown, partial(measures, page))
+households_section(page, shown)
+sections(shown, partial(classes, page))
+sections(shown, partial(keys, ctx))
+population_section(ctx, shown, sampling_refused)
 fraction = dis_fraction()
-sections(shown, special_uniques)
-sensitive_section(shown)
+sections(shown, partial(special_uniques, ctx, fraction))
+sensitive_section(page, shown)
 render_sidebar()

@@ -69,17 +69,6 @@ def keep(key: str, default: Any, options: list | None = None,
     KEPT.append(key)
 
 
-st.title("Tables")
-st.caption("Tables a steward may publish. **Answer counts** for a survey organiser: a question "
-           "with fewer than Q responses is hidden, an option chosen by fewer than T people "
-           "shows as \"less than T\", and non-response is published as an interval computed "
-           "only from what is shown. **Cross tables with margins** of 1 to 3 columns, counts or "
-           "sums, published by suppression, differential privacy and the cell key method side "
-           "by side, with what each costs and protects.")
-keep("w_tables_kind", ANSWERS, choices=list(PARTS))
-kind = st.radio("Table", list(PARTS), horizontal=True, key="w_tables_kind")
-
-
 #: The most levels the differencing part offers to merge
 MAX_DIFF_LEVELS = 200
 
@@ -407,6 +396,15 @@ def cross_tables() -> None:
                "report on the Export page holds the last cross table shown here.")
 
 
+st.title("Tables")
+st.caption("Tables a steward may publish. **Answer counts** for a survey organiser: a question "
+           "with fewer than Q responses is hidden, an option chosen by fewer than T people "
+           "shows as \"less than T\", and non-response is published as an interval computed "
+           "only from what is shown. **Cross tables with margins** of 1 to 3 columns, counts or "
+           "sums, published by suppression, differential privacy and the cell key method side "
+           "by side, with what each costs and protects.")
+keep("w_tables_kind", ANSWERS, choices=list(PARTS))
+kind = st.radio("Table", list(PARTS), horizontal=True, key="w_tables_kind")
 if kind == ANSWERS:
     answer_counts()
 else:

@@ -4,6 +4,8 @@ of it (:func:`run`) and draws the last sweep (:func:`show_sweep`)."""
 
 import json
 import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -18,7 +20,13 @@ from ui import charts, state
 from ui.infra import workers
 from ui.logic import tradeoff_grid
 from ui.logic.figures import parameter_lines, setting_labels, tradeoff_scatter
-from ui.logic.groups import NO_GEOGRAPHY, method_columns, method_defaults, offered_columns
+from ui.logic.groups import (
+    NO_GEOGRAPHY,
+    ColumnGroups,
+    method_columns,
+    method_defaults,
+    offered_columns,
+)
 from ui.logic.metrics import loss_text
 from ui.logic.protect import from_steps, page_methods, replaced_notice
 from ui.logic.report import RELEASE_LOSS_FORMULA, RELEASE_LOSS_LABEL
@@ -36,20 +44,8 @@ from ui.logic.tradeoff_grid import (
     target_figure,
 )
 from ui.logic.workspace import FIRST_SEED, PARETO, SEEDS
-from ui.page import context, table_columns
+from ui.page import PageContext, context, table_columns
 from ui.sidebar import render_sidebar
-
-st.title("Trade-offs")
-st.caption("Try several settings of each method, one at a time or in every combination, and "
-           "compare what each removes in risk with what it costs in information; give a risk "
-           "target to find the cheapest setting that meets it. Randomised methods run over "
-           "several seeds: their points carry error bars. The risk axis is by default the "
-           "linkage attack, which every method moves; the released keys' measures are there "
-           "too. With benchmark analyses, what they lose can be the loss axis and part of the "
-           "target.")
-ctx = context(purpose="first")
-ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
-groups = ctx.groups()
 
 #: One block per declared method with something to sweep: its ``main``, or parameters
 #: declared ``sweep`` (top and bottom codes); not record swapping, whose steps need their
@@ -60,37 +56,66 @@ SWEPT = [m for m in page_methods()
 #: as the Protect page holds them (:func:`ui.logic.tradeoff_grid.household_fixed`)
 ON_HOUSEHOLDS = [m for m in page_methods() if m.main and m.extra.get("household")]
 PARETO_LABELS = {p: name(PARETO_RISK[p]) for p in PARETO}
-#: The risk measures, with the population's when the file's sampling is known (the Risk page)
-#: or a weight is tagged, and the household figures with a household id
-RISK_LABELS = tradeoff_grid.risk_labels(opts.k, bool(state.sampling()) or roles.weight is not None,
-                                        households=roles.household is not None)
-spec = state.analysis_spec()  # the benchmark analyses, None when there are none
 #: The losses a sweep ranks by (``sweep.LOSSES``), in the form and on the charts' axis
 LOSS_LABELS = {LOSS: name(LOSS), **{m: LABELS[m] for m in LOSSES[1:]}}
 LOSS_AXES = {LOSS: RELEASE_LOSS_LABEL,
              **{m: f"{LABELS[m]} (benchmark analyses)" for m in LOSSES[1:]}}
-#: The tagged sensitive columns: the sweep's attribute-inference attack guesses them
-SENSITIVE = [c for c in roles.sensitive if c in df.columns]
-#: The attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep")
-ATTRIBUTE_TARGETS = {"epsilon_max": "ε at most … (the largest local-DP ε of the perturbed "
-                                    "columns)",
-                     **({"inference_gain": "attribute-inference gain on a sensitive column at "
-                                           "most … points"} if SENSITIVE else {})}
-TARGETS = [None, EVERY_CLASS, *RISK_LABELS, *ATTRIBUTE_TARGETS]
-FORM_KEYS: list[str] = []  # the form's widgets, kept between visits
+#: The epsilon target (docs/utility.md, "Attribute disclosure in a sweep")
+EPSILON_TARGET = {"epsilon_max": "ε at most … (the largest local-DP ε of the perturbed "
+                                 "columns)"}
+#: The inference target, offered when a sensitive column is tagged
+INFERENCE_TARGET = {"inference_gain": "attribute-inference gain on a sensitive column at most "
+                                      "… points"}
 
 
-def keep(key: str, default: object, options: list | None = None,
+@dataclass(frozen=True)
+class Sweeping:
+    """What the page's parts read, made once a run from its context (:func:`sweeping`)."""
+
+    ctx: PageContext
+    groups: ColumnGroups
+    #: The benchmark analyses, None when there are none
+    spec: dict[str, Any] | None
+    #: The risk measures, with the population's when the file's sampling is known (the Risk
+    #: page) or a weight is tagged, and the household figures with a household id
+    risk_labels: dict[str, str]
+    #: The tagged sensitive columns: the sweep's attribute-inference attack guesses them
+    sensitive: list[str]
+    #: The attribute-disclosure targets (docs/utility.md, "Attribute disclosure in a sweep")
+    attribute_targets: dict[str, str]
+    #: The form's widgets, kept between visits (:func:`keep` notes them)
+    form_keys: list[str] = field(default_factory=list)
+
+    @property
+    def targets(self) -> list[str | None]:
+        """The risk targets the form offers."""
+        return [None, EVERY_CLASS, *self.risk_labels, *self.attribute_targets]
+
+
+def sweeping(ctx: PageContext) -> Sweeping:
+    """The page's :class:`Sweeping` for the context ``ctx``."""
+    roles = ctx.roles
+    sensitive = [c for c in roles.sensitive if c in ctx.df.columns]
+    return Sweeping(
+        ctx, ctx.groups(), state.analysis_spec(),
+        tradeoff_grid.risk_labels(ctx.opts.k,
+                                  bool(state.sampling()) or roles.weight is not None,
+                                  households=roles.household is not None),
+        sensitive, EPSILON_TARGET | (INFERENCE_TARGET if sensitive else {}))
+
+
+def keep(page: Sweeping, key: str, default: object, options: list | None = None,
          choices: list | None = None) -> None:
     """Seed the widget ``key`` with its kept value (:func:`ui.state.seed_kept`) and note it
     among the widgets this page keeps."""
     state.seed_kept(key, default, options, choices)
-    FORM_KEYS.append(key)
+    page.form_keys.append(key)
 
 
-def method_block(m: Method) -> MethodChoice:
+def method_block(page: Sweeping, m: Method) -> MethodChoice:
     """One method's part of the form: its columns, its values, its other swept parameters'
     values and, for a per-column method, each column's own."""
+    groups, roles = page.groups, page.ctx.roles
     options = method_columns(m, groups, roles)
     st.markdown(f"**{m.label}** ("
                 + ", ".join(filter(None, [m.main, *swept_params(m)])) + ")")
@@ -98,18 +123,18 @@ def method_block(m: Method) -> MethodChoice:
         chosen = list(roles.qi)
     else:
         default = method_defaults(m, groups, roles)
-        keep(f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
+        keep(page, f"w_t_{m.name}_cols", default[:1] if m.per_column else default, options)
         chosen = st.multiselect(f"{m.label} columns", options, key=f"w_t_{m.name}_cols")
     text = ""
     if m.main:
-        keep(f"w_t_{m.name}_values", m.sweep_values)
+        keep(page, f"w_t_{m.name}_values", m.sweep_values)
         text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
                              placeholder="e.g. {}: 2, 5".format(
                                  (m.param(m.main).label or m.main).format(
                                      column="each column")))
     swept: dict[str, str] = {}  # the values of its other swept parameters
     for param in map(m.param, swept_params(m)):
-        keep(f"w_t_{m.name}_{param.name}_values", "")
+        keep(page, f"w_t_{m.name}_{param.name}_values", "")
         swept[param.name] = st.text_input(
             f"{m.label}: {param.name} values", key=f"w_t_{m.name}_{param.name}_values",
             placeholder="none" if m.main is None else f"{param.default:g}",
@@ -124,7 +149,7 @@ def method_block(m: Method) -> MethodChoice:
     if m.per_column and options:
         with st.expander(f"{m.label} values per column"):
             for c in options:
-                keep(f"w_t_{m.name}_values:{c}", "")
+                keep(page, f"w_t_{m.name}_values:{c}", "")
                 own[c] = st.text_input(
                     f"{m.label} values of {md(c)}", key=f"w_t_{m.name}_values:{c}",
                     placeholder="the values above",
@@ -132,17 +157,18 @@ def method_block(m: Method) -> MethodChoice:
     return MethodChoice(m, chosen, text, own, swept, held=held)
 
 
-def household_block(m: Method) -> MethodChoice:
+def household_block(page: Sweeping, m: Method) -> MethodChoice:
     """A method on households' part of the form (with a household id): its ``main`` values,
     its other parameters those the Protect page holds, or why it cannot be swept yet."""
+    ctx = page.ctx
     fixed = tradeoff_grid.household_fixed(m, state.protect_settings())
     st.markdown(f"**{m.label}** ({m.main})")
-    keep(f"w_t_{m.name}_values", "")
+    keep(page, f"w_t_{m.name}_values", "")
     text = st.text_input(f"{m.label} values", key=f"w_t_{m.name}_values",
                          disabled=fixed is None, placeholder=f"e.g. {m.sweep_values}",
                          help=f"Each value is a setting: the households given another's "
                               f"geography, as a share of all (household id "
-                              f"{md(roles.household or '')}). Empty: not swept.")
+                              f"{md(ctx.roles.household or '')}). Empty: not swept.")
     if fixed is None:
         if not state.protect_settings().columns.get(m.name) and not ctx.geography():
             st.caption(f"{NO_GEOGRAPHY} If a column is an area, mark it as geography on the "
@@ -155,37 +181,39 @@ def household_block(m: Method) -> MethodChoice:
     return MethodChoice(m, [], text, fixed=fixed)
 
 
-def sweep_form() -> tuple[SweepForm, bool]:
+def sweep_form(page: Sweeping) -> tuple[SweepForm, bool]:
     """The form, seeded from its last visit: what it holds, and whether it was submitted."""
     with st.form("sweep_form", border=True, enter_to_submit=False):  # Enter in a field: no sweep
         cols = st.columns(3)
         methods = []
         for i, m in enumerate(SWEPT):
             with cols[i % 3]:
-                methods.append(method_block(m))
-        if roles.household is not None:
+                methods.append(method_block(page, m))
+        if page.ctx.roles.household is not None:
             for i, m in enumerate(ON_HOUSEHOLDS, start=len(SWEPT)):
                 with cols[i % 3]:
-                    methods.append(household_block(m))
-        form = sweep_options(methods)
+                    methods.append(household_block(page, m))
+        form = sweep_options(page, methods)
         submitted = st.form_submit_button("Run the sweep", icon=":material/play_arrow:",
                                           type="primary")
-    for key in FORM_KEYS:
+    for key in page.form_keys:
         state.keep_form_value(key, state.widget(key))  # for the next visit
     return form, submitted
 
 
-def sweep_options(methods: list[MethodChoice]) -> SweepForm:
+def sweep_options(page: Sweeping, methods: list[MethodChoice]) -> SweepForm:
     """The form's settings below the methods': seeds, the Pareto front's risk, combining, the
     risk target and, with benchmark analyses, the loss and what to keep of them."""
     loss, kept, bound = LOSS, None, HOLDS
+    sensitive, targets, attribute_targets = page.sensitive, page.targets, page.attribute_targets
     for key, default, choices in (
             ("w_t_seeds", 3, None), ("w_t_seed", 0, None),
             ("w_t_pareto", "linkage", list(PARETO_LABELS)), ("w_t_combine", False, None),
             ("w_t_exhaustive", False, None),
-            ("w_t_target", None, TARGETS), ("w_t_at_most", 1.0, None),
-            ("w_t_target_column", SENSITIVE[0] if SENSITIVE else None, list(SENSITIVE) or None)):
-        keep(key, default, choices=choices)  # a workspace's choice the page lacks: the default
+            ("w_t_target", None, targets), ("w_t_at_most", 1.0, None),
+            ("w_t_target_column", sensitive[0] if sensitive else None, list(sensitive) or None)):
+        # a workspace's choice the page lacks: the default
+        keep(page, key, default, choices=choices)
     c1, c2, c3 = st.columns(3)
     seeds = c1.number_input("Seeds per randomised setting", *SEEDS, key="w_t_seeds")
     seed = c2.number_input("First seed", *FIRST_SEED, key="w_t_seed")
@@ -205,26 +233,26 @@ def sweep_options(methods: list[MethodChoice]) -> SweepForm:
                                 "which skips what monotone parameters settle and can miss the "
                                 "best when risk is not monotone (PRAM between seeds, bands that "
                                 f"are not nested). For at most {EXHAUSTIVE_MAX} combinations.")
-    measure = c2.selectbox("Risk target", TARGETS, key="w_t_target",
+    measure = c2.selectbox("Risk target", targets, key="w_t_target",
                            format_func=lambda m: "none" if m is None else
-                           f"every class ≥ {opts.k} (k-anonymity)" if m == EVERY_CLASS
-                           else ATTRIBUTE_TARGETS[m] if m in ATTRIBUTE_TARGETS
-                           else RISK_LABELS[m],
+                           f"every class ≥ {page.ctx.opts.k} (k-anonymity)" if m == EVERY_CLASS
+                           else attribute_targets[m] if m in attribute_targets
+                           else page.risk_labels[m],
                            help="Find the setting that keeps this risk at most the value on "
                                 "the right at the least information loss. \"Every class ≥ k\" "
                                 "asks for no record in a class smaller than k (the value on "
                                 "the right is then not used).")
     at_most = c3.number_input("at most", 0.0, step=0.1, format="%g", key="w_t_at_most")
     target_column = None
-    if SENSITIVE:
-        target_column = c3.selectbox("sensitive column of the inference target", SENSITIVE,
+    if sensitive:
+        target_column = c3.selectbox("sensitive column of the inference target", sensitive,
                                      key="w_t_target_column",
                                      help="The column whose attribute-inference gain the "
                                           "\"attribute-inference gain\" target bounds.")
-    if spec is not None:
-        keep("w_t_loss", LOSS, choices=list(LOSSES))
-        keep("w_t_keep", None, choices=[None, *KEPT])
-        keep("w_t_keep_bound", HOLDS)
+    if page.spec is not None:
+        keep(page, "w_t_loss", LOSS, choices=list(LOSSES))
+        keep(page, "w_t_keep", None, choices=[None, *KEPT])
+        keep(page, "w_t_keep_bound", HOLDS)
         c1, c2, c3 = st.columns(3)
         loss = c1.radio("Loss axis", list(LOSSES), key="w_t_loss", format_func=LOSS_LABELS.get,
                         help="What the Pareto front and the best setting rank by, and the "
@@ -252,15 +280,17 @@ def sweep_options(methods: list[MethodChoice]) -> SweepForm:
                      target_column)
 
 
-def run(form: SweepForm, notices: DeltaGenerator) -> None:
+def run(page: Sweeping, form: SweepForm, notices: DeltaGenerator) -> None:
     """Run the sweep of ``form`` in a worker process, a progress bar and a cancel button in
     ``notices``, and keep it (:func:`ui.state.set_sweep`); say why a form makes no sweep."""
+    ctx = page.ctx
+    ds, roles, opts, df = ctx.ds, ctx.roles, ctx.opts, ctx.df
     running = notices.empty()  # the cancel button and the progress bar while it runs
     try:
         grid = tradeoff_grid.build_grid(
-            form, numeric=groups.numeric, k=opts.k, known=ctx.known(),
-            not_released=[c for c in roles.ignore if c in df.columns], analysis=spec,
-            sampled=state.sampling(), sensitive=SENSITIVE, household=roles.household)
+            form, numeric=page.groups.numeric, k=opts.k, known=ctx.known(),
+            not_released=[c for c in roles.ignore if c in df.columns], analysis=page.spec,
+            sampled=state.sampling(), sensitive=page.sensitive, household=roles.household)
         state.set_sweep_running(True)  # still set on the next run if cancelled
         with running.container():
             st.button("Cancel the sweep", icon=":material/cancel:", key="t_cancel",
@@ -283,14 +313,15 @@ def run(form: SweepForm, notices: DeltaGenerator) -> None:
     state.set_sweep_running(False)
 
 
-def open_on_protect(table: pd.DataFrame, row: int,
+def open_on_protect(page: Sweeping, table: pd.DataFrame, row: int,
                     source: str = "this setting of the sweep") -> None:
     """Put a row's recipe on the Protect page and go there (or say why it cannot); a notice
     there says what it replaced, with Undo at hand (``source``: what was opened)."""
+    roles = page.ctx.roles
     recipe = json.loads(table.at[row, "recipe"])
     try:
         settings = from_steps(recipe["steps"], int(recipe["seed"]),
-                              offered_columns(groups, roles))
+                              offered_columns(page.groups, roles))
     except SdcInputError as err:
         st.error(f"This setting cannot be shown on the Protect page: {md(err)}. Download its "
                  "recipe and apply it with the command line.", icon=":material/error:")
@@ -314,11 +345,12 @@ def clicked_row(points: list[dict], table: pd.DataFrame) -> int | None:
     return row
 
 
-def best_setting(table: pd.DataFrame, sweep: dict) -> None:
+def best_setting(page: Sweeping, table: pd.DataFrame, sweep: dict) -> None:
     """The cheapest setting under the target: what it is, open it, download its recipe."""
     result = sweep["result"]
     target, best, loss = sweep["grid"]["target"], result.best, result.loss
-    goal = tradeoff_grid.target_text(target, sweep["grid"]["k"], len(df), RISK_LABELS)
+    goal = tradeoff_grid.target_text(target, sweep["grid"]["k"], len(page.ctx.df),
+                                     page.risk_labels)
     kept = target.get("keep")
     figure = target_figure(target)  # the table's column the target bounds
     if best is None:
@@ -336,7 +368,8 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
     risk = figure
     figures = [f"{md(name(COUNT_AND_PERCENT[risk]))} {count_and_percent(risk, row)}"
                if risk in COUNT_AND_PERCENT else
-               f"{md(RISK_LABELS.get(risk) or sweep_heading(risk) or risk)} {row[risk]:.4g}"]
+               f"{md(page.risk_labels.get(risk) or sweep_heading(risk) or risk)} "
+               f"{row[risk]:.4g}"]
     if kept:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
@@ -348,27 +381,28 @@ def best_setting(table: pd.DataFrame, sweep: dict) -> None:
                icon=":material/star:")
     a, b = st.columns(2)
     if a.button("Open the best on the Protect page", icon=":material/shield:", key="t_open_best"):
-        open_on_protect(table, best, "the sweep's best setting")
+        open_on_protect(page, table, best, "the sweep's best setting")
     recipe = json.loads(row["recipe"])
     b.download_button("Download its recipe (JSON)",
                       json.dumps({"version": 1, **recipe}, indent=2, ensure_ascii=False),
-                      f"{ds.stem}_best_recipe.json", "application/json",
+                      f"{page.ctx.ds.stem}_best_recipe.json", "application/json",
                       on_click="ignore", icon=":material/download:", key="t_best_recipe")
 
 
-def show_sweep(sweep: dict) -> None:
+def show_sweep(page: Sweeping, sweep: dict) -> None:
     """The last sweep on this data set: its best setting under the target, its charts (a
     click opens a setting on the Protect page), its table, and a setting to load."""
+    ds = page.ctx.ds
     result = sweep["result"]
     table: pd.DataFrame = result.table
     g = sweep["grid"]
     loss, loss_axis = result.loss, LOSS_AXES[result.loss]
-    if sweep["qi"] != list(roles.qi):
+    if sweep["qi"] != list(page.ctx.roles.qi):
         st.warning("The quasi-identifiers changed since this sweep ran: run it again.",
                    icon=":material/sync_problem:")
     if g.get("target"):
-        best_setting(table, sweep)
-    risk_labels = RISK_LABELS | attribute_labels(list(table.columns))
+        best_setting(page, table, sweep)
+    risk_labels = page.risk_labels | attribute_labels(list(table.columns))
     choices = list(risk_labels)
     if state.widget("w_t_risk", None) not in choices:
         state.forget_widgets("w_t_risk")  # an attribute figure this sweep lacks
@@ -401,7 +435,7 @@ def show_sweep(sweep: dict) -> None:
                    f"{'it is' if n == 1 else 'they are'} left out of the charts.")
     row = clicked_row(clicked, table)
     if row is not None:
-        open_on_protect(table, row)
+        open_on_protect(page, table, row)
     if not combined:
         swept = [m for m in table["method"].unique() if m != "BASELINE"]
         method = st.selectbox("Method for the parameter plots", swept, key="w_t_method")
@@ -418,7 +452,7 @@ def show_sweep(sweep: dict) -> None:
                                         f"{loss_title} against {method} {param}"),
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=about)
     sweep_table(result, g)
-    load_setting(table, kind)
+    load_setting(page, table, kind)
 
 
 def sweep_table(result: SweepResult, g: dict) -> None:
@@ -471,7 +505,7 @@ def sweep_table(result: SweepResult, g: dict) -> None:
                    "combinations.")
 
 
-def load_setting(table: pd.DataFrame, kind: str) -> None:
+def load_setting(page: Sweeping, table: pd.DataFrame, kind: str) -> None:
     """A setting of the sweep to open on the Protect page."""
     labels = setting_labels(table)
     rows = table.index[table["method"] != "BASELINE"].tolist()
@@ -480,21 +514,30 @@ def load_setting(table: pd.DataFrame, kind: str) -> None:
                         format_func=lambda i: labels[i] + (" (Pareto-optimal)"
                                                            if table.at[i, "pareto"] else ""))
     if st.button("Open it on the Protect page", icon=":material/shield:") and pick is not None:
-        open_on_protect(table, pick)
-    st.caption(f"Sweep of {len(table) - 1} {kind} on {md(ds.name)}; each row is its recipe "
-               "with the first seed, so the Protect page shows one of its runs. Click a point "
-               "of the chart to open its setting on the Protect page.")
+        open_on_protect(page, table, pick)
+    st.caption(f"Sweep of {len(table) - 1} {kind} on {md(page.ctx.ds.name)}; each row is its "
+               "recipe with the first seed, so the Protect page shows one of its runs. Click a "
+               "point of the chart to open its setting on the Protect page.")
 
 
-form, submitted = sweep_form()
+st.title("Trade-offs")
+st.caption("Try several settings of each method, one at a time or in every combination, and "
+           "compare what each removes in risk with what it costs in information; give a risk "
+           "target to find the cheapest setting that meets it. Randomised methods run over "
+           "several seeds: their points carry error bars. The risk axis is by default the "
+           "linkage attack, which every method moves; the released keys' measures are there "
+           "too. With benchmark analyses, what they lose can be the loss axis and part of the "
+           "target.")
+page = sweeping(context(purpose="first"))
+form, submitted = sweep_form(page)
 notices = st.container()  # one slot in every run: what follows keeps its place (and state)
 if submitted:
-    run(form, notices)
+    run(page, form, notices)
 elif state.sweep_running():
     state.set_sweep_running(False)
     notices.info("The sweep was cancelled." + (" The results below are from the previous "
                                                "sweep." if state.sweep() is not None else ""),
                  icon=":material/cancel:")
-if (last := state.sweep(ds.dataset_id)) is not None:
-    show_sweep(last)
+if (last := state.sweep(page.ctx.ds.dataset_id)) is not None:
+    show_sweep(page, last)
 render_sidebar()
