@@ -37,19 +37,6 @@ def test_a_token_is_taken_over_only_from_an_ended_session_of_the_same_user():
     assert len(reg) == 0 and reg.take("t", Holder("c", None, {}), lambda s: False) is None
 
 
-def test_the_ledger_moves_a_sessions_data_to_the_one_taking_it_over():
-    class Holding:
-        df = "table"
-
-    ledger = Ledger()
-    ledger.hold("a", 1000, "survey.csv", Holding(), now=0.0)
-    ledger.prune(lambda s: False, idle=3600.0, grace=3600.0, now=10.0)  # a's tab is closed
-    ledger.move("a", "b", now=20.0)
-    assert ledger.held("a") == 0 and ledger.held("b") == 1000 and ledger.total() == (1, 1000)
-    # b is in use from now: the idle window counts from the take-over
-    assert ledger.prune(lambda s: s == "b", idle=3600.0, grace=3600.0, now=3000.0) == []
-
-
 class Live:
     """A connected session's state as Streamlit's object gives it: the work among the
     widgets' values, and a data set whose 800 kB table is counted as data."""
