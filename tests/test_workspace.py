@@ -1,7 +1,7 @@
 """The workspace file (ui.logic.workspace; docs/architecture.md): it holds the settings, never a
 record, and reads back as written (roles, the Protect page's steps, record swapping included,
 the benchmark analyses, the Trade-offs fields); a file that cannot be used as it is is refused
-whole, in one line. Opening one on the pages is tested in tests/test_resume.py and the pages'
+whole, saying why. Opening one on the pages is tested in tests/test_resume.py and the pages'
 tests."""
 
 import json
