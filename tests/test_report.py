@@ -1,12 +1,15 @@
 """The report's sections (ui.logic.report, the HTML the Export page downloads) built from the
-core's results alone: "Does the analysis hold?" holds every verdict, term and figure, and "Risk
-in the population" its model and figures; names from the data are escaped in both. The
-sections the pages hand the report are tested through the pages (tests/test_app_analyses.py,
+core's results alone: the risk table carries both readings of risk (the keys' and the linkage
+attack's) with the notes on the steps and the loss's formula, "Does the analysis hold?" holds
+every verdict, term and figure, and "Risk in the population" its model and figures; names
+from the data are escaped. The sections the pages hand the report are tested through the
+pages (tests/test_app_pages.py, tests/test_app_analyses.py,
 tests/test_app_population_protect.py)."""
 
 from html import escape as html_escape
 
 import pandas as pd
+import pytest
 
 from sdc_core.risk.population_risk import population_risk
 from sdc_core.utility.analysis import parse_spec
@@ -76,3 +79,34 @@ def test_without_a_sample_unique_the_section_says_no_model_is_picked():
     section = population_section(risk, risk)
     assert "<td>none: no sample unique</td>" in section
     assert "<td>Dankar's rule: population uniqueness (%)</td>\n      <td>0</td>" in section
+
+
+def test_report_carries_both_readings_of_risk(actg):
+    from sdc_core.risk import risk_profile
+    from sdc_core.risk.linkage import linkage_attack
+    from ui.logic.report import build_report, risk_table, step_notes, utility_table
+    from ui.logic.workbench import evaluate, recipe_json
+
+    qi = ["age", "gender", "race"]
+    text = recipe_json([{"method": "rank_swap", "column": "age", "window_percent": 10}], 1)
+    wb = evaluate(actg, text, qi, None, 5, "wildcard", 1.0, ["age", "wtkg"], ["wtkg"])
+    table = risk_table(risk_profile(actg, qi), linkage_attack(actg, actg, qi, known=["wtkg"]),
+                       wb.after)
+    rows = dict(zip(table["measure"], zip(table["before"], table["after"])))
+    assert rows["keys' re-identifications"][0] == 182
+    assert rows["keys' re-identification risk (%)"][0] == pytest.approx(100 * 182 / 2139)
+    linkage = rows["linkage attack re-identifications"]
+    assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
+    assert "dRisk, interval disclosure (%)" in rows
+    html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
+                        text, table, utility_table(wb.utility_for(["pidnum"])), [],
+                        notes=step_notes(
+                            [{"method": "local_suppression", "k": 5, "min_k_after": 5.0,
+                              "min_k_after_as_category": 1.0, "suppressed": {"age": 3}}]))
+    assert "smallest class is 5 when a blank matches any value" in html
+    assert "a blank leaves the smallest class at 1." in html
+    assert "maximum loss 1" in html
+    assert "IL1 release (information loss): mean over the 26 released columns" in html
+    assert "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C" in html
+    assert "linkage attack re-identifications" in html
+    assert "what an attacker who\nknows the true values" in html
