@@ -1,5 +1,5 @@
-"""Shared fixtures (the reference data sets: copies in tests/data and the built-in example) and
-the test tiers.
+"""Shared fixtures (the reference data sets: copies in tests/data and the built-in examples; the
+linkage attack on a release of one, tests/attackers.py) and the test tiers.
 
 Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyitems`:
 ``unit``, ``app``, ``server``, ``e2e``, ``spark``, ``package`` or ``corpus``; tests that
@@ -33,6 +33,8 @@ from hypothesis import Phase, settings
 
 from bench.server import free_port, live, marked, start_server, stop_server
 from sdc_core.data.io import EXAMPLE_PATH, read_table
+from sdc_core.examples import example
+from tests.attackers import attacked_release
 
 
 def plain(text: str) -> str:
@@ -521,3 +523,15 @@ def actg() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def francdat() -> pd.DataFrame:
     return read_table(DATA / "francdat.csv")
+
+
+@pytest.fixture(scope="session")
+def households() -> pd.DataFrame:
+    """The built-in example of persons in households."""
+    return read_table(example("households").path)
+
+
+@pytest.fixture(scope="session")
+def attacked():
+    """ACTG 175 and the linkage attack on its release of tests/attackers.py."""
+    return attacked_release()

@@ -1,6 +1,8 @@
 """Text built to be read as Markdown (an image the browser would fetch, a link, bold type) and
 :func:`leaks`, which finds it unescaped on a page in AppTest: the pages must show it as those
-characters (tests/test_app_hostile_text.py and the page tests that upload it).
+characters (tests/test_app_hostile_text.py and the page tests that upload it); and names
+holding Unicode's direction controls, which every page, figure and report shows escaped
+(:func:`controls` finds them).
 
 AppTest gives each element's Markdown source; an escaped name has a backslash before every
 bracket and colon and a word joiner after ``:``, so an unescaped ``](``, ``![``, ``**`` or
@@ -17,6 +19,11 @@ if TYPE_CHECKING:
 #: An image the browser would fetch from a server of the attacker's, and a link
 IMAGE = "![t](http://127.0.0.1:9/x.png)"
 LINK = "[Session expired - sign in again](http://127.0.0.1:9/phish)"
+#: Unicode's direction controls (issue 51): a name holding the right-to-left override U+202E,
+#: ``invoice\u202efdp.exe``, is shown as "invoiceexe.pdf"
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+RLO = "\u202e"
+SPOOFED = f"name{RLO}gnp.exe"
 #: The AppTest elements whose Markdown source :func:`leaks` reads
 MARKDOWN = ("markdown", "caption", "error", "warning", "info", "success", "subheader",
             "header", "title")
@@ -42,3 +49,8 @@ def hostile_csv() -> bytes:
         f"{20 + i % 5},{IMAGE if i % 2 else LINK},{'m' if i % 3 else 'f'},**bold**"
         for i in range(40)]
     return ("\n".join(rows) + "\n").encode()
+
+
+def controls(texts: list[str]) -> list[str]:
+    """The texts that hold a direction control."""
+    return [t[:120] for t in texts if any(c in t for c in BIDI)]

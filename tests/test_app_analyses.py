@@ -3,7 +3,6 @@ item 4): the built-in example's analyses compared on every move, with the core's
 changes of the spec tried on the data before they are kept; user text shown as text."""
 
 import json
-from html import escape as html_escape
 
 import pandas as pd
 import pytest
@@ -18,9 +17,7 @@ from tests.apptest import app_test, editing, errors, protect_page, spec
 from tests.cli_run import run
 from tests.conftest import plain
 from tests.hostile_text import leaks
-from ui.logic.report import build_report, risk_table, utility_table
 from ui.logic.text import md
-from ui.logic.workbench import RISK_KEYS
 
 HOSTILE = "**bold** <img src=x onerror=alert(1)>"
 QI = ["age", "gender", "race"]
@@ -245,40 +242,6 @@ def test_the_export_page_reports_the_protect_pages_entry(monkeypatch):
     html = made["dl_report"]().decode()
     assert "<h2>Does the analysis hold?</h2>" in html
     assert f"<td>{seen[-1].mean_ci_overlap:.6g}</td>" in html
-
-
-def test_the_report_holds_the_section_with_names_escaped(actg):
-    analyses = {"analyses": [
-        {"name": HOSTILE, "kind": "mean", "column": "cd420", "by": "arms"},
-        {"name": "<b>table</b>", "kind": "table", "columns": ["race", "gender"]},
-        {"name": "fails", "kind": "ols", "formula": "cd420 ~ age"}]}
-    released = actg.assign(age=actg["age"] // 10 * 10).drop(columns=["race"])
-    report = Validity(parse_spec(analyses), actg).compare(released, changed=["age"])
-    from sdc_core.risk import risk_profile
-    from sdc_core.risk.linkage import linkage_attack
-    before = risk_profile(actg, QI)
-    after = {k: getattr(before, k) for k in RISK_KEYS}
-    attacked = linkage_attack(actg, actg, QI)
-    after |= attacked.summary()
-    utility = {"IL1_release": 0.0, "IL1_overall": 0.0, "IL1_numeric": 0.0,
-               "IL1_categorical": 0.0, "eigenvalue_similarity_percent": 100.0,
-               "released": list(actg.columns)}
-    html = build_report("t", "f" * 64, len(actg), actg.shape[1], {}, "{}",
-                        risk_table(before, attacked, after), utility_table(utility), [],
-                        validity=report)
-    assert "<h2>Does the analysis hold?</h2>" in html
-    assert HOSTILE not in html and "<b>table</b>" not in html
-    assert "**bold** &lt;img src=x onerror=alert(1)&gt;" in html
-    assert "&lt;b&gt;table&lt;/b&gt;" in html
-    assert "does not hold" in html  # the table of a dropped column
-    assert "S_pMSE is pMSE over its expected value" in html
-    assert "cd420 | arms=" in html  # the terms table
-    for r in report.analyses:  # the verdict the page and the CLI write
-        assert f"<p>{html_escape(verdict_text(r))}</p>" in html
-    assert "<th>worst</th>" in html and "<th>term holds</th>" in html
-    without = build_report("t", "f" * 64, len(actg), actg.shape[1], {}, "{}",
-                           risk_table(before, attacked, after), utility_table(utility), [])
-    assert "Does the analysis hold?" not in without
 
 
 def test_a_spec_that_does_not_fit_the_data_is_said_not_raised():

@@ -8,7 +8,16 @@ from __future__ import annotations
 import pytest
 
 from tests.apptest import app_test, downloads
-from tests.hostile_text import IMAGE, LINK, MARKDOWN, hostile_csv, leaks
+from tests.hostile_text import (
+    IMAGE,
+    LINK,
+    MARKDOWN,
+    RLO,
+    SPOOFED,
+    controls,
+    hostile_csv,
+    leaks,
+)
 
 PAGES = ("views/data.py", "views/risk.py", "views/protect.py", "views/tradeoffs.py",
          "views/export.py", "views/rr_lab.py", "views/tables.py", "views/lessons.py")
@@ -47,11 +56,6 @@ def test_link_parameters_stay_text(key, value):
     assert not at.exception and not leaks(at)
 
 
-#: Unicode's direction controls (issue 51): a name holding the right-to-left override U+202E,
-#: ``invoice\u202efdp.exe``, is shown as "invoiceexe.pdf"
-BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-RLO = "\u202e"
-SPOOFED = f"name{RLO}gnp.exe"
 ISOLATED = "\u2067id\u2069\u200f"
 
 
@@ -62,26 +66,10 @@ def spoof_csv() -> bytes:
     return ("\n".join(rows) + "\n").encode()
 
 
-def controls(texts: list[str]) -> list[str]:
-    """The texts that hold a direction control."""
-    return [t[:120] for t in texts if any(c in t for c in BIDI)]
-
-
 def shown_text(at) -> list[str]:
     """The Markdown source of every element of the page and its sidebar."""
     return [str(e.value) for kind in MARKDOWN for e in getattr(at, kind)] + \
         [str(m.label) for m in at.metric]
-
-
-def test_figure_text_shows_direction_controls_escaped():
-    """Figures draw names through ``plain`` (ui/logic/figures.py), on the pages and in the
-    report."""
-    import pandas as pd
-
-    from ui.logic.figures import before_after_bars
-    fig = before_after_bars(pd.Series({SPOOFED: 3}), pd.Series({SPOOFED: 2}), f"{SPOOFED}: n")
-    texts = [fig.layout.title.text, *fig.data[0].x, *fig.data[1].x]
-    assert not controls(texts) and all("name\\u202egnp.exe" in t for t in texts), texts
 
 
 def test_direction_controls_are_shown_escaped_in_the_sidebar_the_pages_and_the_report(

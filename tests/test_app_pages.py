@@ -294,37 +294,6 @@ def test_recipe_steps_without_a_control_are_refused_whole():
                for e in at.error)
 
 
-def test_report_carries_both_readings_of_risk(actg):
-    from sdc_core.risk import risk_profile
-    from sdc_core.risk.linkage import linkage_attack
-    from ui.logic.report import build_report, risk_table, step_notes, utility_table
-    from ui.logic.workbench import evaluate, recipe_json
-
-    qi = ["age", "gender", "race"]
-    text = recipe_json([{"method": "rank_swap", "column": "age", "window_percent": 10}], 1)
-    wb = evaluate(actg, text, qi, None, 5, "wildcard", 1.0, ["age", "wtkg"], ["wtkg"])
-    table = risk_table(risk_profile(actg, qi), linkage_attack(actg, actg, qi, known=["wtkg"]),
-                       wb.after)
-    rows = dict(zip(table["measure"], zip(table["before"], table["after"])))
-    assert rows["keys' re-identifications"][0] == 182
-    assert rows["keys' re-identification risk (%)"][0] == pytest.approx(100 * 182 / 2139)
-    linkage = rows["linkage attack re-identifications"]
-    assert linkage[1] == wb.after["linkage_reidentifications"] < linkage[0]
-    assert "dRisk, interval disclosure (%)" in rows
-    html = build_report("t", "f", len(actg), actg.shape[1], {"known to the attacker": ["wtkg"]},
-                        text, table, utility_table(wb.utility_for(["pidnum"])), [],
-                        notes=step_notes(
-                            [{"method": "local_suppression", "k": 5, "min_k_after": 5.0,
-                              "min_k_after_as_category": 1.0, "suppressed": {"age": 3}}]))
-    assert "smallest class is 5 when a blank matches any value" in html
-    assert "a blank leaves the smallest class at 1." in html
-    assert "maximum loss 1" in html
-    assert "IL1 release (information loss): mean over the 26 released columns" in html
-    assert "IL1 release = (1/|C|) · Σ IL1(c) over the released columns C" in html
-    assert "linkage attack re-identifications" in html
-    assert "what an attacker who\nknows the true values" in html
-
-
 def test_both_fingerprints_are_named(actg):
     import hashlib
 

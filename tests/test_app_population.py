@@ -228,22 +228,6 @@ def test_both_tables_side_by_side_each_with_their_figures():
     assert "π = 0.2 > 0.1" in " ".join(x.value for x in at.markdown)
 
 
-def test_the_curves_numbers_hold_the_chosen_fraction(actg):
-    from sdc_core.risk.population_risk import sensitivity
-    from ui.logic.figures import figure_tables, uniqueness_curves
-
-    risk = population_risk(actg, QI, sampling_fraction=0.0123)
-    curve = sensitivity(risk)
-    (_, table), = figure_tables(uniqueness_curves(curve, 0.0123))[0]
-    x = "sampling fraction π (log scale)"
-    assert table.columns.tolist() == [x, "Dankar's rule", "Zayatz", "Pitman (not valid)", "SNB",
-                                      "sample uniqueness (of the file's records)"]
-    chosen = table[table[x] == 0.0123]
-    assert len(chosen) == 1 and min(table[x]) == pytest.approx(0.001) and max(table[x]) == 1
-    assert chosen["Zayatz"].iloc[0] == pytest.approx(100 * risk.uniqueness.zayatz.share)
-    assert chosen["Dankar's rule"].iloc[0] == pytest.approx(risk.percent)
-
-
 def test_tradeoffs_targets_population_uniqueness_with_the_sessions_sampling(actg):
     """The sampling set on the Risk page reaches the sweep: its rows carry Dankar's population
     uniqueness and the target may bound it; the best row is the core's on the same grid."""

@@ -19,12 +19,10 @@ from tests.conftest import plain
 from tests.hostile_text import leaks
 from ui.logic.report import (
     MODEL_NAMES,
-    build_report,
     dankar_name,
     figure,
     figure_delta,
     loglinear_r2,
-    population_section,
     sampling_text,
 )
 
@@ -160,23 +158,6 @@ def test_the_report_leaves_the_section_out_without_sampling(monkeypatch):
     assert "Risk in the population" not in made["dl_report"]().decode()
 
 
-def test_the_section_escapes_names():
-    df = pd.DataFrame({HOSTILE: [1, 1, 2, 3, 4, 5, 5, 6] * 3,
-                       "<b>sex</b>": list("mfmfmfmm") * 3})
-    keys = [HOSTILE, "<b>sex</b>"]
-    before = population_risk(df, keys, None, population_size=2400)
-    after = population_risk(df.assign(**{HOSTILE: df[HOSTILE] // 3}), keys, None,
-                            population_size=2400)
-    section = population_section(before, after)
-    assert "<img" not in section and "<b>sex" not in section
-    assert "&lt;img src=x onerror=alert(1)&gt;" in section and "&lt;b&gt;sex" in section
-    assert "N = 2,400 (the population size given)" in section
-    html = build_report("t", "f" * 64, len(df), df.shape[1], {}, "{}", df.head(1),
-                        df.head(1), [], population=(before, after))
-    assert section in html
-    assert "<img" not in html
-
-
 def test_the_household_example_takes_n_from_the_weights(monkeypatch):
     made = downloads(monkeypatch)
     e = example("household")
@@ -197,12 +178,3 @@ def test_the_household_example_takes_n_from_the_weights(monkeypatch):
     html = made["dl_report"]().decode()
     assert f"N = {total:,.0f} (the sum of the weights)" in html
     assert not leaks(at)
-
-
-def test_without_a_sample_unique_the_section_says_no_model_is_picked():
-    df = pd.DataFrame({"a": [1, 1, 2, 2, 3, 3] * 4, "b": list("xxyyzz") * 4})
-    risk = population_risk(df, ["a", "b"], None, sampling_fraction=0.1)
-    assert risk.uniqueness.sample_uniques == 0 and risk.uniqueness.dankar_model is None
-    section = population_section(risk, risk)
-    assert "<td>none: no sample unique</td>" in section
-    assert "<td>Dankar's rule: population uniqueness (%)</td>\n      <td>0</td>" in section

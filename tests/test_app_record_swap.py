@@ -13,24 +13,15 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.assess import RiskOptions
-from sdc_core.data.io import read_table
-from sdc_core.examples import example
 from sdc_core.methods import registry
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.household import household_linkage
 from tests.apptest import app_test, downloads
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
+from tests.record_swap_step import HID, PROFILES, STEP
 from ui.links import encode_recipe
-from ui.logic import workspace
 
-EXAMPLE = example("households")
-HID = "hid"
-PROFILES = [["hsize", "htype"], ["hsize"]]
-#: the step the test's settings make: hierarchy region > district, the profiles, rate 0.1
-STEP = {"method": "record_swap", "hierarchy": ["region", "district"], "swap_rate": 0.1,
-        "similar": PROFILES}
 NOT_OFFERED = "Set a household id on the Data page to swap households."
 KEYS = ("w_p_record_swap_cols", "w_p_record_swap_similar", "w_p_record_swap_swap_rate",
         "w_p_record_swap_k", "w_p_record_swap_risk_variables", "w_p_record_swap_carry_along")
@@ -70,11 +61,6 @@ def one_method(at: AppTest, values_key: str, values: str,
     for key in ("w_t_band_values", "w_t_pram_values"):
         at.text_input(key=key).set_value("")
     at.text_input(key=values_key).set_value(values)
-
-
-@pytest.fixture(scope="module")
-def households() -> pd.DataFrame:
-    return read_table(EXAMPLE.path)
 
 
 def test_the_controls_appear_only_with_a_household_id():
@@ -204,17 +190,6 @@ def test_a_link_with_record_swapping_opens_it():
     settings = at.session_state["protect"]
     assert (settings.steps([]), settings.seed) == ([STEP], 9)
     assert at.multiselect(key=KEYS[0]).value == ["region", "district"]
-
-
-def test_a_workspace_with_record_swapping_reads_back(households):
-    """A workspace file holds the roles (the household id) and the page's steps; it reads
-    back with the swap as it was."""
-    roles = EXAMPLE.roles
-    text = workspace.to_json("households", len(households), list(households.columns), "f" * 64,
-                             roles, [STEP], 13, RiskOptions(), [], {})
-    read = workspace.read(text, list(households.columns))
-    assert read.roles.household == HID
-    assert (read.settings.steps([]), read.settings.seed) == ([STEP], 13)
 
 
 def test_the_tradeoffs_sweep_carries_the_household_figures():

@@ -12,7 +12,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.data.io import EXAMPLE_PATH, read_table, table_bytes
-from sdc_core.errors import SdcInputError
 from sdc_core.examples import example
 from sdc_core.names import count_text
 from sdc_core.tables.cell_rules import Rule
@@ -23,7 +22,6 @@ from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
 from ui import links, resume, state
 from ui.infra import memory
-from ui.logic import workspace
 from ui.logic.cross_tables import SUMS_REFUSED
 
 PETS = "Example: the pet survey (100 participants)"
@@ -423,21 +421,6 @@ def test_the_settings_survive_a_saved_and_reopened_workspace(monkeypatch):
     assert not fresh.exception and any("Workspace opened" in s.value for s in fresh.success)
     fresh.switch_page("views/tables.py").run()
     shows_changed(fresh)
-
-
-@pytest.mark.parametrize("fields, words", [
-    ({"w_tables_eps": 1e9}, "'w_tables_eps' must be a number from 0.01 to 100"),
-    ({"w_tables_unit": "household"}, "'w_tables_unit' must be one of person, record"),
-    ({"w_tables_cross": "region"}, "must be a list of column names"),
-    ({"w_tables_max_c": 0}, "'w_tables_max_c' must be a whole number from 1 to 10000"),
-    ({"w_tables_delim": "**x**"}, "must be text of at most 3 characters"),
-    ({"w_tables_speed": 3}, "is not a field of the Tables page"),
-    ({"w_tables_" + "x" * 5000: 3}, "is not a field of the Tables page"),
-])
-def test_a_workspace_the_tables_page_cannot_draw_is_refused_whole(fields, words):
-    text = json.dumps({"workspace": 1, "tables": fields})
-    with pytest.raises(SdcInputError, match=words):
-        workspace.read(text, ["region"])
 
 
 def test_the_settings_survive_a_reload(monkeypatch):

@@ -1,8 +1,8 @@
 """No one books what everyone shares (issue 39, item 2): the built-in data sets are counted once
-for the server in the memory ledger (ui.infra.memory), a session that holds nothing of its own has
-no
-entry, and its resume token (ui.resume) goes when its websocket closes; so sessions that connect
-and leave take nothing from the budget, and a real upload is admitted right after 200 of them."""
+for the server in the memory ledger (ui.infra.memory), a session that holds nothing of its own
+has no entry, and its resume token (ui.resume) goes when its websocket closes; so sessions that
+connect and leave take nothing from the budget, and a real upload is admitted right after 200 of
+them. The ledger's own accounting of shared data is tests/test_ledger.py's."""
 
 from __future__ import annotations
 
@@ -23,8 +23,6 @@ from tests.big_upload import small_numbers_csv
 from tests.conftest import run_async
 from ui import resume, state
 from ui.infra import memory
-from ui.infra.memory import Ledger
-from ui.logic.session import Table
 from ui.resume import Holder, Registry
 
 #: What the ledger counts of each built-in data set, once for the server: its table and one
@@ -91,39 +89,6 @@ def test_each_built_in_data_set_is_counted_once_and_an_upload_books_its_own(monk
     state.load_example()  # back to the example: b gives its own data up
     assert memory.LEDGER.held("b") == 0
     assert memory.LEDGER.total() == (0, BOTH)
-
-
-def test_admission_subtracts_the_shared_data_once_and_the_others_data():
-    """What an admission leaves is the budget less what the server holds: the shared data
-    once, the other sessions' entries and reservations; a session's own entry is replaced."""
-    ledger = Ledger()
-    ledger.share("example:a", 200)
-    ledger.share("example:a", 200)  # entered again by every session that opens it: once
-    ledger.share("example:b", 60)
-    ledger.share("example:b", 100)  # entered again larger: the larger counts
-    ledger.hold("x", 300, "x.csv", Table(None))
-    assert ledger.total() == (1, 600)
-    assert ledger.room("y", 1000) == 400 and ledger.room("x", 1000) == 700
-    refused = ledger.admit("y", 401, limit=1000)
-    assert refused == ("the server is busy: 1 other session holds 300 bytes of its 1.0 kB "
-                       "budget (and its built-in data sets 300 bytes), and this file would "
-                       "take about 401 bytes; try a smaller file or later")
-    assert ledger.admit("y", 400, limit=1000) is None
-    assert ledger.total() == (2, 1000)
-    alone = Ledger()
-    alone.share("example:a", 200)
-    assert alone.admit("z", 801, limit=1000) == (
-        "this file would take about 801 bytes in the server, more than the 800 bytes its "
-        "memory budget of 1.0 kB leaves beside its built-in data sets (200 bytes); try a "
-        "smaller file (or a sample of it)")
-
-
-def test_shared_data_is_never_freed_by_the_idle_window():
-    ledger = Ledger()
-    ledger.share("example:a", 200)
-    ledger.hold("x", 300, "x.csv", Table(pd.DataFrame({"v": [1]})), now=0.0)
-    assert ledger.prune(lambda s: False, idle=60.0, grace=60.0, now=1000.0) == ["x"]
-    assert ledger.total() == (0, 200) and ledger.shared() == 200
 
 
 # -- the resume tokens of sessions with nothing of their own ----------------------------------

@@ -1,5 +1,6 @@
 """Risk in the population from one table (issue 27): how the file was sampled, the figures of
-``risk --json``'s ``population``, and the same figure in a sweep row and on the written file."""
+``risk --json``'s ``population``, the same figure in a sweep row and on the written file, and
+in the table of the models against the sampling fraction (the Risk page's curves)."""
 
 import json
 
@@ -160,3 +161,19 @@ def test_a_profiles_classes_give_the_same_figures(actg, na):
     classes = risk_profile(blanked, QI, na=na).classes
     assert population_risk(blanked, QI, sampling_fraction=0.02, classes=classes).to_json() \
         == population_risk(blanked, QI, sampling_fraction=0.02).to_json()
+
+
+def test_the_curves_numbers_hold_the_chosen_fraction(actg):
+    from sdc_core.risk.population_risk import sensitivity
+    from ui.logic.figures import figure_tables, uniqueness_curves
+
+    risk = population_risk(actg, QI, sampling_fraction=0.0123)
+    curve = sensitivity(risk)
+    (_, table), = figure_tables(uniqueness_curves(curve, 0.0123))[0]
+    x = "sampling fraction π (log scale)"
+    assert table.columns.tolist() == [x, "Dankar's rule", "Zayatz", "Pitman (not valid)", "SNB",
+                                      "sample uniqueness (of the file's records)"]
+    chosen = table[table[x] == 0.0123]
+    assert len(chosen) == 1 and min(table[x]) == pytest.approx(0.001) and max(table[x]) == 1
+    assert chosen["Zayatz"].iloc[0] == pytest.approx(100 * risk.uniqueness.zayatz.share)
+    assert chosen["Dankar's rule"].iloc[0] == pytest.approx(risk.percent)

@@ -1,5 +1,6 @@
 """Work survives: a reload takes the session's work over (resume token), undo/redo and reset of
-the Protect settings, and the workspace file."""
+the Protect settings, and a workspace file opened on the pages (what the file holds and how it
+reads back are tests/test_workspace.py's)."""
 
 import ast
 import json
@@ -8,19 +9,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.assess import RiskOptions
-from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from tests.apptest import app_test
 from tests.conftest import plain
 from tests.state_source import WIDGET_HELPERS
+from tests.workspaces import SURVEY, SURVEY_ANALYSES, survey_workspace
 from ui import resume, state
 from ui.infra import memory
 from ui.infra.memory import Ledger
-from ui.logic import workspace
 from ui.resume import Holder, Registry
 
 
@@ -37,19 +35,6 @@ def test_a_token_is_taken_over_only_from_an_ended_session_of_the_same_user():
     assert reg.take("t", Holder("c", None, {}), lambda s: s == "b") is None  # now b's
     reg.forget(["b"])
     assert len(reg) == 0 and reg.take("t", Holder("c", None, {}), lambda s: False) is None
-
-
-def test_the_ledger_moves_a_sessions_data_to_the_one_taking_it_over():
-    class Holding:
-        df = "table"
-
-    ledger = Ledger()
-    ledger.hold("a", 1000, "survey.csv", Holding(), now=0.0)
-    ledger.prune(lambda s: False, idle=3600.0, grace=3600.0, now=10.0)  # a's tab is closed
-    ledger.move("a", "b", now=20.0)
-    assert ledger.held("a") == 0 and ledger.held("b") == 1000 and ledger.total() == (1, 1000)
-    # b is in use from now: the idle window counts from the take-over
-    assert ledger.prune(lambda s: s == "b", idle=3600.0, grace=3600.0, now=3000.0) == []
 
 
 class Live:
@@ -290,92 +275,6 @@ def test_undo_redo_and_reset_all_on_protect():
     assert recipe_code(at) == both
     at.slider(key="w_p_band_age").set_value(5).run()  # a new change drops what was undone
     assert at.button(key="p_redo").disabled
-
-
-SURVEY = pd.DataFrame({"age": range(18, 58), "sex": ["F", "M"] * 20,
-                       "secret": [f"Zq{i}" for i in range(40)]})
-
-
-def survey_workspace(**change) -> str:
-    args = dict(name="survey.csv", records=40, columns=list(SURVEY.columns), fingerprint="f00d",
-                roles=Roles(qi=["age", "sex"], sensitive=["secret"]),
-                steps=[{"method": "band", "column": "age", "width": 10}], seed=7,
-                risk=RiskOptions(k=3, na="category", alpha=0.5), known=[],
-                tradeoffs={"w_t_band_values": "5, 10", "w_t_target": "every_class"})
-    return workspace.to_json(**{**args, **change})
-
-
-def test_a_workspace_round_trip_holds_no_record():
-    text = survey_workspace()
-    assert not any(v in text for v in SURVEY["secret"])  # settings, never values
-    ws = workspace.read(text, SURVEY.columns)
-    assert ws.roles == Roles(qi=["age", "sex"], sensitive=["secret"])
-    assert ws.settings.steps(["age", "sex"]) == [{"method": "band", "column": "age",
-                                                  "width": 10}]
-    assert ws.settings.seed == 7 and ws.risk == RiskOptions(3, "category", 0.5)
-    assert ws.tradeoffs == {"w_t_band_values": "5, 10", "w_t_target": "every_class"}
-    assert workspace.difference(ws.data, "survey.csv", 40, "f00d") is None
-    assert "survey.csv (40 records)" in workspace.difference(ws.data, "other.csv", 9, "beef")
-    assert '"household"' not in text  # no household: the file of a person table is as before
-    households = Roles(qi=["age"], household="sex")
-    assert workspace.read(survey_workspace(roles=households), SURVEY.columns).roles == households
-
-
-SURVEY_ANALYSES = {"confidence": 0.9, "analyses": [
-    {"name": "mean age by sex", "kind": "mean", "column": "age", "by": "sex"}]}
-
-
-def test_a_workspace_carries_the_benchmark_analyses():
-    ws = workspace.read(survey_workspace(analyses=SURVEY_ANALYSES), SURVEY.columns)
-    assert ws.analyses == SURVEY_ANALYSES
-    assert workspace.read(survey_workspace(), SURVEY.columns).analyses is None
-
-
-@pytest.mark.parametrize("text, words", [
-    (survey_workspace(roles=Roles(qi=["age", "zip"])), "does not have: zip"),
-    (survey_workspace(analyses={"analyses": [{"name": "m", "kind": "mean", "column": "zip"}]}),
-     "does not have: zip"),
-    (survey_workspace(analyses={"analyses": []}), "'analyses' must be a non-empty list"),
-    (survey_workspace(steps=[{"method": "drop", "columns": ["age"]}]), "no control"),
-    (survey_workspace().replace('"k": 3', '"k": 0'), "risk.k"),
-    (survey_workspace(roles=Roles(qi=["age"], household="zip")), "does not have: zip"),
-    (survey_workspace(roles=Roles(qi=["age"], household="age")),
-     "household id cannot also be a key"),
-    (json.dumps({"workspace": 1, "roles": {"household": ["sex"]}}),
-     "household must be a column name or null"),
-    (json.dumps({"workspace": 1, "roles": {"household": "<img src=x onerror=alert(1)>"}}),
-     "does not have: <img"),
-    ("{not json", "not JSON"),
-    (json.dumps({"seed": 1, "steps": []}), "not a workspace file"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"protect": {}}}), "not a field"),
-    (json.dumps({"workspace": 2}), "version 2"),
-    (json.dumps({"workspace": True}), "version True"),
-    (json.dumps({"workspace": 1.0}), "version 1.0"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_seeds": 1000}}),
-     r"'w_t_seeds' must be a whole number from 1 to 20, not 1000"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_seed": -1}}), "'w_t_seed' must be"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_pareto": "bogus"}}),
-     "'w_t_pareto' must be one of linkage, naive"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_combine": "yes"}}),
-     "'w_t_combine' must be true or false"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_at_most": 1e300}}),
-     "'w_t_at_most' must be a number from 0"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_keep_bound": -2}}),
-     "'w_t_keep_bound' must be a number from 0"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_cols": "age"}}),
-     "'w_t_band_cols' must be a list of column names"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_values": 5}}),
-     "'w_t_band_values' must be text"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_band_values": "5," * 600}}),
-     "'w_t_band_values' must be text of at most 1000"),
-    (json.dumps({"workspace": 1, "tradeoffs": {"w_t_speed": 3}}), "not a field"),
-    (json.dumps({"workspace": 1, "sampling": {"population_size": 1e300}}),
-     "population_size must be a number of people from 1 to 2"),
-    (b'{"workspace": 1, "x": "' + b"y" * 2_000_000 + b'"}', "larger than 2 MB"),
-])
-def test_a_workspace_that_cannot_be_used_as_it_is_is_refused_whole(text, words):
-    with pytest.raises(SdcInputError, match=words):
-        workspace.read(text, SURVEY.columns)
 
 
 def test_opening_a_workspace_on_the_data_page_restores_the_work():

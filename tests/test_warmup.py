@@ -74,11 +74,6 @@ def test_the_warm_up_gives_way_to_the_first_visitor(monkeypatch):
     assert arrived.is_set() and done == ["json", "ui.logic.text"]
 
 
-def test_the_warm_up_can_be_left_out(monkeypatch):
-    monkeypatch.setenv(warmup.WARMUP_ENV, "0")
-    assert warmup.start() is None
-
-
 def test_workers_warm_starts_one_worker_process(monkeypatch):
     workers.shutdown()
     monkeypatch.setenv(workers.WORKERS_ENV, "2")

@@ -1,5 +1,6 @@
 """The worker pool (ui.infra.workers): same results as in the session's thread, progress in the
-calling thread, cancelling, errors, SDC_WORKERS."""
+calling thread, cancelling, errors, SDC_WORKERS=0 (an unreadable SDC_WORKERS is
+tests/test_server_settings.py's)."""
 
 import os
 import signal
@@ -236,15 +237,3 @@ def test_no_workers_runs_in_the_thread(monkeypatch, actg):
     workers.run(run_sweep, actg, QI, GRID, progress=lambda *c: calls.append(
         threading.get_ident()))
     assert len(calls) == 33 and set(calls) == {threading.get_ident()}  # every report
-
-
-@pytest.mark.parametrize("text", ["two", "-1", "1.5"])
-def test_an_unreadable_setting_is_reported_and_the_default_used(monkeypatch, text):
-    monkeypatch.setenv(workers.WORKERS_ENV, text)
-    assert workers.settings_problems() == [
-        f"SDC_WORKERS: not a whole number of worker processes (0: none, the work runs in the "
-        f"session's thread): {text!r}"]
-    assert workers.workers() == workers.default_workers() >= 1
-    monkeypatch.setenv(workers.WORKERS_ENV, " 3 ")
-    assert workers.settings_problems() == [] and workers.workers() == 3
-
