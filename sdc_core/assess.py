@@ -163,6 +163,15 @@ class Assessment:
             raise ValueError(f"not parts of an assessment: {', '.join(unknown)}")
         self.__dict__.update(parts)
 
+    def computed(self, *parts: str) -> Assessment:
+        """The assessment with ``parts`` computed now, where it runs (a worker process that
+        sends it back), rather than on first access."""
+        for part in parts:
+            if not isinstance(getattr(type(self), part, None), cached_property):
+                raise ValueError(f"not a part of an assessment: {part}")
+            getattr(self, part)
+        return self
+
     @cached_property
     def reports(self) -> list[dict[str, Any]] | None:
         """What each step of the recipe did (the recodings as the release resolved them),

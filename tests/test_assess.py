@@ -55,6 +55,19 @@ def test_the_parts_are_the_measures_figures_each_computed_once():
     assert [d.column for d in a.deniability] == ["sex"]
 
 
+def test_computed_parts_are_held_and_pickle_with_the_assessment():
+    """What a worker computes (``computed``) travels back with the assessment; a name that is
+    no part is refused."""
+    import pickle
+
+    a = assess(DF, None, Setting(QI), RECIPE).computed("keys", "linkage")
+    assert {"keys", "linkage"} <= set(a.__dict__) and "loss" not in a.__dict__
+    back = pickle.loads(pickle.dumps(a))
+    assert back.__dict__["linkage"].summary() == a.linkage.summary()
+    with pytest.raises(ValueError, match="not a part of an assessment: setting"):
+        a.computed("setting")
+
+
 def test_a_part_the_setting_does_not_ask_for_is_unavailable_and_says_so():
     a = assess(DF, None, Setting(QI), RECIPE)
     assert a.inference == Unavailable("no sensitive column beside the keys", asked=False)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -49,35 +50,75 @@ def recipe_json(steps: list[dict[str, Any]], seed: int, household: str | None = 
 
 @dataclass(frozen=True)
 class Workbench:
-    """The protected table and its figures. ``utility`` reads every column of the table as
-    released; :meth:`utility_for` leaves out the columns not released, as the pages do."""
+    """The protected table and its figures, read from its assessment
+    (:func:`sdc_core.assess.assess`), whose parts :func:`evaluate` computes where it runs (a
+    worker). ``utility`` reads every column of the table as released; :meth:`utility_for`
+    leaves out the columns not released, as the pages do."""
 
     original: pd.DataFrame
-    applied: ApplyResult
-    after: dict[str, Any]
-    utility: dict[str, Any]
-    changed: list[str]
-    loss: IL1Result
-    numeric: list[str] = field(default_factory=list)
+    #: the assessment the figures are read from: the report reads its parts too, and a part
+    #: not read yet is computed on first access
+    assessment: Assessment
+    #: whether the figures include what the perturbation buys (:attr:`deniability`,
+    #: :attr:`inference`)
+    buys: bool = True
     #: risk in the population of the protected table (:func:`release_population`), when
     #: asked for: None when nothing says how the file was sampled, the reason (text) when it
     #: cannot be estimated
     population: PopulationRisk | str | None = None
-    #: what the perturbation buys (docs/measures.md, "Deniability: what perturbation buys"):
-    #: one entry per perturbed column, as :func:`recipe_deniability` gives them, with a
-    #: household id also what the household's records give away (:func:`household_figures`)
-    deniability: tuple[Deniability, ...] = ()
-    #: the attribute-inference attack on the release (docs/measures.md, "The
-    #: attribute-inference attack") for the sensitive columns asked for: None when none was,
-    #: the reason (text) when it cannot run
-    inference: InferenceResult | str | None = None
-    #: the household figures of the release (docs/measures.md, "Household risk"): its
-    #: household risk and the household linkage attack on it, when a household id was given;
-    #: None when none was, the reason (text) when they cannot be computed
-    households: HouseholdFigures | str | None = None
-    #: the assessment these figures were read from (:func:`sdc_core.assess.assess`): the
-    #: report reads its parts, and a part not read yet is computed on first access
-    assessment: Assessment | None = None
+
+    @property
+    def applied(self) -> ApplyResult:
+        """The recipe's result: the protected table and each step's report."""
+        assert self.assessment.applied is not None  # evaluate's assessment applies the recipe
+        return self.assessment.applied
+
+    @cached_property
+    def after(self) -> dict[str, Any]:
+        """The release's risk figures (:func:`risk_after`)."""
+        return risk_after(self.assessment)
+
+    @cached_property
+    def utility(self) -> dict[str, Any]:
+        """IL1 over every column as released and the eigenvalue similarity."""
+        loss = self.assessment.loss
+        return {**loss.summary(), "eigenvalue_similarity_percent": self.assessment.similarity,
+                "per_column": loss.per_column}
+
+    @property
+    def loss(self) -> IL1Result:
+        """The information loss of every released column (docs/utility.md)."""
+        return self.assessment.loss
+
+    @property
+    def changed(self) -> list[str]:
+        """The columns the release changed."""
+        return self.assessment.loss.changed
+
+    @property
+    def numeric(self) -> list[str]:
+        """The numeric columns the loss reads as numbers."""
+        return self.assessment.numeric
+
+    @property
+    def deniability(self) -> tuple[Deniability, ...]:
+        """What the perturbation buys (docs/measures.md, "Deniability: what perturbation
+        buys"): one entry per perturbed column, with a household id also what the household's
+        records give away; none when the figures leave it out (:attr:`buys`)."""
+        return self.assessment.deniability if self.buys else ()
+
+    @property
+    def inference(self) -> InferenceResult | str | None:
+        """The attribute-inference attack on the release (docs/measures.md, "The
+        attribute-inference attack") for the sensitive columns asked for: None when none was
+        (or the figures leave it out), the reason (text) when it cannot run."""
+        return shown(self.assessment.inference) if self.buys else None
+
+    @property
+    def households(self) -> HouseholdFigures | str | None:
+        """The household figures of the release (docs/measures.md, "Household risk"): None
+        without a household id, the reason (text) when they cannot be computed."""
+        return shown(self.assessment.households)
 
     def utility_for(self, not_released: Sequence[str]) -> dict[str, Any]:
         """``utility`` with the columns ``not_released`` out of the release: the headline
@@ -133,13 +174,10 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     setting = Setting(tuple(qi), tuple(numeric), tuple(sensitive), tuple(known or ()), weight,
                       household, RiskOptions(k, na, alpha))
     a = assess(df, None, setting, parse_recipe(json.loads(recipe_text)), applied)
-    assert a.applied is not None  # the assessment applied the recipe
-    return Workbench(df, a.applied, risk_after(a),
-                     {**a.loss.summary(), "eigenvalue_similarity_percent": a.similarity,
-                      "per_column": a.loss.per_column}, a.loss.changed, a.loss, a.numeric,
-                     deniability=a.deniability if buys else (),
-                     inference=shown(a.inference) if buys else None,
-                     households=shown(a.households), assessment=a)
+    # the figures computed here (a worker: :func:`detached`), not where the result is read
+    return Workbench(df, a.computed("keys", "linkage", "loss", "similarity", "numeric",
+                                    "households", *(("deniability", "inference") if buys
+                                                    else ())), buys)
 
 
 def risk_after(a: Assessment) -> dict[str, Any]:
@@ -187,10 +225,9 @@ def with_population(wb: Workbench, original: pd.DataFrame,
                     population: PopulationRisk | Unavailable | None) -> Workbench:
     """A worker's workbench with its table and the population part (another worker's, None
     when nothing was asked) put back: in the assessment, and as the workbench shows it."""
-    if wb.assessment is not None:
-        wb.assessment.original = original
-        if population is not None:
-            wb.assessment.keep(population=population)
+    wb.assessment.original = original
+    if population is not None:
+        wb.assessment.keep(population=population)
     return replace(wb, original=original,
                    population=shown(population) if population is not None else None)
 
@@ -199,8 +236,7 @@ def detached(df: pd.DataFrame, *args: Any, **kwargs: Any) -> Workbench:
     """:func:`evaluate` without the original table in the result or its assessment: what a
     worker process sends back (the caller holds the table: :func:`with_population`)."""
     wb = evaluate(df, *args, **kwargs)
-    if wb.assessment is not None:
-        wb.assessment.original = None
+    wb.assessment.original = None
     return replace(wb, original=None)
 
 
