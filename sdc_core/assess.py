@@ -157,8 +157,7 @@ class Assessment:
     def keep(self, **parts: Any) -> None:
         """Parts computed elsewhere (another worker process, from the same original, release
         and setting), kept as if computed here."""
-        unknown = [p for p in parts if not isinstance(getattr(type(self), p, None),
-                                                      cached_property)]
+        unknown = [p for p in parts if not self.is_part(p)]
         if unknown:
             raise ValueError(f"not parts of an assessment: {', '.join(unknown)}")
         self.__dict__.update(parts)
@@ -167,10 +166,15 @@ class Assessment:
         """The assessment with ``parts`` computed now, where it runs (a worker process that
         sends it back), rather than on first access."""
         for part in parts:
-            if not isinstance(getattr(type(self), part, None), cached_property):
+            if not self.is_part(part):
                 raise ValueError(f"not a part of an assessment: {part}")
             getattr(self, part)
         return self
+
+    @classmethod
+    def is_part(cls, name: str) -> bool:
+        """Whether ``name`` is a part (computed on first access), not a field or a method."""
+        return isinstance(getattr(cls, name, None), cached_property)
 
     @cached_property
     def reports(self) -> list[dict[str, Any]] | None:
