@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sdc_core.data.io import read_table
 from sdc_core.examples import example
 from sdc_core.recipe import Recipe, apply_recipe, parse_recipe
 from sdc_core.risk.household import (
@@ -37,11 +36,6 @@ WEIGHT = EXAMPLE.roles.weight
 MERGE = ("agegroup", ["45-64", "65+"], "45+")
 TILES = ("Household risk", "Household re-identifications", "Households", "Mean household size",
          "Households unique by composition")
-
-
-@pytest.fixture(scope="module")
-def households() -> pd.DataFrame:
-    return read_table(EXAMPLE.path)
 
 
 def loaded(page: str) -> AppTest:

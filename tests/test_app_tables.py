@@ -7,8 +7,6 @@ import json
 import math
 from urllib.parse import parse_qsl
 
-import pandas as pd
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.data.io import EXAMPLE_PATH, read_table, table_bytes
@@ -221,11 +219,6 @@ def test_differencing_and_dp_nonresponse_are_the_cores():
 
 HID = "hid"
 HOUSEHOLDS = example("households")
-
-
-@pytest.fixture(scope="module")
-def households() -> pd.DataFrame:
-    return read_table(HOUSEHOLDS.path)
 
 
 def hostile_households() -> bytes:
