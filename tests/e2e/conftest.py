@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,11 @@ class Runs:
     asked: int = 0
     #: whether a run has begun and not ended
     running: bool = False
+    #: runs begun when the last run that was not cut short ended
+    ended_begun: int = 0
+    #: the widget values (by key) the page last asked a run with, and the runs begun then
+    asked_with: dict[str, Any] = field(default_factory=dict)
+    asked_begun: int = 0
 
     def received(self, payload: str | bytes) -> None:
         # Streamlit's messages are imported here: this conftest is loaded whenever tests/ is
@@ -81,20 +86,45 @@ class Runs:
             self.running = True
         elif kind == "script_finished":
             self.running = False
-            self.finished += msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+            if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                self.finished += 1
+                self.ended_begun = self.begun
 
     def sent(self, payload: str | bytes) -> None:
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
-        if isinstance(payload, bytes) and \
-                BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+        if not isinstance(payload, bytes):
+            return
+        msg = BackMsg.FromString(payload)
+        if msg.WhichOneof("type") == "rerun_script":
             self.asked += 1
+            self.asked_with = {widget_key(w.id): widget_value(w)
+                               for w in msg.rerun_script.widget_states.widgets}
+            self.asked_begun = self.begun
+
+    def shows(self, key: str, value: Any) -> bool:
+        """Whether the page last asked a run with widget ``key`` at ``value`` and a run begun
+        after it asked has ended (what the page shows is drawn from that value)."""
+        return self.asked_with.get(key) == value and self.ended_begun > self.asked_begun
 
     def connected(self, socket: WebSocket) -> None:
         """A new websocket: what ran over the old one is over."""
         self.running = False
         socket.on("framereceived", self.received)
         socket.on("framesent", self.sent)
+
+
+def widget_key(widget_id: str) -> str:
+    """The key a widget was given (``$$ID-<hash>-<key>``), or its id when it has none."""
+    parts = widget_id.split("-", 2)
+    return parts[2] if widget_id.startswith("$$ID-") and len(parts) == 3 else widget_id
+
+
+def widget_value(state: Any) -> Any:
+    """A widget's value in a ``rerun_script`` message; a list for an array (a slider's)."""
+    kind = state.WhichOneof("value")
+    value = getattr(state, kind) if kind else None
+    return list(value.data) if hasattr(value, "data") else value
 
 
 def follow_runs(page: Page) -> Page:
@@ -328,12 +358,27 @@ def pick_options(page: Page, label: str, names: list[str], clear: bool = False) 
 
 def band_age(page: Page, presses: int = 10) -> Locator:
     """Move the Protect page's age band width slider ``presses`` steps right with the keyboard
-    (from 0: width ``presses``), until a run it started has ended; give the slider."""
+    (from 0: width ``presses``), until the page shows the figures of the width reached; give
+    the slider. The slider sends its value a moment after the last key, so a run that ended
+    after the presses may be one of an earlier width: the wait is for a run asked with the
+    width reached (:meth:`Runs.shows`)."""
     slider = page.get_by_role("slider", name="Band width of age")
+    width = float(slider.input_value()) + presses
     slider.focus()
     with ran(page):
         for _ in range(presses):
             slider.press("ArrowRight")
+    counted = runs(page)
+
+    def attempt(ms: int) -> None:
+        deadline = time.monotonic() + ms / 1000
+        while not (counted.shows("w_p_band_age", [width]) and not working(page_state(page))):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no run asked with age band width {width} has ended: "
+                                     f"{counted.asked_with.get('w_p_band_age')}")
+            page.wait_for_timeout(50)
+
+    follow(page, attempt)
     return slider
 
 
