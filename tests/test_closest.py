@@ -121,3 +121,14 @@ def test_compare_closest_gives_the_figures_and_a_line(tmp_path):
                  "--engine", "duckdb")
     assert engine.returncode == 2 and engine.stderr.count("\n") == 1
     assert "--closest reads both tables in memory" in engine.stderr
+
+
+def test_compare_closest_refuses_an_overflowing_distance_in_one_line(tmp_path):
+    """The subnormal range above, through the command line: exit 2, one line, no inf."""
+    pd.DataFrame({"a": [0, 1], "b": [0.0, 5e-324]}).to_csv(tmp_path / "o.csv", index=False)
+    pd.DataFrame({"a": [0, 1], "b": [2.0, 0.0]}).to_csv(tmp_path / "r.csv", index=False)
+    assert pd.read_csv(tmp_path / "o.csv")["b"].iloc[1] == 5e-324  # the file keeps the width
+    out = run("compare", tmp_path / "o.csv", tmp_path / "r.csv", "--numeric", "a,b",
+              "--closest", "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "the values of b lie too far apart" in out.stderr
