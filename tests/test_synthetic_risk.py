@@ -1,8 +1,9 @@
-"""Disclosure risk of a synthetic release (issue 53; docs/measures.md, "Disclosure risk of a
-synthetic release"): replicated uniques, DiSCO and DiO, and the distance to the closest record
-against a holdout, each against a plain loop over the records written from the definition, on
-outside tables (the German health panel, Chile's plebiscite survey, ACTG 175), on releases that
-copy the original or share nothing with it, with blanks, and over the dtypes the readers give."""
+"""Disclosure risk of a synthetic release, issue 53
+(docs/measures.md, "Disclosure risk of a synthetic release"): replicated uniques, DiSCO and DiO,
+and the distance to the closest record against a holdout, each against a plain loop over the
+records written from the definition, on outside tables (the German health panel, Chile's
+plebiscite survey, ACTG 175), on releases that copy the original or share nothing with it, with
+blanks, and over the dtypes the readers give."""
 
 from __future__ import annotations
 
@@ -280,8 +281,10 @@ def test_the_refusals_say_what_is_wrong():
         replicated_uniques(df, df.drop(columns="a").assign(c=1), ["a", "b"])
     with pytest.raises(SdcInputError, match="unknown key column.*: a"):
         replicated_uniques(df, df.drop(columns="a"), ["a"])
-    with pytest.raises(SdcInputError, match="repeated"):
+    with pytest.raises(SdcInputError, match="the sensitive column t is a key"):
         disco(df, df, ["a", "t"], "t")
+    with pytest.raises(SdcInputError, match="repeated"):
+        replicated_uniques(df, df, ["a", "a"])
     with pytest.raises(SdcInputError, match="no records"):
         disco(df.iloc[:0], df, ["a"], "t")
     with pytest.raises(SdcInputError, match="unknown sensitive column"):

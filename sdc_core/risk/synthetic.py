@@ -89,7 +89,7 @@ class SyntheticRisk:
                 **(self.holdout or {})}
 
 
-def joint_codes(original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str],
+def record_codes(original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str],
                 blank: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """One integer per record of each table for its values on ``columns``: equal values (by
     what they are) equal integers, different values different ones. A blank is a value of its
@@ -153,7 +153,7 @@ def replicated_uniques(original: pd.DataFrame, released: pd.DataFrame,
     >>> replicated_uniques(x, pd.DataFrame({"age": [30, 50, 50, 40]}), ["age"])
     (1, 25.0)
     """
-    ko, kr = joint_codes(original, released, _check(original, released, keys, "key"))
+    ko, kr = record_codes(original, released, _check(original, released, keys, "key"))
     bound = int(max(ko.max(), kr.max(initial=0))) + 1
     f_o = np.bincount(ko, minlength=bound)
     f_s = np.bincount(kr, minlength=bound)
@@ -199,9 +199,12 @@ def disco(original: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
     >>> disco(x, pd.DataFrame({"age": [30, 40, 40], "ill": ["y", "y", "n"]}), ["age"], "ill")
     25.0
     """
+    if target in keys:
+        raise SdcInputError(f"the sensitive column {target} is a key: DiSCO reads a column "
+                            "that is not one")
     cols = _check(original, released, [*keys, target], "key or sensitive")
-    ko, kr = joint_codes(original, released, cols[:-1])
-    to, tr = joint_codes(original, released, [target], blank=False)
+    ko, kr = record_codes(original, released, cols[:-1])
+    to, tr = record_codes(original, released, [target], blank=False)
     bound = int(max(ko.max(), kr.max(initial=0))) + 1
     present = tr >= 0
     low = np.full(bound, np.iinfo(np.int64).max)
@@ -277,7 +280,7 @@ def dcr_holdout(train: pd.DataFrame, holdout: pd.DataFrame, released: pd.DataFra
     d_h, _ = cKDTree(h).query(z, k=1)
     tie = np.abs(d_t - d_h) <= TIE_RTOL * np.maximum(1.0, np.minimum(d_t, d_h))
     score = np.where(tie, 0.5, (d_t < d_h).astype(np.float64))
-    kt, kr = joint_codes(train, released, cols)
+    kt, kr = record_codes(train, released, cols)
     return {"dcr_train_share": float(score.mean()),
             "dcr_expected_share": len(t) / (len(t) + len(h)),
             "exact_copies": int(np.count_nonzero(np.isin(kr, kt)))}
