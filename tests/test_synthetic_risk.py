@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdc_core.errors import SdcInputError
+from sdc_core.risk.closest import closest_record
 from sdc_core.risk.synthetic import (
     dcr_holdout,
     disco,
@@ -85,8 +86,10 @@ def loop_dcr(train: pd.DataFrame, holdout: pd.DataFrame, released: pd.DataFrame,
     spread = [s if s > 0 else 1.0 for s in spread]
 
     def nearest(z: tuple[Any, ...], points: list[tuple[Any, ...]]) -> float:
-        return min(math.sqrt(sum((float(z[j]) - float(x[j])) ** 2 / spread[j] ** 2
-                                 for j in range(len(numeric))) / len(numeric)) for x in points)
+        # the root of the sum of squares by math.hypot: no square overflows on a tiny spread
+        return min(math.hypot(*((float(z[j]) - float(x[j])) / spread[j]
+                                for j in range(len(numeric)))) / math.sqrt(len(numeric))
+                   for x in points)
 
     scores = []
     for z in rows(released, numeric):
@@ -386,3 +389,20 @@ def test_any_small_parts_equal_the_loop(ts, hs, zs):
     assert got["exact_copies"] == want["exact_copies"]
     assert got["dcr_expected_share"] == pytest.approx(want["dcr_expected_share"], abs=1e-12)
     assert got["dcr_train_share"] == pytest.approx(want["dcr_train_share"], abs=1e-9)
+
+
+def test_distances_whose_squares_overflow_are_finite_and_equal_the_loop():
+    """The k-d tree sums squares: on a range of 4e-247 a release 1 away lies some 1e246 ranges
+    off, whose square overflows though the distance does not."""
+    train = pd.DataFrame({"a": [0, 0], "b": [0.0, 4e-247]})
+    holdout = pd.DataFrame({"a": [1, 0], "b": [2e-247, 2e-247]})
+    released = pd.DataFrame({"a": [0, 1, 0], "b": [1.0, -1.0, 3.5e-247]})
+    got = closest_record(train, released, ["a", "b"]).distances
+    spread = 4e-247
+    want = [math.hypot(0.0, (1.0 - 4e-247) / spread) / math.sqrt(2),
+            math.hypot(1.0, -1.0 / spread) / math.sqrt(2),
+            math.hypot(0.0, 0.5e-247 / spread) / math.sqrt(2)]
+    assert got == pytest.approx(want, rel=1e-12) and np.isfinite(got).all()
+    found = dcr_holdout(train, holdout, released, ["a", "b"])
+    assert found == loop_dcr(train, holdout, released, ["a", "b"], ["a", "b"])
+    assert found["dcr_train_share"] == pytest.approx(2 / 3)  # a tie, another tie, and 1

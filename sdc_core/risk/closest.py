@@ -78,9 +78,18 @@ def closest_record(original: pd.DataFrame, released: pd.DataFrame,
     0.1
     """
     columns, (x, z), (_, keep) = scaled_points([original, released], numeric)
-    distances, _ = cKDTree(x).query(z, k=1)
-    return ClosestRecord(np.asarray(distances, dtype=np.float64), tuple(columns),
-                         int((~keep).sum()))
+    return ClosestRecord(nearest(x, z), tuple(columns), int((~keep).sum()))
+
+
+def nearest(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The Euclidean distance of each point of ``z`` to its nearest point of ``x``, by a k-d
+    tree. The tree sums squares, which overflow past about 1e154 though the distance does not:
+    points that large are first divided by a power of two (exactly) and the distances
+    multiplied back by it."""
+    top = max(float(np.abs(x).max(initial=0.0)), float(np.abs(z).max(initial=0.0)))
+    shift = max(0, int(np.frexp(top)[1]) - 500)  # 2⁵⁰⁰ squared, over many columns, stays finite
+    distances, _ = cKDTree(np.ldexp(x, -shift)).query(np.ldexp(z, -shift), k=1)
+    return np.ldexp(np.asarray(distances, dtype=np.float64), shift)
 
 
 def scaled_points(tables: Sequence[pd.DataFrame], numeric: Sequence[str], reference: int = 1

@@ -43,12 +43,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from sdc_core.data.columns import compare_keys
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes
-from sdc_core.risk.closest import scaled_points
+from sdc_core.risk.closest import nearest, scaled_points
 
 #: Relative tolerance of a tie between the distances to the training and the holdout part
 #: (the linkage attack's, :data:`sdc_core.risk.linkage.TIE_RTOL`).
@@ -276,8 +275,7 @@ def dcr_holdout(train: pd.DataFrame, holdout: pd.DataFrame, released: pd.DataFra
     check_columns(holdout, cols, "compared")
     check_columns(released, cols, "compared")
     _, (t, h, z), complete = scaled_points([train, holdout, released], cols, reference=2)
-    d_t, _ = cKDTree(t).query(z, k=1)
-    d_h, _ = cKDTree(h).query(z, k=1)
+    d_t, d_h = nearest(t, z), nearest(h, z)
     tie = np.abs(d_t - d_h) <= TIE_RTOL * np.maximum(1.0, np.minimum(d_t, d_h))
     score = np.where(tie, 0.5, (d_t < d_h).astype(np.float64))
     kt, kr = record_codes(train, released, cols)
