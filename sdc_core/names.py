@@ -197,6 +197,22 @@ MEASURES: dict[str, Measure] = {
                 "released records complete on the numeric columns"),
     "p_link": _M("linkage probability", "share 0–1", "p_i = 1/|M_i| when i ∈ M_i, else 0"),
     "candidates": _M("best candidates", "count", "|M_i|"),
+    # a release without row correspondence (docs/measures.md, "Disclosure risk of a synthetic
+    # release"): q_i the key combination of original record i, f_o and f_s its counts in the
+    # original and the release, T and H the training and holdout parts
+    "replicated_uniques": _M("replicated uniques", "count",
+                             "|{i : f_o(q_i) = 1 and f_s(q_i) = 1}|"),
+    "replicated_uniques_percent": _M("replicated uniques", "%", "100 · replicated uniques / n"),
+    "disco_percent": _M("DiSCO", "%",
+                        "100 · |{i : q_i holds one value t_s of t in the release, t_s = t_i}| / n"),
+    "disco_original_percent": _M("DiO, DiSCO of the original", "%",
+                                 "DiSCO with the original as the release"),
+    "dcr_train_share": _M("release records nearer a training record", "share 0–1",
+                          "mean over released z of [d_T(z) < d_H(z)], a tie counting ½"),
+    "dcr_expected_share": _M("share nearer a training record by chance", "share 0–1",
+                             "|T| / (|T| + |H|)"),
+    "exact_copies": _M("exact copies of training records", "count",
+                       "released records equal to a training record on every column"),
     # household risk and the household linkage attack (docs/measures.md, "Household risk")
     "households": _M("households", "count", "number of distinct household ids"),
     "household_size_mean": _M("mean household size", "count", "n / households"),

@@ -12,6 +12,10 @@
   posterior of each perturbed column (``recipe_deniability``, ``Deniability``)
 - :mod:`~sdc_core.risk.inference` — the attribute-inference attack (``attribute_inference``,
   ``InferenceResult``, ``InferenceColumn``)
+- :mod:`~sdc_core.risk.synthetic` — the risk of a release without row correspondence (a
+  synthetic file): replicated uniques, DiSCO, the distance to the closest record against a
+  holdout; import it from its module (it loads scipy's k-d tree, as
+  :mod:`~sdc_core.risk.closest` does)
 
 The last two read recipes too: their names are loaded on first use (PEP 562), so that
 ``sdc_core.recipe`` can import this package.

@@ -73,30 +73,65 @@ def closest_record(original: pd.DataFrame, released: pd.DataFrame,
     >>> import pandas as pd
     >>> from sdc_core.risk.closest import closest_record
     >>> x = pd.DataFrame({"a": [0.0, 10.0]})
-    >>> closest_record(x, pd.DataFrame({"a": [0.0, 5.0, 9.0]}), ["a"]).summary()["dcr_median"]
+    >>> r = closest_record(x, pd.DataFrame({"a": [0.0, 5.0, 9.0]}), ["a"])
+    >>> round(r.summary()["dcr_median"], 12)
     0.1
     """
-    columns = numbers_in_both(original, released, numeric)
+    columns, (x, z), (_, keep) = scaled_points([original, released], numeric)
+    return ClosestRecord(nearest(x, z), tuple(columns), int((~keep).sum()))
+
+
+def nearest(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The Euclidean distance of each point of ``z`` to its nearest point of ``x``, by a k-d
+    tree. The tree sums squares, which overflow past about 1e154 though the distance does not:
+    points that large are first divided by a power of two (exactly) and the distances
+    multiplied back by it."""
+    top = max(float(np.abs(x).max(initial=0.0)), float(np.abs(z).max(initial=0.0)))
+    shift = max(0, int(np.frexp(top)[1]) - 500)  # 2⁵⁰⁰ squared, over many columns, stays finite
+    distances, _ = cKDTree(np.ldexp(x, -shift)).query(np.ldexp(z, -shift), k=1)
+    return np.ldexp(np.asarray(distances, dtype=np.float64), shift)
+
+
+def scaled_points(tables: Sequence[pd.DataFrame], numeric: Sequence[str], reference: int = 1
+                  ) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:
+    """The records of each table as points of the distance of the module docstring: on the
+    columns of ``numeric`` that hold numbers in every table, scaled by the range R_c of the
+    complete records of the first ``reference`` tables (the original; R_c = 1 for a constant
+    column) and by √p, so that the Euclidean distance of two points is d(z, x).
+
+    Returns
+    -------
+    columns : list of str
+        The columns read.
+    points : list of numpy.ndarray
+        Per table, its records complete on the columns, scaled (m_t, p).
+    complete : list of numpy.ndarray
+        Per table, the mask of its records complete on the columns (n_t,).
+
+    Raises
+    ------
+    SdcInputError
+        No column holds numbers in every table, no record of a table is complete on them, or a
+        distance overflows floating point (:func:`closest_record`).
+    """
+    columns = [c for c in numeric if all(numbers_in_both(tables[0], t, [c]) for t in tables)]
     if not columns:
-        raise SdcInputError("no numeric column holds numbers in both tables: the distance to "
+        raise SdcInputError("no numeric column holds numbers in every table: the distance to "
                             "the closest record reads numbers")
-    x = original[columns].astype("float64").to_numpy()
-    z = released[columns].astype("float64").to_numpy()
-    x = x[~np.isnan(x).any(axis=1)]
-    keep = ~np.isnan(z).any(axis=1)
-    if not len(x) or not keep.any():
+    values = [t[columns].astype("float64").to_numpy() for t in tables]
+    complete = [~np.isnan(v).any(axis=1) for v in values]
+    if not all(k.any() for k in complete):
         raise SdcInputError("no record is complete on the numeric columns "
                             f"{', '.join(map(str, columns))}")
-    low = x.min(axis=0)
-    spread = x.max(axis=0) - low
+    ranged = np.concatenate([v[k] for v, k in zip(values[:reference], complete)])
+    low = ranged.min(axis=0)
+    spread = ranged.max(axis=0) - low
     scale = np.where(spread > 0, spread, 1.0) * np.sqrt(len(columns))
     with np.errstate(over="ignore", invalid="ignore"):  # said below, column by column
-        x, z = (x - low) / scale, (z[keep] - low) / scale
-    far = ~(np.isfinite(x).all(axis=0) & np.isfinite(z).all(axis=0))
+        points = [(v[k] - low) / scale for v, k in zip(values, complete)]
+    far = ~np.logical_and.reduce([np.isfinite(p).all(axis=0) for p in points])
     if far.any():
         raise SdcInputError(
             f"the values of {', '.join(str(c) for c, f in zip(columns, far) if f)} lie too far "
             "apart, on the scale of the original's range, for a distance in floating point")
-    distances, _ = cKDTree(x).query(z, k=1)
-    return ClosestRecord(np.asarray(distances, dtype=np.float64), tuple(columns),
-                         int((~keep).sum()))
+    return columns, points, complete
