@@ -38,7 +38,7 @@ A part that the setting does not ask for, or that cannot be computed, holds an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -68,6 +68,7 @@ from sdc_core.utility.il1 import IL1Result, il1, numbers_in_both
 if TYPE_CHECKING:  # imported where a part needs them (scipy and statsmodels take seconds)
     from sdc_core.risk.closest import ClosestRecord
     from sdc_core.risk.population_risk import PopulationRisk
+    from sdc_core.risk.synthetic import SyntheticRisk
     from sdc_core.utility.analysis import AnalysisSpec
     from sdc_core.utility.cell_loss import CellLossReport
     from sdc_core.utility.validity import ValidityReport
@@ -425,6 +426,42 @@ class Assessment:
             return Unavailable(str(err))
 
     @cached_property
+    def held_out(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """The table a synthesis step of the recipe fitted on and the records it held out of
+        the fit (docs/methods.md, "Synthesis (sequential CART)"): recomputed from the recipe's
+        seed and the step's index, the table being the one the step was given (the original
+        after the steps before it). None without a synthesis step that held records out."""
+        steps = self.recipe.steps if self.recipe is not None else []
+        found = [(i, st) for i, st in enumerate(steps)
+                 if st["method"] == "synthesize" and st.get("holdout")]
+        if not found or self.recipe is None:
+            return None
+        from sdc_core.methods.synthesize import held_out
+
+        index, step = found[-1]
+        given = self.original if index == 0 else apply_recipe(
+            replace(self.recipe, steps=list(steps[:index])), self.original).data
+        out = held_out(len(given), step["holdout"], self.recipe.seed, index)
+        return given[~out], given[out]
+
+    @cached_property
+    def synthetic(self) -> SyntheticRisk | Unavailable:
+        """The release read as a set of records (docs/measures.md, "Disclosure risk of a
+        synthetic release"): replicated uniques on the keys, DiSCO of each sensitive column
+        beside the original's own, and, when a synthesis step held records out, the distance
+        against the holdout on the numeric columns. With a holdout, the original is the part
+        the step fitted on. Needs no row correspondence: it applies to any release."""
+        from sdc_core.risk.synthetic import synthetic_risk
+
+        s = self.setting
+        if not s.qi:
+            return Unavailable("no quasi-identifiers", asked=False)
+        parts = self.held_out
+        fitted, holdout = parts if parts is not None else (self.original, None)
+        return synthetic_risk(fitted, self.released, list(s.qi), list(s.sensitive), holdout,
+                              self.numeric)
+
+    @cached_property
     def population(self) -> PopulationRisk | Unavailable:
         """The risk in the population of the release, from how the file was sampled."""
         from sdc_core.risk.population_risk import population_risk
@@ -446,7 +483,10 @@ class Assessment:
         ``closeness``; the benchmark analyses, the household linkage attack and the tables'
         ``cell_loss`` when the setting asks; ``distribution`` (``distribution=False``: left
         out). A part the setting asks for that cannot be computed raises its error."""
-        s, loss = self.setting, self.loss
+        s = self.setting
+        if self.rows is not None:
+            return self._unaligned_json(distribution)
+        loss = self.loss
         out: dict[str, Any] = {**loss.summary(), "il1_missing": loss.il1_missing,
                                "eigenvalue_similarity_percent": self.similarity,
                                "numeric": self.released_numeric,
@@ -460,11 +500,35 @@ class Assessment:
             if s.sensitive:
                 out["inference"] = json.loads(given(self.inference).to_json())
                 out["closeness"] = closeness_json(given(self.closeness))
+        if s.qi:
+            out.update(given(self.synthetic).to_json())
+        return self._common_json(out, distribution)
+
+    def _unaligned_json(self, distribution: bool) -> dict[str, Any]:
+        """:meth:`to_json` of a release whose row i is not the release of the original's row
+        i (a synthetic file): ``record_by_record`` says why the measures that compare record
+        by record (IL1, the eigenvalue similarity, the linkage attacks, deniability, the
+        attribute-inference attack) give no number; the measures of the release as a set of
+        records are given."""
+        s = self.setting
+        out: dict[str, Any] = {"record_by_record": self.rows, "numeric": self.released_numeric,
+                               "released_columns": [str(c) for c in self.released.columns],
+                               "records": len(self.released),
+                               "original_records": len(self.original)}
+        if s.qi:
+            out.update(given(self.synthetic).to_json())
+            if s.sensitive:
+                out["closeness"] = closeness_json(given(self.closeness))
+        return self._common_json(out, distribution)
+
+    def _common_json(self, out: dict[str, Any], distribution: bool) -> dict[str, Any]:
+        """The parts of :meth:`to_json` that need no row correspondence."""
+        s = self.setting
         if s.closest:
             out.update(given(self.closest).summary())
         if self.spec is not None:
             out.update(given(self.analyses).to_json())
-        if s.household is not None and s.qi:
+        if s.household is not None and s.qi and self.rows is None:
             out["household_linkage"] = given(self.household_linkage).summary()
         if s.tables:
             out["cell_loss"] = given(self.cell_loss).to_json()

@@ -590,6 +590,9 @@ def _compare_on_engine(args: argparse.Namespace) -> int:
 
 
 def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -> None:
+    if "record_by_record" in out:
+        _print_unaligned(out)
+        return
     _print_il1(out)
     for note in out.get("release_notes", []):
         print(f"note: {note}")
@@ -604,6 +607,34 @@ def _print_compare(out: dict[str, Any], args: argparse.Namespace, recipe: Any) -
             print(_figure_line(key, out[key]))
     _print_attackers(out)
     _print_perturbation(out)
+    _print_synthetic(out)
+
+
+def _print_unaligned(out: dict[str, Any]) -> None:
+    """``compare`` of a release without row correspondence: why the record-by-record
+    measures give no number, then the measures of the release as a set of records."""
+    print(f"release          {out['records']} records, from {out['original_records']}")
+    print(f"note: {out['record_by_record']} (IL1, the eigenvalue similarity, the linkage "
+          "attacks, deniability and the attribute-inference attack are not computed)")
+    for note in out.get("release_notes", []):
+        print(f"note: {note}")
+    _print_synthetic(out)
+
+
+def _print_synthetic(out: dict[str, Any]) -> None:
+    """Replicated uniques, DiSCO beside the original's own, and the distance against a
+    holdout, a line each (docs/measures.md, "Disclosure risk of a synthetic release")."""
+    if "replicated_uniques" not in out:
+        return
+    print(f"{measure_name('replicated_uniques')}: {out['replicated_uniques']} "
+          f"({out['replicated_uniques_percent']:.2f} % of the original's records)")
+    for d in out["disco"]:
+        print(f"  {d['column']}: {measure_name('disco_percent')} {d['disco_percent']:.2f} % "
+              f"({measure_name('disco_original_percent')} {d['disco_original_percent']:.2f} %)")
+    if "dcr_train_share" in out:
+        print(f"{measure_name('dcr_train_share')}: {out['dcr_train_share']:.4f} (by chance "
+              f"{out['dcr_expected_share']:.4f}); {measure_name('exact_copies')} "
+              f"{out['exact_copies']}")
 
 
 def _print_perturbation(out: dict[str, Any]) -> None:
