@@ -503,6 +503,7 @@ ONE_STEP = {
     "randomized_response": {"column": "smoker", "keep_probability": 0.6},
     "local_suppression": {"columns": ["sex", "hhsize", "tenure"], "k": 3},
     "drop": {"columns": ["note"]},
+    "synthesize": {"min_leaf": 5},
 }
 
 

@@ -33,6 +33,9 @@ class Release(Enum):
     SUPPRESSION = "suppression"
     #: columns left out of the release
     DROP = "drop"
+    #: a synthetic table: no record is the release of an original record, so no attack
+    #: matches record by record (docs/methods.md, "Synthesis (sequential CART)")
+    SYNTHESIS = "synthesis"
 
 
 class EngineRun(Enum):
@@ -132,8 +135,10 @@ class Method:
     """A protection method as recipes, sweeps and the dashboard see it.
 
     - ``run``: the pure function. One-column methods (``target="column"``) take the column as a
-      Series, several-column methods (``target="columns"``) the table and the column list; random
-      methods also take ``seed``, ``step`` and ``rid``.
+      Series, several-column methods (``target="columns"``) the table and the column list;
+      whole-table methods (``target="table"``: synthesis) the table and all its columns, their
+      step naming no column, and their result replaces the table, rows and index included;
+      random methods also take ``seed``, ``step`` and ``rid``.
     - ``main``: the parameter a slider and a sweep move; ``off``: its value that switches the
       method off (on the Protect page and in a combined sweep); ``stronger``: which way of
       ``main`` protects more, ``"higher"`` or ``"lower"`` values (the order a pruned search
@@ -187,8 +192,8 @@ class Method:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.target not in ("column", "columns"):
-            raise ValueError(f"method {self.name}: target must be column or columns")
+        if self.target not in ("column", "columns", "table"):
+            raise ValueError(f"method {self.name}: target must be column, columns or table")
         if self.stronger not in ("higher", "lower"):
             raise ValueError(f"method {self.name}: stronger must be higher or lower")
         if self.columns not in COLUMN_KINDS:
@@ -201,8 +206,10 @@ class Method:
 
     @property
     def required(self) -> frozenset[str]:
-        """The keys a recipe step must have (besides ``method``)."""
-        return frozenset({self.target} | {p.name for p in self.params if p.required})
+        """The keys a recipe step must have (besides ``method``): its ``column`` or
+        ``columns`` (a whole-table step names none) and its required parameters."""
+        target = set() if self.target == "table" else {self.target}
+        return frozenset(target | {p.name for p in self.params if p.required})
 
     @property
     def optional(self) -> frozenset[str]:
