@@ -263,6 +263,12 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
         message = None if empty_ok else _type_error(kind, value, choices)
         if message:
             raise SdcInputError(f"{where}: {key} {message}")
+    check = spec.extra.get("check")  # the method's own checks of its parameters, without data
+    if check is not None:
+        try:
+            check(**{k: v for k, v in step.items() if k in spec.optional | spec.required})
+        except SdcInputError as err:
+            raise SdcInputError(f"{where}: {err}") from None
     if not implied:
         return dict(step)
     columns = _implied_columns(step, spec)

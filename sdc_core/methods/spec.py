@@ -162,6 +162,11 @@ class Method:
       alone on the whole table: dropping, rank swapping, microaggregation) or
       ``pandas_only``, refused by the engines with ``engine_reason`` (local suppression,
       record swapping). ``engine_reason`` is set for ``pandas_only`` and only then.
+    - ``extra``: what few methods need besides: ``implied_columns`` (the parameters whose
+      columns a step changes: record swapping), ``household`` (a method on households),
+      ``may_be_empty`` (list parameters that may be ``[]``), ``check`` (a function of the
+      step's parameters that raises :class:`~sdc_core.errors.SdcInputError` on values out of
+      range, run when a recipe is read, before any data: synthesis).
     - ``keeps_rows``: whether its release keeps the original's rows in order, row i of the
       release being the release of row i (a method that blanks values or drops columns
       keeps rows; one that removed, added or reordered records would not).

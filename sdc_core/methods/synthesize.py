@@ -28,6 +28,7 @@ from pandas.api import types as ptypes
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sdc_core import rng
+from sdc_core.checks import shown
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.common import TableResult, resolve_ids
 from sdc_core.methods.spec import EngineRun, Method, Param, Release
@@ -49,14 +50,14 @@ def _whole(name: str, value: Any, low: int, high: int | None = None) -> int:
     ok = ok and bool(np.isfinite(float(value))) and float(value).is_integer()
     if not ok or value < low or (high is not None and value > high):
         span = f"from {low:,} to {high:,}" if high is not None else f"of at least {low}"
-        raise SdcInputError(f"{name} must be a whole number {span}, not {value!r}")
+        raise SdcInputError(f"{name} must be a whole number {span}, not {shown(value)}")
     return int(value)
 
 
 def _share(holdout: Any) -> float:
     ok = isinstance(holdout, numbers.Real) and not isinstance(holdout, bool)
     if not ok or not 0.0 <= float(holdout) < 1.0:
-        raise SdcInputError(f"holdout must be a share in [0, 1), not {holdout!r}")
+        raise SdcInputError(f"holdout must be a share in [0, 1), not {shown(holdout)}")
     return float(holdout)
 
 
@@ -97,15 +98,32 @@ def held_out(n_or_rid: int | np.ndarray, holdout: float, seed: int, step: int) -
     return out
 
 
+def check_params(min_leaf: Any = 5, smoothing: Any = False, proper: Any = False,
+                 records: Any = None, holdout: Any = 0.0, visit: Any = None) -> None:
+    """Refuse parameters out of range before any data (a recipe's step is checked so when it
+    is read): min_leaf ≥ 1, records in 1..10,000,000 or None, holdout in [0, 1), visit a
+    list of distinct column names or None."""
+    _whole("min_leaf", min_leaf, 1)
+    if records is not None:
+        _whole("records", records, 1, MAX_RECORDS)
+    _share(holdout)
+    for name, flag in (("smoothing", smoothing), ("proper", proper)):
+        if not isinstance(flag, bool):
+            raise SdcInputError(f"{name} must be true or false")
+    if visit is not None and (not isinstance(visit, list)
+                              or not all(isinstance(c, str) for c in visit)):
+        raise SdcInputError("visit must be a list of column names")
+    if visit is not None and len(set(visit)) < len(visit):
+        raise SdcInputError("visit names a column more than once")
+
+
 def _order(columns: Sequence[str], visit: Sequence[str] | None) -> list[str]:
     """The visit order: ``visit`` first, then the other columns in the table's order."""
     visit = list(visit or [])
     unknown = [c for c in visit if c not in columns]
     if unknown:
         raise SdcInputError(f"visit names column(s) not in the table: "
-                            f"{', '.join(map(repr, unknown[:3]))}")
-    if len(set(visit)) < len(visit):
-        raise SdcInputError("visit names a column more than once")
+                            f"{', '.join(shown(c) for c in unknown[:3])}")
     return visit + [c for c in columns if c not in visit]
 
 
@@ -281,10 +299,10 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
         fewer than 2·min_leaf records to fit, the table has fewer than 2 records or no columns,
         or ``visit`` names a column not in the table.
     """
-    min_leaf = _whole("min_leaf", min_leaf, 1)
-    share = _share(holdout)
-    n = len(df)
-    size = n if records is None else _whole("records", records, 1, MAX_RECORDS)
+    check_params(min_leaf, smoothing, proper, records, holdout,
+                 None if visit is None else list(visit))
+    min_leaf, share, n = int(min_leaf), float(holdout), len(df)
+    size = n if records is None else int(records)
     if not columns:
         raise SdcInputError("synthesis needs at least one column")
     if n < 2:
@@ -306,7 +324,7 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
         first = FIRST_COLUMN_DRAW + COLUMN_DRAWS * j
         keys = [rng.key(seed, step, first + d) for d in range(COLUMN_DRAWS)]
         values, x_fit[:, j], x_syn[:, j] = _column(fit[name], x_fit[:, :j], x_syn[:, :j],
-                                                   min_leaf, bool(smoothing), keys, syn_ids)
+                                                   min_leaf, smoothing, keys, syn_ids)
         out[name] = values.reset_index(drop=True)
     data = pd.DataFrame(out, index=pd.RangeIndex(size))[list(columns)]
     info: dict[str, object] = {"records": size, "fitted": len(fit_at),
@@ -335,5 +353,6 @@ SYNTHESIZE = Method(
                   help="The share of the original's records kept out of the fit."),
             Param("visit", "columns", None, control=False, label="Visit order",
                   help="The columns drawn first, in this order; the others follow.")),
+    extra={"check": check_params},
     describe=lambda r: f"Synthesis: {r['records']:,} synthetic records from "
                        f"{r['fitted']:,} fitted ({r['held_out']:,} held out).")
