@@ -137,7 +137,7 @@ def _numeric(s: pd.Series) -> bool:
 def _numbers(s: pd.Series) -> np.ndarray:
     """A numeric column as float64, NaN for a blank (a datetime as its int64 count)."""
     if s.dtype.kind in "mM":
-        x = s.array.asi8.astype(np.float64)  # type: ignore[attr-defined]
+        x = s.array.asi8.astype(np.float64)
         x[s.isna().to_numpy()] = np.nan
         return x
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
