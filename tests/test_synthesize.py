@@ -270,6 +270,7 @@ def test_the_command_line_applies_a_synthesis_step(tmp_path):
     res = run("apply", data, "--recipe", recipe, "-o", out)
     assert res.returncode == 0, res.stderr
     assert len(pd.read_csv(out)) == 80
+    assert "step 1 synthesize: records 80, fitted 200, held_out 0" in res.stdout
     first = out.read_bytes()
     assert run("apply", data, "--recipe", recipe, "-o", out).returncode == 0
     assert out.read_bytes() == first

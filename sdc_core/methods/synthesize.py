@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sdc_core import rng
 from sdc_core.checks import shown
@@ -178,13 +177,15 @@ def _leaves(x_fit: np.ndarray, y: np.ndarray, x_syn: np.ndarray, categorical: bo
             min_leaf: int, state: int) -> tuple[np.ndarray, np.ndarray]:
     """The leaf of each fitted and each synthetic record in a tree fitted on ``x_fit`` to
     predict ``y`` (one leaf for all when there are no predictors)."""
+    # imported here: scikit-learn brings SciPy, which the commands that do not synthesise
+    # never load (tests/test_cli.py)
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
     if x_fit.shape[1] == 0 or len(y) < 2 * min_leaf:
         return np.zeros(len(x_fit), dtype=np.int64), np.zeros(len(x_syn), dtype=np.int64)
-    tree: DecisionTreeClassifier | DecisionTreeRegressor
-    if categorical:
-        tree = DecisionTreeClassifier(min_samples_leaf=min_leaf, random_state=state)
-    else:
-        tree = DecisionTreeRegressor(min_samples_leaf=min_leaf, random_state=state)
+    kind = DecisionTreeClassifier if categorical else DecisionTreeRegressor
+    tree = kind(min_samples_leaf=min_leaf, random_state=state)
+    if not categorical:
         top = np.max(np.abs(y))
         y = y / top if top > 0 else y  # the same splits, no overflow of squared errors
     tree.fit(x_fit, y)
