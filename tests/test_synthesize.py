@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sdc_core.assess import Setting, assess
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.synthesize import held_out, synthesize
 from sdc_core.recipe import apply_recipe, keeps_rows, parse_recipe
@@ -280,3 +281,13 @@ def test_the_command_line_applies_a_synthesis_step(tmp_path):
         res = run("apply", data, "--recipe", recipe, "-o", tmp_path / "bad.csv")
         assert res.returncode == 2 and res.stdout == ""
         assert len(res.stderr.strip().splitlines()) == 1 and message in res.stderr
+
+
+def test_the_assessment_matches_no_synthetic_record_to_an_original_one(actg):
+    """The linkage attack, which matches record by record, is refused on a synthetic release
+    (the recipe does not keep rows), while the released keys are still measured."""
+    recipe = parse_recipe({"seed": 1, "steps": [STEP]})
+    done = assess(actg, None, Setting(qi=("age", "gender", "race")), recipe)
+    with pytest.raises(SdcInputError, match="does not keep the original's rows"):
+        _ = done.linkage
+    assert done.keys.n_records == len(actg)
