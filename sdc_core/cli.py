@@ -970,7 +970,8 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     for report in result.reports:
         details = ", ".join(f"{k} {_short(v)}" for k, v in report.items()
                             if k not in ("step", "method", "column"))
-        print(f"step {report['step']} {report['method']} {report['column']}: {details}")
+        named = " ".join(filter(None, (report["method"], report["column"])))  # synthesis: none
+        print(f"step {report['step']} {named}: {details}")
         if report["method"] == "local_suppression":
             print(f"  k ≥ {report['k']} when a blank matches any value (sdcMicro's reading; "
                   f"smallest class {report['min_k_after']:g}); read as a value of its own the "

@@ -136,7 +136,8 @@ class ApplyResult:
     Parameters
     ----------
     data : pandas.DataFrame
-        The protected table (same rows, in the same order; a dropped column is gone).
+        The protected table (the same rows, in the same order, when every step keeps rows:
+        :func:`keeps_rows`; a dropped column is gone; after synthesis, the synthetic table).
     reports : list of dict
         One per step: ``step``, ``method``, ``column`` and what the step did.
     warnings : list of str
@@ -262,6 +263,12 @@ def check_step(i: int, step: Any) -> dict[str, Any]:
         message = None if empty_ok else _type_error(kind, value, choices)
         if message:
             raise SdcInputError(f"{where}: {key} {message}")
+    check = spec.extra.get("check")  # the method's own checks of its parameters, without data
+    if check is not None:
+        try:
+            check(**{k: v for k, v in step.items() if k in spec.optional | spec.required})
+        except SdcInputError as err:
+            raise SdcInputError(f"{where}: {err}") from None
     if not implied:
         return dict(step)
     columns = _implied_columns(step, spec)
@@ -382,10 +389,32 @@ def parse_recipe(data: Any) -> Recipe:
         if missing:
             raise SdcInputError(f"step {i + 1} ({step['method']}): {missing}: set the "
                                 'recipe\'s top-level "household" to it')
+        whole = _whole_table(i, step, len(checked), household, record_id)
+        if whole:
+            raise SdcInputError(f"step {i + 1} ({step['method']}): {whole}")
     return Recipe(seed=seed, steps=checked, record_id=record_id, household=household,
                   sdc_core_version=str(data.get("sdc_core_version", __version__)),
                   input_fingerprint=data.get("input_fingerprint"),
                   description=data.get("description"))
+
+
+def _whole_table(i: int, step: dict[str, Any], steps: int, household: str | None,
+                 record_id: str | None) -> str | None:
+    """Why a whole-table step (synthesis) cannot stand at place ``i`` of ``steps``, or None:
+    it makes a new table, so it comes last, and it does not keep households or record ids
+    (docs/methods.md, "Synthesis (sequential CART)")."""
+    if METHODS[step["method"]].target != "table":
+        return None
+    if household is not None:
+        return ("a synthetic table does not keep households whole (not built): leave out "
+                "the recipe's household")
+    if record_id is not None:
+        return ("a synthetic record is the release of no original record, so it has no "
+                "record id: leave out the recipe's record_id")
+    if i != steps - 1:
+        return ("it makes a new table, so it must be the recipe's last step (protect the "
+                "original before it, or the synthetic file with a recipe of its own)")
+    return None
 
 
 def step_columns(step: dict[str, Any]) -> list[str]:
@@ -409,6 +438,11 @@ def keeps_rows(recipe: Recipe) -> bool:
     (:attr:`~sdc_core.methods.spec.Method.keeps_rows`; docs/architecture.md, "A protection
     method")."""
     return all(METHODS[step["method"]].keeps_rows for step in recipe.steps)
+
+
+def table_step(step: dict[str, Any]) -> bool:
+    """Whether a validated step works on the whole table (synthesis), naming no column."""
+    return METHODS[step["method"]].target == "table"
 
 
 def without_household(step: dict[str, Any]) -> str | None:
@@ -469,7 +503,7 @@ def describe_steps(steps: list[dict[str, Any]]) -> str:
         target = step.get("column") or "+".join(step.get("columns", []))
         params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v}"
                           for k, v in step.items() if k not in ("method", "column", "columns"))
-        parts.append(f"{step['method']} {target} {params}".strip())
+        parts.append(" ".join(p for p in (step["method"], target, params) if p))
     return "; ".join(parts) or "no protection"
 
 
@@ -510,12 +544,15 @@ def load_recipe(text: str) -> Recipe:
 @dataclass(frozen=True)
 class StepOutput:
     """What one step did: the columns it changed (new values, input index), the columns it
-    dropped, its report figures, and the transition matrix of a PRAM-like step."""
+    dropped, its report figures, and the transition matrix of a PRAM-like step; ``table``:
+    ``values`` is a new table that replaces the whole one, rows and index included (a
+    whole-table method's step: synthesis)."""
 
     values: pd.DataFrame
     info: dict[str, Any]
     dropped: list[str] = field(default_factory=list)
     matrix: pd.DataFrame | RankOne | None = None
+    table: bool = False
 
 
 def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
@@ -533,7 +570,7 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     if missing:
         raise SdcInputError(f"{where}: {missing}: set the recipe's top-level \"household\" "
                             "to it")
-    cols = _step_columns(step, spec)
+    cols = _step_columns(step, spec, df.columns)
     unknown = [c for c in cols if c not in df.columns]
     if unknown:
         raise SdcInputError(f"{where}: unknown column '{unknown[0]}'" if spec.target == "column"
@@ -553,10 +590,14 @@ def run_step(df: pd.DataFrame, step: dict[str, Any], seed: int, index: int,
     return run_per_household(df, step, cols, spec.release, plan, rid, run, whole)
 
 
-def _step_columns(step: dict[str, Any], spec: Method) -> list[str]:
-    """The columns a step changes: its column, its columns, or those its method implies."""
+def _step_columns(step: dict[str, Any], spec: Method,
+                  columns: pd.Index | None = None) -> list[str]:
+    """The columns a step changes: its column, its columns, those its method implies, or
+    every column of the table (a whole-table method's step)."""
     if spec.target == "column":
         return [step["column"]]
+    if spec.target == "table":
+        return list(columns) if columns is not None else []
     if spec.extra.get("implied_columns"):
         return _implied_columns(step, spec)
     return list(step["columns"])
@@ -566,14 +607,15 @@ def _run_method(df: pd.DataFrame, step: dict[str, Any], spec: Method, where: str
                 index: int, rid: np.ndarray | None, household: str | None) -> StepOutput:
     """The method's ``run`` on the step's columns of ``df`` (:func:`run_step`, without the
     household handling)."""
-    cols = _step_columns(step, spec)
+    cols = _step_columns(step, spec, df.columns)
     read = ("method", "column", "columns", *spec.household_params)  # the recipe reads these
     args = {k: v for k, v in step.items() if k not in read}
     if spec.random:
         args |= {"seed": seed, "step": index, "rid": rid}
     if spec.extra.get("household"):
         args["household"] = household
-    if spec.columns in ("numeric", "numeric_keys"):  # band labels of an earlier step: numbers
+    if spec.target != "table" and spec.columns in ("numeric", "numeric_keys"):
+        # band labels of an earlier step: numbers
         given = {c: df[c] for c in cols}
         back = {c: v for c, s in given.items() if (v := read_bands(s)) is not s}
         df = df.assign(**back) if back else df
@@ -592,7 +634,7 @@ def _run_method(df: pd.DataFrame, step: dict[str, Any], spec: Method, where: str
     if isinstance(res, MethodResult):
         return StepOutput(res.values.to_frame(cols[0]), dict(res.info), matrix=res.matrix)
     if isinstance(res, TableResult):
-        return StepOutput(res.values[cols], dict(res.info))
+        return StepOutput(res.values[cols], dict(res.info), table=spec.target == "table")
     return StepOutput(res.data[cols], {"suppressed": res.suppressed, **res.info})
 
 
@@ -608,7 +650,9 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     Step i draws from streams keyed by (seed, i, draw, record id), so the same recipe on the
     same table gives the same release. With the recipe's ``household``, the columns constant
     within every household of ``df`` stay so: a step on them runs on each household's first
-    record r and gives its value to every member (docs/methods.md, "Households").
+    record r and gives its value to every member (docs/methods.md, "Households"). Rows
+    change only at a step whose method does not keep them: a synthesis step, the last one,
+    replaces the whole table (docs/methods.md, "Synthesis (sequential CART)").
 
     Parameters
     ----------
@@ -620,7 +664,9 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     Returns
     -------
     ApplyResult
-        ``data`` the protected table (same rows, in the same order; a dropped column is gone),
+        ``data`` the protected table (the same rows, in the same order, when every step's
+        method keeps rows (:func:`keeps_rows`); a dropped column is gone; after a whole-table
+        step, synthesis, the synthetic table with a fresh RangeIndex),
         ``reports`` one dict per step (``step``, ``method``, ``column`` and what the step did),
         ``warnings`` (a recipe made on other data or with another version) and ``matrices`` the
         transition matrix of each PRAM-like step, by step number.
@@ -671,7 +717,10 @@ def apply_recipe(recipe: Recipe, df: pd.DataFrame) -> ApplyResult:
     reports, matrices = [], {}
     for i, step in enumerate(recipe_labels(recipe.steps, whole_number_columns(df))):
         done = run_step(out, step, recipe.seed, i, rid, recipe.household, plan)
-        out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
+        if done.table:  # a new table (synthesis, the last step): rows and index its own
+            out = done.values
+        else:
+            out = out.drop(columns=done.dropped) if done.dropped else _replace(out, done, df)
         reports.append({"step": i + 1, "method": step["method"],
                         "column": step.get("column", ", ".join(step.get("columns", []))),
                         **done.info})

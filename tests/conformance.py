@@ -469,9 +469,10 @@ def draw_step(draw, method, df: pd.DataFrame, qi: list[str], column: str | None 
     return step
 
 
-#: Methods the harness does not draw: drop, and record swapping (it needs a household column
-#: and a geography: tests/test_record_swap.py).
-NOT_DRAWN = ("drop", "record_swap")
+#: Methods the harness does not draw: drop, record swapping (it needs a household column
+#: and a geography: tests/test_record_swap.py), and synthesis (a new table, no record the
+#: release of an original record, and the recipe's last step: tests/test_synthesize.py).
+NOT_DRAWN = ("drop", "record_swap", "synthesize")
 
 #: Every method of the registry with every kind of column it takes (the first step of a
 #: release of :func:`releases`).

@@ -503,6 +503,7 @@ ONE_STEP = {
     "randomized_response": {"column": "smoker", "keep_probability": 0.6},
     "local_suppression": {"columns": ["sex", "hhsize", "tenure"], "k": 3},
     "drop": {"columns": ["note"]},
+    "synthesize": {"min_leaf": 5},
 }
 
 
@@ -558,7 +559,7 @@ def test_engine_declarations_have_their_engine_code() -> None:
                 for run in EngineRun}
     assert set(jobs.WHOLE_COLUMN) == declared[EngineRun.WHOLE_COLUMN]
     assert set(jobs.WHOLE_TABLE) == declared[EngineRun.WHOLE_TABLE]
-    assert declared[EngineRun.PANDAS_ONLY] == {"local_suppression", "record_swap"}
+    assert declared[EngineRun.PANDAS_ONLY] == {"local_suppression", "record_swap", "synthesize"}
     for spec in registry().values():
         assert bool(spec.engine_reason) == (spec.engine is EngineRun.PANDAS_ONLY), spec.name
     with pytest.raises(ValueError, match="engine_reason"):

@@ -130,6 +130,8 @@ def steps_of(method: str, table: str) -> list[dict]:
                  "risk_variables": ["agegroup", "sex"], "carry_along": []}]
     if method == "drop":
         return [{"method": method, "columns": [hn]}]
+    if method == "synthesize":
+        return []  # refused with a household: tests/test_synthesize.py
     raise AssertionError(f"no steps for {method}: add them here")
 
 
@@ -138,7 +140,7 @@ CASES = [(table, method, i) for table in TABLES for method in METHODS
 
 
 def test_every_method_of_the_registry_has_steps():
-    assert {m for _, m, _ in CASES} == set(METHODS)
+    assert {m for _, m, _ in CASES} == set(METHODS) - {"synthesize"}
 
 
 @pytest.mark.parametrize(("table", "method", "which"), CASES)

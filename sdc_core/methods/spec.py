@@ -33,6 +33,9 @@ class Release(Enum):
     SUPPRESSION = "suppression"
     #: columns left out of the release
     DROP = "drop"
+    #: a synthetic table: no record is the release of an original record, so no attack
+    #: matches record by record (docs/methods.md, "Synthesis (sequential CART)")
+    SYNTHESIS = "synthesis"
 
 
 class EngineRun(Enum):
@@ -132,8 +135,10 @@ class Method:
     """A protection method as recipes, sweeps and the dashboard see it.
 
     - ``run``: the pure function. One-column methods (``target="column"``) take the column as a
-      Series, several-column methods (``target="columns"``) the table and the column list; random
-      methods also take ``seed``, ``step`` and ``rid``.
+      Series, several-column methods (``target="columns"``) the table and the column list;
+      whole-table methods (``target="table"``: synthesis) the table and all its columns, their
+      step naming no column, and their result replaces the table, rows and index included;
+      random methods also take ``seed``, ``step`` and ``rid``.
     - ``main``: the parameter a slider and a sweep move; ``off``: its value that switches the
       method off (on the Protect page and in a combined sweep); ``stronger``: which way of
       ``main`` protects more, ``"higher"`` or ``"lower"`` values (the order a pruned search
@@ -157,6 +162,11 @@ class Method:
       alone on the whole table: dropping, rank swapping, microaggregation) or
       ``pandas_only``, refused by the engines with ``engine_reason`` (local suppression,
       record swapping). ``engine_reason`` is set for ``pandas_only`` and only then.
+    - ``extra``: what few methods need besides: ``implied_columns`` (the parameters whose
+      columns a step changes: record swapping), ``household`` (a method on households),
+      ``may_be_empty`` (list parameters that may be ``[]``), ``check`` (a function of the
+      step's parameters that raises :class:`~sdc_core.errors.SdcInputError` on values out of
+      range, run when a recipe is read, before any data: synthesis).
     - ``keeps_rows``: whether its release keeps the original's rows in order, row i of the
       release being the release of row i (a method that blanks values or drops columns
       keeps rows; one that removed, added or reordered records would not).
@@ -187,8 +197,8 @@ class Method:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.target not in ("column", "columns"):
-            raise ValueError(f"method {self.name}: target must be column or columns")
+        if self.target not in ("column", "columns", "table"):
+            raise ValueError(f"method {self.name}: target must be column, columns or table")
         if self.stronger not in ("higher", "lower"):
             raise ValueError(f"method {self.name}: stronger must be higher or lower")
         if self.columns not in COLUMN_KINDS:
@@ -201,8 +211,10 @@ class Method:
 
     @property
     def required(self) -> frozenset[str]:
-        """The keys a recipe step must have (besides ``method``)."""
-        return frozenset({self.target} | {p.name for p in self.params if p.required})
+        """The keys a recipe step must have (besides ``method``): its ``column`` or
+        ``columns`` (a whole-table step names none) and its required parameters."""
+        target = set() if self.target == "table" else {self.target}
+        return frozenset(target | {p.name for p in self.params if p.required})
 
     @property
     def optional(self) -> frozenset[str]:
