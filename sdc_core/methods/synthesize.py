@@ -19,6 +19,7 @@ synthetic record k's draws by (seed, step, draw, k), and each tree's ``random_st
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,7 +189,9 @@ def _leaves(x_fit: np.ndarray, y: np.ndarray, x_syn: np.ndarray, categorical: bo
     if not categorical:
         top = np.max(np.abs(y))
         y = y / top if top > 0 else y  # the same splits, no overflow of squared errors
-    tree.fit(x_fit, y)
+    with warnings.catch_warnings():  # many classes among few records is what a label column
+        warnings.filterwarnings("ignore", message="The number of unique classes")  # is
+        tree.fit(x_fit, y)
     return tree.apply(x_fit).astype(np.int64), tree.apply(x_syn).astype(np.int64)
 
 

@@ -57,7 +57,8 @@ def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
     original : pandas.DataFrame
         The original table.
     protected : pandas.DataFrame
-        The release, rows aligned with ``original``.
+        The release: its columns the original's (some may be dropped), any number of records
+        (a distribution is compared, not a record: a synthetic file has its own records).
     numeric : sequence of str, optional
         The columns read as numbers (when numbers in both tables).
 
@@ -70,7 +71,7 @@ def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
     Raises
     ------
     SdcInputError
-        When the tables differ in length.
+        When the release has a column the original has not, or its columns in another order.
 
     Examples
     --------
@@ -87,7 +88,7 @@ def distribution_report(original: pd.DataFrame, protected: pd.DataFrame,
     1     age      numeric     NaN  0.245
     11   race  categorical  0.0276    NaN
     """
-    check_aligned(original, protected, dropped=True)
+    check_aligned(original, protected, dropped=True, rows=False)
     protected = measured(original, protected)
     rows = []
     num = set(numbers_in_both(original, protected, numeric))

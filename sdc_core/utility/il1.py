@@ -207,11 +207,12 @@ def categorical_il1_parts(x: pd.Series, y: pd.Series,
 
 
 def check_aligned(original: pd.DataFrame, protected: pd.DataFrame,
-                  dropped: bool = False) -> None:
+                  dropped: bool = False, rows: bool = True) -> None:
     """The tables are compared row by row: the same number of rows, and the same columns in the
     same order; with ``dropped``, the protected table may lack some of the original's columns
-    (dropped from the release), the others in their order."""
-    if original.shape[0] != protected.shape[0]:
+    (dropped from the release), the others in their order; ``rows=False``: column by column
+    only, as distributions (any number of records)."""
+    if rows and original.shape[0] != protected.shape[0]:
         raise SdcInputError(f"the tables differ in length: {original.shape[0]} and "
                             f"{protected.shape[0]} rows (rows are compared by position)")
     kept = [c for c in original.columns if not dropped or c in protected.columns]
