@@ -216,6 +216,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "test_lessons.py": (
         "test_check_analysis_agrees_with_the_oracle",
         "test_check_perturb_agrees_with_half_the_released_keys",
+        "test_synthetic_lesson_equals_the_oracle_and_asks_for_the_smallest_leaf",
     ),
     "test_linkage.py": (
         "test_a_blanked_column_reads_the_same_exact_or_by_distance",

@@ -220,3 +220,36 @@ def household_oracle() -> tuple[float, np.ndarray]:
             best, best_gap, best_r = risk, risk - members.max(), members.to_numpy()
     assert best is not None
     return best, best_r
+
+
+# 9 · A synthetic file -------------------------------------------------------------------------
+
+def synthetic_oracle(original: pd.DataFrame, release: pd.DataFrame, keys: list[str],
+                     target: str) -> tuple[int, int, float, float]:
+    """The ninth lesson's figures of a synthetic release, record by record in plain Python
+    (the survey has no blanks): records copied whole (equal to some original record on every
+    column), replicated uniques (unique on the keys in both), DiSCO and DiO of ``target``
+    (percent of the original's records whose keys carry one value of ``target`` in the
+    release, resp. in the original, equal to their own)."""
+    whole = {tuple(r) for r in original.itertuples(index=False)}
+    copies = sum(tuple(r) in whole for r in release.itertuples(index=False))
+    key = [tuple(r) for r in original[keys].itertuples(index=False)]
+    key_s = [tuple(r) for r in release[keys].itertuples(index=False)]
+    count_o: dict[tuple, int] = {}
+    count_s: dict[tuple, int] = {}
+    for q in key:
+        count_o[q] = count_o.get(q, 0) + 1
+    for q in key_s:
+        count_s[q] = count_s.get(q, 0) + 1
+    repu = sum(count_o[q] == 1 and count_s.get(q, 0) == 1 for q in key)
+
+    def disclosed(table_keys: list[tuple], values: list) -> float:
+        held: dict[tuple, set] = {}
+        for q, v in zip(table_keys, values, strict=True):
+            held.setdefault(q, set()).add(v)
+        hits = sum(len(held.get(q, ())) == 1 and v in held[q]
+                   for q, v in zip(key, original[target], strict=True))
+        return 100.0 * hits / len(original)
+
+    return copies, repu, disclosed(key_s, list(release[target])), \
+        disclosed(key, list(original[target]))

@@ -19,6 +19,7 @@ from tests.lessons_oracles import (
     perturb_solutions,
     rr_fewest,
 )
+from ui.logic import lessons
 from ui.logic.lessons import LESSONS
 
 N = len(LESSONS)
@@ -297,4 +298,26 @@ def test_lesson_household():
     assert_not_met(at, "household")
     at.number_input(key="w_l_household_answer").set_value(round(risk, 3)).run()
     assert_met(at, "household")
+    assert progress(at) == f"1 of {N} lessons done"
+
+
+def test_lesson_synthetic():
+    """Lesson 9 on the page: the leaf size offered first is not met; the smallest leaf size
+    whose DiSCO is at most half the file's DiO (the oracle's test finds it) is; the tiles are
+    the lesson's figures."""
+    from tests.lessons_oracles import synthetic_oracle
+
+    df = lessons.synthesis_input()
+    answer = next(leaf for leaf in lessons.SYNTH_LEAVES
+                  if (f := synthetic_oracle(df, lessons.synthesise(leaf).release,
+                                            lessons.SYNTH_KEYS, lessons.SYNTH_SENSITIVE))[2]
+                  <= f[3] / 2)
+    at = lessons_page("synthetic")
+    assert_not_met(at, "synthetic")
+    at.select_slider(key="w_l_synthetic_leaf").set_value(answer).run()
+    assert_met(at, "synthetic")
+    now = lessons.synthesise(answer)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Records copied whole"] == f"{now.copies:,}"
+    assert shown["DiSCO"] == f"{now.disco:.1f} %"
     assert progress(at) == f"1 of {N} lessons done"

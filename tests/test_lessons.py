@@ -296,3 +296,41 @@ def test_household_lesson_equals_the_oracle_and_names_the_mistakes():
                                        / "teaching.md").read_text(encoding="utf-8")
     assert "re-identify 120 people" in message and "but 362 people" in message
     assert "443 of the 1,200 households" in message
+
+
+def test_synthetic_lesson_equals_the_oracle_and_asks_for_the_smallest_leaf():
+    """Lesson 9: for every leaf size offered the figures are the oracle's, counted record by
+    record on the release; the task is met at the smallest leaf size whose DiSCO is at most
+    half the file's DiO, and only there."""
+    from tests.lessons_oracles import synthetic_oracle
+
+    df = lessons.synthesis_input()
+    assert "weight" not in df.columns and len(df) == len(lessons.household())
+    halved = []
+    for leaf in lessons.SYNTH_LEAVES:
+        now = lessons.synthesise(leaf)
+        copies, repu, disco, dio = synthetic_oracle(df, now.release, lessons.SYNTH_KEYS,
+                                                    lessons.SYNTH_SENSITIVE)
+        assert (now.copies, now.risk.replicated_uniques) == (copies, repu), leaf
+        assert now.disco == pytest.approx(disco, abs=1e-9) and now.dio == pytest.approx(
+            dio, abs=1e-9), leaf
+        if disco <= dio / 2:
+            halved.append(leaf)
+    assert halved and halved[0] > lessons.SYNTH_LEAVES[0]  # the first offered is not it
+    assert lessons.synthesise(1).copies == len(df)  # leaves of one record copy the file
+    for leaf in lessons.SYNTH_LEAVES:
+        check = lessons.check_synthetic(leaf)
+        assert check.met == (leaf == halved[0]), leaf
+        assert check.message.startswith("Right" if check.met else "Not yet"), leaf
+    later = [leaf for leaf in halved[1:]]
+    assert all("take the smallest" in lessons.check_synthetic(x).message for x in later)
+    message = lessons.check_synthetic(halved[0]).message
+    now = lessons.synthesise(halved[0])
+    assert f"{now.copies:,} of the 3,000 synthetic records" in message
+    assert f"{now.risk.replicated_uniques:,} people unique" in message
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "teaching.md").read_text(
+        encoding="utf-8")
+    assert (f"at the smallest leaf size that does it, {halved[0]}: DiSCO {now.disco:.1f} % "
+            f"against DiO {now.dio:.1f} %") in docs
+    assert f"{now.copies:,} at {halved[0]}) and the replicated uniques " \
+           f"({now.risk.replicated_uniques:,} at {halved[0]})" in docs

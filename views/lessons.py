@@ -290,12 +290,44 @@ def one_household() -> None:
     verdict("household", lessons.check_household(answer))
 
 
+def synthetic() -> None:
+    df = lessons.synthesis_input()
+    st.markdown(
+        f"A **synthetic file** replaces the {len(df):,} records of the household survey with "
+        "records drawn from a model of it: sequential CART draws each column, one after "
+        "another, from the records in a leaf of a decision tree fitted on the columns before "
+        "it. No synthetic row is made from one person — but is it no one's? The **minimum "
+        "leaf size** sets how many real records each draw mixes. **DiSCO** counts the people "
+        "whose region, age, sex and household size single out one value of *benefit* in the "
+        "synthetic file, and it is theirs: an attacker who knows those four facts reads their "
+        "benefit off the file, correctly. **DiO** is the same count in the survey itself: "
+        "what the file gives away before any synthesis. (The weight is left out: it describes "
+        "the sample, not a person.)")
+    task("choose the **smallest minimum leaf size** for which **DiSCO of benefit is at most "
+         "half of DiO**.")
+    leaf = control(st.select_slider, "w_l_synthetic_leaf", lessons.SYNTH_LEAVES[0],
+                   "Minimum leaf size (records in a leaf)", list(lessons.SYNTH_LEAVES))
+    now = lessons.synthesise(int(leaf))
+    m = [*st.columns(2), *st.columns(2)]  # two by two: the projector's figures stay whole
+    m[0].metric("Records copied whole", number(now.copies),
+                help="Synthetic records equal to a record of the survey on every column.")
+    m[1].metric(tile("replicated_uniques"), number(now.risk.replicated_uniques),
+                help="People unique on the four keys in the survey whose keys are unique in "
+                     "the synthetic file too.")
+    m[2].metric(tile("disco_percent"), f"{now.disco:.1f} %",
+                help="Of the people, those whose keys carry one value of benefit in the "
+                     "synthetic file, equal to their own.")
+    m[3].metric(tile("disco_original_percent"), f"{now.dio:.1f} %",
+                help="The same count in the survey itself.")
+    verdict("synthetic", lessons.check_synthetic(int(leaf)))
+
+
 VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
          "randomized-response": randomized_response, "counts": counts, "analysis": analysis,
-         "deniability": deniability, "household": one_household}
+         "deniability": deniability, "household": one_household, "synthetic": synthetic}
 
 st.title("Lessons")
-st.caption("Eight short lessons for a workshop. Each explains what is on the screen, sets one "
+st.caption("Nine short lessons for a workshop. Each explains what is on the screen, sets one "
            "task and says as soon as it is met, computed live by the same code as the other "
            "pages. Progress is kept for this session; each lesson can be reset.")
 done = state.lessons_done()

@@ -25,6 +25,11 @@ is met, as plain functions on the core (no Streamlit; the page draws them).
    the learner works out the risk that at least one member of a five-person household is
    re-identified, 1 − Π(1 − r_i) (docs/measures.md, "Household risk"), and sees the table's
    households re-identified beside its persons.
+9. *A synthetic file: no one's record, still someone's secret?* — synthesise the household
+   survey by sequential CART and raise the minimum leaf size until DiSCO of benefit is at most
+   half of what the file itself discloses (DiO), at the smallest leaf size offered that does
+   it; the page shows the records copied whole and the replicated uniques as the leaves grow
+   (docs/measures.md, "Disclosure risk of a synthetic release").
 
 The randomized response lab and these lessons read ε from the same function as the Protect page
 (:func:`sdc_core.risk.deniability.recipe_deniability` and what it composes:
@@ -53,6 +58,7 @@ from sdc_core.risk.deniability import (
     step_matrix,
 )
 from sdc_core.risk.household import HouseholdRisk, composition_uniques, household_risk
+from sdc_core.risk.synthetic import SyntheticRisk, synthetic_risk
 from sdc_core.roles import EXAMPLE_ROLES
 from sdc_core.tables.responses import (
     PublishedQuestion,
@@ -106,6 +112,8 @@ LESSONS: dict[str, Lesson] = {lesson.key: lesson for lesson in (
     Lesson("household", "One household, five people: who is at risk?",
            "why a household is at more risk than any of its members",
            example("households").name),
+    Lesson("synthetic", "A synthetic file: no one's record, still someone's secret?",
+           "what a synthetic file still gives away", example("household").name),
 )}
 
 
@@ -559,3 +567,73 @@ def check_household(answer: float | None) -> Check:
             return Check(False, f"Not yet: {answer:.3f} — {why}.")
     return Check(False, f"Not yet: {answer:.3f} is not the chance that at least one of the "
                  "five is re-identified, each independently with their own r.")
+
+
+# 9 · A synthetic file ----------------------------------------------------------------------------
+
+SYNTH_KEYS = ["region", "age", "sex", "household_size"]  # the survey's keys
+SYNTH_SENSITIVE = "benefit"
+SYNTH_DROPPED = "weight"  # a weight describes the sample, not a person: not synthesised
+SYNTH_LEAVES = (1, 2, 3, 5, 10, 20, 50, 100)  # the minimum leaf sizes offered
+SYNTH_SEED = 42
+
+
+@dataclass(frozen=True)
+class Synthesised:
+    """One synthesis of the household survey (without its weight) at a minimum leaf size:
+    the release, how many of its records copy an original record whole (every column
+    equal), and its replicated uniques and DiSCO of benefit beside the file's own DiO."""
+
+    min_leaf: int
+    release: pd.DataFrame
+    copies: int
+    risk: SyntheticRisk
+
+    @property
+    def disco(self) -> float:
+        return self.risk.disco[SYNTH_SENSITIVE].disco_percent
+
+    @property
+    def dio(self) -> float:
+        return self.risk.disco[SYNTH_SENSITIVE].disco_original_percent
+
+
+def synthesis_input() -> pd.DataFrame:
+    """The household survey as the ninth lesson synthesises it: every column but the weight."""
+    return household().drop(columns=SYNTH_DROPPED)
+
+
+@lru_cache(maxsize=len(SYNTH_LEAVES))
+def synthesise(min_leaf: int) -> Synthesised:
+    """The survey synthesised by sequential CART (docs/methods.md, "Synthesis (sequential
+    CART)") with ``min_leaf`` and the lesson's seed, and its figures."""
+    df = synthesis_input()
+    recipe = parse_recipe({"seed": SYNTH_SEED, "steps": [
+        {"method": "synthesize", "min_leaf": min_leaf}]})
+    release = apply_recipe(recipe, df).data
+    copies = int(release.merge(df.drop_duplicates(), how="inner").shape[0])
+    risk = synthetic_risk(df, release, SYNTH_KEYS, [SYNTH_SENSITIVE])
+    return Synthesised(min_leaf, release, copies, risk)
+
+
+def check_synthetic(min_leaf: int) -> Check:
+    """Met when DiSCO of benefit is at most half the file's DiO at ``min_leaf`` and at no
+    smaller leaf size offered."""
+    now = synthesise(min_leaf)
+    bound = now.dio / 2
+    if now.disco > bound:
+        return Check(False, f"Not yet: DiSCO is {now.disco:.1f} % of the people, more than "
+                     f"half the file's own {now.dio:.1f} % ({bound:.1f} %).")
+    smaller = [m for m in SYNTH_LEAVES if m < min_leaf and synthesise(m).disco <= bound]
+    if smaller:
+        return Check(False, f"Not yet: leaves of {min_leaf} keep DiSCO at or under "
+                     f"{bound:.1f} %, but leaves of {smaller[0]} do too and keep more of the "
+                     "data's detail: take the smallest.")
+    return Check(True, f"Right: with leaves of at least {min_leaf} records DiSCO falls to "
+                 f"{now.disco:.1f} % from the file's {now.dio:.1f} %. Yet {now.copies:,} of the "
+                 f"{len(now.release):,} synthetic records equal a real person's record on every "
+                 f"column, and {now.risk.replicated_uniques:,} people unique in "
+                 "the survey are unique in the synthetic file too: no row was made from one "
+                 "person, and an attacker who knows someone's region, age, sex and household "
+                 f"size still reads their benefit off the file, correctly, for {now.disco:.1f} "
+                 "% of the people.")
