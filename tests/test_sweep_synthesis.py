@@ -191,15 +191,13 @@ def test_the_naive_risk_and_a_set_loss_put_both_kinds_on_one_front(adult):
     assert synthetic.sum() == 2 and t["worst_tvd"].notna().all()
     risk, loss, sup = (t["expected_reidentifications"].to_numpy(), t["worst_tvd"].to_numpy(),
                        t["suppressed_values"].to_numpy())
-    for i in range(len(t)):  # dominated: another row no worse on each it has, better on one
-        def no_worse(j):
-            return risk[j] <= risk[i] and loss[j] <= loss[i] and (
-                math.isnan(sup[i]) or math.isnan(sup[j]) or sup[j] <= sup[i])
+    def dominates(j: int, i: int) -> bool:  # no worse on each both have, better on one
+        pair = [(risk[j], risk[i]), (loss[j], loss[i])] + (
+            [] if math.isnan(sup[i]) or math.isnan(sup[j]) else [(sup[j], sup[i])])
+        return all(a <= b for a, b in pair) and any(a < b for a, b in pair)
 
-        def better(j):
-            return risk[j] < risk[i] or loss[j] < loss[i] or (
-                not (math.isnan(sup[i]) or math.isnan(sup[j])) and sup[j] < sup[i])
-        dominated = any(no_worse(j) and better(j) for j in range(len(t)) if j != i)
+    for i in range(len(t)):
+        dominated = any(dominates(j, i) for j in range(len(t)) if j != i)
         assert t.at[i, "pareto"] == (not dominated), i
 
 
