@@ -58,6 +58,14 @@ column that is not a key (:func:`sdc_core.risk.closeness.closeness`). A target m
 not being monotone, they are searched exhaustively (docs/utility.md, "Attribute disclosure in a
 sweep").
 
+Synthesis. A setting of ``synthesize`` names no column and sweeps ``min_leaf`` or
+``smoothing`` (combined: one of them, synthesis also tried off, its step last). Its rows give
+the released keys' risk and the measures of a release read as a set of records
+(:data:`SYNTHETIC`, ``disco_percent: COL``, which every row of a grid with keys carries);
+the figures that compare record by record are blank and ``record_by_record`` says why; the
+front and the best leave out a synthetic row whose front risk or loss is blank
+(docs/utility.md, "Synthesis in a sweep").
+
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
 :mod:`sdc_core.risk.linkage` (``linkage_reidentifications``, ``linkage_risk_percent``), which
@@ -522,8 +530,8 @@ class SweepContext:
         release's own weights), the population's, the benchmark analyses', t-closeness and
         the rest of each sensitive column, and :meth:`synthetic`; the figures that compare
         record by record (the measures that need ``rows``, :mod:`sdc_core.names`) and the
-        suppressed values are left out, blank in the row (docs/utility.md, "Synthesis in a
-        sweep")."""
+        suppressed values are left out, blank in the row
+        (docs/utility.md, "Synthesis in a sweep")."""
         before = self.changes(steps[:-1], seed).values if len(steps) > 1 else {}
         given = self.df.assign(**before)
         index = len(steps) - 1
