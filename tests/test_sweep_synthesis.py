@@ -256,3 +256,51 @@ def test_the_cli_refuses_a_bad_synthesis_grid_in_one_line(adult, tmp_path, setti
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in done.stderr
+
+
+def test_the_pages_count_of_combinations_is_the_grids(adult):
+    """The Trade-offs page bounds its exhaustive search by the grid's count: synthesis off
+    counts as a value."""
+    from sdc_core.sweep.search import count
+    from ui.logic.tradeoff_grid import combinations_asked
+
+    settings = [{"method": "band", "column": "age", "param": "width", "values": [0, 5, 10]},
+                {**SYNTH, "values": [5, 20, 20]}]
+    g = parse_grid({"combine": True, "settings": settings}, adult)
+    assert combinations_asked(settings) == count(g.dimensions) == 9
+
+
+def _choice(min_leaf: str, smoothing: str):
+    from sdc_core.methods import registry
+    from ui.logic.tradeoff_grid import MethodChoice
+
+    return MethodChoice(registry()["synthesize"], [],
+                        swept={"min_leaf": min_leaf, "smoothing": smoothing})
+
+
+def test_the_forms_synthesis_fields_make_the_grids_settings():
+    from ui.logic.tradeoff_grid import grid_settings
+
+    assert grid_settings([_choice("5, 20", "true, false")], combine=False) == [
+        {"method": "synthesize", "param": "min_leaf", "values": [5, 20],
+         "fixed": {"smoothing": flag}} for flag in (True, False)]
+    assert grid_settings([_choice("", "False ; TRUE")], combine=True) == [
+        {"method": "synthesize", "param": "smoothing", "values": [False, True]}]
+    assert grid_settings([_choice("5", "")], combine=True) == [
+        {"method": "synthesize", "param": "min_leaf", "values": [5]}]
+    assert grid_settings([_choice("", "")], combine=False) == []
+
+
+@pytest.mark.parametrize("min_leaf, smoothing, says", [
+    ("5", "yes", "smoothing: values must be true or false"),
+    ("5", "<b>true</b>", "values must be true or false"),
+    ("5", "__import__('os')", "values must be true or false"),
+    ("five", "", "values must be numbers"),
+    ("1e400", "", "values must be finite numbers"),
+    ("5", "true, false", "combining the methods takes one value of smoothing"),
+])
+def test_the_forms_synthesis_fields_refuse_in_one_message(min_leaf, smoothing, says):
+    from ui.logic.tradeoff_grid import grid_settings
+
+    with pytest.raises(SdcInputError, match=says):
+        grid_settings([_choice(min_leaf, smoothing)], combine=True)

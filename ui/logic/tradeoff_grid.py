@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method
+from sdc_core.methods import Method, registry
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
 from sdc_core.sweep.run import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
@@ -234,8 +234,10 @@ def grid_settings(choices: list[MethodChoice], combine: bool) -> list[dict[str, 
 
 def combinations_asked(settings: list[dict[str, Any]]) -> int:
     """How many combinations a combined grid of ``settings`` asks for: the product of each
-    setting's count of distinct values."""
-    return math.prod(len(dict.fromkeys(s["values"])) for s in settings)
+    setting's count of distinct values (a whole-table method's, synthesis, one more: the
+    grid also tries it off)."""
+    return math.prod(len(dict.fromkeys(s["values"]))
+                     + (registry()[s["method"]].target == "table") for s in settings)
 
 
 #: The target "every class ≥ k": no record in a class smaller than k
