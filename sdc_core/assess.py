@@ -48,7 +48,14 @@ from sdc_core.checks import check_k
 from sdc_core.classes import check_alpha
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import NA_MODES
-from sdc_core.recipe import ApplyResult, Recipe, apply_recipe, keeps_rows, step_columns
+from sdc_core.recipe import (
+    NOT_KEPT_ROWS,
+    ApplyResult,
+    Recipe,
+    apply_recipe,
+    keeps_rows,
+    step_columns,
+)
 from sdc_core.risk import RiskProfile, risk_profile
 from sdc_core.risk.closeness import Closeness, closeness_json, closeness_report
 from sdc_core.risk.deniability import Deniability, household_figures, recipe_deniability
@@ -192,8 +199,7 @@ class Assessment:
         None when it is (as far as can be told: the recipe's methods keep rows, the two
         tables have as many records)."""
         if self.recipe is not None and not keeps_rows(self.recipe):
-            return ("the recipe's release does not keep the original's rows: a measure that "
-                    "compares record by record does not apply")
+            return NOT_KEPT_ROWS
         if len(self.released) != len(self.original):
             return (f"the release has {len(self.released)} records, the original "
                     f"{len(self.original)}: a measure that compares record by record needs "

@@ -756,7 +756,7 @@ def _write_records(frame: pd.DataFrame, path: Path) -> None:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from sdc_core.data.io import write_table
-    from sdc_core.sweep.run import run_sweep
+    from sdc_core.sweep.run import PARETO_RISK, run_sweep
 
     if args.output.suffix.lower() != ".csv":
         raise SdcInputError(f"{args.output}: the sweep table is written as .csv")
@@ -774,6 +774,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     print(f"wrote {len(table)} rows to {args.output}; Pareto-optimal: "
           + ", ".join(_setting_name(r) for r in best.itertuples()))
     assert isinstance(grid, dict)  # run_sweep refused anything else
+    if result.off_front:
+        risk = PARETO_RISK[grid.get("pareto_risk", "linkage")]
+        print(f"{result.off_front} synthetic rows are left out of the Pareto front and the "
+              f"best: {risk} or {result.loss} compares record by record (record_by_record)")
     reading = grid.get("il1_missing", "max")
     hidden = set(grid.get("not_released", []))
     if result.loss != "IL1_release":
@@ -805,8 +809,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     other = f" ({pair} {row[pair]:.6g})" if pair else ""
     print(f"best under {t.describe()}: {t.measure} {row[t.measure]:.6g}{other}{kept}, {loss}"
           f"IL1_release {row['IL1_release']:.6g} (IL1_overall {row['IL1_overall']:.6g}), "
-          f"suppressed values "
-          f"{int(row['suppressed_values'])}; recipe: {json.dumps(recipe, ensure_ascii=False)}")
+          f"suppressed values {row['suppressed_values']:.6g}; recipe: "
+          f"{json.dumps(recipe, ensure_ascii=False)}")
     if args.best_recipe:
         _write_text(args.best_recipe, json.dumps({"version": 1, **recipe}, indent=2,
                                                  ensure_ascii=False) + "\n")

@@ -432,6 +432,13 @@ def step_columns(step: dict[str, Any]) -> list[str]:
     return [step["column"]] if "column" in step else list(step.get("columns", []))
 
 
+#: Why a release made by a method that does not keep rows (synthesis) has no number for the
+#: measures that compare record by record (the assessment's and a sweep row's
+#: ``record_by_record``).
+NOT_KEPT_ROWS = ("the recipe's release does not keep the original's rows: a measure that "
+                 "compares record by record does not apply")
+
+
 def keeps_rows(recipe: Recipe) -> bool:
     """Whether the recipe's release keeps the original's rows in order, row i of the release
     being the release of row i: every step's method keeps rows

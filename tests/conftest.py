@@ -77,7 +77,8 @@ APP_MODULES = frozenset({
     "test_app_risk_attribute.py", "test_app_risk_release.py", "test_app_server_files.py",
     "test_app_sign_in.py", "test_app_table_headings.py", "test_app_tables.py",
     "test_app_tradeoffs_analyses.py", "test_app_tradeoffs_attribute.py",
-    "test_app_undo_bursts.py", "test_downloads.py", "test_fragments.py", "test_input_audit.py",
+    "test_app_tradeoffs_synthesis.py", "test_app_undo_bursts.py", "test_downloads.py",
+    "test_fragments.py", "test_input_audit.py",
     "test_ledger_sharing.py", "test_links.py", "test_memory.py",
     "test_resume.py", "test_security_headers.py", "test_server_answers.py",
     "test_st_client.py", "test_warmup.py", "test_workers.py",
@@ -124,6 +125,8 @@ SERIAL = frozenset({
 #: over its parameters, in a run of the whole suite on this machine.
 SLOW: dict[str, tuple[str, ...]] = {
     "test_analysis.py": ("test_ols_on_distinct_rows_equals_statsmodels_on_every_row",),
+    "test_app_tradeoffs_synthesis.py": (
+        "test_masked_and_synthetic_rows_share_one_plot_on_axes_that_apply_to_both",),
     "test_audit_bound.py": (
         "test_secondary_suppression_of_the_20_cubed_table_stops_at_its_budget",
         "test_the_20_cubed_table_is_audited_with_a_few_programmes",

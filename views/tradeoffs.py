@@ -12,9 +12,17 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method
+from sdc_core.methods import Method, registry
 from sdc_core.names import COUNT_AND_PERCENT, count_and_percent, name
-from sdc_core.sweep.run import LOSS, LOSSES, PARETO_RISK, SweepResult, run_sweep
+from sdc_core.sweep.run import (
+    LOSS,
+    LOSSES,
+    PARETO_RISK,
+    RECORD_BY_RECORD,
+    SweepResult,
+    off_the_front,
+    run_sweep,
+)
 from sdc_core.utility.validity import HOLDS, LABELS, S_PMSE_RULE, VERDICT_RULE
 from ui import charts, state
 from ui.infra import workers
@@ -51,7 +59,11 @@ from ui.sidebar import render_sidebar
 #: declared ``sweep`` (top and bottom codes); not record swapping, whose steps need their
 #: hierarchy, donor profiles and the household id (:func:`household_block`)
 SWEPT = [m for m in page_methods()
-         if (m.main or swept_params(m)) and not m.extra.get("household")]
+         if (m.main or swept_params(m)) and not m.extra.get("household")
+         and m.target != "table"]
+#: The whole-table methods (synthesis), whether or not the Protect page offers them: their
+#: parameters' values, no column (:func:`table_block`)
+WHOLE_TABLE = [m for m in registry().values() if m.target == "table" and swept_params(m)]
 #: The methods on households (record swapping): their ``main`` swept, their other parameters
 #: as the Protect page holds them (:func:`ui.logic.tradeoff_grid.household_fixed`)
 ON_HOUSEHOLDS = [m for m in page_methods() if m.main and m.extra.get("household")]
@@ -157,6 +169,29 @@ def method_block(page: Sweeping, m: Method) -> MethodChoice:
     return MethodChoice(m, chosen, text, own, swept, held=held)
 
 
+def table_block(page: Sweeping, m: Method) -> MethodChoice:
+    """A whole-table method's part of the form (synthesis): a values field per parameter it
+    sweeps, no column (docs/utility.md, "Synthesis in a sweep")."""
+    st.markdown(f"**{m.label}** ({', '.join(swept_params(m))}; the whole table)")
+    swept: dict[str, str] = {}
+    first = swept_params(m)[0]
+    for param in map(m.param, swept_params(m)):
+        key = f"w_t_{m.name}_{param.name}_values"
+        keep(page, key, tradeoff_grid.swept_start(m, param.name))
+        flags = param.type == "bool"
+        swept[param.name] = st.text_input(
+            f"{m.label}: {param.name} values", key=key,
+            placeholder="true, false" if flags else "e.g. 5, 20",
+            help=(param.label or param.name) + ". " + (param.help + " " if param.help else "")
+            + ("Each value is a setting; " if param.name == first else
+               f"Each value is tried with every {first} value (combined: one value); ")
+            + ("true or false, separated by commas. " if flags else "")
+            + "Empty: not swept. A synthetic row gives the released keys' risk, replicated "
+              "uniques and DiSCO; what compares record by record (the linkage attack, IL1) "
+              "is blank for it.")
+    return MethodChoice(m, [], swept=swept)
+
+
 def household_block(page: Sweeping, m: Method) -> MethodChoice:
     """A method on households' part of the form (with a household id): its ``main`` values,
     its other parameters those the Protect page holds, or why it cannot be swept yet."""
@@ -193,6 +228,10 @@ def sweep_form(page: Sweeping) -> tuple[SweepForm, bool]:
             for i, m in enumerate(ON_HOUSEHOLDS, start=len(SWEPT)):
                 with cols[i % 3]:
                     methods.append(household_block(page, m))
+        else:  # a synthetic table keeps no household whole: not swept with a household id
+            for i, m in enumerate(WHOLE_TABLE, start=len(SWEPT)):
+                with cols[i % 3]:
+                    methods.append(table_block(page, m))
         form = sweep_options(page, methods)
         submitted = st.form_submit_button("Run the sweep", icon=":material/play_arrow:",
                                           type="primary")
@@ -374,8 +413,11 @@ def best_setting(page: Sweeping, table: pd.DataFrame, sweep: dict) -> None:
         figures.append(f"{md(LABELS[kept['measure']])} {row[kept['measure']]:.4g}")
     if loss != LOSS and (not kept or loss != kept["measure"]):
         figures.append(f"{md(LABELS[loss])} {row[loss]:.4g}")
-    figures += [f"{column_label(LOSS)} {loss_text(row[LOSS])}",  # as the Protect page's tile
-                f"{int(row['suppressed_values'])} suppressed values"]
+    if pd.isna(row.get(RECORD_BY_RECORD)):  # a synthetic row has neither
+        figures += [f"{column_label(LOSS)} {loss_text(row[LOSS])}",  # as the Protect page's
+                    f"{int(row['suppressed_values'])} suppressed values"]       # tile
+    else:
+        figures.append("a synthetic file (IL1 and the linkage attack do not apply)")
     st.success(f"**Cheapest setting under {md(goal)}** (by {md(LOSS_LABELS[loss])}): "
                f"{md(setting_labels(table)[best])} — {', '.join(figures)}.",
                icon=":material/star:")
@@ -417,7 +459,9 @@ def show_sweep(page: Sweeping, sweep: dict) -> None:
     label = risk_labels[risk_choice]
     # ε is ∞ where a column has no deniability: such rows have no point on the charts
     no_point = table[risk_choice].map(lambda v: isinstance(v, float) and math.isinf(v))
-    plotted = table[~no_point]
+    # nor has a synthetic row where an axis compares record by record (the linkage attack, IL1)
+    unmatched = off_the_front(table, risk_choice, loss)
+    plotted = table[~no_point & ~unmatched]
     combined = bool(g.get("combine"))
     kind = "combinations" if combined else "one-step settings"
     about = (f"{ds.name}; sweep of {len(table) - 1} {kind}, seeds {g['seed']}–"
@@ -433,6 +477,8 @@ def show_sweep(page: Sweeping, sweep: dict) -> None:
         n = int(no_point.sum())
         st.caption(f"{n} {'row has' if n == 1 else 'rows have'} no deniability (ε = ∞): "
                    f"{'it is' if n == 1 else 'they are'} left out of the charts.")
+    if unmatched.any():
+        st.caption(synthetic_text(int(unmatched.sum()), label, loss_axis))
     row = clicked_row(clicked, table)
     if row is not None:
         open_on_protect(page, table, row)
@@ -453,6 +499,16 @@ def show_sweep(page: Sweeping, sweep: dict) -> None:
                         f"{ds.stem}_loss_by_{method}_{param}", key="t_loss", context=about)
     sweep_table(result, g)
     load_setting(page, table, kind)
+
+
+def synthetic_text(n: int, risk: str, loss: str) -> str:
+    """Why ``n`` synthetic rows have no point on a chart of ``risk`` against ``loss``, in
+    one line."""
+    rows = "synthetic row has" if n == 1 else "synthetic rows have"
+    return (f"{n} {rows} no point: {md(risk)} or {md(loss)} compares record by record, and "
+            "a synthetic record is the release of no original record. The released keys' "
+            "re-identifications against a loss of the benchmark analyses put both kinds of "
+            "release on one plot.")
 
 
 def sweep_table(result: SweepResult, g: dict) -> None:
@@ -493,6 +549,11 @@ def sweep_table(result: SweepResult, g: dict) -> None:
                    "share of analyses that hold how many do; the worst-table TVD is the "
                    "largest total variation distance between the original and protected "
                    "tables (0: the same, 1: disjoint). " + md(S_PMSE_RULE))
+    if result.off_front:
+        rows = "row is" if result.off_front == 1 else "rows are"
+        st.caption(f"{result.off_front} synthetic {rows} left out of the Pareto front and "
+                   "the best setting: the front's risk or loss compares record by record. "
+                   "Their blank figures are not zeros; the column record_by_record says why.")
     if result.pruned:
         st.caption(f"The pruned search evaluated {result.evaluated} of {result.asked} "
                    "combinations: it skips those that monotone parameters settle (stronger "

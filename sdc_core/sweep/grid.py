@@ -19,7 +19,7 @@ from sdc_core.data.io import Kind, infer_kinds
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.spec import Release
 from sdc_core.names import MEASURES
-from sdc_core.recipe import METHODS, check_step, describe_steps
+from sdc_core.recipe import METHODS, check_step, describe_steps, step_columns
 from sdc_core.sweep.search import Combination, Dimension, Keep, Target, count, recipe_steps
 from sdc_core.utility.il1 import IL1_MISSING
 
@@ -247,8 +247,7 @@ def _checked(where: str, step: dict[str, Any], df: pd.DataFrame) -> dict[str, An
         step = check_step(0, step)
     except SdcInputError as err:
         raise SdcInputError(f"{where}: {str(err).split(': ', 1)[1]}") from None
-    cols = step.get("columns") or [step.get("column")]
-    absent = [c for c in cols if c not in df.columns]
+    absent = [c for c in step_columns(step) if c not in df.columns]
     if absent:
         raise SdcInputError(f"{where}: unknown column(s) {', '.join(map(str, absent))}")
     return step
@@ -279,8 +278,14 @@ def _entries(raw: Any) -> list[dict[str, Any]]:
 
 def _steps(s: dict[str, Any], where: str, df: pd.DataFrame) -> list[list[dict[str, Any]]]:
     """The steps of each value of a grid setting, checked: one step, or for a one-column
-    method given ``columns`` one step per column with the same value."""
-    if "columns" in s and METHODS[s["method"]].target == "column":
+    method given ``columns`` one step per column with the same value; a whole-table method's
+    step (synthesis) names no column."""
+    if METHODS[s["method"]].target == "table":
+        if "column" in s or "columns" in s:
+            raise SdcInputError(f"{where}: {s['method']} works on the whole table: its "
+                                "setting names no column")
+        targets: list[dict[str, Any]] = [{}]
+    elif "columns" in s and METHODS[s["method"]].target == "column":
         if not isinstance(s["columns"], list) or not s["columns"]:
             raise SdcInputError(f"{where}: columns must be a non-empty list of column names")
         targets = [{"column": c} for c in s["columns"]]
@@ -288,12 +293,26 @@ def _steps(s: dict[str, Any], where: str, df: pd.DataFrame) -> list[list[dict[st
         targets = [{}]  # its columns are some of its parameters' (record swapping's hierarchy)
     else:
         targets = [{"columns": s["columns"]} if "columns" in s else {"column": s.get("column")}]
-    return [[_checked(where, {"method": s["method"], **t, **s.get("fixed", {}), s["param"]: v},
+    made = [[_checked(where, {"method": s["method"], **t, **s.get("fixed", {}), s["param"]: v},
                       df) for t in targets] for v in s["values"]]
+    if METHODS[s["method"]].target == "table":
+        for (step,) in made:
+            _fits(step, where, len(df))
+    return made
+
+
+def _fits(step: dict[str, Any], where: str, n: int) -> None:
+    """Refuse a synthesis step whose leaves cannot be filled by the table's ``n`` records:
+    the fit needs at least 2·min_leaf of them (docs/methods.md, "Synthesis (sequential
+    CART)")."""
+    min_leaf = step.get("min_leaf", METHODS[step["method"]].param("min_leaf").default)
+    if 2 * min_leaf > n:
+        raise SdcInputError(f"{where}: min_leaf must be at most half the table's {n:,} "
+                            f"records ({n // 2:,}), not {min_leaf:g}")
 
 
 def _target_name(step: dict[str, Any]) -> str:
-    return step.get("column") or "+".join(step.get("columns", []))
+    return "+".join(map(str, step_columns(step)))
 
 
 def _targets_name(steps: list[dict[str, Any]]) -> str:
@@ -302,8 +321,11 @@ def _targets_name(steps: list[dict[str, Any]]) -> str:
 
 def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
     """A setting of a combined grid: the off value leaves the step out, and a method's
-    ``main`` parameter is ordered weakest first."""
+    ``main`` parameter is ordered weakest first; a whole-table method's (synthesis) is
+    :func:`_table_dimension`."""
     m = METHODS[s["method"]]
+    if m.target == "table":
+        return _table_dimension(i, s, df)
     main = s["param"] == m.main
     values = list(dict.fromkeys(s["values"]))
     if main:
@@ -321,9 +343,25 @@ def _dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
     return Dimension(label, s["param"], tuple(values), steps, monotone=main)
 
 
+def _table_dimension(i: int, s: dict[str, Any], df: pd.DataFrame) -> Dimension:
+    """The dimension of a whole-table method's setting (synthesis) in a combined grid: off
+    first (None: no synthesis step, the masked recipe alone), then its values in the grid's
+    order; not assumed monotone (docs/utility.md, "Synthesis in a sweep")."""
+    values = list(dict.fromkeys(s["values"]))
+    made = _steps({**s, "values": values}, f"grid setting {i + 1}", df)
+    return Dimension(f"{s['method']} {s['param']}", s["param"], (None, *values),
+                     (None, *(tuple(st) for st in made)), monotone=False)
+
+
+def _whole_table(d: Dimension) -> bool:
+    """Whether a dimension's steps are a whole-table method's (synthesis)."""
+    steps = next(s for s in d.steps if s is not None)
+    return METHODS[steps[0]["method"]].target == "table"
+
+
 def _columns_of(d: Dimension) -> set[str]:
     steps = next((s for s in d.steps if s is not None), ())
-    return {c for st in steps for c in ([st["column"]] if "column" in st else st["columns"])}
+    return {c for st in steps for c in step_columns(st)}
 
 
 def _loss_orders(dims: list[Dimension]) -> list[Dimension]:
@@ -394,6 +432,8 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                             'grid\'s "household"')
     if household is None:
         _refuse_household_params(raw)
+    else:
+        _refuse_table_methods(raw)
     measure = grid.get("target", {}).get("measure") if isinstance(grid.get("target"), dict) \
         else None
     if measure in HOUSEHOLD and household is None:
@@ -414,6 +454,11 @@ def parse_grid(grid: Any, df: pd.DataFrame) -> Grid:
                                     'methods\' main parameters; use "search": "exhaustive" '
                                     "(the default for it)")
             search = "exhaustive"
+        tables = [d.label for d in dims if _whole_table(d)]
+        if len(tables) > 1:
+            raise SdcInputError(f"grid: {' and '.join(tables)}: a combined grid sweeps one "
+                                "parameter of synthesis (a recipe holds one synthesis step, "
+                                'its last): give the others under "fixed"')
         labels = [d.label for d in dims]
         twice = sorted({x for x in labels if labels.count(x) > 1})
         if twice:
@@ -451,6 +496,16 @@ def _refuse_household_params(raw: list[dict[str, Any]]) -> None:
             if fixed is True or swept:
                 raise SdcInputError(f"grid setting {i + 1}: {name} needs the household "
                                     'column: set the grid\'s "household"')
+
+
+def _refuse_table_methods(raw: list[dict[str, Any]]) -> None:
+    """An error when a grid with a household names a whole-table method (synthesis): its
+    table keeps no household whole, as a recipe with a household refuses it."""
+    for i, s in enumerate(raw):
+        if METHODS[s["method"]].target == "table":
+            raise SdcInputError(f"grid setting {i + 1}: {s['method']} makes a new table, which "
+                                "does not keep households whole: leave out the grid's "
+                                "household")
 
 
 def _household(grid: dict[str, Any], df: pd.DataFrame, known: Sequence[str],

@@ -58,6 +58,14 @@ column that is not a key (:func:`sdc_core.risk.closeness.closeness`). A target m
 not being monotone, they are searched exhaustively (docs/utility.md, "Attribute disclosure in a
 sweep").
 
+Synthesis. A setting of ``synthesize`` names no column and sweeps ``min_leaf`` or
+``smoothing`` (combined: one of them, synthesis also tried off, its step last). Its rows give
+the released keys' risk and the measures of a release read as a set of records
+(:data:`SYNTHETIC`, ``disco_percent: COL``, which every row of a grid with keys carries);
+the figures that compare record by record are blank and ``record_by_record`` says why; the
+front and the best leave out a synthetic row whose front risk or loss is blank
+(docs/utility.md, "Synthesis in a sweep").
+
 Risk is measured on the quasi-identifiers, twice: the measures of seed 003, which read the
 released keys as if they were true (``expected_reidentifications`` …), and the linkage attack of
 :mod:`sdc_core.risk.linkage` (``linkage_reidentifications``, ``linkage_risk_percent``), which
@@ -100,12 +108,22 @@ from sdc_core.errors import SdcInputError
 from sdc_core.keys import encode_keys
 from sdc_core.methods.banding import measured, read_bands, recipe_labels, whole_number_columns
 from sdc_core.methods.spec import Release
-from sdc_core.recipe import METHODS, RANDOM_METHODS, Recipe, run_step, step_columns
+from sdc_core.names import MEASURES
+from sdc_core.recipe import (
+    METHODS,
+    NOT_KEPT_ROWS,
+    RANDOM_METHODS,
+    Recipe,
+    run_step,
+    step_columns,
+    table_step,
+)
 from sdc_core.risk.closeness import closeness
 from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
+from sdc_core.risk.synthetic import synthetic_risk
 from sdc_core.sweep.grid import (
     ATTRIBUTE_TARGETS,
     CLOSENESS_TARGETS,
@@ -148,6 +166,15 @@ UTILITY = ["IL1_numeric", "IL1_categorical", "IL1_overall", "eigenvalue_similari
 COLUMNS = ["method", "column", "param_name", "param_value"] + RISK + LINKAGE + UTILITY + [
     "pareto", "suppressed_values", "n_seeds"]
 PREFIXES_KEPT = 64
+#: The figures of a release read as a set of records (:mod:`sdc_core.risk.synthetic`) every row
+#: of a grid with keys carries, besides ``disco_percent: <column>`` per sensitive column that
+#: is not a key (docs/utility.md, "Synthesis in a sweep").
+SYNTHETIC = ["replicated_uniques", "replicated_uniques_percent"]
+#: The distance against a holdout, in the rows of a synthesis step that held records out.
+HOLDOUT = ["dcr_train_share", "dcr_expected_share", "exact_copies"]
+#: The column of a row whose release does not keep the original's rows (synthesis): why its
+#: record-by-record figures are blank (the assessment's ``record_by_record``).
+RECORD_BY_RECORD = "record_by_record"
 Progress = Callable[[int, int, str], None]
 
 
@@ -216,6 +243,7 @@ class SweepContext:
         self.closed = [c for c in self.sensitive if c not in self.qi]
         self.baseline_closeness = self.closeness({}, force=True)
         self.baseline_households = self.households({}, force=True)
+        self.baseline_synthetic = self.synthetic(self.df[self.qi + self.closed])
 
     def households(self, changed: dict[str, pd.Series], recipe: Recipe | None = None,
                    reports: Sequence[dict[str, Any]] | None = None, force: bool = False
@@ -307,8 +335,10 @@ class SweepContext:
             out |= {f"{m}: {c}": float(getattr(r, m)) for m in CLOSENESS_TARGETS}
         return out
 
-    def risk(self, keys) -> dict[str, float]:
-        cs = sizes_from_keys(keys, self.w, self.alpha)
+    def risk(self, keys, w: np.ndarray | None = None) -> dict[str, float]:
+        """The RISK figures of the encoded ``keys`` (weights ``w``: the original's by
+        default)."""
+        cs = sizes_from_keys(keys, self.w if w is None else w, self.alpha)
         m = profile_from_sizes(cs.fk, cs.Fk, cs.n_classes, self.k)
         return {key: m[key] for key in RISK}
 
@@ -454,6 +484,8 @@ class SweepContext:
         if not steps:
             return self.baseline()
         steps = recipe_labels(steps, self.whole)  # its bands written as apply_recipe writes them
+        if table_step(steps[-1]):
+            return self.synthetic_setting(steps, seed)
         recipe = Recipe(seed=seed, steps=steps, household=self.household)
         changed, reports, matrices = self.changes(steps, seed)
         if len(changed) == 1:
@@ -465,7 +497,74 @@ class SweepContext:
         return measures | self.analyses(changed) | self.population(changed) \
             | self.deniability(recipe, matrices, changed) \
             | self.inference(changed, recipe, reports) \
-            | self.closeness(changed) | self.households(changed, recipe, reports)
+            | self.closeness(changed) | self.households(changed, recipe, reports) \
+            | self.synthetic(self.df[self.qi + self.closed].assign(
+                **{c: v for c, v in changed.items() if c in self.qi or c in self.closed}),
+                changed)
+
+    def synthetic(self, released: pd.DataFrame, changed: dict[str, pd.Series] | None = None,
+                  fitted: pd.DataFrame | None = None, holdout: pd.DataFrame | None = None
+                  ) -> dict[str, float]:
+        """The release read as a set of records (:func:`synthetic_risk`, as the assessment's
+        ``synthetic`` part): ``replicated_uniques``, ``replicated_uniques_percent`` and
+        ``disco_percent: <c>`` per sensitive column that is not a key, against the original
+        (``fitted``: the part a synthesis step fitted on, with its ``holdout`` and the
+        distance against it, :data:`HOLDOUT`); none without keys. A release that keeps rows
+        and changed no key or sensitive column has the baseline's."""
+        if not self.qi:
+            return {}
+        if changed is not None and not any(c in self.qi or c in self.closed for c in changed):
+            return dict(self.baseline_synthetic)
+        original = self.df if fitted is None else fitted
+        numeric = [] if holdout is None else list(numbers_in_both(self.df, released,
+                                                                   self.numeric))
+        found = synthetic_risk(original, released, self.qi, self.closed, holdout, numeric)
+        out: dict[str, float] = {"replicated_uniques": float(found.replicated_uniques),
+                                 "replicated_uniques_percent": found.replicated_uniques_percent}
+        out |= {f"disco_percent: {c}": d.disco_percent for c, d in found.disco.items()}
+        return out | {k: float(v) for k, v in (found.holdout or {}).items()}
+
+    def synthetic_setting(self, steps: list[dict[str, Any]], seed: int) -> dict[str, float]:
+        """The measures of a recipe whose last step makes a new table (synthesis) from the
+        original after the steps before it: the released keys' risk (:data:`RISK`, the
+        release's own weights), the population's, the benchmark analyses', t-closeness and
+        the rest of each sensitive column, and :meth:`synthetic`; the figures that compare
+        record by record (the measures that need ``rows``, :mod:`sdc_core.names`) and the
+        suppressed values are left out, blank in the row
+        (docs/utility.md, "Synthesis in a sweep")."""
+        before = self.changes(steps[:-1], seed).values if len(steps) > 1 else {}
+        given = self.df.assign(**before)
+        index = len(steps) - 1
+        done = run_step(given, steps[-1], seed, index, self.rid)
+        release = done.values
+        w = check_weights(release, self.weight)
+        out = self.risk(encode_keys(release, self.qi, self.na), w)
+        # as the assessment reads it: against the original, or with a holdout the part of
+        # the steps' table the synthesis fitted on
+        fitted, holdout = None, None
+        share = steps[-1].get("holdout") or 0.0
+        if share:
+            from sdc_core.methods.synthesize import held_out
+
+            out_of_fit = held_out(self.rid, share, seed, index)
+            fitted, holdout = given[~out_of_fit], given[out_of_fit]
+        out |= self.synthetic(release, fitted=fitted, holdout=holdout)
+        if self.validity is not None:
+            report = self.validity.compare(release[[c for c in self.validity_columns
+                                                    if c in release.columns]])
+            out |= report.summary() | report.per_analysis()
+        if self.population_size is not None:
+            from sdc_core.risk.population import dankar_estimate, histogram_of_codes
+
+            share_unique = dankar_estimate(
+                histogram_of_codes(encode_keys(release, self.qi, "category")),
+                population_size=self.population_size)[0].share
+            assert share_unique is not None  # Dankar's rule falls back on Zayatz
+            out[POPULATION] = 100.0 * share_unique
+        for c in self.closed:
+            r = closeness(release[self.qi + self.closed], self.qi, c)
+            out |= {f"{m}: {c}": float(getattr(r, m)) for m in CLOSENESS_TARGETS}
+        return out
 
     def baseline(self) -> dict[str, float]:
         return {**self.baseline_risk, "IL1_release": 0.0, "IL1_numeric": 0.0,
@@ -473,14 +572,18 @@ class SweepContext:
                 "eigenvalue_similarity_percent": 100.0, "suppressed_values": 0,
                 **self.baseline_validity, **self.baseline_population,
                 **self.baseline_inference, **self.baseline_closeness,
-                **self.baseline_households}
+                **self.baseline_households, **self.baseline_synthetic}
 
 
 def pareto_front(*criteria: np.ndarray) -> np.ndarray:
-    """True where no other point is ≤ on every criterion and < on one (lower is better)."""
+    """True where no other point is ≤ on every criterion and < on one (lower is better); a
+    criterion one of two points lacks (NaN: a synthetic row's suppressed values) does not
+    decide between them."""
     pts = np.column_stack([np.asarray(c, dtype=float) for c in criteria])
-    le = np.all(pts[None, :, :] <= pts[:, None, :], axis=2)
-    lt = np.any(pts[None, :, :] < pts[:, None, :], axis=2)
+    a, b = pts[None, :, :], pts[:, None, :]  # [i, j]: point j against point i
+    lacking = np.isnan(a) | np.isnan(b)
+    le = np.all((a <= b) | lacking, axis=2)
+    lt = np.any(a < b, axis=2)
     return ~np.any(le & lt, axis=1)
 
 
@@ -513,6 +616,9 @@ class SweepResult:
         Whether the pruned search ran.
     loss : str, default "IL1_release"
         The loss the Pareto front and the target rank by.
+    off_front : int, default 0
+        The rows of releases that do not keep rows (synthesis) left out of the front and the
+        best: the front's risk or loss compares record by record (:func:`off_the_front`).
 
     Examples
     --------
@@ -536,6 +642,7 @@ class SweepResult:
     violations: int = 0
     pruned: bool = False
     loss: str = LOSS
+    off_front: int = 0
 
     @property
     def best_recipe(self) -> dict[str, Any] | None:
@@ -552,6 +659,8 @@ def _row(setting: Setting, results: list[dict[str, float]], seed: int,
         recipe = {"seed": seed, "household": household, "steps": setting.steps}
     row = {"method": setting.method, "column": setting.column, "param_name": setting.param,
            "param_value": setting.value, **frame.mean().to_dict(), "n_seeds": len(results),
+           RECORD_BY_RECORD: None if all(METHODS[s["method"]].keeps_rows for s in setting.steps)
+           else NOT_KEPT_ROWS,
            "n_steps": len(setting.steps),
            "recipe": json.dumps(recipe, ensure_ascii=False)}
     if dims is not None:
@@ -581,10 +690,29 @@ def attribute_columns(table: pd.DataFrame, perturbed: Sequence[str],
     return names
 
 
-def _best(table: pd.DataFrame, loss: str = LOSS) -> int | None:
+def needs_rows(column: str) -> bool:
+    """Whether a sweep table's ``column`` (a figure, ``<figure>: <column>`` or its ``_sd``)
+    compares record by record (:mod:`sdc_core.names`: a measure that needs ``rows``), so a
+    release that does not keep rows has no number for it; the suppressed values too."""
+    base = column.removesuffix("_sd").split(": ")[0]
+    return base == "suppressed_values" or (base in MEASURES and "rows" in MEASURES[base].needs)
+
+
+def off_the_front(table: pd.DataFrame, risk: str, loss: str) -> pd.Series:
+    """The rows the Pareto front and the best leave out: a release that does not keep rows
+    (:data:`RECORD_BY_RECORD`) whose ``risk`` or ``loss`` is blank for it (the linkage risk,
+    IL1), being at most as good as no other row on a figure it does not have."""
+    if RECORD_BY_RECORD not in table:
+        return pd.Series(False, index=table.index)
+    return table[RECORD_BY_RECORD].notna() & (table[risk].isna() | table[loss].isna())
+
+
+def _best(table: pd.DataFrame, loss: str = LOSS, off: pd.Series | None = None) -> int | None:
     """The row that meets the target at the least ``loss``, then fewest suppressed values,
-    fewest steps, earliest (module docstring of :mod:`sdc_core.sweep.search`)."""
-    met = table[table["meets_target"] & (table["method"] != "BASELINE")]
+    fewest steps, earliest (module docstring of :mod:`sdc_core.sweep.search`), among the rows
+    not ``off`` the front (:func:`off_the_front`)."""
+    kept = table["meets_target"] & (table["method"] != "BASELINE")
+    met = table[kept if off is None else kept & ~off]
     if met.empty:
         return None
     order = met.assign(_at=np.arange(len(met))).sort_values(
@@ -709,24 +837,32 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
                                  | ({"household": g.household} if g.household else {}))}
     done_at = sorted(rows)
     table = pd.DataFrame([base] + [rows[i] for i in done_at])
-    # a loss that could not be had (NaN: no analysis with intervals) ranks last
-    table["pareto"] = pareto_front(table[PARETO_RISK[g.pareto_risk]],
-                                   table[g.loss].fillna(np.inf), table["suppressed_values"])
+    # a synthetic row without the front's risk or loss is left out of it; a loss that could
+    # not be had otherwise (NaN: no analysis with intervals) ranks last
+    off = off_the_front(table, PARETO_RISK[g.pareto_risk], g.loss)
+    on = ~off.to_numpy()
+    front = np.zeros(len(table), dtype=bool)
+    front[on] = pareto_front(table[PARETO_RISK[g.pareto_risk]][on],
+                             table[g.loss][on].fillna(np.inf), table["suppressed_values"][on])
+    table["pareto"] = front
     validity = list(ctx.baseline_validity)  # the analyses' figures (not their _sd columns)
     attribute = attribute_columns(table, g.perturbed, g.sensitive, g.household is not None)
     households = list(ctx.baseline_households)
-    extra = [LOSS] + validity + list(ctx.baseline_population) + households + attribute + [
-        d.label for d in g.dims or []] + ["n_steps"]
+    synthetic = list(ctx.baseline_synthetic) + [c for c in HOLDOUT if c in table]
+    whole = any(r[RECORD_BY_RECORD] is not None for r in rows.values())
+    extra = [LOSS] + validity + list(ctx.baseline_population) + households + attribute + \
+        synthetic + [d.label for d in g.dims or []] + ["n_steps"] + (
+            [RECORD_BY_RECORD] if whole else [])
     if g.target is not None:
         met = table[g.target.measure] <= g.target.at_most
         if g.target.keep is not None:
             met &= table[g.target.keep.measure].map(g.target.keep.met)
         table["meets_target"] = met
-        best = _best(table, g.loss)
+        best = _best(table, g.loss, off)
         table["best"] = table.index == best
         extra += ["meets_target", "best"]
     sd_cols = [f"{c}_sd" for c in RISK + LINKAGE + UTILITY + [LOSS] + validity + [POPULATION]
-               + households + attribute
+               + households + attribute + synthetic
                if f"{c}_sd" in table]
     table = table[COLUMNS + extra + sd_cols + ["recipe"]]
     found = None if g.target is None else best
@@ -736,11 +872,13 @@ def run_sweep(df: pd.DataFrame, qi: Sequence[str], grid: Any, weight: str | None
         bad = violations(g.dims, [settings[i].point for i in done_at],
                          evaluated[g.target.measure], evaluated[g.loss])
     return SweepResult(table, len(settings), len(table) - 1, g.target, found, bad, pruned,
-                       g.loss)
+                       g.loss, int(off.sum()))
 
 
 __all__ = ["ATTRIBUTE_TARGETS", "COLUMNS", "HOUSEHOLD", "KEEP_MEASURES", "LINKAGE", "LOSS",
            "LOSSES", "MAX_SEEDS", "MAX_SETTINGS", "MAX_SETTINGS_LIMIT", "PARETO_RISK", "POPULATION",
-           "PREFIXES_KEPT", "RISK", "SEARCHES", "TARGET_MEASURES", "UTILITY", "VALIDITY", "Grid",
-           "Progress", "Setting", "SweepContext", "SweepResult", "attribute_columns",
-           "combination_setting", "describe_setting", "pareto_front", "parse_grid", "run_sweep"]
+           "PREFIXES_KEPT", "RECORD_BY_RECORD", "RISK", "SEARCHES", "TARGET_MEASURES",
+           "UTILITY", "VALIDITY", "Grid",
+           "Progress", "SYNTHETIC", "Setting", "SweepContext", "SweepResult",
+           "attribute_columns", "combination_setting", "describe_setting", "needs_rows",
+           "off_the_front", "pareto_front", "parse_grid", "run_sweep"]

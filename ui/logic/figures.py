@@ -24,6 +24,8 @@ BEFORE, AFTER, RISK = "#7a8799", "#1f6feb", "#d1495b"
 #: in shape where their colours repeat (and in shape as well as colour for every reader).
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "triangle-down", "pentagon",
            "hexagon", "cross", "x", "star-triangle-up"]
+#: The marker of a synthetic release on the trade-off chart (no series' shape above)
+SYNTHETIC_SYMBOL = "star-diamond"
 #: Legend entries a row under a chart, and the height each further row adds.
 LEGEND_PER_ROW, LEGEND_ROW = 3, 24
 SIZE_BUCKETS = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 4, "4"), (5, 5, "5"),
@@ -244,14 +246,18 @@ def tradeoff_scatter(table: pd.DataFrame, risk: str, loss: str, risk_label: str,
                                                                sort=False)):
         err_x = rows.get(f"{loss}_sd")
         err_y = rows.get(f"{risk}_sd")
+        # a synthetic release (no row correspondence): its own shape, "synthetic" in the legend
+        synthetic = "record_by_record" in rows and bool(rows["record_by_record"].notna().all())
+        name = str(method) if method == "BASELINE" else plain(
+            f"{method} {column}".strip() + (" (synthetic)" if synthetic else ""))
+        symbol = SYNTHETIC_SYMBOL if synthetic else SYMBOLS[(i // len(COLOURS)) % len(SYMBOLS)]
         traces.append({
             "type": "scatter", "x": rows[loss].to_numpy(), "y": rows[risk].to_numpy(),
             "mode": "markers", "text": [plain(t) for t in labels[rows.index]],
             "customdata": rows.index.to_numpy(),  # the table row: a click opens the setting
             "unselected": {"marker": {"opacity": 0.5}},  # after a click the others stay legible
-            "name": str(method) if method == "BASELINE" else plain(f"{method} {column}"),
-            "marker": {"size": 11, "color": COLOURS[i % len(COLOURS)],
-                       "symbol": SYMBOLS[(i // len(COLOURS)) % len(SYMBOLS)],
+            "name": name,
+            "marker": {"size": 11, "color": COLOURS[i % len(COLOURS)], "symbol": symbol,
                        "line": {"width": 2, "color": ["#111" if p else "rgba(0,0,0,0)"
                                                       for p in rows["pareto"]]}},
             "error_x": _error_bars(err_x), "error_y": _error_bars(err_y),

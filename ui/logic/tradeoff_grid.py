@@ -15,6 +15,10 @@ and bottom codes: :class:`sdc_core.methods.Param`) is swept too:
 A method on households (record swapping) sweeps its ``main`` (the swap rate) with its other
 parameters fixed as the Protect page holds them (:func:`household_fixed`): its geography, donor
 profiles, k, risk variables and carried columns.
+
+A whole-table method (synthesis) names no column: the form sweeps the parameters of
+:data:`TABLE_SWEPT` (:func:`table_settings`), ``min_leaf`` as a method's ``main`` and
+``smoothing`` beside it (docs/utility.md, "Synthesis in a sweep").
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sdc_core.errors import SdcInputError
-from sdc_core.methods import Method
+from sdc_core.methods import Method, registry
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, label, name, tile
 from sdc_core.sweep.run import HOUSEHOLD, KEEP_MEASURES, LOSS, POPULATION
 from sdc_core.utility.validity import HOLDS, LABELS
@@ -106,9 +110,55 @@ def fixed_text(m: Method, fixed: Mapping[str, Any]) -> str:
     return "; ".join(f"{m.param(k).label or k}: {md(value(v))}" for k, v in fixed.items())
 
 
+#: The parameters of a whole-table method the form sweeps, the first as a method's ``main``,
+#: the others beside it
+TABLE_SWEPT = {"synthesize": ("min_leaf", "smoothing")}
+
+
 def swept_params(m: Method) -> list[str]:
-    """The parameters of ``m`` the form sweeps besides ``main``."""
+    """The parameters of ``m`` the form sweeps besides ``main`` (a whole-table method: those
+    of :data:`TABLE_SWEPT`)."""
+    if m.target == "table":
+        return list(TABLE_SWEPT.get(m.name, ()))
     return [p.name for p in m.params if p.sweep and p.name != m.main]
+
+
+def swept_start(m: Method, param: str) -> str:
+    """The text a values field of a whole-table method's ``param`` starts with: the method's
+    ``sweep_values`` for the first of :data:`TABLE_SWEPT`, else empty (not swept)."""
+    return m.sweep_values if swept_params(m)[:1] == [param] else ""
+
+
+def parse_flags(text: str, label: str) -> list[bool]:
+    """``true`` and ``false`` separated by commas (or semicolons), each once."""
+    words = [v.strip().lower() for v in text.replace(";", ",").split(",") if v.strip()]
+    if not all(w in ("true", "false") for w in words):
+        raise SdcInputError(f"{label}: values must be true or false, separated by commas")
+    return list(dict.fromkeys(w == "true" for w in words))
+
+
+def table_settings(c: MethodChoice, combine: bool) -> list[dict[str, Any]]:
+    """The settings of a whole-table method's fields (module docstring): the first
+    parameter's values with each value of the others fixed beside it (combined: one value
+    of each other), or the others' values alone when the first has none."""
+    m = c.method
+    first, *others = swept_params(m)
+    values: dict[str, list[Any]] = {}
+    for p in [first, *others]:
+        text, label = c.swept.get(p, ""), f"{m.label} {p}"
+        if text.strip():
+            kind = m.param(p).type
+            values[p] = parse_flags(text, label) if kind == "bool" else parse_values(text, label)
+    if first not in values:
+        return [{"method": m.name, "param": p, "values": v} for p, v in values.items()]
+    beside = {p: v for p, v in values.items() if p != first}
+    if combine and any(len(v) > 1 for v in beside.values()):
+        raise SdcInputError(f"{m.label}: combining the methods takes one value of "
+                            f"{' and '.join(beside)} (a recipe holds one synthesis step): give "
+                            "one, or try the values one at a time")
+    return [{"method": m.name, "param": first, "values": values[first],
+             **({"fixed": dict(zip(beside, fixed))} if beside else {})}
+            for fixed in itertools.product(*beside.values())]
 
 
 def parse_values(text: str, label: str) -> list[float | int]:
@@ -152,6 +202,9 @@ def grid_settings(choices: list[MethodChoice], combine: bool) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     for c in choices:
         m = c.method
+        if m.target == "table":
+            out += table_settings(c, combine)
+            continue
         if c.fixed:  # a method on households: its main swept, the rest as on the Protect page
             rates = with_off(m, parse_values(c.values, m.label), combine)
             if rates:
@@ -181,8 +234,10 @@ def grid_settings(choices: list[MethodChoice], combine: bool) -> list[dict[str, 
 
 def combinations_asked(settings: list[dict[str, Any]]) -> int:
     """How many combinations a combined grid of ``settings`` asks for: the product of each
-    setting's count of distinct values."""
-    return math.prod(len(dict.fromkeys(s["values"])) for s in settings)
+    setting's count of distinct values (a whole-table method's, synthesis, one more: the
+    grid also tries it off)."""
+    return math.prod(len(dict.fromkeys(s["values"]))
+                     + (registry()[s["method"]].target == "table") for s in settings)
 
 
 #: The target "every class ≥ k": no record in a class smaller than k
