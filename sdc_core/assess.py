@@ -70,7 +70,7 @@ from sdc_core.risk.household import (
 )
 from sdc_core.risk.inference import InferenceResult, attribute_inference
 from sdc_core.risk.linkage import LinkageResult, linkage_attack
-from sdc_core.utility.il1 import IL1Result, il1, numbers_in_both
+from sdc_core.utility.il1 import IL1Result, check_aligned, il1, numbers_in_both
 
 if TYPE_CHECKING:  # imported where a part needs them (scipy and statsmodels take seconds)
     from sdc_core.risk.closest import ClosestRecord
@@ -516,6 +516,7 @@ class Assessment:
         by record (IL1, the eigenvalue similarity, the linkage attacks, deniability, the
         attribute-inference attack) give no number; the measures of the release as a set of
         records are given."""
+        check_aligned(self.original, self.released, dropped=True, rows=False)  # its columns
         s = self.setting
         out: dict[str, Any] = {"record_by_record": self.rows, "numeric": self.released_numeric,
                                "released_columns": [str(c) for c in self.released.columns],
