@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -48,6 +48,9 @@ from sdc_core.data.columns import compare_keys
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes
 from sdc_core.risk.closest import nearest, scaled_points
+
+if TYPE_CHECKING:
+    from sdc_core.recipe import Recipe
 
 #: Relative tolerance of a tie between the distances to the training and the holdout part
 #: (the linkage attack's, :data:`sdc_core.risk.linkage.TIE_RTOL`).
@@ -286,11 +289,31 @@ def dcr_holdout(train: pd.DataFrame, holdout: pd.DataFrame, released: pd.DataFra
 
 def synthetic_risk(original: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
                    sensitive: Sequence[str] = (), holdout: pd.DataFrame | None = None,
-                   columns: Sequence[str] = ()) -> SyntheticRisk:
+                   columns: Sequence[str] = (), train: pd.DataFrame | None = None
+                   ) -> SyntheticRisk:
     """Every measure of the module docstring for one release: ``original`` is the data the
-    release was made from (with a ``holdout``, the training part), ``columns`` those the
-    distance against the holdout compares (:func:`dcr_holdout`; read only with a holdout)."""
+    release was made from (with a ``holdout``, the training part) as replicated uniques and
+    DiSCO read it (:func:`attacked_original`), ``columns`` those the distance against the
+    holdout compares (:func:`dcr_holdout`; read only with a holdout), between the ``holdout``
+    and ``train``, the records the synthesis fitted on as it was given them (None: the
+    ``original``)."""
     count, percent = replicated_uniques(original, released, keys)
     return SyntheticRisk(count, percent, disco_report(original, released, keys, sensitive),
-                         None if holdout is None
-                         else dcr_holdout(original, holdout, released, columns))
+                         None if holdout is None else dcr_holdout(
+                             original if train is None else train, holdout, released, columns))
+
+
+def attacked_original(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe | None,
+                      reports: Sequence[dict[str, Any]] | None = None,
+                      fitted: np.ndarray | None = None) -> pd.DataFrame:
+    """The original as replicated uniques and DiSCO compare the release with it: the true
+    values of ``columns`` (the keys and the sensitive columns) with the recipe's public
+    recodings applied as the release resolved them (banding, top and bottom coding,
+    recoding: an attacker repeats them, as the linkage attack's does; docs/measures.md,
+    "Disclosure risk of a synthetic release"), and, when a synthesis step held records out,
+    only the records it fitted on (``fitted``, a mask of the original's rows). Without it a
+    release whose keys are bands would share no key combination with the original's ages."""
+    from sdc_core.risk.linkage import attacker_view
+
+    view = attacker_view(original, columns, recipe, reports)
+    return view if fitted is None else view[fitted]
