@@ -224,6 +224,8 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_drisk_equals_sdcmicro_outputs",
         "test_fast_path_equals_brute_force",
     ),
+    "test_measure_declarations.py": (
+        "test_the_report_names_every_declared_figure_of_the_parts_it_shows",),
     "test_methods.py": (
         "test_percentile_from_two_order_statistics_is_numpys",
         "test_pram_releases_only_known_categories",
