@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name, tile
@@ -232,8 +232,9 @@ def utility_rows(utility: Mapping[str, Any], unaligned: str | None = None
     the other IL1 figures and the eigenvalue similarity. No change: they measure the
     protection itself. ``unaligned``: why the release's rows are not the original's (a
     synthetic release): every row an :func:`unavailable_row`."""
-    if unaligned is not None:
-        return [unavailable_row(key, unaligned) for key in UTILITY]
+    if unaligned is not None:  # the headline under the name it has when it has a number
+        rows = [unavailable_row(key, unaligned) for key in UTILITY]
+        return [replace(rows[0], name=RELEASE_LOSS_LABEL, label=RELEASE_LOSS_LABEL), *rows[1:]]
     n = len(utility["released"])
     rows = []
     for key in UTILITY:
