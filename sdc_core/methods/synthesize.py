@@ -145,7 +145,8 @@ def _numbers(s: pd.Series) -> np.ndarray:
 
 def _from_numbers(s: pd.Series, x: np.ndarray) -> pd.Series:
     """Smoothed numbers ``x`` (NaN a blank) back in the dtype of ``s``: whole-number and
-    datetime columns rounded to the nearest whole number (clipped to the int64 range)."""
+    datetime columns rounded to the nearest whole number (clipped to the int64 range, and an
+    integer column's to its dtype's)."""
     if ptypes.is_float_dtype(s.dtype):
         return pd.Series(x, name=s.name).astype(s.dtype)
     whole = np.clip(np.round(np.nan_to_num(x)), -2.0**63, 2.0**63 - 1024).astype(np.int64)
@@ -154,9 +155,11 @@ def _from_numbers(s: pd.Series, x: np.ndarray) -> pd.Series:
         out = pd.Series(whole.view(s.dtype.base), name=s.name)  # numpy's M8/m8 of the unit
         tz = getattr(s.dtype, "tz", None)
         return out.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else out
+    # a smoothed draw past the dtype's range (−1 in UInt8) is clipped to it
+    info = np.iinfo(s.dtype if isinstance(s.dtype, np.dtype) else s.dtype.numpy_dtype)
+    whole = np.clip(whole, max(info.min, -2**63), min(info.max, 2**63 - 1))
     if isinstance(s.dtype, np.dtype):  # a numpy integer column has no blanks
-        info = np.iinfo(s.dtype)
-        return pd.Series(np.clip(whole, info.min, info.max).astype(s.dtype), name=s.name)
+        return pd.Series(whole.astype(s.dtype), name=s.name)
     out = pd.Series(whole, name=s.name).astype(s.dtype)
     out[np.isnan(x)] = pd.NA
     return out
