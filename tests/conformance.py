@@ -371,6 +371,9 @@ def check_synthetic_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequen
     from ui.logic.synthetic_view import synthetic_table
 
     qi, numeric, sensitive = list(qi), list(numeric), list(sensitive)
+    # the table as a reader gives it, to the page and the command line alike: a category of
+    # whole numbers reads back from Parquet as Int64, which synthesis draws as numbers
+    df = read_table(table_bytes(df, ".parquet"), name="original.parquet")
     try:
         parsed = parse_recipe(recipe)
         text = recipe_json(parsed.steps, parsed.seed)

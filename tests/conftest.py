@@ -144,6 +144,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "test_conformance.py": (
         "test_every_method_on_every_kind",
         "test_every_release_agrees_everywhere",
+        "test_every_synthetic_release_agrees_everywhere",
     ),
     "test_cross_tables_view.py": (
         "test_one_and_three_way_tables_are_tidy_with_their_status",

@@ -53,7 +53,7 @@ def test_every_release_agrees_everywhere(case):
     check_release(df, qi, numeric, recipe, known=known)
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
+@settings(max_examples=20, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(synthetic_releases())
 def test_every_synthetic_release_agrees_everywhere(case):
