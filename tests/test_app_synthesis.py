@@ -205,3 +205,22 @@ def test_a_synthesis_recipe_opens_on_the_page_as_it_is():
     assert at.number_input(key="w_p_synthesize_records").value == 500
     assert at.slider(key="w_p_synthesize_holdout").value == 0.25
     assert tile("dcr_train_share") in metrics(at)
+
+
+@pytest.mark.parametrize("typed", [10**8, 2**53 - 1, -5, 0])
+def test_a_typed_number_of_records_past_its_range_is_not_taken(typed):
+    """The records field holds 1 to 10,000,000 (the most a step makes): a value typed past
+    either end is not taken (the field falls back to empty, as many records as the original),
+    without a traceback; a value within them applies."""
+    at = synthesised()
+    field = at.number_input(key="w_p_synthesize_records")
+    assert (field.min, field.max) == (1, 10_000_000)
+    field.set_value(typed).run()
+    no_traceback(at)
+    assert at.number_input(key="w_p_synthesize_records").value is None
+    assert at.session_state["protect"].steps([])[-1] == {"method": "synthesize", "min_leaf": 5}
+    assert tile("replicated_uniques") in metrics(at)
+    at.number_input(key="w_p_synthesize_records").set_value(300).run()
+    no_traceback(at)
+    assert at.session_state["protect"].steps([])[-1] == \
+        {"method": "synthesize", "min_leaf": 5, "records": 300}

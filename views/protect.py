@@ -202,9 +202,10 @@ def param_control(df: pd.DataFrame, m: Method, p: Param, value: Any, key: str,
     if high is None or p.default is None:  # a number field; empty is the default
         state.bind(key, None if value is None else kind(value))
         seeded = state.widget(key)
+        top = high if high is not None else p.most  # synthesis's records: at most 10⁷
         got = st.number_input(
             label, None if p.low is None else kind(p.low),
-            None if high is None else max(kind(high), kind(high) if seeded is None else seeded),
+            None if top is None else max(kind(top), kind(top) if seeded is None else seeded),
             value=None, step=kind(p.step) if p.step else None, key=key,
             format="%d" if kind is int else "%g", help=help_text,
             placeholder="none" if p.default is None else f"{p.default:g}", **fast)
