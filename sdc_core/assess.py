@@ -26,6 +26,8 @@ parts are:
   numeric columns (it needs no row correspondence);
 - ``households``, ``household_linkage``: the household risk, composition uniques and
   household linkage attack, and that attack alone;
+- ``synthetic``, ``disco``: the release read as a set of records (replicated uniques, DiSCO
+  beside DiO, the distance against a holdout), and its DiSCO alone;
 - ``population``: the risk in the population, from how the file was sampled.
 
 :meth:`Assessment.to_json` is ``compare --json``: the parts under their keys
@@ -38,6 +40,7 @@ A part that the setting does not ask for, or that cannot be computed, holds an
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -75,7 +78,7 @@ from sdc_core.utility.il1 import IL1Result, check_aligned, il1, numbers_in_both
 if TYPE_CHECKING:  # imported where a part needs them (scipy and statsmodels take seconds)
     from sdc_core.risk.closest import ClosestRecord
     from sdc_core.risk.population_risk import PopulationRisk
-    from sdc_core.risk.synthetic import SyntheticRisk
+    from sdc_core.risk.synthetic import Disco, SyntheticRisk
     from sdc_core.utility.analysis import AnalysisSpec
     from sdc_core.utility.cell_loss import CellLossReport
     from sdc_core.utility.validity import ValidityReport
@@ -466,6 +469,16 @@ class Assessment:
         fitted, holdout = parts if parts is not None else (self.original, None)
         return synthetic_risk(fitted, self.released, list(s.qi), list(s.sensitive), holdout,
                               self.numeric)
+
+    @cached_property
+    def disco(self) -> Mapping[str, Disco] | Unavailable:
+        """DiSCO beside DiO of each sensitive column (the :attr:`synthetic` part's)."""
+        found = self.synthetic
+        if isinstance(found, Unavailable):
+            return found
+        if not found.disco:
+            return Unavailable("no sensitive column beside the keys", asked=False)
+        return found.disco
 
     @cached_property
     def population(self) -> PopulationRisk | Unavailable:

@@ -99,6 +99,10 @@ PARTS: dict[str, Part] = {
     "closest": Part("compare", None, ("numeric",)),
     "analyses": Part("compare", None, ("analyses",)),
     "cell_loss": Part("compare", "cell_loss.tables", ("tables",), each=True),
+    # a release read as a set of records (docs/measures.md, "Disclosure risk of a synthetic
+    # release"): any release with keys, a synthetic one above all
+    "synthetic": Part("compare", None, ("keys",)),
+    "disco": Part("compare", "disco", ("keys", "sensitive"), each=True),
 }
 
 _M = Measure
@@ -380,6 +384,9 @@ HEADLINES: dict[str, tuple[str | None, str, bool, bool]] = {
     "pmse": ("analyses", "lower", False, False),
     "s_pmse": ("analyses", "lower", False, False),
     "analyses_holding": ("analyses", "higher", False, False),
+    "replicated_uniques": ("synthetic", "lower", False, False),
+    "replicated_uniques_percent": ("synthetic", "lower", False, False),
+    "disco_percent": ("disco", "lower", False, False),
     "absD": ("cell_loss", "lower", False, False),
     "relabsD": ("cell_loss", "lower", False, False),
     "abssqrtD": ("cell_loss", "lower", False, False),

@@ -352,6 +352,95 @@ def check_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
     return "ok"
 
 
+#: The figures of a synthetic release read as a set of records (:mod:`sdc_core.risk.synthetic`).
+SYNTHETIC_KEYS = ("replicated_uniques", "replicated_uniques_percent")
+HOLDOUT_KEYS = ("dcr_train_share", "dcr_expected_share", "exact_copies")
+
+
+def check_synthetic_release(df: pd.DataFrame, qi: Sequence[str], numeric: Sequence[str],
+                            sensitive: Sequence[str], recipe: dict[str, Any]) -> str:
+    """One truth for a release whose rows are not the original's (a recipe ending in a
+    synthesis step): the Protect page's figures (:func:`ui.logic.workbench.evaluate`), the
+    report's table and ``compare --json`` / ``risk --json`` on the written file all equal a
+    fresh assessment of the recipe, to 1e-9: the released keys' risk, replicated uniques,
+    DiSCO and DiO per sensitive column and, with a holdout, the distance against it; the
+    record-by-record figures give no number anywhere (the page's tiles "—", no linkage or IL1
+    key in the JSON, ``record_by_record`` the reason). Returns "refused: …" or "ok"."""
+    from sdc_core.assess import Setting, assess
+    from ui.logic.metrics import NO_FIGURE, risk_rows, utility_rows
+    from ui.logic.synthetic_view import synthetic_table
+
+    qi, numeric, sensitive = list(qi), list(numeric), list(sensitive)
+    # the table as a reader gives it, to the page and the command line alike: a category of
+    # whole numbers reads back from Parquet as Int64, which synthesis draws as numbers
+    df = read_table(table_bytes(df, ".parquet"), name="original.parquet")
+    try:
+        parsed = parse_recipe(recipe)
+        text = recipe_json(parsed.steps, parsed.seed)
+        page = evaluate(df, text, qi, None, 5, "wildcard", 1.0, numeric, sensitive=sensitive)
+        reference = assess(df, None, Setting(tuple(qi), tuple(numeric), tuple(sensitive)),
+                           parse_recipe(recipe))
+        expected = reference.to_json(distribution=False)
+    except SdcInputError as err:
+        message = str(err)
+        assert message and "\n" not in message and "internal error" not in message
+        return f"refused: {message}"
+    assert page.rows is not None and expected["record_by_record"] == page.rows
+    assert not set(expected) & {*LINKAGE_KEYS, *IL1_KEYS, "per_column"}
+    expected |= {key: getattr(reference.keys, key) for key in RISK_KEYS}
+
+    # the page: the keys' risk as it is, no number where a figure compares record by record
+    for key in RISK_KEYS:
+        close(page.after[key], expected[key], f"page {key}")
+    marked = risk_rows(page.after, None, 5, (*RISK_KEYS, *LINKAGE_KEYS), page.rows)
+    assert [r.value for r in marked if r.key in LINKAGE_KEYS] == [NO_FIGURE] * len(LINKAGE_KEYS)
+    assert {r.value for r in utility_rows(page.utility_for([]), page.rows)} == {NO_FIGURE}
+    assert isinstance(page.synthetic, type(reference.synthetic)), page.synthetic
+    got = page.synthetic.to_json()  # type: ignore[union-attr]
+    for key in (*SYNTHETIC_KEYS, *(HOLDOUT_KEYS if "dcr_train_share" in expected else ())):
+        close(got[key], expected[key], f"page {key}")
+    assert [d["column"] for d in got["disco"]] == [d["column"] for d in expected["disco"]]
+    for d, e in zip(got["disco"], expected["disco"]):
+        close(d["disco_percent"], e["disco_percent"], f"page DiSCO {d['column']}")
+        close(d["disco_original_percent"], e["disco_original_percent"], f"page DiO {d['column']}")
+
+    # the report's table of the same figures
+    shown = dict(zip(*synthetic_table(page.synthetic).to_dict("list").values()))  # type: ignore[arg-type]
+    from sdc_core.names import label
+    for key in SYNTHETIC_KEYS:
+        close(float(shown[label(key)]), float(expected[key]), f"report {key}")
+    for e in expected["disco"]:
+        close(float(shown[f"{label('disco_percent')}: {e['column']}"]), e["disco_percent"],
+              f"report DiSCO {e['column']}")
+
+    # compare and risk on the written file
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        original_file = folder / "original.parquet"
+        original_file.write_bytes(table_bytes(df, ".parquet"))
+        (folder / "recipe.json").write_text(parsed.to_json())
+        out = folder / "released.parquet"
+        code, _, err = _cli(["apply", str(original_file), "--recipe",
+                             str(folder / "recipe.json"), "-o", str(out)])
+        assert code == 0, f"apply exited {code}: {err.strip()}"
+        args = ["compare", str(original_file), str(out), "--numeric", ",".join(numeric),
+                "--qi", ",".join(qi), "--recipe", str(folder / "recipe.json"), "--json"]
+        if sensitive:
+            args += ["--sensitive", ",".join(sensitive)]
+        cli_out = _cli_json(args)
+        assert cli_out["record_by_record"] == expected["record_by_record"]
+        assert not set(cli_out) & {*LINKAGE_KEYS, *IL1_KEYS}
+        for key in (*SYNTHETIC_KEYS, *(HOLDOUT_KEYS if "dcr_train_share" in expected else ())):
+            close(cli_out[key], expected[key], f"compare {key}")
+        for d, e in zip(cli_out["disco"], expected["disco"], strict=True):
+            close(d["disco_percent"], e["disco_percent"], f"compare DiSCO {e['column']}")
+        risk = _cli_json(["risk", str(out), "--qi", ",".join(qi), "--k", "5", "--json",
+                          "--no-suda2"])
+        for key in RISK_KEYS:
+            close(risk[key], expected[key], f"risk {key}")
+    return "ok"
+
+
 # -- the harness's random tables and releases (Hypothesis strategies) ----------------------------
 
 #: The kinds of column the harness draws (each a pandas dtype a reader gives), with the storage
@@ -501,3 +590,17 @@ def releases(draw, first: tuple[str, str] | None = None):
               for _ in range(draw(st.integers(0 if first else 1, 3)))]
     recipe = {"version": 1, "seed": draw(st.integers(0, 2**32)), "steps": steps}
     return df, qi, numeric, known, recipe
+
+
+@st.composite
+def synthetic_releases(draw):
+    """A release of :func:`releases` whose recipe ends in a synthesis step (min_leaf, smoothing,
+    proper and a holdout drawn), with up to one sensitive column beside the keys."""
+    df, qi, numeric, _, recipe = draw(releases())
+    step = {"method": "synthesize", "min_leaf": draw(st.integers(1, 3)),
+            "smoothing": draw(st.booleans()), "proper": draw(st.booleans()),
+            "holdout": draw(st.sampled_from([0.0, 0.3]))}
+    others = [c for c in df.columns if c not in qi]
+    sensitive = [draw(st.sampled_from(others))] if others and draw(st.booleans()) else []
+    recipe["steps"] = [*recipe["steps"][:draw(st.integers(0, 1))], step]
+    return df, qi, numeric, sensitive, recipe

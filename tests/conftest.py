@@ -75,8 +75,8 @@ APP_MODULES = frozenset({
     "test_app_pages.py",
     "test_app_population.py", "test_app_population_protect.py", "test_app_record_swap.py",
     "test_app_risk_attribute.py", "test_app_risk_release.py", "test_app_server_files.py",
-    "test_app_sign_in.py", "test_app_table_headings.py", "test_app_tables.py",
-    "test_app_tradeoffs_analyses.py", "test_app_tradeoffs_attribute.py",
+    "test_app_sign_in.py", "test_app_synthesis.py", "test_app_table_headings.py",
+    "test_app_tables.py", "test_app_tradeoffs_analyses.py", "test_app_tradeoffs_attribute.py",
     "test_app_tradeoffs_synthesis.py", "test_app_undo_bursts.py", "test_downloads.py",
     "test_fragments.py", "test_input_audit.py",
     "test_ledger_sharing.py", "test_links.py", "test_memory.py",
@@ -147,6 +147,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "test_conformance.py": (
         "test_every_method_on_every_kind",
         "test_every_release_agrees_everywhere",
+        "test_every_synthetic_release_agrees_everywhere",
     ),
     "test_cross_tables_view.py": (
         "test_one_and_three_way_tables_are_tidy_with_their_status",
@@ -228,6 +229,8 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_drisk_equals_sdcmicro_outputs",
         "test_fast_path_equals_brute_force",
     ),
+    "test_measure_declarations.py": (
+        "test_the_report_names_every_declared_figure_of_the_parts_it_shows",),
     "test_methods.py": (
         "test_percentile_from_two_order_statistics_is_numpys",
         "test_pram_releases_only_known_categories",

@@ -116,6 +116,7 @@ def test_the_report_names_every_declared_figure_of_the_parts_it_shows():
     from sdc_core.names import label
     from ui.logic import report
     from ui.logic.deniability_view import deniability_table, inference_table
+    from ui.logic.synthetic_view import synthetic_table
     from ui.logic.workbench import evaluate, recipe_json
 
     df = pd.read_csv(DATA)
@@ -126,6 +127,9 @@ def test_the_report_names_every_declared_figure_of_the_parts_it_shows():
                   household="hid")
     setting = Setting(tuple(QI), tuple(numeric), ("tenure",), weight="weight", household="hid",
                       risk=RiskOptions(), sampling=Sampling(sampling_fraction=0.1))
+    synthesised = assess(df, None, Setting(tuple(QI), sensitive=("tenure",)), parse_recipe(
+        {"version": 1, "seed": 1, "steps": [{"method": "synthesize", "min_leaf": 5}]}))
+    assert synthesised.rows is not None
     before = assess(df, df, setting)
     after = assess(df, None, setting, parse_recipe(json.loads(text)))
     tables = [report.risk_table(before.keys, before.linkage, wb.after),
@@ -133,7 +137,8 @@ def test_the_report_names_every_declared_figure_of_the_parts_it_shows():
               report.household_table(before.households, after.households),
               report.closeness_table(before.closeness, after.closeness),
               report.population_table(before.population, after.population),
-              deniability_table(wb.deniability), inference_table(wb.inference)]
+              deniability_table(wb.deniability), inference_table(wb.inference),
+              synthetic_table(synthesised.synthetic)]
     shown = " | ".join(str(v) for t in tables for v in [*t.columns, *t.get("measure", [])])
     parts = [p for p in PARTS if p not in ("analyses", "cell_loss", "closest")]
     missing = [k for p in parts for k in headlines(p) if label(k) not in shown]

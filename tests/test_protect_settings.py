@@ -17,6 +17,7 @@ from ui.logic.protect import (
     ProtectSettings,
     describe,
     from_steps,
+    page_methods,
     read_profiles,
     recipe_household_note,
 )
@@ -423,3 +424,26 @@ def test_the_notice_of_a_replaced_recipe_names_both_and_keeps_names_as_text():
                                                                    "recipe back.")
     assert replaced_notice([], 42, best, 3, "x")[0] == "success"
     assert "nothing was replaced" in replaced_notice(best, 3, best, 3, "x")[1]
+
+
+def test_a_synthesis_step_opens_on_the_page_as_its_documented_form():
+    """The step of docs/methods.md, "Synthesis (sequential CART)", after a band: the page holds
+    it as its own steps, parameters at their defaults aside; min_leaf 0 is off (no step)."""
+    steps = parse_recipe({"version": 1, "seed": 3, "steps": [
+        {"method": "band", "column": "age", "width": 10},
+        {"method": "synthesize", "min_leaf": 5, "smoothing": False, "proper": False,
+         "records": None, "holdout": 0}]}).steps
+    settings = from_steps(steps, 3)
+    assert settings.steps(["age"]) == [{"method": "band", "column": "age", "width": 10},
+                                       {"method": "synthesize", "min_leaf": 5}]
+    synthesis = next(m for m in page_methods() if m.name == "synthesize")
+    off = settings.with_value(synthesis, "min_leaf", None, synthesis.off)
+    assert off.steps(["age"]) == [{"method": "band", "column": "age", "width": 10}]
+
+
+@pytest.mark.parametrize("step", [{"method": "synthesize"},
+                                  {"method": "synthesize", "min_leaf": 5, "visit": ["age"]}])
+def test_a_synthesis_step_without_a_control_is_refused_in_one_line(step):
+    with pytest.raises(SdcInputError, match="no control on the Protect page") as err:
+        from_steps([step], 1)
+    assert "\n" not in str(err.value)

@@ -95,6 +95,19 @@ def test_smoothing_moves_numbers_off_the_donors_and_keeps_dtypes():
     assert (smooth["age"] == np.round(smooth["age"])).all()
 
 
+@pytest.mark.parametrize("dtype", ["UInt8", "uint8", "Int8"])
+def test_a_smoothed_small_integer_stays_within_its_dtype(dtype):
+    """A smoothed draw of a column of 0s and 1s falls below 0 or past 1; in UInt8 it was cast
+    as it was and raised (found by the conformance harness's synthetic releases)."""
+    values = [0, 1] * 6 + [None] * 8 if dtype[0].isupper() else [0, 1] * 10
+    df = pd.DataFrame({"x": pd.array(values, dtype=dtype), "y": [True, False] * 10})
+    for seed in range(5):
+        out = synthesize(df, ["x", "y"], min_leaf=1, smoothing=True, seed=seed).values
+        assert out["x"].dtype == df["x"].dtype
+        info = np.iinfo(df["x"].dtype.numpy_dtype if dtype[0].isupper() else df["x"].dtype)
+        assert out["x"].dropna().between(info.min, info.max).all()
+
+
 @st.composite
 def frames(draw):
     """A table of every dtype the readers produce, with blanks, rare and unused levels."""

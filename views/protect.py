@@ -76,6 +76,13 @@ from ui.logic.report import (
     loglinear_r2,
     sampling_text,
 )
+from ui.logic.synthetic_view import (
+    SYNTHESIS_NOTE,
+    SYNTHETIC_NOTE,
+    disco_table,
+    record_by_record,
+    synthetic_rows,
+)
 from ui.logic.text import md, md_list, number
 from ui.logic.workbench import Workbench, recipe_json
 from ui.page import PageContext, context, guarded_part, metric_slots, show_notice
@@ -195,9 +202,10 @@ def param_control(df: pd.DataFrame, m: Method, p: Param, value: Any, key: str,
     if high is None or p.default is None:  # a number field; empty is the default
         state.bind(key, None if value is None else kind(value))
         seeded = state.widget(key)
+        top = high if high is not None else p.most  # synthesis's records: at most 10⁷
         got = st.number_input(
             label, None if p.low is None else kind(p.low),
-            None if high is None else max(kind(high), kind(high) if seeded is None else seeded),
+            None if top is None else max(kind(top), kind(top) if seeded is None else seeded),
             value=None, step=kind(p.step) if p.step else None, key=key,
             format="%d" if kind is int else "%g", help=help_text,
             placeholder="none" if p.default is None else f"{p.default:g}", **fast)
@@ -415,6 +423,10 @@ def controls(ctx: PageContext, groups: ColumnGroups, s: ProtectSettings) -> Prot
                 columns[m.name], values[m.name] = swap
             continue
         st.markdown(f"**{i} · {m.label}**: {m.summary}")
+        if m.target == "table":  # synthesis: the whole table, no column to choose
+            values[m.name] = method_params(ctx, m, s)
+            st.caption(md(SYNTHESIS_NOTE))
+            continue
         if m.columns != "keys":
             chosen = [c for c in s.columns.get(m.name, []) if c in options]
             state.bind(f"w_p_{m.name}_cols", chosen if m.name in s.columns else
@@ -571,6 +583,9 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
     transition matrix of one column at a time under an expander (drawn once opened), and the
     attribute-inference attack per sensitive column."""
     st.markdown("**What this buys**")
+    if wb.rows is not None:  # a synthetic release: no record is the release of an original one
+        st.caption(f"No deniability figure and no attribute-inference attack: {md(wb.rows)}.")
+        return
     if not wb.deniability:
         st.caption(NOTHING_PERTURBED)
     else:
@@ -622,6 +637,32 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
         st.caption(md(inference_note(wb.inference)))
 
 
+def synthetic(wb: Workbench) -> None:
+    """A synthetic release's own figures (docs/measures.md, "Disclosure risk of a synthetic
+    release"): why the record-by-record figures show none, replicated uniques and, with a
+    holdout, the distance against it as tiles, DiSCO beside DiO per sensitive column."""
+    assert wb.rows is not None, "a release whose rows are not the original's"
+    st.info(md(record_by_record(wb.rows)), icon=":material/scatter_plot:")
+    found = wb.synthetic
+    if isinstance(found, str):
+        st.warning(f"No figure of the synthetic release: {md(found)}",
+                   icon=":material/warning:")
+        return
+    if found is None:  # no quasi-identifiers: nothing to read the records by
+        return
+    st.markdown("**The synthetic release as a set of records**")
+    tiles = synthetic_rows(found)
+    for slot, row in zip(metric_slots(len(tiles), 3, main=[0]), tiles):
+        tile_of(slot, row)
+    if found.disco:
+        # a row per sensitive column, few: a plain table
+        st.table(disco_table(found).set_index("column").style.format("{:.2f}"))
+    else:
+        st.caption("Tag sensitive columns on the Data page to see DiSCO: how often the "
+                   "release gives away a sensitive value from the keys.")
+    st.caption(md(SYNTHETIC_NOTE))
+
+
 def tile_of(slot: DeltaGenerator, row: MetricRow) -> None:
     """One measure of the shared metric table (:mod:`ui.logic.metrics`) as a tile."""
     slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
@@ -631,32 +672,37 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
             settings_text: str | None = None) -> None:
     """The figures of ``wb``, the table recipe ``text`` makes; the recipe box shows
     ``settings_text`` instead, the settings as they stand, when they are not those measured
-    (they cannot be applied)."""
+    (they cannot be applied). A release whose rows are not the original's (synthesis) shows
+    no number where a figure compares record by record, says why, and shows its own figures
+    (:func:`synthetic`)."""
     before = compute.profile(ctx.ds.dataset_id, ctx.qi, ctx.roles.weight, ctx.opts.k, ctx.opts.na,
                              ctx.opts.alpha, ctx.df)
     linked_before = compute.linkage_before(ctx.ds.dataset_id, ctx.qi, tuple(known), ctx.df)
-    after = wb.after
-    rows = risk_rows(after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK)
+    rows = risk_rows(wb.after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK,
+                     wb.rows)
     # three a row: labels and values stay whole at 1280 px
     slots = metric_slots(len(PROTECT_RISK), 3, main=[0, 1, 6])
     if len(rows) > len(slots):  # dRisk, measured on distance columns: a row of its own
         slots.append(st.columns(3)[0])
     for slot, row in zip(slots, rows):
         tile_of(slot, row)
+    if wb.rows is not None:
+        synthetic(wb)
     if ctx.roles.household:
         households(ctx, wb)
     population(ctx, wb)
-    how = st.expander("How: two readings of the risk", icon=":material/school:", key="p_how",
-                      on_change="rerun")
-    if how.open:  # the expanders of the results are drawn once opened, not on every move
-        with how:
-            attack_how(ctx, wb, linked_before.linkage_reidentifications, known)
-    every = st.expander("Every attacker of the linkage attack", icon=":material/groups:",
-                        key="p_attackers", on_change="rerun")
-    if every.open:
-        with every:
-            attackers(wb, linked_before)
-    loss = utility_rows(wb.utility_for(ctx.roles.ignore))
+    if wb.rows is None:
+        how = st.expander("How: two readings of the risk", icon=":material/school:",
+                          key="p_how", on_change="rerun")
+        if how.open:  # the expanders of the results are drawn once opened, not on every move
+            with how:
+                attack_how(ctx, wb, linked_before.linkage_reidentifications, known)
+        every = st.expander("Every attacker of the linkage attack", icon=":material/groups:",
+                            key="p_attackers", on_change="rerun")
+        if every.open:
+            with every:
+                attackers(wb, linked_before)
+    loss = utility_rows(wb.utility_for(ctx.roles.ignore), wb.rows)
     for slot, row in zip(metric_slots(len(loss), 2, main=[0]), loss):
         tile_of(slot, row)
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
@@ -695,7 +741,8 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
                     charts.show(heatmap(shown, f"{col}: P(released | original)"),
                                 f"{ctx.ds.stem}_{col}_matrix", key=f"matrix_{report['step']}",
                                 context=context)
-        if m.name == "randomized_response" and report["keep_probability"] > 0:
+        if m.name == "randomized_response" and report["keep_probability"] > 0 \
+                and wb.rows is None:  # answers read record by record
             st.caption("Estimated shares from the protected answers:")
             err = randomized_response_error(ctx.df[col], wb.applied.data[col],
                                             report["keep_probability"])

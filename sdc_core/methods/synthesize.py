@@ -145,7 +145,8 @@ def _numbers(s: pd.Series) -> np.ndarray:
 
 def _from_numbers(s: pd.Series, x: np.ndarray) -> pd.Series:
     """Smoothed numbers ``x`` (NaN a blank) back in the dtype of ``s``: whole-number and
-    datetime columns rounded to the nearest whole number (clipped to the int64 range)."""
+    datetime columns rounded to the nearest whole number (clipped to the int64 range, and an
+    integer column's to its dtype's)."""
     if ptypes.is_float_dtype(s.dtype):
         return pd.Series(x, name=s.name).astype(s.dtype)
     whole = np.clip(np.round(np.nan_to_num(x)), -2.0**63, 2.0**63 - 1024).astype(np.int64)
@@ -154,9 +155,11 @@ def _from_numbers(s: pd.Series, x: np.ndarray) -> pd.Series:
         out = pd.Series(whole.view(s.dtype.base), name=s.name)  # numpy's M8/m8 of the unit
         tz = getattr(s.dtype, "tz", None)
         return out.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else out
+    # a smoothed draw past the dtype's range (−1 in UInt8) is clipped to it
+    info = np.iinfo(s.dtype if isinstance(s.dtype, np.dtype) else s.dtype.numpy_dtype)
+    whole = np.clip(whole, max(info.min, -2**63), min(info.max, 2**63 - 1))
     if isinstance(s.dtype, np.dtype):  # a numpy integer column has no blanks
-        info = np.iinfo(s.dtype)
-        return pd.Series(np.clip(whole, info.min, info.max).astype(s.dtype), name=s.name)
+        return pd.Series(whole.astype(s.dtype), name=s.name)
     out = pd.Series(whole, name=s.name).astype(s.dtype)
     out[np.isnan(x)] = pd.NA
     return out
@@ -338,23 +341,26 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
 
 SYNTHESIZE = Method(
     name="synthesize", label="Synthesis (sequential CART)", order=95, run=synthesize,
-    release=Release.SYNTHESIS, target="table", random=True, keeps_rows=False, ui=False,
-    engine=EngineRun.PANDAS_ONLY,
+    release=Release.SYNTHESIS, target="table", random=True, keeps_rows=False,
+    engine=EngineRun.PANDAS_ONLY, main="min_leaf", off=0,
     engine_reason="each column's trees are fitted on the whole table's earlier columns",
-    summary="a synthetic table drawn from trees fitted on the original",
-    params=(Param("min_leaf", "whole", 5, low=1, step=1, control=False,
+    summary="a synthetic table drawn from trees fitted on the original (0 = off)",
+    # min_leaf 0 is the Protect page's and a sweep's "off" (no step); a recipe step leaving
+    # min_leaf out takes the function's default, 5
+    params=(Param("min_leaf", "whole", 0, low=0, high=50, step=1,
                   label="Fewest records in a leaf",
                   help="Every synthetic value is drawn from at least this many original "
-                       "records (the leaf's donors)."),
-            Param("smoothing", "bool", False, control=False, label="Smooth numbers",
+                       "records (the leaf's donors); 0: no synthesis."),
+            Param("smoothing", "bool", False, label="Smooth numbers",
                   help="Add a normal of the leaf's kernel bandwidth to a drawn number."),
-            Param("proper", "bool", False, control=False, label="Proper synthesis",
+            Param("proper", "bool", False, label="Proper synthesis",
                   help="Fit on a bootstrap sample of the original's records."),
-            Param("records", "whole", None, low=1, most=MAX_RECORDS, control=False,
+            Param("records", "whole", None, low=1, most=MAX_RECORDS,
                   label="Synthetic records", help="How many (blank: as many as the original)."),
-            Param("holdout", "number", 0.0, low=0.0, high=1.0, step=0.05, control=False,
+            Param("holdout", "number", 0.0, low=0.0, high=0.9, step=0.05,
                   label="Held-out share",
-                  help="The share of the original's records kept out of the fit."),
+                  help="The share of the original's records kept out of the fit, for the "
+                       "distance against a holdout (0: none)."),
             Param("visit", "columns", None, control=False, label="Visit order",
                   help="The columns drawn first, in this order; the others follow.")),
     extra={"check": check_params},

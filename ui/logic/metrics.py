@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name, tile
@@ -160,16 +160,35 @@ def _delta(key: str, after: Mapping[str, Any], before: Mapping[str, Any] | None)
     return delta_text(after[key], before[key], unit)
 
 
+#: What a figure that gives no number shows in its place.
+NO_FIGURE = "—"
+
+
+def unavailable_row(key: str, reason: str, k: int | str = "k",
+                    before: Mapping[str, Any] | None = None) -> MetricRow:
+    """The tile or table row of the measure ``key`` that gives no number after protection
+    (a synthetic release's linkage attack): "—", ``reason`` as its help, the figure
+    ``before`` when there is one."""
+    return MetricRow(key, tile(key, k), label(key, k), None,
+                     None if before is None else before.get(key), NO_FIGURE, None,
+                     f"No figure: {reason}.", "off")
+
+
 def risk_rows(after: Mapping[str, Any], before: Mapping[str, Any] | None, k: int | str,
-              keys: Sequence[str] = PROTECT_RISK) -> list[MetricRow]:
+              keys: Sequence[str] = PROTECT_RISK, unaligned: str | None = None
+              ) -> list[MetricRow]:
     """The rows of the risk measures ``keys`` (with ``drisk_percent`` after them when
     ``after`` has it and ``keys`` is the Protect page's): ``after`` the figures measured
     (the Protect page's ``Workbench.after``, a profile's :func:`figures`), ``before`` those
-    of the data as loaded (:func:`figures`; None: no change shown), ``k`` the threshold."""
+    of the data as loaded (:func:`figures`; None: no change shown), ``k`` the threshold.
+    ``unaligned``: why the release's rows are not the original's (a synthetic release), so
+    a measure ``after`` lacks (the linkage attack's) is an :func:`unavailable_row`."""
     keys = list(keys)
     if keys == list(PROTECT_RISK) and "drisk_percent" in after:
         keys.append("drisk_percent")
-    return [MetricRow(key, tile(key, k), label(key, k), after[key],
+    return [unavailable_row(key, unaligned, k, before)
+            if unaligned is not None and key not in after else
+            MetricRow(key, tile(key, k), label(key, k), after[key],
                       None if before is None else before.get(key), _value(key, after),
                       _delta(key, after, before), _RISK_HELP[key](k, after),
                       _DELTA_COLOR[MEASURES[key].better])
@@ -206,11 +225,16 @@ _UTILITY_HELP = {
 }
 
 
-def utility_rows(utility: Mapping[str, Any]) -> list[MetricRow]:
+def utility_rows(utility: Mapping[str, Any], unaligned: str | None = None
+                 ) -> list[MetricRow]:
     """The information-loss rows of ``utility`` (``Workbench.utility_for``): the headline
     ``IL1_release`` over the ``released`` columns first (its label says over how many), then
     the other IL1 figures and the eigenvalue similarity. No change: they measure the
-    protection itself."""
+    protection itself. ``unaligned``: why the release's rows are not the original's (a
+    synthetic release): every row an :func:`unavailable_row`."""
+    if unaligned is not None:  # the headline under the name it has when it has a number
+        rows = [unavailable_row(key, unaligned) for key in UTILITY]
+        return [replace(rows[0], name=RELEASE_LOSS_LABEL, label=RELEASE_LOSS_LABEL), *rows[1:]]
     n = len(utility["released"])
     rows = []
     for key in UTILITY:

@@ -119,6 +119,9 @@ class ProtectSettings:
                         for c, v in held.items() if is_on(m, v)]
                 continue
             on, params = is_on(m, held), step_params(m, held)
+            if m.target == "table":  # synthesis: the whole table, its step names no column
+                out += [{"method": m.name, **params}] if on else []
+                continue
             cols = list(qi) if m.columns == "keys" else list(self.columns.get(m.name, []))
             merges = self.merges(m)
             if m.target == "column":
@@ -273,7 +276,7 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
                      or (m.main is not None and m.param(m.main).default != m.off)))):
             raise SdcInputError(f"{where}: this step has no control on the Protect page "
                                 "(apply it with the command line)")
-        cols = ([step["column"]] if m.target == "column"
+        cols = ([step["column"]] if m.target == "column" else [] if m.target == "table"
                 else list(step[chosen] if chosen else step["columns"]))
         if offered is not None and m.name in offered:
             allowed = list(offered[m.name])
@@ -311,7 +314,7 @@ def from_steps(steps: list[dict[str, Any]], seed: int,
                                     f"{', '.join(differ)} for all {m.name} columns (apply "
                                     "this recipe with the command line)")
             kept.update(held)
-        if m.columns != "keys":
+        if m.columns != "keys" and m.target != "table":
             columns[m.name] = list(dict.fromkeys(columns.get(m.name, []) + cols))
             if keys != {merge}:
                 main_columns.setdefault(m.name, set()).update(cols)

@@ -7,7 +7,7 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -66,13 +66,18 @@ from ui.logic.metrics import (  # noqa: F401 — the pages take these names from
     RELEASE_LOSS_FORMULA,
     RELEASE_LOSS_LABEL,
     REPORT_RISK,
+    MetricRow,
     release_loss_help,
     risk_rows,
     utility_rows,
 )
 from ui.logic.metrics import figures as before_figures
+from ui.logic.synthetic_view import SYNTHETIC_NOTE, record_by_record, synthetic_table
 from ui.logic.text import column_label
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS, risk_after, shown
+
+if TYPE_CHECKING:
+    from sdc_core.risk.synthetic import SyntheticRisk
 
 #: How the report names each risk figure (:mod:`sdc_core.names`).
 RISK_NAMES = {k: label(k) for k in (*RISK_KEYS, *LINKAGE_KEYS, "drisk_percent")}
@@ -86,24 +91,32 @@ def step_notes(reports: list[dict[str, Any]]) -> list[str]:
             if (describe := methods[r["method"]].describe) is not None]
 
 
-def utility_table(utility: dict[str, Any]) -> pd.DataFrame:
+def _after(row: MetricRow) -> Any:
+    """A row's figure after protection, or what a figure that gives none shows."""
+    return row.value if row.after is None else row.after
+
+
+def utility_table(utility: dict[str, Any], unaligned: str | None = None) -> pd.DataFrame:
     """The information-loss figures of the report: the headline ``IL1_release`` first (over
     the ``released`` columns), then the other IL1 figures and the eigenvalue similarity
-    (:func:`ui.logic.metrics.utility_rows`, the Protect page's)."""
-    rows = utility_rows(utility)
-    return pd.DataFrame({"measure": [r.label for r in rows], "value": [r.after for r in rows]})
+    (:func:`ui.logic.metrics.utility_rows`, the Protect page's); ``unaligned``: why the
+    release's rows are not the original's (none of them has a number)."""
+    rows = utility_rows(utility, unaligned)
+    return pd.DataFrame({"measure": [r.label for r in rows], "value": [_after(r) for r in rows]})
 
 
 def risk_table(before: RiskProfile, attacked: LinkageResult,
-               after: dict[str, Any]) -> pd.DataFrame:
+               after: dict[str, Any], unaligned: str | None = None) -> pd.DataFrame:
     """Risk before and after protection: the released keys' measures (read as if the keys were
     true) and the linkage attack (an attacker who knows the true values), the figures of
-    :func:`ui.logic.metrics.risk_rows` that the Protect and Risk pages show."""
-    rows = risk_rows(after, before_figures(before, attacked, keys=REPORT_RISK), "k", REPORT_RISK)
+    :func:`ui.logic.metrics.risk_rows` that the Protect and Risk pages show; ``unaligned``:
+    why the release's rows are not the original's (the linkage attack has no number after)."""
+    rows = risk_rows(after, before_figures(before, attacked, keys=REPORT_RISK), "k", REPORT_RISK,
+                     unaligned)
     if "drisk_percent" in after:
         rows += risk_rows(after, None, "k", ["drisk_percent"])
     return pd.DataFrame({"measure": [r.label for r in rows],
-                         "before": [r.before for r in rows], "after": [r.after for r in rows]})
+                         "before": [r.before for r in rows], "after": [_after(r) for r in rows]})
 
 
 def attackers_table(attacked: LinkageResult, after: dict[str, Any]) -> pd.DataFrame:
@@ -387,7 +400,8 @@ def validity_section(report: ValidityReport) -> str:
 
 
 def buys_section(figures: Sequence[Deniability], inference: InferenceResult | str | None,
-                 nearly: tuple[str, Mapping[str, float]] | None = None) -> str:
+                 nearly: tuple[str, Mapping[str, float]] | None = None,
+                 unaligned: str | None = None) -> str:
     """What the protection buys (docs/measures.md, "Deniability: what perturbation buys",
     "Deniability with a household id" and "The attribute-inference attack"): the Protect
     page's table, a row per perturbed column
@@ -395,9 +409,13 @@ def buys_section(figures: Sequence[Deniability], inference: InferenceResult | st
     household id gives away and the warnings of the Protect page, each column's posterior
     behind a disclosure, the columns nearly constant within the households (``nearly``: the
     household id and :func:`~sdc_core.households.nearly_constant`), and the
-    attribute-inference attack per sensitive column."""
+    attribute-inference attack per sensitive column; ``unaligned``: why the release's rows
+    are not the original's (a synthetic release), said instead."""
     e = html.escape
     parts = ["<h2>What this buys</h2>"]
+    if unaligned is not None:  # a synthetic release: no record is the release of another
+        return "".join(parts) + (f"<p class=\"small\">No deniability figure and no "
+                                 f"attribute-inference attack: {e(unaligned)}.</p>")
     if not figures:
         parts.append(f"<p class=\"small\">{e(NOTHING_PERTURBED)}</p>")
     else:
@@ -526,7 +544,8 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
                  closeness: tuple[dict[str, Closeness], dict[str, Closeness]] | None = None,
                  households: tuple[HouseholdFigures, HouseholdFigures | str] | None = None,
                  tables: tuple[CrossSettings, Mapping[str, TableRelease | str]] | None = None,
-                 nearly_constant: tuple[str, Mapping[str, float]] | None = None) -> str:
+                 nearly_constant: tuple[str, Mapping[str, float]] | None = None,
+                 synthetic: tuple[str, SyntheticRisk | str | None] | None = None) -> str:
     """The report as one HTML document; ``fingerprint`` is the table fingerprint (SHA-256 of
     the table as CSV text), ``file_sha256`` the (start of the) uploaded file's hash;
     ``validity``, when given, adds whether the benchmark analyses hold; ``population``, the
@@ -540,7 +559,9 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
     household linkage attack (:func:`household_section`); ``tables``, the Tables page's last
     cross-table settings and the table each method publishes (or why it is not offered), adds
     them (:func:`tables_section`); ``nearly_constant``, the household id and the columns nearly
-    constant within its households, says which they are under what the protection buys."""
+    constant within its households, says which they are under what the protection buys;
+    ``synthetic``, why a release's rows are not the original's and its figures as a set of
+    records (or why they cannot be computed), adds them (:func:`synthetic_section`)."""
     parts = []
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0),
@@ -591,10 +612,12 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
 knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
+{synthetic_section(*synthetic) if synthetic is not None else ""}
 {household_section(*households) if households is not None else ""}
 {population_section(*population) if population is not None else ""}
 {closeness_section(*closeness) if closeness is not None else ""}
-{buys_section(*buys, nearly=nearly_constant) if buys is not None else ""}
+{buys_section(*buys, nearly=nearly_constant, unaligned=synthetic[0] if synthetic else None)
+ if buys is not None else ""}
 <h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}
@@ -650,6 +673,7 @@ def report_of(source: ReportSource, before: Assessment, after: Assessment,
     :func:`build_report` takes them. A part that cannot be computed is left out
     (:func:`left_out` says why)."""
     risk = risk_after(after)
+    unaligned = after.rows
     population = None
     if not isinstance(before.population, Unavailable) \
             and not isinstance(after.population, Unavailable):
@@ -666,9 +690,27 @@ def report_of(source: ReportSource, before: Assessment, after: Assessment,
     assert after.applied is not None  # the release of a recipe
     return build_report(
         source.title, source.fingerprint, source.n_records, source.n_columns, source.roles,
-        source.recipe_text, risk_table(before.keys, before.linkage, risk), utility_table(utility),
+        source.recipe_text, risk_table(before.keys, before.linkage, risk, unaligned),
+        utility_table(utility, unaligned),
         figures, file_sha256=source.file_sha256,
         notes=[*source.notes, *step_notes(after.applied.reports)], validity=validity,
-        population=population, attackers=attackers_table(before.linkage, risk),
+        population=population,
+        attackers=attackers_table(before.linkage, risk) if unaligned is None else None,
         buys=(after.deniability, shown(after.inference)), closeness=closeness,
-        households=households, tables=tables, nearly_constant=nearly_constant)
+        households=households, tables=tables, nearly_constant=nearly_constant,
+        synthetic=None if unaligned is None else (unaligned, shown(after.synthetic)))
+
+
+def synthetic_section(unaligned: str, risk: SyntheticRisk | str | None) -> str:
+    """The report's section on a release whose rows are not the original's (a synthetic
+    release; docs/measures.md, "Disclosure risk of a synthetic release"): why the figures
+    that compare record by record give no number, then its figures as a set of records
+    (:func:`~ui.logic.synthetic_view.synthetic_table`), or why they cannot be computed."""
+    e = html.escape
+    head = (f"<h2>A synthetic release</h2><p>{e(record_by_record(unaligned))}</p>")
+    if risk is None:
+        return head
+    if isinstance(risk, str):
+        return f"{head}<p class=\"small\">Not computed for the release: {e(risk)}</p>"
+    return (f"{head}{_table(synthetic_table(risk))}"
+            f"<p class=\"small\">{e(SYNTHETIC_NOTE)}</p>")

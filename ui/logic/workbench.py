@@ -29,6 +29,8 @@ from sdc_core.utility.il1 import IL1Result
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from sdc_core.risk.synthetic import SyntheticRisk  # SciPy: loaded where it is measured
+
 RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
              "percent_unique", "percent_k_le_threshold", "percent_below_k", "min_k",
              "min_k_wildcard", "min_k_category")
@@ -73,14 +75,32 @@ class Workbench:
         assert self.assessment.applied is not None  # evaluate's assessment applies the recipe
         return self.assessment.applied
 
+    @property
+    def rows(self) -> str | None:
+        """Why the release's row i is not the release of the original's row i (a synthetic
+        release), so that every figure comparing record by record gives no number: the
+        assessment's :attr:`~sdc_core.assess.Assessment.rows`; None when it is."""
+        return self.assessment.rows
+
     @cached_property
     def after(self) -> dict[str, Any]:
         """The release's risk figures (:func:`risk_after`)."""
         return risk_after(self.assessment)
 
+    @property
+    def synthetic(self) -> SyntheticRisk | str | None:
+        """The release read as a set of records (docs/measures.md, "Disclosure risk of a
+        synthetic release"): replicated uniques, DiSCO beside DiO, the distance against a
+        holdout; None for a release that keeps the original's rows, the reason (text) when it
+        cannot be computed."""
+        return shown(self.assessment.synthetic) if self.rows is not None else None
+
     @cached_property
     def utility(self) -> dict[str, Any]:
-        """IL1 over every column as released and the eigenvalue similarity."""
+        """IL1 over every column as released and the eigenvalue similarity (nothing for a
+        release whose rows are not the original's: :attr:`rows`)."""
+        if self.rows is not None:
+            return {}
         loss = self.assessment.loss
         return {**loss.summary(), "eigenvalue_similarity_percent": self.assessment.similarity,
                 "per_column": loss.per_column}
@@ -92,7 +112,10 @@ class Workbench:
 
     @property
     def changed(self) -> list[str]:
-        """The columns the release changed."""
+        """The columns the release changed (of a synthetic release: every column both tables
+        hold, each drawn anew)."""
+        if self.rows is not None:
+            return [c for c in self.applied.data.columns if c in self.original.columns]
         return self.assessment.loss.changed
 
     @property
@@ -124,7 +147,11 @@ class Workbench:
         """``utility`` with the columns ``not_released`` out of the release: the headline
         IL1_release = (1/|C|) Σ_{c∈C} IL1_c over the released columns C (the table's less
         ``not_released``), the figure a sweep and ``compare`` give for the same release, then
-        seed 003's IL1 figures over the changed released columns."""
+        seed 003's IL1 figures over the changed released columns. For a release whose rows
+        are not the original's (:attr:`rows`), only the ``released`` columns."""
+        if self.rows is not None:
+            return {"released": [c for c in self.applied.data.columns
+                                 if c not in not_released]}
         loss = self.loss.without(not_released)
         return {**self.utility, **loss.summary(), "per_column": loss.per_column,
                 "released": loss.released}
@@ -174,17 +201,21 @@ def evaluate(df: pd.DataFrame, recipe_text: str, qi: list[str], weight: str | No
     setting = Setting(tuple(qi), tuple(numeric), tuple(sensitive), tuple(known or ()), weight,
                       household, RiskOptions(k, na, alpha))
     a = assess(df, None, setting, parse_recipe(json.loads(recipe_text)), applied)
-    # the figures computed here (a worker: :func:`detached`), not where the result is read
-    return Workbench(df, a.computed("keys", "linkage", "loss", "similarity", "numeric",
-                                    "households", *(("deniability", "inference") if buys
-                                                    else ())), buys)
+    # the figures computed here (a worker: :func:`detached`), not where the result is read;
+    # a release whose rows are not the original's has the figures of a set of records instead
+    # of those that compare record by record (their parts say why)
+    aligned = a.rows is None
+    parts = (("linkage", "loss", "similarity") if aligned else ("synthetic",))
+    return Workbench(df, a.computed("keys", "numeric", "households", *parts,
+                                    *(("deniability", "inference") if buys else ())), buys)
 
 
 def risk_after(a: Assessment) -> dict[str, Any]:
     """The release's risk figures as the pages and the report show them: the released keys'
-    (:data:`RISK_KEYS`, and every record's class size ``fk``) and the linkage attack's."""
+    (:data:`RISK_KEYS`, and every record's class size ``fk``) and the linkage attack's (none
+    when the release's rows are not the original's: :attr:`~sdc_core.assess.Assessment.rows`)."""
     return ({key: getattr(a.keys, key) for key in RISK_KEYS} | {"fk": a.keys.fk}
-            | a.linkage.summary())
+            | (a.linkage.summary() if a.rows is None else {}))
 
 
 def shown(part: T | Unavailable) -> T | str | None:
