@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from sdc_core.checks import check_k
@@ -435,11 +436,11 @@ class Assessment:
             return Unavailable(str(err))
 
     @cached_property
-    def held_out(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-        """The table a synthesis step of the recipe fitted on and the records it held out of
-        the fit (docs/methods.md, "Synthesis (sequential CART)"): recomputed from the recipe's
-        seed and the step's index, the table being the one the step was given (the original
-        after the steps before it). None without a synthesis step that held records out."""
+    def split(self) -> tuple[pd.DataFrame, np.ndarray] | None:
+        """The table a synthesis step of the recipe was given (the original after the steps
+        before it) and which of its records the step held out of the fit (docs/methods.md,
+        "Synthesis (sequential CART)"), recomputed from the recipe's seed and the step's
+        index. None without a synthesis step that held records out."""
         steps = self.recipe.steps if self.recipe is not None else []
         found = [(i, st) for i, st in enumerate(steps)
                  if st["method"] == "synthesize" and st.get("holdout")]
@@ -450,25 +451,38 @@ class Assessment:
         index, step = found[-1]
         given = self.original if index == 0 else apply_recipe(
             replace(self.recipe, steps=list(steps[:index])), self.original).data
-        out = held_out(len(given), step["holdout"], self.recipe.seed, index)
+        return given, held_out(len(given), step["holdout"], self.recipe.seed, index)
+
+    @property
+    def held_out(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """The records a synthesis step fitted on and those it held out, as it was given them
+        (:attr:`split`); None without a holdout."""
+        if self.split is None:
+            return None
+        given, out = self.split
         return given[~out], given[out]
 
     @cached_property
     def synthetic(self) -> SyntheticRisk | Unavailable:
         """The release read as a set of records (docs/measures.md, "Disclosure risk of a
-        synthetic release"): replicated uniques on the keys, DiSCO of each sensitive column
-        beside the original's own, and, when a synthesis step held records out, the distance
-        against the holdout on the numeric columns. With a holdout, the original is the part
-        the step fitted on. Needs no row correspondence: it applies to any release."""
-        from sdc_core.risk.synthetic import synthetic_risk
+        synthetic release"): replicated uniques on the keys and DiSCO of each sensitive
+        column beside the original's own, against the original as the attacker sees it (the
+        recipe's public recodings applied; with a holdout, the records the synthesis step
+        fitted on), and, when a synthesis step held records out, the distance against the
+        holdout on the numeric columns, between the records as the step was given them.
+        Needs no row correspondence: it applies to any release."""
+        from sdc_core.risk.synthetic import attacked_original, synthetic_risk
 
         s = self.setting
         if not s.qi:
             return Unavailable("no quasi-identifiers", asked=False)
-        parts = self.held_out
-        fitted, holdout = parts if parts is not None else (self.original, None)
-        return synthetic_risk(fitted, self.released, list(s.qi), list(s.sensitive), holdout,
-                              self.numeric)
+        closed = [c for c in s.sensitive if c not in s.qi]  # a key is no secret of its own
+        columns = [*s.qi, *closed]
+        parts, fitted = self.held_out, None if self.split is None else ~self.split[1]
+        original = attacked_original(self.original, columns, self.recipe, self.reports, fitted)
+        train, holdout = parts if parts is not None else (None, None)
+        return synthetic_risk(original, self.released, list(s.qi), closed, holdout,
+                              self.numeric, train)
 
     @cached_property
     def disco(self) -> Mapping[str, Disco] | Unavailable:
