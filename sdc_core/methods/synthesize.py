@@ -411,7 +411,7 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
     x_syn = np.empty((size, len(order)), dtype=np.float32, order="F")
     out = {}
     for j, name in enumerate(order):
-        mine = {role: fit for (i, role), fit in trees.items() if i == j}
+        mine = {role: tree_fit for (i, role), tree_fit in trees.items() if i == j}
         values, x_syn[:, j] = _column(fitted[j], mine, x_syn[:, :j], smoothing, keys[j],
                                       syn_ids)
         out[name] = values.reset_index(drop=True)
