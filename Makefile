@@ -108,6 +108,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m bench.bench_inference
 	$(BIN)/python -m bench.bench_buys
 	$(BIN)/python -m bench.bench_households
+	$(BIN)/python -m bench.bench_synthesis
 	$(BIN)/python -m bench.bench_tables
 	$(BIN)/python -m bench.bench_corpus
 	SDC_CORPUS_ALL=1 $(BIN)/python -m pytest -m corpus --junitxml=test-results/junit-corpus.xml

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sdc_core.assess import Setting, assess
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.synthesize import held_out, synthesize
+from sdc_core.methods.synthesize import _donors, held_out, synthesize
 from sdc_core.recipe import apply_recipe, keeps_rows, parse_recipe
 from tests.cli_run import run
 from tests.conftest import SHARED_DATA
@@ -44,6 +44,32 @@ def test_same_seed_same_bytes_other_seed_other_file():
         other = synthesize(df, cols, seed=6, **kw).values.to_csv().encode()
         assert one == two
         assert one != other
+
+
+def test_the_trees_fitted_in_threads_give_the_one_thread_file():
+    """The trees are fitted up front in threads (they see the fitted records alone): any
+    number of threads gives the bytes of one, with blanks, smoothing, a bootstrap and a
+    holdout."""
+    df = mixed(3000, seed=2)
+    cols = list(df.columns)
+    for kw in ({}, {"smoothing": True, "proper": True, "holdout": 0.3, "records": 4000}):
+        one = synthesize(df, cols, seed=7, workers=1, **kw).values.to_csv().encode()
+        for workers in (2, 5):
+            assert synthesize(df, cols, seed=7, workers=workers,
+                              **kw).values.to_csv().encode() == one
+
+
+def test_a_donor_is_the_leafs_record_at_the_drawn_position():
+    """_donors against its definition, a loop: the fitted records of the synthetic record's
+    leaf, in their order, and the one at ⌊u·size⌋."""
+    r = np.random.default_rng(0)
+    leaf_fit = r.choice([3, 4, 9, 12], size=200)
+    leaf_syn = r.choice([3, 4, 9, 12], size=500)
+    u = r.random(500)
+    got = _donors(leaf_fit, leaf_syn, u)
+    for k in range(500):
+        members = [i for i in range(200) if leaf_fit[i] == leaf_syn[k]]
+        assert got[k] == members[int(np.floor(u[k] * len(members)))]
 
 
 def test_records_and_a_fresh_index():

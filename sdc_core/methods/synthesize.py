@@ -19,8 +19,11 @@ synthetic record k's draws by (seed, step, draw, k), and each tree's ``random_st
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -177,16 +180,17 @@ def _ranks(x: np.ndarray, fitted: np.ndarray) -> np.ndarray:
     return out
 
 
-def _leaves(x_fit: np.ndarray, y: np.ndarray, x_syn: np.ndarray, categorical: bool,
-            min_leaf: int, state: int) -> tuple[np.ndarray, np.ndarray]:
-    """The leaf of each fitted and each synthetic record in a tree fitted on ``x_fit`` to
-    predict ``y`` (one leaf for all when there are no predictors)."""
+def _fit_tree(x_fit: np.ndarray, y: np.ndarray, categorical: bool, min_leaf: int,
+              state: int) -> tuple[Any, np.ndarray]:
+    """A tree fitted on ``x_fit`` (float32) to predict ``y``, and the leaf of each fitted
+    record; no tree (None, one leaf for all) when there are no predictors or fewer than
+    2·min_leaf records."""
     # imported here: scikit-learn brings SciPy, which the commands that do not synthesise
     # never load (tests/test_cli.py)
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     if x_fit.shape[1] == 0 or len(y) < 2 * min_leaf:
-        return np.zeros(len(x_fit), dtype=np.int64), np.zeros(len(x_syn), dtype=np.int64)
+        return None, np.zeros(len(x_fit), dtype=np.int64)
     kind = DecisionTreeClassifier if categorical else DecisionTreeRegressor
     tree = kind(min_samples_leaf=min_leaf, random_state=state)
     if not categorical:
@@ -195,16 +199,25 @@ def _leaves(x_fit: np.ndarray, y: np.ndarray, x_syn: np.ndarray, categorical: bo
     with warnings.catch_warnings():  # many classes among few records is what a label column
         warnings.filterwarnings("ignore", message="The number of unique classes")  # is
         tree.fit(x_fit, y)
-    return tree.apply(x_fit).astype(np.int64), tree.apply(x_syn).astype(np.int64)
+    return tree, tree.apply(x_fit).astype(np.int64)
+
+
+def _route(tree: Any, x_syn: np.ndarray) -> np.ndarray:
+    """The leaf of each synthetic record in ``tree`` (one leaf for all when no tree)."""
+    if tree is None:
+        return np.zeros(len(x_syn), dtype=np.int64)
+    return tree.apply(x_syn).astype(np.int64)
 
 
 def _donors(leaf_fit: np.ndarray, leaf_syn: np.ndarray, u: np.ndarray) -> np.ndarray:
     """For each synthetic record, a fitted record drawn uniformly from its leaf: the fitted
-    records sorted by leaf, the one at position ⌊start + u·size⌋ of the leaf's slice."""
+    records sorted by leaf, the one at position ⌊start + u·size⌋ of the leaf's slice (size:
+    the leaf's fitted records, start: the fitted records in the leaves of smaller number)."""
     order = np.argsort(leaf_fit, kind="stable")
-    sorted_leaves = leaf_fit[order]
-    start = np.searchsorted(sorted_leaves, leaf_syn, side="left")
-    size = np.searchsorted(sorted_leaves, leaf_syn, side="right") - start
+    top = max(int(leaf_fit.max(initial=0)), int(leaf_syn.max(initial=0))) + 1
+    counts = np.bincount(leaf_fit, minlength=top)
+    size = counts[leaf_syn]
+    start = (np.cumsum(counts) - counts)[leaf_syn]
     pick = np.minimum(start + np.floor(u * size).astype(np.int64), start + size - 1)
     return order[pick]
 
@@ -221,32 +234,93 @@ def _bandwidths(leaf: np.ndarray, x: np.ndarray) -> pd.Series:
     return h.where(np.isfinite(h), 0.0).fillna(0.0)
 
 
-def _column(s: pd.Series, x_fit: np.ndarray, x_syn: np.ndarray, min_leaf: int,
-            smoothing: bool, keys: list[int], syn_ids: np.ndarray
-            ) -> tuple[pd.Series, np.ndarray, np.ndarray]:
-    """One column of the synthetic table from the fitted column ``s`` and the predictors so
-    far: the synthetic values, and the column as the next trees' predictor (fitted, synthetic).
-    """
-    state = keys[TREE] % 2**32
+@dataclass(frozen=True)
+class _Fitted:
+    """One column of the fitted records as the trees see it: a categorical column's ordinal
+    codes (−1 a blank), or a numeric column's numbers (NaN a blank)."""
+
+    s: pd.Series
+    codes: np.ndarray | None
+    x: np.ndarray | None
+
+    @classmethod
+    def of(cls, s: pd.Series) -> _Fitted:
+        if _numeric(s):
+            return cls(s, None, _numbers(s))
+        return cls(s, pd.factorize(s, use_na_sentinel=True)[0], None)
+
+    def predictor(self) -> np.ndarray:
+        """The column as the next trees' predictor: codes, or ranks among its own values."""
+        if self.codes is not None:
+            return self.codes.astype(np.float64)
+        assert self.x is not None
+        return _ranks(self.x, self.x)
+
+    def jobs(self) -> dict[str, tuple[np.ndarray | None, np.ndarray, bool]]:
+        """The trees the column needs, by role: (the fitted rows they are fitted on, None for
+        all; the target; categorical). A numeric column with blanks has a blank-or-not
+        classifier and a regression tree on the non-blank records."""
+        if self.codes is not None:
+            return {"value": (None, self.codes, True)}
+        x = self.x
+        assert x is not None
+        blank = np.isnan(x)
+        out: dict[str, tuple[np.ndarray | None, np.ndarray, bool]] = {}
+        if blank.any() and not blank.all():
+            out["blank"] = (None, blank.astype(np.int64), True)
+        present = np.flatnonzero(~blank)
+        if present.size:
+            out["value"] = (present, x[present], False)
+        return out
+
+
+#: A fitted tree (None: one leaf for all) and the leaf of each record it was fitted on.
+Fit = tuple[Any, np.ndarray]
+
+
+def _fit_all(fitted: list[_Fitted], x_fit: np.ndarray, min_leaf: int, states: list[int],
+             workers: int) -> dict[tuple[int, str], Fit]:
+    """Every tree of the synthesis, fitted up front: column j's trees are fitted on the fitted
+    records' columns before j alone, never on synthetic values, so they are independent of
+    each other and run in ``workers`` threads (scikit-learn's tree builder releases the GIL);
+    each tree's ``random_state`` fixes it whatever the thread."""
+    def one(j: int, rows: np.ndarray | None, y: np.ndarray, categorical: bool) -> Fit:
+        x = x_fit[:, :j] if rows is None else x_fit[rows, :j]
+        return _fit_tree(x, y, categorical, min_leaf, states[j])
+
+    tasks = {(j, role): job for j, col in enumerate(fitted) for role, job in col.jobs().items()}
+    if workers <= 1:
+        return {key: one(key[0], *job) for key, job in tasks.items()}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {key: pool.submit(one, key[0], *job) for key, job in tasks.items()}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def _column(col: _Fitted, trees: dict[str, Fit], x_syn: np.ndarray, smoothing: bool,
+            keys: list[int], syn_ids: np.ndarray) -> tuple[pd.Series, np.ndarray]:
+    """One column of the synthetic table from the fitted column ``col``, its fitted trees
+    (by role) and the synthetic predictors so far: the synthetic values, and the column as the
+    next trees' synthetic predictor."""
+    s = col.s
     u = rng.uniform(syn_ids, keys[DONOR])
-    if not _numeric(s):
-        codes = pd.factorize(s, use_na_sentinel=True)[0]  # ordinal codes, −1 a blank
-        leaf_fit, leaf_syn = _leaves(x_fit, codes, x_syn, True, min_leaf, state)
-        donor = _donors(leaf_fit, leaf_syn, u)
-        return s.take(donor), codes.astype(np.float64), codes[donor].astype(np.float64)
-    x = _numbers(s)
+    if col.codes is not None:
+        tree, leaf_fit = trees["value"]
+        donor = _donors(leaf_fit, _route(tree, x_syn), u)
+        return s.take(donor), col.codes[donor].astype(np.float64)
+    x = col.x
+    assert x is not None
     blank = np.isnan(x)
     syn_blank = np.full(len(syn_ids), bool(blank.all()))
-    if blank.any() and not blank.all():  # first blank or not, then the value
-        leaf_fit, leaf_syn = _leaves(x_fit, blank.astype(np.int64), x_syn, True, min_leaf,
-                                     state)
-        syn_blank = blank[_donors(leaf_fit, leaf_syn, rng.uniform(syn_ids, keys[BLANK]))]
+    if "blank" in trees:  # first blank or not, then the value
+        tree, leaf_fit = trees["blank"]
+        syn_blank = blank[_donors(leaf_fit, _route(tree, x_syn),
+                                  rng.uniform(syn_ids, keys[BLANK]))]
     present = np.flatnonzero(~blank)
     donor = np.full(len(syn_ids), np.flatnonzero(blank)[0] if blank.any() else 0)
     drawn = np.flatnonzero(~syn_blank)
     if present.size and drawn.size:
-        leaf_fit, leaf_syn = _leaves(x_fit[present], x[present], x_syn[drawn], False,
-                                     min_leaf, state)
+        tree, leaf_fit = trees["value"]
+        leaf_syn = _route(tree, x_syn[drawn])
         donor[drawn] = present[_donors(leaf_fit, leaf_syn, u[drawn])]
         if smoothing:
             h = _bandwidths(leaf_fit, x[present]).reindex(leaf_syn).to_numpy()
@@ -255,15 +329,15 @@ def _column(s: pd.Series, x_fit: np.ndarray, x_syn: np.ndarray, min_leaf: int,
             values = np.full(len(syn_ids), np.nan)
             values[drawn] = moved
             out = _from_numbers(s, values)
-            syn_x = _numbers(out)
-            return out, _ranks(x, x), _ranks(syn_x, x)
-    return s.take(donor), _ranks(x, x), _ranks(x[donor], x)
+            return out, _ranks(_numbers(out), x)
+    return s.take(donor), _ranks(x[donor], x)
 
 
 def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
                smoothing: bool = False, proper: bool = False, records: int | None = None,
                holdout: float = 0.0, visit: Sequence[str] | None = None, seed: int = 0,
-               step: int = 0, rid: np.ndarray | None = None) -> TableResult:
+               step: int = 0, rid: np.ndarray | None = None,
+               workers: int | None = None) -> TableResult:
     """A synthetic table of ``columns`` by sequential CART (module docstring; docs/methods.md,
     "Synthesis (sequential CART)").
 
@@ -292,6 +366,9 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
         The columns to visit first, in order; the others follow in the table's order.
     seed, step : int
         The recipe's seed and the step's index; ``rid`` the record ids (for the holdout).
+    workers : int, optional
+        The threads that fit the trees (None: one a core); the file is the same whatever
+        their number.
 
     Returns
     -------
@@ -324,14 +401,22 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
         fit_at = fit_at[np.floor(u * len(fit_at)).astype(np.int64)]
     fit = df.iloc[fit_at][order].reset_index(drop=True)
     syn_ids = rng.record_ids(size)
-    x_fit = np.empty((len(fit), len(order)))
-    x_syn = np.empty((size, len(order)))
+    keys = [[rng.key(seed, step, FIRST_COLUMN_DRAW + COLUMN_DRAWS * j + d)
+             for d in range(COLUMN_DRAWS)] for j in range(len(order))]
+    fitted = [_Fitted.of(fit[name]) for name in order]
+    # float32, the trees' own precision (the same values as scikit-learn's own conversion),
+    # column-major so that the first j columns are one block
+    x_fit = np.empty((len(fit), len(order)), dtype=np.float32, order="F")
+    for j, col in enumerate(fitted):
+        x_fit[:, j] = col.predictor()
+    trees = _fit_all(fitted, x_fit, min_leaf, [k[TREE] % 2**32 for k in keys],
+                     (os.cpu_count() or 1) if workers is None else workers)
+    x_syn = np.empty((size, len(order)), dtype=np.float32, order="F")
     out = {}
     for j, name in enumerate(order):
-        first = FIRST_COLUMN_DRAW + COLUMN_DRAWS * j
-        keys = [rng.key(seed, step, first + d) for d in range(COLUMN_DRAWS)]
-        values, x_fit[:, j], x_syn[:, j] = _column(fit[name], x_fit[:, :j], x_syn[:, :j],
-                                                   min_leaf, smoothing, keys, syn_ids)
+        mine = {role: tree_fit for (i, role), tree_fit in trees.items() if i == j}
+        values, x_syn[:, j] = _column(fitted[j], mine, x_syn[:, :j], smoothing, keys[j],
+                                      syn_ids)
         out[name] = values.reset_index(drop=True)
     data = pd.DataFrame(out, index=pd.RangeIndex(size))[list(columns)]
     info: dict[str, object] = {"records": size, "fitted": len(fit_at),
