@@ -291,6 +291,7 @@ SLOW: dict[str, tuple[str, ...]] = {
     "test_sweep.py": ("test_fast_path_equals_full_recomputation",),
     "test_sweep_analysis.py": ("test_a_row_is_its_release_and_random_rows_the_mean_over_seeds",),
     "test_sweep_attribute.py": ("test_an_epsilon_target_picks_the_cheapest_setting",),
+    "test_synthesize.py": ("test_records_times_columns_past_the_cap_are_refused_before_any_fit",),
     "test_synthetic_risk.py": ("test_any_small_tables_of_any_dtype_equal_the_loops",),
     "test_table_release.py": (
         "test_amounts_too_large_to_stay_exact_are_refused_before_any_rule",

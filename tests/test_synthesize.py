@@ -4,6 +4,7 @@ the method, its recipe step, its refusals and the command line."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -330,3 +331,26 @@ def test_the_assessment_matches_no_synthetic_record_to_an_original_one(actg):
     with pytest.raises(SdcInputError, match="does not keep the original's rows"):
         _ = done.linkage
     assert done.keys.n_records == len(actg)
+
+
+def test_records_times_columns_past_the_cap_are_refused_before_any_fit(monkeypatch, tmp_path):
+    """A recipe asks for the records and the table gives the columns: their product, what
+    memory follows, is bounded before a tree is fitted (a fit would fail the test), and the
+    command line says so in one line."""
+    from sdc_core.methods import synthesize as module
+
+    df = pd.DataFrame({f"c{j}": np.arange(20) % 3 for j in range(60)})
+    monkeypatch.setattr(module, "_fit_tree", lambda *a, **k: pytest.fail("a tree was fitted"))
+    message = (r"synthesis of 1,000,000 records × 60 columns would make 60,000,000 values, "
+               r"more than the 50,000,000 one step makes: ask for fewer records$")
+    with pytest.raises(SdcInputError, match="^" + message):
+        module.synthesize(df, list(df.columns), records=1_000_000, seed=1)
+    monkeypatch.undo()
+    module.synthesize(df, list(df.columns), records=2, seed=1)  # 120 values: made
+    df.to_csv(tmp_path / "wide.csv", index=False)
+    (tmp_path / "r.json").write_text(json.dumps({"seed": 1, "steps": [
+        {"method": "synthesize", "records": 1_000_000}]}))
+    out = run("apply", tmp_path / "wide.csv", "--recipe", tmp_path / "r.json", "-o",
+              tmp_path / "out.csv")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert re.search(message[:-1], out.stderr) and not (tmp_path / "out.csv").exists()

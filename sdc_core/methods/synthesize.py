@@ -38,6 +38,10 @@ from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 #: The most synthetic records one step makes.
 MAX_RECORDS = 10_000_000
+#: The most values (records × columns) one step makes: a recipe asks for records, the table
+#: gives the columns, and memory follows their product, so the product is bounded before any
+#: tree is fitted (10⁶ records of 50 columns; the release's arrays take some 10 bytes a value).
+MAX_VALUES = 50_000_000
 #: Draw numbers: the held-out records, the bootstrap of a proper synthesis; then, per column j
 #: of the visit order, ``COLUMN_DRAWS`` draws from ``FIRST_COLUMN_DRAW + COLUMN_DRAWS·j``.
 DRAW_HOLDOUT, DRAW_BOOTSTRAP, FIRST_COLUMN_DRAW = 0, 1, 2
@@ -379,7 +383,8 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
     Raises
     ------
     SdcInputError
-        When min_leaf < 1, records is not in 1..10,000,000, holdout is not in [0, 1) or leaves
+        When min_leaf < 1, records is not in 1..10,000,000 or records × columns passes
+        :data:`MAX_VALUES`, holdout is not in [0, 1) or leaves
         fewer than 2·min_leaf records to fit, the table has fewer than 2 records or no columns,
         or ``visit`` names a column not in the table.
     """
@@ -392,6 +397,10 @@ def synthesize(df: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5,
     if n < 2:
         raise SdcInputError(f"synthesis needs at least 2 records, and the table has {n}")
     order = _order(list(columns), visit)
+    if size * len(order) > MAX_VALUES:
+        raise SdcInputError(f"synthesis of {size:,} records × {len(order)} columns would make "
+                            f"{size * len(order):,} values, more than the {MAX_VALUES:,} one "
+                            "step makes: ask for fewer records")
     fit_at = np.flatnonzero(~held_out(resolve_ids(n, rid), share, seed, step))
     if len(fit_at) < 2 * min_leaf:
         raise SdcInputError(f"holdout {share:g} leaves {len(fit_at)} records to fit, fewer "
