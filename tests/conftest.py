@@ -125,8 +125,6 @@ SERIAL = frozenset({
 #: over its parameters, in a run of the whole suite on this machine.
 SLOW: dict[str, tuple[str, ...]] = {
     "test_analysis.py": ("test_ols_on_distinct_rows_equals_statsmodels_on_every_row",),
-    "test_app_tradeoffs_synthesis.py": (
-        "test_masked_and_synthetic_rows_share_one_plot_on_axes_that_apply_to_both",),
     "test_audit_bound.py": (
         "test_secondary_suppression_of_the_20_cubed_table_stops_at_its_budget",
         "test_the_20_cubed_table_is_audited_with_a_few_programmes",
