@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -438,20 +438,12 @@ class Assessment:
     @cached_property
     def split(self) -> tuple[pd.DataFrame, np.ndarray] | None:
         """The table a synthesis step of the recipe was given (the original after the steps
-        before it) and which of its records the step held out of the fit (docs/methods.md,
-        "Synthesis (sequential CART)"), recomputed from the recipe's seed and the step's
-        index. None without a synthesis step that held records out."""
-        steps = self.recipe.steps if self.recipe is not None else []
-        found = [(i, st) for i, st in enumerate(steps)
-                 if st["method"] == "synthesize" and st.get("holdout")]
-        if not found or self.recipe is None:
-            return None
-        from sdc_core.methods.synthesize import held_out
+        before it) and which of its records the step held out of the fit
+        (:func:`~sdc_core.risk.synthetic.synthesis_split`). None without a synthesis step
+        that held records out."""
+        from sdc_core.risk.synthetic import synthesis_split
 
-        index, step = found[-1]
-        given = self.original if index == 0 else apply_recipe(
-            replace(self.recipe, steps=list(steps[:index])), self.original).data
-        return given, held_out(len(given), step["holdout"], self.recipe.seed, index)
+        return synthesis_split(self.original, self.recipe)
 
     @property
     def held_out(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -471,18 +463,14 @@ class Assessment:
         fitted on), and, when a synthesis step held records out, the distance against the
         holdout on the numeric columns, between the records as the step was given them.
         Needs no row correspondence: it applies to any release."""
-        from sdc_core.risk.synthetic import attacked_original, synthetic_risk
+        from sdc_core.risk.synthetic import recipe_synthetic_risk
 
         s = self.setting
         if not s.qi:
             return Unavailable("no quasi-identifiers", asked=False)
         closed = [c for c in s.sensitive if c not in s.qi]  # a key is no secret of its own
-        columns = [*s.qi, *closed]
-        parts, fitted = self.held_out, None if self.split is None else ~self.split[1]
-        original = attacked_original(self.original, columns, self.recipe, self.reports, fitted)
-        train, holdout = parts if parts is not None else (None, None)
-        return synthetic_risk(original, self.released, list(s.qi), closed, holdout,
-                              self.numeric, train)
+        return recipe_synthetic_risk(self.original, self.released, list(s.qi), closed,
+                                     self.recipe, self.reports, self.numeric, self.split)
 
     @cached_property
     def disco(self) -> Mapping[str, Disco] | Unavailable:

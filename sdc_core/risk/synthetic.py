@@ -38,7 +38,7 @@ parts' from |T| and |H|); for ``exact_copies`` a blank equals a blank.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,13 +48,10 @@ from sdc_core.data.columns import compare_keys
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes
 from sdc_core.risk.closest import nearest, scaled_points
+from sdc_core.risk.linkage import TIE_RTOL, attacker_view  # the linkage attack's ties and view
 
 if TYPE_CHECKING:
     from sdc_core.recipe import Recipe
-
-#: Relative tolerance of a tie between the distances to the training and the holdout part
-#: (the linkage attack's, :data:`sdc_core.risk.linkage.TIE_RTOL`).
-TIE_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -303,6 +300,47 @@ def synthetic_risk(original: pd.DataFrame, released: pd.DataFrame, keys: Sequenc
                              original if train is None else train, holdout, released, columns))
 
 
+def synthesis_split(original: pd.DataFrame, recipe: Recipe | None,
+                    given: pd.DataFrame | None = None) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """The table a recipe's synthesis step was given and which of its records the step held
+    out of the fit (docs/methods.md, "Synthesis (sequential CART)"), recomputed from the
+    recipe's seed and the step's index; None unless the recipe's last step is a synthesis
+    that held records out. ``given``: that table when the caller has it already (the
+    original after the steps before the last), else the steps are applied again."""
+    from sdc_core.recipe import apply_recipe, table_step
+
+    if recipe is None or not recipe.steps:
+        return None
+    index, step = len(recipe.steps) - 1, recipe.steps[-1]
+    if not (table_step(step) and step.get("holdout")):
+        return None
+    from sdc_core.methods.synthesize import held_out
+
+    if given is None:
+        given = original if index == 0 else apply_recipe(
+            replace(recipe, steps=list(recipe.steps[:index])), original).data
+    return given, held_out(len(given), step["holdout"], recipe.seed, index)
+
+
+def recipe_synthetic_risk(original: pd.DataFrame, released: pd.DataFrame,
+                          keys: Sequence[str], sensitive: Sequence[str], recipe: Recipe | None,
+                          reports: Sequence[dict[str, Any]] | None = None,
+                          columns: Sequence[str] = (),
+                          split: tuple[pd.DataFrame, np.ndarray] | None = None
+                          ) -> SyntheticRisk:
+    """:func:`synthetic_risk` of the release ``recipe`` made of ``original`` (the assessment's
+    ``synthetic`` part and a sweep row's): replicated uniques and DiSCO against the original
+    as the attacker sees it (:func:`attacked_original`), and with a synthesis step's holdout
+    (``split``: :func:`synthesis_split`) only the records it fitted on, the distance on
+    ``columns`` between the holdout and those records as the step was given them."""
+    fitted = train = holdout = None
+    if split is not None:
+        given, out = split
+        fitted, train, holdout = ~out, given[~out], given[out]
+    view = attacked_original(original, [*keys, *sensitive], recipe, reports, fitted)
+    return synthetic_risk(view, released, keys, sensitive, holdout, columns, train)
+
+
 def attacked_original(original: pd.DataFrame, columns: Sequence[str], recipe: Recipe | None,
                       reports: Sequence[dict[str, Any]] | None = None,
                       fitted: np.ndarray | None = None) -> pd.DataFrame:
@@ -313,7 +351,5 @@ def attacked_original(original: pd.DataFrame, columns: Sequence[str], recipe: Re
     "Disclosure risk of a synthetic release"), and, when a synthesis step held records out,
     only the records it fitted on (``fitted``, a mask of the original's rows). Without it a
     release whose keys are bands would share no key combination with the original's ages."""
-    from sdc_core.risk.linkage import attacker_view
-
     view = attacker_view(original, columns, recipe, reports)
     return view if fitted is None else view[fitted]

@@ -123,7 +123,7 @@ from sdc_core.risk.deniability import household_figures, recipe_deniability
 from sdc_core.risk.inference import attribute_inference
 from sdc_core.risk.linkage import linkage_attack
 from sdc_core.risk.profile import profile_from_sizes
-from sdc_core.risk.synthetic import attacked_original, synthetic_risk
+from sdc_core.risk.synthetic import recipe_synthetic_risk, synthesis_split
 from sdc_core.sweep.grid import (
     ATTRIBUTE_TARGETS,
     CLOSENESS_TARGETS,
@@ -505,25 +505,22 @@ class SweepContext:
     def synthetic(self, released: pd.DataFrame, recipe: Recipe | None = None,
                   reports: list[dict[str, Any]] | None = None,
                   changed: dict[str, pd.Series] | None = None,
-                  fitted: np.ndarray | None = None, train: pd.DataFrame | None = None,
-                  holdout: pd.DataFrame | None = None) -> dict[str, float]:
-        """The release read as a set of records (:func:`synthetic_risk`, as the assessment's
-        ``synthetic`` part): ``replicated_uniques``, ``replicated_uniques_percent`` and
-        ``disco_percent: <c>`` per sensitive column that is not a key, against the original
-        as the attacker sees it (:func:`attacked_original`: the recipe's public recodings
-        applied; ``fitted``: the rows a synthesis step fitted on, ``train`` them as it was
-        given them, with its ``holdout`` and the distance against it, :data:`HOLDOUT`); none
-        without keys. A release that keeps rows and changed no key or sensitive column has
-        the baseline's."""
+                  split: tuple[pd.DataFrame, np.ndarray] | None = None) -> dict[str, float]:
+        """The release read as a set of records (:func:`recipe_synthetic_risk`, as the
+        assessment's ``synthetic`` part): ``replicated_uniques``,
+        ``replicated_uniques_percent`` and ``disco_percent: <c>`` per sensitive column that is
+        not a key, against the original as the attacker sees it (the recipe's public
+        recodings applied; with a synthesis step's holdout, ``split``, the records it fitted
+        on, and the distance against the holdout, :data:`HOLDOUT`); none without keys. A
+        release that keeps rows and changed no key or sensitive column has the baseline's."""
         if not self.qi:
             return {}
         if changed is not None and not any(c in self.qi or c in self.closed for c in changed):
             return dict(self.baseline_synthetic)
-        original = attacked_original(self.df, self.qi + self.closed, recipe, reports, fitted)
-        numeric = [] if holdout is None else list(numbers_in_both(self.df, released,
-                                                                   self.numeric))
-        found = synthetic_risk(original, released, self.qi, self.closed, holdout, numeric,
-                               train)
+        numeric = [] if split is None else list(numbers_in_both(self.df, released,
+                                                                 self.numeric))
+        found = recipe_synthetic_risk(self.df, released, self.qi, self.closed, recipe, reports,
+                                      numeric, split)
         out: dict[str, float] = {"replicated_uniques": float(found.replicated_uniques),
                                  "replicated_uniques_percent": found.replicated_uniques_percent}
         out |= {f"disco_percent: {c}": d.disco_percent for c, d in found.disco.items()}
@@ -545,17 +542,9 @@ class SweepContext:
         release = done.values
         w = check_weights(release, self.weight)
         out = self.risk(encode_keys(release, self.qi, self.na), w)
-        # as the assessment reads it: against the original, or with a holdout the part of
-        # the steps' table the synthesis fitted on
-        fitted, train, holdout = None, None, None
-        share = steps[-1].get("holdout") or 0.0
-        if share:
-            from sdc_core.methods.synthesize import held_out
-
-            out_of_fit = held_out(self.rid, share, seed, index)
-            fitted, train, holdout = ~out_of_fit, given[~out_of_fit], given[out_of_fit]
-        out |= self.synthetic(release, Recipe(seed=seed, steps=steps), reports + [done.info],
-                              fitted=fitted, train=train, holdout=holdout)
+        recipe = Recipe(seed=seed, steps=steps)  # as the assessment reads it
+        out |= self.synthetic(release, recipe, reports + [done.info],
+                              split=synthesis_split(self.df, recipe, given))
         if self.validity is not None:
             report = self.validity.compare(release[[c for c in self.validity_columns
                                                     if c in release.columns]])
