@@ -122,17 +122,29 @@ def started(pid: int) -> int:
     return int(_stat_fields(pid)[19])
 
 
+def _older_session(pid: int, since: int) -> bool:
+    """Whether the session of ``pid`` has a leader that runs and started before ``since``."""
+    leader = int(_stat_fields(pid)[3])
+    try:
+        return leader != pid and started(leader) < since
+    except (OSError, IndexError):  # the leader has ended
+        return False
+
+
 def of_checkout(root: Path, since: int) -> list[int]:
     """The running processes, but this one, started at ``since`` (:func:`started`) or later,
     whose command line or working directory names the checkout ``root`` (a server names its
-    ``app.py``; its worker processes run in its directory)."""
+    ``app.py``; its worker processes run in its directory), but those of a session begun
+    before ``since``: a server started in a session of its own (:func:`start_server`) cannot
+    put a process into an older session (a process only leaves its session for a new one), so
+    such a process is an onlooker's (a shell opened in the checkout), not the server's."""
     here = str(root)
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            if started(int(entry)) < since:
+            if started(int(entry)) < since or _older_session(int(entry), since):
                 continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 words = f.read().decode(errors="replace").split("\0")

@@ -254,6 +254,26 @@ def test_the_end_of_a_run_names_and_ends_the_processes_it_left():
             os.kill(pid, signal.SIGKILL)
 
 
+
+def test_a_shell_opened_in_the_checkout_is_not_a_server_s():
+    """A process in the checkout of a session older than the server (an onlooker's shell, a
+    command run there while the tests run) is not counted as the server's; one that left for a
+    session of its own, as a server's escaping child would, is."""
+    since = started(os.getpid()) + 1  # after this process and the session it runs in
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    onlooker = subprocess.Popen(sleep, cwd=ROOT)
+    escaped = subprocess.Popen(sleep, cwd=ROOT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while escaped.pid not in of_checkout(ROOT, since) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = of_checkout(ROOT, since)
+        assert escaped.pid in found and onlooker.pid not in found
+    finally:
+        for proc in (onlooker, escaped):
+            proc.kill()
+            proc.wait()
+
 # -- a process with its children (bench/server.py) ---------------------------------------------
 
 BURN = ("import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
