@@ -82,7 +82,7 @@ def protected(dataset_id: str, recipe_json: str, _df: pd.DataFrame) -> ApplyResu
 def protected_id(dataset_id: str, recipe_json: str) -> str:
     """The id of the table a recipe makes of a data set: it keys the protected table's caches
     (risk profile, risk tables, SUDA2) as the data set id keys the original's."""
-    return f"{dataset_id}+{hashlib.sha256(recipe_json.encode()).hexdigest()[:16]}"
+    return f"{dataset_id}+{hashlib.sha256(recipe_json.encode()).hexdigest()[:32]}"
 
 
 @st.cache_resource(max_entries=24, show_spinner=False)

@@ -219,7 +219,8 @@ def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind], int]:
     for every session (each opens with one), shared and never changed."""
     raw = example(key).path.read_bytes()
     df = read_table(raw, example(key).path.name)
-    return df, content_id(raw), infer_kinds(df), memory.memory_bytes(df)
+    return (df, content_id(raw, example(key).path.name), infer_kinds(df),
+            memory.memory_bytes(df))
 
 
 @warmup.preload

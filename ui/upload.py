@@ -114,7 +114,7 @@ def finish_pending(resumed: bool = True) -> None:
                          "columns…")
             kinds = infer_kinds(df)
             status.write("Suggesting column roles…")
-            ds = state.install(df, name, content_id(raw), kinds, suggest_roles(df, kinds))
+            ds = state.install(df, name, content_id(raw, name), kinds, suggest_roles(df, kinds))
             roles = state.roles()
         except Exception as err:  # noqa: BLE001 — a failed upload is dropped, never retried
             st.session_state.pop(_PENDING, None)

@@ -74,10 +74,15 @@ class Dataset:
         return self.table.df
 
 
-def content_id(raw: bytes) -> str:
-    """A data set's id from its bytes (a content hash): it keys every cache entry made from
-    the data set."""
-    return hashlib.sha256(raw).hexdigest()[:16]
+def content_id(raw: bytes, name: str = "") -> str:
+    """A data set's id from its bytes and the extension of its file's ``name``, which picks
+    the reader (the same bytes read as CSV and as Parquet are two tables): the first 128 bits
+    of SHA-256 over the extension, lower-cased, a zero byte and the bytes. It keys every cache
+    entry made from the data set, the results shared by every session that loaded the same
+    bytes (docs/deploying.md, "Work shared across the class"); the rest of the name, which the
+    user chose, is not part of it."""
+    ext = Path(name).suffix.lower().encode()
+    return hashlib.sha256(ext + b"\0" + raw).hexdigest()[:32]
 
 
 #: What the Risk page measures: the original table, the protected one, or both side by side.
