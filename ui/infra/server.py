@@ -285,11 +285,43 @@ def _h11_400(self: Any, msg: str) -> None:
     self.transport.close()
 
 
+def lock_free_config_reads() -> None:
+    """Read Streamlit's configuration without its lock, once it is parsed (docs/deploying.md,
+    "A class at once, measured").
+
+    Streamlit reads an option (``streamlit.config.get_option``) for every element a page
+    draws, to decide whether the message is cached, and each read takes the configuration's
+    one lock. With thirty sessions drawing at once, a thread that holds the lock is often made
+    to give up the interpreter while holding it, and the others queue on the lock: in a
+    profile of thirty sessions at once (``bench/bench_load.py --think 0 --ramp 0``, sampled
+    with py-spy), the sessions' threads spent 32 % of their time waiting there, not computing.
+    Streamlit's own ``get_config_options`` reads the parsed options without the lock, since
+    the dictionary is only ever replaced whole; a read here does the same, and takes the lock
+    (Streamlit's own function) only before the options are parsed or for a name they lack (its
+    error)."""
+    from streamlit import config
+
+    if getattr(config.get_option, "lock_free", False):
+        return
+    locked = config.get_option
+
+    def get_option(key: str) -> Any:
+        options = config._config_options
+        option = options.get(key) if options else None
+        return locked(key) if option is None else option.value
+
+    get_option.lock_free = True  # type: ignore[attr-defined]
+    get_option.__doc__ = locked.__doc__
+    config.get_option = get_option
+
+
 def install() -> None:
     """:data:`HEADERS` on the answers the server makes without the application, which no
     middleware sees: uvicorn's 400 for a request it cannot parse, and the websocket library's
     refusals of a handshake (a 400 for a broken upgrade, the 403 of a websocket closed before
-    it was accepted when the server has no other way, a 500)."""
+    it was accepted when the server has no other way, a 500); and
+    :func:`lock_free_config_reads`."""
+    lock_free_config_reads()
     from uvicorn.protocols.http.h11_impl import H11Protocol
     from websockets.server import ServerProtocol
 
