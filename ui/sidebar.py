@@ -27,10 +27,10 @@ def render_sidebar(lesson_data: str | None = None) -> None:
         source = ds.source
         if source is None:
             st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · file SHA-256 "
-                       f"`{ds.dataset_id}…`", help=FINGERPRINT_HELP)
+                       f"`{ds.short_id}…`", help=FINGERPRINT_HELP)
         else:
             st.caption(f"{len(ds.df):,} records × {ds.df.shape[1]} columns · "
-                       f"{'sample' if source.is_sample else 'file'} id `{ds.dataset_id}…`",
+                       f"{'sample' if source.is_sample else 'file'} id `{ds.short_id}…`",
                        help=SAMPLE_ID_HELP)
             if source.is_sample:
                 st.caption(f":material/filter_alt: **A sample**: {source.sampled:,} of the "

@@ -221,10 +221,10 @@ if preview_tab.open:
         st.dataframe(df.head(20), width="stretch")
         st.caption(f"The first 20 of {len(df):,} records (only a preview is sent to the browser).")
         if source:
-            st.caption(f"{'Sample' if source.is_sample else 'File'} id {md(ds.dataset_id)}… "
+            st.caption(f"{'Sample' if source.is_sample else 'File'} id {md(ds.short_id)}… "
                        + SAMPLE_ID_HELP)
         else:
-            st.caption(f"File SHA-256 {md(ds.dataset_id)}… (a hash of the file's bytes). "
+            st.caption(f"File SHA-256 {md(ds.short_id)}… (a hash of the file's bytes). "
                        + FINGERPRINT_HELP)
 
 if source:

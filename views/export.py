@@ -171,7 +171,7 @@ def recipe_section(ctx: PageContext, protection: Protection) -> str:
         st.caption("Load it again on the Protect page, or apply it to the full file with "
                    "`python -m sdc_core apply DATA --recipe recipe.json -o OUT.csv`. It carries "
                    f"the table fingerprint `{table_fingerprint[:16]}…`; the sidebar's file "
-                   f"SHA-256 `{ctx.ds.dataset_id}…` names the same data.", help=FINGERPRINT_HELP)
+                   f"SHA-256 `{ctx.ds.short_id}…` names the same data.", help=FINGERPRINT_HELP)
     else:
         st.caption("Load it again on the Protect page. It carries the table fingerprint "
                    f"`{table_fingerprint[:16]}…` of the "
@@ -276,7 +276,7 @@ def report_section(ctx: PageContext, text: str, recipe_text: str, sweep: dict | 
         shown_roles["household id"] = ctx.roles.household
     report_source = ReportSource(
         ctx.ds.name, fingerprint_of(ctx.ds.dataset_id, ctx.df), len(ctx.df), ctx.df.shape[1],
-        shown_roles, recipe_text, file_sha256=ctx.ds.dataset_id if source is None else None,
+        shown_roles, recipe_text, file_sha256=ctx.ds.short_id if source is None else None,
         notes=(f"Computed on a sample of {source.sampled:,} of the {source.total:,} records of "
                f"{source.path} (seed {source.seed}); the figures are the sample's.",)
         if source is not None and source.is_sample else ())

@@ -57,6 +57,13 @@ class Dataset:
     source: ServerFile | None = None
 
     @property
+    def short_id(self) -> str:
+        """The start of the id as the pages and the report show it: the first 16 hexadecimal
+        digits of the file's SHA-256 (an upload, a built-in data set), or of the hash of a
+        server file's path, stamp, seed and sample size."""
+        return self.dataset_id[:16]
+
+    @property
     def is_example(self) -> bool:
         return self.example is not None
 
@@ -75,14 +82,13 @@ class Dataset:
 
 
 def content_id(raw: bytes, name: str = "") -> str:
-    """A data set's id from its bytes and the extension of its file's ``name``, which picks
-    the reader (the same bytes read as CSV and as Parquet are two tables): the first 128 bits
-    of SHA-256 over the extension, lower-cased, a zero byte and the bytes. It keys every cache
-    entry made from the data set, the results shared by every session that loaded the same
-    bytes (docs/deploying.md, "Work shared across the class"); the rest of the name, which the
-    user chose, is not part of it."""
-    ext = Path(name).suffix.lower().encode()
-    return hashlib.sha256(ext + b"\0" + raw).hexdigest()[:32]
+    """A data set's id: the first 128 bits of the SHA-256 of its bytes (hexadecimal), then the
+    extension of its file's ``name``, lower-cased, which picks the reader (the same bytes read
+    as CSV and as Parquet are two tables). It keys every cache entry made from the data set,
+    the results shared by every session that loaded the same bytes (docs/deploying.md, "Work
+    shared across the class"); the rest of the name, which the user chose, is not part of it.
+    Its first 16 digits are the file's SHA-256 as shown (:attr:`Dataset.short_id`)."""
+    return hashlib.sha256(raw).hexdigest()[:32] + Path(name).suffix.lower()
 
 
 #: What the Risk page measures: the original table, the protected one, or both side by side.
