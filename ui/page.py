@@ -100,18 +100,21 @@ def begin_run() -> None:
     state.restart_said()
 
 
-def metric_slots(n: int, per_row: int, main: list[int]) -> list[DeltaGenerator]:
-    """Places for ``n`` metrics, ``per_row`` side by side; in the projector view only those
-    numbered in ``main``, side by side, and the rest in a "More measures" expander."""
-    def rows(count: int, columns: Callable[[int], list[DeltaGenerator]]) -> list[DeltaGenerator]:
-        return [c for _ in range(-(-count // per_row)) for c in columns(per_row)][:count]
+def metric_slots(n: int, main: list[int]) -> list[DeltaGenerator]:
+    """Places for ``n`` metrics: one horizontal container that wraps them, as many side by side
+    as the width holds (one layout block for all, where rows of columns took one and one a
+    tile: a move redraws fewer elements, docs/deploying.md, "A class at once, measured"); in
+    the projector view only those numbered in ``main``, side by side, and the rest in a "More
+    measures" expander."""
+    def tiles(parent: DeltaGenerator) -> DeltaGenerator:
+        return parent.container(horizontal=True, gap="small")
 
     if not state.projector():
-        return rows(n, st.columns)
-    front = iter(st.columns(len(main)))
-    more = st.expander("More measures", icon=":material/add_chart:")
-    rest = iter(rows(n - len(main), more.columns))
-    return [next(front) if i in main else next(rest) for i in range(n)]
+        box = tiles(st.container())
+        return [box] * n
+    front = tiles(st.container())
+    rest = tiles(st.expander("More measures", icon=":material/add_chart:"))
+    return [front if i in main else rest for i in range(n)]
 
 
 def show_notice(notice: Notice | None) -> None:

@@ -571,7 +571,7 @@ def households(ctx: PageContext, wb: Workbench) -> None:
     if after is None:
         return
     st.markdown("**Households (after protection)**")
-    for slot, t in zip(metric_slots(len(PROTECT_TILES), 2, main=[0]),
+    for slot, t in zip(metric_slots(len(PROTECT_TILES), main=[0]),
                        household_tiles(after, before, PROTECT_TILES)):
         slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
     st.caption(f"{household_note(after)} {household_attack_note(after, before)}")
@@ -652,7 +652,7 @@ def synthetic(wb: Workbench) -> None:
         return
     st.markdown("**The synthetic release as a set of records**")
     tiles = synthetic_rows(found)
-    for slot, row in zip(metric_slots(len(tiles), 3, main=[0]), tiles):
+    for slot, row in zip(metric_slots(len(tiles), main=[0]), tiles):
         tile_of(slot, row)
     if found.disco:
         # a row per sensitive column, few: a plain table
@@ -680,11 +680,8 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
     linked_before = compute.linkage_before(ctx.ds.dataset_id, ctx.qi, tuple(known), ctx.df)
     rows = risk_rows(wb.after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK,
                      wb.rows)
-    # three a row: labels and values stay whole at 1280 px
-    slots = metric_slots(len(PROTECT_RISK), 3, main=[0, 1, 6])
-    if len(rows) > len(slots):  # dRisk, measured on distance columns: a row of its own
-        slots.append(st.columns(3)[0])
-    for slot, row in zip(slots, rows):
+    # dRisk, measured on distance columns, after PROTECT_RISK's tiles
+    for slot, row in zip(metric_slots(len(rows), main=[0, 1, 6]), rows):
         tile_of(slot, row)
     if wb.rows is not None:
         synthetic(wb)
@@ -703,7 +700,7 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
             with every:
                 attackers(wb, linked_before)
     loss = utility_rows(wb.utility_for(ctx.roles.ignore), wb.rows)
-    for slot, row in zip(metric_slots(len(loss), 2, main=[0]), loss):
+    for slot, row in zip(metric_slots(len(loss), main=[0]), loss):
         tile_of(slot, row)
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)

@@ -117,10 +117,10 @@ def measures(page: Measuring, r: Release, narrow: bool) -> None:
     example = ", ".join(f"{c} = {r.top.iloc[0][c]}" for c in roles.qi) if len(r.top) else ""
     typical = int(p.median_k)
     keys_risk = name("avg_linkage_risk_percent")
-    m = metric_slots(len(rows), 2 if narrow else 4, main=[0, 4, 5])
+    m = metric_slots(len(rows), main=[0, 4, 5])
     for slot, row in zip(m, rows):
         slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
-    with m[0].expander("How", icon=":material/school:"):
+    with st.expander("How", icon=":material/school:"):
         st.markdown(
             f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
             f"{md_list(roles.qi)} of a person finds the f_k records that match and picks one: "
@@ -198,7 +198,7 @@ def households(page: Measuring, r: Release, narrow: bool) -> None:
     before = household_figures(page.ctx, original) if r is not original else None
     keys = RISK_TILES + (("household_linkage_reidentified",) if r is not original else ())
     shown = household_tiles(got, before if isinstance(before, HouseholdFigures) else None, keys)
-    for slot, t in zip(metric_slots(len(shown), 2 if narrow else 4, main=[0, 1]), shown):
+    for slot, t in zip(metric_slots(len(shown), main=[0, 1]), shown):
         slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
     st.caption(household_note(got))
 
