@@ -23,10 +23,17 @@ ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
 
 
 def pages() -> None:
-    """A session's run: the page setup, the navigation and the page asked for."""
-    from ui.infra import warmup
+    """A session's run: the page setup, the navigation and the page asked for, timed for the
+    teacher's view of the class (``ui.infra.pace``)."""
+    from ui.infra import pace, warmup
 
-    warmup.visitor()  # the server's warm-up gives way to the pages from now on
+    with pace.timed():
+        warmup.visitor()  # the server's warm-up gives way to the pages from now on
+        run_page()
+
+
+def run_page() -> None:
+    """The page setup, the navigation and the page asked for."""
     from ui.page import begin_run, page_failed
 
     st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
