@@ -25,8 +25,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ui.logic.run_times import WINDOW, RunTimes, window_times
-
 #: The most runs kept: a class of sixty moving once a second fills a minute with 3,600
 KEPT = 10_000
 
@@ -51,10 +49,10 @@ class Record:
         with self._lock:
             return list(self._runs)
 
-    def recent(self, window: float = WINDOW) -> RunTimes:
-        """The runs that ended in the last ``window`` seconds: how many, their median and 95th
-        percentile (:func:`ui.logic.run_times.window_times`)."""
-        return window_times(self.runs(), self.clock(), window)
+    def snapshot(self) -> tuple[list[tuple[float, float]], float]:
+        """The runs kept and the time now, on the record's clock: what
+        :func:`ui.logic.run_times.window_times` summarises."""
+        return self.runs(), self.clock()
 
 
 #: The server process's record: every session's runs
