@@ -16,6 +16,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.testing.v1 import AppTest
 
+from bench.st_client import StSession
 from tests.apptest import app_test
 from tests.conftest import ROOT, run_async
 from ui.infra import pace
@@ -192,3 +193,90 @@ def test_the_sessions_connected_are_streamlit_s_active_sessions():
     assert pace.sessions_connected() is None
     assert run_async(counts()) == [0, 2, 1]
     assert pace.sessions_connected() is None
+
+
+def test_a_request_for_a_run_is_noted_as_it_reaches_the_session(monkeypatch):
+    """Streamlit's session handles each message from the browser; the server's copy notes when
+    a request for a run (``rerun_script``) arrived, under the session's id, and hands every
+    message on unchanged."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.runtime.app_session import AppSession
+
+    arrivals = pace.Arrivals()
+    monkeypatch.setattr(pace, "ARRIVALS", arrivals)
+    handled = []
+
+    def handle(session, msg) -> None:
+        handled.append((session, msg))
+
+    class Session:  # what the wrapper reads of an AppSession: its id
+        id = "s-1"
+
+    noted = pace.noting(handle)
+    session = Session()
+    heartbeat, rerun = BackMsg(app_heartbeat=True), BackMsg(rerun_script=ClientState())
+    before = time.monotonic()
+    noted(session, heartbeat)
+    assert arrivals.take("s-1") is None
+    noted(session, rerun)
+    arrived = arrivals.take("s-1")
+    assert arrived is not None and before <= arrived <= time.monotonic()
+    assert handled == [(session, heartbeat), (session, rerun)]
+
+    monkeypatch.setattr(AppSession, "handle_backmsg", AppSession.handle_backmsg)  # undone after
+    original = AppSession.handle_backmsg
+    pace.install()
+    pace.install()  # once only
+    assert AppSession.handle_backmsg is not original
+    assert AppSession.handle_backmsg.__wrapped__ is original
+
+
+def teacher_line(session: StSession) -> re.Match[str]:
+    """The teacher's line as a real server sent it, matched whole by :data:`LINE` or, in its
+    yellow box, :data:`BUSY`."""
+    found = [m for m in ((LINE if e.kind == "markdown" else BUSY).fullmatch(e.proto.body)
+                         for e in session.elements if e.kind in ("markdown", "alert")) if m]
+    assert len(found) == 1, session.text()
+    return found[0]
+
+
+async def a_class(url: str) -> list[re.Match[str]]:
+    """A teacher on the Lessons page in the projector view, a student who moves a slider on
+    the Protect page and then closes the tab: the teacher's line after each."""
+    teacher, student = StSession(timeout=90), StSession(timeout=90)
+    lines = []
+    try:
+        await teacher.connect(url, "view=projector")
+        await teacher.switch_page("Lessons")
+        lines.append(teacher_line(teacher))
+        await student.connect(url)
+        await student.switch_page("Protect")
+        await student.set_value("Band width of age", 10)
+        await teacher.click("Refresh")
+        lines.append(teacher_line(teacher))
+        await student.close()
+        for _ in range(50):  # the server ends the student's session once its socket closes
+            await asyncio.sleep(0.1)
+            await teacher.click("Refresh")
+            if teacher_line(teacher)["sessions"] == "1":
+                break
+        lines.append(teacher_line(teacher))
+    finally:
+        await student.close()
+        await teacher.close()
+    return lines
+
+
+def test_a_real_server_counts_its_sessions_and_times_their_moves(app_url):
+    """Through a real server: the sessions connected are counted (the teacher alone, then
+    with a student, then alone again once the student's tab closed), and the student's page
+    runs and slider move are among the moves of the last minute, each timed from its request's
+    arrival."""
+    first, with_student, alone = run_async(a_class(app_url))
+    assert first["sessions"] == "1"
+    assert with_student["sessions"] == "2"
+    # the teacher's two runs, and the student's first run, page switch and slider move at least
+    assert int(with_student["runs"]) >= int(first["runs"]) + 4
+    assert with_student["median"] is not None
+    assert alone["sessions"] == "1"

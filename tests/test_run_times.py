@@ -180,3 +180,40 @@ def test_a_run_is_timed_once_however_it_ends_and_a_part_inside_it_is_not_a_run(m
         clock.now = 52.125
     assert record.runs()[-1] == (52.125, 0.125)
 
+
+
+def test_a_run_counts_from_the_arrival_of_the_latest_request_it_serves(monkeypatch):
+    clock = Clock(10.0)
+    record, arrivals = Record(clock=clock), pace.Arrivals()
+    monkeypatch.setattr(pace, "RECORD", record)
+    monkeypatch.setattr(pace, "ARRIVALS", arrivals)
+    arrivals.note("a", 9.0)
+    arrivals.note("a", 9.5)  # a second move before the run started: the run answers it
+    arrivals.note("b", 8.0)
+    with pace.timed("a"):
+        clock.now = 10.25
+    assert record.runs() == [(10.25, 0.75)]
+    with pace.timed("a"):  # served: a run of "a" without a new request counts from its start
+        clock.now = 11.0
+    assert record.runs()[-1] == (11.0, 0.75)
+    with pace.timed(None):  # no session: from its start; "b"'s request stays for its run
+        clock.now = 11.5
+    assert record.runs()[-1] == (11.5, 0.5)
+    with pace.timed("b"):
+        clock.now = 12.0
+    assert record.runs()[-1] == (12.0, 4.0)
+    arrivals.note("c", 99.0)  # noted on another clock's time, after the run began: not used
+    with pace.timed("c"):
+        clock.now = 12.5
+    assert record.runs()[-1] == (12.5, 0.5)
+    assert arrivals.take("a") is None and arrivals.take("c") is None
+
+
+def test_pending_requests_are_kept_for_a_bounded_number_of_sessions():
+    arrivals = pace.Arrivals(kept=3)
+    for i, session in enumerate("abcd"):
+        arrivals.note(session, float(i))
+    assert arrivals.take("a") is None  # the oldest left for "d"
+    arrivals.note("b", 7.0)  # noted again: now the newest
+    arrivals.note("e", 8.0)
+    assert [arrivals.take(s) for s in "bcde"] == [7.0, None, 3.0, 8.0]

@@ -154,7 +154,7 @@ def guarded_part(body: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
-        with pace.timed():
+        with pace.timed(state.session_id()):
             try:
                 return body(*args, **kwargs)
             except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
