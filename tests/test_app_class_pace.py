@@ -26,11 +26,11 @@ from ui.infra.pace import Record
 LINE = re.compile(
     r":material/groups: \*\*(?P<sessions>—|\d+)\*\* sessions? connected · "
     r"\*\*(?P<runs>\d+)\*\* moves? in the last minute"
-    r"(?: \(median (?P<median>[\d.]+) s, 95 % within (?P<p95>[\d.]+) s\))?: "
+    r"(?: \(median (?P<median>[\d.]+)\u00a0s, 95\u00a0% within (?P<p95>[\d.]+)\u00a0s\))?: "
     r"\*\*(?P<verdict>keeping up|no moves in the last minute)\*\*")
 BUSY = re.compile(
     r"\*\*(?P<sessions>—|\d+)\*\* sessions? connected · \*\*(?P<runs>\d+)\*\* moves? in the "
-    r"last minute \(median (?P<median>[\d.]+) s, 95 % within (?P<p95>[\d.]+) s\): "
+    r"last minute \(median (?P<median>[\d.]+)\u00a0s, 95\u00a0% within (?P<p95>[\d.]+)\u00a0s\): "
     r"\*\*busy — wait a moment before the next instruction\*\*")
 
 

@@ -111,14 +111,14 @@ def test_the_teacher_s_line_has_counts_and_seconds_only():
     times = window_times([(1.0, 0.04)] * 3 + [(1.0, 1.5)] * 2, 1.0)
     assert class_line(times, 28) == (
         f"**28** sessions connected · **5** moves in the last minute (median "
-        f"{seconds_text(times.median)}, 95 % within {seconds_text(times.p95)}): "
+        f"{seconds_text(times.median)}, 95\u00a0% within {seconds_text(times.p95)}): "
         "**busy — wait a moment before the next instruction**")
-    assert seconds_text(times.median) == "0.04 s" and seconds_text(times.p95) == "1.5 s"
+    assert seconds_text(times.median) == "0.04\u00a0s" and seconds_text(times.p95) == "1.5\u00a0s"
     assert class_line(RunTimes(0, None, None), None) == (
         "**—** sessions connected · **0** moves in the last minute: "
         "**no moves in the last minute**")
     assert class_line(RunTimes(1, 0.2, 0.2), 1).startswith(
-        "**1** session connected · **1** move in the last minute (median 0.20 s")
+        "**1** session connected · **1** move in the last minute (median 0.20\u00a0s")
 
 
 def test_the_record_keeps_its_last_runs_only():

@@ -332,7 +332,7 @@ def class_pace() -> None:
     docs/teaching.md, "The class at a glance"). Counts and seconds only; the button reruns
     this part alone."""
     times = run_times.window_times(*pace.RECORD.snapshot())
-    text, button = st.columns([6, 1], vertical_alignment="center")
+    text, button = st.columns([3, 1], vertical_alignment="center")  # the button's label whole
     line = run_times.class_line(times, pace.sessions_connected())
     if run_times.busy(times):
         text.warning(line, icon=":material/hourglass_top:")

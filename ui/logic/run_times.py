@@ -63,10 +63,11 @@ def verdict(times: RunTimes, limit: float = KEEPING_UP) -> str:
 
 
 def seconds_text(seconds: float | None) -> str:
-    """A run's time as a teacher reads it: "0.04 s", "1.3 s"; "—" for none."""
+    """A run's time as a teacher reads it: "0.04 s", "1.3 s" (a no-break space before the
+    unit: the line wraps between figures, not inside one); "—" for none."""
     if seconds is None:
         return "—"
-    return f"{seconds:.2f} s" if seconds < 1 else f"{seconds:.1f} s"
+    return f"{seconds:.2f}\u00a0s" if seconds < 1 else f"{seconds:.1f}\u00a0s"
 
 
 def class_line(times: RunTimes, sessions: int | None) -> str:
@@ -77,6 +78,6 @@ def class_line(times: RunTimes, sessions: int | None) -> str:
     said = "session" if sessions == 1 else "sessions"
     moves = f"**{times.runs:,}** move{'' if times.runs == 1 else 's'} in the last minute"
     if times.runs:
-        moves += (f" (median {seconds_text(times.median)}, 95 % within "
+        moves += (f" (median {seconds_text(times.median)}, 95\u00a0% within "
                   f"{seconds_text(times.p95)})")
     return f"**{connected}** {said} connected · {moves}: **{verdict(times)}**"
