@@ -5,16 +5,16 @@ many sessions are connected: what the Lessons page's projector view shows a teac
 What is measured, a *move*: one run of a page's script in this process, from the moment the
 browser's request for it reached the server to the run's end however it ends (drawn, stopped,
 or interrupted by the session's next request); or, for a part of a page that reruns on its own
-(``st.fragment``, ``ui.page.guarded_part``), that part's run, the same way. Wall clock
-(``time.monotonic``). The request's arrival is when Streamlit's event loop hands the session
-its ``rerun_script`` message (:func:`install` notes it, :data:`ARRIVALS`); of several that
-came before the run started, the latest (the wait after the last move, which the run answers);
-a run no request started (``st.rerun``, a run in AppTest) counts from its own start
+(``st.fragment``: ``ui.page.guarded_part``, the sidebar's link), that part's run, the same way.
+Wall clock (``time.monotonic``). The request's arrival is when Streamlit's event loop hands the
+session its ``rerun_script`` message (:func:`install` notes it, :data:`ARRIVALS`); of several
+that came before the run started, the latest (the wait after the last move, which the run
+answers); a run no request started (``st.rerun``, a run in AppTest) counts from its own start
 (``app.pages`` in ``app.py``). So a move's time includes the wait for the session's script
 thread to start (behind the run it interrupts, if any), and, inside the run, the waits for the
 interpreter lock while other sessions' runs are drawn and for a worker process while others'
-jobs run. It does not include the network either way, the time a message waits in the
-server's socket before the event loop reads it, nor the browser drawing what the run sent.
+jobs run. It does not include the network either way, the time a message waits in the server's
+socket before the event loop reads it, nor the browser drawing what the run sent.
 
 Every run is kept with the time it ended, the last :data:`KEPT` runs at most, under one lock:
 every session's thread adds to the same record.
