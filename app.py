@@ -23,10 +23,20 @@ ICON = Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"
 
 
 def pages() -> None:
-    """A session's run: the page setup, the navigation and the page asked for."""
-    from ui.infra import warmup
+    """A session's run: the page setup, the navigation and the page asked for, timed for the
+    teacher's view of the class (``ui.infra.pace``)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    warmup.visitor()  # the server's warm-up gives way to the pages from now on
+    from ui.infra import pace, warmup
+
+    ctx = get_script_run_ctx()
+    with pace.timed(ctx.session_id if ctx is not None else None):
+        warmup.visitor()  # the server's warm-up gives way to the pages from now on
+        run_page()
+
+
+def run_page() -> None:
+    """The page setup, the navigation and the page asked for."""
     from ui.page import begin_run, page_failed
 
     st.set_page_config(page_title="SDC workbench: disclosure risk and utility",
@@ -51,9 +61,10 @@ def pages() -> None:
 if __name__ == "__main__":  # a session's run (Streamlit runs the script as __main__)
     pages()
 else:  # the server's import: the app it serves (found by its name and its st.App call)
-    from ui.infra import server, warmup
+    from ui.infra import pace, server, warmup
     from ui.infra.server import middleware
 
     server.install()  # the headers on the answers the server makes without the app
+    pace.install()  # when each request for a run arrives, for the teacher's view of the class
     app = st.App(Path(__file__).resolve(), middleware=middleware())
     warmup.start()  # the pages' modules, the example and a worker, before the first visitor

@@ -69,7 +69,8 @@ MODULE_TIERS = {
 #: their tests are in the ``app`` tier unless a rule before it gives them another
 APP_MODULES = frozenset({
     "test_app_a11y.py", "test_app_analyses.py", "test_app_attackers.py", "test_app_buys.py",
-    "test_app_callback_guard.py", "test_app_control_ranges.py", "test_app_data.py",
+    "test_app_callback_guard.py", "test_app_class_pace.py", "test_app_control_ranges.py",
+    "test_app_data.py",
     "test_app_formula_hostile.py", "test_app_hostile_text.py", "test_app_households.py",
     "test_app_lessons.py", "test_app_likert_survey.py", "test_app_names.py",
     "test_app_pages.py",

@@ -17,7 +17,7 @@ from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
 from sdc_core.roles import Roles
 from ui import compute, guard, links, resume, state, upload
-from ui.infra import memory, workers
+from ui.infra import memory, pace, workers
 from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
 from ui.logic.session import Dataset, Notice
 from ui.logic.text import column_label, md
@@ -152,15 +152,17 @@ def guarded_part(body: Callable[..., Any]) -> Callable[..., Any]:
     """A part of a page that Streamlit may run on its own (``st.fragment``: outside the entry
     point's ``try``), guarded as a page is: an error it did not expect is said where the part
     is drawn (:func:`page_failed`) instead of Streamlit's traceback. Decorate the function
-    before ``st.fragment`` wraps it."""
+    before ``st.fragment`` wraps it. A run of the part on its own is timed as a run of the
+    page is (:func:`ui.infra.pace.timed`; inside its page's run it is part of that run)."""
 
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return body(*args, **kwargs)
-        except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
-            page_failed(err)
-            return None
+        with pace.timed(state.session_id()):
+            try:
+                return body(*args, **kwargs)
+            except Exception as err:  # Streamlit's rerun and stop are no Exception: they pass
+                page_failed(err)
+                return None
 
     return run
 

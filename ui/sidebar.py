@@ -4,7 +4,7 @@ state), the current data set and its roles."""
 import streamlit as st
 
 from ui import guard, links, state
-from ui.infra import memory
+from ui.infra import memory, pace
 from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 
 
@@ -88,9 +88,10 @@ def share_link(built_in: str | None) -> None:
     Protect page's controls and results, ``st.fragment``) changes the settings without
     drawing the sidebar again: a link written then would carry the settings of the last full
     run. Opening the popover reruns this fragment, which reads the session's state as it is
-    at that moment."""
-    with st.popover("Copy link to this state", icon=":material/link:", width="stretch",
-                    key=LINK_POPOVER, on_change="rerun"):
+    at that moment. Its run on its own is timed as a page's is (:func:`ui.infra.pace.timed`)."""
+    with (pace.timed(state.session_id()),
+          st.popover("Copy link to this state", icon=":material/link:", width="stretch",
+                     key=LINK_POPOVER, on_change="rerun")):
         st.code(links.address(links.to_query(links.current())), language=None,
                 wrap_lines=True)
         if built_in:

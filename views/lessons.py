@@ -11,10 +11,12 @@ from sdc_core.tables.responses import audit
 from sdc_core.utility.validity import HOLDS, TERM_OVERLAP, TERM_SE
 from ui import charts, state
 from ui.guard import guarded
-from ui.logic import lessons
+from ui.infra import pace
+from ui.logic import lessons, run_times
 from ui.logic.figures import spread_figure
 from ui.logic.lessons import LESSONS, Check
 from ui.logic.text import md, number
+from ui.page import guarded_part
 from ui.sidebar import render_sidebar
 
 #: The lessons in their order
@@ -322,6 +324,25 @@ def synthetic() -> None:
     verdict("synthetic", lessons.check_synthetic(int(leaf)))
 
 
+@st.fragment
+@guarded_part
+def class_pace() -> None:
+    """The class at a glance, for the teacher in the projector view: the sessions connected to
+    this server process and whether it keeps up with their moves (:mod:`ui.infra.pace`;
+    docs/teaching.md, "The class at a glance"). Counts and seconds only; the button reruns
+    this part alone."""
+    times = run_times.window_times(*pace.RECORD.snapshot())
+    text, button = st.columns([3, 1], vertical_alignment="center")  # the button's label whole
+    line = run_times.class_line(times, pace.sessions_connected())
+    if run_times.busy(times):
+        text.warning(line, icon=":material/hourglass_top:")
+    else:
+        text.markdown(f":material/groups: {line}")
+    button.button("Refresh", key="w_class_pace", icon=":material/refresh:",
+                  help="The figures as they are now: the sessions connected to this server "
+                       "process, and the page runs that ended in the last minute.")
+
+
 VIEWS = {"unique": who_is_unique, "coarsen": coarsen, "perturb": perturb,
          "randomized-response": randomized_response, "counts": counts, "analysis": analysis,
          "deniability": deniability, "household": one_household, "synthetic": synthetic}
@@ -330,6 +351,8 @@ st.title("Lessons")
 st.caption("Nine short lessons for a workshop. Each explains what is on the screen, sets one "
            "task and says as soon as it is met, computed live by the same code as the other "
            "pages. Progress is kept for this session; each lesson can be reset.")
+if state.projector():
+    class_pace()
 done = state.lessons_done()
 left, right = st.columns([1, 3], gap="large")
 with left:
