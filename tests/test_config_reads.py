@@ -18,6 +18,7 @@ from ui.infra.server import lock_free_config_reads
 def lock_free(monkeypatch):
     """The server's reads, undone after the test."""
     monkeypatch.setattr(config, "get_option", config.get_option)
+    monkeypatch.setattr(config, "get_options_for_section", config.get_options_for_section)
     locked = config.get_option
     lock_free_config_reads()
     assert config.get_option is not locked
@@ -28,6 +29,18 @@ def test_every_option_reads_as_streamlit_reads_it(lock_free):
     names = list(config.get_config_options())
     assert len(names) > 100
     assert [config.get_option(n) for n in names] == [lock_free(n) for n in names]
+
+
+def test_every_section_reads_as_streamlit_reads_it(monkeypatch):
+    locked = config.get_options_for_section
+    monkeypatch.setattr(config, "get_option", config.get_option)
+    monkeypatch.setattr(config, "get_options_for_section", locked)
+    lock_free_config_reads()
+    assert config.get_options_for_section is not locked
+    sections = {o.section for o in config.get_config_options().values()}
+    assert {"theme", "server", "client"} <= sections
+    for section in sections:
+        assert config.get_options_for_section(section) == locked(section)
 
 
 def test_an_unknown_option_is_streamlit_s_error(lock_free):
@@ -66,6 +79,8 @@ def test_a_read_does_not_wait_for_the_lock(lock_free):
         try:
             fast = pool.submit(config.get_option, "global.minCachedMessageSize")
             assert fast.result(timeout=2) > 0
+            theme = pool.submit(config.get_options_for_section, "theme")
+            assert "base" in theme.result(timeout=2)
             slow = threading.Thread(target=lock_free, args=("global.minCachedMessageSize",),
                                     daemon=True)
             slow.start()

@@ -147,12 +147,15 @@ def snapshots(dataset_id: str, qi: tuple[str, ...], weight: str | None, k: int, 
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def original(dataset_id: str, setting: Setting, _df: pd.DataFrame) -> Assessment:
+def original(dataset_id: str, setting_key: str, _setting: Setting,
+             _df: pd.DataFrame) -> Assessment:
     """The assessment of a table (the data as loaded, or a release by its :func:`protected_id`)
     judged as its own release: one per table and setting, shared by the pages and sessions;
     :func:`original_part` fills its parts, each under the fields of the setting it reads, so
-    that a change elsewhere does not recompute them."""
-    return assess(_df, _df, setting)
+    that a change elsewhere does not recompute them. ``setting_key`` is ``repr(_setting)``,
+    every field of the frozen setting as text: Streamlit hashes that text in 12 µs, the
+    setting itself in 380 µs, and a Protect move asks for several parts."""
+    return assess(_df, _df, _setting)
 
 
 #: The fields of a setting that each part of a table's own assessment reads.
@@ -170,7 +173,7 @@ def original_part(dataset_id: str, setting: Setting, part: str, _df: pd.DataFram
     if part == "households":  # the household risk reads na and alpha, not the threshold k
         fields["risk"] = RiskOptions(na=setting.risk.na, alpha=setting.risk.alpha)
     setting = Setting(**fields)
-    a = original(dataset_id, setting, _df)
+    a = original(dataset_id, repr(setting), setting, _df)
     if part not in a.__dict__:
         a.keep(**{part: workers.run_on(dataset_id, _df, part_of_original, setting, part)})
     return getattr(a, part)

@@ -290,29 +290,38 @@ def lock_free_config_reads() -> None:
     "A class at once, measured").
 
     Streamlit reads an option (``streamlit.config.get_option``) for every element a page
-    draws, to decide whether the message is cached, and each read takes the configuration's
-    one lock. With thirty sessions drawing at once, a thread that holds the lock is often made
-    to give up the interpreter while holding it, and the others queue on the lock: in a
-    profile of thirty sessions at once (``bench/bench_load.py --think 0 --ramp 0``, sampled
-    with py-spy), the sessions' threads spent 32 % of their time waiting there, not computing.
-    Streamlit's own ``get_config_options`` reads the parsed options without the lock, since
-    the dictionary is only ever replaced whole; a read here does the same, and takes the lock
-    (Streamlit's own function) only before the options are parsed or for a name they lack (its
-    error)."""
+    draws, to decide whether the message is cached, and all the theme's options
+    (``get_options_for_section``, a pass over every option) at the start of every run, each
+    read under the configuration's one lock. With thirty sessions drawing at once, a thread
+    that holds the lock is often made to give up the interpreter while holding it, and the
+    others queue on the lock: in a profile of thirty sessions at once (``bench/bench_load.py
+    --think 0 --ramp 0``, sampled with py-spy), the sessions' threads spent 32 % of their time
+    waiting there, not computing. Streamlit's own ``get_config_options`` reads the parsed
+    options without the lock, since the dictionary is only ever replaced whole; the reads here
+    do the same, and call Streamlit's own (with the lock) only before the options are parsed
+    or for a name they lack (its error)."""
     from streamlit import config
 
     if getattr(config.get_option, "lock_free", False):
         return
-    locked = config.get_option
+    locked, locked_section = config.get_option, config.get_options_for_section
 
     def get_option(key: str) -> Any:
         options = config._config_options
         option = options.get(key) if options else None
         return locked(key) if option is None else option.value
 
+    def get_options_for_section(section: str) -> dict[str, Any]:
+        options = config._config_options
+        if not options:
+            return locked_section(section)
+        return {o.name: o.value for o in list(options.values()) if o.section == section}
+
     get_option.lock_free = True  # type: ignore[attr-defined]
     get_option.__doc__ = locked.__doc__
+    get_options_for_section.__doc__ = locked_section.__doc__
     config.get_option = get_option
+    config.get_options_for_section = get_options_for_section
 
 
 def install() -> None:
