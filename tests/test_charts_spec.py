@@ -114,3 +114,25 @@ def test_the_sweep_figures_legend_and_title_keep_clear_of_the_axis_title_and_the
         printed = for_print(page, "a note", width).layout
         plot = printed.height - printed.margin.t - printed.margin.b
         assert -printed.legend.y * plot == pytest.approx(builders.AXIS_ROOM), width
+
+
+def test_a_workbench_keeps_its_figures_and_drawing_them_changes_none(actg):
+    """A cached workbench is drawn again on every move to it: its before/after figure is built
+    once and kept, equal to one built afresh, and what the page does with it (the projector's
+    larger type, the print export) works on copies."""
+    from dataclasses import replace
+
+    from ui.logic.figure_export import for_print
+
+    steps = [{"method": "band", "column": "age", "width": 7},
+             {"method": "noise", "columns": ["wtkg"], "p": 20}]
+    wb = evaluate(actg, recipe_json(steps, 5), QI, None, 5, "wildcard", 1.0, ["age", "wtkg"])
+    for column in ("age", "wtkg"):
+        kept = wb.figure(column)
+        before = kept.to_json()
+        assert wb.figure(column) is kept
+        assert replace(wb).figure(column).to_json() == before  # built afresh
+        go.Figure(kept).update_layout(font={"size": 19}, height=460)
+        for_print(kept, "a note", 1200)
+        assert kept.to_json() == before
+    assert wb.banded("age") is wb.banded("age")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -68,6 +68,11 @@ class Workbench:
     #: asked for: None when nothing says how the file was sampled, the reason (text) when it
     #: cannot be estimated
     population: PopulationRisk | str | None = None
+    #: what :meth:`banded` and :meth:`figure` made, by column: a cached workbench is drawn
+    #: again on every move to it, by every session that reaches it (its figures never change;
+    #: a figure is copied by whoever changes it: Streamlit's chart, the projector, the export)
+    _made: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False,
+                                              compare=False)
 
     @property
     def applied(self) -> ApplyResult:
@@ -159,18 +164,23 @@ class Workbench:
     def banded(self, column: str) -> tuple[pd.Series, np.ndarray | None]:
         """The released column, band labels read back as the bands' midpoints
         (:func:`read_bands`), and its band edges when it was banded (:func:`band_edges`)."""
-        before = self.original[column]
-        after = read_bands(self.applied.data[column], before)
-        return after, band_edges(self.applied.reports, column, before, after)
+        if ("banded", column) not in self._made:
+            before = self.original[column]
+            after = read_bands(self.applied.data[column], before)
+            self._made["banded", column] = (
+                after, band_edges(self.applied.reports, column, before, after))
+        return self._made["banded", column]
 
     def figure(self, column: str) -> go.Figure:
-        """Before/after figure of one changed column (built on demand, from aggregates); a
-        banded column's is counted per band, before as after."""
-        after, edges = self.banded(column)
-        if edges is not None:
-            return column_figure(self.original[column], after, True, edges)
-        return column_figure(self.original[column], self.applied.data[column],
-                             column in self.numeric)
+        """Before/after figure of one changed column (built on first use, from aggregates,
+        then kept); a banded column's is counted per band, before as after."""
+        if ("figure", column) not in self._made:
+            after, edges = self.banded(column)
+            self._made["figure", column] = (
+                column_figure(self.original[column], after, True, edges) if edges is not None
+                else column_figure(self.original[column], self.applied.data[column],
+                                   column in self.numeric))
+        return self._made["figure", column]
 
     def figure_note(self, column: str) -> str | None:
         """What the before/after figure of a banded column compares, for its caption (None
