@@ -381,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuntimeError as err:  # no answer in time (every process stopped), a changed template
         print(f"workshop: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before serve's handler: nothing was started yet
+        return 130
 
 
 if __name__ == "__main__":
