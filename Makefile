@@ -1,6 +1,8 @@
 # Two commands on a fresh Debian machine with Python 3.11:
 #   make run    start the dashboard on http://127.0.0.1:8501 (the ACTG 175 example is loaded)
 #   make test   run the whole test suite (unit, property, AppTest and headless-Chromium tests)
+#   make workshop   serve a class: N dashboard processes behind nginx on http://127.0.0.1:8501
+#                   (PROCESSES=3, PORT=8500, ADDRESS=0.0.0.0 to change; Ctrl-C stops them all)
 #   make test-fast   the unit tier's quick tests, in under three minutes (tests/conftest.py)
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +10,7 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: run test test-fast bench clean chromium axe java tools
+.PHONY: run workshop test test-fast bench clean chromium axe java tools
 
 # the tests in two pytest-xdist workers (this machine's 2 cores), a test file to a worker (its
 # module fixtures made once); the tests that measure time or memory (mark serial,
@@ -35,11 +37,19 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 # one BLAS thread per computation: sessions run side by side on the cores, and a threaded BLAS
 # whose threads wait for each other on a busy machine made a Protect move with the benchmark
 # analyses 3x slower and a propensity model 2x at load average 3 (bench/bench_analysis.py)
-run bench: export OPENBLAS_NUM_THREADS ?= 1
+run workshop bench: export OPENBLAS_NUM_THREADS ?= 1
 
 run: $(VENV)/.runtime
 	$(BIN)/python -m streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
 	  --browser.gatherUsageStats false
+
+# N processes of the above (default: the cores) behind nginx with the shipped deploy/nginx.conf,
+# sticky by its cookie, each with its share of the memory budget and the workers (ui/infra/workshop.py)
+PROCESSES ?=
+ADDRESS ?= 127.0.0.1
+workshop: $(VENV)/.runtime
+	$(BIN)/python -m ui.infra.workshop --port $(PORT) --address $(ADDRESS) \
+	  $(if $(PROCESSES),--processes $(PROCESSES))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

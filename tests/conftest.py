@@ -102,6 +102,10 @@ SERVER_TESTS = frozenset({
     "test_ledger_sharing.py::"
     "test_two_hundred_sessions_that_connect_and_leave_leave_room_for_an_upload",
     "test_warmup.py::test_a_server_starts_its_workers_before_any_visitor_only_when_warming_up",
+    "test_workshop.py::test_the_page_answers_through_nginx_and_a_first_visit_gets_its_route_cookie",
+    "test_workshop.py::test_a_cookie_keeps_a_browser_on_one_process_and_cookies_reach_both",
+    "test_workshop.py::test_each_process_has_its_share_of_the_budget_and_the_workers",
+    "test_workshop.py::test_a_stop_ends_every_process_the_workshop_started",
 })
 
 #: Modules and tests (``module::function``, the module's path in tests/) that measure wall time,
@@ -301,6 +305,7 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_no_test_module_imports_another",
         "test_the_unit_tier_loads_no_streamlit",
     ),
+    "test_workshop.py": ("test_an_unreadable_budget_or_worker_setting_is_refused",),
 }
 
 def module_tier(path: Path) -> str | None:
