@@ -35,7 +35,13 @@ server 0. The figures are printed for each server and in total.
 **The class's moment** (``--together [--rounds 5]``): every session opens, uploads and tags its
 table and opens the Protect page; then all of them move the band-width slider at the same
 moment, as when the teacher says "now set the band width to 10", ``--rounds`` times; the run
-prints the moves' median, p95 and maximum.
+prints the moves' median, p95 and maximum, the servers' CPU and peak memory and the client's
+own CPU. With ``--workshop`` it runs through ``make workshop``'s setup (``python -m
+ui.infra.workshop``: ``--servers`` processes behind nginx, each session kept on one of them by
+nginx's cookie, each process with its share of the memory budget and the workers). With
+``--same-data`` the sessions stay on the built-in data set they open with, as a class
+following a lesson does, instead of uploading a table each: the server computes each width
+once and draws it for everyone.
 
 **Admission** (``--uploads 8 --upload-mb 150``): on a fresh server, that many sessions upload
 distinct CSVs of about that size at the same moment; the run prints which were admitted and
@@ -44,6 +50,7 @@ the ledger holds, and whether each admitted session then works (a slider move on
 
 Run: ``python -m bench.bench_load [--sessions 30] [--think 2] [--ramp 30] [--servers 1]``
      ``python -m bench.bench_load --together [--sessions 30] [--rounds 5]``
+     ``python -m bench.bench_load --together --workshop --servers 2 --sessions 60``
      ``python -m bench.bench_load --uploads 8 --upload-mb 150``
 """
 
@@ -53,6 +60,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import os
 import random
 import tempfile
 import time
@@ -65,6 +73,7 @@ import numpy as np
 
 from bench.common import survey_table
 from bench.server import (
+    ROOT,
     TreeSampler,
     alive,
     cpu_seconds,
@@ -152,14 +161,18 @@ async def run_sessions(url: str | Sequence[str], n: int, rows: int, think: float
 
 
 async def moment(url: str, i: int, rows: int, rounds: int, barrier: asyncio.Barrier,
-                 times: dict[str, list[float]], failures: list[str]) -> None:
-    """Session ``i`` opens, uploads its table, tags it and opens Protect; then, ``rounds``
-    times, it waits for every other session and moves the band-width slider with them."""
+                 times: dict[str, list[float]], failures: list[str],
+                 same_data: bool = False) -> None:
+    """Session ``i`` opens, uploads its table, tags it and opens Protect (``same_data``: stays
+    on the built-in data set it opens with, as a class following a lesson does); then,
+    ``rounds`` times, it waits for every other session and moves the band-width slider with
+    them."""
     s = StSession(timeout=600)
     try:
         await s.connect(url)
-        await s.upload("Upload a table", f"survey_{i}.csv", csv_bytes(rows, seed=i))
-        await s.set_value("Quasi-identifiers", QI)
+        if not same_data:
+            await s.upload("Upload a table", f"survey_{i}.csv", csv_bytes(rows, seed=i))
+            await s.set_value("Quasi-identifiers", QI)
         await s.switch_page("Protect")
         for r in range(rounds):
             await barrier.wait()
@@ -173,40 +186,96 @@ async def moment(url: str, i: int, rows: int, rounds: int, barrier: asyncio.Barr
         await s.close()
 
 
-async def run_moment(url: str, n: int, rows: int, rounds: int
+async def run_moment(url: str, n: int, rows: int, rounds: int, same_data: bool = False
                      ) -> tuple[dict[str, list[float]], list[str]]:
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max(8, 2 * n)))
     times: dict[str, list[float]] = defaultdict(list)
     failures: list[str] = []
     barrier = asyncio.Barrier(n)
-    await asyncio.gather(*(moment(url, i, rows, rounds, barrier, times, failures)
+    await asyncio.gather(*(moment(url, i, rows, rounds, barrier, times, failures, same_data)
                            for i in range(n)))
     return times, failures
 
 
+@contextlib.contextmanager
+def workshop(processes: int, tmp: Path):
+    """``python -m ui.infra.workshop``: ``processes`` servers behind nginx (the shipped
+    deploy/nginx.conf, sticky by its cookie), on a port of its own; yields the proxy's address
+    and the launcher's process (its tree holds the servers, their workers and nginx), stopped
+    with SIGINT (Ctrl-C) after."""
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    port = free_port()
+    out = open(tmp / "workshop.log", "w")  # noqa: SIM115 — closed below
+    proc = subprocess.Popen([sys.executable, "-m", "ui.infra.workshop", "--processes",
+                             str(processes), "--port", str(port)], cwd=ROOT, stdout=out,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while "is open at" not in (tmp / "workshop.log").read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the workshop did not start: "
+                                   + (tmp / "workshop.log").read_text()[-500:])
+            time.sleep(0.2)
+        urllib.request.urlopen(url + "/_stcore/health", timeout=30).read()
+        yield url, proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out.close()
+
+
 def together(args: argparse.Namespace) -> None:
     """The workshop's moment: every session on the Protect page, and all of them move the
-    slider at the same moment ("now set the band width to 10"), ``--rounds`` times."""
-    port = free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = start_server(port, log=Path(tmp) / "server.log")
-        try:
-            asyncio.run(run_sessions(f"http://127.0.0.1:{port}", 1, args.rows, 0.0, 0.0))
-            cpu0, tree0 = cpu_seconds(proc.pid), tree_cpu_seconds(proc.pid)
-            times, failures = asyncio.run(run_moment(f"http://127.0.0.1:{port}",
-                                                     args.sessions, args.rows, args.rounds))
-            cpu, tree = cpu_seconds(proc.pid) - cpu0, tree_cpu_seconds(proc.pid) - tree0
-        finally:
-            stop_server(proc)
+    slider at the same moment ("now set the band width to 10"), ``--rounds`` times: on one
+    server, or with ``--workshop`` through ``make workshop``'s setup (``--servers`` processes
+    behind nginx, each session kept on one by nginx's cookie)."""
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        if args.workshop:
+            url, proc = stack.enter_context(workshop(args.servers, Path(tmp)))
+            where = f"{args.servers} server processes behind nginx (make workshop)"
+        else:
+            port = free_port()
+            proc = start_server(port, log=Path(tmp) / "server.log")
+            stack.callback(stop_server, proc)
+            url, where = f"http://127.0.0.1:{port}", "one server process"
+        # warm every process: one journey each (nginx spreads new browsers over them)
+        asyncio.run(run_sessions(url, 2 * args.servers if args.workshop else 1, args.rows,
+                                 0.0, 0.0))
+        cpu0, tree0 = cpu_seconds(proc.pid), tree_cpu_seconds(proc.pid)
+        client0, start = time.process_time(), time.perf_counter()
+        with TreeSampler(proc.pid) as sampler:
+            times, failures = asyncio.run(run_moment(url, args.sessions, args.rows,
+                                                     args.rounds, args.same_data))
+        wall = time.perf_counter() - start
+        cpu, tree = cpu_seconds(proc.pid) - cpu0, tree_cpu_seconds(proc.pid) - tree0
+        client_cpu = time.process_time() - client0
     x = np.array(times["together"] or [np.inf])
-    print(f"{args.sessions} sessions on the Protect page ({args.rows:,} records each) move the "
-          f"slider at the same moment, {args.rounds} times: {len(times['together'])} moves, "
-          f"median {np.median(x) * 1000:.0f} ms, p95 {np.percentile(x, 95) * 1000:.0f} ms, "
-          f"max {x.max() * 1000:.0f} ms; {len(failures)} sessions failed")
+    data = ("the built-in data set, the same for all" if args.same_data
+            else f"{args.rows:,} records each")
+    print(f"{args.sessions} sessions on the Protect page ({data}, {where}) "
+          f"move the slider at the same moment, {args.rounds} times: {len(times['together'])} "
+          f"moves, median {np.median(x) * 1000:.0f} ms, p95 {np.percentile(x, 95) * 1000:.0f} "
+          f"ms, max {x.max() * 1000:.0f} ms; {len(failures)} sessions failed")
     for f in failures[:5]:
         print("  failed:", f)
-    print(f"server CPU (the whole run, uploads included) {cpu:.1f} s in the server process, "
-          f"{tree:.1f} s with its workers")
+    print(target("slider p95", float(np.percentile(x, 95)), 1.0))
+    what = "the launcher" if args.workshop else "the server process"
+    print(f"server CPU (the whole run, uploads included, {wall:.1f} s): {cpu:.1f} s in {what}, "
+          f"{tree:.1f} s ({tree / wall:.2f} cores) with its children (servers, workers, nginx); "
+          f"memory peak {mb(sampler.peak_sum_kb)} (sampled sums), at most "
+          f"{mb(sampler.sum_of_peaks_kb)}")
+    print(f"client CPU {client_cpu:.1f} s ({client_cpu / max(tree, 1e-9):.0%} of the "
+          f"servers' with their children); load average at the end {os.getloadavg()[0]:.1f}")
 
 
 def p95(times: dict[str, list[float]], step: str) -> float:
@@ -396,6 +465,11 @@ def main() -> None:
     p.add_argument("--together", action="store_true",
                    help="every session on Protect moves the slider at the same moment instead")
     p.add_argument("--rounds", type=int, default=5, help="moves of --together")
+    p.add_argument("--same-data", action="store_true",
+                   help="--together on the built-in data set every session opens with")
+    p.add_argument("--workshop", action="store_true",
+                   help="--together through make workshop's setup: --servers processes "
+                        "behind nginx")
     args = p.parse_args()
     if args.uploads:
         admission(args)

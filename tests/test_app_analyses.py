@@ -270,3 +270,25 @@ def test_the_cli_prints_the_verdict_lines_the_page_shows(tmp_path):
     assert len(shown) == len(spec(at)["analyses"]) and "worst term" in shown[0]
     printed = [line[2:] for line in out.stdout.splitlines() if line[2:] in shown]
     assert printed == shown
+
+
+def test_a_reports_frames_are_built_once_and_equal_a_fresh_build():
+    """Every session that reaches a release reads its cached report: the frames the panel
+    shows are built once per report (ui.analyses.shown_frames), equal to a fresh build, and
+    the memo keeps no more than its bound."""
+    from ui import analyses
+    from ui.logic.report import WORST_TABLES, tables_frame
+
+    _, df, released = banded_by_10()
+    validity = Validity(parse_spec(example("actg175").analyses), df)
+    report = validity.compare(released)
+    terms, worst = analyses.shown_frames(report)
+    assert analyses.shown_frames(report)[0] is terms
+    pd.testing.assert_frame_equal(terms, analyses.every_term(report))
+    fresh = tables_frame(report.tables[:WORST_TABLES]).round(4)
+    pd.testing.assert_frame_equal(worst, fresh.assign(table=fresh["table"].map(md)))
+    other = validity.compare(df)  # an equal-looking report of another release: its own frames
+    assert analyses.shown_frames(other)[0] is not terms
+    for _ in range(analyses.SHOWN_KEPT + 3):
+        analyses.shown_frames(validity.compare(df))
+    assert len(analyses._SHOWN) == analyses.SHOWN_KEPT

@@ -11,6 +11,8 @@ columns, messages) is shown as text: escaped Markdown, table cells or escaped fi
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import pandas as pd
@@ -307,6 +309,34 @@ def every_term(report: ValidityReport) -> pd.DataFrame:
         else pd.DataFrame(columns=TERM_COLUMNS)
 
 
+#: The frames :func:`_analyses` and :func:`_tables` show of a report, by the report (its id,
+#: with the report itself kept so that the id is not reused), the most recent
+#: :data:`SHOWN_KEPT`: a report is cached for every session that reaches its release
+#: (:func:`ui.compute.validity_report`), and building its frames again for each of them was a
+#: tenth of the server's time when a class moved the slider together on the built-in data
+SHOWN_KEPT = 32
+_SHOWN: OrderedDict[int, tuple[ValidityReport, pd.DataFrame, pd.DataFrame]] = OrderedDict()
+_SHOWN_LOCK = threading.Lock()
+
+
+def shown_frames(report: ValidityReport) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every term of ``report`` (:func:`every_term`) and its worst tables as shown (the
+    :data:`~ui.logic.report.WORST_TABLES` first of :func:`~ui.logic.report.tables_frame`,
+    rounded to 4 digits, the tables' names as escaped Markdown), built once per report."""
+    with _SHOWN_LOCK:
+        hit = _SHOWN.get(id(report))
+        if hit is not None and hit[0] is report:
+            _SHOWN.move_to_end(id(report))
+            return hit[1], hit[2]
+    worst = tables_frame(report.tables[:WORST_TABLES]).round(4)
+    made = every_term(report), worst.assign(table=worst["table"].map(md))
+    with _SHOWN_LOCK:
+        _SHOWN[id(report)] = (report, *made)
+        while len(_SHOWN) > SHOWN_KEPT:
+            _SHOWN.popitem(last=False)
+    return made
+
+
 def _analyses(report: ValidityReport, stem: str, context: str) -> None:
     """Each analysis's verdict (plain text: names are user data), every term's figures with
     its worst marked, then the interval chart and full table of the one chosen, if any (drawn
@@ -316,7 +346,7 @@ def _analyses(report: ValidityReport, stem: str, context: str) -> None:
         st.text(f"{r.name}: {verdict_text(r)}")
         if r.error:
             st.error(md(r.error), icon=":material/error:")
-    terms = every_term(report)
+    terms = shown_frames(report)[0]
     if len(terms):
         st.dataframe(terms, hide_index=True, width="stretch",
                      column_config={"CI overlap": st.column_config.NumberColumn(format="%.3f"),
@@ -349,10 +379,9 @@ def _analyses(report: ValidityReport, stem: str, context: str) -> None:
 def _tables(report: ValidityReport) -> None:
     """The 1- and 2-way tables, the worst first, the rest under an expander."""
     st.markdown(f"**1- and 2-way tables** of {len(report.columns)} column(s), the worst first")
-    worst = tables_frame(report.tables[:WORST_TABLES]).round(4)
     # a static table (no keyboard stops on the way to the controls below), whose cells are
     # Markdown: the column names escaped
-    st.table(worst.assign(table=worst["table"].map(md)), hide_index=True)
+    st.table(shown_frames(report)[1], hide_index=True)
     rest = report.tables[WORST_TABLES:]
     if rest:
         box = st.expander(f"The other {len(rest)} tables", key="an_other_tables",
