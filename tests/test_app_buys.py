@@ -53,8 +53,12 @@ def test_pram_row_carries_the_core_epsilon_and_moves_with_p(actg):
     core_inf = attribute_inference(actg, released.data, ["age", "gender", "race"], ["treat"],
                                    recipe, reports=released.reports)
     assert inference["column"].tolist() == ["treat"]
-    assert inference[label("inference_accuracy")].iloc[0] == core_inf.columns[0].accuracy
-    assert inference[label("inference_baseline")].iloc[0] == core_inf.columns[0].baseline
+    # written out as the note beside it writes them: shares to 4 decimals, the gain to 2
+    row, core_row = inference.iloc[0], core_inf.columns[0].summary()
+    assert row[label("inference_accuracy")] == f"{core_row['inference_accuracy']:.4f}"
+    assert row[label("inference_baseline")] == f"{core_row['inference_baseline']:.4f}"
+    assert row[label("inference_gain")] == f"{core_row['inference_gain']:+.2f}"
+    assert row[label("inference_n")] == f"{core_row['inference_n']:,.0f}"
 
 
 def test_the_detail_shows_one_column_at_a_time(actg):

@@ -21,6 +21,7 @@ from ui.logic.deniability_view import (
     MEANING,
     deniability_table,
     epsilon_words,
+    inference_shown,
     inference_table,
     matrix_table,
     posterior_table,
@@ -128,6 +129,24 @@ def test_inference_in_the_worker_and_its_table():
     assert t[label("inference_baseline")].iloc[0] == core.columns[0].baseline
     assert t[label("inference_gain")].iloc[0] == core.columns[0].gain
     assert evaluate(df, text, QI, None, 3, "wildcard", 1.0, []).inference is None
+
+
+def test_the_page_writes_the_attack_s_figures_out_and_a_missing_cap_as_a_dash():
+    """inference_shown: the table's figures as text, shares to 4 decimals and the gain to 2
+    as the note writes them; a numeric sensitive column has no CAP: "—", not "nan"."""
+    df = survey(items=1)
+    df["income"] = np.random.default_rng(5).normal(50, 10, len(df)).round()
+    text = recipe_json([{"method": "pram", "column": "hiv", "p": 0.3}], 2)
+    wb = evaluate(df, text, QI, None, 3, "wildcard", 1.0, [], sensitive=["hiv", "income"])
+    shown, table = inference_shown(wb.inference), inference_table(wb.inference)
+    assert shown.index.tolist() == table["column"].tolist()
+    for (_, figures), (_, row) in zip(table.iterrows(), shown.iterrows()):
+        assert row[label("inference_accuracy")] == f"{figures[label('inference_accuracy')]:.4f}"
+        assert row[label("inference_gain")] == f"{figures[label('inference_gain')]:+.2f}"
+        cap = figures[label("inference_cap")]
+        assert row[label("inference_cap")] == ("—" if np.isnan(cap) else f"{cap:.4f}")
+    assert "—" in shown[label("inference_cap")].tolist()  # income is numeric: no CAP
+    assert not shown.map(lambda v: "nan" in str(v).lower()).any().any()
 
 
 def test_the_report_section_is_the_page_table():

@@ -28,7 +28,7 @@ from ui.logic.deniability_view import (
     household_summary,
     household_warnings,
     inference_note,
-    inference_table,
+    inference_shown,
     matrix_table,
     nearly_constant_note,
     posterior_table,
@@ -633,7 +633,7 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
         st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
     else:
         # a row per sensitive column, few: a plain table (no Tab stop of its own)
-        st.table(inference_table(wb.inference).set_index("column").style.format(na_rep="—"))
+        st.table(inference_shown(wb.inference))
         st.caption(md(inference_note(wb.inference)))
 
 
