@@ -292,3 +292,22 @@ def test_a_reports_frames_are_built_once_and_equal_a_fresh_build():
     for _ in range(analyses.SHOWN_KEPT + 3):
         analyses.shown_frames(validity.compare(df))
     assert len(analyses._SHOWN) == analyses.SHOWN_KEPT
+
+
+def test_the_report_made_in_a_worker_is_the_one_made_here():
+    """ui.logic.workbench.release_validity (the job ui.compute.validity_report hands a worker)
+    makes the release again from the recipe and compares it: the same report as comparing the
+    page's release here, with the original side made once per table and spec."""
+    from ui.logic import workbench
+
+    at, df, released = banded_by_10()
+    steps = at.session_state["protect"].steps(QI)
+    recipe = json.dumps({"version": 1, "seed": 42, "steps": steps})
+    text = json.dumps(example("actg175").analyses)
+    here = Validity(parse_spec(example("actg175").analyses), df).compare(
+        released, changed=["age"], with_pmse=True)
+    there = workbench.release_validity(df, "t1", text, recipe, ["age"], True)
+    assert there.summary() == here.summary() and there.per_analysis() == here.per_analysis()
+    kept = workbench._VALIDITIES[("t1", text)]
+    workbench.release_validity(df, "t1", text, recipe, ["age"], False)
+    assert workbench._VALIDITIES[("t1", text)] is kept

@@ -71,7 +71,7 @@ def validity_report(ds: Dataset, wb: Workbench, recipe_text: str) -> ValidityRep
     text = spec_text(spec)
     validity = compute.validity(ds.dataset_id, text, ds.df)
     return compute.validity_report(ds.dataset_id, recipe_text, text, with_pmse(ds), validity,
-                                   wb)
+                                   wb, ds.df)
 
 
 # -- the editor -----------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from ui.logic.workbench import (
     part_of_original,
     part_of_release,
     release_population,
+    release_validity,
     with_population,
 )
 
@@ -115,11 +116,17 @@ def validity(dataset_id: str, spec_json: str, _df: pd.DataFrame) -> Validity:
 
 @st.cache_resource(max_entries=24, show_spinner=False)
 def validity_report(dataset_id: str, recipe_json: str, spec_json: str, with_pmse: bool,
-                    _validity: Validity, _wb: Workbench) -> ValidityReport:
+                    _validity: Validity, _wb: Workbench, _df: pd.DataFrame) -> ValidityReport:
     """Does the analysis hold on the table ``recipe_json`` makes (``_wb``'s)? Only the
     protected side is estimated, the columns the recipe left unchanged taken as the
-    original's; ``with_pmse``: fit the propensity model."""
-    return _validity.compare(_wb.applied.data, changed=_wb.changed, with_pmse=with_pmse)
+    original's; ``with_pmse``: fit the propensity model. In a worker
+    (:func:`ui.logic.workbench.release_validity`, which makes the same release again from
+    the recipe), so that the sessions waiting for it are not also kept from drawing; a
+    synthetic release, costly to make again, is compared here on the workbench's table."""
+    if _wb.rows is not None:
+        return _validity.compare(_wb.applied.data, changed=_wb.changed, with_pmse=with_pmse)
+    return workers.run_on(dataset_id, _df, release_validity, dataset_id, spec_json,
+                          recipe_json, list(_wb.changed), with_pmse)
 
 
 def population(dataset_id: str, qi: tuple[str, ...], weight: str | None,

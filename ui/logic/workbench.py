@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -19,7 +20,7 @@ import pandas as pd
 from sdc_core.assess import Assessment, RiskOptions, Sampling, Setting, Unavailable, assess
 from sdc_core.data.columns import is_number
 from sdc_core.methods.banding import read_bands
-from sdc_core.recipe import ApplyResult, parse_recipe
+from sdc_core.recipe import ApplyResult, apply_recipe, parse_recipe
 from sdc_core.risk.deniability import Deniability
 from sdc_core.risk.household import HouseholdFigures
 from sdc_core.risk.inference import InferenceResult
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
     from sdc_core.risk.synthetic import SyntheticRisk  # SciPy: loaded where it is measured
+    from sdc_core.utility.validity import Validity, ValidityReport  # statsmodels: likewise
 
 RISK_KEYS = ("expected_reidentifications", "avg_linkage_risk_percent", "global_risk_percent",
              "percent_unique", "percent_k_le_threshold", "percent_below_k", "min_k",
@@ -246,6 +248,34 @@ def release_population(df: pd.DataFrame, recipe_text: str, qi: list[str], weight
     setting = Setting(tuple(qi), weight=weight, sampling=Sampling(
         sampling.get("sampling_fraction"), sampling.get("population_size")))
     return assess(df, None, setting, parse_recipe(json.loads(recipe_text))).population
+
+
+#: Where :func:`release_validity` runs (a worker process): the original side of each
+#: benchmark-analysis spec, by (table id, the spec's text), the most recent VALIDITIES_KEPT
+_VALIDITIES: OrderedDict[tuple[str, str], Validity] = OrderedDict()
+VALIDITIES_KEPT = 8
+
+
+def release_validity(df: pd.DataFrame, table_id: str, spec_text: str, recipe_text: str,
+                     changed: list[str], with_pmse: bool) -> ValidityReport:
+    """The benchmark analyses of ``spec_text`` compared on the release the recipe makes of
+    ``df`` (the same table as :func:`evaluate`'s: a recipe's draws are seeded), ``changed``
+    its changed columns (:attr:`Workbench.changed`): the job :func:`ui.compute.validity_report`
+    hands a worker, so that the server's interpreter draws the other sessions' pages
+    meanwhile. The original side (the estimates on ``df``) is made once per table and spec
+    where the job runs."""
+    from sdc_core.utility.analysis import parse_spec  # statsmodels, only where this runs
+    from sdc_core.utility.validity import Validity
+
+    key = (table_id, spec_text)
+    validity = _VALIDITIES.pop(key, None)
+    if validity is None:
+        validity = Validity(parse_spec(json.loads(spec_text)), df)
+    _VALIDITIES[key] = validity
+    while len(_VALIDITIES) > VALIDITIES_KEPT:
+        _VALIDITIES.popitem(last=False)
+    applied = apply_recipe(parse_recipe(json.loads(recipe_text)), df)
+    return validity.compare(applied.data, changed=changed, with_pmse=with_pmse)
 
 
 def part_of_original(df: pd.DataFrame, setting: Setting, part: str) -> Any:
