@@ -322,19 +322,20 @@ _SHOWN_LOCK = threading.Lock()
 def shown_frames(report: ValidityReport) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every term of ``report`` (:func:`every_term`) and its worst tables as shown (the
     :data:`~ui.logic.report.WORST_TABLES` first of :func:`~ui.logic.report.tables_frame`,
-    rounded to 4 digits, the tables' names as escaped Markdown), built once per report."""
+    rounded to 4 digits, the tables' names as escaped Markdown), built once per report: under
+    the memo's lock, so that thirty sessions reaching a new report at once build it once (a
+    build takes milliseconds, and the others would only build the same)."""
     with _SHOWN_LOCK:
         hit = _SHOWN.get(id(report))
         if hit is not None and hit[0] is report:
             _SHOWN.move_to_end(id(report))
             return hit[1], hit[2]
-    worst = tables_frame(report.tables[:WORST_TABLES]).round(4)
-    made = every_term(report), worst.assign(table=worst["table"].map(md))
-    with _SHOWN_LOCK:
+        worst = tables_frame(report.tables[:WORST_TABLES]).round(4)
+        made = every_term(report), worst.assign(table=worst["table"].map(md))
         _SHOWN[id(report)] = (report, *made)
         while len(_SHOWN) > SHOWN_KEPT:
             _SHOWN.popitem(last=False)
-    return made
+        return made
 
 
 def _analyses(report: ValidityReport, stem: str, context: str) -> None:
