@@ -106,14 +106,11 @@ def metric_slots(n: int, main: list[int]) -> list[DeltaGenerator]:
     tile: a move redraws fewer elements, docs/deploying.md, "A class at once, measured"); in
     the projector view only those numbered in ``main``, side by side, and the rest in a "More
     measures" expander."""
-    def tiles(parent: DeltaGenerator) -> DeltaGenerator:
-        return parent.container(horizontal=True, gap="small")
-
     if not state.projector():
-        box = tiles(st.container())
-        return [box] * n
-    front = tiles(st.container())
-    rest = tiles(st.expander("More measures", icon=":material/add_chart:"))
+        return [st.container(horizontal=True, gap="small")] * n
+    front = st.container(horizontal=True, gap="small")
+    more = st.expander("More measures", icon=":material/add_chart:")
+    rest = more.container(horizontal=True, gap="small")
     return [front if i in main else rest for i in range(n)]
 
 
