@@ -39,6 +39,7 @@ from contextlib import suppress
 from pathlib import Path
 from types import FrameType
 
+from sdc_core.checks import shown
 from ui.infra.workers import WORKERS_ENV, default_workers
 from ui.infra.workers import settings_problems as worker_problems
 from ui.infra.workers import workers as configured_workers
@@ -74,11 +75,6 @@ class WorkshopError(ValueError):
     """Bad input or a machine that cannot serve the workshop: one readable line."""
 
 
-def _shown(text: str) -> str:
-    """User text quoted in a message, at most 40 characters of it."""
-    return repr(text if len(text) <= 40 else text[:40] + "…")
-
-
 def cores() -> int:
     """The cores this process may use (:func:`ui.infra.workers.default_workers`)."""
     return default_workers()
@@ -89,14 +85,14 @@ def parse_processes(text: str, cores: int) -> int:
     most = PER_CORE * cores
     if not re.fullmatch(r"\s*[0-9]{1,6}\s*", text) or not 1 <= int(text) <= most:
         raise WorkshopError(f"PROCESSES: not a whole number from 1 to {most} ({PER_CORE} per "
-                            f"core of this machine's {cores}): {_shown(text)}")
+                            f"core of this machine's {cores}): {shown(text)}")
     return int(text)
 
 
 def parse_port(text: str) -> int:
     """A TCP port from 1 to 65535; else :class:`WorkshopError`."""
     if not re.fullmatch(r"\s*[0-9]{1,5}\s*", text) or not 1 <= int(text) <= 65535:
-        raise WorkshopError(f"PORT: not a port from 1 to 65535: {_shown(text)}")
+        raise WorkshopError(f"PORT: not a port from 1 to 65535: {shown(text)}")
     return int(text)
 
 
@@ -107,7 +103,7 @@ def parse_address(text: str) -> str:
         return str(ipaddress.ip_address(text.strip()))
     except ValueError:
         raise WorkshopError(f"ADDRESS: not an IP address (127.0.0.1, or 0.0.0.0 for every "
-                            f"interface): {_shown(text)}") from None
+                            f"interface): {shown(text)}") from None
 
 
 def budget_share(budget: int, n: int) -> int:
