@@ -19,6 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from ui.infra.workshop import group  # the running processes of a process group
+
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -87,19 +89,6 @@ def live(pids: list[int]) -> list[int]:
         if state not in ("Z", "X"):
             running.append(pid)
     return running
-
-
-def group(pgid: int) -> list[int]:
-    """The running processes of the process group ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if int(_stat_fields(int(entry))[2]) == pgid:
-                    found.append(int(entry))
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-    return live(found)
 
 
 def kill_group(pgid: int, within: float = 10) -> None:
