@@ -112,8 +112,12 @@ def started(pid: int) -> int:
 
 
 def _older_session(pid: int, since: int) -> bool:
-    """Whether the session of ``pid`` has a leader that runs and started before ``since``."""
+    """Whether the session of ``pid`` is older than ``since``: it is this process's own session,
+    or its leader runs outside this process namespace (session id 0), or its leader runs and
+    started before ``since``."""
     leader = int(_stat_fields(pid)[3])
+    if leader in (0, os.getsid(0)) and leader != pid:
+        return True
     try:
         return leader != pid and started(leader) < since
     except (OSError, IndexError):  # the leader has ended
