@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 from tests.conftest import plain
+from tests.tile_reader import Shown, TileReader, read_tiles
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -98,9 +99,33 @@ def app_on(page: str) -> AppTest:
     return at
 
 
+def tiles(at: AppTest) -> list[Shown]:
+    """Every tile of the page: ``st.metric``'s, then those drawn as HTML, each in page order."""
+    shown = [Shown(m.label, m.value, m.proto.delta, m.proto.help) for m in at.metric]
+    for element in at.get("html"):
+        shown += read_tiles(element.proto.body)
+    return shown
+
+
+def tile_notes(at: AppTest, label: str | None = None) -> list[str]:
+    """The notes under the group of tiles drawn as HTML that holds the tile ``label`` (under
+    every group when None), a paragraph each, as the browser shows them."""
+    notes = []
+    for element in at.get("html"):
+        reader = TileReader()
+        reader.feed(element.proto.body)
+        if label is None:
+            notes += reader.notes
+        elif any(t["label"] == label for t in reader.tiles):
+            return reader.notes
+    if label is not None:
+        raise AssertionError(f"no group of tiles holds {label!r}")
+    return notes
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     """Every tile of the page: label → value as shown."""
-    return {m.label: m.value for m in at.metric}
+    return {t.label: t.value for t in tiles(at)}
 
 
 def opening(at: AppTest, *keys: str) -> AppTest:

@@ -11,6 +11,7 @@ bracket and colon and a word joiner after ``:``, so an unescaped ``](``, ``![``,
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ def leaks(at: AppTest) -> list[str]:
                     or "://127" in text:  # a bare address is linked by the renderer
                 found.append(f"{kind}: {text[:120]}")
     found += [f"metric: {m.label}" for m in at.metric if "](" in str(m.label)]
+    # the tiles drawn as HTML: a name is written as text, so no tag of the hostile text is there
+    found += [f"html: {e.proto.body[:120]}" for e in at.get("html")
+              if re.search(r"<(a|img|script|iframe)\b", e.proto.body)]
     return found
 
 

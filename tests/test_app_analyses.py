@@ -13,7 +13,7 @@ from sdc_core.examples import example
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, term_holds, verdict_text, worst_term
-from tests.apptest import app_test, editing, errors, protect_page, spec
+from tests.apptest import app_test, editing, errors, opened, protect_page, spec, tile_notes, tiles
 from tests.cli_run import run
 from tests.conftest import plain
 from tests.hostile_text import leaks
@@ -24,7 +24,12 @@ QI = ["age", "gender", "race"]
 
 
 def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
+    return next(m.value for m in tiles(at) if m.label == label)
+
+
+def verdicts(at: AppTest) -> list[str]:
+    """Each analysis's verdict line, under the headline tiles (after the rule of a verdict)."""
+    return tile_notes(at, "mean CI overlap")[1:]
 
 
 def interval_chart(at: AppTest) -> dict | None:
@@ -49,7 +54,7 @@ def test_the_example_holds_before_protection():
     at = protect_page()
     assert metric(at, "mean CI overlap") == "1.000"
     assert metric(at, "worst-table TVD") == "0.000"
-    lines = [t.value for t in at.text]
+    lines = verdicts(at)
     for a in example("actg175").analyses["analyses"]:
         assert any(line.startswith(f"{a['name']}: holds (") for line in lines), lines
     assert any(e.label == "Benchmark analyses (2)" for e in at.expander)
@@ -75,9 +80,11 @@ def test_banding_age_lowers_the_overlap_to_the_cores_figure():
     assert metric(at, "worst-table TVD") == f"{report.worst_tvd:.3f}"
     assert metric(at, "S_pMSE") == f"{report.pmse.s_pmse:.3f}"
     first = report.analyses[0]
-    assert [t.value for t in at.text] == [f"{r.name}: {verdict_text(r)}"
-                                          for r in report.analyses]
-    # every term of the analyses with intervals, its figures and the worst one marked
+    assert verdicts(at) == [f"{r.name}: {verdict_text(r)}" for r in report.analyses]
+    # every term of the analyses with intervals, its figures and the worst one marked, once
+    # their fold is opened
+    assert not any("worst" in d.value.columns for d in at.dataframe)
+    opened(at, "an_details")
     every = next(d.value for d in at.dataframe if "worst" in d.value.columns
                  and "analysis" in d.value.columns)
     terms = [(r, t) for r in report.analyses if r.kind != "table" for t in r.terms]
@@ -106,7 +113,7 @@ def test_adding_an_analysis_keeps_it_in_the_spec():
     assert spec(at)["analyses"][-1] == {"name": "weight by sex", "kind": "mean",
                                         "column": "wtkg", "by": "gender"}
     assert any(e.label == "Benchmark analyses (3)" for e in at.expander)
-    assert any(t.value.startswith("weight by sex: holds (") for t in at.text)
+    assert any(line.startswith("weight by sex: holds (") for line in verdicts(at))
     at = add(at, "ols", "cd4 model", formula="cd420 ~ age + C(arms)")
     assert spec(at)["analyses"][-1]["formula"] == "cd420 ~ age + C(arms)"
     at = add(at, "table", "race by sex", columns=["race", "gender"])
@@ -173,6 +180,7 @@ def test_the_settings_change_the_spec():
     assert spec(at)["confidence"] == 0.9
     at.multiselect(key="w_an_table_columns").set_value(["age", "race"]).run()
     assert spec(at)["columns"] == ["age", "race"]
+    opened(at, "an_details")
     tables = next(t.value for t in at.table if "false zeros" in t.value.columns)
     assert sorted(map(plain, tables["table"])) == ["age", "age × race", "race"]
     at.multiselect(key="w_an_table_columns").set_value([]).run()
@@ -184,7 +192,9 @@ def test_a_hostile_name_is_shown_as_text():
     assert spec(at)["analyses"][-1]["name"] == HOSTILE
     shown = [m.value for m in at.markdown if HOSTILE in plain(m.value)]
     assert shown and all(md(HOSTILE) in m for m in shown)  # every character escaped
+    assert any(line.startswith(f"{HOSTILE}: holds") for line in verdicts(at))  # as text
     assert not leaks(at)
+    at.session_state["an_details"] = True
     at.slider(key="w_p_band_age").set_value(10).run()
     at.selectbox(key="w_an_detail").set_value(HOSTILE).run()
     assert not at.exception and not leaks(at)
@@ -199,8 +209,8 @@ def test_removing_analyses():
     assert any(e.label == "Benchmark analyses (1)" for e in at.expander)
     at.button(key="w_an_remove_0").click().run()
     assert spec(at) is None
-    assert any("No benchmark analyses for this data set" in i.value for i in at.info)
-    assert not any(m.label == "mean CI overlap" for m in at.metric)
+    assert any("No benchmark analyses for this data set" in m.value for m in at.markdown)
+    assert not any(m.label == "mean CI overlap" for m in tiles(at))
     at = add(at, "mean", "weight", column="wtkg")
     assert spec(at) == {"confidence": 0.95, "analyses": [
         {"name": "weight", "kind": "mean", "column": "wtkg"}]}
@@ -211,7 +221,7 @@ def test_the_pmse_toggle():
     assert at.toggle(key="w_an_pmse").value  # 2139 rows: on
     at.toggle(key="w_an_pmse").set_value(False).run()
     assert metric(at, "S_pMSE") == "—"
-    assert any("pMSE was not computed" in plain(m.value) for m in at.markdown)
+    assert any("pMSE was not computed" in plain(m.value) for m in at.caption)
 
 
 def test_the_export_page_reports_the_protect_pages_entry(monkeypatch):
@@ -266,7 +276,7 @@ def test_the_cli_prints_the_verdict_lines_the_page_shows(tmp_path):
     out = run("compare", EXAMPLE_PATH, tmp_path / "released.csv", "--analysis",
               tmp_path / "spec.json")
     assert out.returncode == 0, out.stderr
-    shown = [t.value for t in at.text]
+    shown = verdicts(at)
     assert len(shown) == len(spec(at)["analyses"]) and "worst term" in shown[0]
     printed = [line[2:] for line in out.stdout.splitlines() if line[2:] in shown]
     assert printed == shown

@@ -5,7 +5,7 @@ import io
 import pandas as pd
 import pytest
 
-from tests.apptest import app_test
+from tests.apptest import app_test, tiles
 from tests.conftest import plain
 
 
@@ -19,8 +19,8 @@ def at():
 
 def test_starts_with_the_example_loaded_and_tagged(at):
     assert at.title[0].value == "Data"
-    assert at.metric[0].value == "2,139"
-    assert at.metric[1].value == "27"
+    assert tiles(at)[0].value == "2,139"
+    assert tiles(at)[1].value == "27"
     assert at.multiselect(key="w_qi").value == ["age", "gender", "race"]
     assert at.multiselect(key="w_sensitive").value == ["treat"]
     assert at.multiselect(key="w_ignore").value == ["pidnum"]
@@ -48,7 +48,7 @@ def test_upload_replaces_the_example_with_suggested_roles(at):
     raw = df.to_csv(sep=";", index=False).encode()
     at.file_uploader[0].set_value(("survey.csv", raw, "text/csv")).run()
     assert not at.exception and not at.error
-    assert at.metric[0].value == "30"
+    assert tiles(at)[0].value == "30"
     assert at.multiselect(key="w_qi").value == ["age", "sex"]
     assert at.multiselect(key="w_ignore").value == ["id"]
     assert at.multiselect(key="w_numeric").value == ["age", "income"]
@@ -63,7 +63,7 @@ def test_bad_upload_shows_an_error_and_keeps_the_data(at, name, raw, message):
     at.file_uploader[0].set_value((name, raw, "application/octet-stream")).run()
     assert not at.exception
     assert len(at.error) == 1 and message in plain(at.error[0].value)
-    assert at.metric[0].value == "2,139"  # the example is still there
+    assert tiles(at)[0].value == "2,139"  # the example is still there
 
 
 def test_markdown_in_column_names_is_shown_as_text(at):
@@ -98,7 +98,7 @@ def test_an_upload_shows_its_stages_and_ends_loaded(at):
                           "columns…", "Suggesting column roles…"]
     assert stages[3] == "Computing risk on the suggested quasi-identifiers…"  # age, sex
     assert "pending_upload" not in at.session_state
-    assert at.metric[0].value == "300"
+    assert tiles(at)[0].value == "300"
 
 
 RESUME = """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apptest import app_test, downloads
+from tests.apptest import app_test, downloads, tiles
 from tests.hostile_text import (
     IMAGE,
     LINK,
@@ -69,7 +69,7 @@ def spoof_csv() -> bytes:
 def shown_text(at) -> list[str]:
     """The Markdown source of every element of the page and its sidebar."""
     return [str(e.value) for kind in MARKDOWN for e in getattr(at, kind)] + \
-        [str(m.label) for m in at.metric]
+        [str(m.label) for m in tiles(at)]
 
 
 def test_direction_controls_are_shown_escaped_in_the_sidebar_the_pages_and_the_report(

@@ -23,7 +23,7 @@ from sdc_core.risk.household import (
     household_linkage,
     household_risk,
 )
-from tests.apptest import app_test, downloads, metrics
+from tests.apptest import app_test, downloads, metrics, tile_notes, tiles
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
 from tests.household_reference import uniques_by_loops
@@ -108,7 +108,7 @@ def test_the_risk_page_shows_the_cores_table_households(households):
     assert shown["Households unique by composition"] == shown_as(
         uniques, 100 * uniques / n_households)
     assert any(s.value == "Households" for s in at.subheader)
-    caption = " ".join(plain(c.value) for c in at.caption)
+    caption = " ".join(tile_notes(at, "Household risk"))  # the note under the tiles
     assert "R_h = 1 − Π_{j∈h}(1 − r_j)" in caption and "records sharing hid" in caption
     assert not at.warning or not any("household" in w.value for w in at.warning)
 
@@ -131,7 +131,7 @@ def test_the_protect_page_shows_the_household_risk_of_the_release(households):
     before, after = (household_risk(t, QI, HID, WEIGHT) for t in (households, out))
     attack = page_attack(at, households)
     assert after.risk_percent < before.risk_percent
-    shown = {m.label: m for m in at.metric}
+    shown = {m.label: m for m in tiles(at)}
     assert shown["Household risk"].value == f"{after.risk_percent:.2f} %"
     assert shown["Household risk"].delta == \
         f"{after.risk_percent - before.risk_percent:+.2f} points"
@@ -147,7 +147,8 @@ def test_the_protect_page_shows_the_household_risk_of_the_release(households):
     assert shown["People in households re-identified"].value == shown_as(
         attack.people_reidentified, attack.people_reidentified_percent)
     assert "Linkage attack re-identifications" in shown  # beside the person-level attack
-    assert any(m.value == "**Households (after protection)**" for m in at.markdown)
+    assert any('<p class="sdc-tiles-title">Households (after protection)</p>' in e.proto.body
+               for e in at.get("html"))
 
 
 def test_the_risk_page_measures_the_release_as_the_protect_page_does(households):
@@ -156,7 +157,7 @@ def test_the_risk_page_measures_the_release_as_the_protect_page_does(households)
     at.switch_page("views/risk.py").run()
     at.radio(key="w_risk_view").set_value("both").run()
     assert not at.exception
-    values = [m.value for m in at.metric if m.label == "Household risk"]
+    values = [m.value for m in tiles(at) if m.label == "Household risk"]
     expected = [household_risk(t, QI, HID, WEIGHT).risk_percent for t in (households, out)]
     assert values == [f"{v:.2f} %" for v in expected]
 
@@ -206,9 +207,10 @@ def test_a_hostile_household_name_stays_text():
         assert not at.exception and not leaks(at), page
     at.switch_page("views/risk.py").run()
     assert metrics(at)["Households"] == "10"
-    caption = next(c.value for c in at.caption if "Household risk R_h" in c.value)
+    caption = next(n for n in tile_notes(at, "Households") if "Household risk R_h" in n)
     assert f"records sharing {IMAGE}" in plain(caption)  # shown as its characters
-    assert IMAGE not in caption  # never as Markdown
+    body = next(e.proto.body for e in at.get("html") if "Household risk R_h" in e.proto.body)
+    assert IMAGE not in body and "<img" not in body  # never as markup
 
 
 def test_an_unreadable_household_id_is_a_warning():
@@ -266,14 +268,14 @@ def test_the_pages_and_the_report_give_a_banded_panel_the_reference_figure(monke
     at.file_uploader(key="recipe_upload").set_value(
         ("panel.json", json.dumps(recipe_json).encode(), "application/json")).run()
     assert not at.exception and any("Recipe loaded" in s.value for s in at.success)
-    shown = {m.label: m.value for m in at.metric}
+    shown = {m.label: m.value for m in tiles(at)}
     assert shown["Households re-identified"] == shown_as(found, 100 * found / len(ref))
     assert shown["People in households re-identified"] == shown_as(people,
                                                                    100 * people / len(df))
     at.switch_page("views/risk.py").run()
     at.radio(key="w_risk_view").set_value("protected").run()
     assert not at.exception
-    assert shown_as(found, 100 * found / len(ref)) in [m.value for m in at.metric
+    assert shown_as(found, 100 * found / len(ref)) in [m.value for m in tiles(at)
                                                        if m.label == "Households re-identified"]
     at.switch_page("views/export.py").run()
     assert not at.exception

@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app_test
+from tests.apptest import app_test, tiles
 from tests.lessons_oracles import (
     ANALYSIS_SLIDERS,
     PERTURB_SLIDERS,
@@ -317,7 +317,7 @@ def test_lesson_synthetic():
     at.select_slider(key="w_l_synthetic_leaf").set_value(answer).run()
     assert_met(at, "synthetic")
     now = lessons.synthesise(answer)
-    shown = {m.label: m.value for m in at.metric}
+    shown = {m.label: m.value for m in tiles(at)}
     assert shown["Records copied whole"] == f"{now.copies:,}"
     assert shown["DiSCO"] == f"{now.disco:.1f} %"
     assert progress(at) == f"1 of {N} lessons done"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import app_test, protect_page
+from tests.apptest import app_test, protect_page, tiles
 from ui import compute
 from ui.logic.tradeoff_grid import (
     EXHAUSTIVE_MAX,
@@ -31,14 +31,14 @@ def test_the_risk_page_says_its_figures_are_coming_until_they_are_drawn(
     at.run()
     assert not at.exception
     assert not [i.value for i in at.info if "Computing the risk figures" in i.value]
-    assert len(at.metric) >= 7  # the measures
+    assert len(tiles(at)) >= 7  # the measures
 
 
 def test_invariant_pram_keeps_the_results_until_theta_is_typed_and_disables_p():
     at = protect_page()
     assert at.number_input(key="w_p_pram_retention").disabled  # flip PRAM: no θ
     at.slider(key="w_p_pram_p").set_value(0.1).run()
-    flip = [m.value for m in at.metric]
+    flip = [m.value for m in tiles(at)]
     assert flip and not at.slider(key="w_p_pram_p").disabled
 
     at.toggle(key="w_p_pram_invariant").set_value(True).run()
@@ -49,7 +49,7 @@ def test_invariant_pram_keeps_the_results_until_theta_is_typed_and_disables_p():
     assert note and "retention" in note[0] and "pram" in note[0]
     assert not at.error
     # the last results that applied stay in place, not a blank column
-    assert [m.value for m in at.metric] == flip
+    assert [m.value for m in tiles(at)] == flip
 
     at.number_input(key="w_p_pram_retention").set_value(0.8).run()
     assert not at.exception and not at.warning

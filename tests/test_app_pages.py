@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.risk import risk_profile
-from tests.apptest import app_on, app_test, metrics, opened, opening
+from tests.apptest import app_on, app_test, metrics, opened, opening, tiles
 from tests.conformance import METHODS as CONFORMANCE_METHODS
 from tests.conformance import draw_step as conformance_step
 from tests.conftest import plain
@@ -80,7 +80,7 @@ def test_risk_page_without_quasi_identifiers():
 
 
 def delta(at: AppTest, label: str) -> str | None:
-    return next(m for m in at.metric if m.label == label).delta
+    return next(m for m in tiles(at) if m.label == label).delta
 
 
 def test_protect_banding_slider_changes_risk_and_utility():
@@ -332,7 +332,7 @@ def test_risk_page_reports_classes_without_a_sensitive_value():
     at.multiselect(key="w_sensitive").set_value(["diag"]).run()
     at.switch_page("views/risk.py").run()
     assert not at.exception
-    metric = next(m for m in at.metric if m.label.startswith("l-diversity of"))
+    metric = next(m for m in tiles(at) if m.label.startswith("l-diversity of"))
     assert metric.value == "min l = 1"  # the class of 30 F releases no diag: not l = 0
     assert any("33.33 % of records are in classes where no value of diag is released" in c.value
                for c in at.caption)

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from sdc_core.data.io import read_table
 from sdc_core.risk.population_risk import population_risk
 from sdc_core.teaching import HOUSEHOLD_PATH
-from tests.apptest import app_test, metrics, risk_page_with_age_banded
+from tests.apptest import app_test, metrics, risk_page_with_age_banded, tiles
 from tests.conftest import plain
 from tests.hostile_text import leaks
 from ui.population import NAMES, people, percent
@@ -90,7 +90,7 @@ def test_a_sampling_fraction_shows_the_cores_figures(actg):
     assert m[dankar] == percent(u.dankar.share)
     assert m[dankar] == m[NAMES[u.dankar_model]]  # the model it picked, named
     # an invalid model says so, with its reason; a valid one gives its count of people
-    helps = {x.label: x.help for x in at.metric}
+    helps = {x.label: x.help for x in tiles(at)}
     for attr, name in NAMES.items():
         est = getattr(u, attr)
         assert (est.reason in helps[name] if est.share is None
@@ -222,7 +222,7 @@ def test_both_tables_side_by_side_each_with_their_figures():
     at.radio(key="w_risk_view").set_value("both").run()
     assert not at.exception
     assert len(population_charts(at)) == 2
-    shares = [m.value for m in at.metric if m.label == "Sample uniqueness"]
+    shares = [m.value for m in tiles(at) if m.label == "Sample uniqueness"]
     assert len(shares) == 2 and shares[0] == "1.36 %" and shares[1] != shares[0]
     opened(at, "risk_how_population", "risk_how_population_protected")  # worked examples
     assert "π = 0.2 > 0.1" in " ".join(x.value for x in at.markdown)

@@ -14,7 +14,7 @@ from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.examples import example
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk.population_risk import PopulationRisk, population_risk
-from tests.apptest import app_test, downloads
+from tests.apptest import app_test, downloads, tile_notes, tiles
 from tests.conftest import plain
 from tests.hostile_text import leaks
 from ui.logic.report import (
@@ -45,12 +45,13 @@ def protect_page(sampling: dict | None = None, data: str | None = None) -> AppTe
 
 
 def population_metrics(at: AppTest) -> dict[str, object]:
-    return {m.label: m for m in at.metric
+    return {m.label: m for m in tiles(at)
             if m.label.startswith(("Population uniqueness", "Log-linear r2"))}
 
 
 def captions(at: AppTest) -> str:
-    return " ".join(plain(c.value) for c in at.caption)
+    """The captions and the notes under the tiles, as read."""
+    return " ".join([*(plain(c.value) for c in at.caption), *tile_notes(at)])
 
 
 def released(at: AppTest, df: pd.DataFrame, qi: list[str]) -> pd.DataFrame:
@@ -74,7 +75,7 @@ def assert_shown(at: AppTest, before: PopulationRisk, after: PopulationRisk) -> 
     assert float(r2.value) == pytest.approx(after.loglinear["default"].r2, rel=0.01)
     assert (r2.delta or None) == figure_delta(loglinear_r2(after), loglinear_r2(before))
     # no help button: nothing new to Tab through before the "Before and after" chart
-    assert not unique.proto.help and not r2.proto.help
+    assert not unique.help and not r2.help
     assert "a blank key counts as a category of its own" in captions(at)
     assert sampling_text(after.sampling) in captions(at)
 
@@ -85,7 +86,8 @@ def test_the_population_metrics_follow_the_protection():
     before = population_risk(df, QI, None, **SAMPLED)
     assert_shown(at, before, before)
     assert all(not m.delta for m in population_metrics(at).values())  # nothing changed yet
-    assert any(m.value == "**In the population (after protection)**" for m in at.markdown)
+    assert any('<p class="sdc-tiles-title">In the population (after protection)</p>'
+               in e.proto.body for e in at.get("html"))
 
     at.slider(key="w_p_band_age").set_value(10).run()
     assert not at.exception
@@ -100,7 +102,7 @@ def test_without_sampling_a_caption_points_to_the_risk_page():
     at = protect_page()
     assert not population_metrics(at)
     assert NOT_SAMPLED in captions(at)
-    assert not any("In the population (after" in m.value for m in at.markdown)
+    assert not any("In the population (after" in e.proto.body for e in at.get("html"))
 
 
 def test_a_population_smaller_than_the_file_is_said_not_raised():

@@ -7,7 +7,7 @@ from sdc_core.data.io import EXAMPLE_PATH, read_table
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.risk import risk_profile, riskiest_classes, sensitive_report
 from sdc_core.risk.suda2 import suda2
-from tests.apptest import app_test, risk_page_with_age_banded
+from tests.apptest import app_test, risk_page_with_age_banded, tiles
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
 
@@ -19,7 +19,7 @@ KEYS, ORIGINAL = "Keys' re-identifications", "182 (8.51 %)"
 
 
 def values(at: AppTest, label: str) -> list[str]:
-    return [m.value for m in at.metric if m.label == label]
+    return [m.value for m in tiles(at) if m.label == label]
 
 
 def test_the_protected_view_measures_the_released_table():
@@ -37,7 +37,7 @@ def test_the_protected_view_measures_the_released_table():
     assert not at.exception
     assert values(at, KEYS) == [f"{p.expected_reidentifications:g} "
                                 f"({p.avg_linkage_risk_percent:.2f} %)"] == ["25 (1.17 %)"]
-    metric = next(m for m in at.metric if m.label == KEYS)
+    metric = next(m for m in tiles(at) if m.label == KEYS)
     assert metric.delta == "-157 (was 182)"
     assert values(at, "Smallest class") == [f"{p.min_k:g}"]
     assert values(at, "Median class size") == [f"{p.median_k:g}"] != ["33"]
@@ -57,7 +57,7 @@ def test_the_protected_view_measures_the_released_table():
     assert not at.exception
     assert values(at, KEYS) == [ORIGINAL, "25 (1.17 %)"]
     assert values(at, "Records with MSUs") == ["29", f"{suda['n_records_score_positive']:,}"]
-    assert [m.value for m in at.markdown if m.value.startswith("**")][:2] == [
+    assert [m.value for m in at.markdown if m.value.endswith(" data**")][:2] == [
         "**Original data**", "**Protected data**"]
 
 

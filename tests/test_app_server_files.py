@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.data.io import read_table
 from sdc_core.engines import EngineOptions, jobs, open_engine
-from tests.apptest import app_test
+from tests.apptest import app_test, tiles
 from tests.child_probe import PEAK
 from tests.conftest import ROOT, plain
 from ui import server_files
@@ -99,7 +99,7 @@ def test_a_large_file_opens_as_a_labelled_sample(root):
     assert not at.error
     name = f"census.parquet — sample of {LIMIT:,} of {N:,} records (seed 0)"
     assert plain(at.subheader[0].value) == name
-    assert at.metric[0].label == "Records in the sample" and at.metric[0].value == "1,000"
+    assert tiles(at)[0].label == "Records in the sample" and tiles(at)[0].value == "1,000"
     assert "This is a sample: 1,000 of the 5,000 records" in at.info[0].value
     assert at.sidebar.markdown[0].value == f"**{server_files.md(name)}**"
     assert any("A sample" in c.value and "1,000 of the 5,000 records" in c.value
@@ -136,7 +136,7 @@ def test_a_small_file_is_read_whole(root):
     at = open_on_server(app(), "small.csv")
     ds = at.session_state["dataset"]
     assert ds.name == "small.csv" and not ds.source.is_sample
-    assert at.metric[0].label == "Records" and at.metric[0].value == "300"
+    assert tiles(at)[0].label == "Records" and tiles(at)[0].value == "300"
     assert not at.info and not any("A sample" in c.value for c in at.sidebar.caption)
     pd.testing.assert_frame_equal(ds.df, read_table(root / "small.csv"))
 
@@ -157,7 +157,7 @@ def test_a_path_outside_the_directory_is_refused(root, path):
     assert len(at.error) == 1
     assert "leads outside the server's data directory" in at.error[0].value
     assert at.session_state["dataset"].is_example  # the example is still there
-    assert at.metric[0].value == "2,139"
+    assert tiles(at)[0].value == "2,139"
 
 
 def test_a_directory_with_a_part_outside_is_refused(root):

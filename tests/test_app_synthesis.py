@@ -19,7 +19,7 @@ from sdc_core.names import label, tile
 from sdc_core.recipe import parse_recipe
 from sdc_core.risk import risk_profile
 from sdc_core.risk.synthetic import SyntheticRisk
-from tests.apptest import app_on, app_test, downloads, metrics, no_traceback
+from tests.apptest import app_on, app_test, downloads, metrics, no_traceback, tiles
 from tests.conftest import plain
 from ui.links import encode_recipe
 from ui.logic.metrics import NO_FIGURE, PROTECT_RISK, RELEASE_LOSS_LABEL, UTILITY
@@ -62,7 +62,7 @@ def test_a_synthetic_release_marks_the_record_by_record_figures_and_shows_its_ow
     assert a.rows is not None and WHY in a.rows
     for name in RECORD_TILES:  # no number: marked, not zero
         assert shown[name] == NO_FIGURE, name
-        help_text = next(m.help for m in at.metric if m.label == name)
+        help_text = next(m.help for m in tiles(at) if m.label == name)
         assert WHY in plain(help_text)
     said = " ".join(plain(i.value) for i in at.info)
     assert "No figure for the linkage attack" in said and WHY in said

@@ -169,7 +169,7 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     """The same release on the Protect page itself (AppTest): the walk's file uploaded, its
     keys tagged, the recipe loaded; the page shows the figures of ``evaluate`` (above equal to
     the sweep's and the command line's) and no record left unique."""
-    from tests.apptest import app_test
+    from tests.apptest import app_test, tiles
     from ui.logic.text import number
 
     steps = [{"method": "band", "column": "age", "width": 5},
@@ -183,7 +183,7 @@ def test_the_walk_reaches_k5_on_the_protect_page(treatment):
     at.file_uploader(key="recipe_upload").set_value(("walk.json", recipe,
                                                      "application/json")).run()
     assert not at.exception and any("Recipe loaded" in s.value for s in at.success)
-    shown = {m.label: m.value for m in at.metric}
+    shown = {m.label: m.value for m in tiles(at)}
     numeric = list(at.session_state["roles"].numeric)
     page = evaluate(read_table(table_bytes(treatment, ".csv"), name="t.csv"),
                     recipe_json(steps, 0), WALK_QI, None, 5, "wildcard", 1.0, numeric)

@@ -181,7 +181,10 @@ assert not at.exception, [e.value for e in at.exception]
 print(at.title[0].value)
 at.switch_page("views/risk.py").run()  # its measures come from the worker processes
 assert not at.exception, [e.value for e in at.exception]
-print({m.label: m.value for m in at.metric}["Keys' re-identifications"])
+import html, re
+tiles = "".join(e.proto.body for e in at.get("html"))  # the measures as one HTML element
+print(html.unescape(re.search(r'Keys&#x27; re-identifications</span>.*?"sdcTileValue">([^<]*)<',
+                              tiles).group(1)))
 """
 
 WHERE = """

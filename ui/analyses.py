@@ -36,8 +36,9 @@ from ui.logic.figures import interval_chart
 from ui.logic.report import WORST_TABLES, pmse_text, tables_frame, terms_frame
 from ui.logic.session import Dataset
 from ui.logic.text import md
+from ui.logic.tiles import Tile
 from ui.logic.workbench import Workbench
-from ui.page import show_notice
+from ui.page import show_notice, show_tiles
 
 #: Up to this many rows the propensity model is fitted on every move by default (it takes
 #: 0.1–0.35 s on 100k rows).
@@ -279,18 +280,25 @@ def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
 
 
 def _headline(report: ValidityReport) -> None:
+    """The headline figures as tiles, over the rule of a verdict and each analysis's verdict
+    (its name, user data, escaped)."""
     s = report.summary()
-    m = st.columns(3)
-    m[0].metric(LABELS["mean_ci_overlap"], figure_text(s["mean_ci_overlap"]),
-                help="The mean over the analyses with intervals of each one's mean CI overlap "
-                     "(Karr et al. 2006): 1 when every interval is reproduced, 0 or less when "
-                     "they no longer meet; an analysis that fails on the protected table "
-                     "counts 0.")
-    m[1].metric(LABELS["worst_tvd"], figure_text(s["worst_tvd"]),
-                help="The largest total variation distance ½ Σ |p − p′| among the 1- and "
-                     "2-way tables and the table analyses: 0 for the same shares, 1 for "
-                     "disjoint ones.")
-    m[2].metric(LABELS["s_pmse"], figure_text(s["s_pmse"]), help=S_PMSE_RULE)
+    show_tiles([
+        Tile(LABELS["mean_ci_overlap"], figure_text(s["mean_ci_overlap"]),
+             help="The mean over the analyses with intervals of each one's mean CI overlap "
+                  "(Karr et al. 2006): 1 when every interval is reproduced, 0 or less when "
+                  "they no longer meet; an analysis that fails on the protected table "
+                  "counts 0."),
+        Tile(LABELS["worst_tvd"], figure_text(s["worst_tvd"]),
+             help="The largest total variation distance ½ Σ |p − p′| among the 1- and "
+                  "2-way tables and the table analyses: 0 for the same shares, 1 for "
+                  "disjoint ones."),
+        Tile(LABELS["s_pmse"], figure_text(s["s_pmse"]), help=S_PMSE_RULE)],
+        [0, 1, 2], "an-headline",
+        notes=[md(VERDICT_RULE), *(md(f"{r.name}: {verdict_text(r)}") for r in report.analyses)])
+    for r in report.analyses:
+        if r.error:
+            st.error(md(r.error), icon=":material/error:")
 
 
 #: The columns of the panel's table of every term.
@@ -339,14 +347,8 @@ def shown_frames(report: ValidityReport) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _analyses(report: ValidityReport, stem: str, context: str) -> None:
-    """Each analysis's verdict (plain text: names are user data), every term's figures with
-    its worst marked, then the interval chart and full table of the one chosen, if any (drawn
-    on demand, they would slow every move)."""
-    st.caption(md(VERDICT_RULE))
-    for r in report.analyses:
-        st.text(f"{r.name}: {verdict_text(r)}")
-        if r.error:
-            st.error(md(r.error), icon=":material/error:")
+    """Every term's figures with its worst marked, then the interval chart and full table of
+    the one chosen, if any (drawn on demand, they would slow every move)."""
     terms = shown_frames(report)[0]
     if len(terms):
         st.dataframe(terms, hide_index=True, width="stretch",
@@ -398,13 +400,14 @@ def _tables(report: ValidityReport) -> None:
 def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
     """"Does the analysis hold?": the editor, then the spec compared on the protected table
     (headline figures, each analysis, the tables, pMSE); without a spec, a line saying so."""
-    st.subheader("Does the analysis hold?", anchor=False)
     spec = state.analysis_spec()
-    if spec is None:
-        st.info("No benchmark analyses for this data set: add the estimates a user of the "
-                "data would make (a regression, a mean by group, a table) under *Benchmark "
-                "analyses* below, and every move shows whether they still come out the same.",
-                icon=":material/analytics:")
+    if spec is None:  # the heading and what to do, as one element (fewer a move redraws)
+        st.markdown("### Does the analysis hold?\n\nNo benchmark analyses for this data set: "
+                    "add the estimates a user of the data would make (a regression, a mean by "
+                    "group, a table) under *Benchmark analyses* below, and every move shows "
+                    "whether they still come out the same.")
+    else:
+        st.subheader("Does the analysis hold?", anchor=False)
     editor(ds, spec)
     if spec is None:
         return
@@ -421,8 +424,12 @@ def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
         return
     assert report is not None, "None only without a spec, and there is one"
     _headline(report)
-    _analyses(report, ds.stem, context)
-    _tables(report)
-    st.markdown(f"**Propensity score**: {md(pmse_text(report))}")
-    st.caption(md(S_PMSE_RULE))
+    # the terms and tables drawn once opened, not on every move (fewer elements a move redraws)
+    details = st.expander("Every term and the 1- and 2-way tables", icon=":material/table:",
+                          key="an_details", on_change="rerun")
+    if details.open:
+        with details:
+            _analyses(report, ds.stem, context)
+            _tables(report)
+    st.caption(f"**Propensity score**: {md(pmse_text(report))}\n\n{md(S_PMSE_RULE)}")
 

@@ -5,13 +5,12 @@ quasi-identifiers and none is tagged), metric places, error reporting and table 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from sdc_core.assess import RiskOptions
 from sdc_core.errors import SdcInputError
@@ -21,6 +20,7 @@ from ui.infra import memory, pace, workers
 from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
 from ui.logic.session import Dataset, Notice
 from ui.logic.text import column_label, md
+from ui.logic.tiles import Tile, tiles_html
 from ui.sidebar import render_sidebar
 
 #: A metric's label, value and change wrap instead of being cut with "…", in every view: three
@@ -44,6 +44,9 @@ PROJECTOR_CSS = """<style>
 html { font-size: 22px; }
 [data-testid="stMetricValue"] { font-size: clamp(1.6rem, 3.75vw, 2.6rem); }
 [data-testid="stMetricLabel"] p { font-size: 1.05rem; font-weight: 600; }
+.sdc-tiles .sdc-tile-value { font-size: clamp(1.6rem, 3.75vw, 2.6rem); }
+.sdc-tiles .sdc-tile-label { font-size: 1.05rem; font-weight: 600; }
+.sdc-tiles .sdc-tip { max-width: min(32rem, 90vw); }
 [data-testid="stTooltipContent"] { max-width: min(32rem, 90vw) !important; }
 [data-testid="stTooltipContent"], [data-testid="stTooltipContent"] * {
   white-space: normal !important; overflow-wrap: break-word; }
@@ -100,18 +103,23 @@ def begin_run() -> None:
     state.restart_said()
 
 
-def metric_slots(n: int, main: list[int]) -> list[DeltaGenerator]:
-    """Places for ``n`` metrics: one horizontal container that wraps them, as many side by side
-    as the width holds (one layout block for all, where rows of columns took one and one a
-    tile: a move redraws fewer elements, docs/deploying.md, "A class at once, measured"); in
-    the projector view only those numbered in ``main``, side by side, and the rest in a "More
-    measures" expander."""
+def show_tiles(tiles: Sequence[Tile], main: Sequence[int], key: str,
+               title: str | None = None, notes: Sequence[str] = ()) -> None:
+    """Metric tiles as one element (:mod:`ui.logic.tiles`): as many side by side as the width
+    holds, under ``title`` and over ``notes`` (Markdown-escaped texts, a paragraph each); a
+    move redraws one element where a tile an element took fifteen (docs/deploying.md, "A
+    class at once, measured"). In the projector view only those numbered in ``main``, the rest
+    in a "More measures" expander, and the notes as a caption under both."""
     if not state.projector():
-        return [st.container(horizontal=True, gap="small")] * n
-    front = st.container(horizontal=True, gap="small")
-    more = st.expander("More measures", icon=":material/add_chart:")
-    rest = more.container(horizontal=True, gap="small")
-    return [front if i in main else rest for i in range(n)]
+        st.html(tiles_html(tiles, title, notes, key))
+        return
+    st.html(tiles_html([t for i, t in enumerate(tiles) if i in main], title, (), key))
+    more = [t for i, t in enumerate(tiles) if i not in main]
+    if more:
+        st.expander("More measures", icon=":material/add_chart:").html(
+            tiles_html(more, None, (), key + "-more"))
+    if notes:
+        st.caption("\n\n".join(notes))
 
 
 def show_notice(notice: Notice | None) -> None:

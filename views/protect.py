@@ -50,7 +50,7 @@ from ui.logic.households import (
     household_note,
     household_tiles,
 )
-from ui.logic.metrics import PROTECT_RISK, MetricRow, figures, risk_rows, utility_rows
+from ui.logic.metrics import PROTECT_RISK, figures, risk_rows, utility_rows
 from ui.logic.protect import (
     MAX_PAGE_SEED,
     PROFILES_EXAMPLE,
@@ -84,8 +84,9 @@ from ui.logic.synthetic_view import (
     synthetic_rows,
 )
 from ui.logic.text import md, md_list, number
+from ui.logic.tiles import Tile
 from ui.logic.workbench import Workbench, recipe_json
-from ui.page import PageContext, context, guarded_part, metric_slots, show_notice
+from ui.page import PageContext, context, guarded_part, show_notice, show_tiles
 from ui.release import attacker_candidates
 from ui.sidebar import render_sidebar
 
@@ -529,21 +530,19 @@ def population(ctx: PageContext, wb: Workbench) -> None:
                    "the population size) under *How the file was sampled* on the Risk page to "
                    "see how many people in the population the released keys single out.")
         return
-    st.markdown("**In the population (after protection)**")
-    left, right = st.columns(2)
     model = after.uniqueness.dankar_model  # None: no sample unique, nothing to estimate
-    left.metric(f"Population uniqueness ({MODEL_NAMES[model]})" if model is not None
-                else "Population uniqueness", f"{figure(after.percent)} %",
-                figure_delta(after.percent, before.percent, " points"), delta_color="inverse")
     r2 = loglinear_r2(after)
-    right.metric("Log-linear r2 (sdcMicro)", figure(r2), figure_delta(r2, loglinear_r2(before)),
-                 delta_color="inverse")
+    shown = [Tile(f"Population uniqueness ({MODEL_NAMES[model]})" if model is not None
+                  else "Population uniqueness", f"{figure(after.percent)} %",
+                  figure_delta(after.percent, before.percent, " points"), "inverse"),
+             Tile("Log-linear r2 (sdcMicro)", figure(r2), figure_delta(r2, loglinear_r2(before)),
+                  "inverse")]
     picked = ("" if dankar_name(after) == dankar_name(before)
               else f" (before protection: {dankar_name(before)})")
     if model is None:
         picked += ": no record is unique on the released keys, so none is unique in the population"
     failed = after.loglinear.get("default")
-    st.caption(
+    note = (
         f"Model estimates for the population from the released {md_list(ctx.roles.qi)}, at "
         f"{sampling_text(after.sampling)}; a blank key counts as a category of its own. "
         f"Population uniqueness: the share of the population unique on the keys, by the model "
@@ -552,6 +551,7 @@ def population(ctx: PageContext, wb: Workbench) -> None:
         + (f"; not computed: {md(failed)}" if isinstance(failed, str) else "")
         + ". Deltas against the original under the same sampling; the report on the Export "
         "page has every model.")
+    show_tiles(shown, [0, 1], "p-population", "In the population (after protection)", [note])
 
 
 def households(ctx: PageContext, wb: Workbench) -> None:
@@ -570,11 +570,9 @@ def households(ctx: PageContext, wb: Workbench) -> None:
         return
     if after is None:
         return
-    st.markdown("**Households (after protection)**")
-    for slot, t in zip(metric_slots(len(PROTECT_TILES), main=[0]),
-                       household_tiles(after, before, PROTECT_TILES)):
-        slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
-    st.caption(f"{household_note(after)} {household_attack_note(after, before)}")
+    show_tiles([t.tile for t in household_tiles(after, before, PROTECT_TILES)], [0],
+               "p-households", "Households (after protection)",
+               [f"{household_note(after)} {household_attack_note(after, before)}"])
 
 
 def buys(ctx: PageContext, wb: Workbench) -> None:
@@ -586,9 +584,9 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
     if wb.rows is not None:  # a synthetic release: no record is the release of an original one
         st.caption(f"No deniability figure and no attribute-inference attack: {md(wb.rows)}.")
         return
-    if not wb.deniability:
-        st.caption(NOTHING_PERTURBED)
-    else:
+    # the captions of a part with nothing to show, as one (fewer elements a move redraws)
+    quiet = [NOTHING_PERTURBED] if not wb.deniability else []
+    if wb.deniability:
         st.dataframe(deniability_table(wb.deniability), hide_index=True, key="p_buys",
                      column_config={
                          MEANING: st.column_config.TextColumn(width="large"),
@@ -626,10 +624,14 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
         except SdcInputError:  # a blank id: the household figures say so
             pass
         else:
-            st.caption(md(nearly_constant_note(ctx.roles.household, nearly)))
+            quiet.append(md(nearly_constant_note(ctx.roles.household, nearly)))
     if wb.inference is None:
-        st.caption(NO_SENSITIVE)
-    elif isinstance(wb.inference, str):
+        quiet.append(NO_SENSITIVE)
+    if quiet:
+        st.caption("\n\n".join(quiet))
+    if wb.inference is None:
+        return
+    if isinstance(wb.inference, str):
         st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
     else:
         # a row per sensitive column, few: a plain table (no Tab stop of its own)
@@ -650,10 +652,8 @@ def synthetic(wb: Workbench) -> None:
         return
     if found is None:  # no quasi-identifiers: nothing to read the records by
         return
-    st.markdown("**The synthetic release as a set of records**")
-    tiles = synthetic_rows(found)
-    for slot, row in zip(metric_slots(len(tiles), main=[0]), tiles):
-        tile_of(slot, row)
+    show_tiles([row.tile for row in synthetic_rows(found)], [0], "p-synthetic",
+               "The synthetic release as a set of records")
     if found.disco:
         # a row per sensitive column, few: a plain table
         st.table(disco_table(found).set_index("column").style.format("{:.2f}"))
@@ -661,11 +661,6 @@ def synthetic(wb: Workbench) -> None:
         st.caption("Tag sensitive columns on the Data page to see DiSCO: how often the "
                    "release gives away a sensitive value from the keys.")
     st.caption(md(SYNTHETIC_NOTE))
-
-
-def tile_of(slot: DeltaGenerator, row: MetricRow) -> None:
-    """One measure of the shared metric table (:mod:`ui.logic.metrics`) as a tile."""
-    slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
 
 
 def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
@@ -681,8 +676,7 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
     rows = risk_rows(wb.after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK,
                      wb.rows)
     # dRisk, measured on distance columns, after PROTECT_RISK's tiles
-    for slot, row in zip(metric_slots(len(rows), main=[0, 1, 6]), rows):
-        tile_of(slot, row)
+    show_tiles([row.tile for row in rows], [0, 1, 6], "p-risk")
     if wb.rows is not None:
         synthetic(wb)
     if ctx.roles.household:
@@ -700,8 +694,7 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
             with every:
                 attackers(wb, linked_before)
     loss = utility_rows(wb.utility_for(ctx.roles.ignore), wb.rows)
-    for slot, row in zip(metric_slots(len(loss), main=[0]), loss):
-        tile_of(slot, row)
+    show_tiles([row.tile for row in loss], [0], "p-loss")
     if any(r["method"] == "local_suppression" for r in wb.applied.reports):
         st.caption(IL1_READING)
     recipe = json.loads(text)
@@ -720,14 +713,21 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
                           format_func=str)
     charts.show(wb.figure(column), f"{ctx.ds.stem}_{column}_before_after", key="protect_column",
                 context=context)
-    if (note := wb.figure_note(column)) is not None:
-        st.caption(note)
+    # the chart's note and the steps' descriptions, as one caption until something else is
+    # drawn between them (fewer elements a move redraws)
+    notes = [note] if (note := wb.figure_note(column)) is not None else []
+
+    def said() -> None:
+        if notes:
+            st.caption("\n\n".join(notes))
+            notes.clear()
     methods = registry()
     for report in wb.applied.reports:
         m, col = methods[report["method"]], report["column"]
         if m.describe:
-            st.caption(md(m.describe(report)))
+            notes.append(md(m.describe(report)))
         if report["step"] in wb.applied.matrices:
+            said()
             matrix = st.expander(f"Transition matrix of {md(col)} ({m.label})",
                                  key=f"p_matrix_{report['step']}", on_change="rerun")
             shown = wb.applied.matrices[report["step"]]
@@ -740,10 +740,12 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
                                 context=context)
         if m.name == "randomized_response" and report["keep_probability"] > 0 \
                 and wb.rows is None:  # answers read record by record
+            said()
             st.caption("Estimated shares from the protected answers:")
             err = randomized_response_error(ctx.df[col], wb.applied.data[col],
                                             report["keep_probability"])
             st.dataframe(err.round(4), hide_index=True, width="stretch")
+    said()
     buys(ctx, wb)
     recipe_box(settings_text or text)
 
@@ -758,22 +760,22 @@ def recipe_box(text: str) -> None:
 
 
 def history_buttons() -> None:
-    """Undo, redo and reset of the settings (each can itself be undone or redone), side by
-    side, each as wide as its label (they wrap to a second row in a narrow column). Each
-    redraws the whole workbench: the controls show the settings it brings back."""
+    """Undo, redo and reset of the settings (each can itself be undone or redone), into the
+    horizontal container above the controls: side by side, each as wide as its label (they
+    wrap to a second row in a narrow column). Each redraws the whole workbench: the controls
+    show the settings it brings back."""
     h = state.protect_history()
-    row = st.container(horizontal=True, gap="small")
-    row.button("Undo", key="p_undo", icon=":material/undo:", on_click=redraw_after,
-               args=(state.undo_protect,), disabled=not h.past,
-               help="Back to the settings before the last change. A burst of changes of "
-                    "one control (ten presses on a number's +, a slider moved with the arrow "
-                    f"keys) is one change; a pause of {state.BURST_SECONDS:g} s ends it.")
-    row.button("Redo", key="p_redo", icon=":material/redo:", on_click=redraw_after,
-               args=(state.redo_protect,), disabled=not h.future,
-               help="Forward to the settings undone.")
-    row.button("Reset all", key="p_reset", icon=":material/restart_alt:",
-               on_click=redraw_after, args=(state.reset_protect,),
-               help="Every method off (the seed is kept); Undo brings the settings back.")
+    st.button("Undo", key="p_undo", icon=":material/undo:", on_click=redraw_after,
+              args=(state.undo_protect,), disabled=not h.past,
+              help="Back to the settings before the last change. A burst of changes of "
+                   "one control (ten presses on a number's +, a slider moved with the arrow "
+                   f"keys) is one change; a pause of {state.BURST_SECONDS:g} s ends it.")
+    st.button("Redo", key="p_redo", icon=":material/redo:", on_click=redraw_after,
+              args=(state.redo_protect,), disabled=not h.future,
+              help="Forward to the settings undone.")
+    st.button("Reset all", key="p_reset", icon=":material/restart_alt:",
+              on_click=redraw_after, args=(state.reset_protect,),
+              help="Every method off (the seed is kept); Undo brings the settings back.")
 
 
 @guarded
@@ -839,7 +841,8 @@ def workbench(ctx: PageContext, groups: ColumnGroups) -> None:
     (:func:`results_part`)."""
     left, right = st.columns([1, 2], gap="large")
     with left:
-        history = st.container()  # above the controls, drawn once their change is recorded
+        # above the controls, drawn once their change is recorded: the buttons side by side
+        history = st.container(horizontal=True, gap="small")
         settings = controls(ctx, groups, state.protect_settings())
         st.markdown("**Attacker**")
         attacker_controls(ctx, groups)

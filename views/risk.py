@@ -27,7 +27,7 @@ from ui.logic.risk_tables import ldiversity_tile
 from ui.logic.session import RISK_VIEWS
 from ui.logic.suda_chart import contribution_bars
 from ui.logic.text import md, md_list
-from ui.page import PageContext, context, metric_slots, table_columns
+from ui.page import PageContext, context, show_tiles, table_columns
 from ui.release import ProtectedTable, attacker_candidates, protect_page_table
 from ui.sidebar import render_sidebar
 
@@ -117,50 +117,46 @@ def measures(page: Measuring, r: Release, narrow: bool) -> None:
     example = ", ".join(f"{c} = {r.top.iloc[0][c]}" for c in roles.qi) if len(r.top) else ""
     typical = int(p.median_k)
     keys_risk = name("avg_linkage_risk_percent")
-    m = metric_slots(len(rows), main=[0, 4, 5])
-    for slot, row in zip(m, rows):
-        slot.metric(row.name, row.value, row.delta, delta_color=row.delta_color, help=row.help)
-    with st.expander("How", icon=":material/school:"):
+    show_tiles([row.tile for row in rows], [0, 4, 5], "r-risk")
+    # how each tile's figure is computed, a paragraph a tile in the tiles' order
+    lead = [f"**{row.name}**: " for row in rows]
+    with st.expander("How each is computed", icon=":material/school:"):
         st.markdown(
-            f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who knows "
-            f"{md_list(roles.qi)} of a person finds the f_k records that match and picks one: "
-            f"right with probability 1/f_k. A record in a class of {typical} adds 1/{typical}; "
-            "a unique record adds 1." + (f" Without missing keys the sum is the number of "
-                                         f"classes, {p.n_classes:,}."
-                                         if not p.n_records_with_missing_keys else ""))
-    with m[1].expander("How", icon=":material/school:"):
+            lead[0] + f"Σᵢ 1/f_k(i) = {p.expected_reidentifications:,.2f}. An attacker who "
+            f"knows {md_list(roles.qi)} of a person finds the f_k records that match and picks "
+            f"one: right with probability 1/f_k. A record in a class of {typical} adds "
+            f"1/{typical}; a unique record adds 1."
+            + (f" Without missing keys the sum is the number of classes, {p.n_classes:,}."
+               if not p.n_records_with_missing_keys else ""))
         if roles.weight:
             st.markdown(
-                f"100 · mean(rᵢ). With the weight {md(roles.weight)}, F_k = Σ weights over the "
-                "class estimates the class size in the *population*; with p = f_k/F_k, "
-                "sdcMicro's individual risk (Benedetti–Franconi) is r = p/(1−p)·ln(1/p) for "
-                "f_k = 1, p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and p/(f_k−1+p) above. A "
-                "record unique in the sample is rarely unique in the population, so the global "
-                f"risk ({p.global_risk_percent:.3f} %) is below the {keys_risk} "
-                f"100·mean(1/f_k) ({p.avg_linkage_risk_percent:.3f} %), which takes the sample "
-                "as the population.")
+                lead[1] + f"100 · mean(rᵢ). With the weight {md(roles.weight)}, F_k = Σ "
+                "weights over the class estimates the class size in the *population*; with "
+                "p = f_k/F_k, sdcMicro's individual risk (Benedetti–Franconi) is "
+                "r = p/(1−p)·ln(1/p) for f_k = 1, p/(1−p) − (p/(1−p))²·ln(1/p) for f_k = 2 and "
+                "p/(f_k−1+p) above. A record unique in the sample is rarely unique in the "
+                f"population, so the global risk ({p.global_risk_percent:.3f} %) is below the "
+                f"{keys_risk} 100·mean(1/f_k) ({p.avg_linkage_risk_percent:.3f} %), which takes "
+                "the sample as the population.")
         else:
             st.markdown(
-                f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, so the "
-                "table is taken as the whole population: rᵢ = 1/f_k and the global risk equals "
-                f"the {keys_risk}. Tag a sampling weight on the Data page to estimate "
+                lead[1] + f"100 · mean(rᵢ) = {p.global_risk_percent:.4f} %. No weight is tagged, "
+                "so the table is taken as the whole population: rᵢ = 1/f_k and the global risk "
+                f"equals the {keys_risk}. Tag a sampling weight on the Data page to estimate "
                 "population frequencies (sdcMicro's individual risk).")
-    with m[2].expander("How", icon=":material/school:"):
         st.markdown(
-            f"100 · mean(f_k = 1): {uniques:,} of {n:,} records are alone in their class"
-            + (f", e.g. the record with {md(example)}. Anyone who knows these values about "
-               "that person finds their record." if uniques and example else "."))
-    with m[3].expander("How", icon=":material/school:"):
+            lead[2] + f"100 · mean(f_k = 1): {uniques:,} of {n:,} records are alone in their "
+            "class" + (f", e.g. the record with {md(example)}. Anyone who knows these values "
+                       "about that person finds their record." if uniques and example else "."))
         st.markdown(
-            f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at most "
-            f"{opts.k}. k-anonymity with k = {opts.k} asks that none be in a class of fewer "
-            f"than {opts.k} (\"{tile('percent_below_k', opts.k)}\"): a class of exactly "
+            lead[3] + f"100 · mean(f_k ≤ {opts.k}): {small:,} records are in classes of at "
+            f"most {opts.k}. k-anonymity with k = {opts.k} asks that none be in a class of "
+            f"fewer than {opts.k} (\"{tile('percent_below_k', opts.k)}\"): a class of exactly "
             f"{opts.k} is allowed. Change k in the settings above.")
-    with m[4].expander("How", icon=":material/school:"):
         st.markdown(
-            f"The smallest class has {p.min_k:g} record(s); half of the records are in classes "
-            f"of at most {p.median_k:g}. The table has {n:,} records in {p.n_classes:,} "
-            "classes.")
+            lead[4] + f"the smallest class has {p.min_k:g} record(s); half of the records are "
+            f"in classes of at most {p.median_k:g}. The table has {n:,} records in "
+            f"{p.n_classes:,} classes.")
     if p.n_records_with_missing_keys:
         st.caption(f"{p.n_records_with_missing_keys:,} records have a missing key value; "
                    + (f"it matches any value (sdcMicro's rule), with α = {opts.alpha:g}."
@@ -198,9 +194,7 @@ def households(page: Measuring, r: Release, narrow: bool) -> None:
     before = household_figures(page.ctx, original) if r is not original else None
     keys = RISK_TILES + (("household_linkage_reidentified",) if r is not original else ())
     shown = household_tiles(got, before if isinstance(before, HouseholdFigures) else None, keys)
-    for slot, t in zip(metric_slots(len(shown), main=[0, 1]), shown):
-        slot.metric(t.name, t.value, t.delta, delta_color="inverse", help=t.help)
-    st.caption(household_note(got))
+    show_tiles([t.tile for t in shown], [0, 1], "r-households", notes=[household_note(got)])
 
 
 def households_section(page: Measuring, shown: list[Release]) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sdc_core.names import count_text, tile
 from sdc_core.risk.household import HouseholdFigures
 from ui.logic.text import delta_text, md, md_list
+from ui.logic.tiles import Tile
 
 
 def household_caption(household: str, level: Sequence[str], households: int,
@@ -35,6 +36,11 @@ class HouseholdTile:
     value: str
     delta: str | None
     help: str
+
+    @property
+    def tile(self) -> Tile:
+        """The figure as a tile (:mod:`ui.logic.tiles`): a risk, so a fall is good."""
+        return Tile(self.name, self.value, self.delta, "inverse", self.help)
 
 
 def _count_and_share(count: float, percent: float) -> str:

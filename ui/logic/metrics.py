@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name, tile
 from ui.logic.text import delta_text, smallest_class_help
+from ui.logic.tiles import Tile
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
 
 #: How IL1 reads a numeric value that protection turned into a missing one (the default).
@@ -76,6 +77,11 @@ class MetricRow:
     #: ``st.metric``'s ``delta_color``: "inverse" for a risk (down is good), "normal" for a
     #: class size (up is good), "off" for an information-loss figure
     delta_color: Literal["normal", "inverse", "off"]
+
+    @property
+    def tile(self) -> Tile:
+        """The measure as a tile (:mod:`ui.logic.tiles`)."""
+        return Tile(self.name, self.value, self.delta, self.delta_color, self.help)
 
 
 def _keys_risk() -> str:
