@@ -12,6 +12,7 @@ websocket receives (:class:`Runs`), so every page is opened through the ``page``
 (tests/e2e/test_headers.py)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -411,6 +412,14 @@ CUT = """() => [...document.querySelectorAll(
     + 'button[data-testid^=stBaseButton], button[data-testid^=stBaseButton] *')]
   .filter(e => e.scrollWidth > e.clientWidth + 1)
   .map(e => `${e.textContent.trim()} (${e.scrollWidth} px in ${e.clientWidth})`)"""
+
+
+def tile(page: Page, label: str | re.Pattern):
+    """The metric tiles whose label holds ``label``: not those whose help text mentions it
+    (a tile drawn as HTML, ui/logic/tiles.py, keeps its help in the page for a screen
+    reader)."""
+    return page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").filter(has_text=label))
 
 
 #: The label of the table of numbers under each chart

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.conftest import TABLE_LABEL, focused, painted, see, tab_to, wait_idle
+from tests.e2e.conftest import TABLE_LABEL, focused, painted, see, tab_to, tile, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -155,8 +155,7 @@ def test_main_controls_work_from_the_keyboard(page: Page, app_url: str):
     wait_idle(page)
 
     # the band width slider: reached by Tab, moved by the arrow keys, the risk follows
-    linkage = page.get_by_test_id("stMetric").filter(has_text="Linkage attack re-identifications") \
-        .get_by_test_id("stMetricValue")
+    linkage = tile(page, "Linkage attack re-identifications").get_by_test_id("stMetricValue")
     see(linkage).to_have_text("182 (8.51 %)")
     slider = page.get_by_role("slider", name="Band width of age")
     tab_to(page, slider)

@@ -12,7 +12,7 @@ from sdc_core.examples import example
 from sdc_core.recipe import apply_recipe, parse_recipe
 from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity
-from tests.e2e.conftest import band_age, choose, ran, see, shot
+from tests.e2e.conftest import band_age, choose, ran, see, shot, tile
 
 pytestmark = pytest.mark.e2e
 
@@ -33,8 +33,7 @@ def test_a_slider_move_changes_the_panel(page: Page, app_url: str, shots: Path):
     with ran(page):
         page.get_by_role("link", name="Protect").click()
     see(page.get_by_role("heading", name="Does the analysis hold?")).to_be_visible()
-    overlap = page.get_by_test_id("stMetric").filter(has_text="mean CI overlap") \
-        .get_by_test_id("stMetricValue")
+    overlap = tile(page, "mean CI overlap").get_by_test_id("stMetricValue")
     see(overlap).to_have_text("1.000")
     see(page.get_by_text("CD4 at 20 weeks: holds", exact=False)).to_be_visible()
 
@@ -43,6 +42,9 @@ def test_a_slider_move_changes_the_panel(page: Page, app_url: str, shots: Path):
     assert expected != "1.000"
     see(overlap).to_have_text(expected)
 
+    with ran(page):  # the terms and tables are drawn once their fold is opened
+        page.get_by_test_id("stExpander").filter(
+            has_text="Every term and the 1- and 2-way tables").locator("summary").click()
     choose(page, "Terms of an analysis", "CD4 at 20 weeks")
     panel_chart = page.get_by_test_id("stPlotlyChart").filter(
         has_text="CD4 at 20 weeks: original and protected estimates")

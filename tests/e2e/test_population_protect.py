@@ -18,6 +18,7 @@ from tests.e2e.conftest import (
     see,
     shot,
     tab_to,
+    tile,
     wait_idle,
 )
 
@@ -31,10 +32,9 @@ def test_the_population_row_is_whole(page: Page, app_url: str, shots: Path, widt
     page.goto(f"{app_url}/protect?data=household")
     see(page.get_by_role("heading", name="Protect")).to_be_visible()
     band_age(page)
-    row = page.get_by_test_id("stMetric").filter(has_text="Population uniqueness")
+    row = tile(page, "Population uniqueness")
     see(row.get_by_test_id("stMetricDelta")).to_be_visible()
-    see(page.get_by_test_id("stMetric").filter(has_text="Log-linear r2")
-        .get_by_test_id("stMetricDelta")).to_be_visible()
+    see(tile(page, "Log-linear r2").get_by_test_id("stMetricDelta")).to_be_visible()
     painted(page)
     assert page.evaluate(CUT) == [], f"Protect (household) at {width}×{height}"
     row.first.scroll_into_view_if_needed()
@@ -52,8 +52,7 @@ def test_the_population_row_adds_no_tab_stop(page: Page, app_url: str):
     see(page.locator(".gtitle", has_text="age: original and protected values").first) \
         .to_be_visible()
     wait_idle(page)
-    row = page.get_by_test_id("stMetric").filter(
-        has_text=re.compile("Population uniqueness|Log-linear r2"))
+    row = tile(page, re.compile("Population uniqueness|Log-linear r2"))
     see(row).to_have_count(2)
     assert row.locator("button, a, input, select, textarea, [tabindex]").count() == 0
     slider.focus()
