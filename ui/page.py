@@ -20,13 +20,15 @@ from ui.infra import memory, pace, workers
 from ui.logic.groups import ColumnGroups, column_groups, geography_suggestions
 from ui.logic.session import Dataset, Notice
 from ui.logic.text import column_label, md
+from ui.logic.tiles import STYLE as TILES_CSS
 from ui.logic.tiles import Tile, tiles_html
 from ui.sidebar import render_sidebar
 
 #: A metric's label, value and change wrap instead of being cut with "…", in every view: three
 #: metrics side by side beside the Protect page's controls are about 140 px wide at 1280×800,
 #: narrower than a measure's one name ("Linkage attack re-identifications"), which is kept the
-#: same everywhere rather than shortened for the tiles. Words break at hyphens.
+#: same everywhere rather than shortened for the tiles. Words break at hyphens. With it, the
+#: look of the tiles drawn as HTML (:data:`ui.logic.tiles.STYLE`), once a page.
 METRIC_CSS = """<style>
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
@@ -34,7 +36,7 @@ METRIC_CSS = """<style>
   white-space: normal !important; height: auto !important; overflow: visible !important;
   text-overflow: clip !important; overflow-wrap: break-word; hyphens: auto; }
 [data-testid="stMetricDelta"] { max-width: 100%; }
-</style>"""
+</style>""" + TILES_CSS
 
 #: The projector view: larger type everywhere (Streamlit sizes its type in rem), and larger
 #: figures in the metrics, so that they read from the back of a room (they wrap as in every

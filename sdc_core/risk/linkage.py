@@ -216,20 +216,26 @@ class LinkageResult:
         """The headline attacker's |M_i|."""
         return self.attackers[self.attacker].candidates
 
+    @cached_property
+    def _headline_figures(self) -> dict[str, float]:
+        """The headline attacker's figures (:meth:`Attack.figures`), summed once: a page reads
+        them on every move."""
+        return self.attackers[self.attacker].figures()
+
     @property
     def linkage_reidentifications(self) -> float:
         """Σ_i p_i of the headline attacker: the expected number of people it re-identifies."""
-        return self.attackers[self.attacker].figures()["linkage_reidentifications"]
+        return self._headline_figures["linkage_reidentifications"]
 
     @property
     def linkage_risk_percent(self) -> float:
         """100 · mean(p_i) of the headline attacker."""
-        return self.attackers[self.attacker].figures()["linkage_risk_percent"]
+        return self._headline_figures["linkage_risk_percent"]
 
     @property
     def linkage_percent_certain(self) -> float:
         """100 · mean(M_i = {i}) of the headline attacker: the records it finds for sure."""
-        return self.attackers[self.attacker].figures()["linkage_percent_certain"]
+        return self._headline_figures["linkage_percent_certain"]
 
     def summary(self) -> dict[str, Any]:
         """The figures of the module docstring (:func:`attack_summary`), JSON-ready."""

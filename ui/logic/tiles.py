@@ -36,6 +36,7 @@ _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~$:=&^])")
 #: Colours of a delta with at least 4.5:1 contrast on its tinted background (WCAG 2.1 AA).
 _GOOD, _BAD, _OFF = "#176d2e", "#b3261e", "#4a4f57"
 
+#: How the tiles look: the page draws it once (``ui.page.METRIC_CSS``), not every group.
 STYLE = f"""<style>
 .sdc-tiles {{ display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; margin: 0 0 0.5rem 0; }}
 .sdc-tiles-title {{ flex: 1 0 100%; margin: 0; font-weight: 600; }}
@@ -107,9 +108,9 @@ def tiles_html(tiles: Sequence[Tile], title: str | None = None, notes: Sequence[
                key: str = "tiles") -> str:
     """The tiles side by side, as many as the width holds, under a bold ``title`` and over
     small ``notes``, a paragraph each (texts as tile texts are); ``key`` tells the help texts
-    of one group from another's on the page."""
+    of one group from another's on the page. Styled by :data:`STYLE`, which the page holds."""
     seed = hashlib.sha256(key.encode()).hexdigest()[:8]
     body = "".join(tile_html(t, f"sdc-tip-{seed}-{i}") for i, t in enumerate(tiles))
     head = f'<p class="sdc-tiles-title">{text(title)}</p>' if title else ""
     foot = "".join(f'<p class="sdc-tiles-note">{text(n)}</p>' for n in notes)
-    return f'<div class="sdc-tiles" data-testid="sdcTiles">{head}{body}{foot}</div>{STYLE}'
+    return f'<div class="sdc-tiles" data-testid="sdcTiles">{head}{body}{foot}</div>'
