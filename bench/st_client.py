@@ -186,7 +186,8 @@ class StSession:
             f"{scheme}://{parts.netloc}{parts.path}/_stcore/stream",
             subprotocols=["streamlit", self._xsrf or "PLACEHOLDER_AUTH_TOKEN"],
             additional_headers={"Cookie": cookies} if cookies else None,
-            origin=f"{parts.scheme}://{parts.netloc}", max_size=None, ping_interval=None)
+            origin=f"{parts.scheme}://{parts.netloc}", max_size=None, ping_interval=None,
+            open_timeout=self.timeout)  # as a browser waits, however busy the server
         self._reader = asyncio.create_task(self._read())
         await self._rerun(page_hash="")
 
