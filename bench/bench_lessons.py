@@ -1,6 +1,7 @@
 """Server time of the Lessons page's checks, uncached: what one slider move of a lesson costs
 (target: ≤ 100 ms, a move that feels instant), and the one-off search for the Coarsen lesson's
-best setting (the first learner on a server pays it; the result is kept).
+best setting (the first learner on a server pays it; the result is kept); and every position
+of every lesson's slider, uncached, as the server's warm-up computes them at start-up.
 
 Each figure calls the lesson's function with its cache cleared (``lru_cache.cache_clear``), so
 it measures the computation, not the cache. Baseline in the same run: a bare
@@ -48,6 +49,16 @@ def main() -> None:
         lessons.best_coarsening()
     print(report("2 coarsen: best of 30 × 6 settings", median_seconds(best, repeat=3), base,
                  baseline))
+
+    positions = list(lessons.slider_positions())
+
+    def every_position() -> None:  # what the server's warm-up computes (ui/infra/warmup.py)
+        for fn in {p.func for p in positions}:
+            fn.cache_clear()
+        for position in positions:
+            position()
+    print(report(f"every slider position ({len(positions)})",
+                 median_seconds(every_position, repeat=3), base, baseline))
 
 
 if __name__ == "__main__":

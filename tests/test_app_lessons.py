@@ -321,3 +321,29 @@ def test_lesson_synthetic():
     assert shown["Records copied whole"] == f"{now.copies:,}"
     assert shown["DiSCO"] == f"{now.disco:.1f} %"
     assert progress(at) == f"1 of {N} lessons done"
+
+
+@pytest.mark.parametrize("lesson, kind, key, value, fn, args", [
+    ("coarsen", "slider", "w_l_coarsen_width", 10, lessons.coarsen, (10, None)),
+    ("perturb", "slider", "w_l_perturb_p", 0.15, lessons.perturb, ("pram", 0.15)),
+    ("randomized-response", "select_slider", "w_l_randomized-response_n", 1000,
+     lessons.rr_margin, (1000,)),
+    ("analysis", "slider", "w_l_analysis_width", 10, lessons.survive, ("band", 10.0)),
+    ("deniability", "select_slider", "w_l_deniability_alpha", lessons.DENY_ALPHAS[6],
+     lessons.deny, (lessons.DENY_ALPHAS[6],)),
+    ("synthetic", "select_slider", "w_l_synthetic_leaf", 5, lessons.synthesise, (5,)),
+])
+def test_a_slider_position_warmed_at_start_up_is_read_from_the_cache(lesson, kind, key, value,
+                                                                      fn, args):
+    """The warm-up's calls (ui.logic.lessons.slider_positions) are the page's own: once the
+    slider's positions are made, moving it there computes nothing (the cache is not missed;
+    the check of the synthetic lesson also reads the smaller leaves')."""
+    positions = [p for p in lessons.slider_positions() if p.func is fn]
+    assert [p.args for p in positions].count(args) == 1
+    at = lessons_page(lesson)
+    for position in positions:
+        position()
+    misses = fn.cache_info().misses
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert not at.exception
+    assert fn.cache_info().misses == misses

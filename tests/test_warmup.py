@@ -2,6 +2,7 @@
 server starts its worker processes before any session when it is on, and not when it is off."""
 
 import ast
+import functools
 import importlib
 import os
 import sys
@@ -72,6 +73,45 @@ def test_the_warm_up_gives_way_to_the_first_visitor(monkeypatch):
     monkeypatch.setattr(workers, "warm", lambda fn: done.append("workers"))
     warmup.warm()
     assert arrived.is_set() and done == ["json", "ui.logic.text"]
+
+
+def test_the_lessons_slider_positions_are_made_until_a_visitor_comes(monkeypatch):
+    """Every position, in order; one that fails is logged and the next made; a visitor stops
+    them (what is left is computed on demand, as without a warm-up)."""
+    from ui.logic import lessons
+
+    made: list[int] = []
+    arrived = threading.Event()
+
+    def position(i: int) -> None:
+        if i == 1:
+            raise ValueError("a lesson's figure could not be made")
+        made.append(i)
+        if i == 3:
+            arrived.set()
+
+    monkeypatch.setattr(warmup, "VISITOR", threading.Event())
+    monkeypatch.setattr(lessons, "slider_positions",
+                        lambda: (functools.partial(position, i) for i in range(6)))
+    assert warmup.warm_lessons() == 6 and made == [0, 2, 3, 4, 5]
+    made.clear()
+    monkeypatch.setattr(warmup, "VISITOR", arrived)
+    arrived.clear()
+    assert warmup.warm_lessons() == 4 and made == [0, 2, 3]
+
+
+def test_the_warm_up_fills_the_lessons_caches(monkeypatch):
+    """After the warm-up every position of each lesson's slider is in its cache."""
+    from ui.logic import lessons
+
+    monkeypatch.setattr(warmup, "VISITOR", threading.Event())
+    functions = {p.func for p in lessons.slider_positions()}
+    for fn in functions:
+        fn.cache_clear()
+    assert warmup.warm_lessons() == len(list(lessons.slider_positions()))
+    for fn in functions:
+        wanted = sum(p.func is fn for p in lessons.slider_positions())
+        assert fn.cache_info().currsize == wanted <= fn.cache_info().maxsize, fn
 
 
 def test_workers_warm_starts_one_worker_process(monkeypatch):

@@ -8,7 +8,8 @@ read and its column kinds inferred; the visitor saw the page's skeletons all tha
 :func:`start` does the same work in a background thread of the server once it is up, in this
 order: the modules the pages import (read from ``views/*.py`` and ``ui/page.py``, so a page
 that imports more is warmed too), the default built-in data set, one worker process with the
-computation's modules. It stops as soon as a visitor's first run begins (:func:`visitor`):
+computation's modules, then every position of the lessons' sliders. It stops as soon as a
+visitor's first run begins (:func:`visitor`):
 what is left is then done on demand, as without it, since a warm-up running beside the
 visitor's pages only competes with them for the interpreter and the cores. Nothing is done
 twice: a page that needs a module being imported waits for it (Python's import lock).
@@ -131,8 +132,31 @@ def warm() -> None:
         workers.warm(import_worker_modules)
     except Exception:
         log.warning("warm-up: the worker processes were not started", exc_info=True)
+    ready = time.perf_counter() - start
     log.info("warm-up: the pages' modules and the example in %.1f s, a worker process in "
-             "%.1f s more", pages, time.perf_counter() - start - pages)
+             "%.1f s more", pages, ready - pages)
+    made = warm_lessons()
+    log.info("warm-up: %d positions of the lessons' sliders in %.1f s", made,
+             time.perf_counter() - start - ready)
+
+
+def warm_lessons() -> int:
+    """Each position of every lesson's slider (:func:`ui.logic.lessons.slider_positions`, 180
+    of them, about 3 s of one core: ``bench/bench_lessons.py``), until a visitor's first run begins: a class moving a
+    slider together then finds each position computed. How many were made; one that fails is
+    logged and the others go on."""
+    from ui.logic import lessons
+
+    made = 0
+    for position in lessons.slider_positions():
+        if VISITOR.is_set():
+            break
+        try:
+            position()
+        except Exception:
+            log.warning("warm-up: a lesson's position failed", exc_info=True)
+        made += 1
+    return made
 
 
 def start() -> threading.Thread | None:

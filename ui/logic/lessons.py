@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 
 import pandas as pd
 
@@ -238,7 +239,7 @@ PERTURB_METHODS = {"pram": ("PRAM on region", "p"), "rank_swap": ("Rank swapping
 PERTURB_SEED = 42
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)  # every position of both sliders (slider_positions)
 def perturb(method: str, amount: float) -> Workbench:
     """The household survey after PRAM of region with flip probability ``amount``, or rank
     swapping of age within ``amount`` % of ranks: both readings of the risk (as on Protect)."""
@@ -637,3 +638,20 @@ def check_synthetic(min_leaf: int) -> Check:
                  "person, and an attacker who knows someone's region, age, sex and household "
                  f"size still reads their benefit off the file, correctly, for {now.disco:.1f} "
                  "% of the people.")
+
+
+def slider_positions() -> Iterator[Callable[[], object]]:
+    """Every position of each lesson's slider, its other control as the lesson opens, as
+    calls of the cached functions the Lessons page makes there, with the same arguments: made
+    once, each position's figures are in the caches every session reads
+    (``ui.infra.warmup.warm`` makes them at start-up, a class's first move at each position
+    then only draws). In the order a class meets them: the lessons' order, a slider from its
+    start; at most each cache's size."""
+    yield from (partial(coarsen, w, None) for w in (0, *WIDTHS))
+    yield from (partial(perturb, "pram", round(0.05 * i, 2)) for i in range(11))
+    yield from (partial(perturb, "rank_swap", 0.5 * i) for i in range(41))
+    yield from (partial(rr_margin, n) for n in RR_SIZES)
+    for method, (_, _, high, step) in ANALYSIS_METHODS.items():
+        yield from (partial(survive, method, float(a)) for a in range(0, high + 1, step))
+    yield from (partial(deny, a) for a in DENY_ALPHAS)
+    yield from (partial(synthesise, leaf) for leaf in SYNTH_LEAVES)
