@@ -142,9 +142,9 @@ def warm() -> None:
 
 def warm_lessons() -> int:
     """Each position of every lesson's slider (:func:`ui.logic.lessons.slider_positions`, 180
-    of them, about 3 s of one core: ``bench/bench_lessons.py``), until a visitor's first run begins: a class moving a
-    slider together then finds each position computed. How many were made; one that fails is
-    logged and the others go on."""
+    of them, about 3 s of one core: ``bench/bench_lessons.py``), until a visitor's first run
+    begins: a class moving a slider together then finds each position computed. How many were
+    made; one that fails is logged and the others go on."""
     from ui.logic import lessons
 
     made = 0
