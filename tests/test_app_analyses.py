@@ -28,8 +28,9 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def verdicts(at: AppTest) -> list[str]:
-    """Each analysis's verdict line, under the headline tiles (after the rule of a verdict)."""
-    return tile_notes(at, "mean CI overlap")[1:]
+    """Each analysis's verdict line, under the headline tiles: after the rule of a verdict,
+    before the propensity score and its rule."""
+    return tile_notes(at, "mean CI overlap")[1:-2]
 
 
 def interval_chart(at: AppTest) -> dict | None:
@@ -217,11 +218,20 @@ def test_removing_analyses():
 
 
 def test_the_pmse_toggle():
+    """In the editor (a setting of the analyses), kept when the editor is folded again."""
     at = protect_page()
+    assert not any(t.key == "w_an_pmse" for t in at.toggle)  # folded with the editor
+    editing(at)
     assert at.toggle(key="w_an_pmse").value  # 2139 rows: on
     at.toggle(key="w_an_pmse").set_value(False).run()
     assert metric(at, "S_pMSE") == "—"
-    assert any("pMSE was not computed" in plain(m.value) for m in at.caption)
+    assert any("pMSE was not computed" in n for n in tile_notes(at, "S_pMSE"))
+    at.session_state["w_an_editor"] = False
+    at.slider(key="w_p_band_age").set_value(5).run()
+    assert not any(t.key == "w_an_pmse" for t in at.toggle)
+    assert metric(at, "S_pMSE") == "—"
+    editing(at)
+    assert not at.toggle(key="w_an_pmse").value
 
 
 def test_the_export_page_reports_the_protect_pages_entry(monkeypatch):

@@ -80,7 +80,7 @@ def test_no_perturbed_column_says_so():
     at.slider(key="w_p_band_age").set_value(10).run()
     assert not at.exception and not at.error
     assert not [d for d in at.dataframe if EPS in d.value.columns]
-    assert any(NOTHING_PERTURBED in plain(c.value) for c in at.caption)
+    assert any(NOTHING_PERTURBED in plain(m.value) for m in at.markdown)
 
 
 def test_the_report_carries_what_the_protect_page_shows(actg, monkeypatch):

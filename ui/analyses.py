@@ -258,9 +258,10 @@ def _files(ds: Dataset, spec: dict[str, Any] | None) -> None:
 
 
 def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
-    """The expander "Benchmark analyses (N)": the analyses, a form to add one, the settings,
-    and the spec file; the last change's outcome. Closed at first, it is drawn once opened (a
-    slider move does not redraw the form)."""
+    """The expander "Benchmark analyses (N)": the analyses, a form to add one, the settings
+    (with whether the propensity model is fitted on every move), and the spec file; the last
+    change's outcome. Closed at first, it is drawn once opened (a slider move does not redraw
+    the form)."""
     count = len(spec["analyses"]) if spec else 0
     box = st.expander(f"Benchmark analyses ({count})", icon=":material/edit_note:",
                       key="w_an_editor", on_change="rerun")
@@ -273,15 +274,27 @@ def editor(ds: Dataset, spec: dict[str, Any] | None) -> None:
         _add_fields(ds)
         if spec is not None:
             _settings(ds, spec)
+            _pmse_toggle(ds)
         _files(ds, spec)
+
+
+def _pmse_toggle(ds: Dataset) -> None:
+    """Whether the propensity model is fitted on every move, kept per data set
+    (:func:`with_pmse`): a setting of the analyses, in their editor."""
+    state.bind("w_an_pmse", with_pmse(ds))
+    fit = st.toggle("Fit the propensity model (pMSE) on every move", key="w_an_pmse",
+                    help=f"On by default up to {PMSE_ROWS:,} rows: it takes 0.1–0.35 s on "
+                         "100k rows.")
+    st.session_state[_PMSE] = {**st.session_state.get(_PMSE, {}), ds.dataset_id: fit}
 
 
 # -- the panel ------------------------------------------------------------------------------
 
 
 def _headline(report: ValidityReport) -> None:
-    """The headline figures as tiles, over the rule of a verdict and each analysis's verdict
-    (its name, user data, escaped)."""
+    """The headline figures as tiles, over the rule of a verdict, each analysis's verdict (its
+    name, user data, escaped) and the propensity score with its rule (the toggle that fits it
+    is in the editor)."""
     s = report.summary()
     show_tiles([
         Tile(LABELS["mean_ci_overlap"], figure_text(s["mean_ci_overlap"]),
@@ -295,7 +308,8 @@ def _headline(report: ValidityReport) -> None:
                   "disjoint ones."),
         Tile(LABELS["s_pmse"], figure_text(s["s_pmse"]), help=S_PMSE_RULE)],
         [0, 1, 2], "an-headline",
-        notes=[md(VERDICT_RULE), *(md(f"{r.name}: {verdict_text(r)}") for r in report.analyses)])
+        notes=[md(VERDICT_RULE), *(md(f"{r.name}: {verdict_text(r)}") for r in report.analyses),
+               md(f"Propensity score: {pmse_text(report)}"), md(S_PMSE_RULE)])
     for r in report.analyses:
         if r.error:
             st.error(md(r.error), icon=":material/error:")
@@ -411,11 +425,6 @@ def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
     editor(ds, spec)
     if spec is None:
         return
-    state.bind("w_an_pmse", with_pmse(ds))
-    fit = st.toggle("Fit the propensity model (pMSE) on every move", key="w_an_pmse",
-                    help=f"On by default up to {PMSE_ROWS:,} rows: it takes 0.1–0.35 s on "
-                         "100k rows.")
-    st.session_state[_PMSE] = {**st.session_state.get(_PMSE, {}), ds.dataset_id: fit}
     try:
         report = validity_report(ds, wb, recipe_text)
     except SdcInputError as err:
@@ -431,5 +440,4 @@ def panel(ds: Dataset, wb: Workbench, recipe_text: str, context: str) -> None:
         with details:
             _analyses(report, ds.stem, context)
             _tables(report)
-    st.caption(f"**Propensity score**: {md(pmse_text(report))}\n\n{md(S_PMSE_RULE)}")
 

@@ -484,8 +484,8 @@ def attack_how(ctx: PageContext, wb: Workbench, before: float, known: list[str])
         "when the person is among them, else 0. The figure is "
         f"the sum over the {len(ctx.df):,} records (in brackets: in percent of them, the "
         f"{name('linkage_risk_percent')}); {after['linkage_percent_certain']:.2f} % are "
-        "linked with certainty (a single candidate, and the right one). *Every attacker of "
-        "the linkage attack*, below, shows the others.")
+        "linked with certainty (a single candidate, and the right one). The table of every "
+        "attacker, below, shows the others.")
     if abs(naive - linked) > 1e-9:
         st.markdown(
             f"Here the attack finds {number(abs(naive - linked))} "
@@ -511,6 +511,20 @@ def attackers(wb: Workbench, linked_before: LinkageResult) -> None:
     st.dataframe(attackers_table(linked_before, wb.after), hide_index=True)
 
 
+#: Why the Protect page shows no figure of the population: nothing says how it was sampled.
+UNSAMPLED = ("In the population: say how the file was sampled (its sampling fraction or the "
+             "population size) under \"How the file was sampled\" on the Risk page to see how "
+             "many people in the population the released keys single out.")
+
+
+def population_missing(ctx: PageContext, wb: Workbench) -> str | None:
+    """:data:`UNSAMPLED` when nothing says how the file was sampled (no weight, no sampling
+    told), so that the population's figures cannot be estimated; else None."""
+    if wb.population is not None or ctx.roles.weight or state.sampling_key():
+        return None
+    return UNSAMPLED
+
+
 def population(ctx: PageContext, wb: Workbench) -> None:
     """Risk in the population after protection, against the original's under the same
     sampling (the session's, as the Risk page was told; with a weight column and nothing
@@ -526,9 +540,7 @@ def population(ctx: PageContext, wb: Workbench) -> None:
         st.caption(f"In the population: not estimated ({md(after)}).")
         return
     if before is None or after is None:
-        st.caption("In the population: say how the file was sampled (its sampling fraction or "
-                   "the population size) under *How the file was sampled* on the Risk page to "
-                   "see how many people in the population the released keys single out.")
+        st.caption(UNSAMPLED)
         return
     model = after.uniqueness.dankar_model  # None: no sample unique, nothing to estimate
     r2 = loglinear_r2(after)
@@ -580,13 +592,17 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
     attribute-inference attack"): a summary row per perturbed column, the posterior and the
     transition matrix of one column at a time under an expander (drawn once opened), and the
     attribute-inference attack per sensitive column."""
-    st.markdown("**What this buys**")
+    head = "**What this buys**"
     if wb.rows is not None:  # a synthetic release: no record is the release of an original one
+        st.markdown(head)
         st.caption(f"No deniability figure and no attribute-inference attack: {md(wb.rows)}.")
         return
-    # the captions of a part with nothing to show, as one (fewer elements a move redraws)
-    quiet = [NOTHING_PERTURBED] if not wb.deniability else []
+    # the notes of the parts with no table of their own, and the attack's before its table,
+    # as one element, under the heading when nothing else is drawn between (fewer a move redraws)
+    quiet = [] if wb.deniability else [NOTHING_PERTURBED]
     if wb.deniability:
+        st.markdown(head)
+        head = ""
         st.dataframe(deniability_table(wb.deniability), hide_index=True, key="p_buys",
                      column_config={
                          MEANING: st.column_config.TextColumn(width="large"),
@@ -627,16 +643,17 @@ def buys(ctx: PageContext, wb: Workbench) -> None:
             quiet.append(md(nearly_constant_note(ctx.roles.household, nearly)))
     if wb.inference is None:
         quiet.append(NO_SENSITIVE)
-    if quiet:
-        st.caption("\n\n".join(quiet))
-    if wb.inference is None:
-        return
-    if isinstance(wb.inference, str):
-        st.caption(f"The attribute-inference attack cannot run: {md(wb.inference)}")
+    elif isinstance(wb.inference, str):
+        quiet.append(f"The attribute-inference attack cannot run: {md(wb.inference)}")
+    else:  # what the attack's table below shows
+        quiet.append(md(inference_note(wb.inference)))
+    if head:
+        st.markdown("\n\n".join([head, *quiet]))
     else:
+        st.caption("\n\n".join(quiet))
+    if wb.inference is not None and not isinstance(wb.inference, str):
         # a row per sensitive column, few: a plain table (no Tab stop of its own)
         st.table(inference_shown(wb.inference))
-        st.caption(md(inference_note(wb.inference)))
 
 
 def synthetic(wb: Workbench) -> None:
@@ -675,23 +692,23 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
     linked_before = compute.linkage_before(ctx.ds.dataset_id, ctx.qi, tuple(known), ctx.df)
     rows = risk_rows(wb.after, figures(before, linked_before), ctx.opts.k, PROTECT_RISK,
                      wb.rows)
-    # dRisk, measured on distance columns, after PROTECT_RISK's tiles
-    show_tiles([row.tile for row in rows], [0, 1, 6], "p-risk")
+    # dRisk, measured on distance columns, after PROTECT_RISK's tiles; under them, why the
+    # population's figures are not shown, when they are not (one element fewer a move)
+    unsampled = population_missing(ctx, wb)
+    show_tiles([row.tile for row in rows], [0, 1, 6], "p-risk",
+               notes=[unsampled] if unsampled else ())
     if wb.rows is not None:
         synthetic(wb)
     if ctx.roles.household:
         households(ctx, wb)
-    population(ctx, wb)
+    if not unsampled:
+        population(ctx, wb)
     if wb.rows is None:
-        how = st.expander("How: two readings of the risk", icon=":material/school:",
-                          key="p_how", on_change="rerun")
+        how = st.expander("How: two readings of the risk, and every attacker",
+                          icon=":material/school:", key="p_how", on_change="rerun")
         if how.open:  # the expanders of the results are drawn once opened, not on every move
             with how:
                 attack_how(ctx, wb, linked_before.linkage_reidentifications, known)
-        every = st.expander("Every attacker of the linkage attack", icon=":material/groups:",
-                            key="p_attackers", on_change="rerun")
-        if every.open:
-            with every:
                 attackers(wb, linked_before)
     loss = utility_rows(wb.utility_for(ctx.roles.ignore), wb.rows)
     show_tiles([row.tile for row in loss], [0], "p-loss")
