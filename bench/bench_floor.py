@@ -8,9 +8,9 @@ browser) moves the slider ``--moves`` times for each ``N``; the figure is the se
 CPU time per move (user + system, ``/proc/<pid>/stat``), then the cost of one more element
 (the slope between the smallest and the largest ``N``).
 
-Read beside ``bench/bench_moves.py``: a Protect move on the journey's 2,000 records redraws 20
+Read beside ``bench/bench_moves.py``: a Protect move on the journey's 2,000 records redraws 18
 elements (the risk, population and loss tiles as three HTML elements, ``ui/logic/tiles.py``;
-the chart and its two folded parts, the undo buttons, captions and the blocks around them).
+the chart and its two folded parts, the undo buttons, three texts and the blocks around them).
 
 Run: ``python -m bench.bench_floor [--moves 200] [--elements 0 20 60]``
 """
