@@ -47,6 +47,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from ui.logic.tiles import read_tiles
+
 ROOT_CONTAINERS = {0: "main", 1: "sidebar", 2: "event", 3: "bottom"}
 XSRF_COOKIE = "_streamlit_xsrf"
 # how a run can end; an early end (FINISHED_EARLY_FOR_RERUN) is followed by another run
@@ -223,6 +225,15 @@ class StSession:
             elif node.block is not None:
                 lines.append(_block_label(node.block))
         return "\n".join(line for line in lines if line)
+
+    def metrics(self) -> dict[str, str]:
+        """Every metric tile on the page, its label → its value as shown: ``st.metric``'s, and
+        those of a group drawn as one HTML element (:func:`ui.logic.tiles.read_tiles`)."""
+        shown = {e.label: e.proto.body for e in self.elements if e.kind == "metric"}
+        for e in self.elements:
+            if e.kind == "html":
+                shown.update({t.label: t.value for t in read_tiles(e.proto.body)})
+        return shown
 
     def errors(self) -> list[str]:
         """Exceptions and error boxes on the page, and a script that failed to compile."""

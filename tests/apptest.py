@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 from tests.conftest import plain
-from tests.tile_reader import Shown, TileReader, read_tiles
+from ui.logic.tiles import Shown, TileReader, read_tiles
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -183,7 +183,7 @@ at.switch_page("views/risk.py").run()  # its measures come from the worker proce
 assert not at.exception, [e.value for e in at.exception]
 import html, re
 tiles = "".join(e.proto.body for e in at.get("html"))  # the measures as one HTML element
-print(html.unescape(re.search(r'Keys&#x27; re-identifications</span>.*?"sdcTileValue">([^<]*)<',
+print(html.unescape(re.search(r'Keys&#x27; re-identifications</span>.*?"stMetricValue">([^<]*)<',
                               tiles).group(1)))
 """
 

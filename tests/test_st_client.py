@@ -10,8 +10,7 @@ from tests.conftest import run_async
 
 
 def metric(session: StSession, label: str) -> str:
-    return next(e.proto.body for e in session.elements
-                if e.kind == "metric" and e.label == label)
+    return session.metrics()[label]
 
 
 async def drive(url: str) -> None:

@@ -13,9 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.hostile_text import BIDI, IMAGE, LINK, SPOOFED
-from tests.tile_reader import TileReader, read_tiles
 from ui.logic.text import md
-from ui.logic.tiles import STYLE, Tile, text, tiles_html
+from ui.logic.tiles import STYLE, Tile, TileReader, read_tiles, text, tiles_html
 
 HOSTILE = [
     IMAGE, LINK, SPOOFED, "<img src=x onerror=alert(1)>", "<script>alert(1)</script>",

@@ -75,11 +75,9 @@ def test_the_warm_up_gives_way_to_the_first_visitor(monkeypatch):
     assert arrived.is_set() and done == ["json", "ui.logic.text"]
 
 
-def test_the_lessons_slider_positions_are_made_until_a_visitor_comes(monkeypatch):
+def test_the_slider_positions_are_made_until_a_visitor_comes(monkeypatch):
     """Every position, in order; one that fails is logged and the next made; a visitor stops
     them (what is left is computed on demand, as without a warm-up)."""
-    from ui.logic import lessons
-
     made: list[int] = []
     arrived = threading.Event()
 
@@ -91,24 +89,27 @@ def test_the_lessons_slider_positions_are_made_until_a_visitor_comes(monkeypatch
             arrived.set()
 
     monkeypatch.setattr(warmup, "VISITOR", threading.Event())
-    monkeypatch.setattr(lessons, "slider_positions",
-                        lambda: (functools.partial(position, i) for i in range(6)))
-    assert warmup.warm_lessons() == 6 and made == [0, 2, 3, 4, 5]
+    monkeypatch.setattr(warmup, "POSITIONS", {})
+    warmup.positions(lambda: (functools.partial(position, i) for i in range(6)))
+    assert warmup.warm_positions() == 6 and made == [0, 2, 3, 4, 5]
     made.clear()
     monkeypatch.setattr(warmup, "VISITOR", arrived)
     arrived.clear()
-    assert warmup.warm_lessons() == 4 and made == [0, 2, 3]
+    assert warmup.warm_positions() == 4 and made == [0, 2, 3]
 
 
 def test_the_warm_up_fills_the_lessons_caches(monkeypatch):
-    """After the warm-up every position of each lesson's slider is in its cache."""
+    """The lessons' positions are registered by the pages' state (ui.state): after the
+    warm-up every position of each lesson's slider is in its cache."""
+    import ui.state  # noqa: F401 — registers them, as the warm-up's imports of the pages do
     from ui.logic import lessons
 
+    assert "ui.state._lesson_positions" in warmup.POSITIONS
     monkeypatch.setattr(warmup, "VISITOR", threading.Event())
     functions = {p.func for p in lessons.slider_positions()}
     for fn in functions:
         fn.cache_clear()
-    assert warmup.warm_lessons() == len(list(lessons.slider_positions()))
+    assert warmup.warm_positions() == len(list(lessons.slider_positions()))
     for fn in functions:
         wanted = sum(p.func is fn for p in lessons.slider_positions())
         assert fn.cache_info().currsize == wanted <= fn.cache_info().maxsize, fn

@@ -12,6 +12,7 @@ writes to disk.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +26,7 @@ from sdc_core.examples import DEFAULT_EXAMPLE, example
 from sdc_core.roles import Roles, carry_roles
 from ui.infra import memory, warmup
 from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here
-from ui.logic import workspace
+from ui.logic import lessons, workspace
 from ui.logic.protect import ProtectSettings
 from ui.logic.session import (
     Applied,
@@ -227,6 +228,14 @@ def _example_table(key: str) -> tuple[pd.DataFrame, str, dict[str, Kind], int]:
 def _read_default_example() -> None:
     """Read before the first visitor by the server's warm-up: every session opens with it."""
     _example_table(DEFAULT_EXAMPLE)
+
+
+@warmup.positions
+def _lesson_positions() -> Iterator[Callable[[], object]]:
+    """Every position of the lessons' sliders, made by the server's warm-up before the first
+    visitor (:func:`ui.logic.lessons.slider_positions`): a class moving a lesson's slider
+    together finds each one made."""
+    return lessons.slider_positions()
 
 
 def load_example(key: str = DEFAULT_EXAMPLE) -> Dataset:

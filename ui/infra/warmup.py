@@ -27,7 +27,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -49,6 +49,8 @@ VISITOR = threading.Event()
 #: What :func:`warm` calls once the pages' modules are imported, by name: the functions the
 #: pages' modules registered (:func:`preload`)
 PRELOADS: dict[str, Callable[[], object]] = {}
+#: What :func:`warm` makes last, by name: the positions of sliders (:func:`positions`)
+POSITIONS: dict[str, Callable[[], Iterable[Callable[[], object]]]] = {}
 
 
 def preload(fn: Callable[[], T]) -> Callable[[], T]:
@@ -135,27 +137,35 @@ def warm() -> None:
     ready = time.perf_counter() - start
     log.info("warm-up: the pages' modules and the example in %.1f s, a worker process in "
              "%.1f s more", pages, ready - pages)
-    made = warm_lessons()
-    log.info("warm-up: %d positions of the lessons' sliders in %.1f s", made,
+    made = warm_positions()
+    log.info("warm-up: %d positions of sliders in %.1f s", made,
              time.perf_counter() - start - ready)
 
 
-def warm_lessons() -> int:
-    """Each position of every lesson's slider (:func:`ui.logic.lessons.slider_positions`, 180
-    of them, about 3 s of one core: ``bench/bench_lessons.py``), until a visitor's first run
-    begins: a class moving a slider together then finds each position computed. How many were
-    made; one that fails is logged and the others go on."""
-    from ui.logic import lessons
+def positions(fn: Callable[[], Iterable[Callable[[], object]]]
+              ) -> Callable[[], Iterable[Callable[[], object]]]:
+    """Have the warm-up make, once the worker is started, every call ``fn`` gives: the
+    positions of a slider whose results a cache keeps (the Lessons page's: ``ui.state``
+    registers them). A decorator; the warm-up imports no page module of its own."""
+    POSITIONS[f"{fn.__module__}.{fn.__qualname__}"] = fn
+    return fn
 
+
+def warm_positions() -> int:
+    """Each position of the registered sliders (:func:`positions`: the lessons', 180 of them,
+    about 3 s of one core: ``bench/bench_lessons.py``), until a visitor's first run begins: a
+    class moving a slider together then finds each position computed. How many were made;
+    one that fails is logged and the others go on."""
     made = 0
-    for position in lessons.slider_positions():
-        if VISITOR.is_set():
-            break
-        try:
-            position()
-        except Exception:
-            log.warning("warm-up: a lesson's position failed", exc_info=True)
-        made += 1
+    for fn in list(POSITIONS.values()):
+        for position in fn():
+            if VISITOR.is_set():
+                return made
+            try:
+                position()
+            except Exception:
+                log.warning("warm-up: a slider's position failed", exc_info=True)
+            made += 1
     return made
 
 

@@ -15,7 +15,9 @@ round, "off" both grey.
 
 A tile and its parts carry the test ids of Streamlit's own metric (``stMetric``,
 ``stMetricLabel``, ``stMetricValue``, ``stMetricDelta``): the browser tests read a tile the
-same way whichever draws it, and the pages' rules for metrics (wrap, never cut) hold for both."""
+same way whichever draws it, and the pages' rules for metrics (wrap, never cut) hold for both.
+:func:`read_tiles` reads the tiles back from the HTML as a browser shows them (the load
+client, ``bench/st_client.py``, and the tests read the pages with it)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Literal
 
 from sdc_core.data.io import neutralize_bidi
@@ -114,3 +117,63 @@ def tiles_html(tiles: Sequence[Tile], title: str | None = None, notes: Sequence[
     head = f'<p class="sdc-tiles-title">{text(title)}</p>' if title else ""
     foot = "".join(f'<p class="sdc-tiles-note">{text(n)}</p>' for n in notes)
     return f'<div class="sdc-tiles" data-testid="sdcTiles">{head}{body}{foot}</div>'
+
+
+# -- read back, as a browser shows them (the load client and the tests) --------------------
+
+@dataclass(frozen=True)
+class Shown:
+    """A tile as the page shows it: an ``st.metric``'s or one of a group drawn as one HTML
+    element (:mod:`ui.logic.tiles`), read back from the HTML as the browser reads it."""
+
+    label: str
+    value: str
+    delta: str
+    help: str
+
+
+class TileReader(HTMLParser):
+    """The tiles of :func:`ui.logic.tiles.tiles_html`: the text of each ``data-testid`` part
+    (entities decoded, as a browser shows them) and the text of the tooltip."""
+
+    PARTS = {"stMetricLabel": "label", "stMetricValue": "value", "stMetricDelta": "delta"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tiles: list[dict[str, str]] = []
+        self.notes: list[str] = []
+        self.stack: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        part = self.PARTS.get(a.get("data-testid") or "")
+        if a.get("data-testid") == "stMetric":
+            self.tiles.append({"label": "", "value": "", "delta": "", "help": ""})
+        elif a.get("role") == "tooltip":
+            part = "help"
+        elif a.get("class") == "sdc-tiles-note":
+            self.notes.append("")
+            part = "note"
+        if tag not in ("br", "img", "input"):
+            self.stack.append(part or next((p for p in reversed(self.stack) if p), None))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack and tag not in ("br", "img", "input"):
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        part = self.stack[-1] if self.stack else None
+        if part == "note":
+            self.notes[-1] += data
+        elif part and self.tiles:
+            self.tiles[-1][part] += data
+
+
+def read_tiles(body: str) -> list[Shown]:
+    """The tiles of an HTML element, the arrow of a delta left out (hidden from a screen
+    reader: the sign says it)."""
+    reader = TileReader()
+    reader.feed(body)
+    return [Shown(t["label"], t["value"],
+                  t["delta"].replace("▲", "").replace("▼", "").strip(), t["help"])
+            for t in reader.tiles]
