@@ -128,12 +128,13 @@ def perturb() -> None:
     method = control(left.radio, "w_l_perturb_method", "pram", "Method",
                      list(lessons.PERTURB_METHODS),
                      format_func=lambda m: lessons.PERTURB_METHODS[m][0])
+    high, step = lessons.PERTURB_SLIDERS[method]
     if method == "pram":
-        amount = control(right.slider, "w_l_perturb_p", 0.0, "Flip probability p", 0.0, 0.5,
-                         step=0.05)
+        amount = control(right.slider, "w_l_perturb_p", 0.0, "Flip probability p", 0.0, high,
+                         step=step)
     else:
         amount = control(right.slider, "w_l_perturb_window", 0.0, "Swap window (% of ranks)",
-                         0.0, 20.0, step=0.5)
+                         0.0, high, step=step)
     wb = lessons.perturb(method, float(amount))
     m = st.columns(2)
     m[0].metric(tile("expected_reidentifications"),

@@ -14,6 +14,7 @@ from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
 from sdc_core.names import count_and_percent, label, name
 from sdc_core.risk.linkage import ATTACKER_NAMES, ATTACKER_RULES, LinkageResult
+from sdc_core.risk.population_risk import PopulationRisk
 from sdc_core.utility import randomized_response_error
 from ui import analyses, charts, compute, state
 from ui.guard import guarded
@@ -517,31 +518,29 @@ UNSAMPLED = ("In the population: say how the file was sampled (its sampling frac
              "many people in the population the released keys single out.")
 
 
-def population_missing(ctx: PageContext, wb: Workbench) -> str | None:
-    """:data:`UNSAMPLED` when nothing says how the file was sampled (no weight, no sampling
-    told), so that the population's figures cannot be estimated; else None."""
-    if wb.population is not None or ctx.roles.weight or state.sampling_key():
-        return None
-    return UNSAMPLED
-
-
-def population(ctx: PageContext, wb: Workbench) -> None:
-    """Risk in the population after protection, against the original's under the same
-    sampling (the session's, as the Risk page was told; with a weight column and nothing
-    told, N is the weights' sum). Metrics without a help button: nothing here is a Tab stop
-    before the "Before and after" chart."""
-    given = state.sampling_key()
+def population_figures(ctx: PageContext, wb: Workbench
+                       ) -> tuple[PopulationRisk, PopulationRisk] | str:
+    """Risk in the population after protection and the original's under the same sampling
+    (the session's, as the Risk page was told; with a weight column and nothing told, N is
+    the weights' sum); when there are none, why not, as a note for the risk tiles: not
+    estimated (and the reason), or :data:`UNSAMPLED`."""
     after = wb.population  # computed with the move's other figures
     try:
-        before = compute.population(ctx.ds.dataset_id, ctx.qi, ctx.roles.weight, given, ctx.df)
+        before = compute.population(ctx.ds.dataset_id, ctx.qi, ctx.roles.weight,
+                                    state.sampling_key(), ctx.df)
     except SdcInputError as err:
         after = str(err)
     if isinstance(after, str):
-        st.caption(f"In the population: not estimated ({md(after)}).")
-        return
+        return f"In the population: not estimated ({md(after)})."
     if before is None or after is None:
-        st.caption(UNSAMPLED)
-        return
+        return UNSAMPLED
+    return after, before
+
+
+def population(ctx: PageContext, after: PopulationRisk, before: PopulationRisk) -> None:
+    """The population's figures of :func:`population_figures` as tiles, with what they are.
+    Metrics without a help button: nothing here is a Tab stop before the "Before and after"
+    chart."""
     model = after.uniqueness.dankar_model  # None: no sample unique, nothing to estimate
     r2 = loglinear_r2(after)
     shown = [Tile(f"Population uniqueness ({MODEL_NAMES[model]})" if model is not None
@@ -694,15 +693,15 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
                      wb.rows)
     # dRisk, measured on distance columns, after PROTECT_RISK's tiles; under them, why the
     # population's figures are not shown, when they are not (one element fewer a move)
-    unsampled = population_missing(ctx, wb)
+    in_population = population_figures(ctx, wb)
     show_tiles([row.tile for row in rows], [0, 1, 6], "p-risk",
-               notes=[unsampled] if unsampled else ())
+               notes=[in_population] if isinstance(in_population, str) else ())
     if wb.rows is not None:
         synthetic(wb)
     if ctx.roles.household:
         households(ctx, wb)
-    if not unsampled:
-        population(ctx, wb)
+    if not isinstance(in_population, str):
+        population(ctx, *in_population)
     if wb.rows is None:
         how = st.expander("How: two readings of the risk, and every attacker",
                           icon=":material/school:", key="p_how", on_change="rerun")

@@ -236,6 +236,8 @@ def check_coarsen(now: Coarsened, best: Coarsened) -> Check:
 PERTURB_KEYS = ["region", "age", "sex"]
 PERTURB_METHODS = {"pram": ("PRAM on region", "p"), "rank_swap": ("Rank swapping of age",
                                                                    "window_percent")}
+#: Each perturbation's slider, from 0: its largest amount and its step
+PERTURB_SLIDERS = {"pram": (0.5, 0.05), "rank_swap": (20.0, 0.5)}
 PERTURB_SEED = 42
 
 
@@ -648,8 +650,9 @@ def slider_positions() -> Iterator[Callable[[], object]]:
     then only draws). In the order a class meets them: the lessons' order, a slider from its
     start; at most each cache's size."""
     yield from (partial(coarsen, w, None) for w in (0, *WIDTHS))
-    yield from (partial(perturb, "pram", round(0.05 * i, 2)) for i in range(11))
-    yield from (partial(perturb, "rank_swap", 0.5 * i) for i in range(41))
+    for method, (high, step) in PERTURB_SLIDERS.items():
+        yield from (partial(perturb, method, round(step * i, 6))
+                    for i in range(round(high / step) + 1))
     yield from (partial(rr_margin, n) for n in RR_SIZES)
     for method, (_, _, high, step) in ANALYSIS_METHODS.items():
         yield from (partial(survive, method, float(a)) for a in range(0, high + 1, step))

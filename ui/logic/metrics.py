@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from sdc_core.names import COUNT_AND_PERCENT, MEASURES, count_and_percent, label, name, tile
 from ui.logic.text import delta_text, smallest_class_help
-from ui.logic.tiles import Tile
+from ui.logic.tiles import DeltaColor, Tile
 from ui.logic.workbench import LINKAGE_KEYS, RISK_KEYS
 
 #: How IL1 reads a numeric value that protection turned into a missing one (the default).
@@ -58,7 +58,7 @@ UTILITY = ("IL1_release", "IL1_overall", "IL1_numeric", "IL1_categorical",
 #: Measures whose change reads in whole figures (a class size).
 _SIZES = ("min_k", "median_k")
 #: ``st.metric``'s delta colour of a measure, by which way is better (sdc_core.names).
-_DELTA_COLOR: dict[str | None, Literal["normal", "inverse", "off"]] = {
+_DELTA_COLOR: dict[str | None, DeltaColor] = {
     "higher": "normal", "lower": "inverse", None: "off"}
 
 
@@ -76,7 +76,7 @@ class MetricRow:
     help: str
     #: ``st.metric``'s ``delta_color``: "inverse" for a risk (down is good), "normal" for a
     #: class size (up is good), "off" for an information-loss figure
-    delta_color: Literal["normal", "inverse", "off"]
+    delta_color: DeltaColor
 
     @property
     def tile(self) -> Tile:
