@@ -356,8 +356,67 @@ def _add_dashboard(sub: _Subparsers) -> None:
     dashboard.set_defaults(func=_cmd_dashboard)
 
 
+def _add_pack(sub: _Subparsers) -> None:
+    """``pack``: the release decision pack (docs/releases.md)."""
+    from sdc_core.release_types import RELEASE_TYPES
+
+    pack = sub.add_parser(
+        "pack", help="a release decision pack: the released file, internal and external "
+                     "reports, manifests, the trade-off figure",
+        description="Apply RECIPE to ORIGINAL and write into the folder OUT: released.csv, "
+                    "internal.html (replicable, with the seed), external.html (for the data "
+                    "users: no seed), manifest.json (no seed) and manifest-internal.json "
+                    "(SHA-256 of every file, versions, the release type and its targets, the "
+                    "decision, compare --json's figures, a status pass/fail/review per "
+                    "output), tradeoff.svg and tradeoff.pdf, and table-N.csv per --table. "
+                    "Roles as in compare. With --parent the recipe starts from the parent "
+                    "pack's release and may only coarsen it (docs/releases.md, \"Lineage\").")
+    pack.add_argument("original")
+    pack.add_argument("--recipe", required=True, type=Path, metavar="R.json",
+                      help="the recipe (with --parent: run on the parent's release)")
+    pack.add_argument("--type", required=True, choices=list(RELEASE_TYPES), dest="kind",
+                      help="release type: public-use, scientific-use, teaching or "
+                           "secure-access file")
+    pack.add_argument("--qi", required=True, type=_column_list, help="quasi-identifiers")
+    pack.add_argument("--sensitive", type=_column_list, default=[], help="sensitive columns")
+    pack.add_argument("--known", type=_column_list, default=[],
+                      help="extra numeric columns the attacker knows")
+    pack.add_argument("--household", metavar="COLUMN", help="the household-id column")
+    _add_weight(pack)
+    pack.add_argument("--numeric", type=_column_list_or_none,
+                      help="numeric columns (default: those read as numeric)")
+    pack.add_argument("--not-released", type=_column_list, default=[], metavar="A,B",
+                      help="columns of ORIGINAL that are not part of the release")
+    pack.add_argument("--target", action="append", default=[], metavar="FIGURE<=LIMIT",
+                      help="change or add a target of the release type, e.g. "
+                           "linkage_risk_percent<=2 (repeat for more)")
+    pack.add_argument("--table", type=_column_list, action="append", default=[],
+                      metavar="A,B", dest="tables",
+                      help="a cross table published with the release (from ORIGINAL, "
+                           "suppressed by --table-rule and audited); repeat for more")
+    pack.add_argument("--table-rule", default="threshold:5", metavar="RULE",
+                      help="the tables' primary rule (default threshold:5)")
+    pack.add_argument("--analysis", type=Path, metavar="SPEC.json",
+                      help="benchmark analyses: their CI overlap tells the data users which "
+                           "estimates to trust less")
+    pack.add_argument("--grid", type=Path, metavar="GRID.json",
+                      help="a sweep's grid: its settings on the trade-off figure")
+    pack.add_argument("--decision", type=Path, metavar="DECISION.json",
+                      help="the decision fields (decision, steward, checker, dates, "
+                           "board_reference, comments, outputs): blank without it")
+    pack.add_argument("--title", default=None, help="the pack's title (default: the file's "
+                                                     "name)")
+    pack.add_argument("--parent", type=Path, metavar="PARENT_PACK",
+                      help="the folder of the pack this release is made from")
+    pack.add_argument("--zip", action="store_true", help="also write OUT.zip")
+    pack.add_argument("-o", "--output", required=True, type=Path, metavar="OUT",
+                      help="the pack's folder (new, or empty)")
+    pack.set_defaults(func=_cmd_pack)
+
+
 #: Each command's parser builder, in the order of ``--help``.
-_COMMANDS = (_add_risk, _add_apply, _add_compare, _add_sweep, _add_tables, _add_dashboard)
+_COMMANDS = (_add_risk, _add_apply, _add_compare, _add_sweep, _add_tables, _add_pack,
+             _add_dashboard)
 
 
 def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
@@ -455,7 +514,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.assess import Setting, assess
     from sdc_core.data.columns import read_like
     from sdc_core.data.io import Kind, infer_kinds
-    from sdc_core.recipe import load_recipe
+    from sdc_core.recipe import load_recipe, release_notes
 
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
         raise SdcInputError("--recipe, --known, --records and --sensitive go with --qi")
@@ -494,7 +553,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         out["attribute_note"] = NO_RECIPE_ATTRIBUTE
     if args.records is not None:
         _write_records(assessment.linkage.records(), args.records)
-    out["release_notes"] = _release_notes(recipe, original)
+    out["release_notes"] = release_notes(recipe, original)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -506,6 +565,91 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"original one on {', '.join(map(str, out['dcr_columns']))}")
     if spec is not None:
         _print_validity(out)
+    return 0
+
+
+def _default_numeric(original: pd.DataFrame, household: str | None) -> list[str]:
+    """The columns read as numeric, the household id left out (an id is not a measure)."""
+    from sdc_core.data.io import Kind, infer_kinds
+
+    return [c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC and c != household]
+
+
+def _read_parent(folder: Path, original: pd.DataFrame) -> Any:
+    """The parent pack in ``folder``: its manifests and released file (read with the
+    ``original``'s column types, as ``compare`` reads a release), checked."""
+    from sdc_core.data.columns import read_like
+    from sdc_core.pack import INTERNAL_MANIFEST, MANIFEST, RELEASED, parent_from
+
+    if not folder.is_dir():
+        raise SdcInputError(f"{folder}: --parent names the folder of a pack")
+    released = folder / RELEASED
+    raw = _read_bytes(released, "parent's released file")
+    return parent_from(_read_text(folder / MANIFEST, "parent manifest"),
+                       _read_text(folder / INTERNAL_MANIFEST, "parent internal manifest "
+                                  "(the parent's recipe with its seed)"),
+                       raw, read_like(read_bounded(released), original))
+
+
+def _read_bytes(path: Path, what: str) -> bytes:
+    from sdc_core.data.io import MAX_BYTES
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise SdcInputError(f"{path}: the {what} is {size:,} bytes; at most {MAX_BYTES:,}")
+        return path.read_bytes()
+    except OSError as err:
+        raise SdcInputError(f"{path}: cannot read the {what} "
+                            f"({getattr(err, 'strerror', None) or err})") from None
+
+
+def _cmd_pack(args: argparse.Namespace) -> int:
+    from sdc_core.assess import RiskOptions, Setting
+    from sdc_core.pack import PackRequest, build_pack, load_decision, sha256
+    from sdc_core.recipe import load_recipe
+    from sdc_core.release_types import parse_target, release_type, with_targets
+    from sdc_core.tables.cell_rules import Rule
+
+    out = args.output
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise SdcInputError(f"{out}: the pack's folder must be new or empty")
+    kind = with_targets(release_type(args.kind), [parse_target(t) for t in args.target])
+    recipe = load_recipe(_read_text(args.recipe, "recipe"))
+    decision = load_decision(_read_text(args.decision, "decision")) if args.decision else None
+    spec = _analysis_spec(args.analysis) if args.analysis else None
+    rule = Rule.parse(args.table_rule)
+    raw = _read_bytes(Path(args.original), "original")
+    original = read_bounded(Path(args.original))
+    parent = _read_parent(args.parent, original) if args.parent is not None else None
+    numeric = args.numeric if args.numeric is not None else _default_numeric(
+        original, args.household)
+    if args.sensitive:
+        from sdc_core.keys import check_columns
+
+        check_columns(original, args.sensitive, "sensitive")
+    setting = Setting(tuple(args.qi), tuple(numeric), tuple(args.sensitive), tuple(args.known),
+                      weight=args.weight, household=args.household,
+                      risk=RiskOptions(kind.k), not_released=tuple(args.not_released))
+    sweep = None
+    if args.grid is not None:
+        from sdc_core.sweep.run import run_sweep
+
+        sweep = run_sweep(original, args.qi, _read_json(args.grid, "grid"), args.weight).table
+    req = PackRequest(original, recipe, kind, setting,
+                      title=args.title if args.title is not None else Path(args.original).name,
+                      original_sha256=sha256(raw), parent=parent,
+                      tables=tuple(tuple(t) for t in args.tables), table_rule=rule,
+                      analyses=spec, sweep=sweep, **({"decision": decision} if decision else {}))
+    made = build_pack(req)
+    written = made.write(out)
+    if args.zip:
+        zipped = out.with_name(out.name + ".zip")
+        zipped.write_bytes(made.zip_bytes())
+        written.append(zipped)
+    for uid, status in made.statuses.items():
+        print(f"{uid}: {status.status}" + "".join(f"\n  {r}" for r in status.reasons))
+    print(f"wrote {len(written)} files to {out} ({kind.name})")
     return 0
 
 
@@ -571,7 +715,7 @@ def _print_validity(out: dict[str, Any]) -> None:
 
 def _compare_on_engine(args: argparse.Namespace) -> int:
     from sdc_core.engines import jobs
-    from sdc_core.recipe import load_recipe
+    from sdc_core.recipe import load_recipe, release_notes
 
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
 
@@ -581,7 +725,7 @@ def _compare_on_engine(args: argparse.Namespace) -> int:
         return {**jobs.compare(engine, args.original, args.protected, args.numeric,
                                args.il1_missing, args.not_released), **attack}
     out = _with_engine(args, job)
-    out["release_notes"] = _release_notes(recipe)
+    out["release_notes"] = release_notes(recipe)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -944,7 +1088,7 @@ def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> Diffe
 def _cmd_apply(args: argparse.Namespace) -> int:
     from sdc_core.data.io import WRITABLE_EXTENSIONS, export_notes, write_table
     from sdc_core.methods.banding import release_note
-    from sdc_core.recipe import apply_recipe, load_recipe
+    from sdc_core.recipe import apply_recipe, load_recipe, release_notes
 
     if args.output.suffix.lower() not in WRITABLE_EXTENSIONS:
         raise SdcInputError(f"{args.output}: output must end in "
@@ -958,7 +1102,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                                                           not args.no_neutralize))
         for report in reports:
             print(f"step {report['step']} {report['method']} {report['column']}")
-        for note in _release_notes(recipe):
+        for note in release_notes(recipe):
             print(f"{args.program}: note: {note}", file=sys.stderr)
         print(f"wrote the protected table to {args.output} ({args.engine})")
         return 0
@@ -982,26 +1126,6 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                   f"smallest class is {report['min_k_after_as_category']:g}")
     print(f"wrote {len(result.data)} records to {args.output}")
     return 0
-
-
-def _release_notes(recipe: Any, original: pd.DataFrame | None = None) -> list[str]:
-    """What the recipe's band steps that write midpoints or lower bounds release, in the words
-    of :func:`sdc_core.methods.banding.release_note`; with the ``original`` table, with an
-    example band ("10 = 0–19")."""
-    from sdc_core.methods.banding import NUMBER_LABELS, release_note
-    from sdc_core.recipe import run_step
-
-    notes = []
-    for i, step in enumerate(recipe.steps if recipe else []):
-        if step["method"] != "band" or step.get("label") not in NUMBER_LABELS:
-            continue
-        info = {"label": step["label"]}
-        if original is not None and step["column"] in original.columns:
-            info = run_step(original, step, recipe.seed, i, None).info
-        note = release_note({"method": "band", "column": step["column"], **info})
-        if note is not None:  # always, for a band step that writes numbers
-            notes.append(note)
-    return notes
 
 
 def _short(value: object) -> str:

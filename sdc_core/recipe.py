@@ -34,7 +34,13 @@ from sdc_core.checks import parse_json, shown
 from sdc_core.data.columns import restore
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, MethodResult, Release, registry
-from sdc_core.methods.banding import read_bands, recipe_labels, whole_number_columns
+from sdc_core.methods.banding import (
+    NUMBER_LABELS,
+    read_bands,
+    recipe_labels,
+    release_note,
+    whole_number_columns,
+)
 from sdc_core.methods.common import RankOne, TableResult
 from sdc_core.methods.households import (
     HouseholdPlan,
@@ -785,3 +791,22 @@ def _replace(df: pd.DataFrame, done: StepOutput, original: pd.DataFrame) -> pd.D
     for c in done.values.columns:
         out[c] = restore(original[c], done.values[c])
     return out
+
+
+def release_notes(recipe: Recipe | None, original: pd.DataFrame | None = None) -> list[str]:
+    """What the recipe's band steps that write midpoints or lower bounds release, in the words
+    of :func:`sdc_core.methods.banding.release_note`; with the ``original`` table, with an
+    example band ("10 = 0–19"). ``compare --json`` and the decision pack give them as
+    ``release_notes``."""
+    notes = []
+    for i, step in enumerate(recipe.steps if recipe else []):
+        if step["method"] != "band" or step.get("label") not in NUMBER_LABELS:
+            continue
+        info = {"label": step["label"]}
+        if original is not None and step["column"] in original.columns:
+            assert recipe is not None
+            info = run_step(original, step, recipe.seed, i, None).info
+        note = release_note({"method": "band", "column": step["column"], **info})
+        if note is not None:  # always, for a band step that writes numbers
+            notes.append(note)
+    return notes
