@@ -1035,7 +1035,7 @@ def _cross_table(args: argparse.Namespace) -> int:
                          args.ckm_threshold, args.household, args.max_contributions)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
-    out = made.frame[cols + [made.value, "status", "unit"]]
+    out = made.published()
     if args.output is not None:
         write_table(out, args.output)
     if args.json:

@@ -421,8 +421,7 @@ def build_pack(req: PackRequest) -> Pack:
         made = release_table(req.original, list(cols), rule=rule, household=setting.household)
         tables.append(PackTable(tuple(cols), made))
         name = f"table-{n}.csv"
-        frame = made.frame[[*made.truth.columns, made.value, "status", "unit"]]
-        files[name] = table_bytes(frame, ".csv")
+        files[name] = table_bytes(made.published(), ".csv")
         statuses[tables[-1].uid] = table_status(made)
 
     mitigation = step_texts(applied.reports)

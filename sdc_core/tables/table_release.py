@@ -117,6 +117,16 @@ class TableRelease:
         """"person" with a household id, else "record" (:data:`UNITS`)."""
         return UNITS[self.household is not None]
 
+    def published(self) -> pd.DataFrame:
+        """The table as it is published: its columns, ``count`` or ``sum`` (blank when
+        hidden), ``status`` and ``unit``; a count stays a whole number beside the blanks
+        (``Int64``: written "24", not "24.0")."""
+        out = self.frame[[*self.truth.columns, self.value, "status", "unit"]].copy()
+        v = out[self.value]
+        if self.value == "count" and bool((v.dropna() % 1 == 0).all()):
+            out[self.value] = v.round().astype("Int64")
+        return out
+
     def hidden(self) -> pd.DataFrame:
         """The hidden cells with their audited intervals (``suppress``)."""
         if "lo" not in self.frame:
