@@ -606,7 +606,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
 
 def _cmd_pack(args: argparse.Namespace) -> int:
     from sdc_core.assess import RiskOptions, Setting
-    from sdc_core.pack import PackRequest, build_pack, load_decision, sha256
+    from sdc_core.pack import Decision, PackRequest, build_pack, load_decision, sha256
     from sdc_core.recipe import load_recipe
     from sdc_core.release_types import parse_target, release_type, with_targets
     from sdc_core.tables.cell_rules import Rule
@@ -616,7 +616,8 @@ def _cmd_pack(args: argparse.Namespace) -> int:
         raise SdcInputError(f"{out}: the pack's folder must be new or empty")
     kind = with_targets(release_type(args.kind), [parse_target(t) for t in args.target])
     recipe = load_recipe(_read_text(args.recipe, "recipe"))
-    decision = load_decision(_read_text(args.decision, "decision")) if args.decision else None
+    decision = load_decision(_read_text(args.decision, "decision")) if args.decision \
+        else Decision()
     spec = _analysis_spec(args.analysis) if args.analysis else None
     rule = Rule.parse(args.table_rule)
     raw = _read_bytes(Path(args.original), "original")
@@ -640,7 +641,7 @@ def _cmd_pack(args: argparse.Namespace) -> int:
                       title=args.title if args.title is not None else Path(args.original).name,
                       original_sha256=sha256(raw), parent=parent,
                       tables=tuple(tuple(t) for t in args.tables), table_rule=rule,
-                      analyses=spec, sweep=sweep, **({"decision": decision} if decision else {}))
+                      analyses=spec, sweep=sweep, decision=decision)
     made = build_pack(req)
     written = made.write(out)
     if args.zip:

@@ -174,18 +174,32 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _pack_manifest(data: object) -> dict[str, Any]:
+    if not isinstance(data, dict) or data.get("format") != PACK_FORMAT:
+        raise SdcInputError(f"the parent is not a release pack (no {PACK_FORMAT!r} manifest)")
+    return data
+
+
+def dig(data: object, *keys: str) -> object:
+    """``data[k1][k2]…``, or None where a level is missing or not an object (a manifest read
+    from a file may hold anything)."""
+    for k in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(k)
+    return data
+
+
 def parent_from(manifest_text: str, internal_text: str, released_bytes: bytes,
                 released: pd.DataFrame) -> Parent:
     """A parent pack from its two manifests and its released file (bytes and table): the
     file must be the one its manifest names, by SHA-256."""
-    manifest = parse_json(manifest_text, "parent manifest")
-    internal = parse_json(internal_text, "parent internal manifest")
-    for m in (manifest, internal):
-        if not isinstance(m, dict) or m.get("format") != PACK_FORMAT:
-            raise SdcInputError(f"the parent is not a release pack (no {PACK_FORMAT!r} "
-                                "manifest)")
-    files = {f.get("name"): f.get("sha256") for f in manifest.get("files", [])
-             if isinstance(f, dict)}
+    manifest, internal = (_pack_manifest(parse_json(text, what)) for text, what in (
+        (manifest_text, "parent manifest"), (internal_text, "parent internal manifest")))
+    listed = manifest.get("files")
+    files = {f["name"]: f.get("sha256") for f in listed
+             if isinstance(f, dict) and isinstance(f.get("name"), str)} \
+        if isinstance(listed, list) else {}
     found = sha256(released_bytes)
     if files.get(RELEASED) != found:
         raise SdcInputError(f"the parent's {RELEASED} is not the file its manifest names "
@@ -327,8 +341,7 @@ def _made(req: PackRequest) -> tuple[Recipe, Any, Lineage | None]:
     if req.parent is None:
         return req.recipe, apply_recipe(req.recipe, req.original), None
     p = req.parent
-    if fingerprint(req.original) != p.manifest.get("inputs", {}).get("original", {}).get(
-            "fingerprint"):
+    if fingerprint(req.original) != dig(p.manifest, "inputs", "original", "fingerprint"):
         raise SdcInputError("the original is not the one the parent pack was made from "
                             "(its table fingerprint differs)")
     child = apply_recipe(req.recipe, p.released)
@@ -457,8 +470,8 @@ def build_pack(req: PackRequest) -> Pack:
                                 "columns": len(req.original.columns)},
                    "parent": None if req.parent is None else {
                        "sha256": req.parent.sha256,
-                       "release_type": req.parent.manifest.get("release_type", {}).get("type"),
-                       "title": req.parent.manifest.get("title")}},
+                       "release_type": dig(req.parent.manifest, "release_type", "type"),
+                       "title": dig(req.parent.manifest, "title")}},
         "roles": {"qi": list(setting.qi), "sensitive": list(setting.sensitive),
                   "known": list(setting.known), "household": setting.household,
                   "weight": setting.weight, "numeric": list(setting.numeric),
@@ -501,7 +514,7 @@ def _json_bytes(data: dict[str, Any]) -> bytes:
 def _plain(v: object) -> object:
     """A numpy or pandas value as JSON (the reports hold numpy numbers)."""
     if hasattr(v, "item"):
-        return v.item()  # type: ignore[attr-defined]
+        return v.item()
     if isinstance(v, (set, frozenset, tuple)):
         return list(v)
     return str(v)

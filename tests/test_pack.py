@@ -75,10 +75,14 @@ def _json(path: Path) -> Any:
 def _keys(data: object) -> set[str]:
     """Every key of a JSON value, at any depth."""
     if isinstance(data, dict):
-        return set(map(str, data)) | set().union(*map(_keys, data.values()))
-    if isinstance(data, list):
-        return set().union(*map(_keys, data)) if data else set()
-    return set()
+        found = set(map(str, data))
+        for v in data.values():
+            found |= _keys(v)
+        return found
+    found = set()
+    for v in data if isinstance(data, list) else []:
+        found |= _keys(v)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -472,3 +476,20 @@ def test_a_parent_of_another_original_is_refused(packs: dict[str, Path],
     r = run("pack", other, "--recipe", _write(tmp_path / "r.json", PUF), "--type", "puf",
             "--qi", QI, "--parent", packs["suf"], "-o", tmp_path / "out")
     assert r.returncode == 2 and "original" in r.stderr
+
+
+@pytest.mark.parametrize("manifest", [
+    "not json", "[]", '{"format": "x"}', '{"format": "sdc-release-pack", "files": 5}',
+    '{"format": "sdc-release-pack", "files": ["a", {"name": []}], "inputs": 7}',
+    "[" * 50_000 + "]" * 50_000])
+def test_a_hostile_parent_manifest_is_refused(packs: dict[str, Path], tmp_path: Path,
+                                              manifest: str) -> None:
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    for f in packs["suf"].iterdir():
+        (parent / f.name).write_bytes(f.read_bytes())
+    (parent / MANIFEST).write_text(manifest, encoding="utf-8")
+    r = run("pack", ACTG, "--recipe", _write(tmp_path / "r.json", PUF), "--type", "puf",
+            "--qi", QI, "--parent", parent, "-o", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
