@@ -421,9 +421,12 @@ def build_pack(req: PackRequest) -> Pack:
     statuses = {"release": release_status}
 
     files: dict[str, bytes] = {RELEASED: table_bytes(applied.data, ".csv")}
-    figure_note = None
+    figure_note, plotted = None, None
     if after.rows is None:
-        svg_pdf = tradeoff_files(*_points(req, before, after))
+        origin, chosen, others = _points(req, before, after)
+        plotted = {"original": vars(origin), "release": vars(chosen),
+                   "sweep": [vars(p) for p in others]}
+        svg_pdf = tradeoff_files(origin, chosen, others)
         files[f"{FIGURE}.svg"], files[f"{FIGURE}.pdf"] = svg_pdf["svg"], svg_pdf["pdf"]
     else:
         figure_note = (f"no trade-off figure: {after.rows} (its loss and its linkage attack "
@@ -478,7 +481,9 @@ def build_pack(req: PackRequest) -> Pack:
                   "not_released": list(setting.not_released)},
         "outputs": outputs,
         "lineage": None if lineage is None else lineage.to_json(),
-        "figure": figure_note or f"{FIGURE}.svg, {FIGURE}.pdf",
+        "figure": {"files": [] if plotted is None else [f"{FIGURE}.svg", f"{FIGURE}.pdf"],
+                   "note": figure_note, "risk": "linkage_reidentifications",
+                   "loss": "IL1_release", "points": plotted},
     }
     external_figures = {k: v for k, v in figures.items()
                         if req.kind.pram_matrix or k not in WITHHELD}

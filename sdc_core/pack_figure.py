@@ -24,7 +24,8 @@ LOSS_AXIS = "IL1 release (information loss, 0–1)"
 
 @dataclass(frozen=True)
 class Point:
-    """A setting on the figure: its loss (``IL1_release``) and risk (re-identifications)."""
+    """A setting on the figure: its loss (``IL1_release``) and risk (the linkage attack's
+    re-identifications, ``linkage_reidentifications``)."""
 
     loss: float
     risk: float
@@ -48,17 +49,21 @@ def _figure(original: Point, chosen: Point, others: list[Point]) -> Any:
     ax.scatter([chosen.loss], [chosen.risk], s=260, marker="*", color="#c2410c",
                edgecolors="#1c2330", linewidths=0.8, label="this release (chosen setting)",
                zorder=4)
+    xs_all = [original.loss, chosen.loss, *(p.loss for p in others)]
+    ys_all = [original.risk, chosen.risk, *(p.risk for p in others)]
+    pad = max(max(xs_all) - min(xs_all), 1e-3) * 0.08
+    ax.set_xlim(min(xs_all) - pad, max(xs_all) + pad)
+    ax.set_ylim(0, max(max(ys_all), 1.0) * 1.12)
+    right = chosen.loss > (min(xs_all) + max(xs_all)) / 2  # the label on the star's open side
     ax.annotate(f"this release\n({chosen.loss:.3g}, {chosen.risk:.4g})",
-                (chosen.loss, chosen.risk), textcoords="offset points", xytext=(10, 8),
-                fontsize=9)
+                (chosen.loss, chosen.risk), textcoords="offset points",
+                xytext=(-12 if right else 12, 10), ha="right" if right else "left", fontsize=9)
     ax.set_xlabel(LOSS_AXIS)
     ax.set_ylabel(RISK_AXIS)
     ax.set_title(TITLE, fontsize=11)
     ax.grid(True, color="#e5e7eb", zorder=0)
-    ax.set_xlim(left=min(0.0, chosen.loss) - 0.02)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, loc="upper right", frameon=False)
-    fig.tight_layout()
+    fig.legend(fontsize=8, loc="lower center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 

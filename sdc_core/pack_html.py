@@ -21,6 +21,7 @@ from sdc_core.data.io import neutralize_bidi
 from sdc_core.names import name
 from sdc_core.pack_figure import inline_svg
 from sdc_core.recipe import RANDOM_METHODS
+from sdc_core.utility.validity import TABLE_HOLDS, TERM_OVERLAP, TERM_SE
 
 if TYPE_CHECKING:
     from sdc_core.assess import Assessment
@@ -143,40 +144,80 @@ def _utility(view: PackView) -> str:
 
 
 def _distribution(view: PackView) -> tuple[str, list[str]]:
-    """The changed columns' shifts (TVD, mean and sd shift) and those to trust less."""
+    """The changed columns' shifts and the columns to trust less, by the rules of "Does the
+    analysis hold?" (docs/utility.md): a categorical column whose 1-way TVD is above
+    ``TABLE_HOLDS``; a numeric column whose mean moved by ``TERM_SE`` of its standard errors
+    or more, d = (x̄′ − x̄)/(s/√n) with s and n the original's."""
     changed = set(view.figures.get("changed_columns", []))
-    rows = [r for r in view.figures.get("distribution", [])
-            if not changed or r.get("column") in changed]
+    rows, less = [], []
+    for r in view.figures.get("distribution", []):
+        column = r.get("column")
+        if changed and column not in changed:
+            continue
+        d = None
+        if r.get("mean_shift") is not None and column in view.req.original.columns:
+            x = pd.to_numeric(view.req.original[column], errors="coerce").dropna()
+            se = float(x.std()) / math.sqrt(len(x)) if len(x) > 1 else 0.0
+            d = float(r["mean_shift"]) / se if se > 0 else None
+        rows.append({"column": column, "kind": r.get("kind"), "TVD": r.get("tvd"),
+                     "mean shift": r.get("mean_shift"), "sd shift": r.get("sd_shift"),
+                     "mean shift (standard errors)": d})
+        if (r.get("tvd") or 0) > TABLE_HOLDS or (d is not None and abs(d) >= TERM_SE):
+            less.append(str(column))
     if not rows:
         return "<p>No column's distribution changed.</p>", []
-    df = pd.DataFrame(rows)
-    keep = [c for c in ("column", "kind", "tvd", "mean_shift", "sd_shift") if c in df]
-    df = df[keep]
-    less = [str(r["column"]) for r in rows
-            if (r.get("tvd") or 0) > 0.05 or abs(r.get("mean_shift") or 0) > 0.05]
-    return _table(df), less
+    return _table(pd.DataFrame(rows)), less
 
 
 def _analyses(view: PackView) -> tuple[str, list[str]]:
-    """The benchmark analyses' terms with their CI overlap, and the estimates to trust less
-    (overlap below one half)."""
+    """The benchmark analyses' terms with their CI overlap, and the estimates to trust less:
+    the terms that do not hold (CI overlap below ``TERM_OVERLAP`` or moved by ``TERM_SE``
+    standard errors or more, docs/utility.md)."""
     a = view.figures.get("analyses")
-    if not a:
-        return ("<p class=\"small\">No benchmark analysis was named for this pack "
-                "(<code>--analysis</code>): the columns' shifts above are what it "
-                "measures.</p>"), []
+    if not isinstance(a, list) or not a:
+        return ("<p class=\"small\">No benchmark analysis was named for this pack: the "
+                "columns' shifts above are what it measures.</p>"), []
     rows, less = [], []
-    for analysis in a if isinstance(a, list) else []:
+    for analysis in a:
         for t in analysis.get("terms", []):
-            overlap = t.get("ci_overlap")
-            rows.append({"analysis": analysis.get("name") or analysis.get("id"),
-                         "term": t.get("term"), "CI overlap": overlap,
-                         "original": t.get("original"), "release": t.get("released")})
-            if isinstance(overlap, (int, float)) and overlap < 0.5:
-                less.append(f"{analysis.get('name') or analysis.get('id')}: {t.get('term')}")
-    if not rows:
-        return "", []
+            overlap, d = t.get("ci_overlap"), t.get("std_diff")
+            rows.append({"analysis": analysis.get("name"), "term": t.get("term"),
+                         "original": t.get("original"), "release": t.get("protected"),
+                         "CI overlap": overlap, "moved (standard errors)": d})
+            if (isinstance(overlap, (int, float)) and overlap < TERM_OVERLAP) or \
+                    (isinstance(d, (int, float)) and abs(d) >= TERM_SE):
+                less.append(f"{analysis.get('name')}: {t.get('term')}")
     return _table(pd.DataFrame(rows)), less
+
+
+#: The most levels a transition matrix shown in the external note may have (the manifest has
+#: every one).
+MATRIX_LEVELS = 30
+
+
+def _matrices(view: PackView) -> str:
+    """Each perturbed column's transition matrix P(released | true), for the data users to
+    correct their analyses (types that give random steps' parameters)."""
+    if not view.req.kind.pram_matrix:
+        return ""
+    parts = []
+    for entry in view.figures.get("attribute", []):
+        matrix = entry.get("matrix")
+        if not isinstance(matrix, dict) or not matrix:
+            continue
+        title = f"<h3>{e(str(entry.get('column')))} ({e(str(entry.get('method')))})</h3>"
+        if len(matrix) > MATRIX_LEVELS:
+            parts.append(f"{title}<p class=\"small\">{len(matrix)} levels: the matrix is in "
+                         "manifest.json (figures, attribute).</p>")
+            continue
+        df = pd.DataFrame(matrix).T  # rows: the true level; columns: the released one
+        df.insert(0, "true \\ released", df.index)
+        parts.append(title + _table(df))
+    if not parts:
+        return ""
+    return ("<h2>Transition matrices</h2><p class=\"small\">P(released value | true value) of "
+            "each perturbed column: with them an analysis can be corrected for the "
+            "perturbation.</p>" + "".join(parts))
 
 
 def _tables(view: PackView) -> str:
@@ -283,14 +324,18 @@ def external_html(view: PackView) -> bytes:
     distribution, less = _distribution(view)
     analyses, less_terms = _analyses(view)
     trust = [*less, *less_terms]
-    trust_html = ("<p>Estimates to trust less: " + e(", ".join(trust)) + ".</p>") if trust \
-        else "<p>No column's distribution moved by more than 0.05 (TVD or standardised mean " \
-             "shift).</p>"
+    rule = (f"a column whose TVD is above {TABLE_HOLDS:g} or whose mean moved by {TERM_SE:g} "
+            f"standard error or more; a term whose CI overlap is below {TERM_OVERLAP:g} or "
+            f"that moved by {TERM_SE:g} standard error or more")
+    trust_html = (f"<p><b>Estimates to trust less</b>: {e(', '.join(trust))}.</p>" if trust
+                  else "<p>No estimate to trust less.</p>") + \
+        f"<p class=\"small\">The rule: {e(rule)}.</p>"
     body = f"""<h1>{e(req.title)}: note for data users</h1>
 <p>This file is a <b>{e(kind.name)}</b>: {e(kind.note)}.</p>
 <h2>How the file was protected</h2>{_methods_in_words(view)}
 <p class="small">A random step draws anew each time it is run; what it changed is not a
 property of any one record.</p>
+{_matrices(view)}
 <h2>Effect on analyses</h2>{distribution}{analyses}{trust_html}
 <h2>Information loss</h2>{_utility(view)}
 {'<h2>Published tables</h2><p class="small">Cells marked primary or secondary are hidden '

@@ -493,3 +493,20 @@ def test_a_hostile_parent_manifest_is_refused(packs: dict[str, Path], tmp_path: 
             "--qi", QI, "--parent", parent, "-o", tmp_path / "out")
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
+
+
+def test_a_sweep_s_settings_are_on_the_figure(tmp_path: Path) -> None:
+    grid = _write(tmp_path / "grid.json", {"seeds": 1, "settings": [
+        {"method": "band", "column": "age", "param": "width", "values": [5, 10, 20]}]})
+    out = _pack(tmp_path, "swept", SUF, "--type", "suf", "--qi", QI, "--grid", str(grid))
+    figure = _json(out / MANIFEST)["figure"]
+    assert figure["files"] == ["tradeoff.svg", "tradeoff.pdf"]
+    table = run("sweep", ACTG, "--qi", QI, "--grid", grid, "-o", tmp_path / "t.csv")
+    assert table.returncode == 0, table.stderr
+    rows = pd.read_csv(tmp_path / "t.csv")
+    assert [(p["loss"], p["risk"]) for p in figure["points"]["sweep"]] == \
+        list(zip(rows["IL1_release"], rows["linkage_reidentifications"], strict=True))
+    release = figure["points"]["release"]
+    figures = _json(out / MANIFEST)["figures"]
+    assert (release["loss"], release["risk"]) == (figures["IL1_release"],
+                                                  figures["linkage_reidentifications"])
