@@ -394,6 +394,11 @@ def _add_pack(sub: _Subparsers) -> None:
                       metavar="A,B", dest="tables",
                       help="a cross table published with the release (from ORIGINAL, "
                            "suppressed by --table-rule and audited); repeat for more")
+    pack.add_argument("--question", action="append", default=[], metavar="COLUMN",
+                      dest="questions",
+                      help="a question whose answer counts are published with the release "
+                           "(counts below 5 hidden, audited as tables --question); repeat "
+                           "for more")
     pack.add_argument("--table-rule", default="threshold:5", metavar="RULE",
                       help="the tables' primary rule (default threshold:5)")
     pack.add_argument("--analysis", type=Path, metavar="SPEC.json",
@@ -641,6 +646,7 @@ def _cmd_pack(args: argparse.Namespace) -> int:
                       title=args.title if args.title is not None else Path(args.original).name,
                       original_sha256=sha256(raw), parent=parent,
                       tables=tuple(tuple(t) for t in args.tables), table_rule=rule,
+                      questions=tuple(args.questions),
                       analyses=spec, sweep=sweep, decision=decision)
     made = build_pack(req)
     written = made.write(out)

@@ -56,6 +56,7 @@ from sdc_core.recipe import (
 )
 from sdc_core.release_types import ReleaseType, Status, flat_figures, judge
 from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.responses import PublishedQuestion, audit, response_table
 from sdc_core.tables.table_release import TableRelease, release_table
 from sdc_core.version import __version__
 
@@ -275,6 +276,30 @@ def table_status(t: TableRelease) -> Status:
                            "cell protected",))
 
 
+def answers_status(table: PublishedQuestion) -> Status:
+    """An answer-count table's status from its audit: ``fail`` when the published counts pin
+    a hidden count or the non-response figure narrows one, else ``pass``."""
+    if not table.shown:
+        return Status("pass", (f"fewer than {table.q} responses: the question is not "
+                               "published",))
+    found = audit(table).findings()
+    if found:
+        return Status("fail", tuple(found))
+    hidden = sum(o.count is None for o in table.options)
+    return Status("pass", (f"counts below {table.t} hidden ({hidden} options); the audit "
+                           "finds none pinned",))
+
+
+def answers_frame(table: PublishedQuestion) -> pd.DataFrame:
+    """An answer-count table as published, with each row's status."""
+    if not table.shown:
+        return pd.DataFrame({"option": [], "responses": [], "status": []})
+    out = table.frame()  # the options, then "(no response)", published as an interval
+    out["status"] = [*("published" if o.count is not None else "hidden"
+                       for o in table.options), "published"]
+    return out
+
+
 def table_outcome(t: TableRelease) -> dict[str, int]:
     """A table's cells by status (``published``, ``primary``, ``secondary``)."""
     return {str(k): int(v) for k, v in t.frame["status"].value_counts().sort_index().items()}
@@ -316,7 +341,9 @@ class PackRequest:
     """What a pack is made of: the original table (and the SHA-256 of its file, when read
     from one), the recipe, the release type (its targets as the steward set them), the
     setting the release is judged in, the decision, a parent pack, the cross tables to
-    publish with it and their primary rule, the benchmark analyses, a sweep's settings for
+    publish with it and their primary rule, the questions whose answer counts are published
+    (small counts suppressed, :func:`sdc_core.tables.responses.response_table`'s defaults),
+    the benchmark analyses, a sweep's settings for
     the trade-off figure (rows with ``IL1_release`` and ``linkage_reidentifications``), a
     title and the time it is made (ISO 8601; None: now)."""
 
@@ -330,6 +357,7 @@ class PackRequest:
     parent: Parent | None = None
     tables: tuple[tuple[str, ...], ...] = ()
     table_rule: Rule | None = None
+    questions: tuple[str, ...] = ()
     analyses: Any = None
     sweep: pd.DataFrame | None = None
     created: str | None = None
@@ -440,6 +468,13 @@ def build_pack(req: PackRequest) -> Pack:
         files[name] = table_bytes(made.published(), ".csv")
         statuses[tables[-1].uid] = table_status(made)
 
+    answers = []
+    for question in req.questions:
+        published = response_table(req.original, question)
+        answers.append(published)
+        files[f"answers-{len(answers)}.csv"] = table_bytes(answers_frame(published), ".csv")
+        statuses[f"answers:{question}"] = answers_status(published)
+
     mitigation = step_texts(applied.reports)
     outputs = []
     for uid, status in statuses.items():
@@ -450,6 +485,15 @@ def build_pack(req: PackRequest) -> Pack:
                      "outcome": {"records": len(applied.data),
                                  "columns": len(applied.data.columns)},
                      "mitigation": mitigation}
+        elif uid.startswith("answers:"):
+            i = [f"answers:{a.question}" for a in answers].index(uid)
+            a = answers[i]
+            entry = {"uid": uid, "type": "answer counts", "files": [f"answers-{i + 1}.csv"],
+                     "summary": f"answer counts of {a.question}: {status.status}",
+                     "outcome": {"published": sum(o.count is not None for o in a.options),
+                                 "hidden": sum(o.count is None for o in a.options)},
+                     "mitigation": [f"counts below {a.t} hidden, the question hidden below "
+                                    f"{a.q} responses"]}
         else:
             t = next(t for t in tables if t.uid == uid)
             entry = {"uid": uid, "type": "table",
@@ -500,9 +544,11 @@ def build_pack(req: PackRequest) -> Pack:
                 "step_reports": applied.reports, "warnings": list(applied.warnings),
                 "figures": figures, "figures_withheld": {},
                 "keys_risk": {"original": keys_before, "release": keys_after},
-                "tables": [{"uid": t.uid, **t.release.to_json()} for t in tables]}
+                "tables": [{"uid": t.uid, **t.release.to_json()} for t in tables],
+                "answers": [a.to_dict() for a in answers]}
     view = pack_html.PackView(req, after, before, figures, keys_before, keys_after, outputs,
-                              tables, lineage, mitigation, figure_note)
+                              tables, lineage, mitigation, figure_note,
+                              [(a.question, answers_frame(a)) for a in answers])
     files[INTERNAL_HTML] = pack_html.internal_html(view, whole, files.get(f"{FIGURE}.svg"))
     files[EXTERNAL_HTML] = pack_html.external_html(view)
     listed = [{"name": n, "sha256": sha256(b), "bytes": len(b)} for n, b in files.items()]

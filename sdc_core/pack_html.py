@@ -49,7 +49,8 @@ figure svg { max-width: 100%; height: auto; }
 class PackView:
     """What both documents read: the request, the release's and the original's assessments,
     ``compare --json``'s figures, the keys' risk before and after, the outputs with their
-    status, the tables, the lineage check, what each step did and why there is no figure."""
+    status, the tables, the lineage check, what each step did, why there is no figure, and
+    each question's answer counts as published."""
 
     req: PackRequest
     after: Assessment
@@ -62,6 +63,7 @@ class PackView:
     lineage: Lineage | None
     mitigation: list[str]
     figure_note: str | None
+    answers: list[tuple[str, pd.DataFrame]]
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -221,12 +223,16 @@ def _matrices(view: PackView) -> str:
 
 
 def _tables(view: PackView) -> str:
-    """Each published table, cell by cell with its status (a hidden cell blank)."""
+    """Each published table, cell by cell with its status (a hidden cell blank), then each
+    question's answer counts."""
     parts = []
     for t in view.tables:
         r = t.release
         parts.append(f"<h3>{e(', '.join(t.columns))}</h3>")
         parts.append(_table(r.frame[[*r.truth.columns, r.value, "status"]]))
+    for question, frame in view.answers:
+        parts.append(f"<h3>Answers to {e(question)}</h3>" + (
+            _table(frame) if len(frame) else "<p>Not published: too few responses.</p>"))
     return "".join(parts)
 
 
@@ -291,7 +297,7 @@ recipe.json -o released.csv</code> gives the same file.</p><pre>{e(recipe_text)}
 <h2>Distributions of the changed columns</h2>{distribution}
 <h2>Benchmark analyses</h2>{analyses}
 {lineage}
-{'<h2>Published tables</h2>' + _tables(view) if view.tables else ''}
+{'<h2>Published tables</h2>' + _tables(view) if view.tables or view.answers else ''}
 <h2>Trade-off</h2>{figure}
 <h2>Figures as compare --json gives them</h2>
 <details><summary>JSON</summary><pre>{e(figures_json)}</pre></details>
@@ -339,7 +345,7 @@ property of any one record.</p>
 <h2>Effect on analyses</h2>{distribution}{analyses}{trust_html}
 <h2>Information loss</h2>{_utility(view)}
 {'<h2>Published tables</h2><p class="small">Cells marked primary or secondary are hidden '
- '(blank).</p>' + _tables(view) if view.tables else ''}
+ '(blank).</p>' + _tables(view) if view.tables or view.answers else ''}
 <h2>Status</h2>{_outputs(view, internal=False)}
 """
     return _page(f"{req.title}: note for data users", body)

@@ -101,7 +101,7 @@ def packs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     secure = _pack(tmp, "secure", {"version": 1, "seed": SUF_SEED, "steps": [
         {"method": "pram", "column": "roof", "p": 0.05}]}, "--type", "secure",
         "--qi", "urbrur,roof,walls,water,electcon,relat,sex", "--household", "ori_hid",
-        "--weight", "sampling_weight", data=TESTDATA)
+        "--weight", "sampling_weight", "--question", "relat", data=TESTDATA)
     return {"suf": suf, "puf": puf, "teaching": teaching, "secure": secure}
 
 
@@ -309,6 +309,9 @@ def test_the_status_of_every_output(packs: dict[str, Path]) -> None:
     assert any("cannot be read" in r for r in teaching["reasons"])
     assert teaching["status"] in ("review", "fail")
     assert status["secure"]["release"]["status"] == "review"
+    answers = status["secure"]["answers:relat"]
+    assert answers["type"] == "answer counts" and answers["outcome"]["hidden"] > 0
+    assert answers["status"] in ("pass", "fail")
     for outputs in status.values():
         for o in outputs.values():
             assert {"uid", "status", "type", "files", "outcome", "summary", "timestamp",
@@ -327,6 +330,23 @@ def test_a_table_s_cells_carry_their_status(packs: dict[str, Path], actg: pd.Dat
     assert len(shown) > 10
     for _, r in shown.iterrows():
         assert int(r["count"]) == true.get(tuple(int(r[c]) for c in cols), 0)
+
+
+def test_answer_counts_are_published_with_their_audit(packs: dict[str, Path]) -> None:
+    from sdc_core.tables.responses import audit, response_table
+
+    testdata = pd.read_csv(TESTDATA)
+    truth = response_table(testdata, "relat")
+    table = pd.read_csv(packs["secure"] / "answers-1.csv", dtype=str, keep_default_na=False)
+    shown = dict(zip(table["option"], table["responses"], strict=True))
+    counts = testdata["relat"].astype(str).value_counts()
+    for o in truth.options:
+        if o.count is not None:
+            assert shown[o.option] == str(counts[o.option])
+        else:
+            assert shown[o.option] == o.display and str(counts[o.option]) != o.display
+    status = {o["uid"]: o for o in _json(packs["secure"] / MANIFEST)["outputs"]}
+    assert status["answers:relat"]["status"] == ("pass" if audit(truth).passes else "fail")
 
 
 def test_the_lineage_is_recorded(packs: dict[str, Path]) -> None:
