@@ -69,7 +69,8 @@ class Target:
     def text(self, k: int | str = "k") -> str:
         """The target as a board reads it: "linkage attack risk ≤ 1 %"; ``k`` the k-anonymity
         threshold a figure's name may hold."""
-        unit = " %" if MEASURES[self.figure].unit == "%" else ""
+        m = MEASURES[self.figure]
+        unit = " %" if m.unit == "%" else " points" if "percentage points" in m.formula else ""
         return f"{name(self.figure, k)} {'≤' if self.better == 'lower' else '≥'} " \
                f"{self.limit:g}{unit}"
 
@@ -130,7 +131,7 @@ RELEASE_TYPES: dict[str, ReleaseType] = {t.key: t for t in (
                  "of a neighbour", knows_membership=True),
         k=5,
         targets=(Target("percent_below_k", 0), Target("linkage_risk_percent", 1),
-                 Target("inference_gain", 0.05)),
+                 Target("inference_gain", 5)),
         required=(*_RISK, "inference_gain", "IL1_release"),
         pram_matrix=True, made_from="suf",
         note="published to anyone: the strictest targets, and made from the licensed file so "
@@ -151,7 +152,7 @@ RELEASE_TYPES: dict[str, ReleaseType] = {t.key: t for t in (
                  "course", knows_membership=True),
         k=5,
         targets=(Target("percent_below_k", 0), Target("linkage_risk_percent", 0.5),
-                 Target("linkage_percent_certain", 0), Target("inference_gain", 0.05)),
+                 Target("linkage_percent_certain", 0), Target("inference_gain", 2)),
         required=(*_RISK, "linkage_percent_certain", "inference_gain"),
         pram_matrix=False, made_from="suf",
         note="distributed widely and judged on how it teaches, not on exact estimates: the "

@@ -120,7 +120,7 @@ def test_each_release_type_has_a_scenario_targets_and_required_figures() -> None
 
 def test_judge_fails_a_missed_target_reviews_an_unread_one_and_passes_the_rest() -> None:
     puf = release_type("puf")
-    good = {"percent_below_k": 0.0, "linkage_risk_percent": 0.5, "inference_gain": 0.01}
+    good = {"percent_below_k": 0.0, "linkage_risk_percent": 0.5, "inference_gain": 1.0}
     assert judge(puf, good).status == "pass"
     assert judge(puf, {**good, "linkage_risk_percent": 1.5}).status == "fail"
     unread = judge(puf, {k: v for k, v in good.items() if k != "inference_gain"},
