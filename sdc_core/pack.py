@@ -548,7 +548,8 @@ def build_pack(req: PackRequest) -> Pack:
                 "answers": [a.to_dict() for a in answers]}
     view = pack_html.PackView(req, after, before, figures, keys_before, keys_after, outputs,
                               tables, lineage, mitigation, figure_note,
-                              [(a.question, answers_frame(a)) for a in answers])
+                              [(a.question, answers_frame(a)) for a in answers],
+                              common["software"])
     files[INTERNAL_HTML] = pack_html.internal_html(view, whole, files.get(f"{FIGURE}.svg"))
     files[EXTERNAL_HTML] = pack_html.external_html(view)
     listed = [{"name": n, "sha256": sha256(b), "bytes": len(b)} for n, b in files.items()]

@@ -49,8 +49,8 @@ figure svg { max-width: 100%; height: auto; }
 class PackView:
     """What both documents read: the request, the release's and the original's assessments,
     ``compare --json``'s figures, the keys' risk before and after, the outputs with their
-    status, the tables, the lineage check, what each step did, why there is no figure, and
-    each question's answer counts as published."""
+    status, the tables, the lineage check, what each step did, why there is no figure,
+    each question's answer counts as published, and the software's versions."""
 
     req: PackRequest
     after: Assessment
@@ -64,6 +64,7 @@ class PackView:
     mitigation: list[str]
     figure_note: str | None
     answers: list[tuple[str, pd.DataFrame]]
+    software: dict[str, str | None]
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -306,13 +307,11 @@ recipe.json -o released.csv</code> gives the same file.</p><pre>{e(recipe_text)}
 
 
 def _inputs(view: PackView) -> pd.DataFrame:
-    from sdc_core.pack import versions
-
     req = view.req
     rows = [("original file SHA-256", req.original_sha256 or "—"),
             ("original table fingerprint", _fingerprint(req.original)),
             ("parent release SHA-256", req.parent.sha256 if req.parent else "—")]
-    rows += [(f"{k} version", v or "not installed") for k, v in versions().items()]
+    rows += [(f"{k} version", v or "not installed") for k, v in view.software.items()]
     return pd.DataFrame(rows, columns=["what", "value"])
 
 
