@@ -10,8 +10,8 @@ import json
 import zipfile
 
 from sdc_core import pack
-from sdc_core.pack import MAX_FIELD
 from sdc_core.errors import SdcInputError
+from sdc_core.pack import MAX_FIELD
 from tests.apptest import app_on, app_test, downloads, errors, no_traceback, tile_notes
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
