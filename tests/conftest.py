@@ -73,7 +73,7 @@ APP_MODULES = frozenset({
     "test_app_data.py",
     "test_app_formula_hostile.py", "test_app_hostile_text.py", "test_app_households.py",
     "test_app_lessons.py", "test_app_likert_survey.py", "test_app_names.py",
-    "test_app_pages.py",
+    "test_app_pack.py", "test_app_pages.py",
     "test_app_population.py", "test_app_population_protect.py", "test_app_record_swap.py",
     "test_app_risk_attribute.py", "test_app_risk_release.py", "test_app_server_files.py",
     "test_app_shared_work.py", "test_app_sign_in.py", "test_app_synthesis.py",

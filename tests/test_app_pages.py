@@ -267,7 +267,7 @@ def test_export_offers_every_download():
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Download CSV", "Download PARQUET", "Download XLSX",
                       "Download the recipe (JSON)", "Download the workspace (JSON)",
-                      "Download the report (HTML)"]
+                      "Download the report (HTML)", "Download the decision pack (ZIP)"]
     at.radio(key="w_chart_format").set_value("svg").run()
     assert at.session_state["chart_format"] == "svg"
 

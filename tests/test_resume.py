@@ -98,7 +98,8 @@ def test_kept_state_is_the_work_not_the_widgets():
 KEPT_BEFORE = ("dataset", "roles", "protect", "protect_history", "sweep", "known",
                "risk_options", "whole_file_risk", "lesson", "lesson_values", "lessons_done",
                "projector", "chart_format", "suda_dis_fraction", "risk_view", "link_opened",
-               "analyses", "sampling", "cross_table")
+               "analyses", "sampling", "cross_table",
+               "release_type")  # the release type chosen on the Protect page (a reload keeps it)
 
 
 def test_a_reload_keeps_exactly_the_values_declared_kept():

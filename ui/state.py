@@ -23,11 +23,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from sdc_core.assess import RiskOptions
 from sdc_core.data.io import Kind, infer_kinds, read_table
 from sdc_core.examples import DEFAULT_EXAMPLE, example
+from sdc_core.release_types import RELEASE_TYPES
 from sdc_core.roles import Roles, carry_roles
 from ui.infra import memory, warmup
 from ui.infra.server import BROWSER_COOKIE, SERVER_RUN, issued_here
 from ui.logic import lessons, workspace
 from ui.logic.protect import ProtectSettings
+from ui.logic.release_view import DEFAULT_TYPE
 from ui.logic.session import (
     Applied,
     Dataset,
@@ -48,6 +50,7 @@ _SWEEP = "sweep"
 _SWEEP_RUNNING = "sweep_running"
 _CHART_FORMAT = "chart_format"
 _CROSS_TABLE = "cross_table"
+_RELEASE_TYPE = "release_type"
 _KEPT_FORM = "w_kept_"  # kept widget values between visits (Trade-offs form, Tables page)
 #: The prefix of the pages' widget keys (and of the counts of their repeated rows): a new data
 #: set or workspace drops them, and they re-seed from it (:func:`bind`)
@@ -105,6 +108,8 @@ VALUES = (
     Value(_ANALYSES, True, "the open data set's benchmark analyses"),
     Value(_SAMPLING, True, "how the open data set was sampled from its population"),
     Value(_CROSS_TABLE, True, "the Tables page's last cross-table settings"),
+    Value(_RELEASE_TYPE, True, "the release type chosen on the Protect page (a key of "
+          "sdc_core.release_types.RELEASE_TYPES), which the Export page's pack takes"),
     Value(f"{_KEPT_FORM}*", True, "a kept widget value of the Trade-offs form or Tables page"),
     Value(_FREED, False, "why the server closed the session's data set, said once"),
     Value(_RESTART_UNSAID, False, "whether a server restart is still to be said"),
@@ -638,6 +643,20 @@ def cross_table_settings(dataset_id: str | None = None) -> dict[str, Any] | None
 def set_cross_table_settings(settings: dict[str, Any], dataset_id: str) -> None:
     """Keep the cross-table settings last shown (:func:`cross_table_settings`)."""
     st.session_state[_CROSS_TABLE] = {**settings, "dataset_id": dataset_id}
+
+
+def release_type() -> str:
+    """The release type chosen on the Protect page (a key of
+    :data:`sdc_core.release_types.RELEASE_TYPES`; by default the scientific-use file): the
+    Export page's decision pack is made for it."""
+    key = st.session_state.get(_RELEASE_TYPE)
+    return key if key in RELEASE_TYPES else DEFAULT_TYPE
+
+
+def set_release_type(key: str) -> None:
+    """Choose the release type (:func:`release_type`); a key that names none is ignored."""
+    if key in RELEASE_TYPES:
+        st.session_state[_RELEASE_TYPE] = key
 
 
 def _new(key: str, value: object) -> bool:

@@ -1,4 +1,5 @@
-"""Export page: the protected data, its recipe, the trade-off table and a report."""
+"""Export page: the protected data, its recipe, the trade-off table, a report and the release
+decision pack."""
 
 import logging
 from collections.abc import Callable
@@ -10,20 +11,24 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from sdc_core.assess import Sampling, Setting, assess
+from sdc_core import release_types
+from sdc_core.assess import RiskOptions, Sampling, Setting, assess
 from sdc_core.data.io import EXCEL_MAX_ROWS, export_notes, table_bytes
 from sdc_core.engines.kernels import check_engine_step
 from sdc_core.errors import SdcInputError
 from sdc_core.methods.banding import release_note
+from sdc_core.pack import DECISIONS, MAX_FIELD, parse_decision
 from sdc_core.recipe import fingerprint, make_recipe
+from sdc_core.release_types import Target, with_targets
 from sdc_core.risk import RiskProfile
 from sdc_core.tables.table_release import TABLE_METHODS, TableRelease
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
 from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from
 from ui.logic.figures import class_size_histogram
+from ui.logic.release_view import PACK_FILES, pack_zip, target_label, type_caption
 from ui.logic.report import REPORT_PARTS, ReportSource, left_out, report_of, sweep_figure
-from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md
+from ui.logic.text import FINGERPRINT_HELP, SAMPLE_ID_HELP, md, md_list
 from ui.logic.workbench import Workbench, recipe_json
 from ui.page import PageContext, context
 from ui.sidebar import render_sidebar
@@ -295,6 +300,71 @@ def report_section(ctx: PageContext, text: str, recipe_text: str, sweep: dict | 
                "information loss, whether the benchmark analyses hold, and the figures.")
 
 
+def pack_section(ctx: PageContext, recipe_text: str, sweep: dict | None) -> None:
+    """The release decision pack of the Protect page's release (the recipe file's
+    ``recipe_text``) as one zip file, made when it is downloaded, for the release type chosen
+    on the Protect page: its targets as the steward sets them here, the decision's fields, the
+    Tables page's last cross table and the last sweep's settings for the trade-off figure."""
+    st.subheader("Decision pack", anchor=False)
+    kind = release_types.release_type(state.release_type())
+    st.caption(f"Release type: **{md(kind.name)}**, chosen on the Protect page. "
+               + type_caption(kind))
+    if not ctx.roles.qi:
+        st.caption("Tag quasi-identifiers on the Data page to make a decision pack.")
+        return
+    st.markdown("**Targets** (the type's by default: change them if the board asks for "
+                "others)")
+    columns = st.columns(len(kind.targets))
+    changed = []
+    for column, t in zip(columns, kind.targets, strict=True):
+        key = f"w_x_target_{kind.key}_{t.figure}"
+        state.bind(key, float(t.limit))
+        limit = column.number_input(md(target_label(t, kind.k)), min_value=0.0, key=key,
+                                    format="%g", step=0.1)
+        changed.append(Target(t.figure, float(limit)))
+    kind = with_targets(kind, changed)
+    st.markdown("**Decision**")
+    decision = st.selectbox("Decision", DECISIONS, key="w_x_decision",
+                            format_func=lambda d: d or "not decided yet")
+    left, right = st.columns(2)
+    steward = left.text_input("Steward", max_chars=MAX_FIELD, key="w_x_steward")
+    steward_date = left.date_input("Steward's date", value=None, key="w_x_steward_date")
+    checker = right.text_input("Checker", max_chars=MAX_FIELD, key="w_x_checker")
+    checker_date = right.date_input("Checker's date", value=None, key="w_x_checker_date")
+    board = st.text_input("Board reference", max_chars=MAX_FIELD, key="w_x_board")
+    comments = st.text_area("Comments", max_chars=MAX_FIELD, key="w_x_comments")
+    try:
+        decided = parse_decision({
+            "decision": decision, "steward": steward, "checker": checker,
+            "steward_date": steward_date.isoformat() if steward_date else "",
+            "checker_date": checker_date.isoformat() if checker_date else "",
+            "board_reference": board, "comments": comments})
+    except SdcInputError as err:
+        st.error(f"The decision pack cannot be made: {md(err)}", icon=":material/error:")
+        return
+    sensitive = tuple(c for c in ctx.roles.sensitive if c in ctx.df.columns)
+    given = state.sampling_key()
+    setting = Setting(ctx.qi, tuple(c for c in ctx.roles.numeric if c in ctx.df.columns),
+                      sensitive, tuple(state.known_columns(ctx.df)), ctx.roles.weight,
+                      ctx.roles.household, RiskOptions(kind.k, ctx.opts.na, ctx.opts.alpha),
+                      Sampling(**dict(given)) if given else None,
+                      not_released=tuple(ctx.roles.ignore))
+    stored = state.cross_table_settings(ctx.ds.dataset_id)
+    table = settings_from(stored) if stored is not None else None
+    make = partial(workers.run_on, ctx.ds.dataset_id, ctx.df, pack_zip, recipe_text, kind,
+                   setting, ctx.ds.name, decided,
+                   tables=(table.columns,) if table is not None else (),
+                   table_rule=table.rule if table is not None else None,
+                   sweep=sweep["result"].table if sweep is not None else None)
+    st.download_button("Download the decision pack (ZIP)", make,
+                       file_name=f"{ctx.ds.stem}_{kind.key}_pack.zip", mime="application/zip",
+                       on_click="ignore", icon=":material/folder_zip:", key="dl_pack")
+    st.caption(f"One zip file for the disclosure review board and the data users: {PACK_FILES}. "
+               f"Made for a {md(kind.name)}"
+               + (f", with the cross table of {md_list(table.columns)}" if table else "")
+               + (", with the last sweep's settings in the figure" if sweep else "") + ".")
+
+
 def nearly_constant(ctx: PageContext) -> tuple[str, dict[str, float]] | None:
     """The household id and the columns nearly constant within its households, for the
     report (the Protect page's call: the same columns); None without a household id or when
@@ -354,5 +424,6 @@ sweep = state.sweep(ctx.ds.dataset_id)  # the Trade-offs page's last sweep on th
 workspace_section(ctx.ds.stem)
 tradeoff_table(ctx.ds.stem, sweep)
 report_section(ctx, protection.text, recipe_text, sweep)
+pack_section(ctx, recipe_text, sweep)
 figures_section()
 render_sidebar()

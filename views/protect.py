@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from sdc_core import release_types
 from sdc_core.errors import SdcInputError
 from sdc_core.methods import Method, Param, registry
 from sdc_core.methods.recode import as_json, as_text
@@ -66,6 +67,13 @@ from ui.logic.protect import (
     read_recipe_file,
     recipe_household_note,
     takes_whole,
+)
+from ui.logic.release_view import (
+    TYPE_KEYS,
+    status_line,
+    type_caption,
+    type_name,
+    workbench_status,
 )
 from ui.logic.report import (
     IL1_READING,
@@ -127,6 +135,29 @@ def attacker_controls(ctx: PageContext, groups: ColumnGroups) -> None:
                            help="The linkage attack matches these by nearest value, as it "
                                 "does rank-swapped keys (e.g. a weight measured elsewhere).")
     state.set_known_columns(known)
+
+
+def release_type_control() -> None:
+    """The release type the settings aim at (a preset of targets: docs/releases.md), kept for
+    the Export page's decision pack, with its intruder and targets; whether the release meets
+    them is said under the risk tiles (:func:`release_status`)."""
+    state.bind("w_release_type", state.release_type())
+    key = st.selectbox("Release type", TYPE_KEYS, key="w_release_type", format_func=type_name,
+                       help="Who the release is for sets the intruder assumed and the targets "
+                            "it must meet; the Export page's decision pack is made for it.")
+    state.set_release_type(key)
+    st.caption(type_caption(release_types.release_type(state.release_type())))
+
+
+def release_status(ctx: PageContext, wb: Workbench) -> str:
+    """One line (Markdown-escaped): whether the release meets the targets of the chosen
+    release type, as the decision pack will judge it."""
+    kind = release_types.release_type(state.release_type())
+    try:
+        status = workbench_status(kind, wb, ctx.roles.ignore, bool(ctx.roles.sensitive))
+    except SdcInputError as err:
+        return md(f"As a {kind.name}, this release cannot be judged: {err}")
+    return status_line(kind, status)
 
 
 #: The key of the fragment that draws the results (and the undo buttons): a value control's
@@ -694,8 +725,10 @@ def results(ctx: PageContext, wb: Workbench, text: str, known: list[str],
     # dRisk, measured on distance columns, after PROTECT_RISK's tiles; under them, why the
     # population's figures are not shown, when they are not (one element fewer a move)
     in_population = population_figures(ctx, wb)
+    # whether the release meets its type's targets: a note under the tiles, no element more
     show_tiles([row.tile for row in rows], [0, 1, 6], "p-risk",
-               notes=[in_population] if isinstance(in_population, str) else ())
+               notes=[*([in_population] if isinstance(in_population, str) else ()),
+                      release_status(ctx, wb)])
     if wb.rows is not None:
         synthetic(wb)
     if ctx.roles.household:
@@ -862,6 +895,8 @@ def workbench(ctx: PageContext, groups: ColumnGroups) -> None:
         settings = controls(ctx, groups, state.protect_settings())
         st.markdown("**Attacker**")
         attacker_controls(ctx, groups)
+        st.markdown("**Release**")
+        release_type_control()
     state.set_protect_settings(settings)
     steps = settings.steps(ctx.roles.qi)
     loaded = state.take_recipe_steps_to_check()

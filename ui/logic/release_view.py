@@ -1,0 +1,175 @@
+"""The release type on the Protect and Export pages (no Streamlit): what a type assumes and
+asks, whether the Protect page's release meets its targets, read from the figures the page has
+already computed, and the decision pack the Export page downloads.
+
+The status is the pack's own (:func:`sdc_core.pack.build_pack`): the same
+:func:`~sdc_core.release_types.flat_figures` and :func:`~sdc_core.release_types.judge` on the
+same figures, the released keys' read at the type's k (:func:`keys_at`), so the page says
+what the pack will say (tests/test_release_view.py holds them equal).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from sdc_core.assess import Setting
+from sdc_core.names import MEASURES, name
+from sdc_core.pack import Decision, PackRequest, build_pack
+from sdc_core.recipe import Recipe, parse_recipe
+from sdc_core.release_types import (
+    RELEASE_TYPES,
+    ReleaseType,
+    Status,
+    Target,
+    flat_figures,
+    judge,
+)
+from sdc_core.risk.inference import InferenceResult
+from sdc_core.risk.profile import RiskProfile, profile_from_sizes
+from sdc_core.risk.synthetic import SyntheticRisk
+from sdc_core.tables.cell_rules import Rule
+from ui.logic.text import md
+from ui.logic.workbench import Workbench
+
+#: The release type a session starts with: the licensed file, the commonest release.
+DEFAULT_TYPE = "suf"
+#: The release types, in the order a steward meets them.
+TYPE_KEYS = tuple(RELEASE_TYPES)
+#: The figures the pack does not read for a release whose rows are not the original's
+#: (:func:`sdc_core.pack.build_pack`: they compare record by record).
+RECORD_BY_RECORD = ("linkage_risk_percent", "linkage_percent_certain", "inference_gain",
+                    "IL1_release")
+#: Why the pack reads no attribute-inference gain without a sensitive column.
+NO_SENSITIVE = "no sensitive column was named"
+#: What the Export page's decision pack holds, as its caption says.
+PACK_FILES = ("the released file (released.csv, the columns tagged 'Not released' left out), "
+              "an internal report and manifest (the recipe with its seed, every figure "
+              "before and after, every output's status; internal.html, "
+              "manifest-internal.json), an external report and manifest for the data users "
+              "(no seed; external.html, manifest.json), the trade-off figure (SVG and PDF) "
+              "and each published cross table (table-N.csv)")
+
+
+def type_name(key: str) -> str:
+    """The name of the release type ``key`` ("public-use file")."""
+    return RELEASE_TYPES[key].name
+
+
+def targets_text(kind: ReleaseType) -> str:
+    """The type's targets as a board reads them, separated by semicolons."""
+    return "; ".join(t.text(kind.k) for t in kind.targets)
+
+
+def type_caption(kind: ReleaseType) -> str:
+    """Who the type's intruder is and what it asks, as Markdown-escaped text."""
+    scenario = kind.scenario
+    member = ("knows that the person is in the file" if scenario.knows_membership
+              else "does not know whether the person is in the file")
+    return md(f"Intruder: {scenario.intruder}. He knows {scenario.knows}, and {member}. "
+              f"Targets: {targets_text(kind)}.")
+
+
+def keys_at(keys: RiskProfile, k: int) -> dict[str, Any]:
+    """The released keys' ``risk --json`` figures (:meth:`RiskProfile.summary`) with those
+    that depend on the threshold read at ``k`` (the release type's), by the core's own
+    :func:`~sdc_core.risk.profile.profile_from_sizes`."""
+    summary = keys.summary()
+    if keys.k_threshold == k:
+        return summary
+    at = profile_from_sizes(keys.fk, keys.Fk, keys.n_classes, k)
+    return {**summary, **{key: at[key] for key in
+                          ("k_threshold", "percent_k_le_threshold", "percent_below_k")}}
+
+
+def missing_figures(rows: str | None, sensitive: bool) -> dict[str, str]:
+    """Why a target's figure is absent, as the pack gives it: ``rows`` the reason a release
+    has no row correspondence (None: it has), ``sensitive`` whether a sensitive column was
+    named."""
+    if rows is not None:
+        return dict.fromkeys(RECORD_BY_RECORD, rows)
+    return {} if sensitive else {"inference_gain": NO_SENSITIVE}
+
+
+def release_status(kind: ReleaseType, compare: Mapping[str, Any], keys: Mapping[str, Any],
+                   missing: Mapping[str, str] | None = None) -> Status:
+    """The status of a release of type ``kind`` from ``compare --json``-like figures
+    (``compare``: the linkage attack's summary, the loss, ``inference``), the released keys'
+    (``keys``) and why a figure is absent (``missing``)."""
+    return judge(kind, flat_figures(compare, keys), missing)
+
+
+def workbench_figures(wb: Workbench, not_released: Sequence[str]) -> dict[str, Any]:
+    """The ``compare --json`` figures a target reads, from what the Protect page computed
+    already: the linkage attack, the loss with the columns ``not_released`` left out, the
+    attribute-inference attack and, for a synthetic release, replicated uniques."""
+    out: dict[str, Any] = {}
+    if wb.rows is None:
+        out.update(wb.assessment.linkage.summary())
+        out.update(wb.utility_for(not_released))
+        if isinstance(wb.inference, InferenceResult):
+            out["inference"] = json.loads(wb.inference.to_json())
+    elif isinstance(wb.synthetic, SyntheticRisk):
+        out.update(wb.synthetic.to_json())
+    return out
+
+
+def workbench_status(kind: ReleaseType, wb: Workbench, not_released: Sequence[str],
+                     sensitive: bool) -> Status:
+    """The status of the Protect page's release ``wb`` as a release of type ``kind``
+    (:func:`release_status`)."""
+    missing = missing_figures(wb.rows, sensitive)
+    if wb.rows is None and isinstance(wb.inference, str):
+        missing["inference_gain"] = wb.inference
+    return release_status(kind, workbench_figures(wb, not_released),
+                          keys_at(wb.assessment.keys, kind.k), missing)
+
+
+#: A status in words.
+STATUS_WORDS = {"pass": "meets every target", "fail": "misses a target",
+                "review": "goes to a person's review"}
+
+
+def status_line(kind: ReleaseType, status: Status) -> str:
+    """One line on the page: whether the release meets the type's targets, and the reasons
+    that are not a target met (Markdown-escaped)."""
+    said = [r for r in status.reasons if ": met (" not in r]
+    head = f"As a {kind.name}, this release {STATUS_WORDS[status.status]} ({status.status})"
+    return md(head + (": " + "; ".join(said) if said else "."))
+
+
+def target_label(t: Target, k: int) -> str:
+    """A target's number field: the figure's name and which side is allowed."""
+    unit = " (%)" if MEASURES[t.figure].unit == "%" else ""
+    side = "at most" if t.better == "lower" else "at least"
+    return f"{name(t.figure, k)}{unit}: {side}"
+
+
+def released_recipe(recipe: Recipe, not_released: Sequence[str],
+                    columns: Sequence[str]) -> Recipe:
+    """``recipe`` with a last step that drops the columns ``not_released`` (those of
+    ``columns``, the original's): the pack's released file leaves them out, as the Export
+    page's files do, and its recipe says so."""
+    dropped = [c for c in not_released if c in columns]
+    if not dropped:
+        return recipe
+    return replace(recipe, steps=[*recipe.steps, {"method": "drop", "columns": dropped}])
+
+
+def pack_zip(original: pd.DataFrame, recipe_text: str, kind: ReleaseType, setting: Setting,
+             title: str, decision: Decision, tables: tuple[tuple[str, ...], ...] = (),
+             table_rule: Rule | None = None, sweep: pd.DataFrame | None = None,
+             analyses: Any = None) -> bytes:
+    """The decision pack (:func:`sdc_core.pack.build_pack`) of the recipe ``recipe_text``
+    applied to ``original``, as one zip file; the columns the setting does not release are
+    dropped from the released file (:func:`released_recipe`). A plain function of importable
+    arguments: a worker process runs it."""
+    recipe = released_recipe(parse_recipe(json.loads(recipe_text)), setting.not_released,
+                             [str(c) for c in original.columns])
+    req = PackRequest(original, recipe, kind, setting, title=title, decision=decision,
+                      tables=tables, table_rule=table_rule, analyses=analyses, sweep=sweep)
+    return build_pack(req).zip_bytes()
