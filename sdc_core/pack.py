@@ -426,10 +426,26 @@ def step_texts(reports: Sequence[dict[str, Any]]) -> list[str]:
             if (describe := methods[r["method"]].describe) is not None]
 
 
+def released_recipe(recipe: Recipe, not_released: Sequence[str],
+                    columns: Sequence[object]) -> Recipe:
+    """``recipe`` with a last step that drops the columns ``not_released`` that ``columns``
+    (of the table it runs on) hold: the released file leaves them out, as the Export page's
+    files do, and the recipe in the pack says so."""
+    dropped = [c for c in not_released if c in columns]
+    if not dropped:
+        return recipe
+    return replace(recipe, steps=[*recipe.steps, {"method": "drop", "columns": dropped}])
+
+
 def build_pack(req: PackRequest) -> Pack:
-    """The pack of ``req`` (module docstring); an error when a parent's lineage is refused."""
+    """The pack of ``req`` (module docstring); an error when a parent's lineage is refused.
+    The columns the setting does not release are dropped from the released file
+    (:func:`released_recipe`)."""
     from sdc_core import pack_html
 
+    base = req.original if req.parent is None else req.parent.released
+    req = replace(req, recipe=released_recipe(req.recipe, req.setting.not_released,
+                                              list(base.columns)))
     created = req.created or dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     whole, applied, lineage = _made(req)
     setting = req.setting

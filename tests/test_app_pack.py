@@ -12,9 +12,11 @@ import zipfile
 from sdc_core import pack
 from sdc_core.errors import SdcInputError
 from sdc_core.pack import MAX_FIELD
+from sdc_core.release_types import RELEASE_TYPES
 from tests.apptest import app_on, app_test, downloads, errors, no_traceback, tile_notes
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
+from ui.logic.release_view import target_label
 
 FILES = ("released.csv", "internal.html", "external.html", "manifest.json",
          "manifest-internal.json")
@@ -64,9 +66,9 @@ def test_the_type_chosen_on_protect_is_the_one_export_packs(monkeypatch):
     assert any("Release type: **public\\-use file**" in c.value for c in at.caption)
     # the type's targets, their defaults the type's own
     limits = {plain(n.label): n.value for n in at.number_input}
-    assert limits == {"records in classes < 5 (%): at most": 0.0,
-                      "linkage attack risk (%): at most": 1.0,
-                      "attribute-inference gain: at most": 0.05}
+    puf = RELEASE_TYPES["puf"]
+    assert limits == {plain(target_label(t, puf.k)): t.limit for t in puf.targets}
+    assert "attribute-inference gain (points): at most" in limits
     at.number_input(key="w_x_target_puf_linkage_risk_percent").set_value(2.5).run()
     at.selectbox(key="w_x_decision").set_value("approved with conditions").run()
     z = pack_of(made)

@@ -14,7 +14,7 @@ import pytest
 
 from sdc_core.assess import RiskOptions, Setting
 from sdc_core.data.io import EXAMPLE_PATH, read_table
-from sdc_core.pack import Decision, PackRequest, build_pack
+from sdc_core.pack import Decision, PackRequest, build_pack, released_recipe
 from sdc_core.recipe import parse_recipe
 from sdc_core.release_types import RELEASE_TYPES, Status, Target, with_targets
 from sdc_core.risk.profile import risk_profile
@@ -27,7 +27,6 @@ from ui.logic.release_view import (
     missing_figures,
     pack_zip,
     release_status,
-    released_recipe,
     status_line,
     target_label,
     type_caption,
@@ -108,7 +107,8 @@ def test_the_caption_and_the_labels():
     assert "<" not in caption.replace("\\<", "")
     labels = [target_label(t, kind.k) for t in kind.targets]
     assert labels == ["records in classes < 5 (%): at most",
-                      "linkage attack risk (%): at most", "attribute-inference gain: at most"]
+                      "linkage attack risk (%): at most",
+                      "attribute-inference gain (points): at most"]
 
 
 def test_the_released_recipe_drops_the_columns_not_released():

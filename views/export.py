@@ -22,6 +22,7 @@ from sdc_core.recipe import fingerprint, make_recipe
 from sdc_core.release_types import Target, with_targets
 from sdc_core.risk import RiskProfile
 from sdc_core.tables.table_release import TABLE_METHODS, TableRelease
+from sdc_core.utility.analysis import parse_spec
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
 from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from
@@ -351,18 +352,22 @@ def pack_section(ctx: PageContext, recipe_text: str, sweep: dict | None) -> None
                       not_released=tuple(ctx.roles.ignore))
     stored = state.cross_table_settings(ctx.ds.dataset_id)
     table = settings_from(stored) if stored is not None else None
+    spec = state.analysis_spec()  # checked against the data set's columns when it was kept
     make = partial(workers.run_on, ctx.ds.dataset_id, ctx.df, pack_zip, recipe_text, kind,
                    setting, ctx.ds.name, decided,
                    tables=(table.columns,) if table is not None else (),
                    table_rule=table.rule if table is not None else None,
-                   sweep=sweep["result"].table if sweep is not None else None)
+                   sweep=sweep["result"].table if sweep is not None else None,
+                   analyses=parse_spec(spec) if spec is not None else None)
     st.download_button("Download the decision pack (ZIP)", make,
                        file_name=f"{ctx.ds.stem}_{kind.key}_pack.zip", mime="application/zip",
                        on_click="ignore", icon=":material/folder_zip:", key="dl_pack")
     st.caption(f"One zip file for the disclosure review board and the data users: {PACK_FILES}. "
                f"Made for a {md(kind.name)}"
                + (f", with the cross table of {md_list(table.columns)}" if table else "")
-               + (", with the last sweep's settings in the figure" if sweep else "") + ".")
+               + (", with the last sweep's settings in the figure" if sweep else "")
+               + (", with the benchmark analyses' CI overlap in the external note"
+                  if spec is not None else "") + ".")
 
 
 def nearly_constant(ctx: PageContext) -> tuple[str, dict[str, float]] | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -20,7 +19,7 @@ import pandas as pd
 from sdc_core.assess import Setting
 from sdc_core.names import MEASURES, name
 from sdc_core.pack import Decision, PackRequest, build_pack
-from sdc_core.recipe import Recipe, parse_recipe
+from sdc_core.recipe import parse_recipe
 from sdc_core.release_types import (
     RELEASE_TYPES,
     ReleaseType,
@@ -144,20 +143,10 @@ def status_line(kind: ReleaseType, status: Status) -> str:
 
 def target_label(t: Target, k: int) -> str:
     """A target's number field: the figure's name and which side is allowed."""
-    unit = " (%)" if MEASURES[t.figure].unit == "%" else ""
+    m = MEASURES[t.figure]
+    unit = " (%)" if m.unit == "%" else " (points)" if "percentage points" in m.formula else ""
     side = "at most" if t.better == "lower" else "at least"
     return f"{name(t.figure, k)}{unit}: {side}"
-
-
-def released_recipe(recipe: Recipe, not_released: Sequence[str],
-                    columns: Sequence[str]) -> Recipe:
-    """``recipe`` with a last step that drops the columns ``not_released`` (those of
-    ``columns``, the original's): the pack's released file leaves them out, as the Export
-    page's files do, and its recipe says so."""
-    dropped = [c for c in not_released if c in columns]
-    if not dropped:
-        return recipe
-    return replace(recipe, steps=[*recipe.steps, {"method": "drop", "columns": dropped}])
 
 
 def pack_zip(original: pd.DataFrame, recipe_text: str, kind: ReleaseType, setting: Setting,
@@ -165,11 +154,10 @@ def pack_zip(original: pd.DataFrame, recipe_text: str, kind: ReleaseType, settin
              table_rule: Rule | None = None, sweep: pd.DataFrame | None = None,
              analyses: Any = None) -> bytes:
     """The decision pack (:func:`sdc_core.pack.build_pack`) of the recipe ``recipe_text``
-    applied to ``original``, as one zip file; the columns the setting does not release are
-    dropped from the released file (:func:`released_recipe`). A plain function of importable
-    arguments: a worker process runs it."""
-    recipe = released_recipe(parse_recipe(json.loads(recipe_text)), setting.not_released,
-                             [str(c) for c in original.columns])
+    applied to ``original``, as one zip file (the columns the setting does not release left
+    out of the released file). A plain function of importable arguments: a worker process
+    runs it."""
+    recipe = parse_recipe(json.loads(recipe_text))
     req = PackRequest(original, recipe, kind, setting, title=title, decision=decision,
                       tables=tables, table_rule=table_rule, analyses=analyses, sweep=sweep)
     return build_pack(req).zip_bytes()
