@@ -297,8 +297,12 @@ def _add_tables(sub: _Subparsers) -> None:
     tables.add_argument("data", help="one row per participant; an empty cell = no response")
     tables.add_argument("--question", type=_column_list, action="extend", default=[],
                         help="question column(s), comma-separated or repeated")
-    tables.add_argument("--cross", type=_column_list, metavar="A,B[,C]",
-                        help="a cross table of 1 to 3 columns with its margins")
+    tables.add_argument("--cross", type=_column_list, metavar="A,B[,C]", action="append",
+                        help="a cross table of 1 to 3 columns with its margins; repeated, "
+                             "linked tables protected together (every table from the same "
+                             "records, at most 3 columns in all, a shared cell one status in "
+                             "every table, the audit on all the tables at once; the output's "
+                             "first column, table, names each table by its columns)")
     tables.add_argument("--sum", metavar="COLUMN",
                         help="with --cross: the sum of this column per cell (a magnitude table)")
     tables.add_argument("--rule", default=None, metavar="RULE",
@@ -1037,8 +1041,10 @@ def _cross_table(args: argparse.Namespace) -> int:
         raise SdcInputError("--max-contributions goes with --method dp and --household (without "
                             "a household id each record is its own unit)")
     rule = Rule.parse(args.rule or ("p:10" if args.sum else "threshold:5"))  # text only here
+    if len(args.cross) > 1:
+        return _linked_tables(args, rule)
     df = read_bounded(args.data)
-    made = release_table(df, args.cross, args.sum, args.method, rule, args.epsilon, args.seed,
+    made = release_table(df, args.cross[0], args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold, args.household, args.max_contributions)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
@@ -1075,6 +1081,47 @@ def _cross_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
+    """``tables --cross A,B --cross A,C …``: linked tables protected together (docs/tables.md,
+    "Linked tables")."""
+    from sdc_core.data.io import write_table
+    from sdc_core.tables.linked import release_linked
+    from sdc_core.tables.table_release import TIME_LIMIT, unit_text
+
+    if args.method != "suppress":
+        raise SdcInputError("linked tables (--cross repeated) are published by suppression "
+                            "(--method suppress)")
+    if args.difference:
+        raise SdcInputError("--difference takes one --cross table")
+    df = read_bounded(args.data)
+    made = release_linked(df, args.cross, args.sum, rule, args.household)
+    out = made.frame()
+    if args.output is not None:
+        write_table(out, args.output)
+    audit = made.audit
+    if args.json:
+        cells = out.astype(object).where(out.notna(), None)
+        print(json.dumps({"tables": [list(t) for t in made.tables], "rule": rule.text,
+                          "value": made.value, "household": made.finest.unit,
+                          "unit": unit_text(made.finest.unit), "left_out": made.left_out,
+                          "method": made.method, "audit_passes": audit.passes,
+                          "unchecked_cells": audit.unchecked_cells,
+                          "cells": cells.to_dict(orient="records")}, indent=2, default=str))
+        return 0
+    unchecked = audit.unchecked_cells
+    print(f"{len(made.tables)} linked tables ({'; '.join(map(','.join, made.tables))}): "
+          f"{len(out)} cells and margins, rule {rule.text} on {unit_text(made.finest.unit)}, "
+          f"{made.hidden_cells} cells hidden (a cell shared by tables counted once), joint "
+          "audit "
+          + ("passed" if audit.passes else "FAILED")
+          + (f" ({unchecked} hidden cells not checked within {TIME_LIMIT:g} s)" if unchecked
+             else "")
+          + (f"; {made.left_out} records with a blank left out of every table"
+             if made.left_out else "")
+          + (f"; wrote {args.output}" if args.output is not None else ""))
+    return 0
+
+
 def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> DifferencingResult:
     """``--difference COLUMN=L1,L2``: the table and the same with the levels merged
     (docs/tables.md, "Differencing between two tables")."""
@@ -1086,7 +1133,7 @@ def _difference(args: argparse.Namespace, df: pd.DataFrame, rule: Rule) -> Diffe
         raise SdcInputError("--difference takes COLUMN=L1,L2 (at least two levels to merge)")
     if args.sum:
         raise SdcInputError("--difference compares count tables: leave out --sum")
-    return differencing_risk(df, args.cross, column.strip(), merged, args.method, rule,
+    return differencing_risk(df, args.cross[0], column.strip(), merged, args.method, rule,
                              args.epsilon, args.seed, args.ckm_threshold,
                              household=args.household,
                              max_contributions=args.max_contributions)

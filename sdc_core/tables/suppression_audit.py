@@ -625,7 +625,8 @@ class SuppressionResult:
     Parameters
     ----------
     status : numpy.ndarray
-        "published", "primary" or "secondary", one per row of the table's frame.
+        "published", "primary", "secondary" or (cells given as ``hidden``) "unpublished", one
+        per row of the table's frame.
     method : str
         ``milp``, ``hypercube``, or ``milp+hypercube`` (the exact pattern repaired).
     report : AuditReport
@@ -675,7 +676,8 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
                           method: Literal["auto", "milp", "hypercube"] = "auto",
                           cost: Literal["total", "count"] = "total", rounds: int = 5,
                           time_limit: float = 10.0, budget: float | None = None,
-                          progress: Progress | None = None) -> SuppressionResult:
+                          progress: Progress | None = None,
+                          hidden: np.ndarray | None = None) -> SuppressionResult:
     """Suppress further cells so that every primary cell passes the audit (module docstring).
 
     Minimises Σ w_i over the suppressed cells, w_i = the cell's value (``cost="total"``, plus
@@ -703,6 +705,10 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     progress : callable, optional
         ``progress(done, total, label)`` as the cubes are chosen and the audits run (an
         exception it raises stops the suppression).
+    hidden : array-like of bool, optional
+        Cells that are never published (the inner cells of a finer table that only its
+        margins are published from: linked tables, sdc_core/tables/linked.py): suppressed at
+        no cost from the start, never published again, status ``unpublished``.
 
     Returns
     -------
@@ -723,44 +729,49 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     (True, 4)
     """
     primary = _mask(table, rules.primary, "rules")
-    w = _weights(table, cost)
+    never = np.zeros(len(primary), dtype=bool) if hidden is None \
+        else _mask(table, hidden, "hidden") & ~primary
+    w = np.where(never, 0.0, _weights(table, cost))
     n, k = len(primary), 2 * int(primary.sum())
     if method not in ("auto", "milp", "hypercube"):
         raise SdcInputError(f"method must be auto, milp or hypercube, not {method!r}")
     use_milp = method == "milp" or (method == "auto" and n * (1 + k) <= MILP_MAX_VARIABLES)
-    s = primary.copy()
+    s = primary | never
     used = "hypercube"
     report = None
     proven = False
     clock = _Clock(budget, progress)
     if primary.any() and use_milp:
         limit = time_limit if budget is None else min(time_limit, budget)
-        found, proven = _milp_pattern(table, rules, w, limit)
+        found, proven = _milp_pattern(table, rules, w, limit, never)
         if found is not None:
-            s, used = found | primary, "milp"
+            s, used = found | primary | never, "milp"
             report = _audit(table, s, rules, None, False, None, clock)
     if report is None or not report.passes:
         repair = report if used == "milp" else None
         s, report = _hypercube(table, rules, w, s, repair, rounds, clock)
         used = "milp+hypercube" if repair is not None else used
     elif used == "milp" and not proven:  # stopped by the time limit: the heuristic may be cheaper
-        s_h, report_h = _hypercube(table, rules, w, primary.copy(), None, rounds, clock)
+        s_h, report_h = _hypercube(table, rules, w, primary | never, None, rounds, clock)
         if report_h.passes and w[s_h].sum() < w[s].sum():
             s, report, used = s_h, report_h, "hypercube"
     # a secondary cell the reader can work out exactly is published: it tells nothing new, and
     # every other interval stays as it was
+    cells = report.frame["cell"].to_numpy()
     known = (report.frame["pinned"].to_numpy() & ~report.frame["primary"].to_numpy()
-             & report.frame["checked"].to_numpy())
-    s[report.frame["cell"].to_numpy()[known]] = False
+             & report.frame["checked"].to_numpy() & ~never[cells])
+    s[cells[known]] = False
     report = AuditReport(report.frame[~known].reset_index(drop=True), report.unit)
-    status = np.where(primary, "primary", np.where(s, "secondary", "published"))
+    status = np.where(primary, "primary", np.where(
+        never, "unpublished", np.where(s, "secondary", "published")))
     return SuppressionResult(status.astype(object), used, report)
 
 
 def _milp_pattern(table: CrossTable, rules: RuleResult, w: np.ndarray,
-                  time_limit: float) -> tuple[np.ndarray | None, bool]:
+                  time_limit: float, never: np.ndarray) -> tuple[np.ndarray | None, bool]:
     """The exact pattern (module docstring), or None when the solver finds none in time, and
-    whether it is proven the cheapest."""
+    whether it is proven the cheapest; the ``never`` published cells are suppressed from the
+    start."""
     scale = max(1.0, float(np.abs(table.values).max(initial=0.0)))  # as in the audit
     x = table.values / scale
     a = table.constraints
@@ -781,7 +792,7 @@ def _milp_pattern(table: CrossTable, rules: RuleResult, w: np.ndarray,
     matrix = sparse.hstack([s_part, y_part]).tocsr()
     lo_c = np.r_[np.zeros(kb * e), np.zeros(kb * n), np.full(kb * n, -np.inf)]
     hi_c = np.r_[np.zeros(kb * e), np.full(kb * n, np.inf), np.zeros(kb * n)]
-    lb = np.r_[np.asarray(rules.primary, dtype=float), np.full(kb * n, -np.inf)]
+    lb = np.r_[np.asarray(rules.primary | never, dtype=float), np.full(kb * n, -np.inf)]
     ub = np.r_[np.ones(n), np.full(kb * n, np.inf)]
     for b, (p, t) in enumerate(targets):
         lb[n + b * n + p] = ub[n + b * n + p] = t
