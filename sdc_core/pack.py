@@ -56,8 +56,10 @@ from sdc_core.recipe import (
 )
 from sdc_core.release_types import ReleaseType, Status, flat_figures, judge
 from sdc_core.tables.cell_rules import Rule
+from sdc_core.tables.linked import groups, release_linked
 from sdc_core.tables.responses import PublishedQuestion, audit, response_table
-from sdc_core.tables.table_release import TableRelease, release_table
+from sdc_core.tables.suppression_audit import AuditReport
+from sdc_core.tables.table_release import release_table
 from sdc_core.version import __version__
 
 PACK_FORMAT, PACK_VERSION = "sdc-release-pack", 1
@@ -249,31 +251,73 @@ def versions() -> dict[str, str | None]:
 
 @dataclass(frozen=True)
 class PackTable:
-    """A cross table published with the release: its columns and its release."""
+    """Cross tables published with the release as one output: a table alone, or tables that
+    share columns, protected together (:func:`sdc_core.tables.linked.release_linked`). Their
+    cells as published (``frame``), their status and outcome, how they were suppressed, and
+    the internal manifest's entry."""
 
-    columns: tuple[str, ...]
-    release: TableRelease
+    tables: tuple[tuple[str, ...], ...]
+    frame: pd.DataFrame
+    status: Status
+    outcome: dict[str, int]
+    method: str
+    internal: dict[str, Any]
 
     @property
     def uid(self) -> str:
-        return "table:" + ",".join(self.columns)
+        if len(self.tables) == 1:
+            return "table:" + ",".join(self.tables[0])
+        return "tables:" + ";".join(",".join(t) for t in self.tables)
+
+    @property
+    def summary(self) -> str:
+        if len(self.tables) == 1:
+            return f"cross table of {', '.join(self.tables[0])}"
+        return (f"{len(self.tables)} linked cross tables ("
+                + "; ".join(", ".join(t) for t in self.tables) + ")")
 
 
-def table_status(t: TableRelease) -> Status:
-    """A suppressed table's status from its audit: ``fail`` when a hidden cell can be narrowed
+def audit_status(report: AuditReport, rule: Rule, hidden: int, linked: bool = False) -> Status:
+    """Suppressed tables' status from their audit: ``fail`` when a hidden cell can be narrowed
     below its protection, ``review`` when some hidden cells were not checked in time, else
-    ``pass``."""
-    assert t.audit is not None
-    hidden = int(t.frame[t.value].isna().sum())
-    rule = t.rule.text if t.rule is not None else "—"
-    if not t.audit.passes:
-        return Status("fail", (f"rule {rule}: the audit finds a hidden cell that the "
+    ``pass``; ``linked``: the audit is the joint one of several tables."""
+    what = "the joint audit of the tables" if linked else "the audit"
+    if not report.passes and not report.unchecked_cells:
+        return Status("fail", (f"rule {rule.text}: {what} finds a hidden cell that the "
                                "published cells pin down or narrow below its protection",))
-    if t.audit.unchecked_cells:
-        return Status("review", (f"rule {rule}: {t.audit.unchecked_cells} hidden cells were "
-                                 "not checked within the time allowed",))
-    return Status("pass", (f"rule {rule}: {hidden} cells hidden; the audit finds every hidden "
-                           "cell protected",))
+    if report.unchecked_cells:
+        return Status("review", (f"rule {rule.text}: {report.unchecked_cells} hidden cells "
+                                 "were not checked within the time allowed",))
+    return Status("pass", (f"rule {rule.text}: {hidden} cells hidden; {what} finds every "
+                           "hidden cell protected",))
+
+
+def pack_tables(df: pd.DataFrame, tables: Sequence[Sequence[str]], rule: Rule,
+                household: str | None) -> list[PackTable]:
+    """The tables as outputs: each group of tables that share columns
+    (:func:`sdc_core.tables.linked.groups`) protected together, a table alone on its own."""
+    out = []
+    for group in groups(tables):
+        if len(group) == 1:
+            made = release_table(df, list(group[0]), rule=rule, household=household)
+            assert made.audit is not None  # suppressed
+            frame = made.published()
+            out.append(PackTable(group, frame, audit_status(
+                made.audit, rule, int(frame[made.value].isna().sum())), table_outcome(
+                frame), made.suppression or "", made.to_json()))
+            continue
+        linked = release_linked(df, group, rule=rule, household=household)
+        frame = linked.frame()
+        out.append(PackTable(group, frame, audit_status(linked.audit, rule,
+                                                        linked.hidden_cells, linked=True),
+                             table_outcome(frame), f"linked, {linked.method}",
+                             {"tables": [list(t) for t in group], "rule": rule.text,
+                              "audit_passes": linked.audit.passes,
+                              "unchecked_cells": linked.audit.unchecked_cells,
+                              "left_out": linked.left_out,
+                              "cells": frame.astype(object).where(frame.notna(), None)
+                              .to_dict(orient="records")}))
+    return out
 
 
 def answers_status(table: PublishedQuestion) -> Status:
@@ -300,9 +344,10 @@ def answers_frame(table: PublishedQuestion) -> pd.DataFrame:
     return out
 
 
-def table_outcome(t: TableRelease) -> dict[str, int]:
-    """A table's cells by status (``published``, ``primary``, ``secondary``)."""
-    return {str(k): int(v) for k, v in t.frame["status"].value_counts().sort_index().items()}
+def table_outcome(frame: pd.DataFrame) -> dict[str, int]:
+    """Published cells by status (``published``, ``primary``, ``secondary``; a cell that
+    linked tables share counted in each)."""
+    return {str(k): int(v) for k, v in frame["status"].value_counts().sort_index().items()}
 
 
 @dataclass
@@ -475,14 +520,11 @@ def build_pack(req: PackRequest) -> Pack:
     else:
         figure_note = (f"no trade-off figure: {after.rows} (its loss and its linkage attack "
                        "compare record by record)")
-    tables = []
     rule = req.table_rule or Rule("threshold", (5,))
-    for n, cols in enumerate(req.tables, 1):
-        made = release_table(req.original, list(cols), rule=rule, household=setting.household)
-        tables.append(PackTable(tuple(cols), made))
-        name = f"table-{n}.csv"
-        files[name] = table_bytes(made.published(), ".csv")
-        statuses[tables[-1].uid] = table_status(made)
+    tables = pack_tables(req.original, req.tables, rule, setting.household)
+    for n, t in enumerate(tables, 1):
+        files[f"table-{n}.csv"] = table_bytes(t.frame, ".csv")
+        statuses[t.uid] = t.status
 
     answers = []
     for question in req.questions:
@@ -512,12 +554,11 @@ def build_pack(req: PackRequest) -> Pack:
                                     f"{a.q} responses"]}
         else:
             t = next(t for t in tables if t.uid == uid)
-            entry = {"uid": uid, "type": "table",
+            entry = {"uid": uid, "type": "table" if len(t.tables) == 1 else "linked tables",
                      "files": [f"table-{tables.index(t) + 1}.csv"],
-                     "summary": f"cross table of {', '.join(t.columns)}: {status.status}",
-                     "outcome": table_outcome(t.release),
+                     "summary": f"{t.summary}: {status.status}", "outcome": t.outcome,
                      "mitigation": [f"primary cells by rule {rule.text}, secondary "
-                                    f"suppression ({t.release.suppression})"]}
+                                    f"suppression ({t.method})"]}
         entry.update(status=status.status, reasons=list(status.reasons), timestamp=created,
                      comments=[], exception=d.exception,
                      steward_decision=d.steward_decision, checker_decision=d.checker_decision)
@@ -560,7 +601,7 @@ def build_pack(req: PackRequest) -> Pack:
                 "step_reports": applied.reports, "warnings": list(applied.warnings),
                 "figures": figures, "figures_withheld": {},
                 "keys_risk": {"original": keys_before, "release": keys_after},
-                "tables": [{"uid": t.uid, **t.release.to_json()} for t in tables],
+                "tables": [{"uid": t.uid, **t.internal} for t in tables],
                 "answers": [a.to_dict() for a in answers]}
     view = pack_html.PackView(req, after, before, figures, keys_before, keys_after, outputs,
                               tables, lineage, mitigation, figure_note,

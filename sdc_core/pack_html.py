@@ -228,9 +228,8 @@ def _tables(view: PackView) -> str:
     question's answer counts."""
     parts = []
     for t in view.tables:
-        r = t.release
-        parts.append(f"<h3>{e(', '.join(t.columns))}</h3>")
-        parts.append(_table(r.frame[[*r.truth.columns, r.value, "status"]]))
+        parts.append(f"<h3>{e(t.summary)}</h3>")
+        parts.append(_table(t.frame.drop(columns="unit")))
     for question, frame in view.answers:
         parts.append(f"<h3>Answers to {e(question)}</h3>" + (
             _table(frame) if len(frame) else "<p>Not published: too few responses.</p>"))

@@ -228,3 +228,11 @@ def test_a_published_count_is_a_whole_number(tmp_path: Path) -> None:
     shown = written.loc[written["count"] != "", "count"]
     assert len(shown) and shown.str.fullmatch(r"\d+").all()
     assert (written["count"] == "").any()  # a hidden cell is blank
+
+
+def test_tables_are_grouped_by_the_columns_they_share() -> None:
+    from sdc_core.tables.linked import groups
+
+    assert groups([["a", "b"], ["c"], ["b", "d"], ["e", "c"]]) == [
+        (("a", "b"), ("b", "d")), (("c",), ("e", "c"))]
+    assert groups([["a"]]) == [(("a",),)]

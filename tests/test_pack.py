@@ -101,7 +101,8 @@ def packs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     secure = _pack(tmp, "secure", {"version": 1, "seed": SUF_SEED, "steps": [
         {"method": "pram", "column": "roof", "p": 0.05}]}, "--type", "secure",
         "--qi", "urbrur,roof,walls,water,electcon,relat,sex", "--household", "ori_hid",
-        "--weight", "sampling_weight", "--question", "relat", data=TESTDATA)
+        "--weight", "sampling_weight", "--question", "relat", "--table", "roof,urbrur",
+        data=TESTDATA)
     return {"suf": suf, "puf": puf, "teaching": teaching, "secure": secure}
 
 
@@ -295,11 +296,14 @@ def test_the_status_of_every_output(packs: dict[str, Path]) -> None:
     status = {name: {o["uid"]: o for o in _json(folder / MANIFEST)["outputs"]}
               for name, folder in packs.items()}
     suf = status["suf"]
-    assert set(suf) == {"release", "table:race,gender", "table:karnof,race,gender"}
+    linked = "tables:race,gender;karnof,race,gender"  # they share columns: protected together
+    assert set(suf) == {"release", linked}
     assert suf["release"]["status"] == "pass"
-    assert suf["table:race,gender"]["status"] == "pass"
-    assert suf["table:karnof,race,gender"]["outcome"]["primary"] > 0  # small cells hidden
-    assert suf["table:karnof,race,gender"]["status"] == "pass"  # and audited
+    assert suf[linked]["type"] == "linked tables"
+    assert suf[linked]["outcome"]["primary"] > 0  # small cells hidden
+    assert suf[linked]["status"] == "pass"  # and audited together
+    alone = status["secure"]["table:roof,urbrur"]
+    assert alone["type"] == "table" and alone["status"] == "pass"
     # a public file needs every record in a class of 5: ten-year age bands alone do not do it
     puf = status["puf"]["release"]
     assert puf["status"] == "fail"
@@ -320,7 +324,9 @@ def test_the_status_of_every_output(packs: dict[str, Path]) -> None:
 
 
 def test_a_table_s_cells_carry_their_status(packs: dict[str, Path], actg: pd.DataFrame) -> None:
-    table = pd.read_csv(packs["suf"] / "table-2.csv", keep_default_na=False)
+    linked = pd.read_csv(packs["suf"] / "table-1.csv", keep_default_na=False, dtype=str)
+    assert set(linked["table"]) == {"race,gender", "karnof,race,gender"}
+    table = linked[linked["table"] == "karnof,race,gender"]
     assert set(table["status"]) >= {"published", "primary"}
     hidden = table[table["status"] != "published"]
     assert (hidden["count"] == "").all()  # a hidden cell is blank

@@ -21,6 +21,7 @@ of all of them (:attr:`LinkedRelease.left_out` says how many).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,6 +76,27 @@ def check_tables(tables: Sequence[Sequence[str]]) -> tuple[Tables, list[str]]:
                             f"({', '.join(union)[:120]}); their finest cross classification "
                             f"takes at most {MAX_COLUMNS}")
     return out, union
+
+
+def groups(tables: Sequence[Sequence[str]]) -> list[Tables]:
+    """The tables in groups that share columns (connected through a common column), in the
+    order of their first table: a group is linked; two groups share only the grand total,
+    which tells nothing of one about the other (docs/tables.md, "Linked tables")."""
+    given = [tuple(str(c) for c in t) for t in tables]
+    parent = list(range(len(given)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for i, j in itertools.combinations(range(len(given)), 2):
+        if set(given[i]) & set(given[j]):
+            parent[root(j)] = root(i)
+    out: dict[int, list[tuple[str, ...]]] = {}
+    for i, t in enumerate(given):
+        out.setdefault(root(i), []).append(t)
+    return [tuple(g) for g in out.values()]
 
 
 def membership(finest: CrossTable, tables: Sequence[Sequence[str]]) -> np.ndarray:
