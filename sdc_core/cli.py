@@ -308,6 +308,10 @@ def _add_tables(sub: _Subparsers) -> None:
     tables.add_argument("--rule", default=None, metavar="RULE",
                         help="with --cross: the primary rule, threshold:T (counts; default "
                              "threshold:5), dominance:N,K or p:P (sums; default p:10)")
+    tables.add_argument("--protection", type=float, metavar="Q",
+                        help="with suppression: interval protection, each primary cell's "
+                             "feasible interval reaching its value ± Q %% (more secondary "
+                             "cells until it does)")
     tables.add_argument("--method", choices=["suppress", "dp", "ckm"], default="suppress",
                         help="with --cross: suppression (default), differential privacy or the "
                              "cell key method")
@@ -996,8 +1000,9 @@ def _cmd_tables(args: argparse.Namespace) -> int:
         if args.question or args.indicators:
             raise SdcInputError("give --cross or --question/--indicators, not both")
         return _cross_table(args)
-    if args.household is not None or args.max_contributions is not None:
-        raise SdcInputError("--household and --max-contributions go with --cross")
+    if args.household is not None or args.max_contributions is not None \
+            or args.protection is not None:
+        raise SdcInputError("--household, --max-contributions and --protection go with --cross")
     if not args.question and not args.indicators:
         raise SdcInputError("give --question (answer counts) or --cross (a cross table)")
     df = read_bounded(args.data)
@@ -1045,7 +1050,8 @@ def _cross_table(args: argparse.Namespace) -> int:
         return _linked_tables(args, rule)
     df = read_bounded(args.data)
     made = release_table(df, args.cross[0], args.sum, args.method, rule, args.epsilon, args.seed,
-                         args.ckm_threshold, args.household, args.max_contributions)
+                         args.ckm_threshold, args.household, args.max_contributions,
+                         protection=args.protection)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
     out = made.published()
@@ -1060,7 +1066,10 @@ def _cross_table(args: argparse.Namespace) -> int:
     hidden = int(out[made.value].isna().sum())
     if made.method == "suppress":
         unchecked = made.audit.unchecked_cells if made.audit is not None else 0
-        what = f"rule {rule.text} on {unit_text(made.household)}, {hidden} cells hidden, audit " + (
+        shielded = "" if args.protection is None else \
+            f" with interval protection {args.protection:g} %"
+        what = f"rule {rule.text}{shielded} on {unit_text(made.household)}, {hidden} cells " \
+            "hidden, audit " + (
             "passed" if made.audit is not None and made.audit.passes else "FAILED") + (
             f" ({unchecked} hidden cells not checked within {TIME_LIMIT:g} s)"
             if unchecked else "")
@@ -1094,7 +1103,8 @@ def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
     if args.difference:
         raise SdcInputError("--difference takes one --cross table")
     df = read_bounded(args.data)
-    made = release_linked(df, args.cross, args.sum, rule, args.household)
+    made = release_linked(df, args.cross, args.sum, rule, args.household,
+                          protection=args.protection)
     out = made.frame()
     if args.output is not None:
         write_table(out, args.output)
@@ -1102,6 +1112,7 @@ def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
     if args.json:
         cells = out.astype(object).where(out.notna(), None)
         print(json.dumps({"tables": [list(t) for t in made.tables], "rule": rule.text,
+                          "protection": args.protection,
                           "value": made.value, "household": made.finest.unit,
                           "unit": unit_text(made.finest.unit), "left_out": made.left_out,
                           "method": made.method, "audit_passes": audit.passes,
@@ -1110,7 +1121,10 @@ def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
         return 0
     unchecked = audit.unchecked_cells
     print(f"{len(made.tables)} linked tables ({'; '.join(map(','.join, made.tables))}): "
-          f"{len(out)} cells and margins, rule {rule.text} on {unit_text(made.finest.unit)}, "
+          f"{len(out)} cells and margins, rule {rule.text}"
+          + ("" if args.protection is None else
+             f" with interval protection {args.protection:g} %")
+          + f" on {unit_text(made.finest.unit)}, "
           f"{made.hidden_cells} cells hidden (a cell shared by tables counted once), joint "
           "audit "
           + ("passed" if audit.passes else "FAILED")

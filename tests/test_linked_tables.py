@@ -236,3 +236,38 @@ def test_tables_are_grouped_by_the_columns_they_share() -> None:
     assert groups([["a", "b"], ["c"], ["b", "d"], ["e", "c"]]) == [
         (("a", "b"), ("b", "d")), (("c",), ("e", "c"))]
     assert groups([["a"]]) == [(("a",),)]
+
+
+def test_interval_protection_adds_cells_until_the_interval_reaches_it() -> None:
+    """A dominated cell (one contributor of 1000) hidden with its smallest partner (120) can
+    be anywhere in [0, 1120]: the p % rule's protection (100) holds, interval protection of
+    100 % (up to 2000) does not, and the larger partner is hidden instead."""
+    df = pd.DataFrame({"a": ["A"] + ["B"] * 3 + ["C"] * 10,
+                       "y": [1000.0, 40, 40, 40] + [500.0] * 10})
+    plain = release_table(df, ["a"], "y", rule=Rule("p", (10.0,)))
+    shielded = release_table(df, ["a"], "y", rule=Rule("p", (10.0,)), protection=100)
+    assert plain.audit.passes and shielded.audit.passes
+    def hidden_value(made):
+        return float(made.truth.frame.loc[made.frame["status"] == "secondary", "sum"].sum())
+    assert hidden_value(plain) == 120.0 and hidden_value(shielded) == 5000.0
+    for made, reach in ((plain, 1100.0), (shielded, 2000.0)):
+        shown = {frozenset((("a", r["a"]),) if r["a"] != TOTAL else ()): float(r["sum"])
+                 for _, r in made.frame.iterrows() if r["status"] == "published"}
+        hidden = [frozenset((("a", r["a"]),)) for _, r in made.frame.iterrows()
+                  if r["status"] != "published"]
+        lo, hi, v = interior_intervals(df, ["a"], shown, hidden, "y")[
+            frozenset((("a", "A"),))]
+        assert v == 1000.0 and lo <= 0.0 + 1e-6 and hi >= reach - 1e-6
+    assert shielded.to_json()["protection"] == 100
+    with pytest.raises(SdcInputError, match="interval protection"):
+        release_table(df, ["a"], method="dp", protection=10)
+
+
+def test_linked_tables_take_interval_protection() -> None:
+    df = pd.read_csv(SHARED_DATA / "testdata.csv")[["roof", "water", "urbrur", "income"]]
+    made = release_linked(df, [["roof", "water"], ["roof", "urbrur"]], "income",
+                          Rule("p", (10.0,)), protection=50)
+    assert made.passes()
+    found = made.audit.frame[made.audit.frame["primary"]]
+    assert ((found["lo"] <= found["value"] * 0.5 + 1e-6)
+            & (found["hi"] >= found["value"] * 1.5 - 1e-6)).all()

@@ -12,6 +12,11 @@ value x to reach lo ≤ x − lower and hi ≥ x + upper.
   the n largest would make exactly k %: upper = 100/k · (x₁ + … + x_n) − x, lower = min(x, upper).
 - p %: primary when x − x₁ − x₂ < p/100 · x₁; lower = min(x, p/100 · x₁), upper = p/100 · x₁.
 
+**Interval protection** (:func:`interval_protection`, where the steward asks for it) raises a
+primary cell's protection to at least q % of its value on each side: lower = max(lower,
+min(x, q/100 · x)), upper = max(upper, q/100 · x) — the feasible interval must reach
+[x (1 − q/100), x (1 + q/100)], and secondary suppression adds cells until it does.
+
 With a household id the contributions x₁ ≥ x₂ ≥ … are per-person sums
 (:func:`sdc_core.tables.crosstab.crosstab`'s ``unit``; docs/tables.md, "The unit of protection").
 
@@ -187,6 +192,32 @@ class RuleResult:
         return RuleResult(f"{self.rule}+{other.rule}", self.primary | other.primary,
                           np.maximum(self.lower, other.lower),
                           np.maximum(self.upper, other.upper))
+
+
+#: Interval protection's q, in % of a primary cell's value
+Q_RANGE = (0.1, 100.0)
+
+
+def interval_protection(rules: RuleResult, table: CrossTable, q: float) -> RuleResult:
+    """``rules`` with every primary cell's protection at least q % of its value x on each
+    side (module docstring): lower = max(lower, min(x, q/100 · x)), upper = max(upper,
+    q/100 · x).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sdc_core.tables.crosstab import crosstab
+    >>> t = crosstab(pd.DataFrame({"a": ["x"] * 3 + ["y"] * 9}), ["a"])
+    >>> r = interval_protection(threshold_rule(t, 5), t, 100)
+    >>> r.rule, r.lower.tolist(), r.upper.tolist()
+    ('threshold:5+interval:100', [3.0, 0.0, 0.0], [3.0, 0.0, 0.0])
+    """
+    q = check_parameter("interval protection", q, Q_RANGE)
+    x = table.values
+    want = q / 100.0 * x
+    return RuleResult(f"{rules.rule}+interval:{_number_text(q)}", rules.primary,
+                      np.where(rules.primary, np.maximum(rules.lower, np.minimum(x, want)), 0.0),
+                      np.where(rules.primary, np.maximum(rules.upper, want), 0.0))
 
 
 def _result(rule: str, primary: np.ndarray, lower: np.ndarray,

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core.errors import SdcInputError
-from sdc_core.tables.cell_rules import Rule, RuleResult
+from sdc_core.tables.cell_rules import Rule, RuleResult, interval_protection
 from sdc_core.tables.crosstab import MAX_COLUMNS, TOTAL, CrossTable, crosstab
 from sdc_core.tables.suppression_audit import (
     AuditReport,
@@ -181,9 +181,13 @@ class LinkedRelease:
         return self.audit.passes
 
 
-def published_rules(finest: CrossTable, rule: Rule, published: np.ndarray) -> RuleResult:
-    """The rule's primary cells of the finer table, among the cells a table publishes."""
+def published_rules(finest: CrossTable, rule: Rule, published: np.ndarray,
+                    protection: float | None = None) -> RuleResult:
+    """The rule's primary cells of the finer table, among the cells a table publishes (with
+    ``protection``, interval protection of q %)."""
     r = primary_cells(finest, rule)
+    if protection is not None:
+        r = interval_protection(r, finest, protection)
     return RuleResult(r.rule, r.primary & published, np.where(published, r.lower, 0.0),
                       np.where(published, r.upper, 0.0))
 
@@ -191,7 +195,8 @@ def published_rules(finest: CrossTable, rule: Rule, published: np.ndarray) -> Ru
 def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
                    sum_column: str | None = None, rule: Rule = DEFAULT_RULE,
                    household: str | None = None, time_limit: float | None = TIME_LIMIT,
-                   progress: Progress | None = None) -> LinkedRelease:
+                   progress: Progress | None = None,
+                   protection: float | None = None) -> LinkedRelease:
     """Publish ``tables`` of ``df`` together by suppression (module docstring).
 
     Parameters
@@ -210,6 +215,8 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
         Seconds allowed to the suppression and its audits.
     progress : callable, optional
         ``progress(done, total, label)``.
+    protection : float, optional
+        Interval protection q, in % of a primary cell's value.
 
     Returns
     -------
@@ -226,7 +233,7 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
     """
     finest, member, checked = finer_table(df, tables, sum_column, household)
     published = np.asarray(member.any(axis=0), dtype=bool)
-    rules = published_rules(finest, rule, published)
+    rules = published_rules(finest, rule, published, protection)
     done = secondary_suppression(finest, rules, budget=time_limit, progress=progress,
                                  hidden=~published)
     return LinkedRelease(checked, finest, member, done.status, rule, done.report, done.method)

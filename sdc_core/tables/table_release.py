@@ -39,7 +39,14 @@ from sdc_core.checks import shown
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.tables.cell_key import ckm_table
-from sdc_core.tables.cell_rules import Rule, RuleResult, dominance_rule, p_rule, threshold_rule
+from sdc_core.tables.cell_rules import (
+    Rule,
+    RuleResult,
+    dominance_rule,
+    interval_protection,
+    p_rule,
+    threshold_rule,
+)
 from sdc_core.tables.count_tables import Comparison, compare_published
 from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
@@ -102,6 +109,7 @@ class TableRelease:
     suppression: str | None = None
     max_contributions: int | None = None
     records_dropped: int | None = None
+    protection: float | None = None
 
     @property
     def value(self) -> str:
@@ -140,6 +148,7 @@ class TableRelease:
         out: dict[str, Any] = {
             "method": self.method, "columns": cols, "value": self.value,
             "rule": None if self.rule is None else self.rule.text,
+            "protection": self.protection,
             "epsilon": self.epsilon, "suppression": self.suppression,
             "household": self.household, "unit": self.unit,
             "cells": cells.to_dict(orient="records"), "utility": self.utility.to_json()}
@@ -173,7 +182,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
                   household: str | None = None,
                   max_contributions: int | None = None,
                   time_limit: float | None = TIME_LIMIT,
-                  progress: Progress | None = None) -> TableRelease:
+                  progress: Progress | None = None,
+                  protection: float | None = None) -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -208,6 +218,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     progress : callable, optional
         ``suppress``: ``progress(done, total, label)`` as it goes (an exception it raises stops
         it).
+    protection : float, optional
+        ``suppress``: interval protection q, in % of a primary cell's value: its feasible
+        interval must reach x (1 ± q/100) (:func:`sdc_core.tables.cell_rules.interval_protection`).
 
     Returns
     -------
@@ -225,6 +238,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     """
     if method not in TABLE_METHODS:
         raise SdcInputError(f"method must be one of {', '.join(TABLE_METHODS)}, not {method!r}")
+    if protection is not None and method != "suppress":
+        raise SdcInputError("interval protection goes with suppression (method suppress)")
     if sum_column is not None and method != "suppress":
         raise SdcInputError("a table of sums is published by suppression (method suppress): "
                             "DP and the cell key method here publish counts")
@@ -234,6 +249,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     truth_cells = table.frame.loc[~table.margin, cols + [value]].rename(columns={value: "count"})
     if method == "suppress":
         rules = primary_cells(table, rule)
+        if protection is not None:
+            rules = interval_protection(rules, table, protection)
         done = secondary_suppression(table, rules, budget=time_limit, progress=progress)
         frame = done.published(table)
         frame["margin"] = table.margin
@@ -244,7 +261,7 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         frame["unit"] = unit_text(household)
         return TableRelease("suppress", table, frame,
                             compare_published(truth_cells, published, cols), rule,
-                            done.report, suppression=done.method)
+                            done.report, suppression=done.method, protection=protection)
     if method == "dp":
         if household is None and max_contributions not in (None, 1):
             raise SdcInputError("a bound on the records per person needs a household id: "
