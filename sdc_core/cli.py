@@ -312,6 +312,11 @@ def _add_tables(sub: _Subparsers) -> None:
                         help="with suppression: interval protection, each primary cell's "
                              "feasible interval reaching its value ± Q %% (more secondary "
                              "cells until it does)")
+    tables.add_argument("--secondary", choices=["auto", "milp", "hypercube", "gauss"],
+                        default="auto",
+                        help="with suppression: how the secondary cells are chosen (auto: the "
+                             "exact MILP on a small table, hypercubes past it; gauss: Gaussian "
+                             "elimination, repaired by hypercubes where the audit asks)")
     tables.add_argument("--method", choices=["suppress", "dp", "ckm"], default="suppress",
                         help="with --cross: suppression (default), differential privacy or the "
                              "cell key method")
@@ -1051,7 +1056,7 @@ def _cross_table(args: argparse.Namespace) -> int:
     df = read_bounded(args.data)
     made = release_table(df, args.cross[0], args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold, args.household, args.max_contributions,
-                         protection=args.protection)
+                         protection=args.protection, secondary=args.secondary)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
     out = made.published()
@@ -1104,7 +1109,7 @@ def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
         raise SdcInputError("--difference takes one --cross table")
     df = read_bounded(args.data)
     made = release_linked(df, args.cross, args.sum, rule, args.household,
-                          protection=args.protection)
+                          protection=args.protection, secondary=args.secondary)
     out = made.frame()
     if args.output is not None:
         write_table(out, args.output)

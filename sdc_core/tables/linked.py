@@ -34,6 +34,7 @@ from sdc_core.tables.crosstab import MAX_COLUMNS, TOTAL, CrossTable, crosstab
 from sdc_core.tables.suppression_audit import (
     AuditReport,
     Progress,
+    SecondaryMethod,
     _audit,
     _Clock,
     secondary_suppression,
@@ -196,7 +197,8 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
                    sum_column: str | None = None, rule: Rule = DEFAULT_RULE,
                    household: str | None = None, time_limit: float | None = TIME_LIMIT,
                    progress: Progress | None = None,
-                   protection: float | None = None) -> LinkedRelease:
+                   protection: float | None = None,
+                   secondary: SecondaryMethod = "auto") -> LinkedRelease:
     """Publish ``tables`` of ``df`` together by suppression (module docstring).
 
     Parameters
@@ -217,6 +219,8 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
         ``progress(done, total, label)``.
     protection : float, optional
         Interval protection q, in % of a primary cell's value.
+    secondary : {"auto", "milp", "hypercube", "gauss"}
+        How the secondary cells are chosen.
 
     Returns
     -------
@@ -234,8 +238,8 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
     finest, member, checked = finer_table(df, tables, sum_column, household)
     published = np.asarray(member.any(axis=0), dtype=bool)
     rules = published_rules(finest, rule, published, protection)
-    done = secondary_suppression(finest, rules, budget=time_limit, progress=progress,
-                                 hidden=~published)
+    done = secondary_suppression(finest, rules, method=secondary,
+                                 budget=time_limit, progress=progress, hidden=~published)
     return LinkedRelease(checked, finest, member, done.status, rule, done.report, done.method)
 
 

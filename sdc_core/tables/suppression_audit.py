@@ -66,6 +66,9 @@ from sdc_core.errors import SdcInputError
 from sdc_core.tables.cell_rules import RuleResult
 from sdc_core.tables.crosstab import CrossTable
 
+#: How secondary cells are chosen (:func:`secondary_suppression`'s ``method``)
+SecondaryMethod = Literal["auto", "milp", "hypercube", "gauss"]
+
 #: The largest exact problem (variables of the MILP) ``auto`` hands to ``milp``
 MILP_MAX_VARIABLES = 5_000
 #: Hypercubes considered per primary cell: first (the partners already suppressed, then those
@@ -628,7 +631,8 @@ class SuppressionResult:
         "published", "primary", "secondary" or (cells given as ``hidden``) "unpublished", one
         per row of the table's frame.
     method : str
-        ``milp``, ``hypercube``, or ``milp+hypercube`` (the exact pattern repaired).
+        ``milp``, ``hypercube``, ``gauss``, or one of them then ``+hypercube`` (its pattern
+        repaired).
     report : AuditReport
         The audit of the suppressed pattern with the rules' protection.
 
@@ -673,7 +677,7 @@ def _weights(table: CrossTable, cost: str) -> np.ndarray:
 
 
 def secondary_suppression(table: CrossTable, rules: RuleResult,
-                          method: Literal["auto", "milp", "hypercube"] = "auto",
+                          method: SecondaryMethod = "auto",
                           cost: Literal["total", "count"] = "total", rounds: int = 5,
                           time_limit: float = 10.0, budget: float | None = None,
                           progress: Progress | None = None,
@@ -689,8 +693,10 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
         The table.
     rules : RuleResult
         The primary cells and their protection (sdc_core/tables/cell_rules.py).
-    method : {"auto", "milp", "hypercube"}
-        Exact or heuristic (module docstring); ``auto`` picks by size.
+    method : {"auto", "milp", "hypercube", "gauss"}
+        Exact or heuristic (module docstring); ``auto`` picks by size; ``gauss``: Gaussian
+        elimination (:mod:`sdc_core.tables.gauss`), its pattern repaired by hypercubes where
+        the audit finds a primary cell exposed.
     cost : {"total", "count"}
         What to minimise.
     rounds : int, default 5
@@ -733,24 +739,29 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
         else _mask(table, hidden, "hidden") & ~primary
     w = np.where(never, 0.0, _weights(table, cost))
     n, k = len(primary), 2 * int(primary.sum())
-    if method not in ("auto", "milp", "hypercube"):
-        raise SdcInputError(f"method must be auto, milp or hypercube, not {method!r}")
+    if method not in ("auto", "milp", "hypercube", "gauss"):
+        raise SdcInputError(f"method must be auto, milp, hypercube or gauss, not {method!r}")
     use_milp = method == "milp" or (method == "auto" and n * (1 + k) <= MILP_MAX_VARIABLES)
     s = primary | never
     used = "hypercube"
     report = None
     proven = False
     clock = _Clock(budget, progress)
-    if primary.any() and use_milp:
+    if method == "gauss":
+        from sdc_core.tables.gauss import gauss_pattern
+
+        s, used = gauss_pattern(table, primary, w, never), "gauss"
+        report = _audit(table, s, rules, None, False, None, clock)
+    elif primary.any() and use_milp:
         limit = time_limit if budget is None else min(time_limit, budget)
         found, proven = _milp_pattern(table, rules, w, limit, never)
         if found is not None:
             s, used = found | primary | never, "milp"
             report = _audit(table, s, rules, None, False, None, clock)
     if report is None or not report.passes:
-        repair = report if used == "milp" else None
+        repair = report if used in ("milp", "gauss") else None
         s, report = _hypercube(table, rules, w, s, repair, rounds, clock)
-        used = "milp+hypercube" if repair is not None else used
+        used = f"{used}+hypercube" if repair is not None else used
     elif used == "milp" and not proven:  # stopped by the time limit: the heuristic may be cheaper
         s_h, report_h = _hypercube(table, rules, w, primary | never, None, rounds, clock)
         if report_h.passes and w[s_h].sum() < w[s].sum():

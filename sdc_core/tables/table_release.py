@@ -50,7 +50,12 @@ from sdc_core.tables.cell_rules import (
 from sdc_core.tables.count_tables import Comparison, compare_published
 from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
-from sdc_core.tables.suppression_audit import AuditReport, Progress, secondary_suppression
+from sdc_core.tables.suppression_audit import (
+    AuditReport,
+    Progress,
+    SecondaryMethod,
+    secondary_suppression,
+)
 
 #: How a table may be published
 TABLE_METHODS = ("suppress", "dp", "ckm")
@@ -183,7 +188,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
                   max_contributions: int | None = None,
                   time_limit: float | None = TIME_LIMIT,
                   progress: Progress | None = None,
-                  protection: float | None = None) -> TableRelease:
+                  protection: float | None = None,
+                  secondary: SecondaryMethod = "auto") -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -221,6 +227,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     protection : float, optional
         ``suppress``: interval protection q, in % of a primary cell's value: its feasible
         interval must reach x (1 ± q/100) (:func:`sdc_core.tables.cell_rules.interval_protection`).
+    secondary : {"auto", "milp", "hypercube", "gauss"}
+        ``suppress``: how the secondary cells are chosen
+        (:func:`sdc_core.tables.suppression_audit.secondary_suppression`'s ``method``).
 
     Returns
     -------
@@ -251,7 +260,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         rules = primary_cells(table, rule)
         if protection is not None:
             rules = interval_protection(rules, table, protection)
-        done = secondary_suppression(table, rules, budget=time_limit, progress=progress)
+        done = secondary_suppression(table, rules, method=secondary,
+                                     budget=time_limit, progress=progress)
         frame = done.published(table)
         frame["margin"] = table.margin
         found = done.report.frame.set_index("cell")
