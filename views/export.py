@@ -352,13 +352,19 @@ def pack_section(ctx: PageContext, recipe_text: str, sweep: dict | None) -> None
                       not_released=tuple(ctx.roles.ignore))
     stored = state.cross_table_settings(ctx.ds.dataset_id)
     table = settings_from(stored) if stored is not None else None
-    spec = state.analysis_spec()  # checked against the data set's columns when it was kept
+    spec = None
+    try:  # a workspace may hold analyses the formula language refuses: the pack goes without
+        kept = state.analysis_spec()
+        spec = parse_spec(kept) if kept is not None else None
+    except SdcInputError as err:
+        st.warning(f"The decision pack leaves out the benchmark analyses: {md(err)}",
+                   icon=":material/warning:")
     make = partial(workers.run_on, ctx.ds.dataset_id, ctx.df, pack_zip, recipe_text, kind,
                    setting, ctx.ds.name, decided,
                    tables=(table.columns,) if table is not None else (),
                    table_rule=table.rule if table is not None else None,
                    sweep=sweep["result"].table if sweep is not None else None,
-                   analyses=parse_spec(spec) if spec is not None else None)
+                   analyses=spec)
     st.download_button("Download the decision pack (ZIP)", make,
                        file_name=f"{ctx.ds.stem}_{kind.key}_pack.zip", mime="application/zip",
                        on_click="ignore", icon=":material/folder_zip:", key="dl_pack")

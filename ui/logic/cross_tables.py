@@ -124,9 +124,8 @@ def page_rule(kind: str, threshold: int = 5, n: int = 2, k: float = 85.0,
 def published_frame(release: TableRelease) -> pd.DataFrame:
     """What is published and downloaded: one row per cell and margin, the table's columns,
     ``count`` (or ``sum``; missing when hidden), ``status`` and ``unit`` (whom the rules
-    counted; the command line's file)."""
-    cols = list(release.truth.columns)
-    return release.frame[cols + [release.value, "status", "unit"]]
+    counted; the command line's file, a count a whole number)."""
+    return release.published()
 
 
 def _figure(v: object) -> str:
