@@ -77,3 +77,12 @@ def test_gauss_and_today_s_methods_on_outside_data() -> None:
     for done in (gauss, today):
         assert (done.status[rules.primary] == "primary").all()
         assert (done.status == "secondary").any()
+
+
+def test_out_of_time_the_elimination_stops_and_says_so() -> None:
+    df = pd.read_csv(SHARED_DATA / "actg175.csv")
+    table = crosstab(df, ["age", "karnof", "race"])
+    rules = threshold_rule(table, 5)
+    done = secondary_suppression(table, rules, method="gauss", budget=0.0)
+    assert (done.status[rules.primary] == "primary").all()
+    assert not done.report.passes and done.report.unchecked_cells > 0

@@ -29,6 +29,7 @@ worth publishing are tried first); ties in the table's order.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -81,43 +82,62 @@ def _eliminate(target: Vector, piv: int, v: Vector) -> None:
             target[j] = w
 
 
+class _Indexed:
+    """Sparse vectors by key, and for each inner cell the keys of the vectors not zero there
+    (so that eliminating a pivot touches only the vectors that hold it)."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[int, Vector] = {}
+        self.at: dict[int, set[int]] = {}
+
+    def add(self, key: int, v: Vector) -> None:
+        self.vectors[key] = v
+        for i in v:
+            self.at.setdefault(i, set()).add(key)
+
+    def eliminate(self, piv: int, v: Vector) -> None:
+        """Zero ``piv`` in every vector that holds it, by the multiple of ``v`` (1 at
+        ``piv``)."""
+        for key in list(self.at.get(piv, ())):
+            target = self.vectors[key]
+            before = set(target)
+            _eliminate(target, piv, v)
+            for i in before.difference(target):
+                self.at[i].discard(key)
+            for i in set(target).difference(before):
+                self.at.setdefault(i, set()).add(key)
+
+
 def gauss_pattern(table: CrossTable, primary: np.ndarray, weights: np.ndarray,
-                  never: np.ndarray) -> np.ndarray:
+                  never: np.ndarray, tick: Callable[[], None] | None = None) -> np.ndarray:
     """The suppressed cells (module docstring): the ``primary`` cells, the cells ``never``
     published, and the candidates whose publication would make a primary cell a linear
-    combination of published cells; candidates tried by ``weights``, largest first."""
+    combination of published cells; candidates tried by ``weights``, largest first.
+    ``tick()`` is called before each candidate (an exception it raises stops the
+    elimination: a time limit)."""
     vectors = cell_vectors(table.shape)
     suppressed = primary | never
-    residual: dict[int, Vector] = {int(p): {i: 1.0 for i in vectors[p]}
-                                   for p in np.flatnonzero(primary)}
-    holds: dict[int, set[int]] = {}  # inner cell → the primaries whose residual is not 0 there
-    for p, r in residual.items():
-        for i in r:
-            holds.setdefault(i, set()).add(p)
-    basis: dict[int, Vector] = {}
+    residual = _Indexed()  # each primary's residual, zero at every pivot
+    for p in np.flatnonzero(primary):
+        residual.add(int(p), {i: 1.0 for i in vectors[p]})
+    basis = _Indexed()  # by pivot: each zero at the other pivots, 1 at its own
     order = np.flatnonzero(~suppressed)
     order = order[np.argsort(-weights[order], kind="stable")]
     for c in order:
-        v = _reduce({i: 1.0 for i in vectors[c]}, basis)
+        if tick is not None:
+            tick()
+        v = _reduce({i: 1.0 for i in vectors[c]}, basis.vectors)
         if not v:
             continue  # already known from what is published
         piv = min(v)
         scale = v[piv]
         v = {j: w / scale for j, w in v.items()}
-        if any(_parallel(residual[p], v, piv) for p in holds.get(piv, ())):
+        if any(_parallel(residual.vectors[p], v, piv) for p in residual.at.get(piv, ())):
             suppressed[c] = True
             continue
-        for b in basis.values():
-            _eliminate(b, piv, v)
-        for p in list(holds.get(piv, ())):
-            before = set(residual[p])
-            _eliminate(residual[p], piv, v)
-            after = set(residual[p])
-            for i in before - after:
-                holds[i].discard(p)
-            for i in after - before:
-                holds.setdefault(i, set()).add(p)
-        basis[piv] = v
+        basis.eliminate(piv, v)
+        residual.eliminate(piv, v)
+        basis.add(piv, v)
     return suppressed
 
 

@@ -750,8 +750,16 @@ def secondary_suppression(table: CrossTable, rules: RuleResult,
     if method == "gauss":
         from sdc_core.tables.gauss import gauss_pattern
 
-        s, used = gauss_pattern(table, primary, w, never), "gauss"
-        report = _audit(table, s, rules, None, False, None, clock)
+        clock.start(int((~(primary | never)).sum()), "Gaussian elimination")
+
+        def tick() -> None:
+            clock.left()
+            clock.done += 1
+        try:
+            s, used = gauss_pattern(table, primary, w, never, tick), "gauss"
+            report = _audit(table, s, rules, None, False, None, clock)
+        except _OutOfTime:  # out of time before a pattern: today's heuristic from the start
+            s = primary | never
     elif primary.any() and use_milp:
         limit = time_limit if budget is None else min(time_limit, budget)
         found, proven = _milp_pattern(table, rules, w, limit, never)
