@@ -7,14 +7,14 @@ primary cells by Gaussian elimination; a candidate that would eliminate a primar
 — make it a linear combination of the published cells — is suppressed instead. So no primary
 cell depends linearly on what is published.
 
-Each cell of a cross table (a margin too) is a sum of inner cells: its vector over the inner
-cells, x_c. The published cells span a space S; a primary cell p can be worked out exactly when
-x_p ∈ S. The elimination keeps a basis of S in reduced form (each basis vector has a pivot, an
-inner cell where it alone of the basis is not zero) and each primary's residual r_p = x_p minus
-its part in S (zero at every pivot). A candidate c reduced the same way, v = x_c minus its part
-in S: v = 0 adds nothing (publish it); r_p = α v for some primary p means S + x_c holds x_p
-(suppress c); otherwise c is published and v joins the basis, every residual and basis vector
-reduced at v's pivot.
+Each cell of a cross table (a margin too) is a sum of inner cells: its vector x_c over the inner
+cells. The published cells span a space S; a primary cell p can be worked out exactly when
+x_p ∈ S. The elimination keeps a basis of S in echelon form (each vector's smallest inner cell is
+its pivot, and no two share one) and each primary's residual r_p, x_p reduced by it (its smallest
+inner cell is no pivot; it is never zero while p is safe). A candidate c reduced the same way
+gives v: v = 0 adds nothing (publish it); otherwise v would enter with pivot min(v), and the
+residuals that start at that pivot are reduced further — if one reduces to zero, S + x_c holds
+x_p and c is suppressed instead (the basis and residuals as they were); else c is published.
 
 Linear independence is necessary, not sufficient: a primary cell that cannot be worked out
 exactly may still be narrowed below its protection by the non-negativity of the cells. The
@@ -54,58 +54,23 @@ def cell_vectors(shape: tuple[int, ...]) -> list[list[int]]:
 
 
 def _reduce(v: Vector, basis: dict[int, Vector]) -> Vector:
-    """``v`` minus its part in the span of ``basis`` (pivot → vector, each zero at the other
-    pivots): zero at every pivot."""
-    for piv in [i for i in v if i in basis]:
-        a = v.get(piv, 0.0)
-        if abs(a) <= TOL:
-            continue
-        for j, b in basis[piv].items():
-            w = v.get(j, 0.0) - a * b
-            if abs(w) <= TOL:
+    """``v`` reduced by the echelon ``basis`` (pivot → vector whose smallest inner cell is
+    its pivot, 1 there): while v's smallest inner cell is a pivot, subtract that vector (which
+    changes v only at that cell and above). v lies in the basis's span exactly when it
+    reduces to nothing (in place; returned)."""
+    while v:
+        m = min(v)
+        b = basis.get(m)
+        if b is None:
+            return v
+        a = v[m]
+        for j, w in b.items():
+            x = v.get(j, 0.0) - a * w
+            if abs(x) <= TOL:
                 v.pop(j, None)
             else:
-                v[j] = w
+                v[j] = x
     return v
-
-
-def _eliminate(target: Vector, piv: int, v: Vector) -> None:
-    """Subtract from ``target`` the multiple of ``v`` (1 at ``piv``) that zeroes ``piv``."""
-    a = target.get(piv, 0.0)
-    if abs(a) <= TOL:
-        return
-    for j, b in v.items():
-        w = target.get(j, 0.0) - a * b
-        if abs(w) <= TOL:
-            target.pop(j, None)
-        else:
-            target[j] = w
-
-
-class _Indexed:
-    """Sparse vectors by key, and for each inner cell the keys of the vectors not zero there
-    (so that eliminating a pivot touches only the vectors that hold it)."""
-
-    def __init__(self) -> None:
-        self.vectors: dict[int, Vector] = {}
-        self.at: dict[int, set[int]] = {}
-
-    def add(self, key: int, v: Vector) -> None:
-        self.vectors[key] = v
-        for i in v:
-            self.at.setdefault(i, set()).add(key)
-
-    def eliminate(self, piv: int, v: Vector) -> None:
-        """Zero ``piv`` in every vector that holds it, by the multiple of ``v`` (1 at
-        ``piv``)."""
-        for key in list(self.at.get(piv, ())):
-            target = self.vectors[key]
-            before = set(target)
-            _eliminate(target, piv, v)
-            for i in before.difference(target):
-                self.at[i].discard(key)
-            for i in set(target).difference(before):
-                self.at.setdefault(i, set()).add(key)
 
 
 def gauss_pattern(table: CrossTable, primary: np.ndarray, weights: np.ndarray,
@@ -114,36 +79,41 @@ def gauss_pattern(table: CrossTable, primary: np.ndarray, weights: np.ndarray,
     published, and the candidates whose publication would make a primary cell a linear
     combination of published cells; candidates tried by ``weights``, largest first.
     ``tick()`` is called before each candidate (an exception it raises stops the
-    elimination: a time limit)."""
+    elimination: a time limit).
+
+    The published cells' span is kept as an echelon basis (each vector's smallest inner cell
+    its pivot) and each primary cell's residual reduced by it (its smallest inner cell no
+    pivot). A candidate reduced to v ≠ 0 would enter with pivot min(v): only the residuals
+    whose smallest cell is that pivot change, each reduced further; one that reduces to
+    nothing would be a combination of the published cells, and the candidate is suppressed
+    (the residuals it changed put back)."""
     vectors = cell_vectors(table.shape)
     suppressed = primary | never
-    residual = _Indexed()  # each primary's residual, zero at every pivot
+    residual: dict[int, Vector] = {}
+    by_min: dict[int, set[int]] = {}  # smallest inner cell → the residuals starting there
     for p in np.flatnonzero(primary):
-        residual.add(int(p), {i: 1.0 for i in vectors[p]})
-    basis = _Indexed()  # by pivot: each zero at the other pivots, 1 at its own
+        residual[int(p)] = {i: 1.0 for i in vectors[p]}
+        by_min.setdefault(min(vectors[p]), set()).add(int(p))
+    basis: dict[int, Vector] = {}
     order = np.flatnonzero(~suppressed)
     order = order[np.argsort(-weights[order], kind="stable")]
     for c in order:
         if tick is not None:
             tick()
-        v = _reduce({i: 1.0 for i in vectors[c]}, basis.vectors)
+        v = _reduce({i: 1.0 for i in vectors[c]}, basis)
         if not v:
             continue  # already known from what is published
         piv = min(v)
         scale = v[piv]
-        v = {j: w / scale for j, w in v.items()}
-        if any(_parallel(residual.vectors[p], v, piv) for p in residual.at.get(piv, ())):
+        basis[piv] = {j: w / scale for j, w in v.items()}
+        touched = by_min.get(piv, set())
+        changed = {p: _reduce(dict(residual[p]), basis) for p in touched}
+        if any(not r for r in changed.values()):
+            del basis[piv]  # publishing c would give a primary cell away
             suppressed[c] = True
             continue
-        basis.eliminate(piv, v)
-        residual.eliminate(piv, v)
-        basis.add(piv, v)
+        by_min.pop(piv, None)
+        for p, r in changed.items():
+            residual[p] = r
+            by_min.setdefault(min(r), set()).add(p)
     return suppressed
-
-
-def _parallel(r: Vector, v: Vector, piv: int) -> bool:
-    """Whether r = α v (v is 1 at ``piv``)."""
-    a = r.get(piv, 0.0)
-    if abs(a) <= TOL or len(r) != len(v):
-        return False
-    return all(abs(r.get(j, 0.0) - a * w) <= TOL * max(1.0, abs(a)) for j, w in v.items())
