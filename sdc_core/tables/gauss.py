@@ -91,9 +91,9 @@ def gauss_pattern(table: CrossTable, primary: np.ndarray, weights: np.ndarray,
     suppressed = primary | never
     residual: dict[int, Vector] = {}
     by_min: dict[int, set[int]] = {}  # smallest inner cell → the residuals starting there
-    for p in np.flatnonzero(primary):
-        residual[int(p)] = {i: 1.0 for i in vectors[p]}
-        by_min.setdefault(min(vectors[p]), set()).add(int(p))
+    for cell in np.flatnonzero(primary).tolist():
+        residual[cell] = {i: 1.0 for i in vectors[cell]}
+        by_min.setdefault(min(vectors[cell]), set()).add(cell)
     basis: dict[int, Vector] = {}
     order = np.flatnonzero(~suppressed)
     order = order[np.argsort(-weights[order], kind="stable")]
