@@ -39,9 +39,9 @@ UTILITY_KEYS = ("absD", "relabsD", "hellinger", "false_zeros", "false_nonzeros",
 #: The most tables the Tables page adds to the one being built (published together with it)
 MAX_ADDED = 5
 #: Why differential privacy and the cell key method are not offered for tables published together
-LINKED_REFUSED = ("Tables published together are protected by suppression (docs/tables.md, "
-                  "\"Linked tables\"): differential privacy and the cell key method here publish "
-                  "one table at a time.")
+LINKED_REFUSED = ("Tables published together (linked tables) are protected by suppression: "
+                  "differential privacy and the cell key method here publish one table at a "
+                  "time.")
 
 #: The Tables page's two parts, and the two sources of its answer counts (its radios' options)
 PARTS = ("Answer counts", "Cross table with margins")
