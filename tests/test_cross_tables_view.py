@@ -244,3 +244,37 @@ def test_with_a_household_id_every_method_says_whom_it_protects(survey):
 def test_the_table_size_is_the_number_of_cells_and_margins(survey):
     for cols in (["region"], ["region", "band"], ["region", "band", "sex"]):
         assert table_size(survey, cols) == len(release_table(survey, cols).frame)
+
+
+# -- tables published together (the Tables page's "Add a table") -------------------------------
+
+
+def test_the_linked_set_is_the_table_then_each_added_table_with_columns():
+    from ui.logic.cross_tables import linked_set, linked_union
+
+    tables = linked_set(["sex", "region"], [[], ["region", "age"], ["age"]])
+    assert tables == (("sex", "region"), ("region", "age"), ("age",))
+    assert linked_set(("sex",), [[], []]) == (("sex",),)  # nothing added: one table
+    assert linked_union(tables) == ["sex", "region", "age"]
+
+
+def test_each_linked_table_shows_its_own_cells_and_the_line_says_the_audit():
+    from sdc_core.tables.linked import release_linked
+    from ui.logic.cross_tables import HIDDEN, linked_part, linked_text
+
+    df = pd.DataFrame({"r": list("aaaaabbbbbbbbb") + [None], "s": list("mfmfmfmfmfmfmmf"),
+                       "g": list("xxyyyxxxyyyyyxy")})
+    made = release_linked(df, [["r", "s"], ["r", "g"]], rule=Rule("threshold", (3,)))
+    frame = made.frame()
+    for table in made.tables:
+        part = linked_part(made, frame, table)
+        rows = frame[frame["table"] == ",".join(table)]
+        assert list(part.columns) == [*table, "count", "status"] and len(part) == len(rows)
+        for shown, value, status in zip(part["count"], rows["count"], rows["status"]):
+            assert shown == (HIDDEN if status != "published" else count_text(float(value)))
+    passes, line = linked_text(made)
+    assert passes == made.passes()
+    assert line.startswith("These 2 tables are protected together")
+    assert f"{made.hidden_cells} cell" in line and "rule threshold:3" in line
+    assert ("joint audit passed" if passes else "joint audit FAILED") in line
+    assert "1 record with a blank" in line  # the row with a blank region

@@ -102,6 +102,8 @@ def test_a_workspace_with_record_swapping_reads_back(households):
     ({"w_tables_cross": "region"}, "must be a list of column names"),
     ({"w_tables_max_c": 0}, "'w_tables_max_c' must be a whole number from 1 to 10000"),
     ({"w_tables_delim": "**x**"}, "must be text of at most 3 characters"),
+    ({"w_tables_added": 6}, "'w_tables_added' must be a whole number from 0 to 5"),
+    ({"w_tables_added_0": "region"}, "must be a list of column names"),
     ({"w_tables_speed": 3}, "is not a field of the Tables page"),
     ({"w_tables_" + "x" * 5000: 3}, "is not a field of the Tables page"),
 ])
@@ -109,3 +111,8 @@ def test_a_workspace_the_tables_page_cannot_draw_is_refused_whole(fields, words)
     text = json.dumps({"workspace": 1, "tables": fields})
     with pytest.raises(SdcInputError, match=words):
         workspace.read(text, ["region"])
+
+
+def test_the_tables_pages_added_tables_are_fields_of_a_workspace():
+    fields = {"w_tables_added": 2, "w_tables_added_0": ["region"], "w_tables_added_1": []}
+    assert workspace.tables_fields(fields) == fields

@@ -41,6 +41,7 @@ from sdc_core.risk.linkage import LinkageResult
 from sdc_core.risk.population_risk import PopulationRisk
 from sdc_core.tables.cell_rules import Rule
 from sdc_core.tables.differencing import DifferencingResult, differencing_risk
+from sdc_core.tables.linked import LinkedRelease, release_linked
 from sdc_core.tables.table_release import TableRelease, release_table
 from sdc_core.tables.table_release import unit_bound as unit_bound_of
 from sdc_core.utility.analysis import parse_spec
@@ -301,6 +302,20 @@ def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | Non
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
                           rule, epsilon, seed, threshold, household, max_contributions,
                           progress=while_connected(session_id()))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def linked_tables(dataset_id: str, tables: tuple[tuple[str, ...], ...], sum_column: str | None,
+                  rule: Rule, household: str | None, _df: pd.DataFrame) -> LinkedRelease:
+    """The cross tables ``tables`` of the data set published together by suppression
+    (docs/tables.md, "Linked tables"), protecting the persons of ``household`` (None: the
+    records): :func:`sdc_core.tables.linked.release_linked`, the command line's tables for the
+    same settings (``tables --cross A,B --cross A,C``); run in a worker and cancelled, as the
+    single table's job is, once the browser session has ended (:func:`while_connected`); an
+    :class:`~sdc_core.errors.SdcInputError` when the set cannot be published (more than 3
+    columns in all, a table twice)."""
+    return workers.run_on(dataset_id, _df, release_linked, [list(t) for t in tables],
+                          sum_column, rule, household, progress=while_connected(session_id()))
 
 
 class SessionEnded(RuntimeError):

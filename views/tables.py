@@ -22,11 +22,14 @@ from sdc_core.tables.responses import (
 )
 from sdc_core.tables.table_release import TABLE_METHODS
 from ui import compute, state
+from ui.guard import guarded
 from ui.logic.cross_tables import (
     DOMINANCE_K,
     DOMINANCE_N,
     EPSILONS,
     LARGE_TABLE,
+    LINKED_REFUSED,
+    MAX_ADDED,
     METHOD_TITLES,
     PARTICIPANTS,
     PARTS,
@@ -41,6 +44,12 @@ from ui.logic.cross_tables import (
     ckm_text,
     dp_text,
     file_name,
+    linked_file_name,
+    linked_part,
+    linked_set,
+    linked_text,
+    linked_title,
+    linked_union,
     nonresponse_text,
     page_rule,
     protection_rows,
@@ -370,11 +379,96 @@ def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
                 st.caption(md(result.summary()))
 
 
+#: How many tables the steward added to the one being built (the count of :func:`added_tables`)
+ADDED = "w_tables_added"
+
+
+def added_tables(columns: list[str]) -> list[list[str]]:
+    """The further tables the steward adds to the one being built, each a choice of 1 to 3
+    columns, published together with it (docs/tables.md, "On the Tables page"): their columns,
+    in the order added (an added table with none chosen yet is empty)."""
+    keep(ADDED, 0)
+    count = min(state.count(ADDED), MAX_ADDED)
+    added = []
+    for place in range(count):
+        key = f"w_tables_added_{place}"
+        keep(key, [], options=columns)
+        left, right = st.columns([5, 1], vertical_alignment="bottom")
+        added.append(left.multiselect(f"Table {place + 2}: columns (1 to 3)", columns,
+                                      max_selections=3, key=key))
+        right.button("Remove", key=f"tables_remove_{place}", icon=":material/delete:",
+                     on_click=remove_table, args=(place, count))
+    st.button("Add a table", key="tables_add_table", icon=":material/add:",
+              on_click=guarded(state.add_one), args=(ADDED,), disabled=count >= MAX_ADDED,
+              help="Another table of this file, published together with this one by "
+                   "suppression: a cell two tables share has one status in both, and the "
+                   "audit reads every table at once (linked tables). Together the tables "
+                   f"take at most 3 columns; at most {MAX_ADDED} tables are added.")
+    return added
+
+
+@guarded
+def remove_table(place: int, count: int) -> None:
+    """The callback of an added table's Remove button: the tables after it move up one."""
+    for later in range(place, count - 1):
+        state.set_widget(f"w_tables_added_{later}",
+                         state.widget(f"w_tables_added_{later + 1}", []))
+    last = f"w_tables_added_{count - 1}"
+    state.forget_widgets(last)
+    state.keep_form_value(last, [])  # an added table starts empty
+    state.set_widget(ADDED, count - 1)
+
+
+def linked_tables(ds: Dataset, settings: CrossSettings,
+                  tables: tuple[tuple[str, ...], ...]) -> None:
+    """The tables published together by suppression (docs/tables.md, "Linked tables"): the
+    joint audit's line, each table's cells and the command line's long CSV."""
+    st.subheader(f"{len(tables)} tables published together", anchor=False, divider="gray")
+    st.info(LINKED_REFUSED, icon=":material/block:")
+    union = linked_union(tables)
+    if len(union) <= 3 and table_size(ds.df, union) > LARGE_TABLE:
+        st.warning("The finest table of these columns is large: choosing its secondary cells "
+                   "and auditing them may take a minute.", icon=":material/hourglass_top:")
+    try:
+        with st.spinner("Publishing the tables together…"):
+            made = compute.linked_tables(ds.dataset_id, tables, settings.sum_column,
+                                         settings.rule, settings.household, ds.df)
+    except SdcInputError as err:
+        st.error(md(err), icon=":material/error:")
+        return
+    passes, line = linked_text(made)
+    if passes:
+        st.success(md(line), icon=":material/verified_user:")
+    else:
+        st.error(f"Joint audit: {md(line)}", icon=":material/gpp_bad:")
+    frame = made.frame()
+    for table in made.tables:
+        st.markdown(f"**{md(linked_title(table, settings.sum_column))}**")
+        st.dataframe(linked_part(made, frame, table), hide_index=True, width="stretch")
+    st.caption("✕ hidden. A cell two tables share (a margin of both) has one status in "
+               "both.")
+    st.download_button("CSV (all the tables)", table_bytes(frame, ".csv"),
+                       file_name=linked_file_name(ds.stem), mime="text/csv",
+                       on_click="ignore", icon=":material/download:",
+                       key="dl_tables_linked_csv")
+    st.caption("The download has one row per cell and margin of each table: `table` (its "
+               "columns joined by commas), every column of the set (blank where it is not "
+               "the table's), the count (or sum; blank when hidden), its status and the unit, "
+               "as `python -m sdc_core tables DATA --cross A,B --cross A,C -o OUT.csv` "
+               "writes it. The report on the Export page holds the last single cross table "
+               "shown here.")
+
+
 def cross_tables() -> None:
-    """The cross table of the current data set, by the three methods side by side."""
+    """The cross table of the current data set, by the three methods side by side; with tables
+    added, the set published together by suppression."""
     ds = state.ensure_dataset()
     settings = cross_settings(ds)
     if settings is None:
+        return
+    tables = linked_set(settings.columns, added_tables(list(ds.df.columns)))
+    if len(tables) > 1:
+        linked_tables(ds, settings, tables)
         return
     st.subheader(md(table_title(settings)), anchor=False, divider="gray")
     size = table_size(ds.df, settings.columns)

@@ -18,6 +18,7 @@ import pandas as pd
 from sdc_core.names import count_text, label
 from sdc_core.tables.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE, Rule
 from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS, nonresponse
+from sdc_core.tables.linked import LinkedRelease, table_name
 from sdc_core.tables.table_release import DEFAULT_RULE, TABLE_METHODS, TableRelease, unit_text
 
 #: Each method's heading, in :data:`~sdc_core.tables.table_release.TABLE_METHODS`' order
@@ -34,6 +35,13 @@ SUMS_REFUSED = ("A table of sums is published by suppression only: differential 
 LARGE_TABLE = 10_000
 #: The utility figures of every method, by their keys in :mod:`sdc_core.names`
 UTILITY_KEYS = ("absD", "relabsD", "hellinger", "false_zeros", "false_nonzeros", "blank")
+
+#: The most tables the Tables page adds to the one being built (published together with it)
+MAX_ADDED = 5
+#: Why differential privacy and the cell key method are not offered for tables published together
+LINKED_REFUSED = ("Tables published together (linked tables) are protected by suppression: "
+                  "differential privacy and the cell key method here publish one table at a "
+                  "time.")
 
 #: The Tables page's two parts, and the two sources of its answer counts (its radios' options)
 PARTS = ("Answer counts", "Cross table with margins")
@@ -61,12 +69,14 @@ TABLE_FIELDS: dict[str, tuple[str, Any]] = {
     "w_tables_cross_k": ("number", DOMINANCE_K), "w_tables_eps": ("number", EPSILONS),
     "w_tables_seed": ("whole", SEEDS), "w_tables_ckm_t": ("whole", THRESHOLDS),
     "w_tables_unit": ("choice", UNITS), "w_tables_max_c": ("whole", (1, MAX_CONTRIBUTIONS)),
-    "w_tables_diff_column": ("name", None),
+    "w_tables_diff_column": ("name", None), "w_tables_added": ("whole", (0, MAX_ADDED)),
 }
 #: Kept widgets whose key ends in a name: the participants N (per number of rows), the question
-#: columns (per source) and the levels merged (per column)
+#: columns (per source), the levels merged (per column) and each added table's columns (by its
+#: place)
 TABLE_FIELD_PREFIXES: dict[str, tuple[str, Any]] = {
     "w_tables_n_": ("whole", PARTICIPANTS), "w_tables_questions_": ("columns", None),
+    "w_tables_added_": ("columns", None),
     "w_tables_diff_levels_": ("texts", None)}
 
 
@@ -346,3 +356,58 @@ def table_size(df: pd.DataFrame, columns: tuple[str, ...] | list[str]) -> int:
     for c in columns:
         size *= int(df[c].nunique(dropna=True)) + 1
     return size
+
+
+# -- tables published together (docs/tables.md, "Linked tables") -------------------------------
+
+
+def linked_set(first: tuple[str, ...] | list[str],
+               added: list[list[str]]) -> tuple[tuple[str, ...], ...]:
+    """The tables the page publishes: the one being built, then each added table that has
+    columns (an added table with none chosen yet is left out), each as a tuple of its columns;
+    the core refuses a set it cannot publish (:func:`sdc_core.tables.linked.check_tables`)."""
+    return tuple(tuple(str(c) for c in t) for t in [list(first), *added] if t)
+
+
+def linked_union(tables: tuple[tuple[str, ...], ...]) -> list[str]:
+    """The columns of the set, in order of first appearance."""
+    return list(dict.fromkeys(c for t in tables for c in t))
+
+
+def linked_title(columns: tuple[str, ...], sum_column: str | None) -> str:
+    """"sex × region" or "sum of income by sex × region" (:func:`table_title`)."""
+    return table_title(CrossSettings(columns, sum_column))
+
+
+def linked_text(made: LinkedRelease) -> tuple[bool, str]:
+    """Whether the joint audit passes, and the line that says the tables are protected
+    together: the rule, the cells hidden, the audit's verdict, the hidden cells it could not
+    check and the records left out for a blank."""
+    audit = made.audit
+    n = len(made.tables)
+    text = (f"These {n} tables are protected together (linked tables): rule {made.rule.text} "
+            f"on {unit_text(made.finest.unit)}, {made.hidden_cells} "
+            f"{'cell' if made.hidden_cells == 1 else 'cells'} hidden (a cell shared by tables "
+            "counted once); joint audit " + ("passed" if audit.passes else "FAILED"))
+    if audit.unchecked_cells:
+        text += f" ({audit.unchecked_cells} hidden cells not checked in the time allowed)"
+    if made.left_out:
+        text += (f"; {made.left_out} {'record' if made.left_out == 1 else 'records'} with a "
+                 "blank in a column of the set left out of every table")
+    return audit.passes, text + "."
+
+
+def linked_part(made: LinkedRelease, frame: pd.DataFrame,
+                table: tuple[str, ...]) -> pd.DataFrame:
+    """One table's published cells from the set's long frame (:meth:`LinkedRelease.frame`):
+    its columns, the figure as text (:data:`HIDDEN` when hidden) and the status."""
+    rows = frame[frame["table"] == table_name(table)]
+    out = rows[list(table)].reset_index(drop=True).astype(str)
+    out[made.value] = [_figure(v) for v in rows[made.value]]
+    out["status"] = rows["status"].to_numpy()
+    return out
+
+
+def linked_file_name(stem: str) -> str:
+    """The download's name: ``<stem>_tables_linked.csv``."""
+    return f"{stem}_tables_linked.csv"
