@@ -43,7 +43,6 @@ from sdc_core.checks import parse_json
 from sdc_core.data.io import table_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.lineage import Lineage, check_lineage
-from sdc_core.methods import registry
 from sdc_core.pack_figure import Point, tradeoff_files
 from sdc_core.recipe import (
     RANDOM_METHODS,
@@ -53,6 +52,7 @@ from sdc_core.recipe import (
     parse_recipe,
     release_notes,
     step_columns,
+    step_notes,
 )
 from sdc_core.release_types import ReleaseType, Status, flat_figures, judge
 from sdc_core.tables.cell_rules import Rule
@@ -464,13 +464,6 @@ WITHHELD = {"attribute": "each perturbed column's transition matrix and posterio
                          "random step's parameters give away)"}
 
 
-def step_texts(reports: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per step on what it did, from its method's declaration."""
-    methods = registry()
-    return [describe(r) for r in reports
-            if (describe := methods[r["method"]].describe) is not None]
-
-
 def released_recipe(recipe: Recipe, not_released: Sequence[str],
                     columns: Sequence[object]) -> Recipe:
     """``recipe`` with a last step that drops the columns ``not_released`` that ``columns``
@@ -533,7 +526,7 @@ def build_pack(req: PackRequest) -> Pack:
         files[f"answers-{len(answers)}.csv"] = table_bytes(answers_frame(published), ".csv")
         statuses[f"answers:{question}"] = answers_status(published)
 
-    mitigation = step_texts(applied.reports)
+    mitigation = step_notes(applied.reports)
     outputs = []
     for uid, status in statuses.items():
         d = req.decision.on(uid)

@@ -520,6 +520,14 @@ def describe_steps(steps: list[dict[str, Any]]) -> str:
     return "; ".join(parts) or "no protection"
 
 
+def step_notes(reports: list[dict[str, Any]]) -> list[str]:
+    """One line per protection step on what it did, from its method's declaration (local
+    suppression states what it promises under both readings of a blank): the report's and
+    the decision pack's "what each step did"."""
+    return [describe(r) for r in reports
+            if (describe := METHODS[r["method"]].describe) is not None]
+
+
 def load_recipe(text: str) -> Recipe:
     """The recipe in the JSON text ``text`` (a recipe file's content).
 

@@ -15,8 +15,8 @@ import plotly.graph_objects as go
 from sdc_core import __version__
 from sdc_core.assess import Assessment, Unavailable
 from sdc_core.data.io import neutralize_bidi
-from sdc_core.methods import registry
 from sdc_core.names import label, name
+from sdc_core.recipe import step_notes
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.closeness import Closeness
 from sdc_core.risk.deniability import Deniability
@@ -81,14 +81,6 @@ if TYPE_CHECKING:
 
 #: How the report names each risk figure (:mod:`sdc_core.names`).
 RISK_NAMES = {k: label(k) for k in (*RISK_KEYS, *LINKAGE_KEYS, "drisk_percent")}
-
-
-def step_notes(reports: list[dict[str, Any]]) -> list[str]:
-    """One line per protection step on what it did, from its method's declaration (local
-    suppression states what it promises under both readings of a blank)."""
-    methods = registry()
-    return [describe(r) for r in reports
-            if (describe := methods[r["method"]].describe) is not None]
 
 
 def _after(row: MetricRow) -> Any:
