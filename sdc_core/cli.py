@@ -531,7 +531,6 @@ def _read_json(path: Path, what: str) -> object:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from sdc_core.assess import Setting, assess
     from sdc_core.data.columns import read_like
-    from sdc_core.data.io import Kind, infer_kinds
     from sdc_core.recipe import load_recipe, release_notes
 
     if args.qi is None and (args.recipe or args.known or args.records or args.sensitive):
@@ -550,12 +549,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     recipe = load_recipe(_read_text(args.recipe, "recipe")) if args.recipe else None
     original, protected = read_bounded(args.original), read_bounded(args.protected)
     protected = read_like(protected, original)
-    numeric = args.numeric if args.numeric is not None else [
-        c for c, k in infer_kinds(original).items()
-        if k is Kind.NUMERIC and c != args.household]  # an id is not a measure
-    if args.household is not None and args.household in numeric:
-        raise SdcInputError(f"--numeric names {args.household}, the household id "
-                            "(--household): an id is not a measure; leave it out")
+    numeric = _numeric_columns(args, original)
     if args.sensitive:
         from sdc_core.risk.inference import check_sensitive
 
@@ -586,11 +580,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _default_numeric(original: pd.DataFrame, household: str | None) -> list[str]:
-    """The columns read as numeric, the household id left out (an id is not a measure)."""
+def _numeric_columns(args: argparse.Namespace, original: pd.DataFrame) -> list[str]:
+    """``--numeric``, or the columns read as numeric with the household id left out; refused
+    when ``--numeric`` names the household id (an id is not a measure). ``compare``'s and
+    ``pack``'s."""
     from sdc_core.data.io import Kind, infer_kinds
 
-    return [c for c, k in infer_kinds(original).items() if k is Kind.NUMERIC and c != household]
+    numeric = args.numeric if args.numeric is not None else [
+        c for c, k in infer_kinds(original).items()
+        if k is Kind.NUMERIC and c != args.household]
+    if args.household is not None and args.household in numeric:
+        raise SdcInputError(f"--numeric names {args.household}, the household id "
+                            "(--household): an id is not a measure; leave it out")
+    return numeric
 
 
 def _read_parent(folder: Path, original: pd.DataFrame) -> Any:
@@ -641,8 +643,7 @@ def _cmd_pack(args: argparse.Namespace) -> int:
     raw = _read_bytes(Path(args.original), "original")
     original = read_bounded(Path(args.original))
     parent = _read_parent(args.parent, original) if args.parent is not None else None
-    numeric = args.numeric if args.numeric is not None else _default_numeric(
-        original, args.household)
+    numeric = _numeric_columns(args, original)
     if args.sensitive:
         from sdc_core.keys import check_columns
 

@@ -54,7 +54,7 @@ from sdc_core.recipe import (
     step_columns,
     step_notes,
 )
-from sdc_core.release_types import ReleaseType, Status, flat_figures, judge
+from sdc_core.release_types import ReleaseType, Status, missing_figures, release_status
 from sdc_core.tables.cell_rules import Rule
 from sdc_core.tables.linked import groups, release_linked
 from sdc_core.tables.responses import PublishedQuestion, audit, response_table
@@ -408,13 +408,13 @@ class PackRequest:
     created: str | None = None
 
 
-def _made(req: PackRequest) -> tuple[Recipe, Any, Lineage | None]:
+def _made(req: PackRequest, original_fingerprint: str) -> tuple[Recipe, Any, Lineage | None]:
     """The recipe that makes the release from the original, its result, and the lineage
     check when the release is made from a parent (refused: an error with every reason)."""
     if req.parent is None:
         return req.recipe, apply_recipe(req.recipe, req.original), None
     p = req.parent
-    if fingerprint(req.original) != dig(p.manifest, "inputs", "original", "fingerprint"):
+    if original_fingerprint != dig(p.manifest, "inputs", "original", "fingerprint"):
         raise SdcInputError("the original is not the one the parent pack was made from "
                             "(its table fingerprint differs)")
     child = apply_recipe(req.recipe, p.released)
@@ -485,7 +485,8 @@ def build_pack(req: PackRequest) -> Pack:
     req = replace(req, recipe=released_recipe(req.recipe, req.setting.not_released,
                                               list(base.columns)))
     created = req.created or dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    whole, applied, lineage = _made(req)
+    original_fingerprint = fingerprint(req.original)  # the table as CSV text: once
+    whole, applied, lineage = _made(req, original_fingerprint)
     setting = req.setting
     # judged as compare judges a written release: every column may have changed
     after = assess(req.original, applied.data, setting, whole, None, req.analyses)
@@ -493,14 +494,8 @@ def build_pack(req: PackRequest) -> Pack:
     figures = after.to_json(distribution=True)
     figures["release_notes"] = release_notes(whole, req.original)
     keys_after, keys_before = after.keys.summary(), before.keys.summary()
-    missing = {}
-    if after.rows is not None:
-        missing = dict.fromkeys(("linkage_risk_percent", "linkage_percent_certain",
-                                 "inference_gain", "IL1_release"), after.rows)
-    elif not setting.sensitive:
-        missing["inference_gain"] = "no sensitive column was named"
-    release_status = judge(req.kind, flat_figures(figures, keys_after), missing)
-    statuses = {"release": release_status}
+    statuses = {"release": release_status(req.kind, figures, keys_after, missing_figures(
+        after.rows, bool(setting.sensitive)))}
 
     files: dict[str, bytes] = {RELEASED: table_bytes(applied.data, ".csv")}
     figure_note, plotted = None, None
@@ -562,7 +557,7 @@ def build_pack(req: PackRequest) -> Pack:
         "created": created, "software": versions(), "release_type": req.kind.to_json(),
         "decision": req.decision.to_json(),
         "inputs": {"original": {"sha256": req.original_sha256,
-                                "fingerprint": fingerprint(req.original),
+                                "fingerprint": original_fingerprint,
                                 "records": len(req.original),
                                 "columns": len(req.original.columns)},
                    "parent": None if req.parent is None else {
@@ -599,7 +594,7 @@ def build_pack(req: PackRequest) -> Pack:
     view = pack_html.PackView(req, after, before, figures, keys_before, keys_after, outputs,
                               tables, lineage, mitigation, figure_note,
                               [(a.question, answers_frame(a)) for a in answers],
-                              common["software"])
+                              common["software"], original_fingerprint)
     files[INTERNAL_HTML] = pack_html.internal_html(view, whole, files.get(f"{FIGURE}.svg"))
     files[EXTERNAL_HTML] = pack_html.external_html(view)
     listed = [{"name": n, "sha256": sha256(b), "bytes": len(b)} for n, b in files.items()]

@@ -50,7 +50,8 @@ class PackView:
     """What both documents read: the request, the release's and the original's assessments,
     ``compare --json``'s figures, the keys' risk before and after, the outputs with their
     status, the tables, the lineage check, what each step did, why there is no figure,
-    each question's answer counts as published, and the software's versions."""
+    each question's answer counts as published, the software's versions and the original's
+    table fingerprint."""
 
     req: PackRequest
     after: Assessment
@@ -65,9 +66,13 @@ class PackView:
     figure_note: str | None
     answers: list[tuple[str, pd.DataFrame]]
     software: dict[str, str | None]
+    fingerprint: str
 
 
-def _table(df: pd.DataFrame) -> str:
+def html_table(df: pd.DataFrame) -> str:
+    """A table of a report (the pack's documents and the Export page's report): its text
+    escaped, numbers to six significant digits, and a figure that does not exist (None, NaN)
+    as "—"."""
     return df.to_html(index=False, escape=True, border=0, classes="t", na_rep="—",
                       float_format="{:.6g}".format)
 
@@ -95,7 +100,7 @@ def _outputs(view: PackView, internal: bool) -> str:
              "steward": o["steward_decision"] or "—", "checker": o["checker_decision"] or "—",
              **({"exception requested": o["exception"] or "—"} if internal else {})}
             for o in view.outputs]
-    return _table(pd.DataFrame(rows))
+    return html_table(pd.DataFrame(rows))
 
 
 def _decision(view: PackView) -> str:
@@ -104,7 +109,7 @@ def _decision(view: PackView) -> str:
             ("steward's date", d.steward_date), ("checker", d.checker),
             ("checker's date", d.checker_date), ("board reference", d.board_reference),
             ("comments", d.comments)]
-    return _table(pd.DataFrame(rows, columns=["field", "value"]).replace("", "—"))
+    return html_table(pd.DataFrame(rows, columns=["field", "value"]).replace("", "—"))
 
 
 def _type_section(view: PackView) -> str:
@@ -114,7 +119,7 @@ def _type_section(view: PackView) -> str:
     return (f"<h2>Release type: {e(k.name)}</h2><p>{e(k.note)}.</p>"
             f"<p><b>Intruder:</b> {e(k.scenario.intruder)}; he knows {e(k.scenario.knows)}, "
             f"and is {'' if k.scenario.knows_membership else 'not '}assumed to know that the "
-            f"person he looks for is in the file.</p>{_table(targets)}")
+            f"person he looks for is in the file.</p>{html_table(targets)}")
 
 
 def _risk(view: PackView) -> str:
@@ -133,7 +138,7 @@ def _risk(view: PackView) -> str:
     if inference:
         rows.append({"figure": name("inference_gain"), "key": "inference_gain",
                      "original": "—", "release": _value(inference.get("inference_gain"))})
-    return _table(pd.DataFrame(rows))
+    return html_table(pd.DataFrame(rows))
 
 
 def _utility(view: PackView) -> str:
@@ -143,7 +148,7 @@ def _utility(view: PackView) -> str:
     rows = [{"figure": name(key), "key": key, "value": _value(f.get(key))}
             for key in ("IL1_release", "IL1_numeric", "IL1_categorical", "IL1_overall",
                         "eigenvalue_similarity_percent") if key in f]
-    return _table(pd.DataFrame(rows))
+    return html_table(pd.DataFrame(rows))
 
 
 def _distribution(view: PackView) -> tuple[str, list[str]]:
@@ -169,7 +174,7 @@ def _distribution(view: PackView) -> tuple[str, list[str]]:
             less.append(str(column))
     if not rows:
         return "<p>No column's distribution changed.</p>", []
-    return _table(pd.DataFrame(rows)), less
+    return html_table(pd.DataFrame(rows)), less
 
 
 def _analyses(view: PackView) -> tuple[str, list[str]]:
@@ -190,7 +195,7 @@ def _analyses(view: PackView) -> tuple[str, list[str]]:
             if (isinstance(overlap, (int, float)) and overlap < TERM_OVERLAP) or \
                     (isinstance(d, (int, float)) and abs(d) >= TERM_SE):
                 less.append(f"{analysis.get('name')}: {t.get('term')}")
-    return _table(pd.DataFrame(rows)), less
+    return html_table(pd.DataFrame(rows)), less
 
 
 #: The most levels a transition matrix shown in the external note may have (the manifest has
@@ -215,7 +220,7 @@ def _matrices(view: PackView) -> str:
             continue
         df = pd.DataFrame(matrix).T  # rows: the true level; columns: the released one
         df.insert(0, "true \\ released", df.index)
-        parts.append(title + _table(df))
+        parts.append(title + html_table(df))
     if not parts:
         return ""
     return ("<h2>Transition matrices</h2><p class=\"small\">P(released value | true value) of "
@@ -229,10 +234,10 @@ def _tables(view: PackView) -> str:
     parts = []
     for t in view.tables:
         parts.append(f"<h3>{e(t.summary)}</h3>")
-        parts.append(_table(t.frame.drop(columns="unit")))
+        parts.append(html_table(t.frame.drop(columns="unit")))
     for question, frame in view.answers:
         parts.append(f"<h3>Answers to {e(question)}</h3>" + (
-            _table(frame) if len(frame) else "<p>Not published: too few responses.</p>"))
+            html_table(frame) if len(frame) else "<p>Not published: too few responses.</p>"))
     return "".join(parts)
 
 
@@ -264,7 +269,7 @@ def internal_html(view: PackView, whole: Recipe, svg: bytes | None) -> bytes:
         rows = pd.DataFrame([c.to_json() for c in view.lineage.columns])
         lineage = (f"<h2>Lineage</h2><p>Made from the parent pack's release (SHA-256 "
                    f"<code>{e(req.parent.sha256 if req.parent else '')}</code>): every column "
-                   f"is the parent's, coarsened, or dropped.</p>{_table(rows)}")
+                   f"is the parent's, coarsened, or dropped.</p>{html_table(rows)}")
     figure = (f"<figure>{inline_svg(svg)}<figcaption class=\"small\">The chosen setting (★) "
               "against the original and any sweep's settings; also tradeoff.svg and "
               "tradeoff.pdf.</figcaption></figure>" if svg is not None
@@ -287,8 +292,8 @@ the data users (external.html is theirs).</p>
 <h2>Decision</h2>{_decision(view)}
 <h2>Status of each output</h2>{_outputs(view, internal=True)}
 {_type_section(view)}
-<h2>Inputs and software</h2>{_table(_inputs(view))}
-<h2>Column roles</h2>{_table(roles)}
+<h2>Inputs and software</h2>{html_table(_inputs(view))}
+<h2>Column roles</h2>{html_table(roles)}
 <h2>Recipe</h2><p class="small">Replay: <code>python -m sdc_core apply ORIGINAL --recipe
 recipe.json -o released.csv</code> gives the same file.</p><pre>{e(recipe_text)}</pre>{whole_text}
 <h2>What each step did</h2><ul>{''.join(f'<li>{e(m)}</li>' for m in view.mitigation)}</ul>
@@ -308,16 +313,10 @@ recipe.json -o released.csv</code> gives the same file.</p><pre>{e(recipe_text)}
 def _inputs(view: PackView) -> pd.DataFrame:
     req = view.req
     rows = [("original file SHA-256", req.original_sha256 or "—"),
-            ("original table fingerprint", _fingerprint(req.original)),
+            ("original table fingerprint", view.fingerprint),
             ("parent release SHA-256", req.parent.sha256 if req.parent else "—")]
     rows += [(f"{k} version", v or "not installed") for k, v in view.software.items()]
     return pd.DataFrame(rows, columns=["what", "value"])
-
-
-def _fingerprint(df: pd.DataFrame) -> str:
-    from sdc_core.recipe import fingerprint
-
-    return fingerprint(df)
 
 
 def external_html(view: PackView) -> bytes:

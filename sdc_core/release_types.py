@@ -66,11 +66,16 @@ class Target:
         """"lower" or "higher", from the figure's declaration."""
         return MEASURES[self.figure].better or "lower"
 
+    @property
+    def unit(self) -> str:
+        """The limit's unit as a target writes it: "%", "points" (percentage points) or ""."""
+        m = MEASURES[self.figure]
+        return "%" if m.unit == "%" else "points" if "percentage points" in m.formula else ""
+
     def text(self, k: int | str = "k") -> str:
         """The target as a board reads it: "linkage attack risk ≤ 1 %"; ``k`` the k-anonymity
         threshold a figure's name may hold."""
-        m = MEASURES[self.figure]
-        unit = " %" if m.unit == "%" else " points" if "percentage points" in m.formula else ""
+        unit = f" {self.unit}" if self.unit else ""
         return f"{name(self.figure, k)} {'≤' if self.better == 'lower' else '≥'} " \
                f"{self.limit:g}{unit}"
 
@@ -217,6 +222,22 @@ def flat_figures(compare: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[st
     return out
 
 
+#: The figures a target may name that compare a release record by record: none of them for a
+#: release whose rows are not the original's (a synthetic file).
+RECORD_BY_RECORD = ("linkage_risk_percent", "linkage_percent_certain", "inference_gain",
+                    "IL1_release")
+#: Why no attribute-inference gain is read without a sensitive column.
+NO_SENSITIVE = "no sensitive column was named"
+
+
+def missing_figures(rows: str | None, sensitive: bool) -> dict[str, str]:
+    """Why a target's figure is absent: ``rows`` the reason a release has no row
+    correspondence (None: it has), ``sensitive`` whether a sensitive column was named."""
+    if rows is not None:
+        return dict.fromkeys(RECORD_BY_RECORD, rows)
+    return {} if sensitive else {"inference_gain": NO_SENSITIVE}
+
+
 @dataclass(frozen=True)
 class Status:
     """An output's status (``pass``, ``fail``, ``review``) and why, one reason a target."""
@@ -250,3 +271,11 @@ def judge(kind: ReleaseType, figures: Mapping[str, float],
         worst = "review"
         reasons.append(f"a {kind.name} is checked by a person, output by output")
     return Status(worst, tuple(reasons))
+
+
+def release_status(kind: ReleaseType, compare: Mapping[str, Any], keys: Mapping[str, Any],
+                   missing: Mapping[str, str] | None = None) -> Status:
+    """The status of a release of type ``kind`` from ``compare --json``'s figures (or those of
+    them the page has), the released keys' ``risk --json`` figures and why a figure is absent
+    (:func:`missing_figures`): the decision pack's and the Protect page's."""
+    return judge(kind, flat_figures(compare, keys), missing)

@@ -458,6 +458,7 @@ def test_a_huge_or_deep_decision_file_is_refused(tmp_path: Path) -> None:
     (SUF, ("--table", "race,nope"), "nope"),
     (SUF, ("--table-rule", "threshold:__import__"), "rule"),
     (SUF, ("--sensitive", "nope"), "nope"),
+    (SUF, ("--household", "pidnum", "--numeric", "age,pidnum"), "household id"),
 ])
 def test_a_hostile_pack_request_exits_2_in_one_line(tmp_path: Path, recipe: dict[str, Any],
                                                     args: tuple[str, ...], message: str) -> None:

@@ -39,7 +39,13 @@ from sdc_core.tables.suppression_audit import (
     _Clock,
     secondary_suppression,
 )
-from sdc_core.tables.table_release import DEFAULT_RULE, TIME_LIMIT, primary_cells, unit_text
+from sdc_core.tables.table_release import (
+    DEFAULT_RULE,
+    TIME_LIMIT,
+    primary_cells,
+    unit_text,
+    whole_counts,
+)
 
 #: The most tables a linked set may hold
 MAX_TABLES = 20
@@ -170,9 +176,7 @@ class LinkedRelease:
             part[self.value] = values[rows]
             part["status"] = self.status[rows]
             parts.append(part)
-        out = pd.concat(parts, ignore_index=True)
-        if self.value == "count":
-            out["count"] = out["count"].round().astype("Int64")
+        out = whole_counts(pd.concat(parts, ignore_index=True))
         out["unit"] = unit_text(self.finest.unit)
         return out
 

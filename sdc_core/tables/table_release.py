@@ -134,11 +134,7 @@ class TableRelease:
         """The table as it is published: its columns, ``count`` or ``sum`` (blank when
         hidden), ``status`` and ``unit``; a count stays a whole number beside the blanks
         (``Int64``: written "24", not "24.0")."""
-        out = self.frame[[*self.truth.columns, self.value, "status", "unit"]].copy()
-        v = out[self.value]
-        if self.value == "count" and bool((v.dropna() % 1 == 0).all()):
-            out[self.value] = v.round().astype("Int64")
-        return out
+        return whole_counts(self.frame[[*self.truth.columns, self.value, "status", "unit"]])
 
     def hidden(self) -> pd.DataFrame:
         """The hidden cells with their audited intervals (``suppress``)."""
@@ -174,6 +170,17 @@ class TableRelease:
                     entry["persons_lo"] = _number(found.at[cell, "persons_lo"])
                     entry["persons_hi"] = _number(found.at[cell, "persons_hi"])
         return out
+
+
+def whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``count`` column, when every count shown is whole, as ``Int64``:
+    a published count is written "24", not "24.0", beside the blanks of hidden cells."""
+    if "count" not in frame:
+        return frame
+    v = frame["count"]
+    if not bool((v.dropna() % 1 == 0).all()):
+        return frame
+    return frame.assign(count=v.round().astype("Int64"))
 
 
 def _number(v: object) -> float | None:

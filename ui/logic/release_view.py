@@ -3,30 +3,32 @@ asks, whether the Protect page's release meets its targets, read from the figure
 already computed, and the decision pack the Export page downloads.
 
 The status is the pack's own (:func:`sdc_core.pack.build_pack`): the same
-:func:`~sdc_core.release_types.flat_figures` and :func:`~sdc_core.release_types.judge` on the
-same figures, the released keys' read at the type's k (:func:`keys_at`), so the page says
-what the pack will say (tests/test_release_view.py holds them equal).
+:func:`~sdc_core.release_types.release_status` on the same figures, the released keys' read at
+the type's k (:func:`keys_at`), so the page says what the pack will say
+(tests/test_release_view.py holds them equal).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from sdc_core.assess import Setting
-from sdc_core.names import MEASURES, name
+from sdc_core.names import name
 from sdc_core.pack import Decision, PackRequest, build_pack
 from sdc_core.recipe import parse_recipe
-from sdc_core.release_types import (
+from sdc_core.release_types import (  # noqa: F401 — the page's tests read these here too
+    NO_SENSITIVE,
+    RECORD_BY_RECORD,
     RELEASE_TYPES,
     ReleaseType,
     Status,
     Target,
-    flat_figures,
-    judge,
+    missing_figures,
+    release_status,
 )
 from sdc_core.risk.inference import InferenceResult
 from sdc_core.risk.profile import RiskProfile, profile_from_sizes
@@ -39,12 +41,6 @@ from ui.logic.workbench import Workbench
 DEFAULT_TYPE = "suf"
 #: The release types, in the order a steward meets them.
 TYPE_KEYS = tuple(RELEASE_TYPES)
-#: The figures the pack does not read for a release whose rows are not the original's
-#: (:func:`sdc_core.pack.build_pack`: they compare record by record).
-RECORD_BY_RECORD = ("linkage_risk_percent", "linkage_percent_certain", "inference_gain",
-                    "IL1_release")
-#: Why the pack reads no attribute-inference gain without a sensitive column.
-NO_SENSITIVE = "no sensitive column was named"
 #: What the Export page's decision pack holds, as its caption says.
 PACK_FILES = ("the released file (released.csv, the columns tagged 'Not released' left out), "
               "an internal report and manifest (the recipe with its seed, every figure "
@@ -83,23 +79,6 @@ def keys_at(keys: RiskProfile, k: int) -> dict[str, Any]:
     at = profile_from_sizes(keys.fk, keys.Fk, keys.n_classes, k)
     return {**summary, **{key: at[key] for key in
                           ("k_threshold", "percent_k_le_threshold", "percent_below_k")}}
-
-
-def missing_figures(rows: str | None, sensitive: bool) -> dict[str, str]:
-    """Why a target's figure is absent, as the pack gives it: ``rows`` the reason a release
-    has no row correspondence (None: it has), ``sensitive`` whether a sensitive column was
-    named."""
-    if rows is not None:
-        return dict.fromkeys(RECORD_BY_RECORD, rows)
-    return {} if sensitive else {"inference_gain": NO_SENSITIVE}
-
-
-def release_status(kind: ReleaseType, compare: Mapping[str, Any], keys: Mapping[str, Any],
-                   missing: Mapping[str, str] | None = None) -> Status:
-    """The status of a release of type ``kind`` from ``compare --json``-like figures
-    (``compare``: the linkage attack's summary, the loss, ``inference``), the released keys'
-    (``keys``) and why a figure is absent (``missing``)."""
-    return judge(kind, flat_figures(compare, keys), missing)
 
 
 def workbench_figures(wb: Workbench, not_released: Sequence[str]) -> dict[str, Any]:
@@ -143,8 +122,7 @@ def status_line(kind: ReleaseType, status: Status) -> str:
 
 def target_label(t: Target, k: int) -> str:
     """A target's number field: the figure's name and which side is allowed."""
-    m = MEASURES[t.figure]
-    unit = " (%)" if m.unit == "%" else " (points)" if "percentage points" in m.formula else ""
+    unit = f" ({t.unit})" if t.unit else ""
     side = "at most" if t.better == "lower" else "at least"
     return f"{name(t.figure, k)}{unit}: {side}"
 

@@ -16,6 +16,7 @@ from sdc_core import __version__
 from sdc_core.assess import Assessment, Unavailable
 from sdc_core.data.io import neutralize_bidi
 from sdc_core.names import label, name
+from sdc_core.pack_html import html_table
 from sdc_core.recipe import step_notes
 from sdc_core.risk import RiskProfile
 from sdc_core.risk.closeness import Closeness
@@ -270,8 +271,8 @@ def population_section(before: PopulationRisk, after: PopulationRisk) -> str:
         sampled += f"; after protection {e(sampling_text(after.sampling))}"
     return (f"<h2>Risk in the population</h2>{sampled}.</p>"
             f"<p class=\"small\">{e(POPULATION_MODELS)}</p>"
-            f"<h3>Population uniqueness</h3>{_table(population_table(before, after))}"
-            f"<h3>Log-linear risk</h3>{_table(loglinear_table(before, after))}"
+            f"<h3>Population uniqueness</h3>{html_table(population_table(before, after))}"
+            f"<h3>Log-linear risk</h3>{html_table(loglinear_table(before, after))}"
             f"<p class=\"small\">{e(loglinear_divisors(before, after))}</p>")
 
 
@@ -316,7 +317,7 @@ def household_section(before: HouseholdFigures, after: HouseholdFigures | str) -
             f"{e(str(before.risk.household))}.</p>")
     if isinstance(after, str):
         return f"{head}<p class=\"small\">Not computed for the release: {e(after)}</p>"
-    return (f"{head}{_table(household_table(before, after))}"
+    return (f"{head}{html_table(household_table(before, after))}"
             f"<p class=\"small\">{e(HOUSEHOLD_NOTE)}</p>")
 
 
@@ -372,17 +373,17 @@ def validity_section(report: ValidityReport) -> str:
                                                              "s_pmse")],
                              "value": [summary[k] for k in ("mean_ci_overlap", "worst_tvd",
                                                             "s_pmse")]})
-    parts = [f"<h2>Does the analysis hold?</h2>{_table(headline)}"
+    parts = [f"<h2>Does the analysis hold?</h2>{html_table(headline)}"
              f"<p class=\"small\">{e(VERDICT_RULE)}</p>"]
     for r in report.analyses:
         parts.append(f"<h3>{e(r.name)}</h3><p>{e(verdict_text(r))}</p>")
         if r.error:
             parts.append(f"<p class=\"small\">{e(r.error)}</p>")
         if r.terms:
-            parts.append(_table(terms_frame(r)))
+            parts.append(html_table(terms_frame(r)))
     worst = report.tables[:WORST_TABLES]
     parts.append(f"<h3>The {len(worst)} worst of {len(report.tables)} 1- and 2-way "
-                 f"tables</h3>{_table(tables_frame(worst))}")
+                 f"tables</h3>{html_table(tables_frame(worst))}")
     if report.missing:
         parts.append(f"<p class=\"small\">Columns the release drops (their tables count "
                      f"TVD 1): {e(', '.join(map(str, report.missing)))}</p>")
@@ -411,7 +412,7 @@ def buys_section(figures: Sequence[Deniability], inference: InferenceResult | st
     if not figures:
         parts.append(f"<p class=\"small\">{e(NOTHING_PERTURBED)}</p>")
     else:
-        parts.append(_table(deniability_table(figures)))
+        parts.append(html_table(deniability_table(figures)))
         summary = household_summary(figures)
         if summary:
             parts.append(f"<p class=\"small\">{e(summary)}</p>")
@@ -429,7 +430,7 @@ def buys_section(figures: Sequence[Deniability], inference: InferenceResult | st
         parts.append(f"<p class=\"small\">The attribute-inference attack cannot run: "
                      f"{e(inference)}</p>")
     else:
-        parts.append(f"<h3>Attribute-inference attack</h3>{_table(inference_table(inference))}"
+        parts.append(f"<h3>Attribute-inference attack</h3>{html_table(inference_table(inference))}"
                      f"<p class=\"small\">{e(inference_note(inference))}</p>")
     return "".join(parts)
 
@@ -462,7 +463,7 @@ def closeness_section(before: dict[str, Closeness], after: dict[str, Closeness])
     note = (f" Some class lacks a value of {', '.join(unbounded)}: the paper's δ is then "
             "infinite; the figure shown is over the values the classes hold." if unbounded else "")
     return (f"<h3>How far each class's distribution of a sensitive column is from the "
-            f"table's</h3>{_table(closeness_table(before, after))}<p class=\"small\">Each "
+            f"table's</h3>{html_table(closeness_table(before, after))}<p class=\"small\">Each "
             "figure is the worst class's, the classes those of the quasi-identifiers (a missing "
             "key value a value of its own); docs/measures.md, \"t-closeness, β-likeness and "
             f"δ-disclosure\".{html.escape(note)}</p>")
@@ -476,7 +477,7 @@ def tables_section(settings: CrossSettings, releases: Mapping[str, TableRelease 
     e = html.escape
     parts = [f"<h2>Published tables</h2><p>{e(table_title(settings))}: "
              f"{e(settings_text(settings))}.</p>",
-             _table(comparison_table(releases, settings.threshold))]
+             html_table(comparison_table(releases, settings.threshold))]
     refused = [m for m, made in releases.items() if not isinstance(made, TableRelease)]
     for m in refused:
         parts.append(f"<p class=\"small\">{e(METHOD_TITLES[m])}: {e(str(releases[m]))}</p>")
@@ -490,13 +491,6 @@ def tables_section(settings: CrossSettings, releases: Mapping[str, TableRelease 
                      f"<p class=\"small\">✕ hidden · {e(status_counts(suppressed))}</p>")
         parts += [f"<p>{'' if passes else 'Audit: '}{e(line)}</p>" for line in lines]
     return "".join(parts)
-
-
-def _table(df: pd.DataFrame) -> str:
-    """A table of the report: its text escaped, numbers to six significant digits, and a
-    figure that does not exist (None, NaN: CAP of a numeric column) as "—"."""
-    return df.to_html(index=False, escape=True, border=0, classes="t", na_rep="—",
-                      float_format="{:.6g}".format)
 
 
 #: The room above the sweep's plot for its title of three lines, and the title's distance
@@ -571,7 +565,7 @@ def build_report(title: str, fingerprint: str, n_records: int, n_columns: int,
             f"<p class=\"small\">The linkage attack's figures are those of the attacker that "
             f"re-identifies most of the {len(attackers)} it runs: {e(top['attacker'])} "
             f"({e(top['ranks the candidates'])}).</p><details><summary>Every attacker of the "
-            f"linkage attack</summary>{_table(attackers)}</details>")
+            f"linkage attack</summary>{html_table(attackers)}</details>")
     file_line = f" · file SHA-256 <code>{e(file_sha256)}…</code>" if file_sha256 else ""
     file_note = (" The file SHA-256 is a hash of the uploaded file's bytes: another name for the "
                  "same data.") if file_sha256 else ""
@@ -595,7 +589,7 @@ table fingerprint <code>{e(fingerprint)}</code>{file_line}</p>
 <p class="small">The table fingerprint is the SHA-256 of the table's content written as CSV text
 (column names and values, in order), whatever the file format; <code>python -m sdc_core
 apply</code> warns when the recipe meets a table with another one.{file_note}</p>
-<h2>Column roles</h2>{_table(role_rows)}
+<h2>Column roles</h2>{html_table(role_rows)}
 <h2>Recipe</h2><p class="small">Apply it with <code>python -m sdc_core apply DATA --recipe
 recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p>
 <pre>{e(recipe_text)}</pre>
@@ -603,14 +597,14 @@ recipe.json -o OUT</code>; the same data, recipe and seed give the same file.</p
 <p class="small">The released keys' measures read the released values as if they were true (how
 unique the released keys look; sdcMicro's convention). The linkage attack is what an attacker who
 knows the true values and the public recodings actually re-identifies; it assumes the attacker
-knows the person is in the file.</p>{_table(risk)}{attackers_html}{notes_html}
+knows the person is in the file.</p>{html_table(risk)}{attackers_html}{notes_html}
 {synthetic_section(*synthetic) if synthetic is not None else ""}
 {household_section(*households) if households is not None else ""}
 {population_section(*population) if population is not None else ""}
 {closeness_section(*closeness) if closeness is not None else ""}
 {buys_section(*buys, nearly=nearly_constant, unaligned=synthetic[0] if synthetic else None)
  if buys is not None else ""}
-<h2>Information loss</h2>{_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
+<h2>Information loss</h2>{html_table(utility)}<p class="small">{e(RELEASE_LOSS_FORMULA)}
 {e(IL1_READING)}</p>
 {validity_section(validity) if validity is not None else ""}
 {tables_section(*tables) if tables is not None else ""}
@@ -704,5 +698,5 @@ def synthetic_section(unaligned: str, risk: SyntheticRisk | str | None) -> str:
         return head
     if isinstance(risk, str):
         return f"{head}<p class=\"small\">Not computed for the release: {e(risk)}</p>"
-    return (f"{head}{_table(synthetic_table(risk))}"
+    return (f"{head}{html_table(synthetic_table(risk))}"
             f"<p class=\"small\">{e(SYNTHETIC_NOTE)}</p>")
