@@ -116,7 +116,7 @@ SERVER_TESTS = frozenset({
 #: land while a 50 MB upload is read: they run alone (``-m serial``), not beside another worker
 SERIAL = frozenset({
     "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
-    "test_uploads_server.py", "test_bombs_capped.py",
+    "test_uploads_server.py", "test_bombs_capped.py", "test_table_memory.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
     "e2e/test_headers.py::test_every_page_works_on_a_loaded_machine",
