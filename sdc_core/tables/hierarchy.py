@@ -313,16 +313,69 @@ def children(parents: Parents) -> list[list[int]]:
 
 
 def leaves_under(parents: Parents) -> list[list[int]]:
-    """Each position's leaves (positions without children), in the order of the positions:
-    a leaf's is itself."""
+    """Each position's leaves (positions under another without children of their own), in
+    the order of the positions: a leaf's is itself.
+
+    Examples
+    --------
+    >>> leaves_under((2, 3, 3, -1))  # leaf 0 under node 2; 1 and 2 under the grand total
+    [[0], [1], [0], [0, 1]]
+    """
     kids = children(parents)
     out: list[list[int]] = [[] for _ in parents]
     for i in range(len(parents)):
-        if not kids[i]:
+        if not kids[i] and parents[i] >= 0:  # a leaf (the grand total of no level is none)
             node = i
             while node >= 0:
                 out[node].append(i)
                 node = parents[node]
+    return out
+
+
+def path_down(parents: Parents, top: int, leaf: int) -> list[int]:
+    """The positions from ``top`` down to ``leaf`` (a leaf under it), both included."""
+    path = [leaf]
+    while path[-1] != top:
+        path.append(parents[path[-1]])
+    return path[::-1]
+
+
+def moves(parents: Parents, i: int, limit: int) -> list[tuple[list[int], list[int]]]:
+    """The deviations of one axis that move position ``i`` by +1 and keep every sum of the
+    axis (docs/tables.md, "Hierarchical code lists"): signed positions, ``i`` first. The axis's
+    values are M·u for the leaves' values u (:func:`aggregation`), so any change of the leaves
+    keeps them adding up: for a leaf l under i, u = e_l − e_l' (l' a leaf under a sibling j of
+    i) gives +1 on the path from i down to l and −1 on the path from j down to l' (their
+    common ancestors unchanged); u = e_l gives +1 on the path from i down to l and on every
+    ancestor of i. At most ``limit`` moves, in that order.
+
+    Examples
+    --------
+    >>> moves((2, 2, -1), 0, 10)  # a flat axis: the other level, or the margin
+    [([0, 1], [1, -1]), ([0, 2], [1, 1])]
+    >>> moves((2, 2, -1), 2, 10)  # from the margin: a level
+    [([2, 0], [1, 1]), ([2, 1], [1, 1])]
+    """
+    under = leaves_under(parents)
+    up = parents[i]
+    siblings = [] if up < 0 else [j for j in children(parents)[up] if j != i]
+    ancestors = []
+    node = up
+    while node >= 0:
+        ancestors.append(node)
+        node = parents[node]
+    out: list[tuple[list[int], list[int]]] = []
+    for leaf in under[i]:
+        down = path_down(parents, i, leaf)
+        for j in siblings:
+            for other in under[j]:
+                across = path_down(parents, j, other)
+                out.append((down + across, [1] * len(down) + [-1] * len(across)))
+                if len(out) >= limit:
+                    return out
+        out.append((down + ancestors, [1] * (len(down) + len(ancestors))))
+        if len(out) >= limit:
+            return out
     return out
 
 
