@@ -381,47 +381,42 @@ def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
 
 
 def _distinct_per_cell(grid: _Grid, flat: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """#{u_r : r in cell} for every cell and margin (C order of the full array): the sorted
-    (cell, person) keys, each new key one more person of its cell."""
-    n_full = grid.size
-    out = np.zeros(n_full, dtype=np.int64)
+    """#{u_r : r in cell} for every cell and margin (C order of the full array): the distinct
+    (cell, person) keys of every way a record reaches a cell (an inner node of a hierarchy is
+    reached from leaves of several depths), each one more person of its cell."""
     n_units = int(units.max()) + 1 if len(units) else 1
-    for sel, cell in grid.cells(flat):
-        keys = np.sort(cell * n_units + units[sel])
-        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
-        out += np.bincount(keys[first] // n_units, minlength=n_full)
-    return out
+    keys = [np.unique(cell * n_units + units[sel]) for sel, cell in grid.cells(flat)]
+    found = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+    return np.bincount(found // n_units, minlength=grid.size)
 
 
 def _per_person_contributions(grid: _Grid, flat: np.ndarray, units: np.ndarray,
                               y: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     """For every cell and margin: the number of persons with an amount there, and the ``top``
-    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The records
-    sorted by (cell, person) give each pair's sum; the pairs sorted by cell, then by sum
-    (largest first), give each cell's ranks."""
-    n_full = grid.size
-    persons = np.zeros(n_full, dtype=np.int64)
-    tops = np.zeros((n_full, top))
+    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The
+    (cell, person) keys of every way a record reaches a cell, sorted, give each pair's sum;
+    the pairs sorted by cell, then by sum (largest first), give each cell's ranks."""
+    persons = np.zeros(grid.size, dtype=np.int64)
+    tops = np.zeros((grid.size, top))
     if len(units) == 0:
         return persons, tops
     n_units = int(units.max()) + 1
-    for sel, cell in grid.cells(flat):
-        if not len(cell):
-            continue
-        keys = cell * n_units + units[sel]
-        order = np.argsort(keys)
-        keys = keys[order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        sums = np.add.reduceat(y[sel][order], starts)
-        where = keys[starts] // n_units
-        persons += np.bincount(where, minlength=n_full)
-        by_sum = np.empty(len(sums), dtype=np.int64)
-        by_sum[np.argsort(-sums)] = np.arange(len(sums))  # 0 for the largest sum
-        ranked = np.argsort(where * len(sums) + by_sum)  # by cell, then largest sum first
-        where, sums = where[ranked], sums[ranked]
-        rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
-        keep = rank < top
-        tops[where[keep], rank[keep]] = sums[keep]
+    parts = []
+    for sel, cell in grid.cells(flat):  # each way's (cell, person) sums first: fewer pairs
+        pair, at = np.unique(cell * n_units + units[sel], return_inverse=True)
+        parts.append((pair, np.bincount(at.ravel(), weights=y[sel], minlength=len(pair))))
+    keys, amounts = np.concatenate([k for k, _ in parts]), np.concatenate([a for _, a in parts])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sums = np.add.reduceat(amounts[order], starts)
+    where = keys[starts] // n_units
+    persons += np.bincount(where, minlength=grid.size)
+    ranked = np.lexsort((-sums, where))  # by cell, then largest sum first
+    where, sums = where[ranked], sums[ranked]
+    rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
+    keep = rank < top
+    tops[where[keep], rank[keep]] = sums[keep]
     return persons, tops
 
 
@@ -457,15 +452,24 @@ def _labels(levels: list[list[str]], shape: tuple[int, ...]) -> list[np.ndarray]
 
 def _top_contributions(grid: _Grid, flat: np.ndarray, y: np.ndarray, top: int) -> np.ndarray:
     """The ``top`` largest contributions of every cell and margin (0 past the contributors):
-    one sort of the records by amount, then for each way a record reaches a cell
-    (:meth:`_Grid.cells`), the first ``top`` records of each cell in that order."""
+    for each way a record reaches a cell (:meth:`_Grid.cells`), the ``top`` largest of each
+    cell, then the ``top`` largest of those per cell (an inner node of a hierarchy is reached
+    from leaves of several depths)."""
     out = np.zeros((grid.size, top))
-    order = np.argsort(-y, kind="stable")
-    ys = y[order]
-    for sel, cell in grid.cells(flat[order]):
-        rank = pd.Series(cell).groupby(cell, sort=False).cumcount().to_numpy()
-        keep = rank < top
-        out[cell[keep], rank[keep]] = ys[sel][keep]
+    if len(y) == 0:
+        return out
+    parts = []
+    for sel, cell in grid.cells(flat):
+        order = np.lexsort((-y[sel], cell))
+        cell, ys = cell[order], y[sel][order]
+        rank = np.arange(len(cell)) - np.searchsorted(cell, cell, side="left")
+        parts.append((cell[rank < top], ys[rank < top]))
+    cell, ys = np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
+    order = np.lexsort((-ys, cell))
+    cell, ys = cell[order], ys[order]
+    rank = np.arange(len(cell)) - np.searchsorted(cell, cell, side="left")
+    keep = rank < top
+    out[cell[keep], rank[keep]] = ys[keep]
     return out
 
 
