@@ -337,6 +337,12 @@ def _add_tables(sub: _Subparsers) -> None:
     tables.add_argument("--difference", metavar="COLUMN=L1,L2",
                         help="with --cross: also publish the table with these levels of COLUMN "
                              "merged and report what subtracting the two tells")
+    tables.add_argument("--hierarchy", action="append", default=[], metavar="COLUMN=SPEC",
+                        help="with --cross and suppression: a code list for COLUMN, a row per "
+                             "inner node that is the sum of its children: FILE.csv (rows "
+                             "code,parent; a blank parent for a root), FILE.json ({\"code\": "
+                             "\"parent\"}, null for a root) or prefix:2,4 (\"0301\" under "
+                             "\"03\"); repeated for several columns (docs/tables.md)")
     tables.add_argument("-o", "--output", type=Path, metavar="OUT.csv",
                         help="with --cross: write the table (CSV, Excel or Parquet) here")
     tables.add_argument("--participants", type=int,
@@ -1007,8 +1013,9 @@ def _cmd_tables(args: argparse.Namespace) -> int:
             raise SdcInputError("give --cross or --question/--indicators, not both")
         return _cross_table(args)
     if args.household is not None or args.max_contributions is not None \
-            or args.protection is not None:
-        raise SdcInputError("--household, --max-contributions and --protection go with --cross")
+            or args.protection is not None or args.hierarchy:
+        raise SdcInputError("--household, --max-contributions, --protection and --hierarchy go "
+                            "with --cross")
     if not args.question and not args.indicators:
         raise SdcInputError("give --question (answer counts) or --cross (a cross table)")
     df = read_bounded(args.data)
@@ -1052,12 +1059,16 @@ def _cross_table(args: argparse.Namespace) -> int:
         raise SdcInputError("--max-contributions goes with --method dp and --household (without "
                             "a household id each record is its own unit)")
     rule = Rule.parse(args.rule or ("p:10" if args.sum else "threshold:5"))  # text only here
+    hierarchies = _hierarchies(args.hierarchy)
+    if hierarchies and args.difference:
+        raise SdcInputError("--difference takes a table without --hierarchy")
     if len(args.cross) > 1:
-        return _linked_tables(args, rule)
+        return _linked_tables(args, rule, hierarchies)
     df = read_bounded(args.data)
     made = release_table(df, args.cross[0], args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold, args.household, args.max_contributions,
-                         protection=args.protection, secondary=args.secondary)
+                         protection=args.protection, secondary=args.secondary,
+                         hierarchies=hierarchies)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
     out = made.published()
@@ -1096,7 +1107,39 @@ def _cross_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
+def _hierarchies(specs: list[str]) -> dict[str, Any]:
+    """``--hierarchy COLUMN=SPEC`` (repeated) as each column's code list
+    (:mod:`sdc_core.tables.hierarchy`): ``prefix:2,4``, or a CSV or JSON file read within
+    its size bound before it is decoded."""
+    from sdc_core.tables.hierarchy import MAX_BYTES, parse_spec, prefixes, read_hierarchy
+
+    out: dict[str, Any] = {}
+    for text in specs:
+        column, spec = parse_spec(text)
+        if column in out:
+            raise SdcInputError(f"--hierarchy names the column {column[:80]!r} twice")
+        if spec.lower().startswith("prefix:"):
+            out[column] = prefixes(spec[len("prefix:"):])
+            continue
+        path = Path(spec)
+        try:
+            size = path.stat().st_size
+            if size > MAX_BYTES:
+                raise SdcInputError(f"{path}: the hierarchy file is {size:,} bytes; at most "
+                                    f"{MAX_BYTES:,}")
+            with path.open("rb") as f:
+                raw = f.read(MAX_BYTES + 1)  # a file that grew since is refused all the same
+        except OSError as err:
+            raise SdcInputError(f"{path}: cannot read the hierarchy "
+                                f"({getattr(err, 'strerror', None) or err})") from None
+        try:
+            out[column] = read_hierarchy(raw, path.name)
+        except SdcInputError as err:
+            raise SdcInputError(f"{path}: {err}") from None
+    return out
+
+
+def _linked_tables(args: argparse.Namespace, rule: Rule, hierarchies: dict[str, Any]) -> int:
     """``tables --cross A,B --cross A,C …``: linked tables protected together (docs/tables.md,
     "Linked tables")."""
     from sdc_core.data.io import write_table
@@ -1110,7 +1153,8 @@ def _linked_tables(args: argparse.Namespace, rule: Rule) -> int:
         raise SdcInputError("--difference takes one --cross table")
     df = read_bounded(args.data)
     made = release_linked(df, args.cross, args.sum, rule, args.household,
-                          protection=args.protection, secondary=args.secondary)
+                          protection=args.protection, secondary=args.secondary,
+                          hierarchies=hierarchies)
     out = made.frame()
     if args.output is not None:
         write_table(out, args.output)

@@ -29,7 +29,8 @@ refused; a missing amount contributes nothing (the record still counts in ``coun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +40,20 @@ from scipy import sparse
 from sdc_core.checks import check_whole, numeric_values, shown
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
+from sdc_core.tables.hierarchy import (
+    ROOT,
+    Hierarchy,
+    Parents,
+    Prefixes,
+    aggregation,
+    axis_tree,
+    chains,
+    children,
+    flat_parents,
+)
 
 #: The label of a margin on an axis
-TOTAL = "Total"
+TOTAL = ROOT
 #: The most cells (margins included) a table may have
 MAX_CELLS = 1_000_000
 #: The most a sum column's amounts may add up to: 2^53, below which float64 holds every whole
@@ -78,6 +90,13 @@ class CrossTable:
     unit : str or None
         The column whose distinct values are the contributors (the household or person id);
         None: every record is a contributor of its own.
+    nodes : tuple of tuple of str
+        Each column's inner nodes of its hierarchy (docs/tables.md, "Hierarchical code
+        lists"), sorted; empty for a column without one (and ``()``: no column has one).
+    parents : tuple of tuple of int
+        Each column's tree (:func:`sdc_core.tables.hierarchy.axis_tree`): the parent of each
+        position (levels, then nodes, then ``Total``, whose parent is −1); ``()``: every
+        column flat (:attr:`tree` gives them).
 
     Examples
     --------
@@ -98,11 +117,23 @@ class CrossTable:
     sum_column: str | None = None
     left_out: int = 0
     unit: str | None = None
+    nodes: tuple[tuple[str, ...], ...] = ()
+    parents: tuple[Parents, ...] = ()
+
+    @property
+    def tree(self) -> tuple[Parents, ...]:
+        """Each column's tree (:attr:`parents`, or every level under the grand total)."""
+        return self.parents or tuple(flat_parents(len(lv)) for lv in self.levels)
+
+    @property
+    def hierarchical(self) -> bool:
+        """Whether some column has inner nodes besides the grand total."""
+        return any(self.nodes)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The number of levels plus one (the margin) per column."""
-        return tuple(len(lv) + 1 for lv in self.levels)
+        """The positions per column: its levels, its inner nodes and the margin."""
+        return tuple(len(p) for p in self.tree)
 
     @property
     def value_column(self) -> str:
@@ -130,8 +161,13 @@ class CrossTable:
 
 def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = None,
              blank_label: str | None = None, top: int = 2,
-             unit: str | None = None) -> CrossTable:
+             unit: str | None = None,
+             hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None) -> CrossTable:
     """The 1-, 2- or 3-way table of ``columns`` with all margins (module docstring).
+
+    With a hierarchy on a column, the inner nodes q of its code list are positions of that
+    axis too: x_q = Σ_{l leaf under q} x_l, and q's contributions are the largest among all
+    its records (docs/tables.md, "Hierarchical code lists").
 
     n_c = #records in cell c; with ``sum_column`` y, s_c = Σ_{r ∈ c} y_r and x₁ ≥ x₂ ≥ … the
     largest contributions y_r of the cell (kept up to ``top``). A margin is the sum of the cells
@@ -156,6 +192,8 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
     unit : str, optional
         The household or person id: its distinct values are the contributors (read by
         :func:`sdc_core.households.household_codes`, which refuses a blank id).
+    hierarchies : mapping of str to Hierarchy or Prefixes, optional
+        A code list for some of the columns (:mod:`sdc_core.tables.hierarchy`).
 
     Returns
     -------
@@ -168,7 +206,8 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
         An unknown column, none or more than 3 columns, a column twice, a level labelled
         "Total" (or the blank label), a sum column that is not numeric or holds a negative
         amount, more than :data:`MAX_CELLS` cells, or a ``unit`` column that is absent, has a
-        blank id, or is a table column or the sum column.
+        blank id, or is a table column or the sum column; a hierarchy of a column not in the
+        table, or one the column's codes do not fit (:meth:`Hierarchy.for_codes`).
 
     Examples
     --------
@@ -198,7 +237,8 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
         codes.append(code)
         levels.append(lv)
         keep &= code >= 0
-    shape = tuple(len(lv) + 1 for lv in levels)
+    nodes, trees = _trees(cols, levels, hierarchies or {})
+    shape = tuple(len(p) for p in trees)
     n_cells = int(np.prod(shape, dtype=np.int64))
     if n_cells > MAX_CELLS:
         raise SdcInputError(f"the table would have {n_cells:,} cells (margins included), more "
@@ -216,35 +256,107 @@ def crosstab(df: pd.DataFrame, columns: Sequence[str], sum_column: str | None = 
                                 f"than 2^53 ({MAX_TOTAL:,}): the rules, the audit and the "
                                 "comparison of tables count with exact sums; give the amounts "
                                 "in larger units (thousands, millions)")
-    inner = tuple(s - 1 for s in shape)
+    grid = _Grid(tuple(len(lv) for lv in levels), trees)
+    inner = grid.inner
     flat = np.ravel_multi_index(tuple(c[keep] for c in codes), inner) if keep.any() else \
         np.zeros(0, dtype=np.int64)
-    count = _with_margins(np.bincount(flat, minlength=int(np.prod(inner))).reshape(inner))
-    labels = _labels(levels, shape)
+    n_inner = int(np.prod(inner))
+    count = grid.aggregate(np.bincount(flat, minlength=n_inner))
+    labels = _labels([lv + list(nd) for lv, nd in zip(levels, nodes)], shape)
     data: dict[str, object] = {c: lab for c, lab in zip(cols, labels)}
-    data["count"] = count.ravel()
-    data["margin"] = np.any([lab == TOTAL for lab in labels], axis=0) if labels else []
+    data["count"] = count
+    # a margin: the grand total or an inner node on some axis (not a leaf on every axis)
+    data["margin"] = np.any([g >= n for g, n in zip(np.indices(shape).reshape(len(shape), -1),
+                                                    inner)], axis=0)
     if amounts is not None:
         y = amounts[keep]
         present = ~np.isnan(y)
         fl, yv = flat[present], y[present]
-        n_inner = int(np.prod(inner))
-        data["sum"] = _with_margins(np.bincount(fl, weights=yv, minlength=n_inner)
-                                    .reshape(inner)).ravel()
-        data["contributors"] = _with_margins(np.bincount(fl, minlength=n_inner)
-                                             .reshape(inner)).ravel()
+        data["sum"] = grid.aggregate(np.bincount(fl, weights=yv, minlength=n_inner))
+        data["contributors"] = grid.aggregate(np.bincount(fl, minlength=n_inner))
         if units is None:
-            tops = _top_contributions(fl, yv, inner, top)
+            tops = _top_contributions(grid, fl, yv, top)
         else:
-            data["contributors"], tops = _per_person_contributions(fl, units[keep][present], yv,
-                                                                   inner, top)
+            data["contributors"], tops = _per_person_contributions(grid, fl,
+                                                                   units[keep][present], yv,
+                                                                   top)
         for j in range(top):
             data[f"x{j + 1}"] = tops[:, j]
     if units is not None:
-        data["persons"] = _distinct_per_cell(flat, units[keep], inner)
+        data["persons"] = _distinct_per_cell(grid, flat, units[keep])
     frame = pd.DataFrame(data)
+    hier = any(nodes)
     return CrossTable(tuple(cols), tuple(tuple(lv) for lv in levels), frame,
-                      margin_constraints(shape), sum_column, int((~keep).sum()), unit)
+                      margin_constraints(shape, trees), sum_column, int((~keep).sum()), unit,
+                      tuple(nodes) if hier else (), tuple(trees) if hier else ())
+
+
+def _trees(cols: list[str], levels: list[list[str]],
+           hierarchies: Mapping[str, Hierarchy | Prefixes]
+           ) -> tuple[list[tuple[str, ...]], list[Parents]]:
+    """Each column's inner nodes and tree (:func:`sdc_core.tables.hierarchy.axis_tree`; a
+    column without a hierarchy flat)."""
+    unknown = [c for c in hierarchies if c not in cols]
+    if unknown:
+        raise SdcInputError(f"a hierarchy is given for {shown(unknown[0])}, which is not a "
+                            "column of the table")
+    nodes: list[tuple[str, ...]] = []
+    trees: list[Parents] = []
+    for c, lv in zip(cols, levels):
+        spec = hierarchies.get(c)
+        if not isinstance(spec, (Hierarchy, Prefixes, type(None))):
+            raise SdcInputError(f"the hierarchy of column {shown(c)} must be a Hierarchy or "
+                                f"Prefixes, not {type(spec).__name__}")
+        if spec is None:
+            nodes.append(())
+            trees.append(flat_parents(len(lv)))
+            continue
+        nd, parents = axis_tree(lv, spec.for_codes(c, lv))
+        nodes.append(nd)
+        trees.append(parents)
+    return nodes, trees
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The leaf cells of a table (``inner``: the levels per axis) and its axes' trees: how a
+    record's leaf cell reaches every cell and margin that holds it."""
+
+    inner: tuple[int, ...]
+    trees: Sequence[Parents]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(p) for p in self.trees)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def aggregate(self, leaf: np.ndarray) -> np.ndarray:
+        """Every cell's sum of the ``leaf`` values (one per leaf cell, C order), in C order of
+        the full array: on each axis d, the positions × leaves matrix M_d
+        (:func:`sdc_core.tables.hierarchy.aggregation`) applied along d."""
+        a = np.asarray(leaf).reshape(self.inner)
+        for d, parents in enumerate(self.trees):
+            m = aggregation(parents, self.inner[d]).astype(a.dtype)
+            moved = np.moveaxis(a, d, 0)
+            a = np.moveaxis(np.asarray(m @ moved.reshape(moved.shape[0], -1))
+                            .reshape((m.shape[0],) + moved.shape[1:]), 0, d)
+        return a.ravel()
+
+    def cells(self, flat: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """For records in leaf cells ``flat``: for each combination of generations (g_d, the
+        g_d-th ancestor on axis d, 0 the leaf itself), the records that have one on every
+        axis and the cell (C order of the full array) it makes; every (record, cell holding
+        it) pair comes once."""
+        coords = np.unravel_index(flat, self.inner) if len(flat) else \
+            tuple(np.zeros(0, np.int64) for _ in self.inner)
+        ch = [chains(p, n) for p, n in zip(self.trees, self.inner)]
+        for gens in itertools.product(*(range(c.shape[1]) for c in ch)):
+            pos = [c[k, g] for c, k, g in zip(ch, coords, gens)]
+            sel = np.logical_and.reduce([q >= 0 for q in pos])
+            yield sel, np.ravel_multi_index(tuple(q[sel] for q in pos), self.shape)
 
 
 def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
@@ -268,63 +380,43 @@ def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
     return codes
 
 
-def _cells_by_mask(flat: np.ndarray, inner: tuple[int, ...]) -> list[np.ndarray]:
-    """Each record's cell in the full array (margins included) for every set of axes summed
-    over (bit d of the list's index set: axis d is "Total"); each cell and margin belongs to
-    exactly one set."""
-    shape = tuple(s + 1 for s in inner)
-    if len(flat) == 0:
-        return [np.zeros(0, dtype=np.int64)] * 2 ** len(inner)
-    coords = np.unravel_index(flat, inner)
-    out = []
-    for mask in range(2 ** len(inner)):
-        full = [np.full(len(flat), inner[d]) if mask >> d & 1 else coords[d]
-                for d in range(len(inner))]
-        out.append(np.ravel_multi_index(tuple(full), shape))
-    return out
-
-
-def _distinct_per_cell(flat: np.ndarray, units: np.ndarray, inner: tuple[int, ...]) -> np.ndarray:
-    """#{u_r : r in cell} for every cell and margin (C order of the full array): the sorted
-    (cell, person) keys, each new key one more person of its cell."""
-    n_full = int(np.prod(tuple(s + 1 for s in inner)))
-    out = np.zeros(n_full, dtype=np.int64)
+def _distinct_per_cell(grid: _Grid, flat: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """#{u_r : r in cell} for every cell and margin (C order of the full array): the distinct
+    (cell, person) keys of every way a record reaches a cell (an inner node of a hierarchy is
+    reached from leaves of several depths), each one more person of its cell."""
     n_units = int(units.max()) + 1 if len(units) else 1
-    for cell in _cells_by_mask(flat, inner):
-        keys = np.sort(cell * n_units + units)
-        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
-        out += np.bincount(keys[first] // n_units, minlength=n_full)
-    return out
+    keys = [np.unique(cell * n_units + units[sel]) for sel, cell in grid.cells(flat)]
+    found = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+    return np.bincount(found // n_units, minlength=grid.size)
 
 
-def _per_person_contributions(flat: np.ndarray, units: np.ndarray, y: np.ndarray,
-                              inner: tuple[int, ...], top: int
-                              ) -> tuple[np.ndarray, np.ndarray]:
+def _per_person_contributions(grid: _Grid, flat: np.ndarray, units: np.ndarray,
+                              y: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     """For every cell and margin: the number of persons with an amount there, and the ``top``
-    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The records
-    sorted by (cell, person) give each pair's sum; the pairs sorted by cell, then by sum
-    (largest first), give each cell's ranks."""
-    n_full = int(np.prod(tuple(s + 1 for s in inner)))
-    persons = np.zeros(n_full, dtype=np.int64)
-    tops = np.zeros((n_full, top))
+    largest per-person sums Σ_{r ∈ cell, u_r = p} y_r (0 past the last person). The
+    (cell, person) keys of every way a record reaches a cell, sorted, give each pair's sum;
+    the pairs sorted by cell, then by sum (largest first), give each cell's ranks."""
+    persons = np.zeros(grid.size, dtype=np.int64)
+    tops = np.zeros((grid.size, top))
     if len(units) == 0:
         return persons, tops
     n_units = int(units.max()) + 1
-    for cell in _cells_by_mask(flat, inner):
-        keys = cell * n_units + units
-        order = np.argsort(keys)
-        keys = keys[order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        sums = np.add.reduceat(y[order], starts)
-        where = keys[starts] // n_units
-        persons += np.bincount(where, minlength=n_full)
-        by_sum = np.empty(len(sums), dtype=np.int64)
-        by_sum[np.argsort(-sums)] = np.arange(len(sums))  # 0 for the largest sum
-        ranked = np.argsort(where * len(sums) + by_sum)  # by cell, then largest sum first
-        where, sums = where[ranked], sums[ranked]
-        rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
-        sel = rank < top
-        tops[where[sel], rank[sel]] = sums[sel]
+    parts = []
+    for sel, cell in grid.cells(flat):  # each way's (cell, person) sums first: fewer pairs
+        pair, at = np.unique(cell * n_units + units[sel], return_inverse=True)
+        parts.append((pair, np.bincount(at.ravel(), weights=y[sel], minlength=len(pair))))
+    keys, amounts = np.concatenate([k for k, _ in parts]), np.concatenate([a for _, a in parts])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sums = np.add.reduceat(amounts[order], starts)
+    where = keys[starts] // n_units
+    persons += np.bincount(where, minlength=grid.size)
+    ranked = np.lexsort((-sums, where))  # by cell, then largest sum first
+    where, sums = where[ranked], sums[ranked]
+    rank = np.arange(len(where)) - np.searchsorted(where, where, side="left")
+    keep = rank < top
+    tops[where[keep], rank[keep]] = sums[keep]
     return persons, tops
 
 
@@ -351,72 +443,79 @@ def level_codes(s: pd.Series, blank_label: str | None) -> tuple[np.ndarray, list
     return np.asarray(code, dtype=np.int64), lv
 
 
-def _with_margins(a: np.ndarray) -> np.ndarray:
-    """``a`` with one more entry per axis holding the sum over that axis (all margins)."""
-    for d in range(a.ndim):
-        a = np.concatenate([a, a.sum(axis=d, keepdims=True)], axis=d)
-    return a
-
-
 def _labels(levels: list[list[str]], shape: tuple[int, ...]) -> list[np.ndarray]:
-    """Each column's label per cell of the full array (C order)."""
+    """Each column's label per cell of the full array (C order): its position's (levels and
+    inner nodes, then the margin)."""
     grids = np.indices(shape).reshape(len(shape), -1)
     return [np.asarray(lv + [TOTAL], dtype=object)[g] for lv, g in zip(levels, grids)]
 
 
-def _top_contributions(flat: np.ndarray, y: np.ndarray, inner: tuple[int, ...],
-                       top: int) -> np.ndarray:
+def _top_contributions(grid: _Grid, flat: np.ndarray, y: np.ndarray, top: int) -> np.ndarray:
     """The ``top`` largest contributions of every cell and margin (0 past the contributors):
-    one sort of the records by amount, then for each set of axes summed over, the first
-    ``top`` records of each group in that order."""
-    shape = tuple(s + 1 for s in inner)
-    out = np.zeros((int(np.prod(shape)), top))
-    order = np.argsort(-y, kind="stable")
-    ys = y[order]
-    coords = np.unravel_index(flat[order], inner) if len(flat) else [np.zeros(0, np.int64)] * \
-        len(inner)
-    for mask in range(2 ** len(inner)):
-        # axis d is "Total" when bit d of mask is set
-        full = [np.full(len(ys), inner[d]) if mask >> d & 1 else coords[d]
-                for d in range(len(inner))]
-        cell = np.ravel_multi_index(tuple(full), shape) if len(ys) else np.zeros(0, np.int64)
-        rank = pd.Series(cell).groupby(cell, sort=False).cumcount().to_numpy()
-        sel = rank < top
-        out[cell[sel], rank[sel]] = ys[sel]
+    for each way a record reaches a cell (:meth:`_Grid.cells`), the ``top`` largest of each
+    cell, then the ``top`` largest of those per cell (an inner node of a hierarchy is reached
+    from leaves of several depths)."""
+    out = np.zeros((grid.size, top))
+    if len(y) == 0:
+        return out
+    parts = []
+    for sel, cell in grid.cells(flat):
+        order = np.lexsort((-y[sel], cell))
+        cell, ys = cell[order], y[sel][order]
+        rank = np.arange(len(cell)) - np.searchsorted(cell, cell, side="left")
+        parts.append((cell[rank < top], ys[rank < top]))
+    cell, ys = np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
+    order = np.lexsort((-ys, cell))
+    cell, ys = cell[order], ys[order]
+    rank = np.arange(len(cell)) - np.searchsorted(cell, cell, side="left")
+    keep = rank < top
+    out[cell[keep], rank[keep]] = ys[keep]
     return out
 
 
-def margin_constraints(shape: tuple[int, ...]) -> sparse.csr_matrix:
-    """The additivity of a table of ``shape`` (levels + 1 per axis, the last index the margin):
-    for every cell m whose index on axis d is the margin, x_m − Σ_l x_(m, l on d) = 0.
+def margin_constraints(shape: tuple[int, ...],
+                       trees: Sequence[Parents] | None = None) -> sparse.csr_matrix:
+    """The additivity of a table of ``shape`` (positions per axis): for every axis d, every
+    inner position q of its tree (one with children; without ``trees`` the margin, the last
+    index, whose children are every level) and every cell m at q on d,
+    x_m − Σ_{c child of q} x_(m with c on d) = 0.
 
     Parameters
     ----------
     shape : tuple of int
-        Levels plus one per axis.
+        Positions per axis (levels, inner nodes, the margin).
+    trees : sequence of tuples of int, optional
+        Each axis's tree (each position's parent, −1 for the grand total;
+        :func:`sdc_core.tables.hierarchy.axis_tree`); None: every axis flat.
 
     Returns
     -------
     scipy.sparse.csr_matrix
-        One row per (margin cell, axis), one column per cell (C order).
+        One row per (axis, inner position, cell at it), one column per cell (C order).
 
     Examples
     --------
     >>> from sdc_core.tables.crosstab import margin_constraints
     >>> margin_constraints((3,)).toarray().tolist()
     [[-1.0, -1.0, 1.0]]
+    >>> margin_constraints((4,), [(2, 3, 3, -1)]).toarray().tolist()  # 0 under 2, under Total
+    [[-1.0, 0.0, 1.0, 0.0], [0.0, -1.0, -1.0, 1.0]]
     """
+    trees = list(trees) if trees is not None else [flat_parents(s - 1) for s in shape]
     idx = np.arange(int(np.prod(shape))).reshape(shape)
     rows, cols, vals = [], [], []
     n_rows = 0
-    for d, size in enumerate(shape):
-        m = np.take(idx, size - 1, axis=d).ravel()
-        members = np.moveaxis(np.take(idx, range(size - 1), axis=d), d, -1).reshape(len(m), -1)
-        eq = n_rows + np.arange(len(m))
-        rows += [eq, np.repeat(eq, members.shape[1])]
-        cols += [m, members.ravel()]
-        vals += [np.ones(len(m)), -np.ones(members.size)]
-        n_rows += len(m)
+    for d, parents in enumerate(trees):
+        for q, kids in enumerate(children(parents)):
+            if not kids and parents[q] >= 0:  # a leaf (the grand total of no level: 0)
+                continue
+            m = np.take(idx, q, axis=d).ravel()
+            members = np.moveaxis(np.take(idx, kids, axis=d), d, -1).reshape(len(m), -1)
+            eq = n_rows + np.arange(len(m))
+            rows += [eq, np.repeat(eq, members.shape[1])]
+            cols += [m, members.ravel()]
+            vals += [np.ones(len(m)), -np.ones(members.size)]
+            n_rows += len(m)
     return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
                                                      np.concatenate(cols))),
                              shape=(n_rows, idx.size))

@@ -7,11 +7,12 @@ primary cells by Gaussian elimination; a candidate that would eliminate a primar
 — make it a linear combination of the published cells — is suppressed instead. So no primary
 cell depends linearly on what is published.
 
-Each cell of a cross table (a margin too) is a sum of inner cells: its vector x_c over the inner
-cells. The published cells span a space S; a primary cell p can be worked out exactly when
-x_p ∈ S. The elimination keeps a basis of S in echelon form (each vector's smallest inner cell is
-its pivot, and no two share one) and each primary's residual r_p, x_p reduced by it (its smallest
-inner cell is no pivot; it is never zero while p is safe). A candidate c reduced the same way
+Each cell of a cross table (a margin too, an inner node of a hierarchy too) is a sum of inner
+cells (the leaf cells): its vector x_c over the inner cells. The published cells span a space
+S; a primary cell p can be worked out exactly when x_p ∈ S. The elimination keeps a basis of
+S in echelon form (each vector's smallest inner cell is its pivot, and no two share one) and
+each primary's residual r_p, x_p reduced by it (its smallest inner cell is no pivot; it is
+never zero while p is safe). A candidate c reduced the same way
 gives v: v = 0 adds nothing (publish it); otherwise v would enter with pivot min(v), and the
 residuals that start at that pivot are reduced further — if one reduces to zero, S + x_c holds
 x_p and c is suppressed instead (the basis and residuals as they were); else c is published.
@@ -29,11 +30,12 @@ worth publishing are tried first); ties in the table's order.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from sdc_core.tables.crosstab import CrossTable
+from sdc_core.tables.hierarchy import Parents, flat_parents, leaves_under
 
 #: Below this a coefficient is zero (the vectors hold small integers and their ratios)
 TOL = 1e-9
@@ -41,13 +43,18 @@ TOL = 1e-9
 Vector = dict[int, float]
 
 
-def cell_vectors(shape: tuple[int, ...]) -> list[list[int]]:
-    """Each cell's inner cells (flat indices into the inner array), in the table's order: a
-    level on an axis is itself, the margin (the last index) every level."""
-    inner = tuple(s - 1 for s in shape)
+def cell_vectors(shape: tuple[int, ...],
+                 trees: Sequence[Parents] | None = None) -> list[list[int]]:
+    """Each cell's leaf cells (flat indices into the array of leaf cells), in the table's
+    order: on each axis a position stands for the leaves under it
+    (:func:`sdc_core.tables.hierarchy.leaves_under`: a level itself, an inner node of a
+    hierarchy its leaves, the margin every level); ``trees`` None: every axis flat."""
+    trees = list(trees) if trees is not None else [flat_parents(s - 1) for s in shape]
+    under = [leaves_under(p) for p in trees]
+    inner = tuple(len(u[-1]) for u in under)  # the grand total's leaves: every leaf
     out = []
     for coords in itertools.product(*(range(s) for s in shape)):
-        axes = [range(n) if c == n else (c,) for c, n in zip(coords, inner)]
+        axes = [u[c] for u, c in zip(under, coords)]
         out.append([int(np.ravel_multi_index(k, inner)) for k in itertools.product(*axes)]
                    if inner else [0])
     return out
@@ -87,7 +94,7 @@ def gauss_pattern(table: CrossTable, primary: np.ndarray, weights: np.ndarray,
     whose smallest cell is that pivot change, each reduced further; one that reduces to
     nothing would be a combination of the published cells, and the candidate is suppressed
     (the residuals it changed put back)."""
-    vectors = cell_vectors(table.shape)
+    vectors = cell_vectors(table.shape, table.tree)
     suppressed = primary | never
     residual: dict[int, Vector] = {}
     by_min: dict[int, set[int]] = {}  # smallest inner cell → the residuals starting there

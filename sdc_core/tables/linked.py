@@ -22,7 +22,7 @@ of all of them (:attr:`LinkedRelease.left_out` says how many).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +31,7 @@ import pandas as pd
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.cell_rules import Rule, RuleResult, interval_protection
 from sdc_core.tables.crosstab import MAX_COLUMNS, TOTAL, CrossTable, crosstab
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes
 from sdc_core.tables.suppression_audit import (
     AuditReport,
     Progress,
@@ -119,11 +120,14 @@ def membership(finest: CrossTable, tables: Sequence[Sequence[str]]) -> np.ndarra
 
 
 def finer_table(df: pd.DataFrame, tables: Sequence[Sequence[str]],
-                sum_column: str | None = None,
-                household: str | None = None) -> tuple[CrossTable, np.ndarray, Tables]:
-    """The finer table of the set, which cells each table has, and the tables checked."""
+                sum_column: str | None = None, household: str | None = None,
+                hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None
+                ) -> tuple[CrossTable, np.ndarray, Tables]:
+    """The finer table of the set (with the ``hierarchies`` of its columns: every table has a
+    row per inner node of a column it holds), which cells each table has, and the tables
+    checked."""
     checked, union = check_tables(tables)
-    finest = crosstab(df, union, sum_column, unit=household)
+    finest = crosstab(df, union, sum_column, unit=household, hierarchies=hierarchies)
     return finest, membership(finest, checked), checked
 
 
@@ -202,7 +206,9 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
                    household: str | None = None, time_limit: float | None = TIME_LIMIT,
                    progress: Progress | None = None,
                    protection: float | None = None,
-                   secondary: SecondaryMethod = "auto") -> LinkedRelease:
+                   secondary: SecondaryMethod = "auto",
+                   hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None
+                   ) -> LinkedRelease:
     """Publish ``tables`` of ``df`` together by suppression (module docstring).
 
     Parameters
@@ -225,6 +231,8 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
         Interval protection q, in % of a primary cell's value.
     secondary : {"auto", "milp", "hypercube", "gauss"}
         How the secondary cells are chosen.
+    hierarchies : mapping of str to Hierarchy or Prefixes, optional
+        A code list for some of the columns (docs/tables.md, "Hierarchical code lists").
 
     Returns
     -------
@@ -239,7 +247,7 @@ def release_linked(df: pd.DataFrame, tables: Sequence[Sequence[str]],
     >>> made.passes(), sorted(set(made.frame()["table"]))
     (True, ['r,g', 'r,s'])
     """
-    finest, member, checked = finer_table(df, tables, sum_column, household)
+    finest, member, checked = finer_table(df, tables, sum_column, household, hierarchies)
     published = np.asarray(member.any(axis=0), dtype=bool)
     rules = published_rules(finest, rule, published, protection)
     done = secondary_suppression(finest, rules, method=secondary,

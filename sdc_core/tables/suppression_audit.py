@@ -34,8 +34,10 @@ audit, at the least cost (the suppressed total, or the number of cells):
   the largest protection): minimise Σ w_i·s_i. A feasible deviation is exactly an interval that
   reaches x_p + upper_p (x_p − lower_p), so the optimum is a cheapest pattern (up to M).
 - ``hypercube`` (scales): for each primary cell, largest first, the cheapest "cube" of 2^d
-  cells (one partner level per axis, a margin allowed) whose alternating deviation ±δ keeps
-  every sum: the cells that decrease must hold at least upper_p, those that increase besides p
+  cells (one partner level per axis, a margin allowed; with a hierarchy on an axis, a move
+  of that axis that keeps its sums: a sibling's path down to a leaf, or the cell's ancestors,
+  :func:`sdc_core.tables.hierarchy.moves`) whose alternating deviation ±δ keeps every sum: the
+  cells that decrease must hold at least upper_p, those that increase besides p
   at least lower_p; the cells already suppressed cost nothing. Cubes are combined when none is
   enough alone. Then the audit runs, and for a primary still exposed more cubes are added, up
   to ``rounds`` times.
@@ -49,7 +51,6 @@ changes no interval). Either way the result carries its audit, which is the guar
 
 from __future__ import annotations
 
-import itertools
 import time
 import warnings
 from collections.abc import Callable
@@ -65,6 +66,7 @@ from scipy.sparse.csgraph import connected_components
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.cell_rules import RuleResult
 from sdc_core.tables.crosstab import CrossTable
+from sdc_core.tables.hierarchy import Parents, moves
 
 #: How secondary cells are chosen (:func:`secondary_suppression`'s ``method``)
 SecondaryMethod = Literal["auto", "milp", "hypercube", "gauss"]
@@ -823,38 +825,46 @@ def _milp_pattern(table: CrossTable, rules: RuleResult, w: np.ndarray,
     return np.asarray(res.x[:n] > 0.5), res.status == 0
 
 
-def _cubes(shape: tuple[int, ...], p: int, values: np.ndarray, hidden: np.ndarray,
+def _cubes(trees: tuple[Parents, ...], p: int, values: np.ndarray, hidden: np.ndarray,
            limit: int = MAX_CUBES) -> tuple[np.ndarray, np.ndarray]:
-    """The cubes of cell p: (corners: cubes × 2^d flat indices, signs: the same, +1 or −1;
-    corner 0 is p itself). Per axis the partner is another level (sign −1) or the margin
-    (sign +1; from a margin: a level, sign +1). Past ``limit`` cubes, each axis keeps the
-    partners already ``hidden``, then those of largest value."""
+    """The cubes of cell p: (corners: cubes × corners flat indices, signs: the same, +1, −1 or
+    0 for a corner that is no part of the cube; corner 0 is p itself). A cube takes one move
+    per axis (:func:`sdc_core.tables.hierarchy.moves`: on a flat axis the partner is another
+    level, sign −1, or the margin, sign +1; from a margin a level, sign +1) and its corners
+    are their products. Past ``limit`` cubes, each axis keeps the moves whose cells are
+    already ``hidden``, then those of largest value."""
+    shape = tuple(len(t) for t in trees)
     coords = np.unravel_index(p, shape)
     strides = np.array([int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))])
     options = []
-    for d, size in enumerate(shape):
+    for d, tree in enumerate(trees):
         i = int(coords[d])
-        q = np.arange(size - 1) if i == size - 1 else np.r_[np.delete(np.arange(size - 1), i),
-                                                               size - 1]
-        sign = np.ones(len(q), dtype=np.int64)
-        if i != size - 1:
-            sign[:-1] = -1
-        options.append((q, sign))
-    total = int(np.prod([len(q) for q, _ in options], dtype=np.int64))
+        found = moves(tree, i, limit)
+        width = max((len(m[0]) for m in found), default=1)
+        pos = np.full((max(1, len(found)), width), i, dtype=np.int64)
+        sign = np.zeros(pos.shape, dtype=np.int64)
+        for r, (q, sg) in enumerate(found):
+            pos[r, :len(q)], sign[r, :len(sg)] = q, sg
+        options.append(((pos - i) * strides[d], sign))
+    total = int(np.prod([len(o) for o, _ in options], dtype=np.int64))
     if total > limit:
         per_axis = max(2, int(limit ** (1 / len(shape))))
-        for d, (q, sign) in enumerate(options):
-            if len(q) > per_axis:
-                partner = p + (q - int(coords[d])) * strides[d]
-                keep = np.lexsort((-values[partner], ~hidden[partner]))[:per_axis]
-                options[d] = (q[keep], sign[keep])
-    grids = np.meshgrid(*[np.arange(len(q)) for q, _ in options], indexing="ij")
-    q = np.stack([o[0][g.ravel()] for o, g in zip(options, grids)], axis=1)
-    sg = np.stack([o[1][g.ravel()] for o, g in zip(options, grids)], axis=1)
-    shift = (q - np.array(coords)) * strides  # moving p to the partner on each axis
-    subsets = np.array(list(itertools.product((0, 1), repeat=len(shape))), dtype=np.int64)
-    corners = p + shift @ subsets.T
-    signs = np.prod(np.where(subsets[None, :, :] == 1, sg[:, None, :], 1), axis=2)
+        for d, (off, sign) in enumerate(options):
+            if len(off) > per_axis:
+                cells = p + off[:, 1:]
+                moved = sign[:, 1:] != 0
+                least = np.where(moved, values[cells], np.inf).min(axis=1)
+                all_hidden = np.where(moved, hidden[cells], True).all(axis=1)
+                keep = np.lexsort((-least, ~all_hidden))[:per_axis]
+                options[d] = (off[keep], sign[keep])
+    grids = np.meshgrid(*[np.arange(len(o)) for o, _ in options], indexing="ij")
+    picks = [g.ravel() for g in grids]
+    n_cubes = len(picks[0])
+    corners = np.full((n_cubes, 1), p, dtype=np.int64)
+    signs = np.ones((n_cubes, 1), dtype=np.int64)
+    for (off, sign), pick in zip(options, picks):  # the product of the moves, axis by axis
+        corners = (corners[:, :, None] + off[pick][:, None, :]).reshape(n_cubes, -1)
+        signs = (signs[:, :, None] * sign[pick][:, None, :]).reshape(n_cubes, -1)
     return corners, signs
 
 
@@ -866,7 +876,6 @@ def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarra
     and its audit, whose cells left are not checked)."""
     s = s.copy()
     x = table.values
-    shape = table.shape
     todo = np.flatnonzero(rules.primary)
     if report is not None:
         todo = report.frame.loc[report.frame["exposed"], "cell"].to_numpy()
@@ -877,7 +886,7 @@ def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarra
         try:
             for p in todo[np.argsort(-x[todo], kind="stable")]:
                 clock.left()
-                _protect(p, shape, x, w, s, rules.lower[p], rules.upper[p],
+                _protect(p, table.tree, x, w, s, rules.lower[p], rules.upper[p],
                          used.setdefault(p, set()), limit)
                 clock.done += 1
         except _OutOfTime:
@@ -890,31 +899,42 @@ def _hypercube(table: CrossTable, rules: RuleResult, w: np.ndarray, s: np.ndarra
     return s, rep
 
 
-def _protect(p: int, shape: tuple[int, ...], x: np.ndarray, w: np.ndarray, s: np.ndarray,
+def _cube_keys(corners: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """One number per cube for the set of its cells (the corners of ``part``): the sum of a
+    mixing of each cell's index modulo 2⁶⁴, the same whatever the corners' order."""
+    mixed = (corners.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    mixed ^= mixed >> np.uint64(29)
+    return np.where(part, mixed, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+
+
+def _protect(p: int, trees: tuple[Parents, ...], x: np.ndarray, w: np.ndarray, s: np.ndarray,
              lower: float, upper: float, used: set[int], limit: int) -> None:
     """Suppress the corners of the cheapest cube(s) that give p its protection (in place);
-    ``used`` holds the cubes already taken for p, by their corner opposite p (a later round
-    takes new ones); ``limit`` the cubes considered (:func:`_cubes`)."""
-    corners, signs = _cubes(shape, p, x, s, limit)
+    ``used`` holds the cubes already taken for p, by the key of their cells
+    (:func:`_cube_keys`; a later round takes new ones); ``limit`` the cubes considered
+    (:func:`_cubes`)."""
+    corners, signs = _cubes(trees, p, x, s, limit)
     vals = x[corners]
+    part = signs != 0
     minus = np.where(signs < 0, vals, np.inf).min(axis=1)  # how far p can rise
     plus = np.where((signs > 0) & (np.arange(corners.shape[1]) > 0), vals, np.inf).min(axis=1)
     plus = np.minimum(plus, x[p])  # how far p can fall
-    cost = np.where(s[corners], 0.0, w[corners]).sum(axis=1)
-    fresh = ~np.isin(corners[:, -1], np.fromiter(used, dtype=np.int64, count=len(used)))
+    cost = np.where(s[corners] | ~part, 0.0, w[corners]).sum(axis=1)
+    keys = _cube_keys(corners, part)
+    fresh = ~np.isin(keys, np.fromiter(used, dtype=np.uint64, count=len(used)))
     ok = fresh & (minus >= upper - TOL) & (plus >= lower - TOL)
     if ok.any():
         best = int(np.flatnonzero(ok)[np.argmin(cost[ok])])
-        used.add(int(corners[best, -1]))
-        s[corners[best]] = True
+        used.add(int(keys[best]))
+        s[corners[best][part[best]]] = True
         return
     # no cube alone: add cubes by cost per unit of protection until their sum is enough
     gain = np.minimum(minus / max(upper, TOL), plus / max(lower, TOL))
     useful = fresh & (gain > 0)
     up = down = 0.0
     for i in np.flatnonzero(useful)[np.argsort(cost[useful] / gain[useful], kind="stable")]:
-        used.add(int(corners[i, -1]))
-        s[corners[i]] = True
+        used.add(int(keys[i]))
+        s[corners[i][part[i]]] = True
         up, down = up + minus[i], down + plus[i]
         if up >= upper - TOL and down >= lower - TOL:
             return

@@ -28,6 +28,7 @@ against the true table (:func:`sdc_core.tables.count_tables.compare_published`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ from sdc_core.tables.cell_rules import (
 from sdc_core.tables.count_tables import Comparison, compare_published
 from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
 from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes
 from sdc_core.tables.suppression_audit import (
     AuditReport,
     Progress,
@@ -196,7 +198,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
                   time_limit: float | None = TIME_LIMIT,
                   progress: Progress | None = None,
                   protection: float | None = None,
-                  secondary: SecondaryMethod = "auto") -> TableRelease:
+                  secondary: SecondaryMethod = "auto",
+                  hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None
+                  ) -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -237,6 +241,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     secondary : {"auto", "milp", "hypercube", "gauss"}
         ``suppress``: how the secondary cells are chosen
         (:func:`sdc_core.tables.suppression_audit.secondary_suppression`'s ``method``).
+    hierarchies : mapping of str to Hierarchy or Prefixes, optional
+        ``suppress``: a code list for some of the columns, a row per inner node
+        (docs/tables.md, "Hierarchical code lists").
 
     Returns
     -------
@@ -259,7 +266,10 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     if sum_column is not None and method != "suppress":
         raise SdcInputError("a table of sums is published by suppression (method suppress): "
                             "DP and the cell key method here publish counts")
-    table = crosstab(df, columns, sum_column, unit=household)
+    if hierarchies and method != "suppress":
+        raise SdcInputError("a table with a hierarchy is published by suppression (method "
+                            "suppress)")
+    table = crosstab(df, columns, sum_column, unit=household, hierarchies=hierarchies)
     cols = list(table.columns)
     value = table.value_column
     truth_cells = table.frame.loc[~table.margin, cols + [value]].rename(columns={value: "count"})
