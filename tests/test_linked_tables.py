@@ -21,6 +21,7 @@ from scipy.optimize import linprog
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.cell_rules import Rule
 from sdc_core.tables.crosstab import TOTAL
+from sdc_core.tables.hierarchy import hierarchy
 from sdc_core.tables.linked import joint_audit, release_linked
 from sdc_core.tables.table_release import primary_cells, release_table
 from tests.cli_run import run
@@ -39,12 +40,23 @@ Key = frozenset  # a cell: its (column, level) pairs, the columns that are not T
 
 
 def interior_intervals(df: pd.DataFrame, union: list[str], shown: dict[Key, float],
-                       hidden: list[Key], amounts: str | None = None
+                       hidden: list[Key], amounts: str | None = None,
+                       parents: dict[str, dict[str, str]] | None = None
                        ) -> dict[Key, tuple[float, float, float]]:
     """For each ``hidden`` cell, [min, max] of its value (the count, or the sum of
     ``amounts``) over the non-negative tables of the finest cross classification of ``union``
     that give every ``shown`` cell its value, and its true value: the joint audit from its
-    definition."""
+    definition. ``parents`` gives a column's code list (code → parent, a root's parent
+    blank): a cell labelled with an inner node adds up the leaves below it."""
+    up = parents or {}
+
+    def under(column: str, leaf: str, label: str) -> bool:  # leaf is label or below it
+        code: str | None = leaf
+        while code is not None:
+            if code == label:
+                return True
+            code = up.get(column, {}).get(code) or None
+        return False
     sub = df.dropna(subset=union)
     levels = [sorted(sub[c].astype(str).unique()) for c in union]
     cells = list(itertools.product(*levels))
@@ -56,8 +68,8 @@ def interior_intervals(df: pd.DataFrame, union: list[str], shown: dict[Key, floa
 
     def row(key: Key) -> np.ndarray:  # the finest cells a table's cell adds up
         want = dict(key)
-        return np.array([all(c[union.index(k)] == v for k, v in want.items()) for c in cells],
-                        dtype=float)
+        return np.array([all(under(k, c[union.index(k)], v) for k, v in want.items())
+                         for c in cells], dtype=float)
     a_eq = np.array([row(k) for k in shown]) if shown else None
     scale = max([1.0, *map(abs, shown.values())])  # HiGHS's tolerances are absolute
     b_eq = np.array(list(shown.values())) / scale if shown else None
@@ -77,10 +89,15 @@ def interior_intervals(df: pd.DataFrame, union: list[str], shown: dict[Key, floa
 
 
 def check_joint(df: pd.DataFrame, tables: list[list[str]], rule: Rule,
-                amounts: str | None = None) -> None:
-    """Linked protection of ``tables``: one status per cell, every primary cell hidden and
-    protected and no secondary cell pinned, by :func:`interior_intervals`."""
-    made = release_linked(df, tables, amounts, rule)
+                amounts: str | None = None,
+                parents: dict[str, dict[str, str]] | None = None) -> None:
+    """Linked protection of ``tables`` (with ``parents``, the code lists of columns): one
+    status per cell, every primary cell hidden and protected and no secondary cell pinned, by
+    :func:`interior_intervals`."""
+    made = release_linked(df, tables, amounts, rule, hierarchies={
+        c: hierarchy([*((code, up or None) for code, up in p.items()),
+                      *((n, None) for n in set(p.values()) - set(p) - {""})])
+        for c, p in (parents or {}).items()})
     tol = 1e-6 * max(1.0, float(np.abs(made.finest.values).max()))
     union = list(made.finest.columns)
     shown: dict[Key, float] = {}
@@ -99,7 +116,7 @@ def check_joint(df: pd.DataFrame, tables: list[list[str]], rule: Rule,
         key = frozenset((c, str(rec[c])) for c in union if rec[c] != TOTAL)
         need[key] = (primary.lower[i], primary.upper[i])
     assert set(need) <= set(hidden)  # every primary cell is hidden
-    found = interior_intervals(df, union, shown, list(hidden), amounts)
+    found = interior_intervals(df, union, shown, list(hidden), amounts, parents)
     for key, (lo, hi, v) in found.items():
         if key in need:
             lower, upper = need[key]
@@ -147,7 +164,11 @@ def test_the_linked_frame_is_each_table_cell_by_cell() -> None:
 
 
 @st.composite
-def linked_sets(draw: st.DrawFn) -> tuple[pd.DataFrame, list[list[str]], Rule]:
+def linked_sets(draw: st.DrawFn) -> tuple[pd.DataFrame, list[list[str]], Rule,
+                                          dict[str, dict[str, str]]]:
+    """Tables of two or three columns of 2–3 levels each; column a may carry a random code
+    list: each leaf under one of two inner nodes or directly under the total, the second
+    node perhaps under the first."""
     n = draw(st.integers(8, 40))
     k = draw(st.integers(2, 3))
     columns = ["a", "b", "c"][:k]
@@ -156,14 +177,24 @@ def linked_sets(draw: st.DrawFn) -> tuple[pd.DataFrame, list[list[str]], Rule]:
     pairs = [list(p) for p in itertools.combinations(columns, 2)] + [[c] for c in columns]
     tables = draw(st.lists(st.sampled_from(pairs), min_size=2, max_size=3, unique_by=tuple))
     rule = Rule("threshold", (draw(st.integers(2, 4)),))
-    return pd.DataFrame(data), tables, rule
+    parents: dict[str, dict[str, str]] = {}
+    if any("a" in t for t in tables) and draw(st.booleans()):
+        up = {leaf: draw(st.sampled_from(["", "N1", "N2"])) for leaf in sorted(set(data["a"]))}
+        if draw(st.booleans()):
+            up["N2"] = "N1"
+        used = {p for c, p in up.items() if p and c in data["a"]}
+        used |= {up[c] for c in used if up.get(c)}
+        parents["a"] = {c: p for c, p in up.items() if c in data["a"] or c in used}
+    return pd.DataFrame(data), tables, rule, parents
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(linked_sets())
 def test_every_linked_set_passes_its_joint_audit(case) -> None:
-    df, tables, rule = case
-    check_joint(df, tables, rule)
+    """Random linked sets, with and without a code list, each checked by a linear programme
+    over the finest cells written from the definition."""
+    df, tables, rule, parents = case
+    check_joint(df, tables, rule, parents=parents)
 
 
 def test_linked_magnitude_tables_protect_every_primary_cell() -> None:
