@@ -140,7 +140,7 @@ class DpSums:
     records_dropped: int
 
 
-def dp_sums(df: pd.DataFrame, table: CrossTable, clip: float, epsilon: float = 1.0,
+def dp_sums(df: pd.DataFrame, table: CrossTable, clip: float | None, epsilon: float = 1.0,
             seed: int | None = 0, household: str | None = None,
             max_contributions: int = 1, alpha: float = 0.05) -> DpSums:
     """Differentially private sums of the cells of ``table``, its margins their sums (module
@@ -158,7 +158,7 @@ def dp_sums(df: pd.DataFrame, table: CrossTable, clip: float, epsilon: float = 1
     table : CrossTable
         A magnitude table.
     clip : float
-        U, the most one contributor adds to a cell (:func:`check_clip`).
+        U, the most one contributor adds to a cell (:func:`check_clip`; None is refused).
     epsilon : float
         0.001 ≤ ε ≤ 100.
     seed : int or None
