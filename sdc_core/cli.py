@@ -291,7 +291,9 @@ def _add_tables(sub: _Subparsers) -> None:
                     "label is Total), published by suppression (a primary rule, secondary "
                     "cells chosen so that no hidden cell can be worked out, and the audit of "
                     "every hidden cell's interval), differential privacy (discrete Laplace "
-                    "counts, margins the sums of noisy cells) or the cell key method; one row "
+                    "counts or clipped sums, margins the sums of noisy cells) or the cell key "
+                    "method (counts, or sums with noise scaled to each cell's largest "
+                    "contribution); one row "
                     "per cell and margin with the value (blank when hidden) and its status "
                     "(published, primary, secondary, perturbed): docs/tables.md.")
     tables.add_argument("data", help="one row per participant; an empty cell = no response")
@@ -322,6 +324,9 @@ def _add_tables(sub: _Subparsers) -> None:
                              "cell key method")
     tables.add_argument("--epsilon", type=float, default=1.0,
                         help="with --method dp: the privacy loss ε (default 1)")
+    tables.add_argument("--clip", type=float, metavar="U",
+                        help="with --method dp and --sum (required there): each contribution "
+                             "clipped to [0, U], the noise scaled to U/ε")
     tables.add_argument("--seed", type=int, default=0,
                         help="with --method dp or ckm: the seed of the noise or the record keys")
     tables.add_argument("--ckm-threshold", type=int, default=10,
@@ -1068,7 +1073,7 @@ def _cross_table(args: argparse.Namespace) -> int:
     made = release_table(df, args.cross[0], args.sum, args.method, rule, args.epsilon, args.seed,
                          args.ckm_threshold, args.household, args.max_contributions,
                          protection=args.protection, secondary=args.secondary,
-                         hierarchies=hierarchies)
+                         hierarchies=hierarchies, clip=args.clip)
     pair = _difference(args, df, rule) if args.difference else None
     cols = list(made.truth.columns)
     out = made.published()
@@ -1090,11 +1095,20 @@ def _cross_table(args: argparse.Namespace) -> int:
             "passed" if made.audit is not None and made.audit.passes else "FAILED") + (
             f" ({unchecked} hidden cells not checked within {TIME_LIMIT:g} s)"
             if unchecked else "")
+    elif made.method == "dp" and made.clip is not None:
+        what = f"ε {args.epsilon:g} per {made.unit}, contributions clipped to [0, " \
+            f"{made.clip:g}], Laplace noise" + (
+            f", at most {made.max_contributions} records per person ({made.records_dropped} "
+            "dropped)" if made.household is not None else "")
     elif made.method == "dp":
         what = f"ε {args.epsilon:g} per {made.unit}, discrete Laplace noise" + (
             f", at most {made.max_contributions} records per person ({made.records_dropped} "
             "dropped)" if made.household is not None else
             " (a person with k records: up to k·ε; give --household to protect persons)")
+    elif made.noise is not None:
+        what = "the cell key method for sums, noise m·x₁·z with D {D:g}, V {V:g}, m {m:g}, " \
+            "sensitive cells (p {p:g} %) moved at least p % of x₁".format(**made.noise) + (
+            f", one key per {made.household}" if made.household is not None else "")
     else:
         what = f"the cell key method, counts below {args.ckm_threshold} blank" + (
             f", one key per {made.household} and cells of fewer persons blank"

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from sdc_core.data.io import EXAMPLE_PATH, read_table, table_bytes
 from sdc_core.examples import example
-from sdc_core.names import count_text
+from sdc_core.names import count_text, label
 from sdc_core.tables.cell_rules import Rule
 from sdc_core.tables.table_release import release_table
 from tests.apptest import app_test, downloads
@@ -20,7 +20,7 @@ from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, hostile_csv, leaks
 from ui import links, resume, state
 from ui.infra import memory
-from ui.logic.cross_tables import SUMS_REFUSED
+from ui.logic.cross_tables import CLIP_NEEDED
 
 PETS = "Example: the pet survey (100 participants)"
 
@@ -115,14 +115,41 @@ def test_the_cross_table_shows_three_methods_side_by_side():
     assert dict(zip(protection["measure"], protection["value"]))["ε"] == "0.5 per record"
 
 
-def test_a_table_of_sums_is_published_by_suppression_alone():
+def test_a_table_of_sums_is_shown_by_three_methods_dp_once_its_clip_is_given():
+    """A table of sums: suppression and the cell key method at once, DP asking for its clip
+    bound U until it is given; each figure is the core's for the same settings."""
+    df = read_table(EXAMPLE_PATH)
     at = cross_page(["race", "gender"])
     at.selectbox(key="w_tables_cross_sum").set_value("cd40").run()
     assert not at.exception
-    assert at.number_input(key="w_tables_eps").disabled
-    for method in ("dp", "ckm"):
-        block = method_block(at, method)
-        assert [i.value for i in block.info] == [SUMS_REFUSED] and not block.dataframe
+    assert not at.number_input(key="w_tables_eps").disabled
+    assert not at.number_input(key="w_tables_seed").disabled
+    assert at.number_input(key="w_tables_clip").value is None
+    block = method_block(at, "dp")
+    assert [i.value for i in block.info] == [CLIP_NEEDED] and not block.dataframe
+    ckm = method_block(at, "ckm")
+    made = release_table(df, ["race", "gender"], "cd40", method="ckm", seed=0,
+                         rule=Rule("p", (10.0,)))
+    pivot = ckm.dataframe[0].value
+    grand = made.frame[made.frame["margin"] & (made.frame["race"] == "Total")
+                       & (made.frame["gender"] == "Total")]["sum"].iloc[0]
+    assert pivot.loc["Total", "Total"] != f"{int(df['cd40'].sum()):,}"  # perturbed
+    assert plain(pivot.loc["Total", "Total"]).replace(",", "").startswith(
+        str(int(grand)))
+    assert any("largest contribution" in plain(c.value) for c in ckm.caption)
+    at.number_input(key="w_tables_clip").set_value(500.0).run()
+    at.number_input(key="w_tables_seed").set_value(3).run()
+    assert not at.exception
+    dp = method_block(at, "dp")
+    assert not dp.info and dp.dataframe
+    assert any("clipped to [0, 500]" in plain(c.value) for c in dp.caption)
+    want = release_table(df, ["race", "gender"], "cd40", method="dp", seed=3, clip=500.0)
+    protection = dict(zip(dp.dataframe[-1].value["measure"], dp.dataframe[-1].value["value"]))
+    assert protection["ε"] == "1 per record"
+    acc = float(want.frame.loc[~want.frame["margin"], "accuracy"].max())
+    shown_acc = protection[label("dp_accuracy")]
+    assert shown_acc.startswith("±")
+    assert math.isclose(float(shown_acc.lstrip("±")), acc, rel_tol=1e-3)
     assert method_block(at, "suppress").dataframe
     assert at.radio(key="w_tables_cross_rule").value == "p"
 

@@ -17,8 +17,8 @@ from sdc_core.tables.crosstab import crosstab
 from sdc_core.tables.suppression_audit import audit
 from sdc_core.tables.table_release import release_table
 from ui.logic.cross_tables import (
+    CLIP_NEEDED,
     HIDDEN,
-    SUMS_REFUSED,
     CrossSettings,
     audit_text,
     cell_accuracy,
@@ -169,16 +169,22 @@ def test_the_published_frame_is_the_command_lines(survey):
     assert set(out["unit"]) == {"records"}
 
 
-def test_a_table_of_sums_offers_suppression_alone(survey):
+def test_a_table_of_sums_offers_dp_once_its_clip_is_given(survey):
     settings = CrossSettings(("region", "band"), "income", Rule("p", (10,)))
-    assert settings.methods() == ("suppress",)
-    made = release_table(survey, ["region", "band"], "income", rule=Rule("p", (10,)))
-    table = comparison_table({"suppress": made, "dp": SUMS_REFUSED, "ckm": SUMS_REFUSED}, 10)
+    assert settings.methods() == ("suppress", "ckm")
+    assert CrossSettings(("region", "band"), "income", clip=5e4).methods() == \
+        ("suppress", "dp", "ckm")
+    made = {m: release_table(survey, ["region", "band"], "income", method=m,
+                             rule=Rule("p", (10,))) for m in ("suppress", "ckm")}
+    table = comparison_table({"suppress": made["suppress"], "dp": CLIP_NEEDED,
+                              "ckm": made["ckm"]}, 10)
     assert list(table.columns) == ["measure", "Suppression", "Differential privacy",
                                    "Cell key method"]
     assert set(table["Differential privacy"]) == {"not offered"}
     assert table.loc[table["measure"] == "audit", "Suppression"].item() == "passes"
+    assert "m·x₁·z" in table.loc[table["measure"] == "noise", "Cell key method"].item()
     assert table_title(settings) == "sum of income by region × band"
+    assert "clip U not given" in settings_text(settings)
 
 
 def test_the_comparison_has_every_methods_figures(survey):

@@ -270,7 +270,7 @@ def test_the_command_line_writes_the_published_table(df, tmp_path):
     (["--cross", "region,sex,tenure,htype", "-o", "x.csv"], "1 to 3 columns"),
     (["--cross", "region", "--sum", "sex", "-o", "x.csv"], "sex"),
     (["--cross", "region", "--sum", "income", "--method", "dp", "-o", "x.csv"],
-     "published by suppression"),
+     "give --clip U"),
     (["--cross", "region", "--method", "dp", "--epsilon", "-1", "-o", "x.csv"], "epsilon"),
     (["--cross", "region", "-o", "x.txt"], "output must end in"),
     (["--cross", "region"], "give -o"),

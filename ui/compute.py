@@ -293,15 +293,17 @@ def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged:
 @st.cache_data(max_entries=24, show_spinner=False)
 def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | None, method: str,
                 rule: Rule, epsilon: float, seed: int, threshold: int, household: str | None,
-                max_contributions: int | None, _df: pd.DataFrame) -> TableRelease:
+                max_contributions: int | None, _df: pd.DataFrame,
+                clip: float | None = None) -> TableRelease:
     """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
-    table"), protecting the persons of ``household`` (None: the records):
+    table"), protecting the persons of ``household`` (None: the records), a DP sum's
+    contributions clipped to [0, ``clip``]:
     :func:`sdc_core.tables.table_release.release_table` of the data set, the command line's table
     for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings do not
     fit the data."""
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
                           rule, epsilon, seed, threshold, household, max_contributions,
-                          progress=while_connected(session_id()))
+                          progress=while_connected(session_id()), clip=clip)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -25,7 +25,7 @@ from sdc_core.tables.table_release import TABLE_METHODS, TableRelease
 from sdc_core.utility.analysis import parse_spec
 from ui import analyses, compute, server_files, state
 from ui.infra import workers
-from ui.logic.cross_tables import SUMS_REFUSED, CrossSettings, settings_from
+from ui.logic.cross_tables import CLIP_NEEDED, CrossSettings, settings_from
 from ui.logic.figures import class_size_histogram
 from ui.logic.release_view import PACK_FILES, pack_zip, target_label, type_caption
 from ui.logic.report import REPORT_PARTS, ReportSource, left_out, report_of, sweep_figure
@@ -404,8 +404,8 @@ def published_tables(ctx: PageContext
             releases[method] = compute.cross_table(
                 ctx.ds.dataset_id, settings.columns, settings.sum_column, method, settings.rule,
                 settings.epsilon, settings.seed, settings.threshold, settings.household,
-                settings.max_contributions, ctx.df
-            ) if method in settings.methods() else SUMS_REFUSED
+                settings.max_contributions, ctx.df, settings.clip if method == "dp" else None
+            ) if method in settings.methods() else CLIP_NEEDED
     except SdcInputError as err:
         st.warning(f"The report leaves out the published tables: {md(err)}",
                    icon=":material/warning:")

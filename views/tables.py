@@ -24,6 +24,8 @@ from sdc_core.tables.table_release import TABLE_METHODS
 from ui import compute, state
 from ui.guard import guarded
 from ui.logic.cross_tables import (
+    CLIP_NEEDED,
+    CLIPS,
     DOMINANCE_K,
     DOMINANCE_N,
     EPSILONS,
@@ -36,7 +38,6 @@ from ui.logic.cross_tables import (
     PERCENTS,
     SEEDS,
     SOURCES,
-    SUMS_REFUSED,
     THRESHOLDS,
     UNITS,
     CrossSettings,
@@ -218,23 +219,30 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
             keep("w_tables_cross_k", 85.0)
             k = r2.number_input("k (%)", *DOMINANCE_K, key="w_tables_cross_k")
             rule = page_rule("dominance", n=int(n), k=float(k))
-    counts_only = sum_column is not None
+    sums = sum_column is not None
     keep("w_tables_eps", 1.0)
     eps = r3.number_input("DP ε", *EPSILONS, step=0.1, key="w_tables_eps",
-                          disabled=counts_only,
                           help="Differential privacy: the privacy loss of the table, per "
                                "person with a household id, else per record; smaller is more "
                                "private and noisier.")
     keep("w_tables_seed", 0)
-    seed = r4.number_input("Seed", *SEEDS, key="w_tables_seed", disabled=counts_only,
+    seed = r4.number_input("Seed", *SEEDS, key="w_tables_seed",
                            help="Of the DP noise (and of which records of a person DP keeps) "
                                 "and of the cell key method's record keys.")
     keep("w_tables_ckm_t", 10)
     threshold = r5.number_input("Cell key threshold", *THRESHOLDS, key="w_tables_ckm_t",
-                                disabled=counts_only,
+                                disabled=sums,
                                 help="The cell key method: a published count below it is "
                                      "blank, the rest rounded to 5; with a household id a cell "
                                      "of fewer persons is blank too.")
+    clip = None
+    if sums:
+        clip = r5.number_input(
+            "DP: clip U", *CLIPS, value=None, key="w_tables_clip",
+            placeholder="required for DP",
+            help="Differential privacy on sums: each contribution (a record's amount, or a "
+                 "person's amounts in a cell) is clipped to [0, U] and the noise scaled to "
+                 "U/ε. Set U from what one contributor can plausibly add, not from the data.")
     if not columns:
         st.info("Choose 1 to 3 table columns.", icon=":material/info:")
         return None
@@ -246,18 +254,17 @@ def cross_settings(ds: Dataset) -> CrossSettings | None:
         except SdcInputError as err:
             st.error(md(err), icon=":material/error:")
             return None
-        if not counts_only:
-            keep("w_tables_max_c", default_bound)
-            bound = int(r3.number_input(
-                "DP: records per person at most", 1, MAX_CONTRIBUTIONS, key="w_tables_max_c",
-                help=f"DP keeps at most this many records of each person (the others "
-                     f"dropped, chosen by the seed) and scales its noise to it, so that ε is "
-                     f"per person. The default, {default_bound}, is the 95th percentile of "
-                     "records per person: it keeps at least 95 % of the persons whole. It is "
-                     "read from the data, so set it from the design (the waves of a panel) "
-                     "when you know it."))
+        keep("w_tables_max_c", default_bound)
+        bound = int(r3.number_input(
+            "DP: records per person at most", 1, MAX_CONTRIBUTIONS, key="w_tables_max_c",
+            help=f"DP keeps at most this many records of each person (the others "
+                 f"dropped, chosen by the seed) and scales its noise to it, so that ε is "
+                 f"per person. The default, {default_bound}, is the 95th percentile of "
+                 "records per person: it keeps at least 95 % of the persons whole. It is "
+                 "read from the data, so set it from the design (the waves of a panel) "
+                 "when you know it."))
     return CrossSettings(tuple(columns), sum_column, rule, float(eps), int(seed), int(threshold),
-                         household, bound)
+                         household, bound, None if clip is None else float(clip))
 
 
 def unit_choice(household_id: str | None) -> str | None:
@@ -290,14 +297,15 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
     """One method's table, utility, protection and downloads; whether it was published."""
     st.subheader(METHOD_TITLES[method], anchor=False)
     if method not in settings.methods():
-        st.info(SUMS_REFUSED, icon=":material/block:")
+        st.info(CLIP_NEEDED, icon=":material/block:")
         return False
     try:
         with st.spinner("Publishing the table…"):
             made = compute.cross_table(ds.dataset_id, settings.columns, settings.sum_column, method,
                                        settings.rule, settings.epsilon, settings.seed,
                                        settings.threshold, settings.household,
-                                       settings.max_contributions, ds.df)
+                                       settings.max_contributions, ds.df,
+                                       settings.clip if method == "dp" else None)
     except SdcInputError as err:
         st.error(md(err), icon=":material/error:")
         return False
@@ -317,7 +325,8 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
                 st.error(f"Audit: {md(line)}", icon=":material/gpp_bad:")
     elif method == "dp":
         st.caption(md(dp_text(made)))
-        st.caption(nonresponse_text(made, len(ds.df)))
+        if settings.sum_column is None:  # non-response follows from counts, not sums
+            st.caption(nonresponse_text(made, len(ds.df)))
     else:
         st.caption(md(ckm_text(made, settings.threshold)))
     st.markdown("**Utility** (against the true table)")
@@ -363,8 +372,8 @@ def differencing_part(ds: Dataset, settings: CrossSettings) -> None:
             st.info("Choose two or more levels to merge.", icon=":material/info:")
             return
         for method, col in zip(TABLE_METHODS, st.columns(3)):
-            if method not in settings.methods():
-                continue
+            if settings.sum_column is not None and method != "suppress":
+                continue  # differencing compares count tables
             with col:
                 st.markdown(f"**{METHOD_TITLES[method]}**")
                 try:

@@ -205,14 +205,40 @@ def compare_published(true: pd.DataFrame, published: pd.DataFrame,
     both = tr.merge(pb, on=keys, how="outer", suffixes=("", "_pub"))
     both["count"] = both["count"].fillna(0)
     shown = both["count_pub"].notna().to_numpy()
-    n = both["count"].to_numpy(dtype=np.float64)[shown].astype(np.int64)
-    n2 = pd.to_numeric(both["count_pub"][shown]).to_numpy(dtype=np.float64)
-    n2 = np.clip(np.rint(n2), 0, None).astype(np.int64)
+    exact = both["count"].to_numpy(dtype=np.float64)[shown]
+    figures = np.clip(pd.to_numeric(both["count_pub"][shown]).to_numpy(dtype=np.float64), 0, None)
+    if not (np.all(exact == np.floor(exact)) and np.all(figures == np.floor(figures))):
+        return _compare_amounts(exact, figures, int((~shown).sum()))
+    n = exact.astype(np.int64)
+    n2 = np.clip(np.rint(figures), 0, None).astype(np.int64)
     loss = compare_counts(n, n2, tuple(keys))
     h = _hellinger_table(n, n2, tuple(keys)).hellinger if n.sum() > 0 and n2.sum() > 0 \
         else (0.0 if n.sum() == n2.sum() else 1.0)
     return Comparison(int(shown.sum()), int((~shown).sum()), loss.absD, loss.relabsD,
                       float(h), loss.false_zeros, loss.false_nonzeros,
+                      float(np.mean(n != n2)) if len(n) else 0.0)
+
+
+def _compare_amounts(n: np.ndarray, n2: np.ndarray, blank: int) -> Comparison:
+    """:func:`compare_published` of figures that are not all whole (the sums of a magnitude
+    table), on the figures themselves: absD = Σ |n′ − n|, relabsD = Σ_{n>0} |n′ − n| / n, false
+    zeros #{n > 0, n′ = 0}, false non-zeros #{n = 0, n′ > 0}, H = √(½ Σ (√p − √p′)²) with
+    p = n / Σ n and p′ = n′ / Σ n′ (1 when one table is all zero and the other is not).
+
+    Examples
+    --------
+    >>> c = _compare_amounts(np.array([10.5, 2.0, 0.0]), np.array([10.0, 0.0, 1.25]), 0)
+    >>> c.absD, c.false_zeros, c.false_nonzeros, c.perturbed
+    (3.75, 1, 1, 1.0)
+    """
+    diff = np.abs(n2 - n)
+    pos = n > 0
+    if n.sum() > 0 and n2.sum() > 0:
+        h = math.sqrt(0.5 * float(((np.sqrt(n / n.sum()) - np.sqrt(n2 / n2.sum())) ** 2).sum()))
+    else:
+        h = 0.0 if n.sum() == n2.sum() else 1.0
+    return Comparison(len(n), blank, float(diff.sum()), float((diff[pos] / n[pos]).sum()), h,
+                      int((pos & (n2 == 0)).sum()), int(((n == 0) & (n2 > 0)).sum()),
                       float(np.mean(n != n2)) if len(n) else 0.0)
 
 

@@ -9,9 +9,12 @@ the Tables page and the report call, so they give the same cells under the same 
   carries the interval [lo, hi] the published table leaves it.
 - ``dp``: the cells' counts with discrete Laplace noise at ε
   (:func:`sdc_core.tables.dp_tables.dp_counts`, seeded), the margins the sums of the noisy cells;
-  each figure carries its ±95 % accuracy.
+  each figure carries its ±95 % accuracy. A magnitude table: each contribution clipped to
+  [0, ``clip``] and Laplace noise of scale c · U/ε (:func:`sdc_core.tables.dp_sums.dp_sums`).
 - ``ckm``: the cell key method (:func:`sdc_core.tables.cell_key.ckm_table`): record keys from the
-  seed, the default perturbation table (under ``threshold`` blank, the rest rounded to 5).
+  seed, the default perturbation table (under ``threshold`` blank, the rest rounded to 5). A
+  magnitude table: the same record keys, noise m · x₁ · z(cell key) and a floor for the cells
+  the p % rule finds sensitive (:func:`sdc_core.tables.cell_key_sums.ckm_sums`).
 
 With a household id (``household``) the unit of protection is the person (or household) the id
 names, not the record (docs/tables.md, "The unit of protection"): the published values stay the
@@ -40,6 +43,7 @@ from sdc_core.checks import shown
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.tables.cell_key import ckm_table
+from sdc_core.tables.cell_key_sums import DEFAULT_P, ckm_sums
 from sdc_core.tables.cell_rules import (
     Rule,
     RuleResult,
@@ -50,6 +54,7 @@ from sdc_core.tables.cell_rules import (
 )
 from sdc_core.tables.count_tables import Comparison, compare_published
 from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
+from sdc_core.tables.dp_sums import dp_sums
 from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.tables.hierarchy import Hierarchy, Prefixes
 from sdc_core.tables.suppression_audit import (
@@ -104,7 +109,9 @@ class TableRelease:
     hidden cell's audited interval), with ``dp`` ``accuracy`` (±, 95 %). ``truth`` the true
     table (its ``unit`` the household column, or None); ``utility`` the published cells against
     it; ``audit`` the audit of a suppressed table; ``epsilon`` of a DP table, per person of at
-    most ``max_contributions`` records (``records_dropped`` left out to keep that bound)."""
+    most ``max_contributions`` records (``records_dropped`` left out to keep that bound);
+    ``clip`` the bound U of one contribution to a DP sum; ``noise`` the parameters of the cell
+    key method for sums (D, V, m, p, seed)."""
 
     method: str
     truth: CrossTable
@@ -117,6 +124,8 @@ class TableRelease:
     max_contributions: int | None = None
     records_dropped: int | None = None
     protection: float | None = None
+    clip: float | None = None
+    noise: dict[str, Any] | None = None
 
     @property
     def value(self) -> str:
@@ -158,6 +167,10 @@ class TableRelease:
         if self.method == "dp":
             out.update(epsilon_unit=self.unit, max_contributions=self.max_contributions,
                        records_dropped=self.records_dropped)
+        if self.clip is not None:
+            out["clip"] = self.clip
+        if self.noise is not None:
+            out["noise"] = self.noise
         if self.audit is not None:
             out["audit_passes"] = self.audit.passes
             out["unchecked_cells"] = self.audit.unchecked_cells
@@ -199,8 +212,8 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
                   progress: Progress | None = None,
                   protection: float | None = None,
                   secondary: SecondaryMethod = "auto",
-                  hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None
-                  ) -> TableRelease:
+                  hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None,
+                  clip: float | None = None) -> TableRelease:
     """Publish the cross table of ``columns`` (module docstring).
 
     Parameters
@@ -210,11 +223,12 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     columns : list of str
         1 to 3 table columns.
     sum_column : str, optional
-        Sum this column per cell (a magnitude table; ``suppress`` only).
+        Sum this column per cell (a magnitude table).
     method : {"suppress", "dp", "ckm"}
     rule : Rule, default threshold:5
         The primary rule of ``suppress`` (threshold t for counts; dominance n, k or p % for
-        sums).
+        sums); ``ckm`` on sums reads the p of a p % rule for its sensitive cells (default
+        :data:`sdc_core.tables.cell_key_sums.DEFAULT_P`).
     epsilon : float
         ε of ``dp``.
     seed : int
@@ -244,6 +258,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
     hierarchies : mapping of str to Hierarchy or Prefixes, optional
         ``suppress``: a code list for some of the columns, a row per inner node
         (docs/tables.md, "Hierarchical code lists").
+    clip : float, optional
+        ``dp`` on sums (required there, refused elsewhere): U, the most one contributor adds to
+        a cell (:func:`sdc_core.tables.dp_sums.check_clip`).
 
     Returns
     -------
@@ -263,12 +280,16 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         raise SdcInputError(f"method must be one of {', '.join(TABLE_METHODS)}, not {method!r}")
     if protection is not None and method != "suppress":
         raise SdcInputError("interval protection goes with suppression (method suppress)")
-    if sum_column is not None and method != "suppress":
-        raise SdcInputError("a table of sums is published by suppression (method suppress): "
-                            "DP and the cell key method here publish counts")
     if hierarchies and method != "suppress":
         raise SdcInputError("a table with a hierarchy is published by suppression (method "
                             "suppress)")
+    if clip is not None and (method != "dp" or sum_column is None):
+        raise SdcInputError("a clip bound goes with a DP table of sums (method dp and a column "
+                            "to sum)")
+    if method == "ckm" and sum_column is not None and isinstance(rule, Rule) \
+            and rule.name == "dominance":
+        raise SdcInputError("the cell key method for sums protects the cells the p % rule "
+                            "finds sensitive: give a p rule (p:10), not a dominance rule")
     table = crosstab(df, columns, sum_column, unit=household, hierarchies=hierarchies)
     cols = list(table.columns)
     value = table.value_column
@@ -298,6 +319,9 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
             units, _ = household_codes(df, household)  # checked by the table already
             c = default_contributions(units) if max_contributions is None \
                 else int(max_contributions)
+        if sum_column is not None:
+            return _dp_sum_release(df, table, truth_cells, clip, epsilon, seed, household, c)
+        if household is not None:
             keep = bound_contributions(units, c, seed)
             dropped = int((~keep).sum())
             bounded = truth_cells.assign(count=_cell_counts(df, table, keep))
@@ -306,6 +330,14 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         frame["unit"] = unit_text(household)
         return TableRelease("dp", table, frame, compare_published(truth_cells, frame, cols),
                             epsilon=made.epsilon, max_contributions=c, records_dropped=dropped)
+    if sum_column is not None:
+        p = rule.parameters[0] if isinstance(rule, Rule) and rule.name == "p" else DEFAULT_P
+        noisy = ckm_sums(df, table, seed=seed, household=household, p=p)
+        frame = noisy.frame[cols + ["sum", "status", "margin"]].copy()
+        frame["unit"] = unit_text(household)
+        return TableRelease("ckm", table, frame,
+                            compare_published(truth_cells, frame.rename(columns={"sum": "count"}),
+                                              cols), noise=noisy.parameters())
     labelled, kept = _labelled_records(df, table)
     # each record's key from its position in the whole file, as every other table of it; with
     # a household id, every record of a person the person's key, drawn from its id
@@ -319,6 +351,22 @@ def release_table(df: pd.DataFrame, columns: list[str], sum_column: str | None =
         frame.loc[few, "status"] = "primary"
     frame["unit"] = unit_text(household)
     return TableRelease("ckm", table, frame, compare_published(truth_cells, frame, cols))
+
+
+def _dp_sum_release(df: pd.DataFrame, table: CrossTable, truth_cells: pd.DataFrame,
+                    clip: float | None, epsilon: float, seed: int, household: str | None,
+                    c: int) -> TableRelease:
+    """The DP magnitude table of :func:`release_table` (:func:`sdc_core.tables.dp_sums.
+    dp_sums`): the noisy sums with their accuracy, against the true (unclipped) sums."""
+    made = dp_sums(df, table, clip, epsilon=epsilon, seed=seed, household=household,
+                   max_contributions=c)
+    frame = made.frame[list(table.columns) + ["sum", "accuracy", "status", "margin"]].copy()
+    frame["unit"] = unit_text(household)
+    return TableRelease("dp", table, frame,
+                        compare_published(truth_cells, frame.rename(columns={"sum": "count"}),
+                                          list(table.columns)),
+                        epsilon=made.epsilon, max_contributions=c,
+                        records_dropped=made.records_dropped, clip=made.clip)
 
 
 def unit_bound(df: pd.DataFrame, household: str, columns: list[str],

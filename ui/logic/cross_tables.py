@@ -26,10 +26,12 @@ METHOD_TITLES = {"suppress": "Suppression", "dp": "Differential privacy",
                  "ckm": "Cell key method"}
 #: How a hidden figure shows in a pivot
 HIDDEN = "✕"
-#: Why differential privacy and the cell key method are not offered for a table of sums
-SUMS_REFUSED = ("A table of sums is published by suppression only: differential privacy and "
-                "the cell key method here publish counts (one record changes a count by 1, "
-                "a sum by as much as its largest amount).")
+#: Why differential privacy is not offered for a table of sums without its clip bound
+CLIP_NEEDED = ("A DP table of sums needs the bound U of one contribution (“DP: clip U”): each "
+               "contribution is clipped to [0, U] and the noise scaled to U/ε. Set it from what "
+               "one contributor can plausibly add, not from the data.")
+#: The range of the clip bound U of a DP sum
+CLIPS = (0.001, float(2**53))
 #: From this many cells and margins the page warns that suppression may take a while (a table
 #: of 40,000 took half a minute to suppress and audit)
 LARGE_TABLE = 10_000
@@ -97,8 +99,9 @@ class CrossSettings:
     the primary ``rule`` of suppression (a :class:`~sdc_core.tables.cell_rules.Rule`), the DP
     ``epsilon``, the ``seed`` of the DP noise and of the cell keys, the cell key method's
     ``threshold`` (a published count below it is blank), the ``household`` id whose persons
-    the figures protect (None: the records) and DP's ``max_contributions`` per person (None:
-    the default of :func:`sdc_core.tables.dp_tables.default_contributions`)."""
+    the figures protect (None: the records), DP's ``max_contributions`` per person (None:
+    the default of :func:`sdc_core.tables.dp_tables.default_contributions`) and the ``clip``
+    bound U of one contribution to a DP sum (None: not given)."""
 
     columns: tuple[str, ...]
     sum_column: str | None = None
@@ -108,10 +111,13 @@ class CrossSettings:
     threshold: int = 10
     household: str | None = None
     max_contributions: int | None = None
+    clip: float | None = None
 
     def methods(self) -> tuple[str, ...]:
-        """The methods offered: all three for counts, suppression alone for sums."""
-        return TABLE_METHODS if self.sum_column is None else ("suppress",)
+        """The methods offered: all three, but DP for sums only with its ``clip`` bound."""
+        if self.sum_column is not None and self.clip is None:
+            return tuple(m for m in TABLE_METHODS if m != "dp")
+        return TABLE_METHODS
 
     def to_dict(self) -> dict[str, Any]:
         """The settings by field (the session keeps them: :func:`settings_from` reads them
@@ -231,6 +237,10 @@ def protection_rows(release: TableRelease, threshold: int) -> pd.DataFrame:
         if release.household is not None:
             rows += [("records per person", f"at most {release.max_contributions}"),
                      ("records dropped", _value(release.records_dropped))]
+    elif release.noise is not None:
+        rows += [(label("perturbed"), f"{release.utility.perturbed:.1%}"),
+                 ("noise", "m·x₁·z, D {D:g}, V {V:g}, m {m:g}; p % floor p {p:g}"
+                  .format(**release.noise))]
     else:
         blank = f"counts below {int(threshold)} blank"
         if release.household is not None:
@@ -260,8 +270,12 @@ def dp_text(release: TableRelease) -> str:
     """What a DP table's ε and accuracy say, and for whom ε holds: per person with a household
     id (its records beyond c dropped), else plainly per record."""
     acc = cell_accuracy(release)
-    head = (f"ε = {_value(release.epsilon)}: each count is within ±{_value(acc)} of the true "
-            "count with 95 % probability; the margins are sums of the noisy cells. ")
+    what = "count" if release.clip is None else "sum"
+    head = (f"ε = {_value(release.epsilon)}: each {what} is within ±{_value(acc)} of the true "
+            f"{what} with 95 % probability; the margins are sums of the noisy cells. ")
+    if release.clip is not None:
+        head += (f"Each contribution was clipped to [0, {_value(release.clip)}] first (the "
+                 "accuracy is against the clipped sums). ")
     if release.household is None:
         return head + ("ε is per record: a person with k records in the table has up to k·ε. "
                        "Tag a household or person id on the Data page to protect persons.")
@@ -284,6 +298,15 @@ def nonresponse_text(release: TableRelease, records: int) -> str:
 
 def ckm_text(release: TableRelease, threshold: int) -> str:
     """What the cell key method did."""
+    if release.noise is not None:
+        text = ("Each sum moved by m·x₁·z, x₁ the cell's largest contribution and z read from "
+                "a noise table at the cell key (D {D:g}, V {V:g}, m {m:g}); the cells the p % "
+                "rule (p {p:g}) finds sensitive moved by at least p % of x₁ beyond what the "
+                "others hold. Margins have their own keys, so they need not add up."
+                .format(**release.noise))
+        if release.household is not None:
+            text += f" One key per person (distinct {release.household})."
+        return text
     text = (f"{release.utility.perturbed:.1%} of the published cells differ from the true "
             f"count; counts below {int(threshold)} are blank, the rest rounded to 5.")
     if release.household is not None:
@@ -329,23 +352,27 @@ def file_name(stem: str, method: str, extension: str) -> str:
 def settings_from(stored: Mapping[str, Any]) -> CrossSettings:
     """The settings :meth:`CrossSettings.to_dict` kept (other keys, the data set's id, left
     out)."""
-    bound = stored.get("max_contributions")
+    bound, clip = stored.get("max_contributions"), stored.get("clip")
     return CrossSettings(tuple(stored["columns"]), stored.get("sum_column"),
                          stored["rule"], float(stored["epsilon"]), int(stored["seed"]),
                          int(stored["threshold"]), stored.get("household"),
-                         None if bound is None else int(bound))
+                         None if bound is None else int(bound),
+                         None if clip is None else float(clip))
 
 
 def settings_text(settings: CrossSettings) -> str:
     """The settings in one line: "rule threshold:5; ε 1, seed 0; cell key threshold 10", and
     whom they protect: "on records" or "on distinct hid"."""
     text = f"suppression's rule {settings.rule.text} on {unit_text(settings.household)}"
+    per = "record" if settings.household is None else "person"
+    text += f"; DP ε {settings.epsilon:g} per {per}, seed {settings.seed}"
+    if settings.household is not None and settings.max_contributions is not None:
+        text += f", at most {settings.max_contributions} records per person"
     if settings.sum_column is None:
-        per = "record" if settings.household is None else "person"
-        text += f"; DP ε {settings.epsilon:g} per {per}, seed {settings.seed}"
-        if settings.household is not None and settings.max_contributions is not None:
-            text += f", at most {settings.max_contributions} records per person"
         text += f"; cell key threshold {settings.threshold}, seed {settings.seed}"
+    else:
+        clip = "not given" if settings.clip is None else f"{settings.clip:g}"
+        text += f", clip U {clip}; cell key method for sums, seed {settings.seed}"
     return text
 
 
