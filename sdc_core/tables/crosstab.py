@@ -125,6 +125,12 @@ class CrossTable:
         """Each column's tree (:attr:`parents`, or every level under the grand total)."""
         return self.parents or tuple(flat_parents(len(lv)) for lv in self.levels)
 
+    def aggregate(self, leaf: np.ndarray) -> np.ndarray:
+        """Every cell's and margin's sum of ``leaf`` (one value per leaf cell, in C order of
+        the levels), in the order of :attr:`frame`: each node the sum of the leaves below
+        it."""
+        return _Grid(tuple(len(lv) for lv in self.levels), self.tree).aggregate(leaf)
+
     @property
     def hierarchical(self) -> bool:
         """Whether some column has inner nodes besides the grand total."""

@@ -25,7 +25,7 @@ from sdc_core import rng
 from sdc_core.checks import numeric_values, shown
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
-from sdc_core.tables.crosstab import MAX_TOTAL, CrossTable, _with_margins, level_codes
+from sdc_core.tables.crosstab import MAX_TOTAL, CrossTable, level_codes
 from sdc_core.tables.dp_tables import (
     _opendp,
     _positive,
@@ -221,10 +221,9 @@ def dp_sums(df: pd.DataFrame, table: CrossTable, clip: float | None, epsilon: fl
         noisy = sums + _seeded_noise("laplace", scale, len(sums), int(seed))
     else:
         noisy = sums + np.random.default_rng(int(seed)).laplace(0.0, scale, len(sums))
-    inner = tuple(len(lv) for lv in table.levels)
     full = table.frame[list(table.columns)].copy()
-    full["sum"] = np.clip(_with_margins(noisy.reshape(inner)).ravel(), 0.0, None)
-    full["cells"] = _with_margins(np.ones(inner, dtype=np.int64)).ravel()
+    full["sum"] = np.clip(table.aggregate(noisy), 0.0, None)
+    full["cells"] = table.aggregate(np.ones(len(noisy), dtype=np.int64))
     accs = {m: acc if m == 1 else margin_accuracy(scale, m, whole, alpha)
             for m in sorted(set(full["cells"].tolist()))}
     full["accuracy"] = full["cells"].map(accs).astype(np.float64)
