@@ -66,7 +66,7 @@ from scipy.sparse.csgraph import connected_components
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.cell_rules import RuleResult
 from sdc_core.tables.crosstab import CrossTable
-from sdc_core.tables.hierarchy import Parents, moves
+from sdc_core.tables.hierarchy import Parents, flat_parents, moves
 
 #: How secondary cells are chosen (:func:`secondary_suppression`'s ``method``)
 SecondaryMethod = Literal["auto", "milp", "hypercube", "gauss"]
@@ -825,6 +825,28 @@ def _milp_pattern(table: CrossTable, rules: RuleResult, w: np.ndarray,
     return np.asarray(res.x[:n] > 0.5), res.status == 0
 
 
+def _axis_moves(tree: Parents, i: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The moves of position ``i`` on an axis (:func:`sdc_core.tables.hierarchy.moves`) as
+    arrays: moves × positions and their signs (0 past a move's end). A flat axis has every
+    partner (each other level, sign −1, and the margin, +1; from the margin each level, +1),
+    built at once; a hierarchy's moves at most ``max(limit, positions)``."""
+    size = len(tree)
+    if tree == flat_parents(size - 1):
+        last = size - 1
+        q = np.arange(last) if i == last else np.r_[np.delete(np.arange(last), i), last]
+        sign = np.ones((len(q), 2), dtype=np.int64)
+        if i != last:
+            sign[:-1, 1] = -1
+        return np.column_stack([np.full(len(q), i, dtype=np.int64), q]), sign
+    found = moves(tree, i, max(limit, size))
+    width = max((len(m[0]) for m in found), default=1)
+    pos = np.full((max(1, len(found)), width), i, dtype=np.int64)
+    sign = np.zeros(pos.shape, dtype=np.int64)
+    for r, (q, sg) in enumerate(found):
+        pos[r, :len(q)], sign[r, :len(sg)] = q, sg
+    return pos, sign
+
+
 def _cubes(trees: tuple[Parents, ...], p: int, values: np.ndarray, hidden: np.ndarray,
            limit: int = MAX_CUBES) -> tuple[np.ndarray, np.ndarray]:
     """The cubes of cell p: (corners: cubes × corners flat indices, signs: the same, +1, −1 or
@@ -839,12 +861,7 @@ def _cubes(trees: tuple[Parents, ...], p: int, values: np.ndarray, hidden: np.nd
     options = []
     for d, tree in enumerate(trees):
         i = int(coords[d])
-        found = moves(tree, i, limit)
-        width = max((len(m[0]) for m in found), default=1)
-        pos = np.full((max(1, len(found)), width), i, dtype=np.int64)
-        sign = np.zeros(pos.shape, dtype=np.int64)
-        for r, (q, sg) in enumerate(found):
-            pos[r, :len(q)], sign[r, :len(sg)] = q, sg
+        pos, sign = _axis_moves(tree, i, limit)
         options.append(((pos - i) * strides[d], sign))
     total = int(np.prod([len(o) for o, _ in options], dtype=np.int64))
     if total > limit:
