@@ -1,6 +1,7 @@
 """Tables: answer counts for a survey organiser with small counts suppressed, and cross tables
 with margins published by suppression, differential privacy and the cell key method side by
-side (docs/tables.md). With a household id tagged on the Data page, a cross table protects the
+side (docs/tables.md); a column's code list gives a cross table the rows of its groups, by
+suppression. With a household id tagged on the Data page, a cross table protects the
 person the id names, by default. Every setting is kept between visits, in a reload, the
 workspace file and a link (docs/tables.md, "On the Tables page")."""
 
@@ -493,7 +494,7 @@ def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ..
     specs: dict[str, Hierarchy | Prefixes] = {}
     ready = True
     with st.expander("Code lists (hierarchies)", icon=":material/account_tree:"):
-        st.caption("A column's codes may sit in a tree of groups (03 under 0, 0301 under 03): "
+        st.caption("A column's codes may sit in a tree of groups (0301 and 0302 under 03): "
                    "the table then has a row for every group, each the sum of its children, "
                    "and is published by suppression. Give the tree as prefix lengths (2,4: "
                    "0301 under 03) or as a file, CSV rows code,parent or JSON "
