@@ -78,7 +78,7 @@ APP_MODULES = frozenset({
     "test_app_population.py", "test_app_population_protect.py", "test_app_record_swap.py",
     "test_app_risk_attribute.py", "test_app_risk_release.py", "test_app_server_files.py",
     "test_app_shared_work.py", "test_app_sign_in.py", "test_app_synthesis.py",
-    "test_app_table_headings.py",
+    "test_app_table_headings.py", "test_app_table_hierarchy.py",
     "test_app_tables.py", "test_app_tradeoffs_analyses.py", "test_app_tradeoffs_attribute.py",
     "test_app_tradeoffs_synthesis.py", "test_app_undo_bursts.py", "test_config_reads.py",
     "test_downloads.py",

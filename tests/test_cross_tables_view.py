@@ -284,3 +284,39 @@ def test_each_linked_table_shows_its_own_cells_and_the_line_says_the_audit():
     assert f"{made.hidden_cells} cell" in line and "rule threshold:3" in line
     assert ("joint audit passed" if passes else "joint audit FAILED") in line
     assert "1 record with a blank" in line  # the row with a blank region
+
+
+# -- a column's code list (docs/tables.md, "On the Tables page") --------------------------------
+
+
+def test_a_code_list_is_keyed_by_its_text_or_digest_and_offers_suppression_alone():
+    import hashlib
+
+    from sdc_core.errors import SdcInputError
+    from sdc_core.tables.hierarchy import Prefixes
+    from ui.logic.cross_tables import (
+        HIERARCHY_REFUSED,
+        MAX_CODE_LIST_BYTES,
+        file_list,
+        prefix_list,
+        table_field,
+    )
+    from ui.logic.workspace import fits
+
+    listed, spec = prefix_list("nace", " 2,4 ")
+    assert listed == ("nace", "prefix", "2,4", "") and spec == Prefixes((2, 4))
+    assert hash(listed) == hash(prefix_list("nace", "2,4")[0])  # a cache key
+    for bad in ("abc", "2,2", "0", "-1", "2,4,", "1" * 101):
+        with pytest.raises(SdcInputError):
+            prefix_list("nace", bad)
+    raw = b"03,\n0301,03\n"
+    assert file_list("nace", "h.csv", raw).digest == hashlib.sha256(raw).hexdigest()
+    with pytest.raises(SdcInputError, match="at most"):
+        file_list("nace", "h.csv", b" " * (MAX_CODE_LIST_BYTES + 1))
+    settings = CrossSettings(("nace", "size"), code_lists=(listed,))
+    assert settings.methods() == ("suppress",) and settings.refused("dp") == HIERARCHY_REFUSED
+    assert CrossSettings(("a",), "x").refused("dp") == CLIP_NEEDED
+    kind, limits = table_field("w_tables_h_kind_nace") or ("", None)
+    assert fits(kind, limits, "file") and not fits(kind, limits, "eval")
+    kind, limits = table_field("w_tables_h_prefix_nace") or ("", None)
+    assert fits(kind, limits, "2,4") and not fits(kind, limits, "1" * 101)

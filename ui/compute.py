@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,6 +42,7 @@ from sdc_core.risk.linkage import LinkageResult
 from sdc_core.risk.population_risk import PopulationRisk
 from sdc_core.tables.cell_rules import Rule
 from sdc_core.tables.differencing import DifferencingResult, differencing_risk
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes, read_hierarchy
 from sdc_core.tables.linked import LinkedRelease, release_linked
 from sdc_core.tables.table_release import TableRelease, release_table
 from sdc_core.tables.table_release import unit_bound as unit_bound_of
@@ -48,6 +50,7 @@ from sdc_core.utility.analysis import parse_spec
 from sdc_core.utility.validity import Validity, ValidityReport
 from ui.infra import memory, workers
 from ui.logic import groups
+from ui.logic.cross_tables import CodeList
 from ui.logic.households import HouseholdFigures
 from ui.logic.risk_tables import tables_of
 from ui.logic.workbench import (
@@ -294,30 +297,46 @@ def differencing(dataset_id: str, columns: tuple[str, ...], column: str, merged:
 def cross_table(dataset_id: str, columns: tuple[str, ...], sum_column: str | None, method: str,
                 rule: Rule, epsilon: float, seed: int, threshold: int, household: str | None,
                 max_contributions: int | None, _df: pd.DataFrame,
-                clip: float | None = None) -> TableRelease:
+                clip: float | None = None, code_lists: tuple[CodeList, ...] = (),
+                _hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None) -> TableRelease:
     """The cross table of ``columns`` published by ``method`` (docs/tables.md, "Publishing a
     table"), protecting the persons of ``household`` (None: the records), a DP sum's
-    contributions clipped to [0, ``clip``]:
+    contributions clipped to [0, ``clip``], with the code lists ``_hierarchies`` of some
+    columns (keyed by ``code_lists``, which names them: a file by its digest):
     :func:`sdc_core.tables.table_release.release_table` of the data set, the command line's table
     for the same settings; an :class:`~sdc_core.errors.SdcInputError` when the settings do not
     fit the data."""
     return workers.run_on(dataset_id, _df, release_table, list(columns), sum_column, method,
                           rule, epsilon, seed, threshold, household, max_contributions,
-                          progress=while_connected(session_id()), clip=clip)
+                          progress=while_connected(session_id()), clip=clip,
+                          hierarchies=dict(_hierarchies or {}) or None)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def linked_tables(dataset_id: str, tables: tuple[tuple[str, ...], ...], sum_column: str | None,
-                  rule: Rule, household: str | None, _df: pd.DataFrame) -> LinkedRelease:
+                  rule: Rule, household: str | None, _df: pd.DataFrame,
+                  code_lists: tuple[CodeList, ...] = (),
+                  _hierarchies: Mapping[str, Hierarchy | Prefixes] | None = None
+                  ) -> LinkedRelease:
     """The cross tables ``tables`` of the data set published together by suppression
     (docs/tables.md, "Linked tables"), protecting the persons of ``household`` (None: the
-    records): :func:`sdc_core.tables.linked.release_linked`, the command line's tables for the
+    records), with the code lists ``_hierarchies`` of some columns (keyed by ``code_lists``):
+    :func:`sdc_core.tables.linked.release_linked`, the command line's tables for the
     same settings (``tables --cross A,B --cross A,C``); run in a worker and cancelled, as the
     single table's job is, once the browser session has ended (:func:`while_connected`); an
     :class:`~sdc_core.errors.SdcInputError` when the set cannot be published (more than 3
     columns in all, a table twice)."""
     return workers.run_on(dataset_id, _df, release_linked, [list(t) for t in tables],
-                          sum_column, rule, household, progress=while_connected(session_id()))
+                          sum_column, rule, household, progress=while_connected(session_id()),
+                          hierarchies=dict(_hierarchies or {}) or None)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def code_list(digest: str, name: str, _raw: bytes) -> Hierarchy:
+    """The code list file ``name`` whose bytes ``_raw`` have the SHA-256 ``digest``, read and
+    checked once (:func:`sdc_core.tables.hierarchy.read_hierarchy`); the bytes stay in memory
+    only. An :class:`~sdc_core.errors.SdcInputError` in one sentence when it cannot be read."""
+    return read_hierarchy(_raw, name)
 
 
 class SessionEnded(RuntimeError):

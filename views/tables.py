@@ -1,9 +1,12 @@
 """Tables: answer counts for a survey organiser with small counts suppressed, and cross tables
 with margins published by suppression, differential privacy and the cell key method side by
-side (docs/tables.md). With a household id tagged on the Data page, a cross table protects the
+side (docs/tables.md); a column's code list gives a cross table the rows of its groups, by
+suppression. With a household id tagged on the Data page, a cross table protects the
 person the id names, by default. Every setting is kept between visits, in a reload, the
 workspace file and a link (docs/tables.md, "On the Tables page")."""
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -13,6 +16,7 @@ from sdc_core.data.io import table_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.crosstab import level_codes
 from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes
 from sdc_core.tables.responses import (
     audit,
     naive_publication,
@@ -23,15 +27,17 @@ from sdc_core.tables.responses import (
 from sdc_core.tables.table_release import TABLE_METHODS
 from ui import compute, state
 from ui.guard import guarded
+from ui.infra import uploads
 from ui.logic.cross_tables import (
-    CLIP_NEEDED,
     CLIPS,
+    CODE_LIST_KINDS,
     DOMINANCE_K,
     DOMINANCE_N,
     EPSILONS,
     LARGE_TABLE,
     LINKED_REFUSED,
     MAX_ADDED,
+    MAX_PREFIX_TEXT,
     METHOD_TITLES,
     PARTICIPANTS,
     PARTS,
@@ -40,10 +46,13 @@ from ui.logic.cross_tables import (
     SOURCES,
     THRESHOLDS,
     UNITS,
+    CodeList,
     CrossSettings,
     audit_text,
     ckm_text,
+    code_list_text,
     dp_text,
+    file_list,
     file_name,
     linked_file_name,
     linked_part,
@@ -53,6 +62,7 @@ from ui.logic.cross_tables import (
     linked_union,
     nonresponse_text,
     page_rule,
+    prefix_list,
     protection_rows,
     published_frame,
     shown_table,
@@ -67,6 +77,8 @@ from ui.logic.text import md
 from ui.sidebar import render_sidebar
 
 ANSWERS, CROSS = PARTS
+#: A table column's code lists, by column (:func:`code_lists`)
+Specs = Mapping[str, Hierarchy | Prefixes]
 #: The widgets of this run whose values are kept for the next visit (:func:`keep`)
 KEPT: list[str] = []
 
@@ -293,11 +305,12 @@ def unit_choice(household_id: str | None) -> str | None:
     return household_id if unit == "person" else None
 
 
-def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
-    """One method's table, utility, protection and downloads; whether it was published."""
+def method_column(ds: Dataset, settings: CrossSettings, method: str, specs: Specs) -> bool:
+    """One method's table, utility, protection and downloads, the columns' code lists
+    ``specs`` applied; whether it was published."""
     st.subheader(METHOD_TITLES[method], anchor=False)
     if method not in settings.methods():
-        st.info(CLIP_NEEDED, icon=":material/block:")
+        st.info(settings.refused(method), icon=":material/block:")
         return False
     try:
         with st.spinner("Publishing the table…"):
@@ -305,7 +318,8 @@ def method_column(ds: Dataset, settings: CrossSettings, method: str) -> bool:
                                        settings.rule, settings.epsilon, settings.seed,
                                        settings.threshold, settings.household,
                                        settings.max_contributions, ds.df,
-                                       settings.clip if method == "dp" else None)
+                                       settings.clip if method == "dp" else None,
+                                       settings.code_lists, specs)
     except SdcInputError as err:
         st.error(md(err), icon=":material/error:")
         return False
@@ -429,9 +443,10 @@ def remove_table(place: int, count: int) -> None:
 
 
 def linked_tables(ds: Dataset, settings: CrossSettings,
-                  tables: tuple[tuple[str, ...], ...]) -> None:
-    """The tables published together by suppression (docs/tables.md, "Linked tables"): the
-    joint audit's line, each table's cells and the command line's long CSV."""
+                  tables: tuple[tuple[str, ...], ...], specs: Specs) -> None:
+    """The tables published together by suppression (docs/tables.md, "Linked tables"), the
+    columns' code lists ``specs`` applied: the joint audit's line, each table's cells and the
+    command line's long CSV."""
     st.subheader(f"{len(tables)} tables published together", anchor=False, divider="gray")
     st.info(LINKED_REFUSED, icon=":material/block:")
     union = linked_union(tables)
@@ -441,7 +456,8 @@ def linked_tables(ds: Dataset, settings: CrossSettings,
     try:
         with st.spinner("Publishing the tables together…"):
             made = compute.linked_tables(ds.dataset_id, tables, settings.sum_column,
-                                         settings.rule, settings.household, ds.df)
+                                         settings.rule, settings.household, ds.df,
+                                         settings.code_lists, specs)
     except SdcInputError as err:
         st.error(md(err), icon=":material/error:")
         return
@@ -468,17 +484,93 @@ def linked_tables(ds: Dataset, settings: CrossSettings,
                "shown here.")
 
 
+def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ...], Specs] | None:
+    """Each table column's code list, as the steward gives it (docs/tables.md, "On the Tables
+    page"): none, prefix lengths typed in or a CSV or JSON file uploaded (its bytes read in
+    memory, never kept on disk), checked against the column's codes in ``df``. The lists' keys
+    and the lists by column; None, with one sentence on the page, while a list is refused or
+    its file not yet given."""
+    lists: list[CodeList] = []
+    specs: dict[str, Hierarchy | Prefixes] = {}
+    ready = True
+    with st.expander("Code lists (hierarchies)", icon=":material/account_tree:"):
+        st.caption("A column's codes may sit in a tree of groups (0301 and 0302 under 03): "
+                   "the table then has a row for every group, each the sum of its children, "
+                   "and is published by suppression. Give the tree as prefix lengths (2,4: "
+                   "0301 under 03) or as a file, CSV rows code,parent or JSON "
+                   "{\"code\": \"parent\"} (a blank parent or null for a top group).")
+        for column in columns:
+            kind_key, text_key = f"w_tables_h_kind_{column}", f"w_tables_h_prefix_{column}"
+            keep(kind_key, "none", choices=list(CODE_LIST_KINDS))
+            kind = st.radio(f"Code list of {md(column)}", list(CODE_LIST_KINDS),
+                            horizontal=True, key=kind_key, format_func=CODE_LIST_KINDS.get)
+            try:
+                if kind == "prefix":
+                    keep(text_key, "")
+                    text = st.text_input("Prefix lengths", key=text_key,
+                                         max_chars=MAX_PREFIX_TEXT, placeholder="2,4",
+                                         help="Increasing whole numbers: the parent of a code "
+                                              "is its longest prefix of one of these lengths.")
+                    if not text.strip():
+                        st.info("Give the prefix lengths, such as 2,4.", icon=":material/info:")
+                        ready = False
+                        continue
+                    listed, prefix = prefix_list(column, text)
+                    fits_codes(df, column, prefix)
+                    lists.append(listed)
+                    specs[column] = prefix
+                elif kind == "file":
+                    upload = st.file_uploader(
+                        "Code list file (CSV or JSON)", type=["csv", "json"],
+                        key=f"tables_h_file_{column}",
+                        max_upload_size=uploads.widget_limit("json"),
+                        help="CSV rows code,parent, or a JSON object {\"code\": \"parent\"}. "
+                             "Read in memory, never stored.")
+                    if upload is None:
+                        st.info("Upload the code list file.", icon=":material/info:")
+                        ready = False
+                        continue
+                    raw = upload.getvalue()
+                    listed = file_list(column, upload.name, raw)
+                    specs[column] = fits_codes(df, column, compute.code_list(
+                        listed.digest, listed.text, raw))
+                    lists.append(listed)
+            except SdcInputError as err:
+                st.error(f"Code list of {md(column)}: {md(err)}", icon=":material/error:")
+                ready = False
+        if lists and ready:
+            st.caption(md("; ".join(code_list_text(tuple(lists), specs))))
+    return (tuple(lists), specs) if ready else None
+
+
+def fits_codes(df: pd.DataFrame, column: str, spec: Hierarchy | Prefixes) -> Hierarchy | Prefixes:
+    """``spec`` once it fits the column's codes as the table reads them (each a leaf of the
+    list: :meth:`sdc_core.tables.hierarchy.Hierarchy.for_codes`); a column that cannot make a
+    table is left to the methods, which say why."""
+    try:
+        levels = level_codes(df[column], None)[1]
+    except SdcInputError:
+        return spec
+    spec.for_codes(column, levels)
+    return spec
+
+
 def cross_tables() -> None:
-    """The cross table of the current data set, by the three methods side by side; with tables
-    added, the set published together by suppression."""
+    """The cross table of the current data set, by the three methods side by side (with code
+    lists, by suppression); with tables added, the set published together by suppression."""
     ds = state.ensure_dataset()
     settings = cross_settings(ds)
     if settings is None:
         return
     tables = linked_set(settings.columns, added_tables(list(ds.df.columns)))
-    if len(tables) > 1:
-        linked_tables(ds, settings, tables)
+    given = code_lists(ds.df, linked_union(tables))
+    if given is None:
         return
+    lists, specs = given
+    if len(tables) > 1:
+        linked_tables(ds, replace(settings, code_lists=lists), tables, specs)
+        return
+    settings = replace(settings, code_lists=lists)
     st.subheader(md(table_title(settings)), anchor=False, divider="gray")
     size = table_size(ds.df, settings.columns)
     if size > LARGE_TABLE:
@@ -487,7 +579,11 @@ def cross_tables() -> None:
     shown = []
     for method, column in zip(TABLE_METHODS, st.columns(3)):
         with column:
-            shown.append(method_column(ds, settings, method))
+            shown.append(method_column(ds, settings, method, specs))
+    if lists:
+        st.caption("A table with code lists goes neither into the differencing part nor into "
+                   "the report on the Export page: both take a table without one.")
+        return
     if shown[0]:  # the report's "Published tables" section (Export page)
         state.set_cross_table_settings(settings.to_dict(), ds.dataset_id)
     differencing_part(ds, settings)

@@ -8,16 +8,20 @@ suppression, differential privacy and the cell key method, for the same settings
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
+from sdc_core.checks import MAX_JSON_BYTES
+from sdc_core.errors import SdcInputError
 from sdc_core.names import count_text, label
 from sdc_core.tables.cell_rules import K_RANGE, N_RANGE, P_RANGE, T_RANGE, Rule
 from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS, nonresponse
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes, prefixes
 from sdc_core.tables.linked import LinkedRelease, table_name
 from sdc_core.tables.table_release import DEFAULT_RULE, TABLE_METHODS, TableRelease, unit_text
 
@@ -44,6 +48,19 @@ MAX_ADDED = 5
 LINKED_REFUSED = ("Tables published together (linked tables) are protected by suppression: "
                   "differential privacy and the cell key method here publish one table at a "
                   "time.")
+
+#: A table column's code list on the Tables page (docs/tables.md, "On the Tables page"): none,
+#: prefix lengths typed in, or an uploaded file (the radio's options, with their labels)
+CODE_LIST_KINDS = {"none": "none", "prefix": "prefix lengths", "file": "a code list file"}
+#: The longest text of prefix lengths the page takes
+MAX_PREFIX_TEXT = 100
+#: The largest code list file the page takes: the upload gate's limit of a JSON file
+#: (ui/infra/uploads.py), for a CSV one too
+MAX_CODE_LIST_BYTES = MAX_JSON_BYTES
+#: Why differential privacy and the cell key method do not publish a table with a code list
+HIERARCHY_REFUSED = ("With a code list the table is published by suppression only: differential "
+                     "privacy and the cell key method here do not make every level of a code "
+                     "list add up.")
 
 #: The Tables page's two parts, and the two sources of its answer counts (its radios' options)
 PARTS = ("Answer counts", "Cross table with margins")
@@ -79,7 +96,9 @@ TABLE_FIELDS: dict[str, tuple[str, Any]] = {
 TABLE_FIELD_PREFIXES: dict[str, tuple[str, Any]] = {
     "w_tables_n_": ("whole", PARTICIPANTS), "w_tables_questions_": ("columns", None),
     "w_tables_added_": ("columns", None),
-    "w_tables_diff_levels_": ("texts", None)}
+    "w_tables_diff_levels_": ("texts", None),
+    "w_tables_h_kind_": ("choice", tuple(CODE_LIST_KINDS)),
+    "w_tables_h_prefix_": ("text", MAX_PREFIX_TEXT)}
 
 
 def table_field(key: str) -> tuple[str, Any] | None:
@@ -93,6 +112,54 @@ def table_field(key: str) -> tuple[str, Any] | None:
     return None
 
 
+class CodeList(NamedTuple):
+    """A table column's code list as the page's cached calls are keyed by it (hashable): the
+    ``column``, its ``kind`` ("prefix" or "file"), the prefix lengths' text or the file's name,
+    and the file's SHA-256 (empty for prefix lengths). The code list itself is read by
+    :func:`prefix_list` or :func:`file_list`."""
+
+    column: str
+    kind: str
+    text: str
+    digest: str = ""
+
+
+def prefix_list(column: str, text: str) -> tuple[CodeList, Prefixes]:
+    """The code list of ``column`` given as prefix lengths (``2,4``), read as whole numbers
+    only (:func:`sdc_core.tables.hierarchy.prefixes`); an :class:`SdcInputError` in one
+    sentence when the text is not such lengths."""
+    text = text.strip()
+    if len(text) > MAX_PREFIX_TEXT:
+        raise SdcInputError(f"prefix lengths are at most {MAX_PREFIX_TEXT} characters, such "
+                            "as 2,4")
+    return CodeList(column, "prefix", text), prefixes(text)
+
+
+def file_list(column: str, name: str, raw: bytes) -> CodeList:
+    """The key of ``column``'s code list file ``name`` (its bytes ``raw``, never kept): an
+    :class:`SdcInputError` when the file is larger than :data:`MAX_CODE_LIST_BYTES`; the file
+    itself is read by :func:`sdc_core.tables.hierarchy.read_hierarchy` (the uploader takes
+    only CSV and JSON files)."""
+    if len(raw) > MAX_CODE_LIST_BYTES:
+        raise SdcInputError(f"the code list file is {len(raw):,} bytes; the page takes at most "
+                            f"{MAX_CODE_LIST_BYTES:,}")
+    return CodeList(column, "file", name, hashlib.sha256(raw).hexdigest())
+
+
+def code_list_text(lists: tuple[CodeList, ...],
+                   specs: Mapping[str, Hierarchy | Prefixes]) -> list[str]:
+    """One line per code list: "region: prefix lengths 2,4" or "region: 12 codes from
+    h.csv" (the names as they are: the caller escapes them)."""
+    lines = []
+    for cl in lists:
+        spec = specs.get(cl.column)
+        if cl.kind == "prefix":
+            lines.append(f"{cl.column}: prefix lengths {cl.text}")
+        elif isinstance(spec, Hierarchy):
+            lines.append(f"{cl.column}: {len(spec.parent):,} codes from {cl.text}")
+    return lines
+
+
 @dataclass(frozen=True)
 class CrossSettings:
     """The Tables page's cross-table settings: 1 to 3 ``columns``, an optional ``sum_column``,
@@ -100,8 +167,10 @@ class CrossSettings:
     ``epsilon``, the ``seed`` of the DP noise and of the cell keys, the cell key method's
     ``threshold`` (a published count below it is blank), the ``household`` id whose persons
     the figures protect (None: the records), DP's ``max_contributions`` per person (None:
-    the default of :func:`sdc_core.tables.dp_tables.default_contributions`) and the ``clip``
-    bound U of one contribution to a DP sum (None: not given)."""
+    the default of :func:`sdc_core.tables.dp_tables.default_contributions`), the ``clip``
+    bound U of one contribution to a DP sum (None: not given) and the ``code_lists`` of some
+    table columns (:class:`CodeList`: the table then has their inner nodes, by suppression
+    only)."""
 
     columns: tuple[str, ...]
     sum_column: str | None = None
@@ -112,12 +181,21 @@ class CrossSettings:
     household: str | None = None
     max_contributions: int | None = None
     clip: float | None = None
+    code_lists: tuple[CodeList, ...] = ()
 
     def methods(self) -> tuple[str, ...]:
-        """The methods offered: all three, but DP for sums only with its ``clip`` bound."""
+        """The methods offered: all three, but DP for sums only with its ``clip`` bound, and
+        suppression alone with a code list."""
+        if self.code_lists:
+            return ("suppress",)
         if self.sum_column is not None and self.clip is None:
             return tuple(m for m in TABLE_METHODS if m != "dp")
         return TABLE_METHODS
+
+    def refused(self, method: str) -> str:
+        """Why ``method`` is not offered (:meth:`methods`): a code list's or a clip bound's
+        sentence."""
+        return HIERARCHY_REFUSED if self.code_lists else CLIP_NEEDED
 
     def to_dict(self) -> dict[str, Any]:
         """The settings by field (the session keeps them: :func:`settings_from` reads them
