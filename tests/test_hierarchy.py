@@ -25,12 +25,13 @@ from sdc_core.tables.hierarchy import (
     MAX_DEPTH,
     Hierarchy,
     Prefixes,
+    flat_parents,
     hierarchy,
     moves,
     read_hierarchy,
 )
 from sdc_core.tables.linked import release_linked
-from sdc_core.tables.suppression_audit import secondary_suppression
+from sdc_core.tables.suppression_audit import MAX_CUBES, _axis_moves, secondary_suppression
 from tests.cli_run import run
 from tests.conftest import SHARED_DATA
 
@@ -391,3 +392,18 @@ def test_the_command_line_refuses_a_hostile_hierarchy_file(tmp_path) -> None:
     done = run("tables", data, "--cross", "a", "--hierarchy", "a=prefix:2", "--method", "dp",
                "-o", tmp_path / "o.csv")
     assert done.returncode == 2 and "suppression" in done.stderr
+
+
+@pytest.mark.parametrize("levels", [4, 1_090])
+def test_a_flat_axis_offers_every_partner_and_the_margin(levels: int) -> None:
+    """The hypercube's moves on a flat axis are those of the code list's definition
+    (:func:`moves`), in the same order, however many levels: a 1,090-level axis (ACTG 175's
+    cd80) keeps its margin move past the cube limit of 1,000."""
+    tree = flat_parents(levels)
+    for i in (0, levels // 2, levels):  # a level, another, the margin
+        pos, sign = _axis_moves(tree, i, MAX_CUBES)
+        want = moves(tree, i, 10 * levels)
+        assert len(pos) == len(want) == levels
+        assert [list(p) for p in pos] == [q for q, _ in want]
+        assert [list(s) for s in sign] == [s for _, s in want]
+    assert list(_axis_moves(tree, 0, MAX_CUBES)[0][-1]) == [0, levels]  # the margin
