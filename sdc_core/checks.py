@@ -35,6 +35,25 @@ def check_positive(name: str, value: float) -> float:
     return v
 
 
+def check_bounded(name: str, value: object, upper: float, lower: float = 0.0,
+                  upper_text: str | None = None) -> float:
+    """A number in (0, ``upper``], at least ``lower`` (a bool, text, NaN or ±∞ refused),
+    named in the refusal with ``upper`` as ``upper_text`` says (default ``{upper:g}``).
+
+    Examples
+    --------
+    >>> check_bounded("alpha", 0.05, 0.5)
+    0.05
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not np.isfinite(float(value)) or not 0 < float(value) <= upper \
+            or float(value) < lower:
+        least = f"at least {lower:g}" if lower else "above 0"
+        raise SdcInputError(f"{name} must be a number {least} and at most "
+                            f"{upper_text or f'{upper:g}'}, not {shown(value)}")
+    return float(value)
+
+
 def check_whole(name: str, value: int) -> int:
     """A whole number ≥ 1 (``2.0`` is accepted as 2, ``True`` is not)."""
     if isinstance(value, bool) or not float(value).is_integer() or value < 1:

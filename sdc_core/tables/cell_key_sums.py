@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from sdc_core import rng
+from sdc_core.checks import check_bounded
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.tables.cell_key import KEY_RANGE, record_keys
@@ -78,9 +79,9 @@ def noise_table(bound: float = DEFAULT_BOUND, variance: float = DEFAULT_VARIANCE
     >>> round(float(z.mean()), 12), round(float((z ** 2).mean()), 9), bool(abs(z).max() < 3)
     (0.0, 1.0, True)
     """
-    d = _number("the noise bound D", bound, MAX_BOUND)
+    d = check_bounded("the noise bound D", bound, MAX_BOUND)
     most = float(np.mean(_quantiles(1e9 * d, d) ** 2))
-    v = _number("the noise variance V", variance, most)
+    v = check_bounded("the noise variance V", variance, most)
     if v >= most:
         raise SdcInputError(f"the noise variance V must be below {most:.4g} (≈ D²/3) for D = "
                             f"{d:g}, not {variance!r}")
@@ -93,15 +94,6 @@ def noise_table(bound: float = DEFAULT_BOUND, variance: float = DEFAULT_VARIANCE
             hi = mid
     z = _quantiles(math.exp((lo + hi) / 2.0), d)
     return (z - z[::-1]) / 2.0  # exactly antisymmetric: mean 0 to the last bit
-
-
-def _number(name: str, v: Any, upper: float) -> float:
-    """``v`` as a float in (0, upper], else a readable refusal."""
-    if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating) \
-            or not math.isfinite(float(v)) or not 0 < float(v) <= upper:
-        raise SdcInputError(f"{name} must be a number above 0 and at most {upper:.4g}, not "
-                            f"{v!r}")
-    return float(v)
 
 
 def contributor_cell_keys(df: pd.DataFrame, table: CrossTable, seed: int,
@@ -229,7 +221,7 @@ def ckm_sums(df: pd.DataFrame, table: CrossTable, seed: int = 0, household: str 
         raise SdcInputError(f"seed must be a whole number from 0 to 2^64 − 1, not {seed!r}")
     z_of = noise_table(bound, variance)
     d = float(bound)
-    m = _number("the noise magnitude m", magnitude, 1.0 / d)
+    m = check_bounded("the noise magnitude m", magnitude, 1.0 / d)
     p = check_parameter("p", p, P_RANGE)
     ckey = contributor_cell_keys(df, table, int(seed), household)
     frame = table.frame

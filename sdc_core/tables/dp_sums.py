@@ -14,7 +14,6 @@ each published figure is then clipped at 0, as the DP counts are.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +21,12 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.checks import numeric_values, shown
+from sdc_core.checks import check_bounded, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.tables.crosstab import MAX_TOTAL, CrossTable, level_codes
 from sdc_core.tables.dp_tables import (
     _opendp,
-    _positive,
     _seeded_noise,
     bound_contributions,
     check_contributions,
@@ -46,11 +44,7 @@ def check_clip(clip: Any) -> float:
     if clip is None:
         raise SdcInputError("a DP sum needs the bound of one contribution: give --clip U "
                             "(each contribution is clipped to [0, U], the noise scaled to U/ε)")
-    if isinstance(clip, bool) or not isinstance(clip, int | float | np.integer | np.floating) \
-            or not math.isfinite(float(clip)) or not 0 < float(clip) <= MAX_TOTAL:
-        raise SdcInputError(f"the clip bound U must be a number above 0 and at most 2^53, not "
-                            f"{shown(clip)}")
-    return float(clip)
+    return check_bounded("the clip bound U", clip, MAX_TOTAL, upper_text="2^53")
 
 
 def bounded_sums(df: pd.DataFrame, table: CrossTable, clip: float,
@@ -185,8 +179,8 @@ def dp_sums(df: pd.DataFrame, table: CrossTable, clip: float | None, epsilon: fl
     if table.sum_column is None:
         raise SdcInputError("a DP sum needs a column to sum")
     u_bound = check_clip(clip)
-    eps = _positive("epsilon", epsilon, 100.0, 0.001)
-    alpha = _positive("alpha", alpha, 0.5)
+    eps = check_bounded("epsilon", epsilon, 100.0, 0.001)
+    alpha = check_bounded("alpha", alpha, 0.5)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
                              or not 0 <= int(seed) <= rng.MAX_SEED):
         raise SdcInputError(f"seed must be a whole number from 0 to 2^64 − 1, not {seed!r}")

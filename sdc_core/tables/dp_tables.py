@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdc_core import rng
-from sdc_core.checks import shown
+from sdc_core.checks import check_bounded, shown
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.count_tables import full_grid, with_margins
 
@@ -49,16 +49,6 @@ def _opendp() -> Any:
 
     dp.enable_features("contrib")
     return dp
-
-
-def _positive(name: str, v: Any, upper: float, lower: float = 0.0) -> float:
-    """``v`` as a float in (0, upper] (and at least ``lower``), else a readable refusal."""
-    if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating) \
-            or not math.isfinite(float(v)) or not 0 < float(v) <= upper \
-            or float(v) < lower:
-        least = f"at least {lower:g}" if lower else "above 0"
-        raise SdcInputError(f"{name} must be a number {least} and at most {upper:g}, not {v!r}")
-    return float(v)
 
 
 def noise_pmf(mechanism: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
@@ -245,7 +235,7 @@ def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
     if mechanism not in MECHANISMS:
         raise SdcInputError(f"mechanism must be one of {', '.join(MECHANISMS)}, not "
                             f"{mechanism!r}")
-    alpha = _positive("alpha", alpha, 0.5)
+    alpha = check_bounded("alpha", alpha, 0.5)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
                              or not 0 <= int(seed) <= rng.MAX_SEED):
         raise SdcInputError(f"seed must be a whole number from 0 to 2^64 − 1, not {seed!r}")
@@ -255,16 +245,16 @@ def dp_counts(table: Any, epsilon: float = 1.0, mechanism: str = "laplace",
     dp = _opendp()
     true = cells["count"].to_numpy(dtype=np.int64)
     if mechanism == "laplace":
-        epsilon = _positive("epsilon", epsilon, 100.0, 0.001)
+        epsilon = check_bounded("epsilon", epsilon, 100.0, 0.001)
         scale = bound / epsilon
         meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=dp.i64)),
                                  dp.l1_distance(T=dp.i64), scale=scale)
         stated_eps, out_rho, out_delta = float(meas.map(bound)), None, None
         acc = float(dp.discrete_laplacian_scale_to_accuracy(scale, alpha))
     else:
-        out_rho = _positive("rho", rho if rho is not None else _positive(
+        out_rho = check_bounded("rho", rho if rho is not None else check_bounded(
             "epsilon", epsilon, 100.0, 0.001) ** 2 / 2, 100.0, 1e-6)
-        out_delta = _positive("delta", delta, 0.1)
+        out_delta = check_bounded("delta", delta, 0.1)
         scale = bound / math.sqrt(2.0 * out_rho)
         meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)),
                                   dp.l2_distance(T=dp.i64), scale=scale)
