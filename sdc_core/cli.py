@@ -1083,6 +1083,8 @@ def _cross_table(args: argparse.Namespace) -> int:
         made_json = made.to_json()
         if pair is not None:
             made_json["differencing"] = pair.to_json()
+        if hierarchies:
+            made_json["unused_codes"] = _unused(hierarchies, made.truth)
         print(json.dumps(made_json, indent=2, default=str))
         return 0
     hidden = int(out[made.value].isna().sum())
@@ -1118,7 +1120,31 @@ def _cross_table(args: argparse.Namespace) -> int:
           + (f"; wrote {args.output}" if args.output is not None else ""))
     if pair is not None:
         print(pair.summary())
+    _print_unused(hierarchies, made.truth)
     return 0
+
+
+def _used_codes(table: Any) -> dict[str, list[str]]:
+    """Each column's codes in a cross table: its levels and its code list's inner nodes."""
+    nodes = table.nodes or ((),) * len(table.columns)
+    return {c: [*lv, *nd] for c, lv, nd in zip(table.columns, table.levels, nodes)}
+
+
+def _unused(hierarchies: dict[str, Any], table: Any) -> dict[str, list[str]]:
+    """Per column with a code list, the codes no record falls under (``--json``)."""
+    from sdc_core.tables.hierarchy import unused_codes
+
+    used = _used_codes(table)
+    return {c: unused_codes(h, used[c]) for c, h in hierarchies.items()}
+
+
+def _print_unused(hierarchies: dict[str, Any], table: Any) -> None:
+    """The note that codes of a list are left out, when some are."""
+    from sdc_core.tables.hierarchy import unused_note
+
+    note = unused_note(hierarchies, _used_codes(table)) if hierarchies else ""
+    if note:
+        print(f"note: {note}")
 
 
 def _hierarchies(specs: list[str]) -> dict[str, Any]:
@@ -1181,6 +1207,8 @@ def _linked_tables(args: argparse.Namespace, rule: Rule, hierarchies: dict[str, 
                           "unit": unit_text(made.finest.unit), "left_out": made.left_out,
                           "method": made.method, "audit_passes": audit.passes,
                           "unchecked_cells": audit.unchecked_cells,
+                          **({"unused_codes": _unused(hierarchies, made.finest)}
+                             if hierarchies else {}),
                           "cells": cells.to_dict(orient="records")}, indent=2, default=str))
         return 0
     unchecked = audit.unchecked_cells
@@ -1197,6 +1225,7 @@ def _linked_tables(args: argparse.Namespace, rule: Rule, hierarchies: dict[str, 
           + (f"; {made.left_out} records with a blank left out of every table"
              if made.left_out else "")
           + (f"; wrote {args.output}" if args.output is not None else ""))
+    _print_unused(hierarchies, made.finest)
     return 0
 
 

@@ -213,12 +213,16 @@ def test_hostile_code_list_files_are_one_sentence(name, raw, words):
 
 def test_a_list_code_absent_from_the_data_is_left_out():
     """A code of the list with no record below it has no row (docs/tables.md: it is left
-    out), and the table is built."""
+    out), the page names it as the command line does, and the table is built."""
     raw = b"C,\nD,\nE,\nC10,C\nC20,C\nD35,D\nE99,E\nC101,C10\nC102,C10\nC201,C20\n" \
           b"D351,D35\nD352,D35\n"
     at = with_file(code_page(), "extra.csv", raw)
     assert not at.exception and not at.error
     assert_inner_rows_add_up(at)
+    notes = [plain(c.value) for c in at.caption if "no record" in c.value]
+    assert len(notes) == 1 and "2 codes of the code list of 'nace' have no record and are " \
+        "left out ('E', 'E99')" in notes[0]
+    assert not any("no record" in c.value for c in with_prefixes(code_page(), "1,3").caption)
 
 
 def test_the_size_bound_holds_below_the_cores():

@@ -361,6 +361,29 @@ def test_the_command_line_writes_inner_nodes_as_sums_of_their_children(tmp_path)
         assert key in set(got.set_index(["a", "b"]).index)
 
 
+def test_codes_of_the_list_no_record_falls_under_are_named(tmp_path) -> None:
+    """A code list larger than the data (a whole classification): the codes with no record
+    below them are left out of the table, and the command line says which, as text."""
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": ["A01"] * 6 + ["A02"] * 6, "b": list("xy") * 6}).to_csv(data,
+                                                                                index=False)
+    hfile = tmp_path / "h.csv"
+    hfile.write_text("code,parent\nA,\nA01,A\nA02,A\nB,\nB10,B\n<b>x</b>,B\n")
+    done = run("tables", data, "--cross", "a,b", "--hierarchy", f"a={hfile}", "-o",
+               tmp_path / "o.csv")
+    assert done.returncode == 0, done.stderr
+    note = [line for line in done.stdout.splitlines() if line.startswith("note:")]
+    assert note == ["note: 3 codes of the code list of 'a' have no record and are left out "
+                    "('<b>x</b>', 'B', 'B10')"]
+    got = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    assert "A" in set(got["a"]) and not set(got["a"]) & {"B", "B10", "<b>x</b>"}
+    linked = run("tables", data, "--cross", "a,b", "--cross", "a", "--hierarchy", f"a={hfile}",
+                 "--json")
+    assert json.loads(linked.stdout)["unused_codes"] == {"a": ["<b>x</b>", "B", "B10"]}
+    flat = run("tables", data, "--cross", "a,b", "--hierarchy", "a=prefix:1", "--json")
+    assert json.loads(flat.stdout)["unused_codes"] == {"a": []}
+
+
 @pytest.mark.parametrize("spec, message", [
     ("a=prefix:4,2", "increasing"), ("a=prefix:x", "whole numbers"), ("a", "COLUMN=FILE"),
     ("a=missing.csv", "cannot read the hierarchy"), ("z=prefix:1", "not a column"),

@@ -16,7 +16,7 @@ from sdc_core.data.io import table_bytes
 from sdc_core.errors import SdcInputError
 from sdc_core.tables.crosstab import level_codes
 from sdc_core.tables.dp_tables import MAX_CONTRIBUTIONS
-from sdc_core.tables.hierarchy import Hierarchy, Prefixes
+from sdc_core.tables.hierarchy import Hierarchy, Prefixes, axis_tree, unused_note
 from sdc_core.tables.responses import (
     audit,
     naive_publication,
@@ -539,19 +539,29 @@ def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ..
                 st.error(f"Code list of {md(column)}: {md(err)}", icon=":material/error:")
                 ready = False
         if lists and ready:
-            st.caption(md("; ".join(code_list_text(tuple(lists), specs))))
+            used = {c: [*lv, *axis_tree(lv, h.for_codes(c, lv))[0]]
+                    for c, h in specs.items() if (lv := table_codes(df, c)) is not None}
+            note = unused_note({c: specs[c] for c in used}, used)
+            st.caption(md("; ".join([*code_list_text(tuple(lists), specs),
+                                     *([note] if note else [])])))
     return (tuple(lists), specs) if ready else None
+
+
+def table_codes(df: pd.DataFrame, column: str) -> list[str] | None:
+    """The column's codes as the table reads them; None for a column that cannot make a
+    table (the methods say why)."""
+    try:
+        return level_codes(df[column], None)[1]
+    except SdcInputError:
+        return None
 
 
 def fits_codes(df: pd.DataFrame, column: str, spec: Hierarchy | Prefixes) -> Hierarchy | Prefixes:
     """``spec`` once it fits the column's codes as the table reads them (each a leaf of the
-    list: :meth:`sdc_core.tables.hierarchy.Hierarchy.for_codes`); a column that cannot make a
-    table is left to the methods, which say why."""
-    try:
-        levels = level_codes(df[column], None)[1]
-    except SdcInputError:
-        return spec
-    spec.for_codes(column, levels)
+    list: :meth:`sdc_core.tables.hierarchy.Hierarchy.for_codes`)."""
+    levels = table_codes(df, column)
+    if levels is not None:
+        spec.for_codes(column, levels)
     return spec
 
 

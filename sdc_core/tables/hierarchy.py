@@ -303,6 +303,35 @@ def axis_tree(levels: Sequence[str], h: Hierarchy) -> tuple[tuple[str, ...], Par
     return ordered, parents
 
 
+def unused_codes(h: Hierarchy | Prefixes, used: Iterable[str]) -> list[str]:
+    """The codes of a code list that no record falls under, sorted (they are left out of the
+    table); a list by prefixes is made from the data's codes and has none.
+
+    Examples
+    --------
+    >>> unused_codes(hierarchy([("a", "t"), ("b", "t"), ("t", None), ("u", None)]),
+    ...              ["a", "t"])
+    ['b', 'u']
+    """
+    if isinstance(h, Prefixes):
+        return []
+    return sorted(set(h.parent) - set(used))
+
+
+def unused_note(hierarchies: Mapping[str, Hierarchy | Prefixes],
+                used: Mapping[str, Iterable[str]]) -> str:
+    """One sentence naming, per column, how many codes of its list no record falls under and
+    the first three ("" when there are none)."""
+    parts = []
+    for column, h in hierarchies.items():
+        left = unused_codes(h, used[column])
+        if left:
+            first = ", ".join(shown(c) for c in left[:3]) + (", …" if len(left) > 3 else "")
+            parts.append(f"{len(left):,} codes of the code list of {shown(column)} have no "
+                         f"record and are left out ({first})")
+    return "; ".join(parts)
+
+
 def children(parents: Parents) -> list[list[int]]:
     """Each position's children, in the order of the positions."""
     out: list[list[int]] = [[] for _ in parents]
