@@ -13,7 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from sdc_core.tables.hierarchy import MAX_BYTES, MAX_DEPTH
-from tests.apptest import app_test
+from tests.apptest import app_test, downloads
+from tests.cli_run import run
 from tests.conftest import plain
 from tests.hostile_text import IMAGE, LINK, leaks
 from ui.logic.cross_tables import HIERARCHY_REFUSED, MAX_CODE_LIST_BYTES
@@ -103,6 +104,20 @@ def test_prefix_lengths_give_inner_nodes_that_add_up_and_pass_the_audit():
     refused = [i.value for i in at.info if i.value == HIERARCHY_REFUSED]
     assert len(refused) == 2  # DP and the cell key method, one sentence each
     assert any("nace: prefix lengths 1,3" in plain(c.value) for c in at.caption)
+
+
+def test_the_download_is_the_command_lines_file(monkeypatch, tmp_path):
+    """One truth: the suppressed table's download with prefix lengths 1,3 is, byte for byte,
+    what ``tables --cross nace,size --hierarchy nace=prefix:1,3`` writes from the same file."""
+    made = downloads(monkeypatch)
+    with_prefixes(code_page(), "1,3")
+    data, out = tmp_path / "firms.csv", tmp_path / "out.csv"
+    data.write_bytes(data_csv())
+    done = run("tables", data, "--cross", "nace,size", "--hierarchy", "nace=prefix:1,3",
+               "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert made["dl_tables_suppress_csv"] == out.read_bytes()
+    assert b"\nC10,s," in out.read_bytes()  # an inner node's row
 
 
 @pytest.mark.parametrize("name, raw", [

@@ -167,6 +167,23 @@ def test_the_downloads_are_the_command_lines_table(monkeypatch):
     assert excel == table_bytes(release_table(df, ["race", "karnof"]).published(), ".xlsx")
 
 
+def test_the_downloads_of_a_table_of_sums_are_the_command_lines_files(monkeypatch, tmp_path):
+    """One truth for sums: each method's download on the page is, byte for byte, the file
+    ``tables --cross race,gender --sum cd40 --method M`` writes with the page's settings."""
+    made = downloads(monkeypatch)
+    at = cross_page(["race", "gender"])
+    at.selectbox(key="w_tables_cross_sum").set_value("cd40").run()
+    at.number_input(key="w_tables_clip").set_value(500.0).run()
+    at.number_input(key="w_tables_seed").set_value(3).run()
+    assert not at.exception
+    for method, extra in (("suppress", []), ("ckm", []), ("dp", ["--clip", "500"])):
+        out = tmp_path / f"{method}.csv"
+        done = run("tables", EXAMPLE_PATH, "--cross", "race,gender", "--sum", "cd40",
+                   "--rule", "p:10", "--method", method, "--seed", "3", *extra, "-o", out)
+        assert done.returncode == 0, done.stderr
+        assert made[f"dl_tables_{method}_csv"] == out.read_bytes(), method
+
+
 def test_the_report_has_the_published_tables(monkeypatch):
     made = downloads(monkeypatch)
     df = read_table(EXAMPLE_PATH)
