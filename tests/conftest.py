@@ -235,6 +235,10 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_drisk_equals_sdcmicro_outputs",
         "test_fast_path_equals_brute_force",
     ),
+    "test_linked_tables.py": (
+        "test_every_linked_set_passes_its_joint_audit",
+        "test_linked_tables_of_outside_data_with_a_code_list_pass_the_joint_audit",
+    ),
     "test_measure_declarations.py": (
         "test_the_report_names_every_declared_figure_of_the_parts_it_shows",),
     "test_methods.py": (

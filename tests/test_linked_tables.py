@@ -205,6 +205,21 @@ def test_linked_magnitude_tables_protect_every_primary_cell() -> None:
     check_joint(df, tables, Rule("p", (10.0,)), "income")
 
 
+def test_linked_tables_of_outside_data_with_a_code_list_pass_the_joint_audit() -> None:
+    """sdcMicro's testdata: the relationship to the head by roof and by water, the
+    relationships grouped into the nuclear family (head, partner, child: codes 1–3) and the
+    others (a code list of code → parent), checked by the test's own linear programme over
+    the finest cells."""
+    df = pd.read_csv(SHARED_DATA / "testdata.csv")[["relat", "roof", "water"]].dropna()
+    df["relat"] = "r" + df["relat"].astype(int).astype(str)
+    groups = {c: "nuclear" if int(c[1:]) <= 3 else "other" for c in df["relat"].unique()}
+    tables = [["relat", "roof"], ["relat", "water"]]
+    made = release_linked(df, tables, rule=THREE, hierarchies={"relat": hierarchy(
+        [*groups.items(), *((g, None) for g in set(groups.values()))])})
+    assert made.finest.hierarchical and (made.status == "primary").any()
+    check_joint(df, tables, THREE, parents={"relat": groups})
+
+
 def test_households_are_the_unit_of_linked_tables() -> None:
     df = pd.read_csv(SHARED_DATA / "testdata.csv")
     made = release_linked(df, [["roof", "urbrur"], ["roof", "walls"]], rule=Rule(
