@@ -20,7 +20,6 @@ the second-largest contributor's estimate X′ − x₂ of x₁ then misses x₁
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
 from sdc_core.tables.cell_key import KEY_RANGE, record_keys
 from sdc_core.tables.cell_rules import P_RANGE, check_parameter
-from sdc_core.tables.crosstab import CrossTable, level_codes
+from sdc_core.tables.crosstab import CrossTable, record_cells
 
 #: The noise table's default bound D, variance V and magnitude m (the noise is at most
 #: m · D · x₁ = 30 % of the largest contribution, its standard deviation m · √V · x₁ = 10 %)
@@ -126,33 +125,18 @@ def contributor_cell_keys(df: pd.DataFrame, table: CrossTable, seed: int,
     >>> c.tolist() == [(k[0] + k[1]) % 256, k[2], k.sum() % 256]
     True
     """
-    codes = []
-    keep = np.ones(len(df), dtype=bool)
-    for c in table.columns:
-        code, _ = level_codes(df[c], None)
-        codes.append(code)
-        keep &= code >= 0
+    flat, keep = record_cells(df, table)
     if household is None:
         ids = rng.record_ids(len(df))
         units = np.arange(len(df), dtype=np.int64)
     else:
         ids = rng.ids_from_column(df[household].to_numpy())
         units, _ = household_codes(df, household)
-    keys = record_keys(ids, int(seed))[keep]
-    units = np.asarray(units, dtype=np.int64)[keep]
-    shape = table.shape
-    size = int(np.prod(shape))
-    out = np.zeros(size, dtype=np.int64)
-    kept = [c[keep] for c in codes]
-    for total in itertools.product((False, True), repeat=len(shape)):
-        at = tuple(np.full(len(units), s - 1) if t else c
-                   for c, s, t in zip(kept, shape, total))
-        flat = np.ravel_multi_index(at, shape)
-        # one key per distinct contributor of the cell: the first of its records there
-        _, first = np.unique(flat * (int(units.max(initial=0)) + 1) + units,
-                             return_index=True)
-        out += np.bincount(flat[first], weights=keys[first], minlength=size).astype(np.int64)
-    return out % KEY_RANGE
+    units = np.asarray(units, dtype=np.int64)
+    per_unit = np.zeros(int(units.max(initial=-1)) + 1)
+    per_unit[units] = record_keys(ids, int(seed))  # a person's records share its key
+    sums = table.unit_sums(flat, units[keep], per_unit)
+    return sums.astype(np.int64) % KEY_RANGE
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,19 @@ class CrossTable:
         """Every cell's and margin's sum of ``leaf`` (one value per leaf cell, in C order of
         the levels), in the order of :attr:`frame`: each node the sum of the leaves below
         it."""
-        return _Grid(tuple(len(lv) for lv in self.levels), self.tree).aggregate(leaf)
+        return self._grid.aggregate(leaf)
+
+    def unit_sums(self, flat: np.ndarray, units: np.ndarray, weights: np.ndarray
+                  ) -> np.ndarray:
+        """Every cell's and margin's Σ w_u over the distinct units u with a record there
+        (records in leaf cells ``flat``, :func:`record_cells`, of units ``units``; w =
+        ``weights`` indexed by unit), in the order of :attr:`frame`: a unit counts once in a
+        cell however many of its records fall there."""
+        return _distinct_per_cell(self._grid, flat, units, weights)
+
+    @property
+    def _grid(self) -> _Grid:
+        return _Grid(tuple(len(lv) for lv in self.levels), self.tree)
 
     @property
     def hierarchical(self) -> bool:
@@ -386,14 +398,41 @@ def unit_codes(df: pd.DataFrame, unit: str | None, columns: Sequence[str],
     return codes
 
 
-def _distinct_per_cell(grid: _Grid, flat: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """#{u_r : r in cell} for every cell and margin (C order of the full array): the distinct
-    (cell, person) keys of every way a record reaches a cell (an inner node of a hierarchy is
-    reached from leaves of several depths), each one more person of its cell."""
+def _distinct_per_cell(grid: _Grid, flat: np.ndarray, units: np.ndarray,
+                       weights: np.ndarray | None = None) -> np.ndarray:
+    """#{u_r : r in cell} for every cell and margin (C order of the full array), or with
+    ``weights`` (one per unit code) Σ w_u over those units: the distinct (cell, person) keys of
+    every way a record reaches a cell (an inner node of a hierarchy is reached from leaves of
+    several depths), each one more person of its cell."""
     n_units = int(units.max()) + 1 if len(units) else 1
     keys = [np.unique(cell * n_units + units[sel]) for sel, cell in grid.cells(flat)]
     found = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
-    return np.bincount(found // n_units, minlength=grid.size)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)[found % n_units]
+    return np.bincount(found // n_units, weights=w, minlength=grid.size)
+
+
+def record_cells(df: pd.DataFrame, table: CrossTable, keep: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's leaf cell of ``table`` (its flat index in C order of the levels) for the
+    records kept, and which are kept: those ``keep`` marks (default all) without a blank in a
+    table column, the levels read as :func:`crosstab` reads them (:func:`level_codes`, blanks
+    left out), so a level only dropped records hold stays a cell.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "v", "v"]})
+    >>> flat, kept = record_cells(df, crosstab(df, ["a", "b"]))
+    >>> flat.tolist(), kept.tolist()
+    ([0, 3], [True, False, True])
+    """
+    kept = np.ones(len(df), dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
+    codes = []
+    for c in table.columns:
+        code, _ = level_codes(df[c], None)
+        codes.append(code)
+        kept &= code >= 0
+    inner = tuple(len(lv) for lv in table.levels)
+    return np.ravel_multi_index(tuple(code[kept] for code in codes), inner), kept
 
 
 def _per_person_contributions(grid: _Grid, flat: np.ndarray, units: np.ndarray,

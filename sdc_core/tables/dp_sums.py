@@ -24,7 +24,7 @@ from sdc_core import rng
 from sdc_core.checks import check_bounded, numeric_values
 from sdc_core.errors import SdcInputError
 from sdc_core.households import household_codes
-from sdc_core.tables.crosstab import MAX_TOTAL, CrossTable, level_codes
+from sdc_core.tables.crosstab import MAX_TOTAL, CrossTable, record_cells
 from sdc_core.tables.dp_tables import (
     _opendp,
     _seeded_noise,
@@ -82,15 +82,8 @@ def bounded_sums(df: pd.DataFrame, table: CrossTable, clip: float,
     """
     assert table.sum_column is not None
     y = np.nan_to_num(numeric_values(df[table.sum_column], "a magnitude table"), nan=0.0)
-    ok = np.ones(len(df), dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
-    codes = []
-    for c in table.columns:
-        code, _ = level_codes(df[c], None)
-        codes.append(code)
-        ok &= code >= 0
-    inner = tuple(len(lv) for lv in table.levels)
-    size = int(np.prod(inner))
-    flat = np.ravel_multi_index(tuple(code[ok] for code in codes), inner)
+    flat, ok = record_cells(df, table, keep)
+    size = int(np.prod([len(lv) for lv in table.levels]))
     y = y[ok]
     if units is None:
         return np.bincount(flat, weights=np.clip(y, 0.0, clip), minlength=size)

@@ -53,7 +53,13 @@ from sdc_core.tables.cell_rules import (
     threshold_rule,
 )
 from sdc_core.tables.count_tables import Comparison, compare_published
-from sdc_core.tables.crosstab import CrossTable, crosstab, level_codes, unit_codes
+from sdc_core.tables.crosstab import (
+    CrossTable,
+    crosstab,
+    level_codes,
+    record_cells,
+    unit_codes,
+)
 from sdc_core.tables.dp_sums import dp_sums
 from sdc_core.tables.dp_tables import bound_contributions, default_contributions, dp_counts
 from sdc_core.tables.hierarchy import Hierarchy, Prefixes
@@ -383,14 +389,8 @@ def _cell_counts(df: pd.DataFrame, table: CrossTable, keep: np.ndarray) -> np.nd
     """The records kept (``keep``) in each cell of ``table`` (margins left out, in the
     table's order), by the table's own levels: a level only dropped records hold stays a cell,
     with count 0 (which cells exist does not depend on the records)."""
-    codes = []
-    for c in table.columns:
-        code, _ = level_codes(df[c], None)
-        codes.append(code)
-        keep = keep & (code >= 0)
-    inner = tuple(len(lv) for lv in table.levels)
-    flat = np.ravel_multi_index(tuple(code[keep] for code in codes), inner)
-    return np.bincount(flat, minlength=int(np.prod(inner)))
+    flat, _ = record_cells(df, table, keep)
+    return np.bincount(flat, minlength=int(np.prod([len(lv) for lv in table.levels])))
 
 
 def _aligned(table: CrossTable, made: pd.DataFrame, take: list[str]) -> pd.DataFrame:
