@@ -492,6 +492,7 @@ def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ..
     its file not yet given."""
     lists: list[CodeList] = []
     specs: dict[str, Hierarchy | Prefixes] = {}
+    used: dict[str, list[str] | None] = {}  # each column's codes and groups in the table
     ready = True
     with st.expander("Code lists (hierarchies)", icon=":material/account_tree:"):
         st.caption("A column's codes may sit in a tree of groups (0301 and 0302 under 03): "
@@ -516,7 +517,7 @@ def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ..
                         ready = False
                         continue
                     listed, prefix = prefix_list(column, text)
-                    fits_codes(df, column, prefix)
+                    used[column] = fits_codes(df, column, prefix)
                     lists.append(listed)
                     specs[column] = prefix
                 elif kind == "file":
@@ -532,37 +533,32 @@ def code_lists(df: pd.DataFrame, columns: list[str]) -> tuple[tuple[CodeList, ..
                         continue
                     raw = upload.getvalue()
                     listed = file_list(column, upload.name, raw)
-                    specs[column] = fits_codes(df, column, compute.code_list(
-                        listed.digest, listed.text, raw))
+                    spec = compute.code_list(listed.digest, listed.text, raw)
+                    used[column] = fits_codes(df, column, spec)
+                    specs[column] = spec
                     lists.append(listed)
             except SdcInputError as err:
                 st.error(f"Code list of {md(column)}: {md(err)}", icon=":material/error:")
                 ready = False
         if lists and ready:
-            used = {c: [*lv, *axis_tree(lv, h.for_codes(c, lv))[0]]
-                    for c, h in specs.items() if (lv := table_codes(df, c)) is not None}
-            note = unused_note({c: specs[c] for c in used}, used)
+            held = {c: codes for c, codes in used.items() if codes is not None}
+            note = unused_note({c: specs[c] for c in held}, held)
             st.caption(md("; ".join([*code_list_text(tuple(lists), specs),
                                      *([note] if note else [])])))
     return (tuple(lists), specs) if ready else None
 
 
-def table_codes(df: pd.DataFrame, column: str) -> list[str] | None:
-    """The column's codes as the table reads them; None for a column that cannot make a
-    table (the methods say why)."""
+def fits_codes(df: pd.DataFrame, column: str, spec: Hierarchy | Prefixes) -> list[str] | None:
+    """The codes the column's table holds under ``spec`` (its levels, then their groups:
+    :func:`sdc_core.tables.hierarchy.axis_tree`), once ``spec`` fits the column's codes as the
+    table reads them (each a leaf of the list: :meth:`sdc_core.tables.hierarchy.Hierarchy.
+    for_codes`, which refuses in one sentence); None for a column that cannot make a table
+    (the methods say why)."""
     try:
-        return level_codes(df[column], None)[1]
+        levels = level_codes(df[column], None)[1]
     except SdcInputError:
         return None
-
-
-def fits_codes(df: pd.DataFrame, column: str, spec: Hierarchy | Prefixes) -> Hierarchy | Prefixes:
-    """``spec`` once it fits the column's codes as the table reads them (each a leaf of the
-    list: :meth:`sdc_core.tables.hierarchy.Hierarchy.for_codes`)."""
-    levels = table_codes(df, column)
-    if levels is not None:
-        spec.for_codes(column, levels)
-    return spec
+    return [*levels, *axis_tree(levels, spec.for_codes(column, levels))[0]]
 
 
 def cross_tables() -> None:
