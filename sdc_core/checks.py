@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,15 +119,20 @@ def parse_json_bytes(raw: bytes, what: str) -> object:
     return parse_json(text, what)
 
 
-def parse_json(text: str, what: str) -> object:
+def parse_json(text: str, what: str,
+               pairs: Callable[[list[tuple[str, Any]]], Any] | None = None) -> object:
     """JSON text as Python values, or one line saying why not: invalid JSON, nesting deeper
-    than Python's parser goes, or a number too long to read (more than 4,300 digits)."""
+    than Python's parser goes, or a number too long to read (more than 4,300 digits); each
+    object built by ``pairs`` from its (key, value) pairs when given (its own refusals pass
+    through)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as err:
         raise SdcInputError(f"the {what} is not valid JSON ({err.msg}, line {err.lineno})") \
             from None
     except RecursionError:
         raise SdcInputError(f"the {what} is nested too deeply to be read") from None
+    except SdcInputError:
+        raise
     except ValueError:  # Python reads whole numbers of at most 4,300 digits
         raise SdcInputError(f"the {what} holds a number of more than 4,300 digits") from None

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
-from sdc_core.checks import shown
+from sdc_core.checks import parse_json, shown
 from sdc_core.errors import SdcInputError
 
 #: The label of the grand total (sdc_core/tables/crosstab.py's TOTAL, which imports this module)
@@ -223,17 +222,7 @@ def _json_pairs(text: str) -> list[tuple[object, object]]:
                 raise SdcInputError(f"the hierarchy gives the code {shown(k)} twice")
             out[k] = v
         return out
-    try:
-        value = json.loads(text, object_pairs_hook=pairs_once)
-    except json.JSONDecodeError as err:
-        raise SdcInputError(f"the hierarchy is not valid JSON ({err.msg}, line {err.lineno})") \
-            from None
-    except RecursionError:
-        raise SdcInputError("the hierarchy is nested too deeply to be read") from None
-    except ValueError as err:  # Python reads whole numbers of at most 4,300 digits
-        if isinstance(err, SdcInputError):
-            raise
-        raise SdcInputError("the hierarchy holds a number of more than 4,300 digits") from None
+    value = parse_json(text, "hierarchy", pairs_once)
     if not isinstance(value, dict):
         raise SdcInputError(f"the hierarchy must be a JSON object {{\"code\": \"parent\"}}, not "
                             f"a {type(value).__name__}")
