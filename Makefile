@@ -17,6 +17,11 @@ ROOT_USER := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 # tests/conftest.py) run after them alone. One junit XML a run in test-results (durations).
 XDIST := -n 2 --dist loadfile
 
+# byte code written even where the environment says not to (PYTHONDONTWRITEBYTECODE): pytest
+# then keeps each test module's rewritten asserts, so the serial phase collects in 4.5 s instead
+# of 11.7 s, and every server and command-line process a test starts reads the project compiled
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
 	  if [ "$(ROOT_USER)" = yes ]; then \

@@ -3,8 +3,9 @@ linkage attack on a release of one, tests/attackers.py) and the test tiers.
 
 Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyitems`:
 ``unit``, ``app``, ``server``, ``e2e``, ``spark``, ``package`` or ``corpus``; tests that
-measure wall time, CPU time or memory also get ``serial`` and run alone, after the others
-(``make test``). ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit,
+measure wall time or CPU time, or a server's memory under load, also get ``serial`` and run
+alone, after the others (``make test``). A test of one process's own memory (a child's peak
+resident memory, tracemalloc) runs beside the others: a neighbour's load does not change it. ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit,
 without the tests marked ``slow`` (:data:`SLOW`) or ``serial``.
 This module imports no Streamlit either: the AppTest machinery is in tests/apptest.py.
 
@@ -111,18 +112,21 @@ SERVER_TESTS = frozenset({
     "test_workshop.py::test_a_stop_ends_every_process_the_workshop_started",
 })
 
-#: Modules and tests (``module::function``, the module's path in tests/) that measure wall time,
-#: CPU time or memory, stop a server and start one on its port again, or need a page change to
-#: land while a 50 MB upload is read: they run alone (``-m serial``), not beside another worker
+#: Modules and tests (``module::function``, the module's path in tests/) that measure wall time
+#: or CPU time (a table's audit within its time limit among them), a real server's memory as
+#: uploads arrive together, stop a server and start one on its port again, or need a page change
+#: to land while a 50 MB upload is read: they run alone (``-m serial``), not beside another
+#: worker. The peak memory of a child that reads a bomb (tests/test_bombs_capped.py,
+#: tests/test_decoded.py) and the ledger's and tracemalloc's counts (tests/test_memory.py) are
+#: one process's own and run in the workers.
 SERIAL = frozenset({
-    "test_memory.py", "test_load.py", "test_processes.py", "e2e/test_restart.py",
-    "test_uploads_server.py", "test_bombs_capped.py", "test_table_memory.py",
+    "test_load.py", "test_processes.py", "e2e/test_restart.py",
+    "test_uploads_server.py", "test_table_memory.py",
     "e2e/test_upload.py::test_leaving_the_page_while_an_upload_loads_keeps_it",
     "e2e/test_disconnect.py::test_closing_the_tab_stops_the_sweep",
     "e2e/test_headers.py::test_every_page_works_on_a_loaded_machine",
     "test_links.py::test_a_recipe_that_unpacks_too_far_is_refused_quickly",
     "test_warmup.py::test_warm_reads_the_example_and_imports_the_pages_modules",
-    "test_decoded.py::test_each_bomb_is_refused_within_the_allowance",
     "test_app_server_files.py::test_a_server_file_is_admitted_before_it_is_read",
 })
 
@@ -139,6 +143,12 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_the_fast_audit_decides_as_the_definition",
     ),
     "test_band_release.py": ("test_any_dtype_banded_reads_back_as_its_midpoints",),
+    "test_bombs_capped.py": (
+        "test_each_new_bomb_is_refused_in_one_line_within_the_budget",
+        "test_the_cap_refuses_what_no_format_bound_saw",
+        "test_the_command_line_refuses_a_bomb_with_exit_2_and_one_line",
+        "test_the_estimate_of_a_wide_csv_parses_a_bounded_sample",
+    ),
     "test_capped.py": (
         "test_every_format_reads_as_in_this_process",
         "test_the_helper_and_its_child_end_with_the_process_that_started_them",
@@ -159,7 +169,10 @@ SLOW: dict[str, tuple[str, ...]] = {
         "test_one_and_three_way_tables_are_tidy_with_their_status",
         "test_the_table_size_is_the_number_of_cells_and_margins",
     ),
-    "test_decoded.py": ("test_a_stata_file_with_long_strings_read_in_chunks_equals_one_read",),
+    "test_decoded.py": (
+        "test_a_stata_file_with_long_strings_read_in_chunks_equals_one_read",
+        "test_each_bomb_is_refused_within_the_allowance",
+    ),
     "test_deniability.py": ("test_the_figures_hold_over_column_kinds",),
     "test_differencing.py": (
         "test_a_table_that_passes_its_audit_is_exposed_by_the_merged_table",
