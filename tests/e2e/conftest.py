@@ -179,10 +179,11 @@ def working(state: tuple[Any, ...]) -> bool:
             or connection not in ("CONNECTED", "DISCONNECTED_FOREVER") or flying > 0)
 
 
-def follow(page: Page, attempt: Callable[[int], Any]) -> Any:
+def follow(page: Page, attempt: Callable[[int], Any], idle: float = IDLE_SECONDS) -> Any:
     """``attempt(ms)`` (an assertion or a wait of Playwright's, for at most ``ms``) again and
     again until it passes, while the page works or has changed since the last try; its error
-    once the page has been idle :data:`IDLE_SECONDS` or after :data:`CEILING_SECONDS`."""
+    once the page has been idle ``idle`` seconds (:data:`IDLE_SECONDS`) or after
+    :data:`CEILING_SECONDS`."""
     start = quiet_since = time.monotonic()
     seen = page_state(page)
     while True:
@@ -194,7 +195,7 @@ def follow(page: Page, attempt: Callable[[int], Any]) -> Any:
             if working(state) or state != seen:
                 quiet_since = now
             seen = state
-            if now - quiet_since > IDLE_SECONDS or now - start > CEILING_SECONDS:
+            if now - quiet_since > idle or now - start > CEILING_SECONDS:
                 raise
 
 
@@ -306,6 +307,10 @@ def give_each(given: list[tuple[Page, Any]], attempts: int = 3) -> None:
 #: machine a run of the page redrew the list under the click for 30 s (the option detached
 #: again and again); the list is opened anew instead.
 CHOICE_CLICK_MS = 10_000
+#: How long a select box's list may show no option while the page is idle before it is opened
+#: again (s): a click that landed while the page settled left the list closed, and the wait
+#: for its option sat out the whole :data:`IDLE_SECONDS` before the next attempt
+CHOICE_IDLE_SECONDS = 5.0
 
 
 def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
@@ -319,11 +324,13 @@ def choose(page: Page, label: str, option: str, attempts: int = 3) -> None:
         wait_idle(page)
         in_form = box.locator("xpath=ancestor::*[@data-testid='stForm']").count() > 0
         box.click()
+        last = attempt == attempts - 1
         try:
-            follow(page, lambda ms: wanted.wait_for(state="visible", timeout=ms))
+            follow(page, lambda ms: wanted.wait_for(state="visible", timeout=ms),
+                   idle=IDLE_SECONDS if last else CHOICE_IDLE_SECONDS)
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-            if attempt == attempts - 1:
+            if last:
                 raise
             continue
         try:
