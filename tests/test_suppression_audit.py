@@ -44,24 +44,37 @@ def full_array(inner):
 
 def brute_intervals(inner, suppressed, bound):
     """min and max of each suppressed cell over every table of whole numbers 0..bound in the
-    suppressed inner cells whose published cells and margins are as published."""
+    suppressed inner cells whose published cells and margins are as published: every such
+    table at once, one row a table, each cell and margin summed over the cells it covers as
+    :func:`full_array` sums them."""
     inner = np.asarray(inner)
     shape = tuple(s + 1 for s in inner.shape)
     truth = full_array(inner)
     cells = list(itertools.product(*[range(s) for s in shape]))
     hidden_inner = [c for i, c in enumerate(cells) if suppressed[i]
                     and all(c[d] < inner.shape[d] for d in range(inner.ndim))]
-    lows = {c: np.inf for i, c in enumerate(cells) if suppressed[i]}
-    highs = {c: -np.inf for c in lows}
-    for values in itertools.product(range(bound + 1), repeat=len(hidden_inner)):
-        trial = inner.copy()
-        for c, v in zip(hidden_inner, values):
-            trial[c] = v
-        full = full_array(trial)
-        if all(full[c] == truth[c] for i, c in enumerate(cells) if not suppressed[i]):
-            for c in lows:
-                lows[c], highs[c] = min(lows[c], full[c]), max(highs[c], full[c])
-    return np.array([lows[c] for c in lows]), np.array([highs[c] for c in lows])
+    # every trial table: row r sets the hidden inner cells to the r-th tuple of 0..bound
+    values = np.array(list(itertools.product(range(bound + 1), repeat=len(hidden_inner))),
+                      dtype=np.int64)
+    trial = np.broadcast_to(inner.astype(np.int64), (len(values),) + inner.shape).copy()
+    for k, c in enumerate(hidden_inner):
+        trial[(slice(None),) + c] = values[:, k]
+    full = np.zeros((len(values),) + shape, dtype=np.int64)
+    for cell in cells:
+        ranges = [range(inner.shape[d]) if cell[d] == inner.shape[d] else [cell[d]]
+                  for d in range(inner.ndim)]
+        for c in itertools.product(*ranges):
+            full[(slice(None),) + cell] += trial[(slice(None),) + c]
+    consistent = np.ones(len(values), dtype=bool)
+    for i, c in enumerate(cells):
+        if not suppressed[i]:
+            consistent &= full[(slice(None),) + c] == truth[c]
+    seen = full[consistent]
+    hidden = [c for i, c in enumerate(cells) if suppressed[i]]
+    if not len(seen):
+        return np.full(len(hidden), np.inf), np.full(len(hidden), -np.inf)
+    return (np.array([seen[(slice(None),) + c].min() for c in hidden]),
+            np.array([seen[(slice(None),) + c].max() for c in hidden]))
 
 
 SHAPES = [(3,), (4,), (2, 2), (2, 3), (3, 2), (2, 2, 2)]

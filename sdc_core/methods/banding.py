@@ -384,13 +384,27 @@ def measured(original: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
     whose ``original`` column holds numbers or dates read back as its band midpoints
     (:func:`read_bands`); the other columns as they are."""
     back = {}
-    for c in released.columns:
+    for c in _label_columns(released):
         if c in original.columns and storage(original[c]) in ("integer", "float", "datetime"):
             s = released[c]
             if storage(s) in ("text", "category", "mixed") and (v := read_bands(
                     s, original[c])) is not s:
                 back[c] = v
     return released.assign(**back) if back else released
+
+
+def _label_columns(df: pd.DataFrame) -> list[str]:
+    """The columns of ``df`` that can hold band labels, read from the dtypes alone: every
+    column but those whose storage is boolean, integer, float or datetime (as
+    :func:`~sdc_core.data.columns.storage` reads the dtype), which hold no text."""
+    out = []
+    for c, dtype in df.dtypes.items():
+        if isinstance(dtype, pd.CategoricalDtype) or not (
+                pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)
+                or pd.api.types.is_float_dtype(dtype)
+                or pd.api.types.is_datetime64_any_dtype(dtype)):
+            out.append(c)
+    return out
 
 
 _LABEL_WORDS = {"midpoint": ("band midpoints", "band middle days"),

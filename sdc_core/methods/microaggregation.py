@@ -381,7 +381,10 @@ class MdavGrouping:
         if self.use_lists:
             from scipy.spatial import cKDTree  # ~0.7 s to import: only here
 
-            near_d, near_i = cKDTree(points).query(points, self.width, workers=-1)
+            # threads only for a large query: for a small one, starting them costs more
+            # than the query (the neighbours are the same)
+            near_d, near_i = cKDTree(points).query(
+                points, self.width, workers=-1 if len(points) >= 10_000 else 1)
             self.near_d = near_d.reshape(len(points), self.width)
             self.near_i = near_i.reshape(len(points), self.width)
             self.reach = self.near_d[:, -1].tolist()
