@@ -5,8 +5,9 @@ Every test gets exactly one tier marker, set by :func:`pytest_collection_modifyi
 ``unit``, ``app``, ``server``, ``e2e``, ``spark``, ``package`` or ``corpus``; tests that
 measure wall time or CPU time, or a server's memory under load, also get ``serial`` and run
 alone, after the others (``make test``). A test of one process's own memory (a child's peak
-resident memory, tracemalloc) runs beside the others: a neighbour's load does not change it. ``make test-fast`` runs the ``unit`` tier, which never imports Streamlit,
-without the tests marked ``slow`` (:data:`SLOW`) or ``serial``.
+resident memory, tracemalloc) runs beside the others: a neighbour's load does not change it.
+``make test-fast`` runs the ``unit`` tier, which never imports Streamlit, without the tests
+marked ``slow`` (:data:`SLOW`) or ``serial``.
 This module imports no Streamlit either: the AppTest machinery is in tests/apptest.py.
 
 No process a run started outlives it (:func:`pytest_sessionfinish`): a server, its worker

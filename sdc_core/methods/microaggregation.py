@@ -110,7 +110,7 @@ import pandas as pd
 
 from sdc_core.checks import check_whole, numeric_values
 from sdc_core.errors import SdcInputError
-from sdc_core.methods.common import TableResult
+from sdc_core.methods.common import TableResult, kdtree_workers
 from sdc_core.methods.spec import EngineRun, Method, Param, Release
 
 #: up to this many records left, MDAV's centre is summed in row order exactly as sdcMicro sums it
@@ -381,10 +381,8 @@ class MdavGrouping:
         if self.use_lists:
             from scipy.spatial import cKDTree  # ~0.7 s to import: only here
 
-            # threads only for a large query: for a small one, starting them costs more
-            # than the query (the neighbours are the same)
-            near_d, near_i = cKDTree(points).query(
-                points, self.width, workers=-1 if len(points) >= 10_000 else 1)
+            near_d, near_i = cKDTree(points).query(points, self.width,
+                                                   workers=kdtree_workers(len(points)))
             self.near_d = near_d.reshape(len(points), self.width)
             self.near_i = near_i.reshape(len(points), self.width)
             self.reach = self.near_d[:, -1].tolist()

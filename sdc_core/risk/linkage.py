@@ -82,6 +82,7 @@ from sdc_core.data.columns import compare_keys, describe, is_date, is_number, re
 from sdc_core.errors import SdcInputError
 from sdc_core.keys import check_columns, combine_codes, densify
 from sdc_core.methods.banding import read_bands
+from sdc_core.methods.common import kdtree_workers
 from sdc_core.methods.spec import Release
 from sdc_core.recipe import (
     METHODS,
@@ -101,15 +102,6 @@ TIE_RTOL = 1e-9
 DRISK_K = 0.05
 #: Neighbours asked of the k-d tree at first (more are asked only where ties need them).
 _FIRST_K = 2
-#: Query points from which the k-d tree is asked in threads: below it, starting a thread per
-#: core costs more than the whole query (30 points: 0.04 ms in this thread, 0.7 ms in threads)
-_THREADED_QUERIES = 10_000
-
-
-def _workers(queries: int) -> int:
-    """The k-d tree's ``workers`` for ``queries`` points: every core for a large query, this
-    thread for a small one (the neighbours found are the same)."""
-    return -1 if queries >= _THREADED_QUERIES else 1
 
 
 #: The attackers of the module docstring, in the order that breaks a tie for the headline.
@@ -657,7 +649,7 @@ def _nearest(pair: _Pair, wanted: np.ndarray | None = None) -> np.ndarray:
     if len(rows):
         k = near_i.shape[1]
         d, i = tree.query(np.column_stack([pair.key_y[rows] * pair.scale, yc[rows]]), k=k,
-                          workers=_workers(len(rows)))
+                          workers=kdtree_workers(len(rows)))
         near_d[rows], near_i[rows] = d.reshape(len(rows), k), i.reshape(len(rows), k)
         first = np.minimum(near_i[rows, 0], len(zc) - 1)
         same = (near_i[rows, 0] < len(zc)) & (pair.key_z[first] == pair.key_y[rows])
@@ -689,7 +681,7 @@ def _count_within(pair: _Pair, threshold: np.ndarray) -> np.ndarray:
         bound = tie_threshold(threshold[todo]) * (1 + 1e-12) + 1e-12
         d, i = tree.query(np.column_stack([pair.key_y[todo] * pair.scale, yc[todo]]), k=k,
                           distance_upper_bound=float(bound.max()),
-                          workers=_workers(len(todo)))
+                          workers=kdtree_workers(len(todo)))
         d, i = d.reshape(len(todo), k), i.reshape(len(todo), k)
     return total
 
