@@ -100,9 +100,15 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "root": root}
 
 
+#: The JVM's just-in-time compiler at its first tier only (C1): the tests' jobs are many and
+#: small, and the optimising tier's compilations cost a third of the JVM's CPU time
+SPARK_TEST_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+
+
 @pytest.fixture(scope="module")
 def spark_session():
-    engine = open_engine("spark", EngineOptions(spark_master="local[2]", keep_session=True))
+    engine = open_engine("spark", EngineOptions(spark_master="local[2]", keep_session=True,
+                                                spark_conf=SPARK_TEST_CONF))
     yield engine.spark
     engine.spark.stop()
 
