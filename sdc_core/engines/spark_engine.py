@@ -206,20 +206,8 @@ class SparkEngine:
                              F.col("_metadata.file_block_start").alias("__block"),
                              F.monotonically_increasing_id().alias("__mono")).persist()
         self._cached.append(marked)
-        splits = marked.groupBy("__file", "__block").agg(
-            F.count(F.lit(1)).alias("n"), F.min("__mono").alias("first")).collect()
-        order = {Path(f).name: i for i, f in enumerate(files)}
-        splits = sorted(splits, key=lambda r: (order[r["__file"]], r["__block"]))
-        starts, total = [], 0
-        for r in splits:
-            starts.append((r["__file"], r["__block"], total - r["first"]))
-            total += r["n"]
-        shift = F.create_map(*[x for f, b, s in starts
-                               for x in (F.concat_ws("#", F.lit(f), F.lit(str(b))), F.lit(s))])
-        key = F.concat_ws("#", F.col("__file"), F.col("__block").cast("string"))
-        typed = marked.withColumn(POS, (shift[key] + F.col("__mono")).cast("long"))
         bools = list(TRUE_TOKENS + FALSE_TOKENS)
-        probes = []
+        probes = []  # what each column's present cells read as, counted split by split
         for c in names:
             col = F.col(f"`{c}`")
             probes += [F.count(col),
@@ -228,7 +216,19 @@ class SparkEngine:
                                       F.lit(1))),
                        F.count(F.expr(f"try_cast(`{c}` AS DOUBLE)")),
                        F.count(F.when(col.isin(bools), F.lit(1)))]
-        counts = typed.agg(*probes).collect()[0] if names else []
+        splits = marked.groupBy("__file", "__block").agg(
+            F.count(F.lit(1)), F.min("__mono"), *probes).collect()
+        order = {Path(f).name: i for i, f in enumerate(files)}
+        splits = sorted(splits, key=lambda r: (order[r[0]], r[1]))
+        starts, total = [], 0
+        for r in splits:  # (file, split start, rows, first __mono, probes…)
+            starts.append((r[0], r[1], total - r[3]))
+            total += r[2]
+        counts = [sum(r[4 + k] for r in splits) for k in range(len(probes))]
+        shift = F.create_map(*[x for f, b, s in starts
+                               for x in (F.concat_ws("#", F.lit(f), F.lit(str(b))), F.lit(s))])
+        key = F.concat_ws("#", F.col("__file"), F.col("__block").cast("string"))
+        typed = marked.withColumn(POS, (shift[key] + F.col("__mono")).cast("long"))
         select = []
         for j, c in enumerate(names):
             present, ints, floats, flags = counts[4 * j: 4 * j + 4]
