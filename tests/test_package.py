@@ -3,16 +3,19 @@ and the dashboard, and works in a fresh virtual environment outside the checkout
 
 The end-to-end test builds the wheel from a copy of the working tree (a build in place would
 leave build/ and *.egg-info in the checkout), installs it with the [dashboard] extra into a new
-virtual environment in a temporary folder, pinned to requirements.txt (``-c``: only what the
-wheel asks for, at the tested versions, so a dependency missing from pyproject.toml fails
-here), and runs ``sdc --version``, ``sdc risk`` on the built-in example, the dashboard's first
-page and its Risk page, whose measures come from the worker processes (AppTest), and
-``sdc dashboard`` up to its health check, from a folder outside the checkout.
-It needs PyPI (pip's cache makes it quick: about a minute).
+virtual environment in a temporary folder, pinned to requirements.txt (``-c``), and runs
+``sdc --version``, ``sdc risk`` on the built-in example, the dashboard's first page and its Risk
+page, whose measures come from the worker processes (AppTest), and ``sdc dashboard`` up to its
+health check, from a folder outside the checkout. The new environment sees only what the wheel
+asks for: the distributions of its requirements, and theirs, are linked from this
+environment's (installed from requirements.txt: the tested versions) into a folder of their
+own on its path, so pip installs the wheel alone, without the network, and a dependency
+missing from pyproject.toml fails here as it would on a user's machine.
 """
 
 from __future__ import annotations
 
+import email.parser
 import json
 import os
 import re
@@ -22,10 +25,12 @@ import sys
 import time
 import tomllib
 import zipfile
+from importlib.metadata import Distribution, distributions
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import sdc_core
 from bench.server import alive, free_port, stop_server
@@ -161,6 +166,63 @@ def check_wheel(wheel: Path) -> None:
     assert "\nLicense-Expression: Apache-2.0\n" in metadata
 
 
+def requirements_closure(wheel: Path, extras: set[str]) -> list[Distribution]:
+    """The distributions of this environment that installing ``wheel`` with ``extras`` brings:
+    its requirements (their markers evaluated, extras followed) and theirs, to the end."""
+    with zipfile.ZipFile(wheel) as z:
+        (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = email.parser.Parser().parsestr(z.read(meta).decode())
+    installed = {canonicalize_name(d.metadata["Name"]): d for d in distributions()}
+    found: dict[str, Distribution] = {}
+    todo = [(text, extras) for text in metadata.get_all("Requires-Dist") or []]
+    while todo:
+        text, wanted = todo.pop()
+        req = Requirement(text)
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in wanted or {""}):
+            continue
+        name = canonicalize_name(req.name)
+        assert name in installed, f"{req} is not installed here (pip install -r requirements.txt)"
+        dist = installed[name]
+        assert req.specifier.contains(dist.version, prereleases=True), (req, dist.version)
+        if name not in found:
+            found[name] = dist
+            todo += [(t, set(req.extras)) for t in dist.requires or []]
+        elif req.extras:  # its extras' requirements too
+            todo += [(t, set(req.extras)) for t in dist.requires or []]
+    return list(found.values())
+
+
+def top_entries(dist: Distribution) -> set[tuple[str, str]]:
+    """The first two parts of the path of each file of ``dist`` in its site-packages ("" for
+    a file at the top)."""
+    entries = set()
+    for f in dist.files or []:
+        path = f.as_posix()
+        if not path.startswith("../"):  # scripts and data outside site-packages
+            top, _, rest = path.partition("/")
+            entries.add((top, rest.partition("/")[0]))
+    return entries
+
+
+def link_distributions(dists: list[Distribution], folder: Path) -> None:
+    """A folder of symbolic links to the files of ``dists`` in their site-packages: each
+    top-level name theirs alone as one link, a folder that other distributions share
+    (``__pycache__``, a namespace package) as a folder of links to their own entries in it."""
+    chosen = {d.metadata["Name"] for d in dists}
+    owners: dict[str, set[str]] = {}
+    for d in distributions():
+        for top, _ in top_entries(d):
+            owners.setdefault(top, set()).add(d.metadata["Name"])
+    links: dict[Path, Path] = {}
+    for d in dists:
+        for top, second in top_entries(d):
+            rel = Path(top) if owners[top] <= chosen or not second else Path(top, second)
+            links[rel] = Path(str(d.locate_file(rel)))
+    for rel, target in links.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).symlink_to(target)
+
+
 def start_dashboard(venv: Path, cwd: Path, env: dict[str, str], log: Path) -> tuple:
     """``sdc dashboard`` on a free port, once it answers its health check."""
     port = free_port()
@@ -219,9 +281,18 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     # a venv without pip of its own: this environment's pip installs into it (``--python``)
     check([sys.executable, "-m", "venv", "--without-pip", str(venv)], away, env)
+    deps = tmp_path / "deps" / "site-packages"  # Streamlit takes a path without that name
+    # for a development checkout of its own
+    link_distributions(requirements_closure(wheel, {"dashboard"}), deps)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    (site / "site-packages" / "wheel-requirements.pth").write_text(f"{deps}\n")
     check([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-           "--no-compile", "-c", str(ROOT / "requirements.txt"), f"{wheel}[dashboard]"],
-          away, env, timeout=900)
+           "--no-compile", "--no-index", "-c", str(ROOT / "requirements.txt"),
+           f"{wheel}[dashboard]"], away, env, timeout=900)
+    listed = check([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "list", "--format", "json"], away, env)
+    names = {canonicalize_name(d["name"]) for d in json.loads(listed.stdout)}
+    assert "streamlit" in names and "duckdb" not in names and "pytest" not in names, names
     lap("install")
 
     python = str(venv / "bin" / "python")

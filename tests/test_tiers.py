@@ -24,7 +24,9 @@ from tests.conftest import (
     TIERS,
 )
 
-#: a collection in a process of its own: each test's tier marks, and whether Streamlit loaded
+#: collections in a process of their own: the fast tier's first, in a process that has loaded
+#: nothing else (whether Streamlit loaded is read right after it), then every test's; each
+#: gives its tests' tier marks and what it selected
 PROBE = """
 import json, sys
 import pytest
@@ -33,8 +35,8 @@ TIERS = {tiers!r}
 
 
 class Probe:
-    items = []
-    selected = []
+    def __init__(self):
+        self.items, self.selected = [], []
 
     def pytest_deselected(self, items):
         self.items += items
@@ -44,25 +46,36 @@ class Probe:
         self.selected += [i.nodeid for i in session.items]
 
 
-code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                    *sys.argv[1:], "tests"], plugins=[Probe()])
-tiers = {{i.nodeid: sorted({{m.name for m in i.iter_markers() if m.name in TIERS}})
-         for i in Probe.items}}
-print(json.dumps({{"code": int(code), "streamlit": "streamlit" in sys.modules, "tiers": tiers,
-                  "selected": Probe.selected}}))
+def collect(args):
+    probe = Probe()
+    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                        *args, "tests"], plugins=[probe])
+    tiers = {{i.nodeid: sorted({{m.name for m in i.iter_markers() if m.name in TIERS}})
+             for i in probe.items}}
+    return {{"code": int(code), "streamlit": "streamlit" in sys.modules, "tiers": tiers,
+            "selected": probe.selected}}
+
+
+print(json.dumps([collect(args) for args in json.loads(sys.argv[1])]))
 """
 
 
-def collected(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(tiers=TIERS), *args], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["code"] == 0, out.stdout[-3000:]
-    return result
+@pytest.fixture(scope="module")
+def collected() -> dict[str, dict]:
+    """The fast tier's collection (``-m FAST``) and every test's, one process for both (the
+    imports of the unit tier's modules are the most of a collection's time)."""
+    runs = {"fast": ["-m", FAST], "all": []}
+    out = subprocess.run([sys.executable, "-c", PROBE.format(tiers=TIERS),
+                          json.dumps(list(runs.values()))], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    for result in results:
+        assert result["code"] == 0, out.stdout[-3000:]
+    return dict(zip(runs, results))
 
 
-def test_every_test_has_exactly_one_tier():
-    tiers = collected()["tiers"]
+def test_every_test_has_exactly_one_tier(collected):
+    tiers = collected["all"]["tiers"]
     assert len(tiers) > 1000
     assert {nodeid: marks for nodeid, marks in tiers.items() if len(marks) != 1} == {}
     assert {marks[0] for marks in tiers.values()} == set(TIERS)
@@ -76,12 +89,12 @@ def left_out_of_fast(nodeid: str) -> bool:
     return test in SLOW.get(module, ()) or module in SERIAL or f"{module}::{test}" in SERIAL
 
 
-def test_the_unit_tier_loads_no_streamlit():
+def test_the_unit_tier_loads_no_streamlit(collected):
     """``-m unit`` and the fast tier (``make test-fast``: ``-m "unit and not slow"``) leave out
     the modules of the other tiers (``pytest_ignore_collect``), and what they collect imports no
     Streamlit: a module that does belongs in APP_MODULES. The fast tier selects the unit tier
     but the tests SLOW and SERIAL name."""
-    result = collected("-m", FAST)
+    result = collected["fast"]
     assert not result["streamlit"]
     unit = {nodeid for nodeid, marks in result["tiers"].items() if marks == ["unit"]}
     assert len(unit) > 1000

@@ -70,6 +70,10 @@ class Engine(Protocol):
     def present_distinct(self, t: Any, col: str) -> tuple[int, int]:
         """(number of present values, number of distinct present values) of a column."""
 
+    def present_count(self, t: Any, col: str) -> int:
+        """The number of present values of a column (:meth:`present_distinct`'s first, without
+        the distinct values' count and its shuffle)."""
+
     def order_statistics(self, t: Any, col: str, ranks: Sequence[int]) -> list[float]:
         """The values at these 0-based ranks of the column's present values sorted ascending
         (as floats)."""

@@ -237,6 +237,9 @@ class DuckDBEngine:
                                f"FROM {t}").fetchall()[0]
         return int(row[0]), int(row[1])
 
+    def present_count(self, t: str, col: str) -> int:
+        return int(self.con.execute(f"SELECT count({quote(col)}) FROM {t}").fetchall()[0][0])
+
     def order_statistics(self, t: str, col: str, ranks: Sequence[int]) -> list[float]:
         lo, hi = min(ranks), max(ranks)
         x = quote(col)

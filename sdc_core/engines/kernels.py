@@ -18,7 +18,7 @@ swapping).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -104,65 +104,141 @@ def output_kinds(step: dict[str, Any], kinds: dict[str, str], extra: dict[str, A
     return {col: kind}
 
 
-def order_free_sums(reduce: Callable[[Callable[[pd.DataFrame], Any]], list[Any]],
-                    quantities: Callable[[pd.DataFrame], list[np.ndarray]]) -> list[float]:
+#: A function of one batch of rows (its columns as pandas) whose results the engine gathers.
+BatchReduce = Callable[[pd.DataFrame], Any]
+#: An engine's pass over the table: a function of a batch → its results, one per batch.
+Reduce = Callable[[BatchReduce], list[Any]]
+#: A computation over the table in passes: it yields the batch function of each pass and is
+#: sent that pass's results; what it returns is its outcome.
+Passes = Generator[BatchReduce, list[Any], Any]
+
+
+def run_passes(reduce: Reduce, passes: Passes) -> Any:
+    """The outcome of ``passes``, each of its passes one ``reduce``."""
+    try:
+        fn = next(passes)
+        while True:
+            fn = passes.send(reduce(fn))
+    except StopIteration as done:
+        return done.value
+
+
+def run_in_lockstep(reduce: Reduce, computations: Sequence[Passes]) -> list[Any]:
+    """The outcomes of ``computations`` run side by side, one ``reduce`` a round for the
+    passes that are due (each batch goes through each of their functions); a computation that
+    refuses its input (:class:`SdcInputError`, raised here between passes) has that error as
+    its outcome. An error of ``reduce`` itself is raised."""
+    outcomes: list[Any] = [None] * len(computations)
+    due: dict[int, BatchReduce] = {}
+
+    def advance(i: int, results: list[Any] | None) -> None:
+        try:
+            due[i] = computations[i].send(results)  # type: ignore[arg-type]
+        except StopIteration as done:
+            outcomes[i] = done.value
+        except SdcInputError as err:
+            outcomes[i] = err
+    for i in range(len(computations)):
+        advance(i, None)
+    while due:
+        now = dict(due)
+        due.clear()
+        fns = list(now.values())
+        parts = reduce(lambda batch: [fn(batch) for fn in fns])
+        for j, i in enumerate(now):
+            advance(i, [part[j] for part in parts])
+    return outcomes
+
+
+def order_free_sums(reduce: Reduce, quantities: Callable[[pd.DataFrame], list[np.ndarray]]
+                    ) -> list[float]:
     """Σ of each quantity over the whole table, equal bit for bit to
     :func:`sdc_core.methods.noise.order_free_sum` of the whole column: one pass for the count
     and the largest magnitude (which fix the grid), one for the grid sums of every batch."""
+    return run_passes(reduce, _order_free_sums(quantities))[0]
+
+
+def _order_free_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]],
+                     check: Callable[[list[int]], None] | None = None
+                     ) -> Generator[BatchReduce, list[Any], tuple[list[float], list[int]]]:
+    """The passes of :func:`order_free_sums`, returning the sums and the number of values of
+    each quantity, which the first pass counts and gives to ``check`` (if any) before the
+    second."""
     def first(batch: pd.DataFrame) -> list[tuple[int, float]]:
         return [(len(q), float(np.max(np.abs(q))) if len(q) else 0.0) for q in quantities(batch)]
-    stats = reduce(first)
+    stats = yield first
     if not stats:
-        return []
+        return [], []
     n = [sum(s[j][0] for s in stats) for j in range(len(stats[0]))]
+    if check is not None:
+        check(n)
     top = [max(s[j][1] for s in stats) for j in range(len(stats[0]))]
     shifts = [grid_shift(nj, tj) if nj and tj > 0 else None for nj, tj in zip(n, top)]
 
     def second(batch: pd.DataFrame) -> list[float]:
         return [grid_sum(q, s) if s is not None else 0.0
                 for q, s in zip(quantities(batch), shifts)]
-    sums = reduce(second)
+    sums = yield second
     return [math.ldexp(sum(s[j] for s in sums), -shift) if shift is not None else 0.0
-            for j, shift in enumerate(shifts)]
+            for j, shift in enumerate(shifts)], n
 
 
 def _values(batch: pd.DataFrame, col: str) -> np.ndarray:
     return batch[col].to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def noise_moments(reduce: Callable[[Callable[[pd.DataFrame], Any]], list[Any]],
-                  counts: dict[str, int], step: dict[str, Any]) -> dict[str, Any]:
+def noise_moments(reduce: Reduce, step: dict[str, Any]) -> dict[str, Any]:
     """The whole columns' figures a noise step needs (see :func:`sdc_core.methods.noise.noise`),
-    computed as the reference computes them, order-free, in four passes over the batches."""
+    computed as the reference computes them, order-free (:func:`noise_passes`)."""
+    return run_passes(reduce, noise_passes(step))
+
+
+def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict[str, Any]]:
+    """The passes of :func:`noise_moments`: four over the batches (five for ``correlated``).
+    The first also counts each column's present values: a column needs at least 2."""
     cols: Sequence[str] = step["columns"]
-    for c in cols:
-        if counts[c] < 2:
-            raise SdcInputError(f"noise needs at least 2 non-missing values in column '{c}', "
-                                f"it has {counts[c]}")
+
+    def check(counts: Sequence[int]) -> None:
+        for c, n in zip(cols, counts):
+            if n < 2:
+                raise SdcInputError(f"noise needs at least 2 non-missing values in column "
+                                    f"'{c}', it has {n}")
     if step.get("kind", "additive") != "correlated":
         def present(batch: pd.DataFrame) -> list[np.ndarray]:
             return [x[~np.isnan(x)] for x in (_values(batch, c) for c in cols)]
-        means = [s / counts[c] for s, c in zip(order_free_sums(reduce, present), cols)]
+        sums, counts = yield from _order_free_sums(present, check)
+        if not counts:  # no batch at all: no values
+            check([0] * len(cols))
+        means = [s / n for s, n in zip(sums, counts)]
 
         def squares(batch: pd.DataFrame) -> list[np.ndarray]:
             return [np.square(x - m) for x, m in zip(present(batch), means)]
-        sq = order_free_sums(reduce, squares)
-        return {"moments": {c: (m, math.sqrt(s / (counts[c] - 1)))
-                            for c, m, s in zip(cols, means, sq)}}
+        sq, _ = yield from _order_free_sums(squares)
+        return {"moments": {c: (m, math.sqrt(s / (n - 1)))
+                            for c, m, s, n in zip(cols, means, sq, counts)}}
 
     def complete(batch: pd.DataFrame) -> list[np.ndarray]:
         xs = [_values(batch, c) for c in cols]
         keep = ~np.logical_or.reduce([np.isnan(x) for x in xs])
         return [x[keep] for x in xs]
-    m = sum(reduce(lambda b: len(complete(b)[0])))
+
+    def sizes(batch: pd.DataFrame) -> tuple[int, list[int]]:
+        """The batch's complete cases and each column's present values."""
+        return len(complete(batch)[0]), [int(np.count_nonzero(~np.isnan(_values(batch, c))))
+                                        for c in cols]
+    parts = yield sizes
+    check([sum(p[1][j] for p in parts) for j in range(len(cols))])
+    m = sum(p[0] for p in parts)
     check_complete_cases(m)
-    means = [s / m for s in order_free_sums(reduce, complete)]
+    sums, _ = yield from _order_free_sums(complete)
+    means = [s / m for s in sums]
     pairs = [(i, j) for i in range(len(cols)) for j in range(i, len(cols))]
 
     def products(batch: pd.DataFrame) -> list[np.ndarray]:
         dev = [x - mu for x, mu in zip(complete(batch), means)]
         return [dev[i] * dev[j] for i, j in pairs]
     cov = np.empty((len(cols), len(cols)))
-    for (i, j), s in zip(pairs, order_free_sums(reduce, products)):
+    products_sums, _ = yield from _order_free_sums(products)
+    for (i, j), s in zip(pairs, products_sums):
         cov[i, j] = cov[j, i] = s / (m - 1)
     return {"covariance": (cov, m)}

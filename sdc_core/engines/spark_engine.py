@@ -15,6 +15,7 @@ Spark has no unsigned 64-bit integer, so ``__rid`` holds the record id's 64 bits
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sys
@@ -73,6 +74,16 @@ def kind_of(data_type: Any) -> str:
     return "text"
 
 
+def _in_worker() -> None:
+    """Called first by every function that runs in a Python worker: the objects alive the first
+    time (the modules the worker imported: PySpark, pandas, pyarrow, sdc_core) are frozen out of
+    the garbage collector's sight (:func:`gc.freeze`). PySpark's daemon runs a full collection
+    after each task of a reused worker, and walking those objects took about 25 ms a task, most
+    of the Python time of a small task."""
+    if not gc.get_freeze_count():
+        gc.freeze()
+
+
 def _unsigned(rid: pd.Series) -> np.ndarray:
     return rid.to_numpy(dtype=np.int64).view(np.uint64)
 
@@ -117,6 +128,8 @@ class SparkEngine:
         if opts.partitions:
             self.spark.conf.set("spark.sql.shuffle.partitions", str(opts.partitions))
         self._cached: list[Any] = []
+        #: the first rows of a table (by id, with the table kept) for the checks of steps
+        self._heads: dict[int, tuple[Any, pa.Table]] = {}
 
     @property
     def _parts(self) -> int:
@@ -193,20 +206,8 @@ class SparkEngine:
                              F.col("_metadata.file_block_start").alias("__block"),
                              F.monotonically_increasing_id().alias("__mono")).persist()
         self._cached.append(marked)
-        splits = marked.groupBy("__file", "__block").agg(
-            F.count(F.lit(1)).alias("n"), F.min("__mono").alias("first")).collect()
-        order = {Path(f).name: i for i, f in enumerate(files)}
-        splits = sorted(splits, key=lambda r: (order[r["__file"]], r["__block"]))
-        starts, total = [], 0
-        for r in splits:
-            starts.append((r["__file"], r["__block"], total - r["first"]))
-            total += r["n"]
-        shift = F.create_map(*[x for f, b, s in starts
-                               for x in (F.concat_ws("#", F.lit(f), F.lit(str(b))), F.lit(s))])
-        key = F.concat_ws("#", F.col("__file"), F.col("__block").cast("string"))
-        typed = marked.withColumn(POS, (shift[key] + F.col("__mono")).cast("long"))
         bools = list(TRUE_TOKENS + FALSE_TOKENS)
-        probes = []
+        probes = []  # what each column's present cells read as, counted split by split
         for c in names:
             col = F.col(f"`{c}`")
             probes += [F.count(col),
@@ -215,7 +216,19 @@ class SparkEngine:
                                       F.lit(1))),
                        F.count(F.expr(f"try_cast(`{c}` AS DOUBLE)")),
                        F.count(F.when(col.isin(bools), F.lit(1)))]
-        counts = typed.agg(*probes).collect()[0] if names else []
+        splits = marked.groupBy("__file", "__block").agg(
+            F.count(F.lit(1)), F.min("__mono"), *probes).collect()
+        order = {Path(f).name: i for i, f in enumerate(files)}
+        splits = sorted(splits, key=lambda r: (order[r[0]], r[1]))
+        starts, total = [], 0
+        for r in splits:  # (file, split start, rows, first __mono, probes…)
+            starts.append((r[0], r[1], total - r[3]))
+            total += r[2]
+        counts = [sum(r[4 + k] for r in splits) for k in range(len(probes))]
+        shift = F.create_map(*[x for f, b, s in starts
+                               for x in (F.concat_ws("#", F.lit(f), F.lit(str(b))), F.lit(s))])
+        key = F.concat_ws("#", F.col("__file"), F.col("__block").cast("string"))
+        typed = marked.withColumn(POS, (shift[key] + F.col("__mono")).cast("long"))
         select = []
         for j, c in enumerate(names):
             present, ints, floats, flags = counts[4 * j: 4 * j + 4]
@@ -250,6 +263,11 @@ class SparkEngine:
         row = t.agg(F.count(F.col(f"`{col}`")), F.countDistinct(F.col(f"`{col}`"))).collect()[0]
         return int(row[0]), int(row[1])
 
+    def present_count(self, t: Any, col: str) -> int:
+        from pyspark.sql import functions as F
+
+        return int(t.agg(F.count(F.col(f"`{col}`"))).collect()[0][0])
+
     def order_statistics(self, t: Any, col: str, ranks: Sequence[int]) -> list[float]:
         from pyspark.sql import functions as F
 
@@ -273,6 +291,7 @@ class SparkEngine:
         cols = list(inputs) if inputs is not None else None
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            _in_worker()
             for batch in batches:
                 frame = batch.to_pandas()
                 args = frame if cols is None else frame[cols + [RID]].copy()
@@ -301,11 +320,12 @@ class SparkEngine:
                        first_only: bool = False) -> list[Any]:
         from pyspark.sql import functions as F
 
-        sub = t.select(*[F.col(f"`{c}`") for c in inputs], F.col(RID))
         if first_only:
-            sub = sub.limit(64)
+            return self._on_head(t, inputs, fn)
+        sub = t.select(*[F.col(f"`{c}`") for c in inputs], F.col(RID))
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            _in_worker()
             for batch in batches:
                 frame = batch.to_pandas()
                 frame[RID] = _unsigned(frame[RID])
@@ -317,6 +337,26 @@ class SparkEngine:
         except Exception as err:
             raise engine_error(err, "Spark") from None
         return [pickle.loads(r["r"]) for r in rows]
+
+    def _on_head(self, t: Any, inputs: Sequence[str], fn: BatchFunction) -> list[Any]:
+        """``fn`` of the table's first 64 rows, here in the driver (no Python worker): the rows
+        are read once per table, so the steps of one pass are checked on one small job."""
+        held = self._heads.get(id(t))
+        if held is None or held[0] is not t:
+            try:
+                held = self._heads[id(t)] = (t, t.limit(64).toArrow())
+            except Exception as err:
+                raise engine_error(err, "Spark") from None
+        if held[1].num_rows == 0:
+            return []
+        frame = held[1].select([*inputs, RID]).to_pandas()
+        frame[RID] = _unsigned(frame[RID])
+        try:
+            return [fn(frame)]
+        except SdcInputError:
+            raise
+        except Exception as err:  # as a worker's error reads through reduce_batches
+            raise engine_error(err, "Spark") from None
 
     def rank_swap(self, t: Any, col: str, window: int, phase: int, order_key: int) -> Any:
         from pyspark import TaskContext
@@ -333,6 +373,7 @@ class SparkEngine:
         self._cached.append(present)
 
         def sizes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            _in_worker()
             n = sum(b.num_rows for b in batches)
             task = TaskContext.get()
             assert task is not None  # mapInArrow runs this inside a task
@@ -351,6 +392,7 @@ class SparkEngine:
             T.StructField("__h", T.LongType())])
 
         def ranks(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            _in_worker()
             task = TaskContext.get()
             assert task is not None  # mapInArrow runs this inside a task
             start = offsets[task.partitionId()]
@@ -449,5 +491,6 @@ class SparkEngine:
         for df in self._cached:
             df.unpersist()
         self._cached.clear()
+        self._heads.clear()
         if not self.options.keep_session:
             self.spark.stop()
