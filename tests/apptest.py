@@ -10,6 +10,7 @@ Importing this module loads Streamlit: the unit tier never does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
@@ -47,6 +49,25 @@ def scan_components_once(max_workers: int | None = None) -> list[Any]:
 
 
 manifest_scanner.scan_component_manifests = scan_components_once
+
+_compile_script = ScriptCache.get_bytecode
+_scripts: dict[tuple[str, int, int, bool], Any] = {}
+
+
+def compile_script_once(cache: ScriptCache, script_path: str) -> Any:
+    """A script's byte code, compiled once a process for each version of the file (its path,
+    modification time and size): each AppTest run makes a new ``ScriptCache``, so it compiled
+    ``app.py`` and the page again, with Streamlit's magic (3 s of the 50 s of
+    tests/test_app_pages.py, 650 compilations); a server keeps one cache for its life."""
+    path = os.path.abspath(script_path)
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size, bool(st_config.get_option("runner.magicEnabled")))
+    if key not in _scripts:
+        _scripts[key] = _compile_script(cache, script_path)
+    return _scripts[key]
+
+
+ScriptCache.get_bytecode = compile_script_once  # type: ignore[method-assign]
 
 
 def app_test(script: str | Path | Callable[[], Any] = APP, timeout: float = 90) -> AppTest:
