@@ -102,11 +102,17 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 #: The test JVM's settings: the just-in-time compiler at its first tier only (C1), as the
 #: jobs are many and small and the optimising tier's compilations took a third of the JVM's
-#: CPU time; the serial collector for a small heap on 2 cores; and Spark's own jars loaded
-#: without bytecode verification (a faster start)
-SPARK_TEST_CONF = {"spark.driver.extraJavaOptions": (
-    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
-    "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote")}
+#: CPU time; the serial collector for a small heap on 2 cores; Spark's own jars loaded without
+#: bytecode verification (a faster start); cached tables and shuffles of a few thousand rows
+#: left uncompressed. None changes a value the tests compare.
+SPARK_TEST_CONF = {
+    "spark.driver.extraJavaOptions": ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
+                                      "-XX:+UnlockDiagnosticVMOptions "
+                                      "-XX:-BytecodeVerificationRemote"),
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    "spark.shuffle.compress": "false",
+    "spark.broadcast.compress": "false",
+}
 
 
 @pytest.fixture(scope="module")

@@ -67,12 +67,13 @@ class Engine(Protocol):
         """One row per distinct tuple of ``cols`` (missing values included, as NaN/None), with
         ``__n`` records and, with a weight, ``__w`` = the sum of the weights."""
 
-    def present_distinct(self, t: Any, col: str) -> tuple[int, int]:
-        """(number of present values, number of distinct present values) of a column."""
+    def present_distinct(self, t: Any, cols: Sequence[str]) -> list[tuple[int, int]]:
+        """(number of present values, number of distinct present values) of each column, in
+        one pass over the table."""
 
     def present_count(self, t: Any, col: str) -> int:
-        """The number of present values of a column (:meth:`present_distinct`'s first, without
-        the distinct values' count and its shuffle)."""
+        """The number of present values of a column (without the distinct values' count and
+        its shuffle)."""
 
     def order_statistics(self, t: Any, col: str, ranks: Sequence[int]) -> list[float]:
         """The values at these 0-based ranks of the column's present values sorted ascending

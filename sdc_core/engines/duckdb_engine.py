@@ -232,10 +232,12 @@ class DuckDBEngine:
             return self._query(f"SELECT count(*) AS __n{w} FROM {t}")
         return self._query(f"SELECT {keys}, count(*) AS __n{w} FROM {t} GROUP BY {keys}")
 
-    def present_distinct(self, t: str, col: str) -> tuple[int, int]:
-        row = self.con.execute(f"SELECT count({quote(col)}), count(DISTINCT {quote(col)}) "
-                               f"FROM {t}").fetchall()[0]
-        return int(row[0]), int(row[1])
+    def present_distinct(self, t: str, cols: Sequence[str]) -> list[tuple[int, int]]:
+        if not cols:
+            return []
+        figures = ", ".join(f"count({quote(c)}), count(DISTINCT {quote(c)})" for c in cols)
+        row = self.con.execute(f"SELECT {figures} FROM {t}").fetchall()[0]
+        return [(int(row[2 * j]), int(row[2 * j + 1])) for j in range(len(cols))]
 
     def present_count(self, t: str, col: str) -> int:
         return int(self.con.execute(f"SELECT count({quote(col)}) FROM {t}").fetchall()[0][0])

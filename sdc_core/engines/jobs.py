@@ -209,9 +209,12 @@ def _check_weights(engine: Engine, t: Any, weight: str) -> None:
 
 def attribute_scan(engine: Engine, t: Any, sensitive: list[str], columns: list[str],
                    near: float = 0.95, identifier_share: float = 0.95) -> AttributeScan:
-    """:func:`sdc_core.risk.attribute.attribute_disclosure_scan` from the engine's counts."""
+    """:func:`sdc_core.risk.attribute.attribute_disclosure_scan` from the engine's counts (the
+    numbers of present and distinct values of every column in one pass)."""
+    figures = dict(zip(columns, engine.present_distinct(t, columns)))
+
     def is_identifier(c: str) -> bool:
-        return identifier_like(*engine.present_distinct(t, c), identifier_share)
+        return identifier_like(*figures[c], identifier_share)
 
     def mode_share(s: str) -> float:
         counts = engine.group_counts(t, [s])
@@ -598,14 +601,12 @@ def linkage(engine: Engine, original: str | Path, protected: str | Path, qi: Seq
 
 def default_numeric(engine: Engine, t: Any, kinds: dict[str, str]) -> list[str]:
     """The columns the pandas reference reads as numeric (:func:`sdc_core.data.io.number_kind`)."""
+    numbers = [c for c, kind in kinds.items() if kind in NUMBER_KINDS]
     numeric = []
-    for c, kind in kinds.items():
-        if kind not in NUMBER_KINDS:
-            continue
-
-        def whole(c: str = c, kind: str = kind) -> bool:
+    for c, figures in zip(numbers, engine.present_distinct(t, numbers)):
+        def whole(c: str = c, kind: str = kinds[c]) -> bool:
             return kind == "int" or _whole(engine, t, c)
-        if number_kind(*engine.present_distinct(t, c), whole) is Kind.NUMERIC:
+        if number_kind(*figures, whole) is Kind.NUMERIC:
             numeric.append(c)
     return numeric
 

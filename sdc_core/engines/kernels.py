@@ -158,21 +158,37 @@ def order_free_sums(reduce: Reduce, quantities: Callable[[pd.DataFrame], list[np
     return run_passes(reduce, _order_free_sums(quantities))[0]
 
 
-def _order_free_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]],
-                     check: Callable[[list[int]], None] | None = None
+def _order_free_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]]
                      ) -> Generator[BatchReduce, list[Any], tuple[list[float], list[int]]]:
     """The passes of :func:`order_free_sums`, returning the sums and the number of values of
-    each quantity, which the first pass counts and gives to ``check`` (if any) before the
-    second."""
-    def first(batch: pd.DataFrame) -> list[tuple[int, float]]:
-        return [(len(q), float(np.max(np.abs(q))) if len(q) else 0.0) for q in quantities(batch)]
-    stats = yield first
+    each quantity."""
+    stats = yield _count_and_top(quantities)
     if not stats:
         return [], []
-    n = [sum(s[j][0] for s in stats) for j in range(len(stats[0]))]
-    if check is not None:
-        check(n)
-    top = [max(s[j][1] for s in stats) for j in range(len(stats[0]))]
+    n, top = _totals(stats)
+    return (yield from _grid_sums(quantities, n, top)), n
+
+
+def _count_and_top(quantities: Callable[[pd.DataFrame], list[np.ndarray]]) -> BatchReduce:
+    """The first pass of an order-free sum: each quantity's number of values and largest
+    magnitude in the batch."""
+    def first(batch: pd.DataFrame) -> list[tuple[int, float]]:
+        return [(len(q), float(np.max(np.abs(q))) if len(q) else 0.0) for q in quantities(batch)]
+    return first
+
+
+def _totals(stats: list[list[tuple[int, float]]]) -> tuple[list[int], list[float]]:
+    """The first pass's figures over all batches: each quantity's number of values and
+    largest magnitude."""
+    k = len(stats[0])
+    return [sum(s[j][0] for s in stats) for j in range(k)], \
+        [max(s[j][1] for s in stats) for j in range(k)]
+
+
+def _grid_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]], n: list[int],
+               top: list[float]) -> Generator[BatchReduce, list[Any], list[float]]:
+    """The second pass of an order-free sum: the grid (fixed by each quantity's number of
+    values and largest magnitude) sums of every batch, added."""
     shifts = [grid_shift(nj, tj) if nj and tj > 0 else None for nj, tj in zip(n, top)]
 
     def second(batch: pd.DataFrame) -> list[float]:
@@ -180,7 +196,7 @@ def _order_free_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]],
                 for q, s in zip(quantities(batch), shifts)]
     sums = yield second
     return [math.ldexp(sum(s[j] for s in sums), -shift) if shift is not None else 0.0
-            for j, shift in enumerate(shifts)], n
+            for j, shift in enumerate(shifts)]
 
 
 def _values(batch: pd.DataFrame, col: str) -> np.ndarray:
@@ -194,8 +210,12 @@ def noise_moments(reduce: Reduce, step: dict[str, Any]) -> dict[str, Any]:
 
 
 def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict[str, Any]]:
-    """The passes of :func:`noise_moments`: four over the batches (five for ``correlated``).
-    The first also counts each column's present values: a column needs at least 2."""
+    """The passes of :func:`noise_moments`: three over the batches (four for ``correlated``).
+    The first also counts each column's present values (a column needs at least 2), and for
+    the standard deviations finds each column's least and greatest value: with the mean they
+    give the largest squared deviation, (x - mean)² being largest at one end of the column (the
+    rounded difference and its square grow with |x - mean|), so the squares' sum needs only its
+    grid pass."""
     cols: Sequence[str] = step["columns"]
 
     def check(counts: Sequence[int]) -> None:
@@ -206,14 +226,30 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
     if step.get("kind", "additive") != "correlated":
         def present(batch: pd.DataFrame) -> list[np.ndarray]:
             return [x[~np.isnan(x)] for x in (_values(batch, c) for c in cols)]
-        sums, counts = yield from _order_free_sums(present, check)
-        if not counts:  # no batch at all: no values
+
+        def first(batch: pd.DataFrame) -> tuple[list[tuple[int, float]], list[tuple[float, float]]]:
+            xs = present(batch)
+            return _count_and_top(lambda _: xs)(batch), [
+                (float(np.min(x)), float(np.max(x))) if len(x) else (math.inf, -math.inf)
+                for x in xs]
+        parts = yield first
+        if not parts:  # no batch at all: no values
             check([0] * len(cols))
+        counts, top = _totals([p[0] for p in parts])
+        check(counts)
+        sums = yield from _grid_sums(present, counts, top)
         means = [s / n for s, n in zip(sums, counts)]
+        ends = [(min(p[1][j][0] for p in parts), max(p[1][j][1] for p in parts))
+                for j in range(len(cols))]
 
         def squares(batch: pd.DataFrame) -> list[np.ndarray]:
             return [np.square(x - m) for x, m in zip(present(batch), means)]
-        sq, _ = yield from _order_free_sums(squares)
+        if all(math.isfinite(v) for (lo, hi), m in zip(ends, means) for v in (lo, hi, m)):
+            sq_top = [float(max(np.square(np.float64(lo) - m), np.square(np.float64(hi) - m)))
+                      for (lo, hi), m in zip(ends, means)]
+            sq = yield from _grid_sums(squares, counts, sq_top)
+        else:  # an infinite value: the squares' own first pass
+            sq, _ = yield from _order_free_sums(squares)
         return {"moments": {c: (m, math.sqrt(s / (n - 1)))
                             for c, m, s, n in zip(cols, means, sq, counts)}}
 
@@ -222,16 +258,16 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
         keep = ~np.logical_or.reduce([np.isnan(x) for x in xs])
         return [x[keep] for x in xs]
 
-    def sizes(batch: pd.DataFrame) -> tuple[int, list[int]]:
-        """The batch's complete cases and each column's present values."""
-        return len(complete(batch)[0]), [int(np.count_nonzero(~np.isnan(_values(batch, c))))
-                                        for c in cols]
-    parts = yield sizes
-    check([sum(p[1][j] for p in parts) for j in range(len(cols))])
-    m = sum(p[0] for p in parts)
+    def first_complete(batch: pd.DataFrame) -> tuple[list[int], list[tuple[int, float]]]:
+        """Each column's present values, and the complete cases' first-pass figures."""
+        return [int(np.count_nonzero(~np.isnan(_values(batch, c)))) for c in cols], \
+            _count_and_top(complete)(batch)
+    parts = yield first_complete
+    check([sum(p[0][j] for p in parts) for j in range(len(cols))])
+    n, top = _totals([p[1] for p in parts])
+    m = n[0]  # the complete cases
     check_complete_cases(m)
-    sums, _ = yield from _order_free_sums(complete)
-    means = [s / m for s in sums]
+    means = [s / m for s in (yield from _grid_sums(complete, n, top))]
     pairs = [(i, j) for i in range(len(cols)) for j in range(i, len(cols))]
 
     def products(batch: pd.DataFrame) -> list[np.ndarray]:

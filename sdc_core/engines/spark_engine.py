@@ -257,11 +257,14 @@ class SparkEngine:
             aggs.append(F.sum(F.col(f"`{weight}`").cast("double")).alias("__w"))
         return t.groupBy(*[F.col(f"`{c}`") for c in cols]).agg(*aggs).toPandas()
 
-    def present_distinct(self, t: Any, col: str) -> tuple[int, int]:
+    def present_distinct(self, t: Any, cols: Sequence[str]) -> list[tuple[int, int]]:
+        if not cols:
+            return []
         from pyspark.sql import functions as F
 
-        row = t.agg(F.count(F.col(f"`{col}`")), F.countDistinct(F.col(f"`{col}`"))).collect()[0]
-        return int(row[0]), int(row[1])
+        row = t.agg(*[f for c in cols for f in (F.count(F.col(f"`{c}`")),
+                                                F.countDistinct(F.col(f"`{c}`")))]).collect()[0]
+        return [(int(row[2 * j]), int(row[2 * j + 1])) for j in range(len(cols))]
 
     def present_count(self, t: Any, col: str) -> int:
         from pyspark.sql import functions as F
