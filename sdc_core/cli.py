@@ -8,6 +8,7 @@ prints a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -459,6 +460,24 @@ def build_parser(name: str = "sdc_core") -> argparse.ArgumentParser:
     for add in _COMMANDS:
         add(sub)
     return parser
+
+
+@functools.cache
+def _parser(name: str) -> argparse.ArgumentParser:
+    """:func:`build_parser` once a process for each program name: building it took about
+    as long as a small command's own work (a tenth of the command-line runs of the
+    conformance harness, tests/conformance.py)."""
+    return build_parser(name)
+
+
+def _parsed(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)`` with every list its own: an option left out holds the
+    parser's default list, which the next run of the same parser would otherwise share."""
+    args = parser.parse_args(argv)
+    for key, value in vars(args).items():
+        if isinstance(value, list):
+            setattr(args, key, list(value))
+    return args
 
 
 def dashboard_app() -> Path | None:
@@ -1480,9 +1499,8 @@ def _one_line(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     name = _invoked_name(argv)
-    parser = build_parser(name)
     try:
-        args = parser.parse_args(argv)
+        args = _parsed(_parser(name), argv)
         if hasattr(args, "engine"):
             _engine_options(args)  # settings that do not fit the engine are an error at once
         return args.func(args)
