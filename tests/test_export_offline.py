@@ -114,10 +114,12 @@ def test_an_export_sends_no_byte_but_to_127_0_0_1_under_strace(tmp_path):
     """Every system call of the export's processes that connects or sends on a network socket,
     with its socket's addresses (``strace -f -yy``): no TCP connection but to 127.0.0.1, and no
     byte sent to any address but 127.0.0.1 (before: 54 DNS queries for www, accounts and
-    clients2.google.com in one export)."""
+    clients2.google.com in one export). ``--seccomp-bpf`` stops the processes at those calls
+    alone, not at every system call: the same lines, in half the time."""
     out = tmp_path / "trace"
     done = subprocess.run(
-        ["strace", "-f", "-yy", "-qq", "-e", "trace=connect,sendto,sendmsg,sendmmsg,write,writev",
+        ["strace", "-f", "--seccomp-bpf", "-yy", "-qq",
+         "-e", "trace=connect,sendto,sendmsg,sendmmsg,write,writev",
          "-o", str(out), sys.executable, "-c", EXPORT],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     if "exported" not in done.stdout and "ptrace" in done.stderr.lower():
