@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from sdc_core import households as households_module
@@ -263,7 +263,15 @@ def panels(draw):
     return pd.DataFrame({"hid": hid, "x": x})
 
 
+#: Drawn once per household, the step lists the levels the first records hold (b) before the
+#: others (a, c); a household with no vote gets the commonest of π, a and b tied, so the first
+#: in the column's order: a, not b (found by this test)
+TIED_PRIOR = pd.DataFrame({"hid": [3, 3, 3, 3, 10, 10, 10, 10, 10], "x": pd.array(
+    ["b", "b", "c", "b", None, "a", "a", "a", "c"], dtype="string")})
+
+
 @given(panels(), st.floats(0.0, 0.5), st.integers(0, 2**31), st.booleans())
+@example(TIED_PRIOR, 0.0, 0, True)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_household_figures_equal_the_loop_on_generated_tables(df, p, seed, once):
     if not df["x"].notna().any():

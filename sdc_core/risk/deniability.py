@@ -908,12 +908,17 @@ BLOCK_CELLS = 2_000_000
 
 def _household_guess(d: Deniability, x: pd.Series, y: pd.Series, codes: np.ndarray, n: int,
                      once: bool, household: str, original: pd.DataFrame) -> HouseholdGuess:
-    """The household figures of one column (:func:`household_figures`)."""
-    true_levels = [str(v) for v in d.matrix.index]
+    """The household figures of one column (:func:`household_figures`). The true levels are
+    taken in the column's order (:func:`prior`'s), which breaks the guesses' ties: a step drawn
+    once per household lists the levels its households' first records hold first."""
+    order = {str(v): i for i, v in enumerate(prior(x)[0].index)}
+    matrix = d.matrix.iloc[np.argsort([order.get(str(v), len(order)) for v in d.matrix.index],
+                                      kind="stable")]
+    true_levels = [str(v) for v in matrix.index]
     pi = d.prior.reindex(true_levels, fill_value=0.0).to_numpy(dtype=np.float64)
     x_code = _codes_in(x, true_levels)
-    y_code = _codes_in(y, [str(v) for v in d.matrix.columns])
-    majority, bayes = _guesses(d.matrix, pi, codes, n, y_code, once)
+    y_code = _codes_in(y, [str(v) for v in matrix.columns])
+    majority, bayes = _guesses(matrix, pi, codes, n, y_code, once)
     present = x_code >= 0
     m = int(np.bincount(codes[present], minlength=n).max(initial=0))
     share = constant_shares(original[[household, d.column]], household, [d.column])
