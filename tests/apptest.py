@@ -119,10 +119,23 @@ def pages_fail_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ui.page.change_failed", reraise)
 
 
+def own_resume_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's sessions in a registry of resume tokens of its own (ui/resume.py). Every
+    AppTest is a new session with a new token, and AppTest's stand-in runtime says every
+    session is connected, so the process's registry kept them all: each run of each later
+    test walked every token of the tests before it."""
+    from ui import resume
+    from ui.infra import memory
+
+    monkeypatch.setattr(resume, "REGISTRY", resume.Registry(memory.LEDGER))
+
+
 def patch_apptest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both patches: :func:`keep_the_whole_page` and :func:`pages_fail_loudly`."""
+    """The patches: :func:`keep_the_whole_page`, :func:`pages_fail_loudly` and
+    :func:`own_resume_registry`."""
     keep_the_whole_page(monkeypatch)
     pages_fail_loudly(monkeypatch)
+    own_resume_registry(monkeypatch)
 
 
 # -- reading and moving pages ------------------------------------------------------------------
