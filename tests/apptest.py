@@ -57,8 +57,8 @@ _scripts: dict[tuple[str, int, int, bool], Any] = {}
 def compile_script_once(cache: ScriptCache, script_path: str) -> Any:
     """A script's byte code, compiled once a process for each version of the file (its path,
     modification time and size): each AppTest run makes a new ``ScriptCache``, so it compiled
-    ``app.py`` and the page again, with Streamlit's magic (3 s of the 50 s of
-    tests/test_app_pages.py, 650 compilations); a server keeps one cache for its life."""
+    ``app.py`` and the page again (650 compilations, 3 s of the 50 s of
+    tests/test_app_pages.py); a server keeps one cache for its life."""
     path = os.path.abspath(script_path)
     stat = os.stat(path)
     key = (path, stat.st_mtime_ns, stat.st_size, bool(st_config.get_option("runner.magicEnabled")))
