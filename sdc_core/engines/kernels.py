@@ -155,18 +155,17 @@ def order_free_sums(reduce: Reduce, quantities: Callable[[pd.DataFrame], list[np
     """Σ of each quantity over the whole table, equal bit for bit to
     :func:`sdc_core.methods.noise.order_free_sum` of the whole column: one pass for the count
     and the largest magnitude (which fix the grid), one for the grid sums of every batch."""
-    return run_passes(reduce, _order_free_sums(quantities))[0]
+    return run_passes(reduce, _order_free_sums(quantities))
 
 
 def _order_free_sums(quantities: Callable[[pd.DataFrame], list[np.ndarray]]
-                     ) -> Generator[BatchReduce, list[Any], tuple[list[float], list[int]]]:
-    """The passes of :func:`order_free_sums`, returning the sums and the number of values of
-    each quantity."""
+                     ) -> Generator[BatchReduce, list[Any], list[float]]:
+    """The passes of :func:`order_free_sums`, returning the sums."""
     stats = yield _count_and_top(quantities)
     if not stats:
-        return [], []
+        return []
     n, top = _totals(stats)
-    return (yield from _grid_sums(quantities, n, top)), n
+    return (yield from _grid_sums(quantities, n, top))
 
 
 def _count_and_top(quantities: Callable[[pd.DataFrame], list[np.ndarray]]) -> BatchReduce:
@@ -249,7 +248,7 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
                       for (lo, hi), m in zip(ends, means)]
             sq = yield from _grid_sums(squares, counts, sq_top)
         else:  # an infinite value: the squares' own first pass
-            sq, _ = yield from _order_free_sums(squares)
+            sq = yield from _order_free_sums(squares)
         return {"moments": {c: (m, math.sqrt(s / (n - 1)))
                             for c, m, s, n in zip(cols, means, sq, counts)}}
 
@@ -274,7 +273,6 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
         dev = [x - mu for x, mu in zip(complete(batch), means)]
         return [dev[i] * dev[j] for i, j in pairs]
     cov = np.empty((len(cols), len(cols)))
-    products_sums, _ = yield from _order_free_sums(products)
-    for (i, j), s in zip(pairs, products_sums):
+    for (i, j), s in zip(pairs, (yield from _order_free_sums(products))):
         cov[i, j] = cov[j, i] = s / (m - 1)
     return {"covariance": (cov, m)}
