@@ -74,8 +74,14 @@ def numeric_values(s: pd.Series, what: str) -> np.ndarray:
     require(s, ("number",), what)
     x = s.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isinf(x).any():
-        raise SdcInputError(f"column '{s.name}' holds infinite values")
+        raise infinite_values(s.name)
     return x
+
+
+def infinite_values(name: object) -> SdcInputError:
+    """The error of a column that holds infinite values, which no numeric method takes (the
+    engines find them in their first pass over a column, sdc_core/engines/kernels.py)."""
+    return SdcInputError(f"column '{name}' holds infinite values")
 
 
 #: The largest JSON file a visitor may hand the dashboard (an analysis spec, a recipe, a

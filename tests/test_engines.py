@@ -599,3 +599,31 @@ def test_pandas_only_refusals_keep_their_words() -> None:
             f"step 3 ({method}) runs on the pandas engine only: {reason}; run it with "
             "--engine pandas (on a sample if the file is large)")
     check_engine_step(0, {"method": "pram", "column": "a", "p": 0.1}, "duckdb")
+
+
+@pytest.mark.parametrize("name", ["duckdb", "spark"])
+def test_noise_refuses_an_infinite_value_as_pandas_does(name: str, request: pytest.FixtureRequest,
+                                                       tmp_path: Path) -> None:
+    """An infinite value after the rows a step is tried on is refused with the reference's
+    words, the step named, for each kind of noise; one noise step or two in a pass (their
+    figures computed side by side)."""
+    df = pd.DataFrame({"a": np.r_[np.arange(200.0), np.inf], "b": np.arange(201.0),
+                       "c": np.r_[np.arange(200.0), -np.inf]})
+    source = tmp_path / "inf.parquet"
+    df.to_parquet(source, index=False)
+    engine = engine_for(name, 3, request)
+    try:
+        for steps in ([{"method": "noise", "columns": ["a"], "p": 10}],
+                      [{"method": "noise", "columns": ["b", "c"], "p": 10,
+                        "kind": "correlated"}],
+                      [{"method": "noise", "columns": ["b"], "p": 10},
+                       {"method": "noise", "columns": ["a"], "p": 10}]):
+            recipe = parse_recipe({"seed": 1, "steps": steps})
+            with pytest.raises(SdcInputError) as expected:
+                apply_recipe(recipe, df)
+            with pytest.raises(SdcInputError) as refused:
+                jobs.apply(engine, source, recipe, tmp_path / "out.parquet")
+            assert str(refused.value) == str(expected.value), steps
+            assert "holds infinite values" in str(refused.value)
+    finally:
+        engine.close()

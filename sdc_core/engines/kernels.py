@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdc_core.checks import infinite_values
 from sdc_core.data.columns import storage
 from sdc_core.engines.source import RID
 from sdc_core.errors import SdcInputError
@@ -210,15 +211,18 @@ def noise_moments(reduce: Reduce, step: dict[str, Any]) -> dict[str, Any]:
 
 def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict[str, Any]]:
     """The passes of :func:`noise_moments`: three over the batches (four for ``correlated``).
-    The first also counts each column's present values (a column needs at least 2), and for
-    the standard deviations finds each column's least and greatest value: with the mean they
+    The first also counts each column's present values (a column needs at least 2, and no
+    infinite value: the reference's refusals, in its order), and for the standard deviations
+    finds each column's least and greatest value: with the mean they
     give the largest squared deviation, (x - mean)² being largest at one end of the column (the
     rounded difference and its square grow with |x - mean|), so the squares' sum needs only its
     grid pass."""
     cols: Sequence[str] = step["columns"]
 
-    def check(counts: Sequence[int]) -> None:
-        for c, n in zip(cols, counts):
+    def check(counts: Sequence[int], infinite: Sequence[bool]) -> None:
+        for c, n, inf in zip(cols, counts, infinite):
+            if inf:
+                raise infinite_values(c)
             if n < 2:
                 raise SdcInputError(f"noise needs at least 2 non-missing values in column "
                                     f"'{c}', it has {n}")
@@ -233,13 +237,13 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
                 for x in xs]
         parts = yield first
         if not parts:  # no batch at all: no values
-            check([0] * len(cols))
+            check([0] * len(cols), [False] * len(cols))
         counts, top = _totals([p[0] for p in parts])
-        check(counts)
-        sums = yield from _grid_sums(present, counts, top)
-        means = [s / n for s, n in zip(sums, counts)]
         ends = [(min(p[1][j][0] for p in parts), max(p[1][j][1] for p in parts))
                 for j in range(len(cols))]
+        check(counts, [lo <= hi and (math.isinf(lo) or math.isinf(hi)) for lo, hi in ends])
+        sums = yield from _grid_sums(present, counts, top)
+        means = [s / n for s, n in zip(sums, counts)]
 
         def squares(batch: pd.DataFrame) -> list[np.ndarray]:
             return [np.square(x - m) for x, m in zip(present(batch), means)]
@@ -247,7 +251,7 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
             sq_top = [float(max(np.square(np.float64(lo) - m), np.square(np.float64(hi) - m)))
                       for (lo, hi), m in zip(ends, means)]
             sq = yield from _grid_sums(squares, counts, sq_top)
-        else:  # an infinite value: the squares' own first pass
+        else:  # a mean past float64's largest value: the squares' own first pass
             sq = yield from _order_free_sums(squares)
         return {"moments": {c: (m, math.sqrt(s / (n - 1)))
                             for c, m, s, n in zip(cols, means, sq, counts)}}
@@ -257,12 +261,16 @@ def noise_passes(step: dict[str, Any]) -> Generator[BatchReduce, list[Any], dict
         keep = ~np.logical_or.reduce([np.isnan(x) for x in xs])
         return [x[keep] for x in xs]
 
-    def first_complete(batch: pd.DataFrame) -> tuple[list[int], list[tuple[int, float]]]:
-        """Each column's present values, and the complete cases' first-pass figures."""
-        return [int(np.count_nonzero(~np.isnan(_values(batch, c)))) for c in cols], \
+    def first_complete(batch: pd.DataFrame
+                       ) -> tuple[list[tuple[int, bool]], list[tuple[int, float]]]:
+        """Each column's number of present values and whether one is infinite, and the
+        complete cases' first-pass figures."""
+        xs = [_values(batch, c) for c in cols]
+        return [(int(np.count_nonzero(~np.isnan(x))), bool(np.isinf(x).any())) for x in xs], \
             _count_and_top(complete)(batch)
     parts = yield first_complete
-    check([sum(p[0][j] for p in parts) for j in range(len(cols))])
+    check([sum(p[0][j][0] for p in parts) for j in range(len(cols))],
+          [any(p[0][j][1] for p in parts) for j in range(len(cols))])
     n, top = _totals([p[1] for p in parts])
     m = n[0]  # the complete cases
     check_complete_cases(m)
